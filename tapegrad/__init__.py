@@ -1,0 +1,44 @@
+"""tapegrad: PyTorch's eager, stateful autograd on JAX's compiled core.
+
+    import tapegrad as torch   # PyTorch code runs unchanged
+
+JAX's 64-bit mode is switched on at import (PyTorch needs int64 and float64);
+tapegrad always passes explicit dtypes, but other JAX code in the same process
+sees 64-bit defaults too.
+"""
+import jax as _jax
+
+_jax.config.update("jax_enable_x64", True)
+
+from ._dtypes import (  # noqa: E402
+    dtype, bool_ as bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
+    complex64, complex128, set_default_dtype, get_default_dtype, promote_types)
+from ._dtypes import ALIASES as _ALIASES  # noqa: E402
+from ._size import Size  # noqa: E402
+from .device import device  # noqa: E402
+from ._grad_mode import (  # noqa: E402
+    no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled, is_inference_mode_enabled)
+from ._tensor import Tensor  # noqa: E402
+from . import _views  # noqa: E402,F401  (binds view creation into dispatch)
+from . import _methods  # noqa: E402,F401  (attaches Tensor methods)
+from ._creation import (  # noqa: E402
+    tensor, as_tensor, from_numpy, zeros, ones, empty, full, zeros_like, ones_like, empty_like, full_like,
+    arange, linspace, eye, scalar_tensor, set_default_device, get_default_device)
+from .random import (  # noqa: E402
+    manual_seed, seed, initial_seed, get_rng_state, set_rng_state, Generator, rand, randn, randint,
+    randperm, normal, rand_like, randn_like, randint_like)
+from ._functional import (  # noqa: E402
+    add, sub, subtract, rsub, mul, multiply, div, divide, true_divide, floor_divide, remainder, fmod, pow,
+    maximum, minimum, atan2, clamp, clip, clamp_min, clamp_max, where, neg, negative, abs, absolute, sign, exp,
+    log, sqrt, rsqrt, sin, cos, tan, tanh, sigmoid, relu, reciprocal, square, floor, ceil, trunc, round, eq, ne,
+    not_equal, lt, less, le, less_equal, gt, greater, ge, greater_equal, logical_and, logical_or, logical_xor,
+    logical_not, bitwise_and, bitwise_or, bitwise_xor, bitwise_not, clone, sum, mean, matmul, mm, reshape,
+    flatten, transpose, swapaxes, swapdims, t, permute, unsqueeze, squeeze)
+from ._printing import set_printoptions, get_printoptions  # noqa: E402
+from . import autograd  # noqa: E402
+
+half, float, double = float16, float32, float64
+short, int, long = int16, int32, int64
+cfloat, cdouble = complex64, complex128
+
+__version__ = "0.1.0"

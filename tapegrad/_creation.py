@@ -1,0 +1,216 @@
+"""Creation functions: tensor, as_tensor, from_numpy, zeros/ones/full/empty/arange/linspace/eye, *_like."""
+import builtins
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import _dtypes as D
+from ._grad_mode import _state
+from ._tensor import Tensor
+from .device import device as _device, to_jax_device
+
+_default_device = [None]  # None: the CPU, as PyTorch
+
+
+def set_default_device(dev):
+    _default_device[0] = None if dev is None else _device(dev)
+
+
+def get_default_device():
+    return _default_device[0] or _device("cpu")
+
+
+def _jax_device(dev):
+    dev = dev if dev is not None else _default_device[0]
+    return to_jax_device(dev if dev is not None else "cpu")
+
+
+def _leaf(value, requires_grad=False):
+    t = Tensor._wrap(value, _state.inference)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _infer_dtype(data):
+    """PyTorch's dtype inference for Python data: bool < int64 < default float < default complex."""
+    kind = [0]
+
+    def visit(x):
+        if isinstance(x, Tensor):
+            kind[0] = builtins.max(kind[0], 4 + D.ALL.index(x.dtype))
+        elif isinstance(x, (builtins.bool, np.bool_)):
+            kind[0] = builtins.max(kind[0], 1)
+        elif isinstance(x, (builtins.int, np.integer)):
+            kind[0] = builtins.max(kind[0], 2)
+        elif isinstance(x, (builtins.float, np.floating)):
+            kind[0] = builtins.max(kind[0], 3)
+        elif isinstance(x, (builtins.complex, np.complexfloating)):
+            kind[0] = builtins.max(kind[0], 100)
+        elif isinstance(x, (list, tuple)):
+            for y in x:
+                visit(y)
+        else:
+            raise TypeError(f"Could not infer dtype of {type(x).__name__}")
+    visit(data)
+    k = kind[0]
+    if k >= 100:
+        return D._default_complex()
+    if k >= 4:
+        return D.ALL[k - 4]
+    return {0: D.get_default_dtype(), 1: D.bool_, 2: D.int64, 3: D.get_default_dtype()}[k]
+
+
+def _to_numpy(data):
+    if isinstance(data, Tensor):
+        return np.asarray(data._value)
+    if isinstance(data, (list, tuple)):
+        return np.array([_to_numpy(x) if isinstance(x, (Tensor, list, tuple)) else x for x in data])
+    return np.asarray(data)
+
+
+def _array(data, dtype, device):
+    """A jax.Array on the target device from Python/NumPy/JAX data."""
+    dtype = D.as_dtype(dtype)
+    if isinstance(data, Tensor):
+        arr = data._value
+        if dtype is None:
+            dtype = data.dtype
+        return jax.device_put(arr.astype(dtype.np), _jax_device(device) if device is not None else None) \
+            if device is not None else arr.astype(dtype.np)
+    if isinstance(data, jax.Array):
+        if dtype is None:
+            dtype = D.from_jax(data.dtype)
+        return jax.device_put(data.astype(dtype.np), _jax_device(device))
+    if isinstance(data, np.ndarray):
+        if dtype is None:
+            dtype = D.from_jax(data.dtype)
+        return jax.device_put(np.asarray(data, dtype.np), _jax_device(device))
+    if dtype is None:
+        dtype = _infer_dtype(data)
+    return jax.device_put(np.asarray(_to_numpy(data), dtype=dtype.np), _jax_device(device))
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """A new leaf tensor copying `data` (PyTorch's torch.tensor)."""
+    if requires_grad:
+        d = D.as_dtype(dtype) or (data.dtype if isinstance(data, Tensor) else None)
+        if d is None and not isinstance(data, (np.ndarray, jax.Array)):
+            d = _infer_dtype(data)
+        elif d is None:
+            d = D.from_jax(data.dtype)
+        if not (d.is_floating_point or d.is_complex):
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients "
+                               f"(got {d}). Create a float tensor, e.g. torch.tensor(2.0, requires_grad=True).")
+    return _leaf(_array(data, dtype, device), requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None):
+    if isinstance(data, Tensor) and (dtype is None or D.as_dtype(dtype) is data.dtype) and device is None:
+        return data
+    return _leaf(_array(data, dtype, device))
+
+
+def from_numpy(array):
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
+    return _leaf(_array(array, None, None))
+
+
+def legacy_tensor_value(args, device):
+    """Tensor(*sizes) -> uninitialised float32; Tensor(sequence) -> data as float32."""
+    if not args:
+        return jnp.zeros((0,), D.get_default_dtype().np, device=_jax_device(device))
+    if len(args) == 1 and not isinstance(args[0], (builtins.int, np.integer)):
+        return _array(args[0], D.get_default_dtype() if not isinstance(args[0], Tensor) else None, device)
+    return jnp.zeros(tuple(args), D.get_default_dtype().np, device=_jax_device(device))
+
+
+def _shape(size):
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    out = tuple(builtins.int(s) for s in size)
+    if any(s < 0 for s in out):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(out)}: {list(out)}")
+    return out
+
+
+def _filled(shape, fill, dtype, device, requires_grad):
+    dtype = D.as_dtype(dtype) or D.get_default_dtype()
+    value = jnp.full(shape, fill, dtype.np, device=_jax_device(device))
+    return _leaf(value, requires_grad)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    return _filled(_shape(size), 0, dtype, device, requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    return _filled(_shape(size), 1, dtype, device, requires_grad)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None, memory_format=None):
+    # Uninitialised memory in PyTorch; zeros here (JAX has no uninitialised arrays).
+    return _filled(_shape(size), 0, dtype, device, requires_grad)
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    if dtype is None:
+        dtype = _infer_dtype(fill_value.item() if isinstance(fill_value, Tensor) else fill_value)
+    return _filled(_shape((size,)), fill_value, dtype, device, requires_grad)
+
+
+def _like(t, dtype, device):
+    return (D.as_dtype(dtype) or t.dtype), (device if device is not None else t.device)
+
+
+def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    d, dev = _like(input, dtype, device)
+    return _filled(input.shape, 0, d, dev, requires_grad)
+
+
+def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    d, dev = _like(input, dtype, device)
+    return _filled(input.shape, 1, d, dev, requires_grad)
+
+
+def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return zeros_like(input, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    d, dev = _like(input, dtype, device)
+    return _filled(input.shape, fill_value, d, dev, requires_grad)
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False, out=None):
+    if end is None:
+        start, end = 0, start
+    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if dtype is None:
+        dtype = D.get_default_dtype() if any(isinstance(v, builtins.float) for v in vals) else D.int64
+    dtype = D.as_dtype(dtype)
+    start, end, step = vals
+    n = builtins.max(0, math.ceil((end - start) / step))
+    # Computed as start + i*step in float64 then cast, as PyTorch does, to avoid drift.
+    value = (start + np.arange(n, dtype=np.float64 if dtype.is_floating_point else np.int64) * step)
+    return _leaf(jax.device_put(value.astype(dtype.np), _jax_device(device)), requires_grad)
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, out=None):
+    dtype = D.as_dtype(dtype) or D.get_default_dtype()
+    value = np.linspace(start, end, steps, dtype=np.float64).astype(dtype.np)
+    return _leaf(jax.device_put(value, _jax_device(device)), requires_grad)
+
+
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
+    dtype = D.as_dtype(dtype) or D.get_default_dtype()
+    return _leaf(jnp.eye(n, m, dtype=dtype.np, device=_jax_device(device)), requires_grad)
+
+
+def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
+    return _filled((), s, dtype or D.get_default_dtype(), device, requires_grad)

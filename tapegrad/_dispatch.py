@@ -1,0 +1,136 @@
+"""apply(): run one op-table entry eagerly and record it on the tape.
+
+Per call: unwrap tensors, pick the computation dtype by PyTorch's promotion
+rules (cached per signature), call the op's jitted forward (cached per op,
+static arguments and dtype), wrap the outputs and, when grad mode is on and an
+input requires grad, record a Node.
+"""
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import _dtypes as D
+from ._grad_mode import _state
+from ._ops._registry import SAME, FLOAT, COMPARE, KEEP
+from .autograd import _saved
+from .autograd._node import Node
+
+make_view = None  # bound by _views (import cycle)
+
+_forward_cache = {}
+_promotion_cache = {}
+_DIFFERENTIABLE_KINDS = frozenset("fc")
+Tensor = None  # bound by _tensor at import (avoids an import cycle)
+
+
+def forward_fn(op, static, cast):
+    """The jitted forward of an op for given statics and computation dtype."""
+    key = (op, static, cast)
+    fn = _forward_cache.get(key)
+    if fn is None:
+        fn = _forward_cache[key] = jax.jit(pure_fn(op, static, cast))
+    return fn
+
+
+def pure_fn(op, static, cast):
+    """op.fn with statics bound and inputs cast to the computation dtype: what the tape replays."""
+    kwargs = dict(static)
+    f = op.fn
+    if cast is None:
+        return lambda *xs: f(*xs, **kwargs)
+    return lambda *xs: f(*(x if x is None else jnp.asarray(x, cast) for x in xs), **kwargs)
+
+
+def _computation_dtype(rule, signature):
+    """signature: per argument, (numpy dtype, is_zero_dim) for tensors or the Python type of a scalar."""
+    dims, zero_dims, scalars = [], [], []
+    for s in signature:
+        if type(s) is tuple:
+            (zero_dims if s[1] else dims).append(D.from_jax(s[0]))
+        elif s is not type(None):
+            scalars.append(s(1))
+    result = D.result_type(dims, zero_dims, scalars)
+    if rule is FLOAT and not (result.is_floating_point or result.is_complex):
+        result = D.get_default_dtype()
+    return result.np
+
+
+def apply(op, *args, **static):
+    """Run `op` on tensors / Python scalars; returns a Tensor (or a tuple for multi-output ops)."""
+    static = tuple(static.items())
+    values = []
+    tensors = []
+    signature = []
+    needs_grad = False
+    for a in args:
+        if isinstance(a, Tensor):
+            v = a._storage.value if a._view is None else a._view_value()
+            values.append(v)
+            tensors.append(a)
+            signature.append((v.dtype, v.ndim == 0))
+            if a._requires_grad:
+                needs_grad = True
+        else:
+            values.append(a)
+            tensors.append(None)
+            signature.append(type(a))
+    rule = op.dtype_rule
+    if rule is KEEP:
+        cast = None
+    else:
+        signature = tuple(signature)
+        cast = _promotion_cache.get((rule, signature))
+        if cast is None:
+            cast = _promotion_cache[(rule, signature)] = _computation_dtype(rule, signature)
+    out = forward_fn(op, static, cast)(*values)
+    record = needs_grad and _state.grad_enabled
+    inference = _state.inference
+    if op.nout == 1:
+        result = Tensor._wrap(out, inference)
+        if op.view:
+            make_view(result, args[0], op, static, out)
+        if record and out.dtype.kind in _DIFFERENTIABLE_KINDS:
+            node = _record(op, static, cast, values, tensors, (out,))
+            if node is not None:
+                result._attach(node, 0)
+                if op.saves_output:
+                    node.checks.append((result._storage, result._storage.version, -1))
+        return result
+    results = tuple(Tensor._wrap(o, inference) for o in out)
+    if record:
+        node = _record(op, static, cast, values, tensors, out)
+        if node is not None:
+            for i, (r, o) in enumerate(zip(results, out)):
+                if o.dtype.kind in _DIFFERENTIABLE_KINDS:
+                    r._attach(node, i)
+    return results
+
+
+def _record(op, static, cast, values, tensors, outs):
+    allowed = op.diff
+    edges = []
+    diff = []
+    for i, t in enumerate(tensors):
+        if t is not None and t._requires_grad and (allowed is None or i in allowed) \
+                and values[i].dtype.kind in _DIFFERENTIABLE_KINDS:
+            edges.append(t._edge())
+            diff.append(i)
+        else:
+            edges.append(None)
+    if not diff:
+        return None
+    diff = tuple(diff)
+    needed, sig = _saved.plan(op, static, cast, diff, values)
+    checks = []
+    for i, t in enumerate(tensors):
+        if t is not None and needed[i]:
+            if t._inference:
+                raise RuntimeError(
+                    "Inference tensors cannot be saved for backward. To work around you can make a clone "
+                    "to get a normal tensor and use it in autograd.")
+            checks.append((t._storage, t._storage.version, i))
+    saved = tuple(v if keep else None for v, keep in zip(values, needed))
+    node = Node(op, static, cast, saved, tuple(edges), diff,
+                tuple((o.shape, o.dtype) for o in outs), sig)
+    node.checks = checks
+    return node

@@ -1,0 +1,112 @@
+"""Tensor.__getitem__ / __setitem__: parse PyTorch index expressions into a static spec + index arrays."""
+import builtins
+
+import jax.numpy as jnp
+import numpy as np
+
+from ._dispatch import apply
+from ._ops import indexing as I
+from ._tensor import Tensor
+
+
+def _bounds_error(i, dim, size):
+    return IndexError(f"index {i} is out of bounds for dimension {dim} with size {size}")
+
+
+def parse(t, index):
+    """(spec, arrays, kind): spec is hashable; arrays are jax index arrays; kind names the view op."""
+    if not isinstance(index, tuple):
+        index = (index,)
+    shape = t.shape
+    ndim = len(shape)
+    consumed = builtins.sum(_consumes(x) for x in index)
+    if consumed > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    spec, arrays = [], []
+    dim = 0
+    kind = "alias"
+    for x in index:
+        if x is Ellipsis:
+            spec.append(Ellipsis)
+            dim += ndim - consumed
+        elif x is None:
+            spec.append(None)
+            kind = "unsqueeze" if kind == "alias" else kind
+        elif isinstance(x, builtins.bool):
+            raise IndexError("indexing with a Python bool is not supported; use a bool tensor mask")
+        elif isinstance(x, (builtins.int, np.integer)):
+            size = shape[dim]
+            if not -size <= x < size:
+                raise _bounds_error(x, dim, size)
+            spec.append(builtins.int(x))
+            dim += 1
+            kind = "select"
+        elif isinstance(x, slice):
+            spec.append(tuple(None if v is None else builtins.int(v) for v in (x.start, x.stop, x.step)))
+            if x.step is not None and x.step <= 0:
+                raise ValueError("step must be greater than zero")
+            dim += 1
+            if kind != "select" and x != slice(None):
+                kind = "slice"
+        else:
+            arr = _index_array(x)
+            if arr.dtype == jnp.bool_:
+                if tuple(arr.shape) != tuple(shape[dim:dim + arr.ndim]):
+                    raise IndexError(f"The shape of the mask {list(arr.shape)} at index {dim} does not match "
+                                     f"the shape of the indexed tensor {list(shape[dim:dim + arr.ndim])} at "
+                                     f"index {dim}")
+                for a in np.nonzero(np.asarray(arr)):
+                    spec.append("T")
+                    arrays.append(jnp.asarray(a, jnp.int64))
+                dim += arr.ndim
+            else:
+                size = shape[dim]
+                if arr.size and builtins.bool(jnp.any((arr >= size) | (arr < -size))):
+                    bad = np.asarray(arr)[(np.asarray(arr) >= size) | (np.asarray(arr) < -size)][0]
+                    raise _bounds_error(builtins.int(bad), dim, size)
+                spec.append("T")
+                arrays.append(arr)
+                dim += 1
+            kind = "index"
+    return tuple(spec), arrays, kind
+
+
+def _consumes(x):
+    if x is None or x is Ellipsis:
+        return 0
+    if isinstance(x, Tensor) and x.dtype.name == "bool":
+        return x.ndim
+    if isinstance(x, np.ndarray) and x.dtype == np.bool_:
+        return x.ndim
+    return 1
+
+
+def _index_array(x):
+    if isinstance(x, Tensor):
+        if x.dtype.is_floating_point or x.dtype.is_complex:
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        return x._value
+    arr = np.asarray(x)
+    if arr.dtype.kind not in "biu":
+        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    return jnp.asarray(arr if arr.dtype == np.bool_ else arr.astype(np.int64))
+
+
+_VIEW_OPS = {"select": I.select, "slice": I.slice_, "unsqueeze": I.index_unsqueeze, "alias": I.index_alias}
+
+
+def getitem(t, index):
+    spec, arrays, kind = parse(t, index)
+    if kind == "index":
+        return apply(I.index, t, *(Tensor._wrap(a) for a in arrays), spec=spec)
+    return apply(_VIEW_OPS[kind], t, spec=spec)
+
+
+def setitem(t, index, value):
+    from ._functional import scalar_or_tensor
+    from ._inplace import inplace
+    spec, arrays, _ = parse(t, index)
+    value = scalar_or_tensor(value)
+    if isinstance(value, Tensor) and value.dtype.is_complex and not t.dtype.is_complex:
+        raise RuntimeError("value cannot be converted to type without overflow")
+    inplace(t, I.index_put, value, *(Tensor._wrap(a) for a in arrays), spec=spec)

@@ -1,0 +1,93 @@
+"""In-place ops: compute functionally, then write into the tensor's storage.
+
+Autograd sees an in-place op as the functional op followed by a rebase of the
+tensor's history onto the new node; on a view, as one CopySlices node on the
+base plus a rebased view. PyTorch's leaf checks apply while grad mode is on.
+"""
+from . import _dtypes as D
+from ._dispatch import apply
+from ._grad_mode import _state
+from ._ops import elementwise as E
+from ._ops import indexing as I
+
+LEAF_ERROR = ("a leaf Variable that requires grad is being used in an in-place operation. "
+              "Wrap the update in `with torch.no_grad():` (as an optimizer step does), "
+              "or use an out-of-place op (x = x + 1).")
+VIEW_OF_LEAF_ERROR = ("a view of a leaf Variable that requires grad is being used in an in-place operation. "
+                      "Modify it under `with torch.no_grad():` or clone() the leaf first.")
+
+
+def check_inplace(t):
+    if _state.grad_enabled:
+        if t._requires_grad and t._grad_fn is None and t._view is None:
+            raise RuntimeError(LEAF_ERROR)
+        if t._view is not None:
+            base = t._view.base
+            if base._requires_grad and base._grad_fn is None:
+                raise RuntimeError(VIEW_OF_LEAF_ERROR if t._requires_grad or base is not t else LEAF_ERROR)
+    if t._inference and not _state.inference:
+        raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed. "
+                           "You can make a clone to get a normal tensor before doing inplace update.")
+
+
+def _can_cast(src, dst):
+    if src.is_complex and not dst.is_complex:
+        return False
+    if src.is_floating_point and not (dst.is_floating_point or dst.is_complex):
+        return False
+    if src is not D.bool_ and dst is D.bool_:
+        return False
+    return True
+
+
+_CAST_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+               "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+               "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+def inplace(t, op, *rest, **static):
+    """t.op_(*rest): run op(t, *rest) and write the result into t."""
+    check_inplace(t)
+    out = apply(op, t, *rest, **static)
+    commit(t, out)
+    return t
+
+
+def commit(t, out):
+    """Write the tensor `out` (computed from t) into t, rebasing t's autograd history."""
+    tdtype = t.dtype
+    if out.dtype is not tdtype:
+        if not _can_cast(out.dtype, tdtype):
+            raise RuntimeError(f"result type {_CAST_NAMES[out.dtype.name]} can't be cast to the desired output "
+                               f"type {_CAST_NAMES[tdtype.name]}")
+        out = apply(E.to_dtype, out, dtype=tdtype.np)
+    if tuple(out.shape) != tuple(t.shape):
+        raise RuntimeError(f"output with shape {list(t.shape)} doesn't match the broadcast shape "
+                           f"{list(out.shape)}")
+    node = out._grad_fn
+    if t._view is None:
+        t._storage.write(out._value)
+        if node is not None:
+            t._attach(node, out._out_idx)
+            _retarget_output_check(node, t)
+        return
+    base = t._view.base
+    steps = t._view.steps
+    if node is None and not base._requires_grad:
+        from ._views import write
+        write(t, out._value)
+        return
+    new_base = apply(I.copy_slices, base, out, steps=steps)
+    base._storage.write(new_base._value)
+    if new_base._grad_fn is not None:
+        base._attach(new_base._grad_fn, 0)
+        view = apply(I.view_replay, base, steps=steps)
+        t._view.value, t._view.version = view._value, base._storage.version
+        if view._grad_fn is not None:
+            t._attach(view._grad_fn, 0)
+
+
+def _retarget_output_check(node, t):
+    # The node's result now lives in t's storage: check that one for later in-place edits.
+    if node.checks and node.checks[-1][2] == -1:
+        node.checks[-1] = (t._storage, t._storage.version, -1)

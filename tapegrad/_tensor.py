@@ -1,0 +1,407 @@
+"""Tensor: PyTorch's stateful tensor over a shared, mutable Storage.
+
+This module holds the state and the autograd-facing attributes (requires_grad,
+grad, grad_fn, is_leaf, retain_grad, detach, backward) and conversions. The
+maths methods are attached from the op table by `_methods.py`.
+"""
+import warnings
+import weakref
+
+import jax
+import numpy as np
+
+from . import _dtypes as D
+from . import _dispatch
+from . import _printing
+from ._grad_mode import _state
+from ._storage import Storage
+from .autograd._node import AccumulateGrad
+from .device import device as _device_type, device_of
+
+_NON_LEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute "
+    "won't be populated during autograd.backward(). If you indeed want the .grad field to be populated "
+    "for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor "
+    "by mistake, make sure you access the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 "
+    "for more informations.")
+
+
+class Tensor:
+    """A PyTorch-style tensor. Build one with `tapegrad.tensor(...)` or the creation functions."""
+
+    __slots__ = ("_storage", "_view", "_grad_fn", "_out_idx", "_requires_grad", "_grad", "_retains_grad",
+                 "_accumulator", "_inference", "_hooks", "__weakref__", "__dict__")
+
+    # ---- construction -------------------------------------------------------------
+
+    def __init__(self, *args, device=None):
+        # Legacy constructor: Tensor(2, 3) (uninitialised float), Tensor([1, 2]) (data), Tensor().
+        from ._creation import legacy_tensor_value
+        self._init(legacy_tensor_value(args, device), False)
+
+    def _init(self, value, inference):
+        self._storage = Storage(value)
+        self._view = None
+        self._grad_fn = None
+        self._out_idx = 0
+        self._requires_grad = False
+        self._grad = None
+        self._retains_grad = False
+        self._accumulator = None
+        self._inference = inference
+        self._hooks = None
+
+    @classmethod
+    def _wrap(cls, value, inference=False):
+        t = object.__new__(Tensor)
+        t._storage = Storage(value)
+        t._view = None
+        t._grad_fn = None
+        t._out_idx = 0
+        t._requires_grad = False
+        t._grad = None
+        t._retains_grad = False
+        t._accumulator = None
+        t._inference = inference
+        t._hooks = None
+        return t
+
+    def _attach(self, node, index):
+        self._grad_fn = node
+        self._out_idx = index
+        self._requires_grad = True
+
+    # ---- value access ---------------------------------------------------------------
+
+    @property
+    def _value(self):
+        return self._storage.value if self._view is None else self._view_value()
+
+    def _view_value(self):
+        from ._views import read
+        return read(self)
+
+    def _set_value(self, value):
+        """Write a new value into this tensor (through its view, if any) and bump the version."""
+        from ._views import write
+        if value.dtype != self.dtype.np or value.shape != self.shape:
+            value = jax.numpy.broadcast_to(value.astype(self.dtype.np), self.shape)
+        if self._view is None:
+            self._storage.write(value)
+        else:
+            write(self, value)
+
+    # ---- metadata -------------------------------------------------------------------
+
+    @property
+    def shape(self):
+        from ._size import Size
+        return Size(self._value.shape)
+
+    def size(self, dim=None):
+        shape = self._value.shape
+        if dim is None:
+            from ._size import Size
+            return Size(shape)
+        return shape[_wrap_dim(dim, len(shape))]
+
+    def dim(self):
+        return self._value.ndim
+
+    ndimension = dim
+
+    @property
+    def ndim(self):
+        return self._value.ndim
+
+    def numel(self):
+        return int(np.prod(self._value.shape, dtype=np.int64))
+
+    nelement = numel
+
+    @property
+    def dtype(self):
+        return D.from_jax(self._value.dtype)
+
+    @property
+    def device(self):
+        return device_of(self._value)
+
+    @property
+    def is_cuda(self):
+        return self.device.type == "cuda"
+
+    @property
+    def is_cpu(self):
+        return self.device.type == "cpu"
+
+    def is_floating_point(self):
+        return self.dtype.is_floating_point
+
+    def is_complex(self):
+        return self.dtype.is_complex
+
+    def element_size(self):
+        return self.dtype.itemsize
+
+    def get_device(self):
+        d = self.device
+        return -1 if d.type == "cpu" else d.index
+
+    @property
+    def _version(self):
+        return self._storage.version
+
+    def is_inference(self):
+        return self._inference
+
+    # ---- autograd attributes --------------------------------------------------------
+
+    @property
+    def requires_grad(self):
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag):
+        self.requires_grad_(flag)
+
+    def requires_grad_(self, requires_grad=True):
+        if self._grad_fn is not None:
+            if requires_grad:
+                return self
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+                "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().")
+        if requires_grad and not (self.dtype.is_floating_point or self.dtype.is_complex):
+            raise RuntimeError(
+                "only Tensors of floating point and complex dtype can require gradients "
+                f"(got {self.dtype}). Convert first, e.g. x.float().requires_grad_().")
+        if requires_grad and self._inference and not _state.inference:
+            raise RuntimeError(
+                "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed. "
+                "Make a clone() of it first.")
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self):
+        return self._grad_fn is None
+
+    @property
+    def grad_fn(self):
+        return self._grad_fn
+
+    @property
+    def output_nr(self):
+        return self._out_idx
+
+    @property
+    def grad(self):
+        if self._grad_fn is not None and not self._retains_grad:
+            warnings.warn(_NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
+                                f"{type(value).__name__}")
+            if value.shape != self.shape:
+                raise RuntimeError(f"assigned grad has data of a different size: expected {list(self.shape)}, "
+                                   f"got {list(value.shape)}")
+            if value.dtype != self.dtype:
+                raise RuntimeError("assigned grad has data of a different type")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self):
+        self._grad = None
+
+    @property
+    def retains_grad(self):
+        return self._retains_grad
+
+    def retain_grad(self):
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False. "
+                               "Set requires_grad=True on the tensor (or an input it depends on) first.")
+        if self._grad_fn is None or self._retains_grad:
+            return
+        self._retains_grad = True
+        node = self._grad_fn
+        if node.retained is None:
+            node.retained = {}
+        node.retained[self._out_idx] = weakref.ref(self)
+
+    def register_hook(self, hook):
+        """Call hook(grad) when this tensor's gradient is computed; it may return a replacement."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        from .autograd._hooks import register_tensor_hook
+        return register_tensor_hook(self, hook)
+
+    def _edge(self):
+        """Where gradient for this tensor goes: (grad_fn, output index) or its leaf accumulator."""
+        if self._grad_fn is not None:
+            return (self._grad_fn, self._out_idx)
+        acc = self._accumulator() if self._accumulator is not None else None
+        if acc is None:
+            acc = AccumulateGrad(self)
+            self._accumulator = weakref.ref(acc)
+        return (acc, 0)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        from .autograd import backward
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def detach(self):
+        """A tensor sharing this one's data and version counter, cut from the graph."""
+        t = object.__new__(Tensor)
+        t._storage = self._storage
+        t._view = self._view
+        t._grad_fn = None
+        t._out_idx = 0
+        t._requires_grad = False
+        t._grad = None
+        t._retains_grad = False
+        t._accumulator = None
+        t._inference = self._inference
+        t._hooks = None
+        return t
+
+    def detach_(self):
+        if self._view is not None and self._grad_fn is not None:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self._grad_fn = None
+        self._out_idx = 0
+        self._requires_grad = False
+        self._retains_grad = False
+        return self
+
+    @property
+    def data(self):
+        return self.detach()
+
+    @data.setter
+    def data(self, value):
+        # `.data = t` rebinds this tensor to t's storage without autograd knowing (as in PyTorch).
+        self._storage = value._storage
+        self._view = value._view
+
+    # ---- conversions ----------------------------------------------------------------
+
+    def numpy(self, *, force=False):
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
+                               "Use tensor.detach().numpy() instead.")
+        return _writable_numpy(self)
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy(force=False) if not self._requires_grad else _writable_numpy(self)
+        return a.astype(dtype) if dtype is not None else a
+
+    def item(self):
+        n = self.numel()
+        if n != 1:
+            raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar. "
+                               "Index it first (t[0]) or reduce it (t.sum()).")
+        return self._value.reshape(()).item()
+
+    def tolist(self):
+        return np.asarray(self._value).tolist()
+
+    def __float__(self):
+        return float(self._scalar("float"))
+
+    def __int__(self):
+        return int(self._scalar("int"))
+
+    def __index__(self):
+        if self.dtype.is_floating_point or self.dtype.is_complex or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self._value.reshape(()))
+
+    def __complex__(self):
+        return complex(self._scalar("complex"))
+
+    def __bool__(self):
+        n = self.numel()
+        if n != 1:
+            raise RuntimeError(f"Boolean value of Tensor with {'no values' if n == 0 else 'more than one value'}"
+                               " is ambiguous. Use .any() or .all() to reduce it first.")
+        return bool(self._value.reshape(()))
+
+    def _scalar(self, kind):
+        if self.numel() != 1:
+            raise ValueError(f"only one element tensors can be converted to Python scalars")
+        return self._value.reshape(()).item()
+
+    def __len__(self):
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._value.shape[0]
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._value.shape[0]))
+
+    def __hash__(self):
+        return id(self)
+
+    def __reduce_ex__(self, protocol):
+        from ._creation import tensor
+        return (_rebuild, (np.asarray(self._value), self._requires_grad))
+
+    def __deepcopy__(self, memo):
+        if self._grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the "
+                               "deepcopy protocol at the moment. Use detach().clone() first.")
+        t = Tensor._wrap(self._value, self._inference)
+        t._requires_grad = self._requires_grad
+        if self._grad is not None:
+            t._grad = self._grad.__deepcopy__(memo)
+        new = t if type(self) is Tensor else type(self)._from_tensor(t)
+        memo[id(self)] = new
+        return new
+
+    # ---- printing -------------------------------------------------------------------
+
+    def __repr__(self, *, tensor_contents=None):
+        value = np.asarray(self._value)
+        dev = self.device
+        return _printing.tensor_repr(
+            value, dtype_name=self.dtype.name, default_float_dtype_name=D.get_default_dtype().name,
+            requires_grad=self._requires_grad,
+            grad_fn_name=self._grad_fn.name() if self._grad_fn is not None else None,
+            device=None if dev.type == "cpu" else str(dev),
+            is_parameter=getattr(self, "_is_parameter", False))
+
+    __str__ = __repr__
+
+    def __format__(self, spec):
+        if self.ndim == 0:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec)
+
+
+def _writable_numpy(t):
+    # np.asarray of a jax.Array is read-only; PyTorch's numpy() shares memory and is writable.
+    # We return a copy: writes to it do not reach the tensor (documented difference).
+    return np.array(t._value)
+
+
+def _rebuild(array, requires_grad):
+    from ._creation import tensor
+    return tensor(array, requires_grad=requires_grad)
+
+
+def _wrap_dim(dim, ndim):
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    return dim % n
+
+
+_dispatch.Tensor = Tensor

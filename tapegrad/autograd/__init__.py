@@ -1,0 +1,96 @@
+"""tapegrad.autograd: backward(), grad(), and the compiled-backward cache."""
+from ._engine import backward_cache_info, clear_backward_cache, run_backward
+from ._node import Node, AccumulateGrad
+from .._grad_mode import no_grad, enable_grad, set_grad_enabled, inference_mode
+
+__all__ = ["backward", "grad", "backward_cache_info", "clear_backward_cache"]
+
+
+def _as_list(x):
+    if x is None:
+        return None
+    from .._tensor import Tensor
+    return [x] if isinstance(x, Tensor) else list(x)
+
+
+def _seeds(outputs, grad_outputs):
+    seeds = []
+    grad_outputs = grad_outputs or [None] * len(outputs)
+    if len(grad_outputs) != len(outputs):
+        raise RuntimeError(f"grad can be implicitly created only for scalar outputs: got {len(grad_outputs)} "
+                           f"gradients for {len(outputs)} outputs")
+    for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
+        if not out.requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn. "
+                               "Set requires_grad=True on an input (or compute under enable_grad()) first.")
+        if g is None:
+            if out.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs. Pass a gradient "
+                                   "of the output's shape, e.g. y.backward(torch.ones_like(y)), or reduce "
+                                   "first, e.g. y.sum().backward().")
+            if not (out.dtype.is_floating_point or out.dtype.is_complex):
+                raise RuntimeError("grad can be implicitly created only for real scalar outputs")
+            seeds.append(None)
+        else:
+            from .._tensor import Tensor
+            value = g._value if isinstance(g, Tensor) else g
+            if tuple(value.shape) != tuple(out.shape):
+                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
+                                   f"torch.Size({list(value.shape)}) and output[{i}] has a shape of "
+                                   f"torch.Size({list(out.shape)}).")
+            seeds.append(value.astype(out.dtype.np))
+    return seeds
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate d(tensors)/d(leaves) into the leaves' .grad (PyTorch's torch.autograd.backward)."""
+    if create_graph:
+        raise NotImplementedError("create_graph=True is not supported yet: higher-order gradients are "
+                                  "planned; compute them with jax directly for now.")
+    outputs = _as_list(tensors)
+    seeds = _seeds(outputs, _as_list(grad_tensors))
+    retain = bool(retain_graph) if retain_graph is not None else create_graph
+    inputs = _as_list(inputs)
+    if inputs is None:
+        run_backward(outputs, seeds, retain)
+        return
+    if not inputs:
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    grads = run_backward(outputs, seeds, retain, wanted=inputs, accumulate=False)
+    from .._tensor import Tensor
+    for t, g in zip(inputs, grads):
+        if g is None:
+            continue
+        if t._grad is None:
+            t._grad = Tensor._wrap(g)
+        else:
+            t._grad._set_value(t._grad._value + g)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
+         allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """Gradients of outputs w.r.t. inputs, returned (not accumulated into .grad)."""
+    if create_graph:
+        raise NotImplementedError("create_graph=True is not supported yet: higher-order gradients are "
+                                  "planned; compute them with jax directly for now.")
+    from .._tensor import Tensor
+    single = isinstance(inputs, Tensor)
+    outputs = _as_list(outputs)
+    inputs = _as_list(inputs)
+    for i, t in enumerate(inputs):
+        if not t.requires_grad:
+            raise RuntimeError(f"One of the differentiated Tensors does not require grad")
+    seeds = _seeds(outputs, _as_list(grad_outputs))
+    retain = bool(retain_graph) if retain_graph is not None else create_graph
+    grads = run_backward(outputs, seeds, retain, wanted=inputs, accumulate=False)
+    result = []
+    for t, g in zip(inputs, grads):
+        if g is None:
+            if materialize_grads:
+                import jax.numpy as jnp
+                g = jnp.zeros(t.shape, t.dtype.np)
+            elif not allow_unused:
+                raise RuntimeError("One of the differentiated Tensors appears to not have been used in the "
+                                   "graph. Set allow_unused=True if this is the desired behavior.")
+        result.append(None if g is None else Tensor._wrap(g))
+    return tuple(result)

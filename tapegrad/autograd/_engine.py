@@ -1,0 +1,267 @@
+"""The backward engine: one pure JAX function per graph structure, compiled once.
+
+The first time a structure is seen the graph runs node by node (each node's
+VJP jitted and cached per op signature), so one-off graphs never pay for a
+whole-graph compile. When the same structure comes back it is compiled into
+one `jax.jit` call that also accumulates into existing grads. Graphs with
+tensor hooks always run node by node, so hooks see every gradient as in PyTorch.
+"""
+import jax
+import jax.numpy as jnp
+
+from . import _saved
+from ._graph import Graph
+from ._node import AccumulateGrad
+
+_stats = {"hits": 0, "misses": 0, "compiles": 0}
+_compiled = {}     # structure key -> jitted whole-graph backward
+_seen = set()      # structure keys seen once (tier 1)
+_node_vjps = {}    # node signature -> jitted single-node backward
+
+
+def backward_cache_info():
+    """{'hits', 'misses', 'compiles', 'entries'} of the compiled-backward cache."""
+    return dict(_stats, entries=len(_compiled))
+
+
+def clear_backward_cache():
+    _compiled.clear()
+    _seen.clear()
+    _node_vjps.clear()
+    for k in _stats:
+        _stats[k] = 0
+
+
+# ---- one node's backward, shared by both tiers ------------------------------------
+
+def _node_backward(sig, out_avals):
+    """f(kept_args, cotangents) -> grads of the differentiable args, for a node signature."""
+    op, static, cast, diff, placeholders = sig
+    vjp = _saved.vjp_fn(op, static, cast, diff, len(placeholders))
+
+    def run(kept, cts):
+        kept = iter(kept)
+        args = [next(kept) if p is None else (p if isinstance(p, type) else jnp.zeros(*p)) for p in placeholders]
+        return vjp(args, cts)
+    return run
+
+
+def _cotangents(node_cts, nout, out_avals):
+    return [node_cts[k] if k in node_cts else jnp.zeros(*out_avals[k]) for k in range(nout)]
+
+
+def _walk(key, saved, seeds, existing, call_node, hooks_for=None):
+    """Run the whole backward described by `key`; both the eager and the traced tier use this.
+
+    existing: {target: array} grads to accumulate into (leaves by index -1-j, retained by (node, out)).
+    Returns {target: new grad} for leaves (-1-j) and retained outputs ((i, k)).
+    """
+    node_keys, nleaves, root_key = key
+    cts = [dict() for _ in node_keys]
+    leaf_grads = {}
+    for (target, out, aval), seed in zip(root_key, seeds):
+        if seed is None:
+            seed = jnp.ones(*aval)
+        _send(cts, leaf_grads, target, out, seed)
+    results = {}
+    pos = 0
+    for i, (sig, wiring, retained, out_avals) in enumerate(node_keys):
+        nkept = sum(1 for p in sig[4] if p is None)
+        kept = saved[pos:pos + nkept]
+        pos += nkept
+        node_cts = cts[i]
+        if hooks_for is not None:
+            node_cts = hooks_for(i, node_cts)
+        if retained:
+            for k in retained:
+                g = node_cts[k]
+                prev = existing.get((i, k))
+                results[(i, k)] = g if prev is None else prev + g
+        nout = sig[0].nout
+        ct_list = [node_cts[0]] if nout == 1 else _cotangents(node_cts, nout, out_avals)
+        grads = call_node(sig, out_avals, kept, ct_list)
+        for w, g in zip(wiring, grads):
+            target, out = (w, 0) if type(w) is int else w
+            _send(cts, leaf_grads, target, out, g)
+    for j, g in leaf_grads.items():
+        prev = existing.get(j)
+        results[j] = g if prev is None else prev + g
+    return results
+
+
+def _send(cts, leaf_grads, target, out, g):
+    if target < 0:
+        prev = leaf_grads.get(target)
+        leaf_grads[target] = g if prev is None else prev + g
+    else:
+        d = cts[target]
+        prev = d.get(out)
+        d[out] = g if prev is None else prev + g
+
+
+def _eager_call(sig, out_avals, kept, cts):
+    fn = _node_vjps.get((sig, out_avals))
+    if fn is None:
+        fn = _node_vjps[(sig, out_avals)] = jax.jit(_node_backward(sig, out_avals))
+    return fn(kept, cts)
+
+
+def _traced_call(sig, out_avals, kept, cts):
+    return _node_backward(sig, out_avals)(kept, cts)
+
+
+def _output_keys(key):
+    node_keys, nleaves, _ = key
+    keys = [-1 - j for j in range(nleaves)]
+    for i, (_, _, retained, _) in enumerate(node_keys):
+        keys.extend((i, k) for k in retained or ())
+    return keys
+
+
+def _compile(key, existing_keys):
+    out_keys = _output_keys(key)
+
+    def whole(saved, seeds, existing):
+        _stats["compiles"] += 1   # runs only while tracing
+        results = _walk(key, saved, seeds, dict(zip(existing_keys, existing)), _traced_call)
+        return [results.get(k) for k in out_keys]
+
+    jitted = jax.jit(whole)
+
+    def call(saved, seeds, existing):
+        outs = jitted(saved, seeds, [existing[k] for k in existing_keys])
+        return dict(zip(out_keys, outs))
+    return call
+
+
+# ---- entry point --------------------------------------------------------------------
+
+def run_backward(roots, seeds, retain_graph, wanted=None, accumulate=True):
+    """Backpropagate from `roots` (tensors) with `seeds` (arrays or None for implicit ones).
+
+    wanted: optional list of tensors whose gradients are returned instead of (or besides)
+    accumulated; accumulate=False returns them without touching any .grad (autograd.grad).
+    """
+    root_edges = [t._edge() for t in roots]
+    implicit = ([(t.shape, t.dtype.np) for t in roots], [s is None for s in seeds])
+    graph = Graph(root_edges, implicit, None)
+    graph.check_versions()
+
+    nodes, leaves = graph.nodes, graph.leaves
+    leaf_index = {leaf.variable: -1 - j for j, leaf in enumerate(leaves)}
+    node_index = {n: i for i, n in enumerate(nodes)}
+
+    # Targets whose grads come back: leaves, retained non-leaves, and `wanted` tensors.
+    existing = {}
+    captures = {}
+    if wanted is None:
+        for leaf in leaves:
+            g = leaf.variable._grad
+            if g is not None:
+                existing[leaf_index[leaf.variable]] = g._value
+    want_keys = []
+    if wanted is not None:
+        for t in wanted:
+            if t._grad_fn is None:
+                want_keys.append(leaf_index.get(t))
+            else:
+                want_keys.append((node_index.get(t._grad_fn), t._out_idx) if t._grad_fn in node_index else None)
+    retained_extra = {}
+    for k in want_keys:
+        if type(k) is tuple and k[0] is not None:
+            retained_extra.setdefault(k[0], set()).add(k[1])
+    if retained_extra:
+        graph.key = _with_retained(graph.key, retained_extra, accumulate)
+    if accumulate:
+        for i, n in enumerate(nodes):
+            if n.retained:
+                for k, ref in n.retained.items():
+                    t = ref()
+                    if t is not None and t._grad is not None:
+                        existing[(i, k)] = t._grad._value
+
+    hooked = any(n.hooks for n in nodes) or any(leaf.variable._hooks for leaf in leaves)
+    if hooked:
+        # Leaf hooks see the new gradient before it is accumulated: accumulate in _write_grads.
+        existing = {k: v for k, v in existing.items() if type(k) is tuple}
+    existing_keys = tuple(sorted(existing, key=repr))
+    key = graph.key + (existing_keys,)
+    if hooked:
+        results = _walk(graph.key, graph.saved, seeds, existing, _eager_call, _hook_runner(nodes))
+    else:
+        fn = _compiled.get(key)
+        if fn is not None:
+            _stats["hits"] += 1
+        elif key in _seen:
+            _stats["hits"] += 1
+            fn = _compiled[key] = _compile(graph.key, existing_keys)
+        else:
+            _stats["misses"] += 1
+            _seen.add(key)
+        if fn is None:
+            results = _walk(graph.key, graph.saved, seeds, existing, _eager_call)
+        else:
+            results = fn(graph.saved, seeds, existing)
+
+    if not retain_graph:
+        graph.release()
+
+    if wanted is not None and not accumulate:
+        return [results.get(k) if k is not None else None for k in want_keys]
+    _write_grads(results, leaves, nodes, hooked)
+    if wanted is not None:
+        return [results.get(k) if k is not None else None for k in want_keys]
+
+
+def _with_retained(key, extra, accumulate):
+    node_keys, nleaves, root_key = key
+    nk = list(node_keys)
+    for i, outs in extra.items():
+        sig, wiring, retained, avals = nk[i]
+        nk[i] = (sig, wiring, tuple(sorted(set(retained or ()) | outs)), avals)
+    return (tuple(nk), nleaves, root_key)
+
+
+def _write_grads(results, leaves, nodes, hooked):
+    from .._tensor import Tensor
+    for j, leaf in enumerate(leaves):
+        g = results.get(-1 - j)
+        if g is None:
+            continue
+        var = leaf.variable
+        if hooked:
+            for hook in (var._hooks or {}).values():
+                out = hook(Tensor._wrap(g))
+                if out is not None:
+                    g = out._value
+            if var._grad is not None:
+                g = var._grad._value + g
+        if var._grad is None:
+            var._grad = Tensor._wrap(g)
+        else:
+            var._grad._set_value(g)
+    for i, n in enumerate(nodes):
+        if n.retained:
+            for k, ref in n.retained.items():
+                t = ref()
+                g = results.get((i, k))
+                if t is not None and g is not None:
+                    t._grad = Tensor._wrap(g)
+
+
+def _hook_runner(nodes):
+    from .._tensor import Tensor
+
+    def run(i, node_cts):
+        hooks = nodes[i].hooks
+        if not hooks:
+            return node_cts
+        node_cts = dict(node_cts)
+        for k, fns in hooks.items():
+            if k in node_cts:
+                for fn in fns.values():
+                    out = fn(Tensor._wrap(node_cts[k]))
+                    if out is not None:
+                        node_cts[k] = out._value
+        return node_cts
+    return run

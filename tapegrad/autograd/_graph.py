@@ -1,0 +1,109 @@
+"""Walk a recorded graph and describe it as a hashable structure plus flat arrays.
+
+The structure (ops, statics, wiring, which leaves already hold a .grad, which
+tensors retain grad) is the cache key of the compiled backward; the arrays
+(saved values, seeds, existing grads) are its arguments. Shapes and dtypes of
+the arrays are left to jax.jit's own cache.
+"""
+from ._node import AccumulateGrad, Node
+
+FREED_GRAPH = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after they have "
+    "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
+    "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or "
+    "if you need to access saved tensors after calling backward.")
+
+
+class Graph:
+    """One backward pass: nodes in reverse creation order (a topological order), leaves, roots."""
+
+    __slots__ = ("nodes", "leaves", "key", "saved", "targets", "roots")
+
+    def __init__(self, root_edges, implicit_seeds, capture):
+        """root_edges: [(node, output_index)]; capture: {id(node or acc): ...} extra grads wanted."""
+        seen = set()
+        nodes = []
+        leaves = []
+        stack = [e[0] for e in root_edges]
+        while stack:
+            n = stack.pop()
+            if n in seen:
+                continue
+            seen.add(n)
+            if type(n) is AccumulateGrad:
+                leaves.append(n)
+                continue
+            if n.args is None:
+                raise RuntimeError(FREED_GRAPH)
+            nodes.append(n)
+            for e in n.edges:
+                if e is not None and e[0] not in seen:
+                    stack.append(e[0])
+        nodes.sort(key=_seq, reverse=True)
+        self.nodes = nodes
+        self.leaves = leaves
+        self.roots = root_edges
+        position = {n: i for i, n in enumerate(nodes)}
+        for j, leaf in enumerate(leaves):
+            position[leaf] = -1 - j
+        node_keys = []
+        saved = []
+        for n in nodes:
+            wiring = tuple(position[e[0]] if e[1] == 0 else (position[e[0]], e[1]) for e in n.edges if e)
+            retained = None
+            if n.retained:
+                retained = tuple(sorted(k for k, ref in n.retained.items() if ref() is not None))
+            node_keys.append((n.sig, wiring, retained, n.out_avals if n.op.nout > 1 else None))
+            saved.extend(a for a in n.args if a is not None)
+        root_key = tuple((position[e[0]], e[1], aval if implicit else None)
+                         for e, aval, implicit in zip(root_edges, *implicit_seeds))
+        self.saved = saved
+        self.key = (tuple(node_keys), len(leaves), root_key)
+
+    def check_versions(self):
+        for n in self.nodes:
+            for storage, version, index in n.checks:
+                if storage.version != version:
+                    raise RuntimeError(_modified_message(n, index, storage.version, version))
+
+    def release(self):
+        """Free saved values, as PyTorch does after a backward without retain_graph."""
+        for n in self.nodes:
+            if any(a is not None for a in n.args):
+                n.args = None
+
+
+def _seq(n):
+    return n.seq
+
+
+def _modified_message(node, index, now, expected):
+    if index >= 0:
+        arg = node.args[index]
+        edge = node.edges[index]
+        what = f"[{_type_name(arg)} {list(arg.shape)}]"
+        if edge is not None and type(edge[0]) is Node:
+            what += f", which is output {edge[1]} of {edge[0].name()},"
+    else:
+        shape, dtype = node.out_avals[-1 - index]
+        what = f"[{_type_name_of(dtype)} {list(shape)}], which is output {-1 - index} of {node.name()},"
+    return (f"one of the variables needed for gradient computation has been modified by an inplace operation: "
+            f"{what} is at version {now}; expected version {expected} instead. Hint: the tensor was changed "
+            f"in place after it was used; use an out-of-place op (y = y + 1 instead of y += 1) or .clone() "
+            f"it before modifying.")
+
+
+_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+               "bfloat16": "BFloat16Tensor", "int64": "LongTensor", "int32": "IntTensor",
+               "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor",
+               "complex64": "ComplexFloatTensor", "complex128": "ComplexDoubleTensor"}
+
+
+def _type_name_of(dtype):
+    import numpy as np
+    from .._dtypes import from_jax
+    return "torch." + _TYPE_NAMES[from_jax(np.dtype(dtype)).name]
+
+
+def _type_name(arr):
+    return _type_name_of(arr.dtype)

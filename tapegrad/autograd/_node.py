@@ -1,0 +1,73 @@
+"""Graph nodes: one `Node` per recorded op call, one `AccumulateGrad` per leaf.
+
+A Node is data, not behaviour: the op-table entry, its static arguments and the
+arguments it was called with. The engine derives the backward from `op.fn`.
+"""
+import itertools
+
+_seq = itertools.count()
+
+
+class Node:
+    """A recorded op call.
+
+    edges[i] is (producer, output_index) for argument i when gradient flows to it, else None.
+    args are the values passed to the op (arrays or Python scalars); arguments the
+    backward never reads are replaced by their ShapeDtypeStruct so they are not kept alive.
+    """
+
+    __slots__ = ("op", "static", "cast", "args", "edges", "diff", "out_avals", "seq", "checks",
+                 "retained", "hooks", "pre_hooks", "released", "sig", "__weakref__")
+
+    def __init__(self, op, static, cast, args, edges, diff, out_avals, sig):
+        self.op = op
+        self.static = static
+        self.cast = cast
+        self.args = args
+        self.edges = edges
+        self.diff = diff
+        self.out_avals = out_avals
+        self.sig = sig
+        self.seq = next(_seq)
+        self.checks = ()          # ((storage, version, tensor_description), ...) verified before backward
+        self.retained = None      # {output_index: weakref to a tensor that called retain_grad()}
+        self.hooks = None         # {output_index: [hook, ...]} from Tensor.register_hook
+        self.pre_hooks = None
+        self.released = False
+
+    def name(self):
+        return self.op.node_name
+
+    @property
+    def next_functions(self):
+        return tuple((e[0], e[1]) if e is not None else (None, 0) for e in self.edges)
+
+    @property
+    def metadata(self):
+        return {}
+
+    def register_hook(self, hook):
+        raise NotImplementedError("Node.register_hook is not supported yet; use Tensor.register_hook")
+
+    def __repr__(self):
+        return f"<{self.name()} object at {hex(id(self))}>"
+
+
+class AccumulateGrad:
+    """The sink for a leaf tensor's gradient (PyTorch's AccumulateGrad node)."""
+
+    __slots__ = ("variable", "seq", "__weakref__")
+
+    def __init__(self, variable):
+        self.variable = variable
+        self.seq = -1
+
+    def name(self):
+        return "torch::autograd::AccumulateGrad"
+
+    @property
+    def next_functions(self):
+        return ()
+
+    def __repr__(self):
+        return f"<AccumulateGrad object at {hex(id(self))}>"

@@ -1,0 +1,81 @@
+"""Which arguments a node's backward reads.
+
+For each op signature we trace the VJP once and let JAX's dead-code
+elimination say which primal inputs it uses. Only those are kept alive by the
+node and only those are version-checked at backward time, as PyTorch checks
+only the tensors its backward formula saves (mul saves both inputs, add none).
+"""
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+try:  # private but long-stable; without it every argument counts as used
+    from jax._src.interpreters.partial_eval import dce_jaxpr
+except ImportError:  # pragma: no cover
+    dce_jaxpr = None
+
+_plans = {}
+
+
+def vjp_fn(op, static, cast, diff, nargs):
+    """backward(args, cotangents) -> gradients for the `diff` arguments, derived with jax.vjp."""
+    from .._dispatch import pure_fn
+    f = pure_fn(op, static, cast)
+    single = op.nout == 1
+
+    def backward(args, cts):
+        def on_diff(*d):
+            full = list(args)
+            for i, v in zip(diff, d):
+                full[i] = v
+            return f(*full)
+        _, pullback = jax.vjp(on_diff, *(args[i] for i in diff))
+        return pullback(cts[0] if single else tuple(cts))
+    return backward
+
+
+def plan(op, static, cast, diff, values):
+    """(needed, sig): which arguments the backward reads, and the node's structural signature."""
+    kinds = tuple((v.shape, v.dtype) if hasattr(v, "dtype") else type(v) for v in values)
+    key = (op, static, cast, diff, kinds)
+    p = _plans.get(key)
+    if p is None:
+        needed = _analyse(op, static, cast, diff, values)
+        placeholders = tuple(None if keep else kinds[i] for i, keep in enumerate(needed))
+        p = _plans[key] = (needed, (op, static, cast, diff, placeholders))
+    return p
+
+
+def _analyse(op, static, cast, diff, values):
+    args = [jax.ShapeDtypeStruct(v.shape, v.dtype) if hasattr(v, "dtype") else v for v in values]
+    if dce_jaxpr is None:
+        return tuple(True for _ in values)
+    backward = vjp_fn(op, static, cast, diff, len(values))
+    out = jax.eval_shape(lambda *a: pure_fn_out(op, static, cast, a), *args)
+    cts = [jax.ShapeDtypeStruct(o.shape, o.dtype) for o in (out if op.nout > 1 else (out,))]
+    traced = [i for i, a in enumerate(args) if isinstance(a, jax.ShapeDtypeStruct)]
+
+    def bwd_on_arrays(arrays, cts):
+        full = list(args)
+        for i, a in zip(traced, arrays):
+            full[i] = a
+        # Python scalars stay concrete: they are cheap and always kept.
+        return backward(full, cts)
+
+    closed = jax.make_jaxpr(bwd_on_arrays)([args[i] for i in traced], cts)
+    used_outputs = [True] * len(closed.jaxpr.outvars)
+    _, used_inputs = dce_jaxpr(closed.jaxpr, used_outputs)
+    needed = [True] * len(values)
+    for i, used in zip(traced, used_inputs[:len(traced)]):
+        needed[i] = bool(used)
+    return tuple(needed)
+
+
+def pure_fn_out(op, static, cast, args):
+    from .._dispatch import pure_fn
+    return pure_fn(op, static, cast)(*args)
+
+
+def zeros_for(placeholder):
+    shape, dtype = placeholder
+    return jnp.zeros(shape, dtype)

@@ -1,0 +1,148 @@
+"""Random numbers: PyTorch's API (manual_seed, Generator, rand...) over jax.random keys.
+
+Streams differ from PyTorch's (different algorithms); seeding gives
+reproducible results within tapegrad.
+"""
+import builtins
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import _dtypes as D
+
+_DEFAULT_SEED = 67280421310721  # PyTorch's default_generator initial seed
+
+
+class Generator:
+    """A source of random keys. `manual_seed` resets it; each draw advances it."""
+
+    def __init__(self, device="cpu"):
+        self.device = device
+        self.manual_seed(_DEFAULT_SEED)
+
+    def manual_seed(self, seed):
+        seed = int(seed)
+        self._seed = seed
+        self._counter = 0
+        self._key = jax.random.key(seed & 0xFFFFFFFFFFFFFFFF if seed >= 0 else seed % (1 << 64))
+        return self
+
+    def seed(self):
+        import random as _pyrandom
+        s = _pyrandom.SystemRandom().getrandbits(63)
+        self.manual_seed(s)
+        return s
+
+    def initial_seed(self):
+        return self._seed
+
+    def get_state(self):
+        from ._creation import tensor
+        return tensor([self._seed & 0xFFFFFFFF, self._seed >> 32, self._counter], dtype=D.int64)
+
+    def set_state(self, state):
+        lo, hi, counter = (int(v) for v in state.tolist())
+        self.manual_seed(lo | (hi << 32))
+        self._counter = counter
+
+    def next_key(self):
+        self._counter += 1
+        return jax.random.fold_in(self._key, self._counter)
+
+
+default_generator = Generator()
+
+
+def manual_seed(seed):
+    return default_generator.manual_seed(seed)
+
+
+def seed():
+    return default_generator.seed()
+
+
+def initial_seed():
+    return default_generator.initial_seed()
+
+
+def get_rng_state():
+    return default_generator.get_state()
+
+
+def set_rng_state(state):
+    default_generator.set_state(state)
+
+
+def _key(generator):
+    return (generator or default_generator).next_key()
+
+
+def _make(value, requires_grad, device):
+    from ._creation import _leaf, _jax_device
+    return _leaf(jax.device_put(value, _jax_device(device)), requires_grad)
+
+
+def _float_dtype(dtype):
+    d = D.as_dtype(dtype) or D.get_default_dtype()
+    if not d.is_floating_point and not d.is_complex:
+        raise RuntimeError(f"\"check_uniform_bounds\" not implemented for '{d.name}': pass a floating dtype")
+    return d
+
+
+def _size(size):
+    from ._creation import _shape
+    return _shape(size)
+
+
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
+    d = _float_dtype(dtype)
+    return _make(jax.random.uniform(_key(generator), _size(size), d.np), requires_grad, device)
+
+
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
+    d = _float_dtype(dtype)
+    return _make(jax.random.normal(_key(generator), _size(size), d.np), requires_grad, device)
+
+
+def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
+    if high is None:
+        low, high = 0, low
+    if size is None:
+        raise TypeError("randint() missing required argument 'size'")
+    d = D.as_dtype(dtype) or D.int64
+    value = jax.random.randint(_key(generator), tuple(size), low, high, jnp.int64).astype(d.np)
+    return _make(value, requires_grad, device)
+
+
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
+    d = D.as_dtype(dtype) or D.int64
+    return _make(jax.random.permutation(_key(generator), n).astype(d.np), requires_grad, device)
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
+    from ._tensor import Tensor
+    if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        m = mean._value if isinstance(mean, Tensor) else mean
+        s = std._value if isinstance(std, Tensor) else std
+        shape = jnp.broadcast_shapes(jnp.shape(m), jnp.shape(s))
+        dt = (mean if isinstance(mean, Tensor) else std).dtype
+        z = jax.random.normal(_key(generator), shape, dt.np)
+        return _make((m + s * z).astype(dt.np), requires_grad, device)
+    d = _float_dtype(dtype)
+    z = jax.random.normal(_key(generator), tuple(size), d.np)
+    return _make((mean + std * z).astype(d.np), requires_grad, device)
+
+
+def rand_like(input, *, dtype=None, device=None, requires_grad=False, generator=None):
+    return rand(*input.shape, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad,
+                generator=generator)
+
+
+def randn_like(input, *, dtype=None, device=None, requires_grad=False, generator=None):
+    return randn(*input.shape, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad,
+                 generator=generator)
+
+
+def randint_like(input, low, high=None, *, dtype=None, device=None, requires_grad=False):
+    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype, device=device)
