@@ -38,7 +38,7 @@ class Op:
         self.view = view
         self.saves_output = saves_output
         self.nout = nout
-        self.node_name = node_name or (node or _camel(name)) + "Backward0"
+        self.node_name = node_name or _camel(node or name) + "Backward0"
 
     def __repr__(self):
         return f"Op({self.name})"
