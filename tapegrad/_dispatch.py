@@ -5,11 +5,14 @@ rules (cached per signature), call the op's jitted forward (cached per op,
 static arguments and dtype), wrap the outputs and, when grad mode is on and an
 input requires grad, record a Node.
 """
+import weakref
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from . import _dtypes as D
+from . import _lazy
 from ._grad_mode import _state
 from ._ops._registry import SAME, FLOAT, COMPARE, KEEP
 from .autograd import _saved
@@ -21,6 +24,7 @@ _forward_cache = {}
 _promotion_cache = {}
 _DIFFERENTIABLE_KINDS = frozenset("fc")
 Tensor = None  # bound by _tensor at import (avoids an import cycle)
+LAZY = [True]  # record ops as pending values (see _lazy); False runs each op eagerly
 
 
 def forward_fn(op, static, cast):
@@ -39,6 +43,14 @@ def pure_fn(op, static, cast):
     if cast is None:
         return lambda *xs: f(*xs, **kwargs)
     return lambda *xs: f(*(x if x is None else jnp.asarray(x, cast) for x in xs), **kwargs)
+
+
+def compute(op, static, values):
+    """Run (or, in lazy mode, record) an op on raw values without autograd; returns one value."""
+    if LAZY[0]:
+        kinds = tuple((v.shape, v.dtype) if hasattr(v, "dtype") else type(v) for v in values)
+        return _lazy.record(op, static, None, values, kinds)[0]
+    return forward_fn(op, static, None)(*_lazy.resolve_all(values))
 
 
 def _computation_dtype(rule, signature):
@@ -62,18 +74,23 @@ def apply(op, *args, **static):
     tensors = []
     signature = []
     needs_grad = False
+    kinds = []
     for a in args:
         if isinstance(a, Tensor):
-            v = a._storage.value if a._view is None else a._view_value()
+            v = a._storage._raw if a._view is None else a._view_value()
             values.append(v)
             tensors.append(a)
-            signature.append((v.dtype, v.ndim == 0))
+            shape = v.shape
+            signature.append((v.dtype, not shape))
+            kinds.append((shape, v.dtype))
             if a._requires_grad:
                 needs_grad = True
         else:
             values.append(a)
             tensors.append(None)
             signature.append(type(a))
+            kinds.append(type(a))
+    kinds = tuple(kinds)
     rule = op.dtype_rule
     if rule is KEEP:
         cast = None
@@ -82,7 +99,12 @@ def apply(op, *args, **static):
         cast = _promotion_cache.get((rule, signature))
         if cast is None:
             cast = _promotion_cache[(rule, signature)] = _computation_dtype(rule, signature)
-    out = forward_fn(op, static, cast)(*values)
+    if LAZY[0]:
+        out = _lazy.record(op, static, cast, values, kinds)
+        if op.nout == 1:
+            out = out[0]
+    else:
+        out = forward_fn(op, static, cast)(*_lazy.resolve_all(values))
     record = needs_grad and _state.grad_enabled
     inference = _state.inference
     if op.nout == 1:
@@ -90,15 +112,15 @@ def apply(op, *args, **static):
         if op.view:
             make_view(result, args[0], op, static, out)
         if record and out.dtype.kind in _DIFFERENTIABLE_KINDS:
-            node = _record(op, static, cast, values, tensors, (out,))
+            node = _record(op, static, cast, values, tensors, (out,), kinds)
             if node is not None:
                 result._attach(node, 0)
                 if op.saves_output:
-                    node.checks.append((result._storage, result._storage.version, -1))
+                    node.checks.append((weakref.ref(result._storage), result._storage.version, -1))
         return result
     results = tuple(Tensor._wrap(o, inference) for o in out)
     if record:
-        node = _record(op, static, cast, values, tensors, out)
+        node = _record(op, static, cast, values, tensors, out, kinds)
         if node is not None:
             for i, (r, o) in enumerate(zip(results, out)):
                 if o.dtype.kind in _DIFFERENTIABLE_KINDS:
@@ -106,7 +128,7 @@ def apply(op, *args, **static):
     return results
 
 
-def _record(op, static, cast, values, tensors, outs):
+def _record(op, static, cast, values, tensors, outs, kinds):
     allowed = op.diff
     edges = []
     diff = []
@@ -120,7 +142,7 @@ def _record(op, static, cast, values, tensors, outs):
     if not diff:
         return None
     diff = tuple(diff)
-    needed, sig = _saved.plan(op, static, cast, diff, values)
+    needed, sig = _saved.plan(op, static, cast, diff, values, kinds)
     checks = []
     for i, t in enumerate(tensors):
         if t is not None and needed[i]:
@@ -128,7 +150,7 @@ def _record(op, static, cast, values, tensors, outs):
                 raise RuntimeError(
                     "Inference tensors cannot be saved for backward. To work around you can make a clone "
                     "to get a normal tensor and use it in autograd.")
-            checks.append((t._storage, t._storage.version, i))
+            checks.append((weakref.ref(t._storage), t._storage.version, i))
     saved = tuple(v if keep else None for v, keep in zip(values, needed))
     node = Node(op, static, cast, saved, tuple(edges), diff,
                 tuple((o.shape, o.dtype) for o in outs), sig)

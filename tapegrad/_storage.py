@@ -1,19 +1,39 @@
 """Storage: the mutable cell behind tensors.
 
 A JAX array is immutable; a PyTorch tensor is not. A Storage holds the current
-array of a base tensor and a version counter that every in-place write bumps.
+value of a base tensor and a version counter that every in-place write bumps.
 A tensor, its detach()es and its views share one Storage, so they see each
 other's writes and share the version (the autograd engine checks it).
+
+The value may be pending (see `_lazy`): `peek()` returns it as is (shape and
+dtype are known), `value` computes it first.
 """
+import weakref
+
+from ._lazy import Pending, resolve
 
 
 class Storage:
-    __slots__ = ("value", "version", "__weakref__")
+    __slots__ = ("_raw", "version", "__weakref__")
 
     def __init__(self, value):
-        self.value = value
+        self._raw = value
         self.version = 0
+        if type(value) is Pending:
+            value.storage = weakref.ref(self)
+
+    @property
+    def value(self):
+        raw = self._raw
+        if type(raw) is Pending:
+            raw = self._raw = resolve(raw)
+        return raw
+
+    def peek(self):
+        return self._raw
 
     def write(self, value):
-        self.value = value
+        self._raw = value
         self.version += 1
+        if type(value) is Pending:
+            value.storage = weakref.ref(self)

@@ -10,6 +10,7 @@ import jax
 import jax.numpy as jnp
 
 from . import _saved
+from .. import _lazy
 from ._graph import Graph
 from ._node import AccumulateGrad
 
@@ -118,20 +119,38 @@ def _output_keys(key):
     return keys
 
 
-def _compile(key, existing_keys):
+def _compile(key, existing_keys, seed_pattern, plan_key):
+    """One jitted program: the pending forward values, then the whole backward."""
     out_keys = _output_keys(key)
+    nsaved = _count_saved(key)
+    nexisting = len(existing_keys)
 
-    def whole(saved, seeds, existing):
+    def whole(inputs):
         _stats["compiles"] += 1   # runs only while tracing
+        resolved, live, _ = _lazy.evaluate(plan_key, inputs)
+        saved, existing, seeds = _split(resolved, nsaved, nexisting, seed_pattern)
         results = _walk(key, saved, seeds, dict(zip(existing_keys, existing)), _traced_call)
-        return [results.get(k) for k in out_keys]
+        return [results.get(k) for k in out_keys], live
 
     jitted = jax.jit(whole)
 
-    def call(saved, seeds, existing):
-        outs = jitted(saved, seeds, [existing[k] for k in existing_keys])
+    def call(plan):
+        outs, live = jitted(plan.packed_inputs())
+        plan.write_back(live)
         return dict(zip(out_keys, outs))
     return call
+
+
+def _count_saved(key):
+    return sum(1 for sig, *_ in key[0] for p in sig[4] if p is None)
+
+
+def _split(resolved, nsaved, nexisting, seed_pattern):
+    saved = resolved[:nsaved]
+    existing = resolved[nsaved:nsaved + nexisting]
+    rest = iter(resolved[nsaved + nexisting:])
+    seeds = [next(rest) if given else None for given in seed_pattern]
+    return saved, existing, seeds
 
 
 # ---- entry point --------------------------------------------------------------------
@@ -158,7 +177,7 @@ def run_backward(roots, seeds, retain_graph, wanted=None, accumulate=True):
         for leaf in leaves:
             g = leaf.variable._grad
             if g is not None:
-                existing[leaf_index[leaf.variable]] = g._value
+                existing[leaf_index[leaf.variable]] = g._peek()
     want_keys = []
     if wanted is not None:
         for t in wanted:
@@ -178,30 +197,34 @@ def run_backward(roots, seeds, retain_graph, wanted=None, accumulate=True):
                 for k, ref in n.retained.items():
                     t = ref()
                     if t is not None and t._grad is not None:
-                        existing[(i, k)] = t._grad._value
+                        existing[(i, k)] = t._grad._peek()
 
     hooked = any(n.hooks for n in nodes) or any(leaf.variable._hooks for leaf in leaves)
     if hooked:
         # Leaf hooks see the new gradient before it is accumulated: accumulate in _write_grads.
         existing = {k: v for k, v in existing.items() if type(k) is tuple}
     existing_keys = tuple(sorted(existing, key=repr))
-    key = graph.key + (existing_keys,)
-    if hooked:
-        results = _walk(graph.key, graph.saved, seeds, existing, _eager_call, _hook_runner(nodes))
-    else:
+    seed_pattern = tuple(s is not None for s in seeds)
+    plan = _lazy.Plan(graph.saved + [existing[k] for k in existing_keys] + [s for s in seeds if s is not None])
+    key = (graph.key, existing_keys, seed_pattern, plan.key)
+    fn = None
+    if not hooked:
         fn = _compiled.get(key)
         if fn is not None:
             _stats["hits"] += 1
         elif key in _seen:
             _stats["hits"] += 1
-            fn = _compiled[key] = _compile(graph.key, existing_keys)
+            fn = _compiled[key] = _compile(graph.key, existing_keys, seed_pattern, plan.key)
         else:
             _stats["misses"] += 1
             _seen.add(key)
-        if fn is None:
-            results = _walk(graph.key, graph.saved, seeds, existing, _eager_call)
-        else:
-            results = fn(graph.saved, seeds, existing)
+    if fn is not None:
+        results = fn(plan)
+    else:
+        # Tier 1 (and hooked graphs): pending values first, then node by node.
+        saved, existing_values, seeds = _split(plan.run(), len(graph.saved), len(existing_keys), seed_pattern)
+        existing = dict(zip(existing_keys, existing_values))
+        results = _walk(graph.key, saved, seeds, existing, _eager_call, _hook_runner(nodes) if hooked else None)
 
     if not retain_graph:
         graph.release()

@@ -62,8 +62,9 @@ class Graph:
 
     def check_versions(self):
         for n in self.nodes:
-            for storage, version, index in n.checks:
-                if storage.version != version:
+            for ref, version, index in n.checks:
+                storage = ref()  # a storage nobody holds any more cannot have been modified
+                if storage is not None and storage.version != version:
                     raise RuntimeError(_modified_message(n, index, storage.version, version))
 
     def release(self):

@@ -30,13 +30,19 @@ def vjp_fn(op, static, cast, diff, nargs):
                 full[i] = v
             return f(*full)
         _, pullback = jax.vjp(on_diff, *(args[i] for i in diff))
-        return pullback(cts[0] if single else tuple(cts))
+        # PyTorch's complex gradient is the conjugate of JAX's: conjugate around the pullback
+        # (a no-op at trace time for real dtypes).
+        grads = pullback(_conj(cts[0]) if single else tuple(_conj(c) for c in cts))
+        return tuple(_conj(g) for g in grads)
     return backward
 
 
-def plan(op, static, cast, diff, values):
+def _conj(x):
+    return jnp.conj(x) if jnp.iscomplexobj(x) else x
+
+
+def plan(op, static, cast, diff, values, kinds):
     """(needed, sig): which arguments the backward reads, and the node's structural signature."""
-    kinds = tuple((v.shape, v.dtype) if hasattr(v, "dtype") else type(v) for v in values)
     key = (op, static, cast, diff, kinds)
     p = _plans.get(key)
     if p is None:

@@ -1,0 +1,1 @@
+"""Side-by-side benchmarks: tapegrad vs PyTorch eager vs hand-written jax.jit (run `python -m benchmarks`)."""

@@ -1,0 +1,326 @@
+"""Deferred execution: ops are recorded as pending values and run as one program.
+
+Eager JAX dispatch costs ~5 us per op, several times PyTorch's; so `apply`
+records a `LazyNode` and returns `Pending` values that know their shape and
+dtype (from a cached abstract evaluation). Values are computed when something
+needs them: printing, `.item()`, `.numpy()`, `backward()`, or JAX code reading
+`tensor._value`. A `Plan` collects the pending subgraph, keys it by structure,
+and evaluates it:
+
+* the first time a structure is seen, op by op with each op's cached jitted
+  forward (no whole-program compile for one-off code);
+* when the structure comes back, as one `jax.jit` program.
+
+`backward()` folds the pending forward into its compiled backward, so a
+PyTorch-style training step (forward, backward, update under no_grad,
+zero_grad) becomes one XLA call per step.
+
+Pending values are pure (random ops draw from explicit keys), so a value
+dropped from a program's outputs can be recomputed later with the same result.
+"""
+import itertools
+import weakref
+
+import jax
+import numpy as np
+
+try:  # private but long-stable: marks a traced value weakly typed, as a Python scalar is
+    from jax._src.lax.lax import _convert_element_type
+except ImportError:  # pragma: no cover
+    def _convert_element_type(x, new_dtype, weak_type):
+        return x
+
+_seq = itertools.count()
+_abstract_cache = {}
+_stats = {"hits": 0, "misses": 0, "compiles": 0}
+_programs = {}
+_seen = set()
+
+
+class LazyNode:
+    """One recorded op call whose outputs have not been computed yet."""
+
+    __slots__ = ("op", "static", "cast", "args", "avals", "result", "outs", "seq", "__weakref__")
+
+    def __init__(self, op, static, cast, args, avals):
+        self.op = op
+        self.static = static
+        self.cast = cast
+        self.args = args
+        self.avals = avals
+        self.result = None    # list of arrays (None where not computed)
+        self.outs = ()        # weakrefs to the Pending outputs
+        self.seq = next(_seq)
+
+
+class Pending:
+    """A value (one output of a LazyNode) with the array interface that metadata code reads."""
+
+    __slots__ = ("node", "index", "shape", "dtype", "storage", "__weakref__")
+
+    def __init__(self, node, index, shape, dtype):
+        self.node = node
+        self.index = index
+        self.shape = shape
+        self.dtype = dtype
+        self.storage = None   # weakref to the Storage holding this value, set by Storage
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+    def __repr__(self):
+        return f"Pending({self.node.op.name}, {self.shape}, {self.dtype})"
+
+
+def abstract_eval(op, static, cast, values, kinds):
+    """Output avals ((shape, dtype), ...) of an op call, cached per signature."""
+    key = (op, static, cast, kinds)
+    avals = _abstract_cache.get(key)
+    if avals is None:
+        from ._dispatch import pure_fn
+        args = [jax.ShapeDtypeStruct(v.shape, v.dtype) if hasattr(v, "dtype") else v for v in values]
+        traced = [i for i, a in enumerate(args) if isinstance(a, jax.ShapeDtypeStruct) or type(a) is float
+                  or type(a) is int or type(a) is complex]
+        f = pure_fn(op, static, cast)
+
+        def on_traced(*xs):
+            full = list(args)
+            for i, x in zip(traced, xs):
+                full[i] = x
+            return f(*full)
+        out = jax.eval_shape(on_traced, *(args[i] for i in traced))
+        outs = out if op.nout > 1 else (out,)
+        avals = _abstract_cache[key] = tuple((tuple(o.shape), o.dtype) for o in outs)
+    return avals
+
+
+def record(op, static, cast, values, kinds):
+    """Record an op call; returns its outputs as Pending values (a tuple)."""
+    avals = abstract_eval(op, static, cast, values, kinds)
+    node = LazyNode(op, static, cast, values, avals)
+    outs = tuple(Pending(node, i, shape, dtype) for i, (shape, dtype) in enumerate(avals))
+    node.outs = tuple(weakref.ref(p) for p in outs)
+    return outs
+
+
+def done(p):
+    r = p.node.result
+    return r is not None and r[p.index] is not None
+
+
+def resolve(v):
+    """The concrete value of v (computed now if pending)."""
+    if type(v) is not Pending:
+        return v
+    r = v.node.result
+    if r is not None and r[v.index] is not None:
+        return r[v.index]
+    value = Plan([v]).run()[0]
+    _set_results(v.node, (v.index,), (value,))
+    return value
+
+
+# ---- plans: a pending subgraph as a structure key plus flat inputs -------------------------
+
+class Plan:
+    """The pending subgraph behind `values`, ready to run op by op or as one traced function.
+
+    After construction: `key` (hashable structure), `inputs` (concrete arrays/scalars in order).
+    `evaluate(inputs)` is pure and returns (resolved values, outputs of live nodes): usable inside jit.
+    """
+
+    __slots__ = ("values", "nodes", "key", "inputs", "slots", "live")
+
+    def packed_inputs(self):
+        """Inputs for the compiled program: arrays, plus one NumPy array per scalar kind."""
+        arrays, scalars = self.inputs
+        return arrays, {k: np.asarray(v, _SCALAR_DTYPES[k]) for k, v in scalars.items()}
+
+    def __init__(self, values):
+        self.values = values
+        seen = set()
+        nodes = []
+        stack = [v.node for v in values if type(v) is Pending and not done(v)]
+        while stack:
+            n = stack.pop()
+            if n in seen:
+                continue
+            seen.add(n)
+            nodes.append(n)
+            for a in n.args:
+                if type(a) is Pending and not done(a) and a.node not in seen:
+                    stack.append(a.node)
+        nodes.sort(key=_seq_of)
+        self.nodes = nodes
+        position = {n: i for i, n in enumerate(nodes)}
+        arrays = []
+        scalars = {}
+
+        def wire(a):
+            # Wiring code of one argument: (node, output) for pending work, -1 for an input array,
+            # a scalar-kind letter for a Python scalar (packed into one array per kind), None.
+            if type(a) is Pending:
+                if not done(a):
+                    return (position[a.node], a.index)
+                a = a.node.result[a.index]
+            if a is None:
+                return None
+            kind = _SCALAR_KINDS.get(type(a))
+            if kind is None:
+                arrays.append(a)
+                return -1
+            scalars.setdefault(kind, []).append(a)
+            return kind
+
+        node_keys = [(n.op, n.static, n.cast, tuple(wire(a) for a in n.args)) for n in nodes]
+        slots = [wire(v) for v in values]
+        # Values still held by a live tensor come back from the program; other intermediates stay
+        # pending (and are recomputed if ever needed again, which pure functions make safe).
+        live = []
+        for i, n in enumerate(nodes):
+            for k in range(len(n.avals)):
+                if _is_live(n, k):
+                    live.append((i, k))
+        self.live = tuple(live)
+        self.slots = tuple(slots)
+        self.inputs = (arrays, scalars)
+        self.key = (tuple(node_keys), self.slots, self.live)
+
+    def evaluate(self, inputs, call=None):
+        return evaluate(self.key, inputs, call)
+
+    def run(self):
+        """Compute the values: op by op the first time this structure is seen, compiled after."""
+        if not self.nodes:
+            return [resolve_done(v) for v in self.values]
+        key = self.key
+        fn = _programs.get(key)
+        if fn is None and key in _seen:
+            fn = _programs[key] = _compile_plan(self)
+        if fn is None:
+            _stats["misses"] += 1
+            _seen.add(key)
+            resolved, _, results = self.evaluate(self.inputs, call="eager")
+            for n, r in zip(self.nodes, results):
+                _set_results(n, range(len(r)), r)
+            return resolved
+        _stats["hits"] += 1
+        resolved, live = fn(self.packed_inputs())
+        self.write_back(live)
+        return resolved
+
+    def write_back(self, live):
+        for (i, k), value in zip(self.live, live):
+            _set_results(self.nodes[i], (k,), (value,))
+
+
+def evaluate(key, inputs, call=None):
+    """Pure: (resolved values, live outputs, all results) of a plan's structure on flat inputs.
+
+    call="eager" runs each op through its cached jitted forward (tier 1); otherwise the ops are
+    traced into the enclosing jit.
+    """
+    from ._dispatch import pure_fn, forward_fn
+    node_keys, slots, live = key
+    arrays, scalars = inputs
+    arrays = iter(arrays)
+    if call:
+        scalar_iters = {k: iter(v) for k, v in scalars.items()}
+    else:
+        # Packed scalars are strong-typed 64-bit arrays; Python scalars are weak-typed in JAX
+        # (they do not widen float32 maths), so restore the weak type.
+        scalar_iters = {k: iter([_weak(v[i]) for i in range(v.shape[0])]) for k, v in scalars.items()}
+    results = []
+
+    def arg(w):
+        if w == -1:
+            return next(arrays)
+        if w is None:
+            return None
+        if type(w) is str:
+            return next(scalar_iters[w])
+        return results[w[0]][w[1]]
+
+    for op, static, cast, wiring in node_keys:
+        args = [arg(w) for w in wiring]
+        fn = forward_fn(op, static, cast) if call else pure_fn(op, static, cast)
+        out = fn(*args)
+        results.append(out if op.nout > 1 else (out,))
+    resolved = [arg(s) for s in slots]
+    return resolved, [results[i][k] for i, k in live], results
+
+
+_SCALAR_KINDS = {float: "f", int: "i", bool: "b", complex: "c"}
+_SCALAR_DTYPES = {"f": np.float64, "i": np.int64, "b": np.bool_, "c": np.complex128}
+
+
+def _weak(x):
+    return _convert_element_type(x, None, weak_type=True)
+
+
+def _set_results(node, indices, values):
+    """Memoise computed outputs, hand them to the storages holding them, drop inputs once complete."""
+    if node.result is None:
+        node.result = [None] * len(node.avals)
+    for k, value in zip(indices, values):
+        node.result[k] = value
+        p = node.outs[k]()
+        if p is not None and p.storage is not None:
+            s = p.storage()
+            if s is not None and s._raw is p:
+                s._raw = value
+    if all(r is not None for r in node.result):
+        node.args = None
+
+
+def resolve_all(values):
+    """Concrete values for a list (one program for all pending ones)."""
+    if not any(type(v) is Pending and not done(v) for v in values):
+        return [resolve_done(v) for v in values]
+    return Plan(list(values)).run()
+
+
+def resolve_done(v):
+    return v.node.result[v.index] if type(v) is Pending else v
+
+
+def _compile_plan(plan):
+    key = plan.key
+
+    def program(inputs):
+        _stats["compiles"] += 1  # runs while tracing only
+        resolved, live, _ = evaluate(key, inputs)
+        return resolved, live
+    return jax.jit(program)
+
+
+def _is_live(node, k):
+    # A node output is live when a Storage still holds its Pending.
+    p = node.outs[k]()
+    if p is None or p.storage is None:
+        return False
+    s = p.storage()
+    return s is not None and s._raw is p
+
+
+def _seq_of(n):
+    return n.seq
+
+
+def program_cache_info():
+    return dict(_stats, entries=len(_programs))
+
+
+def clear_program_cache():
+    _programs.clear()
+    _seen.clear()
+    for k in _stats:
+        _stats[k] = 0
