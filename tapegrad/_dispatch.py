@@ -21,7 +21,6 @@ from .autograd._node import Node
 make_view = None  # bound by _views (import cycle)
 
 _forward_cache = {}
-_promotion_cache = {}
 _DIFFERENTIABLE_KINDS = frozenset("fc")
 Tensor = None  # bound by _tensor at import (avoids an import cycle)
 LAZY = [True]  # record ops as pending values (see _lazy); False runs each op eagerly
@@ -49,7 +48,8 @@ def compute(op, static, values):
     """Run (or, in lazy mode, record) an op on raw values without autograd; returns one value."""
     if LAZY[0]:
         kinds = tuple((v.shape, v.dtype) if hasattr(v, "dtype") else type(v) for v in values)
-        return _lazy.record(op, static, None, values, kinds)[0]
+        return _lazy.record(_lazy.forward_signature(op, static, None), values,
+                            _lazy.abstract_eval(op, static, None, kinds))[0]
     return forward_fn(op, static, None)(*_lazy.resolve_all(values))
 
 
@@ -67,73 +67,85 @@ def _computation_dtype(rule, signature):
     return result.np
 
 
+class _Signature:
+    """What one op signature (op, statics, input shapes/dtypes) always yields, computed once."""
+
+    __slots__ = ("cast", "avals", "differentiable", "plans", "sid")
+
+    def __init__(self, op, static, kinds):
+        rule = op.dtype_rule
+        if rule is KEEP:
+            self.cast = None
+        else:
+            promo = tuple((k[1], not k[0]) if type(k) is tuple else k for k in kinds)
+            self.cast = _computation_dtype(rule, promo)
+        self.avals = _lazy.abstract_eval(op, static, self.cast, kinds)
+        self.differentiable = tuple(dt.kind in _DIFFERENTIABLE_KINDS for _, dt in self.avals)
+        self.sid = _lazy.forward_signature(op, static, self.cast)
+        self.plans = {}   # diff positions -> (needed, backward signature)
+
+
+_signatures = {}
+
+
 def apply(op, *args, **static):
     """Run `op` on tensors / Python scalars; returns a Tensor (or a tuple for multi-output ops)."""
-    static = tuple(static.items())
+    static = tuple(static.items()) if static else ()
     values = []
-    tensors = []
-    signature = []
-    needs_grad = False
     kinds = []
+    needs_grad = False
     for a in args:
         if isinstance(a, Tensor):
             v = a._storage._raw if a._view is None else a._view_value()
             values.append(v)
-            tensors.append(a)
-            shape = v.shape
-            signature.append((v.dtype, not shape))
-            kinds.append((shape, v.dtype))
+            kinds.append((v.shape, v.dtype))
             if a._requires_grad:
                 needs_grad = True
         else:
             values.append(a)
-            tensors.append(None)
-            signature.append(type(a))
             kinds.append(type(a))
     kinds = tuple(kinds)
-    rule = op.dtype_rule
-    if rule is KEEP:
-        cast = None
-    else:
-        signature = tuple(signature)
-        cast = _promotion_cache.get((rule, signature))
-        if cast is None:
-            cast = _promotion_cache[(rule, signature)] = _computation_dtype(rule, signature)
+    key = (op, static, kinds)
+    sig = _signatures.get(key)
+    if sig is None:
+        sig = _signatures[key] = _Signature(op, static, kinds)
+    cast = sig.cast
     if LAZY[0]:
-        out = _lazy.record(op, static, cast, values, kinds)
-        if op.nout == 1:
-            out = out[0]
+        outs = _lazy.record(sig.sid, values, sig.avals)
     else:
         out = forward_fn(op, static, cast)(*_lazy.resolve_all(values))
-    record = needs_grad and _state.grad_enabled
+        outs = out if op.nout > 1 else (out,)
     inference = _state.inference
+    record = needs_grad and _state.grad_enabled
     if op.nout == 1:
+        out = outs[0]
         result = Tensor._wrap(out, inference)
         if op.view:
             make_view(result, args[0], op, static, out)
-        if record and out.dtype.kind in _DIFFERENTIABLE_KINDS:
-            node = _record(op, static, cast, values, tensors, (out,), kinds)
+        if record and sig.differentiable[0]:
+            node = _record(op, static, sig, values, args, kinds)
             if node is not None:
-                result._attach(node, 0)
+                result._grad_fn = node
+                result._requires_grad = True
                 if op.saves_output:
                     node.checks.append((weakref.ref(result._storage), result._storage.version, -1))
         return result
-    results = tuple(Tensor._wrap(o, inference) for o in out)
+    results = tuple(Tensor._wrap(o, inference) for o in outs)
     if record:
-        node = _record(op, static, cast, values, tensors, out, kinds)
+        node = _record(op, static, sig, values, args, kinds)
         if node is not None:
-            for i, (r, o) in enumerate(zip(results, out)):
-                if o.dtype.kind in _DIFFERENTIABLE_KINDS:
+            for i, r in enumerate(results):
+                if sig.differentiable[i]:
                     r._attach(node, i)
     return results
 
 
-def _record(op, static, cast, values, tensors, outs, kinds):
+def _record(op, static, sig, values, args, kinds):
     allowed = op.diff
     edges = []
     diff = []
-    for i, t in enumerate(tensors):
-        if t is not None and t._requires_grad and (allowed is None or i in allowed) \
+    for i, t in enumerate(args):
+        if isinstance(t, Tensor) and t._requires_grad and (allowed is None or i in allowed) \
                 and values[i].dtype.kind in _DIFFERENTIABLE_KINDS:
             edges.append(t._edge())
             diff.append(i)
@@ -142,17 +154,24 @@ def _record(op, static, cast, values, tensors, outs, kinds):
     if not diff:
         return None
     diff = tuple(diff)
-    needed, sig = _saved.plan(op, static, cast, diff, values, kinds)
+    plan = sig.plans.get(diff)
+    if plan is None:
+        plan = sig.plans[diff] = _saved.plan(op, static, sig.cast, diff, values, kinds)
+    needed, bsig = plan
     checks = []
-    for i, t in enumerate(tensors):
-        if t is not None and needed[i]:
-            if t._inference:
-                raise RuntimeError(
-                    "Inference tensors cannot be saved for backward. To work around you can make a clone "
-                    "to get a normal tensor and use it in autograd.")
-            checks.append((weakref.ref(t._storage), t._storage.version, i))
-    saved = tuple(v if keep else None for v, keep in zip(values, needed))
-    node = Node(op, static, cast, saved, tuple(edges), diff,
-                tuple((o.shape, o.dtype) for o in outs), sig)
+    saved = []
+    for i, keep in enumerate(needed):
+        if keep:
+            t = args[i]
+            if isinstance(t, Tensor):
+                if t._inference:
+                    raise RuntimeError(
+                        "Inference tensors cannot be saved for backward. To work around you can make a clone "
+                        "to get a normal tensor and use it in autograd.")
+                checks.append((weakref.ref(t._storage), t._storage.version, i))
+            saved.append(values[i])
+        else:
+            saved.append(None)
+    node = Node(op, static, sig.cast, saved, edges, diff, sig.avals, bsig)
     node.checks = checks
     return node

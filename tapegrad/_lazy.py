@@ -19,6 +19,7 @@ Pending values are pure (random ops draw from explicit keys), so a value
 dropped from a program's outputs can be recomputed later with the same result.
 """
 import itertools
+import operator
 import weakref
 
 import jax
@@ -40,12 +41,10 @@ _seen = set()
 class LazyNode:
     """One recorded op call whose outputs have not been computed yet."""
 
-    __slots__ = ("op", "static", "cast", "args", "avals", "result", "outs", "seq", "__weakref__")
+    __slots__ = ("sid", "args", "avals", "result", "outs", "seq", "__weakref__")
 
-    def __init__(self, op, static, cast, args, avals):
-        self.op = op
-        self.static = static
-        self.cast = cast
+    def __init__(self, sid, args, avals):
+        self.sid = sid        # interned (op, static, cast): see forward_signature()
         self.args = args
         self.avals = avals
         self.result = None    # list of arrays (None where not computed)
@@ -77,16 +76,16 @@ class Pending:
         return n
 
     def __repr__(self):
-        return f"Pending({self.node.op.name}, {self.shape}, {self.dtype})"
+        return f"Pending({SIGNATURES[self.node.sid][0].name}, {self.shape}, {self.dtype})"
 
 
-def abstract_eval(op, static, cast, values, kinds):
+def abstract_eval(op, static, cast, kinds):
     """Output avals ((shape, dtype), ...) of an op call, cached per signature."""
     key = (op, static, cast, kinds)
     avals = _abstract_cache.get(key)
     if avals is None:
         from ._dispatch import pure_fn
-        args = [jax.ShapeDtypeStruct(v.shape, v.dtype) if hasattr(v, "dtype") else v for v in values]
+        args = [jax.ShapeDtypeStruct(*k) if type(k) is tuple else _example(k) for k in kinds]
         traced = [i for i, a in enumerate(args) if isinstance(a, jax.ShapeDtypeStruct) or type(a) is float
                   or type(a) is int or type(a) is complex]
         f = pure_fn(op, static, cast)
@@ -102,13 +101,36 @@ def abstract_eval(op, static, cast, values, kinds):
     return avals
 
 
-def record(op, static, cast, values, kinds):
+# Forward signatures (op, static, cast) interned to small ints: cheap structure keys.
+SIGNATURES = []
+_signature_ids = {}
+
+
+def forward_signature(op, static, cast):
+    key = (op, static, cast)
+    sid = _signature_ids.get(key)
+    if sid is None:
+        sid = _signature_ids[key] = len(SIGNATURES)
+        SIGNATURES.append(key)
+    return sid
+
+
+def record(sid, values, avals):
     """Record an op call; returns its outputs as Pending values (a tuple)."""
-    avals = abstract_eval(op, static, cast, values, kinds)
-    node = LazyNode(op, static, cast, values, avals)
+    node = LazyNode(sid, values, avals)
+    if len(avals) == 1:
+        shape, dtype = avals[0]
+        p = Pending(node, 0, shape, dtype)
+        node.outs = (weakref.ref(p),)
+        return (p,)
     outs = tuple(Pending(node, i, shape, dtype) for i, (shape, dtype) in enumerate(avals))
     node.outs = tuple(weakref.ref(p) for p in outs)
     return outs
+
+
+def _example(kind):
+    # A stand-in Python scalar of the given type (abstract evaluation only needs its type).
+    return None if kind is type(None) else kind(1)
 
 
 def done(p):
@@ -156,43 +178,60 @@ class Plan:
             seen.add(n)
             nodes.append(n)
             for a in n.args:
-                if type(a) is Pending and not done(a) and a.node not in seen:
-                    stack.append(a.node)
+                if type(a) is Pending:
+                    r = a.node.result
+                    if (r is None or r[a.index] is None) and a.node not in seen:
+                        stack.append(a.node)
         nodes.sort(key=_seq_of)
         self.nodes = nodes
         position = {n: i for i, n in enumerate(nodes)}
         arrays = []
         scalars = {}
+        kinds = _SCALAR_KINDS
 
-        def wire(a):
-            # Wiring code of one argument: (node, output) for pending work, -1 for an input array,
-            # a scalar-kind letter for a Python scalar (packed into one array per kind), None.
-            if type(a) is Pending:
-                if not done(a):
-                    return (position[a.node], a.index)
-                a = a.node.result[a.index]
-            if a is None:
-                return None
-            kind = _SCALAR_KINDS.get(type(a))
-            if kind is None:
-                arrays.append(a)
-                return -1
-            scalars.setdefault(kind, []).append(a)
-            return kind
+        # Wiring code of one argument: (node, output) for pending work, -1 for an input array,
+        # a scalar-kind letter for a Python scalar (packed into one array per kind), None.
+        def wiring(args):
+            codes = []
+            for a in args:
+                t = type(a)
+                if t is Pending:
+                    r = a.node.result
+                    if r is None or r[a.index] is None:
+                        codes.append((position[a.node], a.index))
+                        continue
+                    a = r[a.index]
+                    t = type(a)
+                if a is None:
+                    codes.append(None)
+                    continue
+                kind = kinds.get(t)
+                if kind is None:
+                    arrays.append(a)
+                    codes.append(-1)
+                else:
+                    lst = scalars.get(kind)
+                    if lst is None:
+                        lst = scalars[kind] = []
+                    lst.append(a)
+                    codes.append(kind)
+            return tuple(codes)
 
-        node_keys = [(n.op, n.static, n.cast, tuple(wire(a) for a in n.args)) for n in nodes]
-        slots = [wire(v) for v in values]
+        node_keys = tuple([(n.sid, wiring(n.args)) for n in nodes])
+        self.slots = wiring(values)
         # Values still held by a live tensor come back from the program; other intermediates stay
         # pending (and are recomputed if ever needed again, which pure functions make safe).
         live = []
         for i, n in enumerate(nodes):
-            for k in range(len(n.avals)):
-                if _is_live(n, k):
-                    live.append((i, k))
+            for k, ref in enumerate(n.outs):
+                p = ref()
+                if p is not None and p.storage is not None:
+                    st = p.storage()
+                    if st is not None and st._raw is p:
+                        live.append((i, k))
         self.live = tuple(live)
-        self.slots = tuple(slots)
         self.inputs = (arrays, scalars)
-        self.key = (tuple(node_keys), self.slots, self.live)
+        self.key = (node_keys, self.slots, self.live)
 
     def evaluate(self, inputs, call=None):
         return evaluate(self.key, inputs, call)
@@ -249,7 +288,8 @@ def evaluate(key, inputs, call=None):
             return next(scalar_iters[w])
         return results[w[0]][w[1]]
 
-    for op, static, cast, wiring in node_keys:
+    for sid, wiring in node_keys:
+        op, static, cast = SIGNATURES[sid]
         args = [arg(w) for w in wiring]
         fn = forward_fn(op, static, cast) if call else pure_fn(op, static, cast)
         out = fn(*args)
@@ -302,17 +342,7 @@ def _compile_plan(plan):
     return jax.jit(program)
 
 
-def _is_live(node, k):
-    # A node output is live when a Storage still holds its Pending.
-    p = node.outs[k]()
-    if p is None or p.storage is None:
-        return False
-    s = p.storage()
-    return s is not None and s._raw is p
-
-
-def _seq_of(n):
-    return n.seq
+_seq_of = operator.attrgetter("seq")
 
 
 def program_cache_info():

@@ -55,7 +55,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         run_backward(outputs, seeds, retain)
         return
     if not inputs:
-        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty. Pass the tensors to accumulate "
+                           "into, or inputs=None for all leaves.")
     grads = run_backward(outputs, seeds, retain, wanted=inputs, accumulate=False)
     from .._tensor import Tensor
     for t, g in zip(inputs, grads):

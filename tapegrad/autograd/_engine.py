@@ -35,9 +35,9 @@ def clear_backward_cache():
 
 # ---- one node's backward, shared by both tiers ------------------------------------
 
-def _node_backward(sig, out_avals):
+def _node_backward(sid, out_avals):
     """f(kept_args, cotangents) -> grads of the differentiable args, for a node signature."""
-    op, static, cast, diff, placeholders = sig
+    op, static, cast, diff, placeholders = _saved.SIGNATURES[sid]
     vjp = _saved.vjp_fn(op, static, cast, diff, len(placeholders))
 
     def run(kept, cts):
@@ -66,7 +66,8 @@ def _walk(key, saved, seeds, existing, call_node, hooks_for=None):
         _send(cts, leaf_grads, target, out, seed)
     results = {}
     pos = 0
-    for i, (sig, wiring, retained, out_avals) in enumerate(node_keys):
+    for i, (sid, wiring, retained, out_avals) in enumerate(node_keys):
+        sig = _saved.SIGNATURES[sid]
         nkept = sum(1 for p in sig[4] if p is None)
         kept = saved[pos:pos + nkept]
         pos += nkept
@@ -80,7 +81,7 @@ def _walk(key, saved, seeds, existing, call_node, hooks_for=None):
                 results[(i, k)] = g if prev is None else prev + g
         nout = sig[0].nout
         ct_list = [node_cts[0]] if nout == 1 else _cotangents(node_cts, nout, out_avals)
-        grads = call_node(sig, out_avals, kept, ct_list)
+        grads = call_node(sid, out_avals, kept, ct_list)
         for w, g in zip(wiring, grads):
             target, out = (w, 0) if type(w) is int else w
             _send(cts, leaf_grads, target, out, g)
@@ -142,7 +143,7 @@ def _compile(key, existing_keys, seed_pattern, plan_key):
 
 
 def _count_saved(key):
-    return sum(1 for sig, *_ in key[0] for p in sig[4] if p is None)
+    return sum(1 for sid, *_ in key[0] for p in _saved.SIGNATURES[sid][4] if p is None)
 
 
 def _split(resolved, nsaved, nexisting, seed_pattern):
@@ -164,22 +165,19 @@ def run_backward(roots, seeds, retain_graph, wanted=None, accumulate=True):
     root_edges = [t._edge() for t in roots]
     implicit = ([(t.shape, t.dtype.np) for t in roots], [s is None for s in seeds])
     graph = Graph(root_edges, implicit, None)
-    graph.check_versions()
-
     nodes, leaves = graph.nodes, graph.leaves
-    leaf_index = {leaf.variable: -1 - j for j, leaf in enumerate(leaves)}
-    node_index = {n: i for i, n in enumerate(nodes)}
 
     # Targets whose grads come back: leaves, retained non-leaves, and `wanted` tensors.
     existing = {}
-    captures = {}
     if wanted is None:
-        for leaf in leaves:
+        for j, leaf in enumerate(leaves):
             g = leaf.variable._grad
             if g is not None:
-                existing[leaf_index[leaf.variable]] = g._peek()
+                existing[-1 - j] = g._peek()
     want_keys = []
     if wanted is not None:
+        leaf_index = {leaf.variable: -1 - j for j, leaf in enumerate(leaves)}
+        node_index = {n: i for i, n in enumerate(nodes)}
         for t in wanted:
             if t._grad_fn is None:
                 want_keys.append(leaf_index.get(t))
@@ -192,14 +190,13 @@ def run_backward(roots, seeds, retain_graph, wanted=None, accumulate=True):
     if retained_extra:
         graph.key = _with_retained(graph.key, retained_extra, accumulate)
     if accumulate:
-        for i, n in enumerate(nodes):
-            if n.retained:
-                for k, ref in n.retained.items():
-                    t = ref()
-                    if t is not None and t._grad is not None:
-                        existing[(i, k)] = t._grad._peek()
+        for i in graph.retaining:
+            for k, ref in nodes[i].retained.items():
+                t = ref()
+                if t is not None and t._grad is not None:
+                    existing[(i, k)] = t._grad._peek()
 
-    hooked = any(n.hooks for n in nodes) or any(leaf.variable._hooks for leaf in leaves)
+    hooked = graph.hooked
     if hooked:
         # Leaf hooks see the new gradient before it is accumulated: accumulate in _write_grads.
         existing = {k: v for k, v in existing.items() if type(k) is tuple}

@@ -5,6 +5,8 @@ tensors retain grad) is the cache key of the compiled backward; the arrays
 (saved values, seeds, existing grads) are its arguments. Shapes and dtypes of
 the arrays are left to jax.jit's own cache.
 """
+import operator
+
 from ._node import AccumulateGrad, Node
 
 FREED_GRAPH = (
@@ -17,7 +19,7 @@ FREED_GRAPH = (
 class Graph:
     """One backward pass: nodes in reverse creation order (a topological order), leaves, roots."""
 
-    __slots__ = ("nodes", "leaves", "key", "saved", "targets", "roots")
+    __slots__ = ("nodes", "leaves", "key", "saved", "roots", "hooked", "retaining")
 
     def __init__(self, root_edges, implicit_seeds, capture):
         """root_edges: [(node, output_index)]; capture: {id(node or acc): ...} extra grads wanted."""
@@ -48,34 +50,37 @@ class Graph:
             position[leaf] = -1 - j
         node_keys = []
         saved = []
-        for n in nodes:
-            wiring = tuple(position[e[0]] if e[1] == 0 else (position[e[0]], e[1]) for e in n.edges if e)
+        hooked = False
+        retaining = []
+        for i, n in enumerate(nodes):
+            wiring = tuple([position[e[0]] if e[1] == 0 else (position[e[0]], e[1]) for e in n.edges if e])
             retained = None
             if n.retained:
-                retained = tuple(sorted(k for k, ref in n.retained.items() if ref() is not None))
+                retained = tuple(sorted([k for k, ref in n.retained.items() if ref() is not None]))
+                retaining.append(i)
+            if n.hooks:
+                hooked = True
             node_keys.append((n.sig, wiring, retained, n.out_avals if n.op.nout > 1 else None))
-            saved.extend(a for a in n.args if a is not None)
+            saved += [a for a in n.args if a is not None]
+            for ref, version, index in n.checks:
+                storage = ref()  # a storage nobody holds any more cannot have been modified
+                if storage is not None and storage.version != version:
+                    raise RuntimeError(_modified_message(n, index, storage.version, version))
+        self.hooked = hooked or any(leaf.variable._hooks for leaf in leaves)
+        self.retaining = retaining
         root_key = tuple((position[e[0]], e[1], aval if implicit else None)
                          for e, aval, implicit in zip(root_edges, *implicit_seeds))
         self.saved = saved
         self.key = (tuple(node_keys), len(leaves), root_key)
 
-    def check_versions(self):
-        for n in self.nodes:
-            for ref, version, index in n.checks:
-                storage = ref()  # a storage nobody holds any more cannot have been modified
-                if storage is not None and storage.version != version:
-                    raise RuntimeError(_modified_message(n, index, storage.version, version))
-
     def release(self):
         """Free saved values, as PyTorch does after a backward without retain_graph."""
         for n in self.nodes:
-            if any(a is not None for a in n.args):
+            if n.saves:
                 n.args = None
 
 
-def _seq(n):
-    return n.seq
+_seq = operator.attrgetter("seq")
 
 
 def _modified_message(node, index, now, expected):

@@ -17,7 +17,7 @@ class Node:
     """
 
     __slots__ = ("op", "static", "cast", "args", "edges", "diff", "out_avals", "seq", "checks",
-                 "retained", "hooks", "pre_hooks", "released", "sig", "__weakref__")
+                 "retained", "hooks", "pre_hooks", "saves", "sig", "__weakref__")
 
     def __init__(self, op, static, cast, args, edges, diff, out_avals, sig):
         self.op = op
@@ -33,7 +33,7 @@ class Node:
         self.retained = None      # {output_index: weakref to a tensor that called retain_grad()}
         self.hooks = None         # {output_index: [hook, ...]} from Tensor.register_hook
         self.pre_hooks = None
-        self.released = False
+        self.saves = any(a is not None for a in args)   # freeing it makes a 2nd backward fail
 
     def name(self):
         return self.op.node_name

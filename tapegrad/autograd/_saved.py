@@ -41,14 +41,25 @@ def _conj(x):
     return jnp.conj(x) if jnp.iscomplexobj(x) else x
 
 
+# Backward signatures (op, static, cast, diff, placeholders) are interned to small ints so that
+# graph structure keys are cheap to build, hash and compare.
+SIGNATURES = []
+_signature_ids = {}
+
+
 def plan(op, static, cast, diff, values, kinds):
-    """(needed, sig): which arguments the backward reads, and the node's structural signature."""
+    """(needed, sig id): which arguments the backward reads, and the node's structural signature."""
     key = (op, static, cast, diff, kinds)
     p = _plans.get(key)
     if p is None:
         needed = _analyse(op, static, cast, diff, values)
         placeholders = tuple(None if keep else kinds[i] for i, keep in enumerate(needed))
-        p = _plans[key] = (needed, (op, static, cast, diff, placeholders))
+        sig = (op, static, cast, diff, placeholders)
+        sid = _signature_ids.get(sig)
+        if sid is None:
+            sid = _signature_ids[sig] = len(SIGNATURES)
+            SIGNATURES.append(sig)
+        p = _plans[key] = (needed, sid)
     return p
 
 
