@@ -13,6 +13,7 @@ import numpy as np
 
 from . import _dtypes as D
 from . import _lazy
+from . import _segment
 from ._grad_mode import _state
 from ._ops._registry import SAME, FLOAT, COMPARE, KEEP
 from .autograd import _saved
@@ -48,8 +49,10 @@ def compute(op, static, values):
     """Run (or, in lazy mode, record) an op on raw values without autograd; returns one value."""
     if LAZY[0]:
         kinds = tuple((v.shape, v.dtype) if hasattr(v, "dtype") else type(v) for v in values)
-        return _lazy.record(_lazy.forward_signature(op, static, None), values,
-                            _lazy.abstract_eval(op, static, None, kinds))[0]
+        out = _lazy.record(_lazy.forward_signature(op, static, None), values,
+                           _lazy.abstract_eval(op, static, None, kinds))[0]
+        _segment.add(out.node, values, None)
+        return out
     return forward_fn(op, static, None)(*_lazy.resolve_all(values))
 
 
@@ -117,6 +120,7 @@ def apply(op, *args, **static):
         outs = out if op.nout > 1 else (out,)
     inference = _state.inference
     record = needs_grad and _state.grad_enabled
+    node = None
     if op.nout == 1:
         out = outs[0]
         result = Tensor._wrap(out, inference)
@@ -129,15 +133,17 @@ def apply(op, *args, **static):
                 result._requires_grad = True
                 if op.saves_output:
                     node.checks.append((weakref.ref(result._storage), result._storage.version, -1))
-        return result
-    results = tuple(Tensor._wrap(o, inference) for o in outs)
-    if record:
-        node = _record(op, static, sig, values, args, kinds)
-        if node is not None:
-            for i, r in enumerate(results):
-                if sig.differentiable[i]:
-                    r._attach(node, i)
-    return results
+    else:
+        result = tuple(Tensor._wrap(o, inference) for o in outs)
+        if record:
+            node = _record(op, static, sig, values, args, kinds)
+            if node is not None:
+                for i, r in enumerate(result):
+                    if sig.differentiable[i]:
+                        r._attach(node, i)
+    if LAZY[0]:
+        _segment.add(outs[0].node, values, node)
+    return result
 
 
 def _record(op, static, sig, values, args, kinds):

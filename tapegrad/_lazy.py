@@ -41,7 +41,7 @@ _seen = set()
 class LazyNode:
     """One recorded op call whose outputs have not been computed yet."""
 
-    __slots__ = ("sid", "args", "avals", "result", "outs", "seq", "__weakref__")
+    __slots__ = ("sid", "args", "avals", "result", "outs", "seq", "seg", "pos", "__weakref__")
 
     def __init__(self, sid, args, avals):
         self.sid = sid        # interned (op, static, cast): see forward_signature()
@@ -50,6 +50,8 @@ class LazyNode:
         self.result = None    # list of arrays (None where not computed)
         self.outs = ()        # weakrefs to the Pending outputs
         self.seq = next(_seq)
+        self.seg = None       # the tape segment it was recorded in (see _segment), and its place
+        self.pos = -1
 
 
 class Pending:
@@ -298,12 +300,17 @@ def evaluate(key, inputs, call=None):
     return resolved, [results[i][k] for i, k in live], results
 
 
-_SCALAR_KINDS = {float: "f", int: "i", bool: "b", complex: "c"}
+SCALAR_KINDS = _SCALAR_KINDS = {float: "f", int: "i", bool: "b", complex: "c"}
 _SCALAR_DTYPES = {"f": np.float64, "i": np.int64, "b": np.bool_, "c": np.complex128}
 
 
 def _weak(x):
     return _convert_element_type(x, None, weak_type=True)
+
+
+def pure_call(op, static, cast, args):
+    from ._dispatch import pure_fn
+    return pure_fn(op, static, cast)(*args)
 
 
 def _set_results(node, indices, values):

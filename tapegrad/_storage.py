@@ -15,6 +15,7 @@ from ._lazy import Pending, resolve
 
 class Storage:
     __slots__ = ("_raw", "version", "__weakref__")
+    writes = 0  # in-place writes in the process: no change since a check was recorded means none is stale
 
     def __init__(self, value):
         self._raw = value
@@ -35,5 +36,6 @@ class Storage:
     def write(self, value):
         self._raw = value
         self.version += 1
+        Storage.writes += 1
         if type(value) is Pending:
             value.storage = weakref.ref(self)

@@ -10,7 +10,8 @@ import jax
 import jax.numpy as jnp
 
 from . import _saved
-from .. import _lazy
+from .. import _lazy, _segment
+from . import _fast
 from ._graph import Graph
 from ._node import AccumulateGrad
 
@@ -22,12 +23,14 @@ _node_vjps = {}    # node signature -> jitted single-node backward
 
 def backward_cache_info():
     """{'hits', 'misses', 'compiles', 'entries'} of the compiled-backward cache."""
-    return dict(_stats, entries=len(_compiled))
+    return dict(_stats, entries=len(_compiled) + len(_fast._programs))
 
 
 def clear_backward_cache():
     _compiled.clear()
     _seen.clear()
+    _fast._programs.clear()
+    _fast._seen.clear()
     _node_vjps.clear()
     for k in _stats:
         _stats[k] = 0
@@ -162,6 +165,21 @@ def run_backward(roots, seeds, retain_graph, wanted=None, accumulate=True):
     wanted: optional list of tensors whose gradients are returned instead of (or besides)
     accumulated; accumulate=False returns them without touching any .grad (autograd.grad).
     """
+    try:
+        if wanted is None and len(roots) == 1 and _fast_path_applies(roots[0]):
+            if _fast.try_backward(roots[0], seeds[0], retain_graph, _stats):
+                return None
+        return _general_backward(roots, seeds, retain_graph, wanted, accumulate)
+    finally:
+        _segment.end()   # every backward starts a new tape segment
+
+
+def _fast_path_applies(root):
+    node = root._grad_fn
+    return node is not None and node.closed and node.seg is _segment.current() and not node.seg.hooked
+
+
+def _general_backward(roots, seeds, retain_graph, wanted, accumulate):
     root_edges = [t._edge() for t in roots]
     implicit = ([(t.shape, t.dtype.np) for t in roots], [s is None for s in seeds])
     graph = Graph(root_edges, implicit, None)

@@ -26,6 +26,8 @@ def register_tensor_hook(tensor, hook):
         tensor._hooks[key] = hook
         return RemovableHandle(tensor._hooks, key)
     node = tensor._grad_fn
+    if node.seg is not None:
+        node.seg.hooked = True
     if node.hooks is None:
         node.hooks = {}
     table = node.hooks.setdefault(tensor._out_idx, {})

@@ -17,7 +17,7 @@ class Node:
     """
 
     __slots__ = ("op", "static", "cast", "args", "edges", "diff", "out_avals", "seq", "checks",
-                 "retained", "hooks", "pre_hooks", "saves", "sig", "__weakref__")
+                 "retained", "hooks", "pre_hooks", "saves", "sig", "seg", "pos", "closed", "__weakref__")
 
     def __init__(self, op, static, cast, args, edges, diff, out_avals, sig):
         self.op = op
@@ -34,6 +34,9 @@ class Node:
         self.hooks = None         # {output_index: [hook, ...]} from Tensor.register_hook
         self.pre_hooks = None
         self.saves = any(a is not None for a in args)   # freeing it makes a 2nd backward fail
+        self.seg = None           # tape segment, place in it, whether its whole graph lies inside it
+        self.pos = -1
+        self.closed = False
 
     def name(self):
         return self.op.node_name

@@ -1,0 +1,205 @@
+"""Backward over a closed tape segment: no graph walk, one compiled program.
+
+See `_segment`: when the root's whole graph was recorded in the current
+segment, the segment's key list is the structure and its collected inputs are
+the arguments. The program evaluates the segment's pending forward and the
+backward from the root together. The first time a key is seen the engine's
+general path runs instead (so one-off graphs never compile a program).
+"""
+import operator
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .. import _lazy, _segment
+from .._lazy import Pending
+from .._storage import Storage
+from . import _saved
+from ._graph import _modified_message
+
+_programs = {}
+_seen = set()
+
+
+def try_backward(root, seed, retain_graph, stats):
+    """Run the backward of `root` through its segment's program; False when the general path must."""
+    node = root._grad_fn
+    seg = node.seg
+    for leaf in seg.leaves:
+        if leaf.variable._hooks:
+            return False
+    if seg.check_writes is not None and Storage.writes != seg.check_writes:
+        _check_versions(seg)
+    extra = []
+
+    def code_of(value):
+        if type(value) is Pending:
+            pn = value.node
+            if pn.seg is seg:
+                return (pn.pos, value.index)
+        extra.append(value)
+        return ("x", len(extra) - 1)
+
+    existing = tuple(None if leaf.variable._grad is None else code_of(leaf.variable._grad._peek())
+                     for leaf in seg.leaves)
+    retained = []
+    for nref in seg.retained:
+        n = nref()
+        if n is None:
+            continue
+        for k, ref in sorted(n.retained.items()):
+            t = ref()
+            if t is not None:
+                retained.append((n.pos, k, None if t._grad is None else code_of(t._grad._peek())))
+    seed_code = None if seed is None else code_of(seed)
+    live = []
+    for pos, ref in enumerate(seg.nodes):
+        ln = ref()
+        if ln is not None:
+            for k, pref in enumerate(ln.outs):
+                p = pref()
+                if p is not None and p.storage is not None:
+                    st = p.storage()
+                    if st is not None and st._raw is p:
+                        live.append((pos, k))
+    implicit = (tuple(root.shape), root.dtype.np) if seed is None else None
+    key = (tuple(seg.keys), node.pos, root._out_idx, seed_code, implicit, existing, tuple(retained), tuple(live))
+    program = _programs.get(key)
+    if program is None:
+        if key not in _seen:
+            _seen.add(key)
+            return False
+        program = _programs[key] = _compile(key, stats)
+    stats["hits"] += 1
+    arrays = seg.arrays
+    if any(type(a) is Pending for a in arrays):
+        arrays = _lazy.resolve_all(arrays)
+    if extra:
+        extra = _lazy.resolve_all(extra)
+    scalars = {k: np.asarray(v, _lazy._SCALAR_DTYPES[k]) for k, v in seg.scalars.items()}
+    leaf_grads, retained_grads, live_values = program(arrays, scalars, extra)
+    _write_back(seg, key[7], live_values)
+    from .._tensor import Tensor
+    for j, g in leaf_grads.items():
+        var = seg.leaves[j].variable
+        if var._grad is None:
+            var._grad = Tensor._wrap(g)
+        else:
+            var._grad._set_value(g)
+    for (pos, k, _), g in zip(retained, retained_grads):
+        t = seg.anodes[pos]().retained[k]()
+        t._grad = Tensor._wrap(g)
+    if not retain_graph:
+        for pos in _reachable(key):
+            n = seg.anodes[pos]()
+            if n is not None and n.saves:
+                n.args = None
+    return True
+
+
+def _check_versions(seg):
+    for ref in seg.anodes:
+        n = ref() if ref is not None else None
+        if n is not None:
+            for sref, version, index in n.checks:
+                storage = sref()
+                if storage is not None and storage.version != version:
+                    raise RuntimeError(_modified_message(n, index, storage.version, version))
+
+
+def _write_back(seg, live, values):
+    for (pos, k), value in zip(live, values):
+        ln = seg.nodes[pos]()
+        if ln is not None:
+            _lazy._set_results(ln, (k,), (value,))
+
+
+_reachable_cache = {}
+
+
+def _reachable(key):
+    """Positions of the autograd nodes the root's gradient flows through, in backward order."""
+    r = _reachable_cache.get(key)
+    if r is None:
+        keys, root = key[0], key[1]
+        seen = {root}
+        stack = [root]
+        while stack:
+            pos = stack.pop()
+            for code in keys[pos][2][1]:
+                if type(code) is tuple and code[0] not in seen:
+                    seen.add(code[0])
+                    stack.append(code[0])
+        r = _reachable_cache[key] = sorted(seen, reverse=True)
+    return r
+
+
+def _compile(key, stats):
+    keys, root, root_out, seed_code, implicit, existing, retained, live = key
+    order = _reachable(key)
+    nleaves = len(existing)
+
+    def program(arrays, scalars, extra):
+        stats["compiles"] += 1   # runs while tracing only
+        arrays = iter(arrays)
+        scalar_iters = {k: iter([_lazy._weak(v[i]) for i in range(v.shape[0])]) for k, v in scalars.items()}
+        results = []
+        args_of = []
+
+        def arg(code):
+            if code == -1:
+                return next(arrays)
+            if code is None:
+                return None
+            if type(code) is str:
+                return next(scalar_iters[code])
+            return results[code[0]][code[1]]
+
+        for sid, codes, _ in keys:
+            op, static, cast = _lazy.SIGNATURES[sid]
+            args = [arg(c) for c in codes]
+            out = _lazy.pure_call(op, static, cast, args)
+            results.append(out if op.nout > 1 else (out,))
+            args_of.append(args)
+        def fetch(code):
+            return extra[code[1]] if code[0] == "x" else results[code[0]][code[1]]
+
+        cts = {}
+        leaf_grads = {}
+        seed = jnp.ones(*implicit) if seed_code is None else fetch(seed_code)
+        cts[root] = {root_out: seed}
+        captured = {}
+        retained_at = {(pos, k) for pos, k, _ in retained}
+        for pos in order:
+            node_cts = cts.pop(pos, None)
+            if node_cts is None:
+                continue
+            sid, codes, (bsig, edges, out_avals) = keys[pos]
+            op, static, cast, diff, _ = _saved.SIGNATURES[bsig]
+            for k, g in node_cts.items():
+                if (pos, k) in retained_at:
+                    captured[(pos, k)] = g
+            if op.nout == 1:
+                ct_list = [node_cts[0]]
+            else:
+                ct_list = [node_cts[k] if k in node_cts else jnp.zeros(*out_avals[k]) for k in range(op.nout)]
+            grads = _saved.vjp_fn(op, static, cast, diff, len(codes))(args_of[pos], ct_list)
+            for i, g in zip(diff, grads):
+                target = edges[i]
+                if type(target) is int:
+                    j = -1 - target
+                    leaf_grads[j] = g if j not in leaf_grads else leaf_grads[j] + g
+                else:
+                    d = cts.setdefault(target[0], {})
+                    d[target[1]] = g if target[1] not in d else d[target[1]] + g
+        for j, code in enumerate(existing):
+            if code is not None and j in leaf_grads:
+                leaf_grads[j] = fetch(code) + leaf_grads[j]
+        retained_grads = []
+        for pos, k, code in retained:
+            g = captured[(pos, k)]
+            retained_grads.append(g if code is None else fetch(code) + g)
+        return leaf_grads, retained_grads, [results[pos][k] for pos, k in live]
+
+    return jax.jit(program)
