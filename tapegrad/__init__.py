@@ -34,8 +34,14 @@ from ._functional import (  # noqa: E402
     not_equal, lt, less, le, less_equal, gt, greater, ge, greater_equal, logical_and, logical_or, logical_xor,
     logical_not, bitwise_and, bitwise_or, bitwise_xor, bitwise_not, clone, sum, mean, matmul, mm, reshape,
     flatten, transpose, swapaxes, swapdims, t, permute, unsqueeze, squeeze)
+from ._functional import *  # noqa: E402,F401,F403  (the whole functional API: torch.gather, torch.topk...)
+from . import linalg  # noqa: E402
+from ._functional import _return_types as return_types  # noqa: E402
 from ._printing import set_printoptions, get_printoptions  # noqa: E402
 from . import autograd  # noqa: E402
+from . import nn  # noqa: E402
+from . import optim, utils  # noqa: E402
+from .serialization import save, load  # noqa: E402
 
 half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64

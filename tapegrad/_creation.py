@@ -1,6 +1,7 @@
 """Creation functions: tensor, as_tensor, from_numpy, zeros/ones/full/empty/arange/linspace/eye, *_like."""
 import builtins
 import math
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -52,8 +53,11 @@ def _infer_dtype(data):
         elif isinstance(x, (list, tuple)):
             for y in x:
                 visit(y)
+        elif isinstance(x, str):
+            raise TypeError(f"new(): invalid data type 'str'. Convert strings to numbers first.")
         else:
-            raise TypeError(f"Could not infer dtype of {type(x).__name__}")
+            raise RuntimeError(f"Could not infer dtype of {type(x).__name__}. Pass numbers, sequences of "
+                               "numbers, NumPy arrays or tensors.")
     visit(data)
     k = kind[0]
     if k >= 100:
@@ -61,6 +65,25 @@ def _infer_dtype(data):
     if k >= 4:
         return D.ALL[k - 4]
     return {0: D.get_default_dtype(), 1: D.bool_, 2: D.int64, 3: D.get_default_dtype()}[k]
+
+
+def _check_nested(data, dim=0):
+    """PyTorch's errors for ragged nested sequences (NumPy's would name its own internals)."""
+    if not data:
+        return
+    nested = [isinstance(x, (list, tuple)) for x in data]
+    if not any(nested):
+        return
+    if not all(nested):
+        raise TypeError("not a sequence: nested lists must have the same depth everywhere "
+                        "(e.g. [[1, 2], [3, 4]], not [[1, 2], 3])")
+    n = len(data[0])
+    for x in data:
+        if len(x) != n:
+            raise ValueError(f"expected sequence of length {n} at dim {dim + 1} (got {len(x)}). "
+                             "Pad the rows to the same length first.")
+    for x in data:
+        _check_nested(x, dim + 1)
 
 
 def _to_numpy(data):
@@ -87,14 +110,22 @@ def _array(data, dtype, device):
     if isinstance(data, np.ndarray):
         if dtype is None:
             dtype = D.from_jax(data.dtype)
-        return jax.device_put(np.asarray(data, dtype.np), _jax_device(device))
+        # np.array copies: jax.device_put of an aligned NumPy buffer on CPU is zero-copy, so later writes
+        # to that buffer (e.g. a torch tensor's .numpy()) would leak into this immutable value.
+        return jax.device_put(np.array(data, dtype.np), _jax_device(device))
     if dtype is None:
         dtype = _infer_dtype(data)
+    if isinstance(data, (list, tuple)):
+        _check_nested(data)
     return jax.device_put(np.asarray(_to_numpy(data), dtype=dtype.np), _jax_device(device))
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A new leaf tensor copying `data` (PyTorch's torch.tensor)."""
+    if isinstance(data, Tensor):
+        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+                      "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).",
+                      UserWarning, stacklevel=2)
     if requires_grad:
         d = D.as_dtype(dtype) or (data.dtype if isinstance(data, Tensor) else None)
         if d is None and not isinstance(data, (np.ndarray, jax.Array)):
@@ -191,6 +222,9 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
     if step == 0:
         raise RuntimeError("step must be nonzero")
+    if (vals[1] - vals[0]) * vals[2] < 0:
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign: "
+                           f"arange({vals[0]}, {vals[1]}, {vals[2]}) would count away from its end.")
     if dtype is None:
         dtype = D.get_default_dtype() if any(isinstance(v, builtins.float) for v in vals) else D.int64
     dtype = D.as_dtype(dtype)
@@ -203,12 +237,17 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, out=None):
     dtype = D.as_dtype(dtype) or D.get_default_dtype()
+    if steps < 0:
+        raise RuntimeError(f"number of steps must be non-negative, got {steps}")
     value = np.linspace(start, end, steps, dtype=np.float64).astype(dtype.np)
     return _leaf(jax.device_put(value, _jax_device(device)), requires_grad)
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
     dtype = D.as_dtype(dtype) or D.get_default_dtype()
+    for name, v in (("n", n), ("m", m)):
+        if v is not None and v < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
     return _leaf(jnp.eye(n, m, dtype=dtype.np, device=_jax_device(device)), requires_grad)
 
 

@@ -89,6 +89,7 @@ class _Signature:
 
 
 _signatures = {}
+D.default_dtype_caches.append(_signatures)   # promotion of Python floats follows the default dtype
 
 
 def apply(op, *args, **static):
@@ -163,7 +164,7 @@ def _record(op, static, sig, values, args, kinds):
     plan = sig.plans.get(diff)
     if plan is None:
         plan = sig.plans[diff] = _saved.plan(op, static, sig.cast, diff, values, kinds)
-    needed, bsig = plan
+    needed, bsig, mask = plan
     checks = []
     saved = []
     for i, keep in enumerate(needed):
@@ -178,6 +179,7 @@ def _record(op, static, sig, values, args, kinds):
             saved.append(values[i])
         else:
             saved.append(None)
-    node = Node(op, static, sig.cast, saved, edges, diff, sig.avals, bsig)
+    node = op.node_class(op, static, sig.cast, saved, edges, diff, sig.avals, bsig)
+    node.tensor_args = mask
     node.checks = checks
     return node

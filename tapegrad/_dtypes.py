@@ -75,20 +75,24 @@ def as_dtype(d):
     """Accept a tapegrad dtype, a NumPy dtype or a Python type (float, int, bool, complex)."""
     if d is None or isinstance(d, dtype):
         return d
+    # Python types name fixed dtypes in PyTorch, whatever the default dtype.
     if d is builtins.float:
-        return get_default_dtype()
+        return float64
     if d is builtins.int:
         return int64
     if d is builtins.bool:
         return bool_
     if d is builtins.complex:
-        return _default_complex()
+        return complex128
     return from_jax(d)
 
 
 # ---- default dtype -----------------------------------------------------------
 
 _default = [float32]
+# Caches whose entries depend on the default dtype (the dtype of Python floats, of true division):
+# modules register them here and set_default_dtype empties them.
+default_dtype_caches = []
 
 
 def set_default_dtype(d):
@@ -96,6 +100,8 @@ def set_default_dtype(d):
     if d not in (float16, bfloat16, float32, float64):
         raise TypeError(f"only floating-point types are supported as the default type, got {d}")
     _default[0] = d
+    for cache in default_dtype_caches:
+        cache.clear()
 
 
 def get_default_dtype():

@@ -35,17 +35,25 @@ class _DecoratorContextManager:
             @functools.wraps(fn)
             def generator(*args, **kwargs):
                 gen = fn(*args, **kwargs)
-                with self.clone():
-                    response = gen.send(None)
-                while True:
-                    try:
-                        request = yield response
-                    except BaseException:
-                        with self.clone():
-                            response = gen.throw(*__import__("sys").exc_info())
-                    else:
-                        with self.clone():
-                            response = gen.send(request)
+                try:
+                    with self.clone():
+                        response = gen.send(None)
+                    while True:
+                        try:
+                            request = yield response
+                        except GeneratorExit:
+                            with self.clone():
+                                gen.close()
+                            raise
+                        except BaseException as exc:
+                            with self.clone():
+                                response = gen.throw(exc)
+                        else:
+                            with self.clone():
+                                response = gen.send(request)
+                except StopIteration as stop:
+                    # The wrapped generator finished: finish too (PEP 479 forbids letting it escape).
+                    return stop.value
             return generator
 
         @functools.wraps(fn)

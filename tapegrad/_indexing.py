@@ -40,7 +40,7 @@ def parse(t, index):
                 raise _bounds_error(x, dim, size)
             spec.append(builtins.int(x))
             dim += 1
-            kind = "select"
+            kind = "select" if kind != "index" else kind
         elif isinstance(x, slice):
             spec.append(tuple(None if v is None else builtins.int(v) for v in (x.start, x.stop, x.step)))
             if x.step is not None and x.step <= 0:

@@ -4,11 +4,14 @@ Autograd sees an in-place op as the functional op followed by a rebase of the
 tensor's history onto the new node; on a view, as one CopySlices node on the
 base plus a rebased view. PyTorch's leaf checks apply while grad mode is on.
 """
+import weakref
+
 from . import _dtypes as D
 from ._dispatch import apply
 from ._grad_mode import _state
 from ._ops import elementwise as E
 from ._ops import indexing as I
+from ._views import refresh_views
 
 LEAF_ERROR = ("a leaf Variable that requires grad is being used in an in-place operation. "
               "Wrap the update in `with torch.no_grad():` (as an optimizer step does), "
@@ -66,28 +69,39 @@ def commit(t, out):
                            f"{list(out.shape)}")
     node = out._grad_fn
     if t._view is None:
-        t._storage.write(out._value)
+        old_version = t._storage.version
+        t._storage.write(out._peek())
         if node is not None:
             t._attach(node, out._out_idx)
+            _exempt_own_input(node, t, old_version)
             _retarget_output_check(node, t)
+            refresh_views(t)
         return
     base = t._view.base
     steps = t._view.steps
     if node is None and not base._requires_grad:
         from ._views import write
-        write(t, out._value)
+        write(t, out._peek())
         return
     new_base = apply(I.copy_slices, base, out, steps=steps)
-    base._storage.write(new_base._value)
+    base._storage.write(new_base._peek())
     if new_base._grad_fn is not None:
         base._attach(new_base._grad_fn, 0)
+        refresh_views(base, skip=t)
         view = apply(I.view_replay, base, steps=steps)
-        t._view.value, t._view.version = view._value, base._storage.version
+        t._view.value, t._view.version = view._peek(), base._storage.version
         if view._grad_fn is not None:
             t._attach(view._grad_fn, 0)
+
+
+def _exempt_own_input(node, t, old_version):
+    # The op read t's old value, which the node holds (JAX arrays are immutable): later writes to t
+    # do not touch it (PyTorch saves a clone of the original self for this), so drop that check.
+    storage = t._storage
+    node.checks = [c for c in node.checks if not (c[0]() is storage and c[1] == old_version and c[2] >= 0)]
 
 
 def _retarget_output_check(node, t):
     # The node's result now lives in t's storage: check that one for later in-place edits.
     if node.checks and node.checks[-1][2] == -1:
-        node.checks[-1] = (t._storage, t._storage.version, -1)
+        node.checks[-1] = (weakref.ref(t._storage), t._storage.version, -1)

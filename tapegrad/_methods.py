@@ -3,10 +3,12 @@ import builtins
 
 from . import _dtypes as D
 from . import _functional as F
+from . import _views
 from ._dispatch import apply
-from ._indexing import getitem, setitem
+from ._functional import _random
+from ._indexing import getitem, setitem, parse
 from ._inplace import inplace, commit, check_inplace
-from ._ops import elementwise as E
+from ._ops import elementwise as E, indexing as I
 from ._tensor import Tensor
 
 
@@ -30,12 +32,13 @@ def _forward(fn):
     return method
 
 
-def _inplace_method(fn):
+def _inplace_method(fn, name):
     """x.op_(...) / x op= y: the out-of-place function, then written into x."""
     def method(self, *args, **kwargs):
         check_inplace(self)
         commit(self, fn(self, *args, **kwargs))
         return self
+    method.__name__ = name
     return method
 
 
@@ -43,12 +46,12 @@ def _inplace_method(fn):
 _OPERATORS = {
     "add": F.add, "sub": F.sub, "mul": F.mul, "truediv": F.div, "floordiv": F.floor_divide,
     "mod": F.remainder, "pow": F.pow, "matmul": F.matmul, "and": F.bitwise_and, "or": F.bitwise_or,
-    "xor": F.bitwise_xor,
+    "xor": F.bitwise_xor, "lshift": F.bitwise_left_shift, "rshift": F.bitwise_right_shift,
 }
 for _name, _fn in _OPERATORS.items():
     setattr(Tensor, f"__{_name}__", _forward(_fn))
     setattr(Tensor, f"__r{_name}__", _reflected(_fn))
-    setattr(Tensor, f"__i{_name}__", _inplace_method(_forward(_fn)))
+    setattr(Tensor, f"__i{_name}__", _inplace_method(_forward(_fn), f"__i{_name}__"))
 Tensor.__rsub__ = lambda self, other: F.rsub(self, other)
 for _name, _fn in {"eq": F.eq, "ne": F.ne, "lt": F.lt, "le": F.le, "gt": F.gt, "ge": F.ge}.items():
     setattr(Tensor, f"__{_name}__", _forward(_fn))
@@ -58,32 +61,35 @@ Tensor.__abs__ = lambda self: F.abs(self)
 Tensor.__invert__ = lambda self: F.bitwise_not(self) if self.dtype is not D.bool_ else F.logical_not(self)
 Tensor.__getitem__ = getitem
 Tensor.__setitem__ = setitem
+Tensor.__contains__ = lambda self, item: builtins.bool((self == item).any())
 
 # ---- methods that are the functional API with self first -----------------------------
-_SAME_AS_FUNCTION = [
-    "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "floor_divide", "remainder",
-    "fmod", "pow", "maximum", "minimum", "atan2", "clamp", "clip", "clamp_min", "clamp_max", "neg", "negative",
-    "abs", "absolute", "sign", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "sigmoid", "relu",
-    "reciprocal", "square", "floor", "ceil", "trunc", "round", "eq", "ne", "lt", "le", "gt", "ge",
-    "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and", "logical_or", "logical_xor",
-    "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "clone", "sum", "mean",
-    "matmul", "mm", "reshape", "view", "flatten", "transpose", "swapaxes", "swapdims", "t", "permute",
-    "unsqueeze", "squeeze", "expand",
-]
-for _name in _SAME_AS_FUNCTION:
-    setattr(Tensor, _name, getattr(F, _name))
+# Functions PyTorch offers only as torch.* (no Tensor method).
+_NOT_METHODS = {
+    "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broadcast_tensors", "cat", "column_stack",
+    "complex", "concat", "concatenate", "dstack", "einsum", "hstack", "polar", "row_stack", "rsub", "stack",
+    "std_mean", "var_mean", "tensordot", "view_as_complex", "view_as_real", "vstack", "where", "real", "imag",
+}
+for _name in F.__all__:
+    if _name not in _NOT_METHODS:
+        setattr(Tensor, _name, getattr(F, _name))
 
-# In-place variants: x.add_(y) etc.
+# In-place variants x.op_(...) that PyTorch has, for the functions above.
 _INPLACE = [
-    "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "floor_divide", "remainder",
-    "fmod", "pow", "clamp", "clip", "clamp_min", "clamp_max", "neg", "negative", "abs", "absolute", "sign",
-    "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "sigmoid", "relu", "reciprocal", "square",
-    "floor", "ceil", "trunc", "round", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
-    "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "atan2",
-    "transpose", "t", "unsqueeze", "squeeze",
+    "abs", "absolute", "acos", "acosh", "add", "addcdiv", "addcmul", "addmm", "arccos", "arccosh", "arcsin",
+    "arcsinh", "arctan", "arctan2", "arctanh", "asin", "asinh", "atan", "atan2", "atanh", "baddbmm",
+    "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "ceil",
+    "clamp", "clamp_max", "clamp_min", "clip", "conj_physical", "cos", "cosh", "cumprod", "cumsum", "div",
+    "divide", "eq", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "fix", "float_power", "floor",
+    "floor_divide", "fmod", "frac", "ge", "greater", "greater_equal", "gt", "hypot", "index_add", "index_copy",
+    "index_fill", "le", "lerp", "less", "less_equal", "log", "log10", "log1p", "log2", "logical_and",
+    "logical_not", "logical_or", "logical_xor", "logit", "lt", "masked_fill", "masked_scatter", "mul", "multiply",
+    "nan_to_num", "ne", "neg", "negative", "not_equal", "pow", "reciprocal", "relu", "remainder", "round",
+    "rsqrt", "scatter", "scatter_add", "scatter_reduce", "sgn", "sigmoid", "sign", "sin", "sinh", "sqrt",
+    "square", "sub", "subtract", "tan", "tanh", "tril", "triu", "true_divide", "trunc",
 ]
 for _name in _INPLACE:
-    setattr(Tensor, _name + "_", _inplace_method(getattr(F, _name)))
+    setattr(Tensor, _name + "_", _inplace_method(getattr(F, _name), _name + "_"))
 
 
 def _view_inplace(fn):
@@ -97,8 +103,11 @@ def _view_inplace(fn):
     return method
 
 
-for _name in ("transpose", "t", "unsqueeze", "squeeze"):
+for _name in ("transpose", "t", "unsqueeze", "squeeze", "swapaxes", "swapdims"):
     setattr(Tensor, _name + "_", _view_inplace(getattr(F, _name)))
+
+for _name in ("uniform_", "normal_", "exponential_", "random_", "bernoulli_"):
+    setattr(Tensor, _name, getattr(_random, _name))
 
 
 def zero_(self):
@@ -115,19 +124,65 @@ def fill_(self, value):
 def copy_(self, src, non_blocking=False):
     src = F.scalar_or_tensor(src)
     if isinstance(src, Tensor):
-        import jax.numpy as jnp
-        try:
-            jnp.broadcast_shapes(tuple(src.shape), tuple(self.shape))
-        except ValueError:
-            raise RuntimeError(f"The size of tensor a ({self.shape[-1] if self.ndim else 1}) must match the size "
-                               f"of tensor b ({src.shape[-1] if src.ndim else 1}) at non-singleton dimension "
-                               f"{self.ndim - 1}") from None
+        F.broadcast_shapes(tuple(src.shape), tuple(self.shape))
+        if any(a != b and a != 1 for a, b in zip(reversed(src.shape), reversed(self.shape))) \
+                or src.ndim > self.ndim:
+            raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
+                               f"{list(F.broadcast_shapes(tuple(src.shape), tuple(self.shape)))}")
     return inplace(self, E.copy, src)
+
+
+def index_put_(self, indices, values, accumulate=False):
+    spec, arrays, _ = parse(self, tuple(indices))
+    values = F.scalar_or_tensor(values)
+    return inplace(self, I.index_put, values, *(Tensor._wrap(a) for a in arrays), spec=spec,
+                   accumulate=builtins.bool(accumulate))
+
+
+def index_put(self, indices, values, accumulate=False):
+    return index_put_(self.clone(), indices, values, accumulate)
+
+
+def where(self, condition, other):
+    return F.where(condition, self, other)
 
 
 Tensor.zero_ = zero_
 Tensor.fill_ = fill_
 Tensor.copy_ = copy_
+Tensor.index_put_ = index_put_
+Tensor.index_put = index_put
+Tensor.where = where
+Tensor.inverse = lambda self: F._linalg.inv(self)
+Tensor.pinverse = lambda self, rcond=1e-15: F._linalg.pinv(self)
+Tensor.conj = F.conj
+Tensor.real = property(F.real)
+Tensor.imag = property(F.imag)
+
+# ---- layout: views, strides, contiguity ------------------------------------------------------
+
+
+def _stride(self, dim=None):
+    strides = _views.layout(self)[0]
+    return strides if dim is None else strides[F.wrap_dim(dim, self.ndim)] if self.ndim else strides[dim]
+
+
+def contiguous(self, memory_format=None):
+    return self if _views.is_contiguous(self) else F.clone(self)
+
+
+Tensor.stride = _stride
+Tensor.storage_offset = lambda self: _views.layout(self)[1]
+Tensor.is_contiguous = lambda self, memory_format=None: _views.is_contiguous(self)
+Tensor.contiguous = contiguous
+# A stable fake address per storage: views of one base differ by their offset, as in PyTorch.
+Tensor.data_ptr = lambda self: id(self._storage) * 64 + _views.layout(self)[1] * self.dtype.itemsize
+Tensor._base = property(lambda self: self._view.base if self._view is not None else None)
+Tensor._is_view = lambda self: self._view is not None
+Tensor.T = property(lambda self: F.permute(self, tuple(range(self.ndim))[::-1]) if self.ndim != 2 else F.t(self))
+Tensor.mT = property(lambda self: F.transpose(self, -2, -1))
+Tensor.H = property(lambda self: F.conj(Tensor.T.fget(self)))
+Tensor.mH = property(lambda self: F.adjoint(self))
 
 
 # ---- dtype / device conversions -----------------------------------------------------------
@@ -174,13 +229,6 @@ for _name, _dtype in {"float": D.float32, "double": D.float64, "half": D.float16
     setattr(Tensor, _name, (lambda d: lambda self, memory_format=None: to(self, d))(_dtype))
 Tensor.cpu = lambda self: to(self, device="cpu")
 Tensor.cuda = lambda self, device=None, non_blocking=False: to(self, device=f"cuda:{device or 0}")
-Tensor.contiguous = lambda self, memory_format=None: self
-Tensor.is_contiguous = lambda self, memory_format=None: True
-Tensor.view_as = lambda self, other: F.view(self, tuple(other.shape))
-Tensor.reshape_as = lambda self, other: F.reshape(self, tuple(other.shape))
-Tensor.expand_as = lambda self, other: F.expand(self, tuple(other.shape))
-Tensor.T = property(lambda self: F.permute(self, tuple(range(self.ndim))[::-1]) if self.ndim != 2 else F.t(self))
-Tensor.mT = property(lambda self: F.transpose(self, -2, -1))
 Tensor.new_tensor = lambda self, data, dtype=None, device=None, requires_grad=False: __import__(
     "tapegrad._creation", fromlist=["tensor"]).tensor(data, dtype=dtype or self.dtype,
                                                       device=device, requires_grad=requires_grad)

@@ -121,7 +121,7 @@ def _autograd_key(seg, anode):
             codes.append(None)
             continue
         prod = e[0]
-        if type(prod) is not _Node:
+        if type(prod) is _AccumulateGrad:
             j = seg.leaf_pos.get(prod)
             if j is None:
                 j = seg.leaf_pos[prod] = len(seg.leaves)
@@ -136,4 +136,4 @@ def _autograd_key(seg, anode):
     return (anode.sig, tuple(codes), anode.out_avals if len(anode.out_avals) > 1 else None)
 
 
-from .autograd._node import Node as _Node  # noqa: E402
+from .autograd._node import AccumulateGrad as _AccumulateGrad  # noqa: E402

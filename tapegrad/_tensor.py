@@ -75,7 +75,15 @@ class Tensor:
 
     @property
     def _value(self):
-        return self._storage.value if self._view is None else self._view_value()
+        """The concrete jax.Array (computing pending work if needed)."""
+        if self._view is None:
+            return self._storage.value
+        from ._lazy import resolve
+        return resolve(self._view_value())
+
+    def _peek(self):
+        """The value as recorded: a jax.Array or a Pending with shape and dtype."""
+        return self._storage._raw if self._view is None else self._view_value()
 
     def _view_value(self):
         from ._views import read
@@ -84,8 +92,9 @@ class Tensor:
     def _set_value(self, value):
         """Write a new value into this tensor (through its view, if any) and bump the version."""
         from ._views import write
-        if value.dtype != self.dtype.np or value.shape != self.shape:
-            value = jax.numpy.broadcast_to(value.astype(self.dtype.np), self.shape)
+        if value.dtype != self.dtype.np or tuple(value.shape) != tuple(self.shape):
+            from ._lazy import resolve
+            value = jax.numpy.broadcast_to(resolve(value).astype(self.dtype.np), self.shape)
         if self._view is None:
             self._storage.write(value)
         else:
@@ -96,36 +105,39 @@ class Tensor:
     @property
     def shape(self):
         from ._size import Size
-        return Size(self._value.shape)
+        return Size(self._peek().shape)
 
     def size(self, dim=None):
-        shape = self._value.shape
+        shape = self._peek().shape
         if dim is None:
             from ._size import Size
             return Size(shape)
         return shape[_wrap_dim(dim, len(shape))]
 
     def dim(self):
-        return self._value.ndim
+        return len(self._peek().shape)
 
     ndimension = dim
 
     @property
     def ndim(self):
-        return self._value.ndim
+        return len(self._peek().shape)
 
     def numel(self):
-        return int(np.prod(self._value.shape, dtype=np.int64))
+        return int(np.prod(self._peek().shape, dtype=np.int64))
 
     nelement = numel
 
     @property
     def dtype(self):
-        return D.from_jax(self._value.dtype)
+        return D.from_jax(self._peek().dtype)
 
     @property
     def device(self):
-        return device_of(self._value)
+        v = self._peek()
+        while not hasattr(v, "devices"):   # a pending value lives where its inputs live
+            v = _first_array(v)
+        return device_of(v)
 
     @property
     def is_cuda(self):
@@ -208,10 +220,13 @@ class Tensor:
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
                                 f"{type(value).__name__}")
             if value.shape != self.shape:
-                raise RuntimeError(f"assigned grad has data of a different size: expected {list(self.shape)}, "
-                                   f"got {list(value.shape)}")
+                raise RuntimeError(f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of "
+                                   f"size '{list(self.shape)}'. Please ensure that the gradient and the tensor are "
+                                   "the same size")
             if value.dtype != self.dtype:
-                raise RuntimeError("assigned grad has data of a different type")
+                raise RuntimeError(f"attempting to assign a gradient with dtype '{value.dtype.name}' to a tensor "
+                                   f"with grad_dtype '{self.dtype.name}'. Convert it first, e.g. "
+                                   "x.grad = g.to(x.dtype).")
         self._grad = value
 
     @grad.deleter
@@ -233,6 +248,8 @@ class Tensor:
         if node.retained is None:
             node.retained = {}
         node.retained[self._out_idx] = weakref.ref(self)
+        if node.seg is not None and not node.seg.ended:
+            node.seg.retained.append(weakref.ref(node))
 
     def register_hook(self, hook):
         """Call hook(grad) when this tensor's gradient is computed; it may return a replacement."""
@@ -340,12 +357,12 @@ class Tensor:
     def __len__(self):
         if self.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
-        return self._value.shape[0]
+        return self._peek().shape[0]
 
     def __iter__(self):
         if self.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self._value.shape[0]))
+        return (self[i] for i in range(self._peek().shape[0]))
 
     def __hash__(self):
         return id(self)
@@ -384,6 +401,18 @@ class Tensor:
         if self.ndim == 0:
             return self.item().__format__(spec)
         return object.__format__(self, spec)
+
+
+def _first_array(p):
+    from ._lazy import Pending
+    node = p.node
+    if node.result is not None and node.result[p.index] is not None:
+        return node.result[p.index]
+    for a in node.args or ():
+        if hasattr(a, "devices") or type(a) is Pending:
+            return a
+    from ._lazy import resolve
+    return resolve(p)
 
 
 def _writable_numpy(t):

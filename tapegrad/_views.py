@@ -7,14 +7,15 @@ the base functionally: the recipe applied to an iota of the base gives the
 flat base positions of the view's elements, and the new values are scattered
 there. One mechanism serves every view op.
 """
+import weakref
+
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from . import _dispatch
 from ._dispatch import pure_fn
 
-_readers = {}
-_writers = {}
 
 
 class ViewInfo:
@@ -37,13 +38,6 @@ def compose(steps):
     return read
 
 
-def reader(steps):
-    fn = _readers.get(steps)
-    if fn is None:
-        fn = _readers[steps] = jax.jit(compose(steps))
-    return fn
-
-
 def scatter_into(steps, base, new):
     """The base array with the elements selected by `steps` replaced by `new` (pure)."""
     positions = compose(steps)(jnp.arange(base.size, dtype=jnp.int64).reshape(base.shape))
@@ -51,24 +45,19 @@ def scatter_into(steps, base, new):
     return base.reshape(-1).at[positions.reshape(-1)].set(new.reshape(-1)).reshape(base.shape)
 
 
-def writer(steps):
-    fn = _writers.get(steps)
-    if fn is None:
-        fn = _writers[steps] = jax.jit(lambda base, new: scatter_into(steps, base, new))
-    return fn
-
-
 def read(t):
     info, storage = t._view, t._storage
     if info.version != storage.version:
-        info.value = reader(info.steps)(storage.value)
+        from ._ops.indexing import view_replay
+        info.value = _dispatch.compute(view_replay, (("steps", info.steps),), [storage._raw])
         info.version = storage.version
     return info.value
 
 
 def write(t, value):
+    from ._ops.indexing import copy_slices
     info, storage = t._view, t._storage
-    storage.write(writer(info.steps)(storage.value, value))
+    storage.write(_dispatch.compute(copy_slices, (("steps", info.steps),), [storage._raw, value]))
     info.value, info.version = value, storage.version
 
 
@@ -80,6 +69,108 @@ def make_view(out, source, op, static, value):
         base, steps = source._view.base, source._view.steps + ((op, static),)
     out._storage = source._storage
     out._view = ViewInfo(base, steps, source._storage.version, value)
+    if source._requires_grad:
+        views = _grad_views.get(source._storage)
+        if views is None:
+            views = _grad_views[source._storage] = weakref.WeakSet()
+        views.add(out)
 
 
 _dispatch.make_view = make_view
+
+# Storage -> live views with autograd history, so an in-place change of the base's history can
+# regenerate theirs (PyTorch regenerates a view's grad_fn once its base has changed).
+_grad_views = weakref.WeakKeyDictionary()
+
+
+def refresh_views(base, skip=None):
+    """Point the gradient of every live view of `base` at base's current history."""
+    views = _grad_views.get(base._storage)
+    if not views:
+        return
+    from ._ops.indexing import view_replay
+    for v in list(views):
+        if v is skip or v._view is None or v._view.base is not base:
+            continue
+        replay = _dispatch.apply(view_replay, base, steps=v._view.steps)
+        if replay._grad_fn is not None:
+            v._attach(replay._grad_fn, 0)
+
+
+# ---- layout: strides and offsets as PyTorch would report them ------------------------------------
+
+_layouts = {}
+
+
+def contiguous_strides(shape):
+    strides, acc = [], 1
+    for s in reversed(shape):
+        strides.append(acc)
+        acc *= max(s, 1)
+    return tuple(reversed(strides))
+
+
+def layout(t):
+    """(strides, storage_offset) in elements. A view's are read off its recipe applied to an iota of the base."""
+    if t._view is None:
+        return contiguous_strides(tuple(t.shape)), 0
+    base_shape = t._view.base.shape
+    key = (t._view.steps, base_shape)
+    found = _layouts.get(key)
+    if found is None:
+        iota = jnp.arange(int(np.prod(base_shape, dtype=np.int64)), dtype=jnp.int64).reshape(base_shape)
+        pos = np.asarray(compose(t._view.steps)(iota))
+        found = _layouts[key] = _strides_from_positions(pos)
+    return found
+
+
+def _strides_from_positions(pos):
+    shape = pos.shape
+    if pos.size == 0:
+        return contiguous_strides(shape), 0
+    origin = int(pos.reshape(-1)[0])
+    strides = [0] * len(shape)
+    for d in reversed(range(len(shape))):
+        if shape[d] > 1:
+            strides[d] = int(pos[(0,) * d + (1,) + (0,) * (len(shape) - d - 1)]) - origin
+        else:
+            strides[d] = strides[d + 1] * max(shape[d + 1], 1) if d + 1 < len(shape) else 1
+    return tuple(strides), origin
+
+
+def is_contiguous(t):
+    if t._view is None:
+        return True
+    strides, _ = layout(t)
+    expected = 1
+    for size, stride in zip(reversed(t._value.shape), reversed(strides)):
+        if size != 1:
+            if stride != expected:
+                return False
+            expected *= size
+    return True
+
+
+def view_strides(shape, strides, new_shape):
+    """PyTorch's computeStride: the strides `new_shape` would have as a view, or None if impossible."""
+    if not shape:
+        return contiguous_strides(new_shape)
+    if int(np.prod(shape)) == 0:
+        return contiguous_strides(new_shape)
+    new_strides = [0] * len(new_shape)
+    view_d = len(new_shape) - 1
+    chunk_base_stride = strides[-1]
+    tensor_numel, view_numel = 1, 1
+    for d in reversed(range(len(shape))):
+        tensor_numel *= shape[d]
+        if d == 0 or (shape[d - 1] != 1 and strides[d - 1] != tensor_numel * chunk_base_stride):
+            while view_d >= 0 and (view_numel < tensor_numel or new_shape[view_d] == 1):
+                new_strides[view_d] = view_numel * chunk_base_stride
+                view_numel *= new_shape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if d > 0:
+                chunk_base_stride = strides[d - 1]
+                tensor_numel, view_numel = 1, 1
+    return tuple(new_strides) if view_d == -1 else None

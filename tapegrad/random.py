@@ -83,10 +83,15 @@ def _make(value, requires_grad, device):
     return _leaf(jax.device_put(value, _jax_device(device)), requires_grad)
 
 
-def _float_dtype(dtype):
+_KERNEL_TYPE_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
+                      "int64": "Long"}
+
+
+def _float_dtype(dtype, kernel="check_uniform_bounds"):
     d = D.as_dtype(dtype) or D.get_default_dtype()
     if not d.is_floating_point and not d.is_complex:
-        raise RuntimeError(f"\"check_uniform_bounds\" not implemented for '{d.name}': pass a floating dtype")
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_KERNEL_TYPE_NAMES[d.name]}'. "
+                                  "Pass a floating dtype, e.g. dtype=torch.float32.")
     return d
 
 
@@ -101,15 +106,21 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, ou
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
-    d = _float_dtype(dtype)
+    d = _float_dtype(dtype, "normal_kernel_cpu")
     return _make(jax.random.normal(_key(generator), _size(size), d.np), requires_grad, device)
 
 
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
-    if high is None:
-        low, high = 0, low
     if size is None:
-        raise TypeError("randint() missing required argument 'size'")
+        given = ", ".join(type(a).__name__ for a in (low, high) if a is not None)
+        if not isinstance(high, (tuple, list)):
+            raise TypeError(f"randint() received an invalid combination of arguments - got ({given}), but expected "
+                            "one of: (int high, tuple of ints size) or (int low, int high, tuple of ints size). "
+                            "Pass a size, e.g. torch.randint(10, (3,)).")
+        high, size = None, high
+    if high is None:
+        # randint(high, size): PyTorch's overload without `low`.
+        low, high = 0, low
     d = D.as_dtype(dtype) or D.int64
     value = jax.random.randint(_key(generator), tuple(size), low, high, jnp.int64).astype(d.np)
     return _make(value, requires_grad, device)
@@ -117,6 +128,7 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
     d = D.as_dtype(dtype) or D.int64
+    _size((n,))
     return _make(jax.random.permutation(_key(generator), n).astype(d.np), requires_grad, device)
 
 
@@ -129,7 +141,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
         dt = (mean if isinstance(mean, Tensor) else std).dtype
         z = jax.random.normal(_key(generator), shape, dt.np)
         return _make((m + s * z).astype(dt.np), requires_grad, device)
-    d = _float_dtype(dtype)
+    d = _float_dtype(dtype, "normal_kernel_cpu")
     z = jax.random.normal(_key(generator), tuple(size), d.np)
     return _make((mean + std * z).astype(d.np), requires_grad, device)
 

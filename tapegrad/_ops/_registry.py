@@ -24,13 +24,15 @@ class Op:
     saves_output True when PyTorch's backward reads the result (exp, tanh...): modifying the
                 result in place then makes backward fail, as in PyTorch.
     nout        number of outputs (fn returns a tuple when > 1).
+    wraps_scalars True when PyTorch wraps a Python scalar argument into a tensor input (add, sub,
+                mul, div), so it appears in grad_fn.next_functions as (None, 0).
     """
 
     __slots__ = ("name", "fn", "dtype_rule", "diff", "view", "saves_output", "nout", "node_name",
-                 "__weakref__")
+                 "node_class", "wraps_scalars", "__weakref__")
 
     def __init__(self, name, fn, dtype_rule=SAME, diff=None, view=False, saves_output=False, nout=1,
-                 node=None, node_name=None):
+                 node=None, node_name=None, wraps_scalars=False):
         self.name = name
         self.fn = fn
         self.dtype_rule = dtype_rule
@@ -38,7 +40,10 @@ class Op:
         self.view = view
         self.saves_output = saves_output
         self.nout = nout
+        self.wraps_scalars = wraps_scalars
         self.node_name = node_name or _camel(node or name) + "Backward0"
+        from ..autograd._node import node_class
+        self.node_class = node_class(self.node_name)
 
     def __repr__(self):
         return f"Op({self.name})"

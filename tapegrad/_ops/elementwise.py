@@ -1,85 +1,9 @@
-"""Elementwise ops: arithmetic, comparison, unary maths, activations."""
+"""Elementwise ops: arithmetic, comparison, bitwise, unary maths."""
 import jax
 import jax.numpy as jnp
+import jax.scipy.special as jss
 
 from ._registry import defop, SAME, FLOAT, COMPARE, KEEP
-
-# ---- binary arithmetic ------------------------------------------------------------
-add = defop("add", lambda a, b: a + b)
-add_scaled = defop("add_scaled", lambda a, b, alpha: a + alpha * b, diff=(0, 1), node="add")
-sub = defop("sub", lambda a, b: a - b)
-sub_scaled = defop("sub_scaled", lambda a, b, alpha: a - alpha * b, diff=(0, 1), node="sub")
-rsub = defop("rsub", lambda a, b: b - a)
-mul = defop("mul", lambda a, b: a * b)
-div = defop("div", lambda a, b: a / b, dtype_rule=FLOAT)
-div_trunc = defop("div_trunc", lambda a, b: _trunc_div(a, b), node="div")
-div_floor = defop("div_floor", lambda a, b: _floor_div(a, b), node="div")
-floor_divide = defop("floor_divide", lambda a, b: _floor_div(a, b))
-remainder = defop("remainder", lambda a, b: a - _floor_div(a, b) * b if _is_float(a) else jnp.remainder(a, b))
-fmod = defop("fmod", lambda a, b: jnp.fmod(a, b))
-pow = defop("pow", lambda a, b: _pow(a, b))
-maximum = defop("maximum", lambda a, b: jnp.where((a >= b) | jnp.isnan(a), a, b))
-minimum = defop("minimum", lambda a, b: jnp.where((a <= b) | jnp.isnan(a), a, b))
-atan2 = defop("atan2", lambda a, b: jnp.arctan2(a, b), dtype_rule=FLOAT)
-
-# ---- comparison (never differentiable) -------------------------------------------
-eq = defop("eq", lambda a, b: a == b, dtype_rule=COMPARE)
-ne = defop("ne", lambda a, b: a != b, dtype_rule=COMPARE)
-lt = defop("lt", lambda a, b: a < b, dtype_rule=COMPARE)
-le = defop("le", lambda a, b: a <= b, dtype_rule=COMPARE)
-gt = defop("gt", lambda a, b: a > b, dtype_rule=COMPARE)
-ge = defop("ge", lambda a, b: a >= b, dtype_rule=COMPARE)
-logical_and = defop("logical_and", lambda a, b: jnp.logical_and(a, b), dtype_rule=KEEP)
-logical_or = defop("logical_or", lambda a, b: jnp.logical_or(a, b), dtype_rule=KEEP)
-logical_xor = defop("logical_xor", lambda a, b: jnp.logical_xor(a, b), dtype_rule=KEEP)
-logical_not = defop("logical_not", lambda a: jnp.logical_not(a), dtype_rule=KEEP)
-bitwise_and = defop("bitwise_and", lambda a, b: a & b)
-bitwise_or = defop("bitwise_or", lambda a, b: a | b)
-bitwise_xor = defop("bitwise_xor", lambda a, b: a ^ b)
-bitwise_not = defop("bitwise_not", lambda a: ~a, dtype_rule=KEEP)
-
-# ---- unary --------------------------------------------------------------------------
-neg = defop("neg", lambda a: -a, dtype_rule=KEEP)
-abs = defop("abs", lambda a: jnp.abs(a), dtype_rule=KEEP)
-sign = defop("sign", lambda a: jnp.sign(a), dtype_rule=KEEP)
-exp = defop("exp", lambda a: jnp.exp(a), dtype_rule=FLOAT, saves_output=True)
-log = defop("log", lambda a: jnp.log(a), dtype_rule=FLOAT)
-sqrt = defop("sqrt", lambda a: jnp.sqrt(a), dtype_rule=FLOAT, saves_output=True)
-rsqrt = defop("rsqrt", lambda a: jax.lax.rsqrt(a), dtype_rule=FLOAT, saves_output=True)
-sin = defop("sin", lambda a: jnp.sin(a), dtype_rule=FLOAT)
-cos = defop("cos", lambda a: jnp.cos(a), dtype_rule=FLOAT)
-tan = defop("tan", lambda a: jnp.tan(a), dtype_rule=FLOAT, saves_output=True)
-tanh = defop("tanh", lambda a: jnp.tanh(a), dtype_rule=FLOAT, saves_output=True)
-sigmoid = defop("sigmoid", lambda a: jax.nn.sigmoid(a), dtype_rule=FLOAT, saves_output=True)
-relu = defop("relu", lambda a: jnp.where(a > 0, a, jnp.zeros((), a.dtype)), dtype_rule=KEEP,
-             saves_output=True)
-reciprocal = defop("reciprocal", lambda a: 1 / a, dtype_rule=FLOAT, saves_output=True)
-square = defop("square", lambda a: a * a, dtype_rule=KEEP, node="pow")
-floor = defop("floor", lambda a: jnp.floor(a) if _is_float(a) else a, dtype_rule=KEEP)
-ceil = defop("ceil", lambda a: jnp.ceil(a) if _is_float(a) else a, dtype_rule=KEEP)
-round = defop("round", lambda a, decimals=0: jnp.round(a, decimals) if _is_float(a) else a, dtype_rule=KEEP)
-trunc = defop("trunc", lambda a: jnp.trunc(a) if _is_float(a) else a, dtype_rule=KEEP)
-
-
-def _clamp(a, lo, hi):
-    # PyTorch passes the gradient through where lo <= a <= hi (inclusive), unlike jnp.clip's ties.
-    if lo is not None:
-        a = jnp.where(a < lo, jnp.asarray(lo, a.dtype), a)
-    if hi is not None:
-        a = jnp.where(a > hi, jnp.asarray(hi, a.dtype), a)
-    return a
-
-
-clamp = defop("clamp", lambda a, lo, hi: _clamp(a, lo, hi), diff=(0,))
-clamp_min = defop("clamp_min", lambda a, lo: _clamp(a, lo, None), diff=(0,))
-clamp_max = defop("clamp_max", lambda a, hi: _clamp(a, None, hi), diff=(0,))
-where = defop("where", lambda c, a, b: jnp.where(c, a, b), diff=(1, 2), dtype_rule=KEEP)
-to_dtype = defop("to_dtype", lambda a, dtype: a.astype(dtype), dtype_rule=KEEP, node="to_copy")
-clone = defop("clone", lambda a: a + jnp.zeros((), a.dtype) if a.dtype != jnp.bool_ else a | False,
-              dtype_rule=KEEP)
-fill = defop("fill", lambda a, v: jnp.full(a.shape, v, a.dtype), diff=(1,), dtype_rule=KEEP)
-copy = defop("copy", lambda a, src: jnp.broadcast_to(src.astype(a.dtype), a.shape), diff=(1,),
-             dtype_rule=KEEP, node_name="CopyBackwards")
 
 
 def _is_float(a):
@@ -98,3 +22,195 @@ def _trunc_div(a, b):
 
 def _floor_div(a, b):
     return jnp.floor(a / b) if _is_float(a) else jnp.floor_divide(a, b)
+
+
+def _remainder(a, b):
+    return a - _floor_div(a, b) * b if _is_float(a) else jnp.remainder(a, b)
+
+
+def _max_split(a, b, pick):
+    # PyTorch splits the gradient evenly between a and b where they tie; NaN propagates.
+    if not _is_float(a):
+        return jnp.where(pick(a, b), a, b)
+    return jnp.where(pick(a, b), a, jnp.where(pick(b, a), b, a * 0.5 + b * 0.5))
+
+
+def _fmax(a, b, pick):
+    # NaN is ignored; ties send the gradient to a (PyTorch's fmax/fmin).
+    return jnp.where(pick(a, b) | (a == b) | jnp.isnan(b), a, b)
+
+
+def _clamp(a, lo, hi):
+    # PyTorch passes the gradient through where lo <= a <= hi (inclusive), unlike jnp.clip's ties.
+    if lo is not None:
+        a = jnp.where(a < lo, jnp.asarray(lo, a.dtype), a)
+    if hi is not None:
+        a = jnp.where(a > hi, jnp.asarray(hi, a.dtype), a)
+    return a
+
+
+def _sign(a):
+    return jnp.sign(a) if a.dtype != jnp.bool_ else a
+
+
+def _sgn(a):
+    # z / |z| for complex (0 at 0), sign for real.
+    if not jnp.iscomplexobj(a):
+        return _sign(a)
+    r = jnp.abs(a)
+    return jnp.where(r == 0, jnp.zeros((), a.dtype), a / jnp.where(r == 0, 1, r).astype(a.dtype))
+
+
+def _angle(a):
+    if jnp.iscomplexobj(a):
+        return jnp.angle(a)
+    pi = jnp.asarray(jnp.pi, a.dtype)
+    return jnp.where(jnp.isnan(a), a, jnp.where(a < 0, pi, jnp.zeros((), a.dtype)))
+
+
+def _logit(a, eps):
+    if eps is not None:
+        a = _clamp(a, eps, 1 - eps)
+    return jnp.log(a / (1 - a))
+
+
+def _nan_to_num(a, nan, posinf, neginf):
+    if not _is_float(a):
+        return a
+    info = jnp.finfo(a.dtype)
+    posinf = info.max if posinf is None else posinf
+    neginf = info.min if neginf is None else neginf
+    a = jnp.where(jnp.isnan(a), jnp.asarray(nan, a.dtype), a)
+    a = jnp.where(a == jnp.inf, jnp.asarray(posinf, a.dtype), a)
+    return jnp.where(a == -jnp.inf, jnp.asarray(neginf, a.dtype), a)
+
+
+def _lerp(a, b, w):
+    # PyTorch's formula, exact at w == 1.
+    return jnp.where(jnp.abs(w) < 0.5, a + w * (b - a), b - (b - a) * (1 - w))
+
+
+def _isclose(a, b, rtol, atol, equal_nan):
+    close = jnp.abs(a - b) <= atol + rtol * jnp.abs(b)
+    close = (a == b) | (close & jnp.isfinite(a) & jnp.isfinite(b))
+    if equal_nan:
+        close = close | (jnp.isnan(a) & jnp.isnan(b))
+    return close
+
+
+# ---- binary arithmetic ------------------------------------------------------------
+add = defop("add", lambda a, b: a + b, wraps_scalars=True)
+add_scaled = defop("add_scaled", lambda a, b, alpha: a + alpha * b, diff=(0, 1), node="add", wraps_scalars=True)
+sub = defop("sub", lambda a, b: a - b, wraps_scalars=True)
+sub_scaled = defop("sub_scaled", lambda a, b, alpha: a - alpha * b, diff=(0, 1), node="sub", wraps_scalars=True)
+rsub = defop("rsub", lambda a, b: b - a)
+mul = defop("mul", lambda a, b: a * b, wraps_scalars=True)
+div = defop("div", lambda a, b: a / b, dtype_rule=FLOAT, wraps_scalars=True)
+div_trunc = defop("div_trunc", lambda a, b: _trunc_div(a, b), node="div")
+div_floor = defop("div_floor", lambda a, b: _floor_div(a, b), node="div")
+floor_divide = defop("floor_divide", lambda a, b: _floor_div(a, b))
+remainder = defop("remainder", _remainder)
+fmod = defop("fmod", lambda a, b: jnp.fmod(a, b))
+pow = defop("pow", lambda a, b: _pow(a, b))
+maximum = defop("maximum", lambda a, b: _max_split(a, b, jnp.greater))
+minimum = defop("minimum", lambda a, b: _max_split(a, b, jnp.less))
+fmax = defop("fmax", lambda a, b: _fmax(a, b, jnp.greater))
+fmin = defop("fmin", lambda a, b: _fmax(a, b, jnp.less))
+atan2 = defop("atan2", lambda a, b: jnp.arctan2(a, b), dtype_rule=FLOAT)
+hypot = defop("hypot", lambda a, b: jnp.hypot(a, b))
+lerp = defop("lerp", _lerp)
+clamp = defop("clamp", lambda a, lo, hi: _clamp(a, lo, hi))
+clamp_min = defop("clamp_min", lambda a, lo: _clamp(a, lo, None))
+clamp_max = defop("clamp_max", lambda a, hi: _clamp(a, None, hi))
+addcmul = defop("addcmul", lambda a, b, c, value: a + value * b * c, diff=(0, 1, 2))
+addcdiv = defop("addcdiv", lambda a, b, c, value: a + value * b / c, diff=(0, 1, 2))
+where = defop("where", lambda c, a, b: jnp.where(c, a, b), diff=(1, 2), dtype_rule=KEEP)
+
+# ---- comparison and logic (never differentiable) ----------------------------------
+eq = defop("eq", lambda a, b: a == b, dtype_rule=COMPARE)
+ne = defop("ne", lambda a, b: a != b, dtype_rule=COMPARE)
+lt = defop("lt", lambda a, b: a < b, dtype_rule=COMPARE)
+le = defop("le", lambda a, b: a <= b, dtype_rule=COMPARE)
+gt = defop("gt", lambda a, b: a > b, dtype_rule=COMPARE)
+ge = defop("ge", lambda a, b: a >= b, dtype_rule=COMPARE)
+isclose = defop("isclose", _isclose, dtype_rule=COMPARE)
+isnan = defop("isnan", lambda a: jnp.isnan(a), dtype_rule=KEEP)
+isinf = defop("isinf", lambda a: jnp.isinf(a), dtype_rule=KEEP)
+isfinite = defop("isfinite", lambda a: jnp.isfinite(a), dtype_rule=KEEP)
+logical_and = defop("logical_and", lambda a, b: jnp.logical_and(a, b), dtype_rule=KEEP)
+logical_or = defop("logical_or", lambda a, b: jnp.logical_or(a, b), dtype_rule=KEEP)
+logical_xor = defop("logical_xor", lambda a, b: jnp.logical_xor(a, b), dtype_rule=KEEP)
+logical_not = defop("logical_not", lambda a: jnp.logical_not(a), dtype_rule=KEEP)
+bitwise_and = defop("bitwise_and", lambda a, b: a & b)
+bitwise_or = defop("bitwise_or", lambda a, b: a | b)
+bitwise_xor = defop("bitwise_xor", lambda a, b: a ^ b)
+bitwise_not = defop("bitwise_not", lambda a: ~a, dtype_rule=KEEP)
+bitwise_left_shift = defop("bitwise_left_shift", lambda a, b: jnp.left_shift(a, b))
+bitwise_right_shift = defop("bitwise_right_shift", lambda a, b: jnp.right_shift(a, b))
+
+# ---- unary: sign, rounding ------------------------------------------------------------
+neg = defop("neg", lambda a: -a, dtype_rule=KEEP)
+abs = defop("abs", lambda a: jnp.abs(a), dtype_rule=KEEP)
+sign = defop("sign", _sign, dtype_rule=KEEP)
+sgn = defop("sgn", _sgn, dtype_rule=KEEP)
+floor = defop("floor", lambda a: jnp.floor(a) if _is_float(a) else a, dtype_rule=KEEP)
+ceil = defop("ceil", lambda a: jnp.ceil(a) if _is_float(a) else a, dtype_rule=KEEP)
+round = defop("round", lambda a, decimals=0: jnp.round(a, decimals) if _is_float(a) else a, dtype_rule=KEEP)
+trunc = defop("trunc", lambda a: jnp.trunc(a) if _is_float(a) else a, dtype_rule=KEEP)
+frac = defop("frac", lambda a: a - jnp.trunc(a), dtype_rule=KEEP)
+square = defop("square", lambda a: a * a, dtype_rule=KEEP, node="pow")
+nan_to_num = defop("nan_to_num", _nan_to_num, dtype_rule=KEEP)
+
+# ---- unary: exponentials and logarithms ------------------------------------------------
+exp = defop("exp", lambda a: jnp.exp(a), dtype_rule=FLOAT, saves_output=True)
+exp2 = defop("exp2", lambda a: jnp.exp2(a), dtype_rule=FLOAT, saves_output=True)
+expm1 = defop("expm1", lambda a: jnp.expm1(a), dtype_rule=FLOAT, saves_output=True)
+log = defop("log", lambda a: jnp.log(a), dtype_rule=FLOAT)
+log2 = defop("log2", lambda a: jnp.log2(a), dtype_rule=FLOAT)
+log10 = defop("log10", lambda a: jnp.log10(a), dtype_rule=FLOAT)
+log1p = defop("log1p", lambda a: jnp.log1p(a), dtype_rule=FLOAT)
+sqrt = defop("sqrt", lambda a: jnp.sqrt(a), dtype_rule=FLOAT, saves_output=True)
+rsqrt = defop("rsqrt", lambda a: jax.lax.rsqrt(a), dtype_rule=FLOAT, saves_output=True)
+reciprocal = defop("reciprocal", lambda a: 1 / a, dtype_rule=FLOAT, saves_output=True)
+
+# ---- unary: trigonometric and hyperbolic ---------------------------------------------------
+sin = defop("sin", lambda a: jnp.sin(a), dtype_rule=FLOAT)
+cos = defop("cos", lambda a: jnp.cos(a), dtype_rule=FLOAT)
+tan = defop("tan", lambda a: jnp.tan(a), dtype_rule=FLOAT, saves_output=True)
+asin = defop("asin", lambda a: jnp.arcsin(a), dtype_rule=FLOAT)
+acos = defop("acos", lambda a: jnp.arccos(a), dtype_rule=FLOAT)
+atan = defop("atan", lambda a: jnp.arctan(a), dtype_rule=FLOAT)
+sinh = defop("sinh", lambda a: jnp.sinh(a), dtype_rule=FLOAT)
+cosh = defop("cosh", lambda a: jnp.cosh(a), dtype_rule=FLOAT)
+tanh = defop("tanh", lambda a: jnp.tanh(a), dtype_rule=FLOAT, saves_output=True)
+asinh = defop("asinh", lambda a: jnp.arcsinh(a), dtype_rule=FLOAT)
+acosh = defop("acosh", lambda a: jnp.arccosh(a), dtype_rule=FLOAT)
+atanh = defop("atanh", lambda a: jnp.arctanh(a), dtype_rule=FLOAT)
+
+# ---- unary: special functions and activations ----------------------------------------------
+sigmoid = defop("sigmoid", lambda a: jax.nn.sigmoid(a), dtype_rule=FLOAT, saves_output=True)
+logit = defop("logit", lambda a, eps=None: _logit(a, eps), dtype_rule=FLOAT)
+erf = defop("erf", lambda a: jss.erf(a), dtype_rule=FLOAT)
+erfc = defop("erfc", lambda a: jss.erfc(a), dtype_rule=FLOAT)
+erfinv = defop("erfinv", lambda a: jss.erfinv(a), dtype_rule=FLOAT)
+relu = defop("relu", lambda a: jnp.where(a > 0, a, jnp.zeros((), a.dtype)), dtype_rule=KEEP,
+             saves_output=True)
+
+# ---- complex parts (real/imag views are computed copies here) ------------------------------
+angle = defop("angle", _angle, dtype_rule=FLOAT)
+conj_physical = defop("conj_physical", lambda a: jnp.conj(a), dtype_rule=KEEP)
+real = defop("real", lambda a: jnp.real(a), dtype_rule=KEEP)
+imag = defop("imag", lambda a: jnp.imag(a), dtype_rule=KEEP)
+complex = defop("complex", lambda re, im: jax.lax.complex(re, im), dtype_rule=KEEP)
+polar = defop("polar", lambda r, t: jax.lax.complex(r * jnp.cos(t), r * jnp.sin(t)), dtype_rule=KEEP)
+view_as_real = defop("view_as_real", lambda a: jnp.stack([jnp.real(a), jnp.imag(a)], -1), dtype_rule=KEEP)
+view_as_complex = defop("view_as_complex", lambda a: jax.lax.complex(a[..., 0], a[..., 1]), dtype_rule=KEEP)
+
+# ---- copies, casts, fills ---------------------------------------------------------------------
+to_dtype = defop("to_dtype", lambda a, dtype: a.astype(dtype), dtype_rule=KEEP, node="to_copy")
+clone = defop("clone", lambda a: a + jnp.zeros((), a.dtype) if a.dtype != jnp.bool_ else a | False,
+              dtype_rule=KEEP)
+# The result does not depend on `a`'s values: its gradient to `a` is zero (the old history is cut).
+fill = defop("fill", lambda a, v: jnp.full(a.shape, v, a.dtype), dtype_rule=KEEP)
+copy = defop("copy", lambda a, src: jnp.broadcast_to(jnp.asarray(src).astype(a.dtype), a.shape), dtype_rule=KEEP,
+             node_name="CopyBackwards")

@@ -1,7 +1,8 @@
-"""Indexing: __getitem__ / __setitem__ over a hashable index spec.
+"""Indexing: __getitem__ / __setitem__ over a hashable index spec, and the gather/scatter family.
 
 The spec encodes ints, slices, None and Ellipsis statically; integer/bool tensor
-indices are positional array arguments (marked by "T" in the spec).
+indices are positional array arguments (marked by "T" in the spec). Index bounds
+are checked on the host by the callers (JAX would clamp silently).
 """
 import jax.numpy as jnp
 
@@ -25,11 +26,91 @@ def _getitem(a, *arrays, spec):
     return a[build_index(spec, arrays)]
 
 
-def _setitem(a, v, *arrays, spec):
+def _setitem(a, v, *arrays, spec, accumulate=False):
     idx = build_index(spec, arrays)
-    return a.at[idx].set(jnp.asarray(v, a.dtype) if not hasattr(v, "dtype") else v.astype(a.dtype))
+    v = jnp.asarray(v, a.dtype) if not hasattr(v, "dtype") else v.astype(a.dtype)
+    return a.at[idx].add(v) if accumulate else a.at[idx].set(v)
 
 
+def _scatter_index(idx, dim):
+    # Full index tuple addressing, for each element of idx, position idx along dim.
+    grid = list(jnp.indices(idx.shape, sparse=True))
+    grid[dim] = idx
+    return tuple(grid)
+
+
+def _crop(x, shape):
+    return x[tuple(slice(0, s) for s in shape)]
+
+
+def _gather(a, idx, dim):
+    crop = tuple(slice(0, s) if d != dim else slice(None) for d, s in enumerate(idx.shape))
+    return jnp.take_along_axis(a[crop], idx, axis=dim)
+
+
+def _scatter(a, idx, src, dim, reduce=None):
+    at = a.at[_scatter_index(idx, dim)]
+    src = jnp.broadcast_to(jnp.asarray(src, a.dtype), idx.shape) if jnp.ndim(src) == 0 else \
+        _crop(src, idx.shape).astype(a.dtype)
+    if reduce == "add":
+        return at.add(src)
+    if reduce == "multiply":
+        return at.multiply(src)
+    return at.set(src)
+
+
+def _reduce_identity(reduce, dtype):
+    if reduce in ("sum", "mean"):
+        return 0
+    if reduce == "prod":
+        return 1
+    if jnp.issubdtype(dtype, jnp.inexact):
+        return -jnp.inf if reduce == "amax" else jnp.inf
+    info = jnp.iinfo(dtype)
+    return info.min if reduce == "amax" else info.max
+
+
+def _scatter_reduce(a, idx, src, dim, reduce, include_self):
+    where = _scatter_index(idx, dim)
+    src = _crop(src, idx.shape)
+    base = a if include_self else a.at[where].set(jnp.asarray(_reduce_identity(reduce, a.dtype), a.dtype))
+    if reduce in ("sum", "mean"):
+        out = base.at[where].add(src)
+        if reduce == "mean":
+            count = jnp.zeros(a.shape, a.dtype).at[where].add(1) + (1 if include_self else 0)
+            count = jnp.where(count == 0, 1, count)
+            out = out / count if jnp.issubdtype(a.dtype, jnp.inexact) else out // count
+        return out
+    if reduce == "prod":
+        return base.at[where].multiply(src)
+    return base.at[where].max(src) if reduce == "amax" else base.at[where].min(src)
+
+
+def _dim_index(dim, idx):
+    return (slice(None),) * dim + (idx,)
+
+
+def _masked_scatter(a, mask, src):
+    mask = jnp.broadcast_to(mask, a.shape)
+    positions = jnp.cumsum(mask.reshape(-1)) - 1
+    taken = src.reshape(-1)[jnp.clip(positions, 0, src.size - 1)].reshape(a.shape)
+    return jnp.where(mask, taken, a)
+
+
+def _masked_select(a, mask, size):
+    shape = jnp.broadcast_shapes(a.shape, mask.shape)
+    return jnp.broadcast_to(a, shape)[jnp.nonzero(jnp.broadcast_to(mask, shape), size=size)]
+
+
+def _take_along_dim(a, idx, dim):
+    if dim is None:
+        return jnp.take_along_axis(a.reshape(-1), idx.reshape(-1), axis=0)
+    shape = tuple(max(x, y) if d != dim else y for d, (x, y) in enumerate(zip(a.shape, idx.shape)))
+    a = jnp.broadcast_to(a, shape[:dim] + (a.shape[dim],) + shape[dim + 1:])
+    return jnp.take_along_axis(a, jnp.broadcast_to(idx, shape), axis=dim)
+
+
+# ---- __getitem__ / __setitem__ -------------------------------------------------------------
 # Basic indexing is a view; PyTorch names the node after the last view op it applies.
 select = defop("select", _getitem, dtype_rule=KEEP, diff=(0,), view=True)
 slice_ = defop("slice", _getitem, dtype_rule=KEEP, diff=(0,), view=True)
@@ -53,3 +134,27 @@ def _replay(base, steps):
 # and the view's history rebased as a fresh view of the new base.
 copy_slices = defop("copy_slices", _copy_slices, dtype_rule=KEEP, node_name="CopySlices")
 view_replay = defop("view_replay", _replay, dtype_rule=KEEP, node="as_strided")
+
+# ---- gather / scatter family -------------------------------------------------------------------
+gather = defop("gather", _gather, dtype_rule=KEEP, diff=(0,))
+scatter = defop("scatter", _scatter, dtype_rule=KEEP, diff=(0, 2))
+scatter_value = defop("scatter_value", _scatter, dtype_rule=KEEP, diff=(0,), node_name="ScatterBackward1")
+scatter_add = defop("scatter_add", lambda a, idx, src, dim: _scatter(a, idx, src, dim, "add"), dtype_rule=KEEP,
+                    diff=(0, 2))
+scatter_reduce = defop("scatter_reduce", _scatter_reduce, dtype_rule=KEEP, diff=(0, 2))
+index_select = defop("index_select", lambda a, idx, dim: jnp.take(a, idx, axis=dim), dtype_rule=KEEP, diff=(0,))
+index_add = defop("index_add", lambda a, idx, src, alpha, dim: a.at[_dim_index(dim, idx)].add(alpha * src),
+                  dtype_rule=KEEP, diff=(0, 2))
+index_copy = defop("index_copy", lambda a, idx, src, dim: a.at[_dim_index(dim, idx)].set(src), dtype_rule=KEEP,
+                   diff=(0, 2))
+index_fill = defop("index_fill", lambda a, idx, v, dim: a.at[_dim_index(dim, idx)].set(jnp.asarray(v, a.dtype)),
+                   dtype_rule=KEEP, diff=(0, 2))
+masked_fill = defop("masked_fill", lambda a, mask, v: jnp.where(mask, jnp.asarray(v, a.dtype), a),
+                    dtype_rule=KEEP, diff=(0, 2))
+masked_scatter = defop("masked_scatter", _masked_scatter, dtype_rule=KEEP, diff=(0, 2))
+take = defop("take", lambda a, idx: a.reshape(-1)[idx], dtype_rule=KEEP, diff=(0,))
+take_along_dim = defop("take_along_dim", _take_along_dim, dtype_rule=KEEP, diff=(0,), node="gather")
+
+# Data-dependent sizes: the caller counts on the host (as PyTorch syncs) and passes `size`.
+nonzero = defop("nonzero", lambda a, size: jnp.argwhere(a, size=size).astype(jnp.int64), dtype_rule=KEEP)
+masked_select = defop("masked_select", _masked_select, dtype_rule=KEEP, diff=(0,))

@@ -1,7 +1,100 @@
-"""Matrix products."""
+"""Matrix products and tapegrad.linalg. Gradients are jax.vjp's, which follow PyTorch's formulas."""
 import jax.numpy as jnp
 
-from ._registry import defop, KEEP
+from ._registry import defop, SAME, KEEP
+from .reduction import _safe_sqrt
 
+
+def _addmm(inp, a, b, beta, alpha):
+    # beta == 0 ignores the input entirely (NaN included), as PyTorch.
+    scaled = jnp.where(beta == 0, jnp.zeros((), inp.dtype), beta * inp)
+    return scaled + alpha * jnp.matmul(a, b)
+
+
+def _solve(a, b, left, vector):
+    if not left:
+        return jnp.swapaxes(_solve(jnp.swapaxes(a, -1, -2), jnp.swapaxes(b, -1, -2), True, False), -1, -2)
+    if vector:
+        return jnp.linalg.solve(a, b[..., None])[..., 0]
+    return jnp.linalg.solve(a, b)
+
+
+def _abs_sq(a):
+    return jnp.real(a * jnp.conj(a)) if jnp.iscomplexobj(a) else a * a
+
+
+def _vector_norm(a, ord, dim, keepdim):
+    if ord == 2:
+        return _safe_sqrt(jnp.sum(_abs_sq(a), axis=dim, keepdims=keepdim))
+    x = _safe_sqrt(_abs_sq(a)) if jnp.iscomplexobj(a) else jnp.abs(a)
+    if ord == float("inf"):
+        return jnp.max(x, axis=dim, keepdims=keepdim)
+    if ord == float("-inf"):
+        return jnp.min(x, axis=dim, keepdims=keepdim)
+    if ord == 0:
+        return jnp.sum(x != 0, axis=dim, keepdims=keepdim).astype(x.dtype)
+    if ord == 1:
+        return jnp.sum(x, axis=dim, keepdims=keepdim)
+    s = jnp.sum(x ** ord, axis=dim, keepdims=keepdim)
+    # Zero gradient at a zero vector, as PyTorch's norm backward.
+    zero = s == 0
+    return jnp.where(zero, jnp.zeros((), s.dtype), jnp.where(zero, jnp.ones((), s.dtype), s) ** (1.0 / ord))
+
+
+def _matrix_norm(a, ord, dim, keepdim):
+    r, c = dim
+    if ord == "fro":
+        return _vector_norm(a, 2, dim, keepdim)
+    if ord in ("nuc", 2, -2):
+        m = jnp.moveaxis(a, (r, c), (-2, -1))
+        s = jnp.linalg.svd(m, compute_uv=False)
+        out = jnp.sum(s, -1) if ord == "nuc" else (jnp.max(s, -1) if ord == 2 else jnp.min(s, -1))
+        return jnp.expand_dims(out, dim) if keepdim else out
+    # 1/-1: over columns of column sums; inf/-inf: over rows of row sums.
+    summed, over = (r, c) if ord in (1, -1) else (c, r)
+    sums = jnp.sum(jnp.abs(a), axis=summed, keepdims=True)
+    out = jnp.max(sums, axis=over, keepdims=True) if ord > 0 else jnp.min(sums, axis=over, keepdims=True)
+    return out if keepdim else jnp.squeeze(out, dim)
+
+
+def _cholesky(a, upper):
+    low = jnp.linalg.cholesky(a, symmetrize_input=False)
+    return jnp.conj(jnp.swapaxes(low, -1, -2)) if upper else low
+
+
+# ---- products -------------------------------------------------------------------------
 matmul = defop("matmul", lambda a, b: jnp.matmul(a, b), dtype_rule=KEEP, node="mm")
 mm = defop("mm", lambda a, b: jnp.matmul(a, b), dtype_rule=KEEP)
+bmm = defop("bmm", lambda a, b: jnp.matmul(a, b), dtype_rule=KEEP)
+mv = defop("mv", lambda a, b: jnp.matmul(a, b), dtype_rule=KEEP)
+dot = defop("dot", lambda a, b: jnp.dot(a, b), dtype_rule=KEEP)
+vdot = defop("vdot", lambda a, b: jnp.vdot(a, b), dtype_rule=KEEP)
+outer = defop("outer", lambda a, b: jnp.outer(a, b), node="mul")
+einsum = defop("einsum", lambda *xs, equation: jnp.einsum(equation, *xs), dtype_rule=KEEP)
+tensordot = defop("tensordot", lambda a, b, dims: jnp.tensordot(a, b, dims), dtype_rule=KEEP)
+addmm = defop("addmm", _addmm, dtype_rule=KEEP)
+baddbmm = defop("baddbmm", _addmm, dtype_rule=KEEP)
+kron = defop("kron", lambda a, b: jnp.kron(a, b))
+cross = defop("cross", lambda a, b, dim: jnp.cross(a, b, axisa=dim, axisb=dim, axisc=dim),
+              node="linalg_cross", dtype_rule=SAME)
+trace = defop("trace", lambda a: jnp.trace(a), dtype_rule=KEEP)
+
+# ---- tapegrad.linalg ----------------------------------------------------------------------
+inv = defop("inv", lambda a: jnp.linalg.inv(a), dtype_rule=KEEP, node="linalg_inv_ex")
+det = defop("det", lambda a: jnp.linalg.det(a), dtype_rule=KEEP, node="linalg_det")
+slogdet = defop("slogdet", lambda a: tuple(jnp.linalg.slogdet(a)), dtype_rule=KEEP, nout=2,
+                node="linalg_slogdet")
+solve = defop("solve", _solve, dtype_rule=KEEP, node="linalg_solve_ex")
+cholesky = defop("cholesky", _cholesky, dtype_rule=KEEP, node="linalg_cholesky_ex")
+qr = defop("qr", lambda a, mode: tuple(jnp.linalg.qr(a, mode=mode)), dtype_rule=KEEP, nout=2, node="linalg_qr")
+svd = defop("svd", lambda a, full_matrices: tuple(jnp.linalg.svd(a, full_matrices=full_matrices)),
+            dtype_rule=KEEP, nout=3, node="linalg_svd")
+svdvals = defop("svdvals", lambda a: jnp.linalg.svd(a, compute_uv=False), dtype_rule=KEEP, node="linalg_svd")
+eigh = defop("eigh", lambda a, UPLO: tuple(jnp.linalg.eigh(a, UPLO=UPLO, symmetrize_input=False)),
+             dtype_rule=KEEP, nout=2, node="linalg_eigh")
+eigvalsh = defop("eigvalsh", lambda a, UPLO: jnp.linalg.eigh(a, UPLO=UPLO, symmetrize_input=False)[0],
+                 dtype_rule=KEEP, node="linalg_eigh")
+pinv = defop("pinv", lambda a, hermitian: jnp.linalg.pinv(a, hermitian=hermitian), dtype_rule=KEEP,
+             node="linalg_pinv")
+vector_norm = defop("vector_norm", _vector_norm, dtype_rule=KEEP, node="linalg_vector_norm")
+matrix_norm = defop("matrix_norm", _matrix_norm, dtype_rule=KEEP, node="linalg_matrix_norm")

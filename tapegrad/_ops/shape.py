@@ -1,11 +1,25 @@
 """Shape ops. Those PyTorch returns as views share storage (view=True)."""
 import jax.numpy as jnp
 
-from ._registry import defop, KEEP
+from ._registry import defop, SAME, KEEP
+from .indexing import _getitem
 
+
+def _diag_embed(a, offset, dim1, dim2):
+    n = a.shape[-1] + abs(offset)
+    i = jnp.arange(a.shape[-1])
+    out = jnp.zeros(a.shape[:-1] + (n, n), a.dtype).at[..., i + max(-offset, 0), i + max(offset, 0)].set(a)
+    return jnp.moveaxis(out, (-2, -1), (dim1, dim2))
+
+
+def _repeat_interleave(a, repeats, dim, total):
+    if dim is None:
+        a, dim = a.reshape(-1), 0
+    return jnp.repeat(a, repeats, axis=dim, total_repeat_length=total)
+
+
+# ---- views --------------------------------------------------------------------------
 view = defop("view", lambda a, shape: jnp.reshape(a, shape), dtype_rule=KEEP, view=True)
-reshape_copy = defop("reshape_copy", lambda a, shape: jnp.reshape(a, shape), dtype_rule=KEEP,
-                     node="unsafe_view")
 expand = defop("expand", lambda a, shape: jnp.broadcast_to(a, shape), dtype_rule=KEEP, view=True)
 transpose = defop("transpose", lambda a, dim0, dim1: jnp.swapaxes(a, dim0, dim1), dtype_rule=KEEP, view=True)
 t = defop("t", lambda a: a.T, dtype_rule=KEEP, view=True)
@@ -13,3 +27,23 @@ permute = defop("permute", lambda a, dims: jnp.transpose(a, dims), dtype_rule=KE
 unsqueeze = defop("unsqueeze", lambda a, dim: jnp.expand_dims(a, dim), dtype_rule=KEEP, view=True)
 squeeze = defop("squeeze", lambda a, dims: jnp.squeeze(a, dims), dtype_rule=KEEP, view=True)
 alias = defop("alias", lambda a: a, dtype_rule=KEEP, view=True)
+diagonal = defop("diagonal", lambda a, offset, dim1, dim2: jnp.diagonal(a, offset, dim1, dim2), dtype_rule=KEEP,
+                 view=True)
+# split/chunk/unbind pieces are basic-index views of the input (their own node names).
+split = defop("split", _getitem, dtype_rule=KEEP, view=True)
+unbind = defop("unbind", _getitem, dtype_rule=KEEP, view=True)
+
+# ---- copies -----------------------------------------------------------------------------
+reshape_copy = defop("reshape_copy", lambda a, shape: jnp.reshape(a, shape), dtype_rule=KEEP,
+                     node="unsafe_view")
+flip = defop("flip", lambda a, dims: jnp.flip(a, dims), dtype_rule=KEEP)
+roll = defop("roll", lambda a, shifts, dims: jnp.roll(a, shifts, dims), dtype_rule=KEEP)
+tril = defop("tril", lambda a, diagonal: jnp.tril(a, diagonal), dtype_rule=KEEP)
+triu = defop("triu", lambda a, diagonal: jnp.triu(a, diagonal), dtype_rule=KEEP)
+cat = defop("cat", lambda *xs, dim: jnp.concatenate(xs, dim), dtype_rule=SAME)
+stack = defop("stack", lambda *xs, dim: jnp.stack(xs, dim), dtype_rule=SAME)
+repeat = defop("repeat", lambda a, repeats: jnp.tile(a, repeats), dtype_rule=KEEP)
+repeat_interleave = defop("repeat_interleave", _repeat_interleave, dtype_rule=KEEP, diff=(0,),
+                          node="index_select")
+diag = defop("diag", lambda a, diagonal: jnp.diag(a, diagonal), dtype_rule=KEEP)
+diag_embed = defop("diag_embed", _diag_embed, dtype_rule=KEEP)

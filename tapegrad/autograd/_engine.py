@@ -220,7 +220,9 @@ def _general_backward(roots, seeds, retain_graph, wanted, accumulate):
         existing = {k: v for k, v in existing.items() if type(k) is tuple}
     existing_keys = tuple(sorted(existing, key=repr))
     seed_pattern = tuple(s is not None for s in seeds)
-    plan = _lazy.Plan(graph.saved + [existing[k] for k in existing_keys] + [s for s in seeds if s is not None])
+    # The roots' own values come along: they are usually wanted next (loss.item()).
+    plan = _lazy.Plan(graph.saved + [existing[k] for k in existing_keys] + [s for s in seeds if s is not None]
+                      + [t._peek() for t in roots])
     key = (graph.key, existing_keys, seed_pattern, plan.key)
     fn = None
     if not hooked:
@@ -237,7 +239,9 @@ def _general_backward(roots, seeds, retain_graph, wanted, accumulate):
         results = fn(plan)
     else:
         # Tier 1 (and hooked graphs): pending values first, then node by node.
-        saved, existing_values, seeds = _split(plan.run(), len(graph.saved), len(existing_keys), seed_pattern)
+        resolved = plan.run()
+        _keep_root_values(roots, resolved[len(resolved) - len(roots):])
+        saved, existing_values, seeds = _split(resolved, len(graph.saved), len(existing_keys), seed_pattern)
         existing = dict(zip(existing_keys, existing_values))
         results = _walk(graph.key, saved, seeds, existing, _eager_call, _hook_runner(nodes) if hooked else None)
 
@@ -249,6 +253,13 @@ def _general_backward(roots, seeds, retain_graph, wanted, accumulate):
     _write_grads(results, leaves, nodes, hooked)
     if wanted is not None:
         return [results.get(k) if k is not None else None for k in want_keys]
+
+
+def _keep_root_values(roots, values):
+    for t, v in zip(roots, values):
+        p = t._peek()
+        if type(p) is _lazy.Pending:
+            _lazy._set_results(p.node, (p.index,), (v,))
 
 
 def _with_retained(key, extra, accumulate):

@@ -20,6 +20,10 @@ from ._graph import _modified_message
 
 _programs = {}
 _seen = set()
+# Segments this long (a training step) compile on first sight: one whole-program compile costs less
+# than running a large graph op by op, whose per-op compiles add up. Shorter ones (one-off code,
+# tests) run op by op first and compile only when the structure comes back.
+COMPILE_AT_FIRST_SIGHT = 4
 
 
 def try_backward(root, seed, retain_graph, stats):
@@ -67,11 +71,14 @@ def try_backward(root, seed, retain_graph, stats):
     key = (tuple(seg.keys), node.pos, root._out_idx, seed_code, implicit, existing, tuple(retained), tuple(live))
     program = _programs.get(key)
     if program is None:
-        if key not in _seen:
-            _seen.add(key)
-            return False
+        first = key not in _seen
+        _seen.add(key)
+        if first and len(seg.keys) < COMPILE_AT_FIRST_SIGHT:
+            return False   # the general path runs it node by node (and counts the miss)
         program = _programs[key] = _compile(key, stats)
-    stats["hits"] += 1
+        stats["misses" if first else "hits"] += 1
+    else:
+        stats["hits"] += 1
     arrays = seg.arrays
     if any(type(a) is Pending for a in arrays):
         arrays = _lazy.resolve_all(arrays)

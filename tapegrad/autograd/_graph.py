@@ -88,7 +88,7 @@ def _modified_message(node, index, now, expected):
         arg = node.args[index]
         edge = node.edges[index]
         what = f"[{_type_name(arg)} {list(arg.shape)}]"
-        if edge is not None and type(edge[0]) is Node:
+        if edge is not None and isinstance(edge[0], Node):
             what += f", which is output {edge[1]} of {edge[0].name()},"
     else:
         shape, dtype = node.out_avals[-1 - index]

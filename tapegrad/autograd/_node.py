@@ -17,7 +17,8 @@ class Node:
     """
 
     __slots__ = ("op", "static", "cast", "args", "edges", "diff", "out_avals", "seq", "checks",
-                 "retained", "hooks", "pre_hooks", "saves", "sig", "seg", "pos", "closed", "__weakref__")
+                 "retained", "hooks", "pre_hooks", "saves", "sig", "seg", "pos", "closed", "tensor_args",
+                 "__weakref__")
 
     def __init__(self, op, static, cast, args, edges, diff, out_avals, sig):
         self.op = op
@@ -37,13 +38,16 @@ class Node:
         self.seg = None           # tape segment, place in it, whether its whole graph lies inside it
         self.pos = -1
         self.closed = False
+        self.tensor_args = None
 
     def name(self):
         return self.op.node_name
 
     @property
     def next_functions(self):
-        return tuple((e[0], e[1]) if e is not None else (None, 0) for e in self.edges)
+        # One entry per tensor argument, as PyTorch (Python scalars are not graph inputs).
+        return tuple((e[0], e[1]) if e is not None else (None, 0)
+                     for e, is_tensor in zip(self.edges, self.tensor_args or ()) if is_tensor)
 
     @property
     def metadata(self):
@@ -74,3 +78,8 @@ class AccumulateGrad:
 
     def __repr__(self):
         return f"<AccumulateGrad object at {hex(id(self))}>"
+
+
+def node_class(name):
+    """A Node subclass named after PyTorch's node (type(y.grad_fn).__name__ == 'MulBackward0')."""
+    return type(name, (Node,), {"__slots__": ()})

@@ -15,6 +15,7 @@ except ImportError:  # pragma: no cover
     dce_jaxpr = None
 
 _plans = {}
+_needed = {}
 
 
 def vjp_fn(op, static, cast, diff, nargs):
@@ -52,14 +53,22 @@ def plan(op, static, cast, diff, values, kinds):
     key = (op, static, cast, diff, kinds)
     p = _plans.get(key)
     if p is None:
-        needed = _analyse(op, static, cast, diff, values)
+        # Which inputs a VJP reads depends on the formula, not on shapes: analyse once per dtypes.
+        dkey = (op, static, cast, diff, tuple((len(k[0]), k[1]) if type(k) is tuple else k for k in kinds))
+        needed = _needed.get(dkey)
+        if needed is None:
+            needed = _needed[dkey] = _analyse(op, static, cast, diff, values)
         placeholders = tuple(None if keep else kinds[i] for i, keep in enumerate(needed))
         sig = (op, static, cast, diff, placeholders)
         sid = _signature_ids.get(sig)
         if sid is None:
             sid = _signature_ids[sig] = len(SIGNATURES)
             SIGNATURES.append(sig)
-        p = _plans[key] = (needed, sid)
+        # Which arguments are graph inputs in PyTorch (next_functions): tensors the op may differentiate,
+        # and Python scalars where PyTorch wraps them into tensors.
+        mask = tuple((type(k) is tuple or (op.wraps_scalars and k is not type(None)))
+                     and (op.diff is None or i in op.diff) for i, k in enumerate(kinds))
+        p = _plans[key] = (needed, sid, mask)
     return p
 
 

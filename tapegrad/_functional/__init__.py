@@ -1,0 +1,30 @@
+"""PyTorch's functional API (torch.add, torch.sum, ...) over the op table.
+
+Each function parses PyTorch's arguments into an op's inputs and statics and
+calls `apply`; the maths is in `_ops`. One module per family.
+"""
+from ._common import scalar_or_tensor  # noqa: F401
+from ._arith import *  # noqa: F401,F403
+from ._arith import abs, pow, round  # noqa: F401  (builtin names, skipped by *)
+from ._reduce import *  # noqa: F401,F403
+from ._reduce import sum, max, min, all, any  # noqa: F401
+from ._shape import *  # noqa: F401,F403
+from ._index import *  # noqa: F401,F403
+from ._linalg import *  # noqa: F401,F403
+from ._complex import *  # noqa: F401,F403
+from ._complex import complex  # noqa: F401
+from ._random import *  # noqa: F401,F403
+
+
+def _public_names():
+    # Every function defined in this package, except argument helpers, the in-place fills (Tensor
+    # methods only) and what PyTorch keeps in torch.linalg only (or with other semantics at top level).
+    linalg_only = {"linalg_norm", "linalg_cross", "LinAlgError", "inv", "eigh", "eigvalsh", "svdvals", "solve",
+                   "matrix_norm", "vector_norm", "multi_dot", "svd", "pinv", "inner_product"}
+    return sorted(name for name, value in globals().items()
+                  if callable(value) and not name.startswith("_") and not name.endswith("_")
+                  and getattr(value, "__module__", "").startswith(__name__)
+                  and value.__module__ != __name__ + "._common" and name not in linalg_only)
+
+
+__all__ = _public_names()

@@ -1,0 +1,318 @@
+"""Elementwise functions: arithmetic, comparison, logic, unary maths."""
+import builtins
+
+from .. import _dtypes as D
+from .._dispatch import apply
+from .._ops import elementwise as E
+from .._tensor import Tensor
+from ._common import scalar_or_tensor, result_dtype
+
+# ---- arithmetic ----------------------------------------------------------------------
+
+
+def add(input, other, *, alpha=1, out=None):
+    other = scalar_or_tensor(other)
+    if alpha == 1:
+        return apply(E.add, input, other)
+    _check_alpha(input, other, alpha)
+    return apply(E.add_scaled, input, other, alpha)
+
+
+def sub(input, other, *, alpha=1, out=None):
+    other = scalar_or_tensor(other)
+    if isinstance(input, Tensor) and input.dtype is D.bool_ and isinstance(other, Tensor) \
+            and other.dtype is D.bool_:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
+                           "Use the `^` or `logical_xor()` operator instead.")
+    if alpha == 1:
+        return apply(E.sub, input, other)
+    _check_alpha(input, other, alpha)
+    return apply(E.sub_scaled, input, other, alpha)
+
+
+subtract = sub
+
+
+def _check_alpha(input, other, alpha):
+    tensors = [t for t in (input, other) if isinstance(t, Tensor)]
+    if isinstance(alpha, builtins.float) and all(not (t.dtype.is_floating_point or t.dtype.is_complex)
+                                                   for t in tensors):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+
+
+def rsub(input, other, *, alpha=1):
+    return sub(scalar_or_tensor(other), input, alpha=alpha) if isinstance(other, Tensor) \
+        else apply(E.rsub, input, scalar_or_tensor(other))
+
+
+def mul(input, other, *, out=None):
+    return apply(E.mul, input, scalar_or_tensor(other))
+
+
+multiply = mul
+
+
+def div(input, other, *, rounding_mode=None, out=None):
+    other = scalar_or_tensor(other)
+    if rounding_mode is None:
+        return apply(E.div, input, other)
+    _check_integer_division(input, other)
+    if rounding_mode == "trunc":
+        return apply(E.div_trunc, input, other)
+    if rounding_mode == "floor":
+        return apply(E.div_floor, input, other)
+    raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                       f"'{rounding_mode}'")
+
+
+divide = true_divide = div
+
+
+def _check_integer_division(input, other):
+    # Integer division by zero raises in PyTorch; XLA would return garbage.
+    dtype = result_dtype(input, other)
+    if not (dtype.is_floating_point or dtype.is_complex):
+        zero = (other == 0) if not isinstance(other, Tensor) else builtins.bool((other._value == 0).any())
+        if zero:
+            raise RuntimeError("ZeroDivisionError")
+
+
+def floor_divide(input, other, *, out=None):
+    other = scalar_or_tensor(other)
+    _check_integer_division(input, other)
+    return apply(E.floor_divide, input, other)
+
+
+def remainder(input, other, *, out=None):
+    other = scalar_or_tensor(other)
+    _check_integer_division(input, other)
+    return apply(E.remainder, scalar_or_tensor(input), other)
+
+
+def fmod(input, other, *, out=None):
+    other = scalar_or_tensor(other)
+    _check_integer_division(input, other)
+    return apply(E.fmod, input, other)
+
+
+def pow(input, exponent, *, out=None):
+    input, exponent = scalar_or_tensor(input), scalar_or_tensor(exponent)
+    if isinstance(exponent, builtins.int) and exponent < 0 and isinstance(input, Tensor) \
+            and not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    return apply(E.pow, input, exponent)
+
+
+def float_power(input, exponent, *, out=None):
+    cast = D.complex128 if any(isinstance(x, Tensor) and x.dtype.is_complex or isinstance(x, builtins.complex)
+                               for x in (input, exponent)) else D.float64
+    input, exponent = (x.to(cast) if isinstance(x, Tensor) else x for x in (input, exponent))
+    return apply(E.pow, input, exponent)
+
+
+def _binary(op, name=None):
+    def f(input, other, *, out=None):
+        return apply(op, scalar_or_tensor(input), scalar_or_tensor(other))
+    f.__name__ = name or op.name
+    return f
+
+
+def _tensor_binary(op):
+    def f(input, other, *, out=None):
+        if not isinstance(other, Tensor):
+            raise TypeError(f"{op.name}(): argument 'other' (position 2) must be Tensor, not "
+                            f"{type(other).__name__}")
+        return apply(op, input, other)
+    f.__name__ = op.name
+    return f
+
+
+maximum = _tensor_binary(E.maximum)
+minimum = _tensor_binary(E.minimum)
+fmax = _tensor_binary(E.fmax)
+fmin = _tensor_binary(E.fmin)
+atan2 = arctan2 = _binary(E.atan2)
+hypot = _tensor_binary(E.hypot)
+
+
+def lerp(input, end, weight, *, out=None):
+    return apply(E.lerp, input, end, scalar_or_tensor(weight))
+
+
+def addcmul(input, tensor1, tensor2, *, value=1, out=None):
+    return apply(E.addcmul, input, tensor1, tensor2, scalar_or_tensor(value))
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
+    if not any(t.dtype.is_floating_point or t.dtype.is_complex for t in (tensor1, tensor2)):
+        raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future release "
+                           "addcdiv will perform a true division of tensor1 and tensor2. Use "
+                           "input + value * (tensor1 / tensor2) instead.")
+    return apply(E.addcdiv, input, tensor1, tensor2, scalar_or_tensor(value))
+
+
+def clamp(input, min=None, max=None, *, out=None):
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if max is None:
+        return apply(E.clamp_min, input, scalar_or_tensor(min))
+    if min is None:
+        return apply(E.clamp_max, input, scalar_or_tensor(max))
+    return apply(E.clamp, input, scalar_or_tensor(min), scalar_or_tensor(max))
+
+
+clip = clamp
+
+
+def clamp_min(input, min):
+    return apply(E.clamp_min, input, scalar_or_tensor(min))
+
+
+def clamp_max(input, max):
+    return apply(E.clamp_max, input, scalar_or_tensor(max))
+
+
+def where(condition, input=None, other=None):
+    if input is None and other is None:
+        from ._index import nonzero
+        return nonzero(condition, as_tuple=True)
+    if condition.dtype is not D.bool_:
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype "
+                           f"{_scalar_name(condition.dtype)}. Use condition.bool() or condition != 0.")
+    input, other = scalar_or_tensor(input), scalar_or_tensor(other)
+    dtype = result_dtype(input, other)
+    from .._creation import tensor
+    vals = [v.to(dtype) if isinstance(v, Tensor) else tensor(v, dtype=dtype) for v in (input, other)]
+    return apply(E.where, condition, *vals)
+
+
+def _scalar_name(d):
+    from ._common import SCALAR_NAME
+    return SCALAR_NAME[d.name]
+
+
+# ---- unary ----------------------------------------------------------------------------------
+
+def _unary(op, name=None):
+    def f(input, *, out=None):
+        return apply(op, input)
+    f.__name__ = name or op.name
+    return f
+
+
+neg = negative = _unary(E.neg)
+abs = absolute = _unary(E.abs)
+sign = _unary(E.sign)
+sgn = _unary(E.sgn)
+exp = _unary(E.exp)
+exp2 = _unary(E.exp2)
+expm1 = _unary(E.expm1)
+log = _unary(E.log)
+log2 = _unary(E.log2)
+log10 = _unary(E.log10)
+log1p = _unary(E.log1p)
+sqrt = _unary(E.sqrt)
+rsqrt = _unary(E.rsqrt)
+sin = _unary(E.sin)
+cos = _unary(E.cos)
+tan = _unary(E.tan)
+asin = arcsin = _unary(E.asin)
+acos = arccos = _unary(E.acos)
+atan = arctan = _unary(E.atan)
+sinh = _unary(E.sinh)
+cosh = _unary(E.cosh)
+tanh = _unary(E.tanh)
+asinh = arcsinh = _unary(E.asinh)
+acosh = arccosh = _unary(E.acosh)
+atanh = arctanh = _unary(E.atanh)
+sigmoid = _unary(E.sigmoid)
+erf = _unary(E.erf)
+erfc = _unary(E.erfc)
+erfinv = _unary(E.erfinv)
+relu = _unary(E.relu)
+reciprocal = _unary(E.reciprocal)
+square = _unary(E.square)
+floor = _unary(E.floor)
+ceil = _unary(E.ceil)
+trunc = fix = _unary(E.trunc)
+frac = _unary(E.frac)
+isnan = _unary(E.isnan)
+isfinite = _unary(E.isfinite)
+isinf = _unary(E.isinf)
+logical_not = _unary(E.logical_not)
+
+
+def bitwise_not(input, *, out=None):
+    _check_integral(input, "bitwise_not")
+    return apply(E.bitwise_not, input)
+
+
+def _check_integral(t, name):
+    if t.dtype.is_floating_point or t.dtype.is_complex:
+        raise RuntimeError(f"\"{name}_cpu\" not implemented for '{_scalar_name(t.dtype)}'. "
+                           "Bitwise ops need integer or bool tensors; use the logical_* ops for masks.")
+
+
+def round(input, *, decimals=0, out=None):
+    return apply(E.round, input, decimals=decimals)
+
+
+def logit(input, eps=None, *, out=None):
+    return apply(E.logit, input, eps=None if eps is None else builtins.float(eps))
+
+
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
+    return apply(E.nan_to_num, input, nan=builtins.float(nan), posinf=posinf, neginf=neginf)
+
+
+# ---- comparison and logic ---------------------------------------------------------------------
+eq = _binary(E.eq)
+ne = not_equal = _binary(E.ne)
+lt = less = _binary(E.lt)
+le = less_equal = _binary(E.le)
+gt = greater = _binary(E.gt)
+ge = greater_equal = _binary(E.ge)
+logical_and = _binary(E.logical_and)
+logical_or = _binary(E.logical_or)
+logical_xor = _binary(E.logical_xor)
+
+
+def _bitwise(op):
+    def f(input, other, *, out=None):
+        other = scalar_or_tensor(other)
+        for x in (input, other):
+            if isinstance(x, Tensor):
+                _check_integral(x, op.name)
+            elif isinstance(x, builtins.float):
+                raise RuntimeError(f"\"{op.name}_cpu\" not implemented for 'Float'")
+        return apply(op, input, other)
+    f.__name__ = op.name
+    return f
+
+
+bitwise_and = _bitwise(E.bitwise_and)
+bitwise_or = _bitwise(E.bitwise_or)
+bitwise_xor = _bitwise(E.bitwise_xor)
+bitwise_left_shift = _bitwise(E.bitwise_left_shift)
+bitwise_right_shift = _bitwise(E.bitwise_right_shift)
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"{input.dtype} did not match {other.dtype}")
+    return apply(E.isclose, input, other, rtol=builtins.float(rtol), atol=builtins.float(atol),
+                 equal_nan=builtins.bool(equal_nan))
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return builtins.bool(isclose(input, other, rtol, atol, equal_nan).all())
+
+
+def equal(input, other):
+    if tuple(input.shape) != tuple(other.shape):
+        return False
+    return builtins.bool(eq(input, other).all())
+
+
+def clone(input, *, memory_format=None):
+    return apply(E.clone, input)

@@ -1,0 +1,102 @@
+"""Argument parsing shared by the functional API: scalars, dims, shapes, dtype names."""
+import builtins
+import numbers
+
+import numpy as np
+
+from .. import _dtypes as D
+from .._tensor import Tensor, _wrap_dim
+
+_SCALARS = (builtins.bool, builtins.int, builtins.float, builtins.complex)
+
+# PyTorch's C++ scalar-type names, used in its error messages.
+SCALAR_NAME = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+               "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+               "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+def scalar_or_tensor(x):
+    """Python/NumPy scalars pass as Python scalars; tensors as themselves; else TypeError."""
+    if isinstance(x, Tensor) or type(x) in _SCALARS:
+        return x
+    if isinstance(x, numbers.Number):
+        return x.item() if hasattr(x, "item") else x
+    if isinstance(x, np.ndarray):
+        from .._creation import tensor
+        return tensor(x)
+    raise TypeError(f"expected Tensor or number, got {type(x).__name__}")
+
+
+def as_tensor(x, like=None):
+    """A tensor from a tensor, scalar or nested list (for arguments PyTorch requires as tensors)."""
+    if isinstance(x, Tensor):
+        return x
+    from .._creation import tensor
+    return tensor(x)
+
+
+def check_tensor(x, fn, arg="input"):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{fn}(): argument '{arg}' (position 1) must be Tensor, not {type(x).__name__}")
+
+
+def wrap_dim(dim, ndim):
+    return _wrap_dim(builtins.int(dim), ndim)
+
+
+def dims(dim, ndim):
+    """None (all dims) or a sorted tuple of wrapped dims; an empty list means all, as PyTorch."""
+    if dim is None:
+        return None
+    if isinstance(dim, (list, tuple)):
+        if len(dim) == 0:
+            return None
+        out = tuple(sorted(_wrap_dim(d, ndim) for d in dim))
+        if len(set(out)) != len(out):
+            raise RuntimeError(f"dim {out[0]} appears multiple times in the list of dims")
+        return out
+    return (_wrap_dim(dim, ndim),)
+
+
+def numel_of(xs):
+    n = 1
+    for x in xs:
+        n *= x
+    return n
+
+
+def shape_args(shape):
+    """(2, 3), ((2, 3),) and ([2, 3],) all mean the shape (2, 3)."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    if len(shape) == 1 and isinstance(shape[0], Tensor):
+        shape = shape[0].tolist()
+    return tuple(builtins.int(s) for s in shape)
+
+
+def is_float(t):
+    return t.dtype.is_floating_point or t.dtype.is_complex
+
+
+def result_dtype(*xs):
+    """PyTorch's promotion over tensors and Python scalars."""
+    tensors = [x for x in xs if isinstance(x, Tensor)]
+    return D.result_type([t.dtype for t in tensors if t.ndim], [t.dtype for t in tensors if not t.ndim],
+                         [x for x in xs if not isinstance(x, Tensor)])
+
+
+def check_index_bounds(idx, size, dim, error=IndexError, message=None):
+    """Raise PyTorch's error for an index outside [-size, size) (JAX would clamp it silently)."""
+    value = np.asarray(idx._value if isinstance(idx, Tensor) else idx)
+    if value.size == 0:
+        return
+    bad = (value >= size) | (value < -size)
+    if bad.any():
+        i = builtins.int(value[bad].reshape(-1)[0])
+        raise error(message.format(i=i, dim=dim, size=size) if message else
+                    f"index {i} is out of bounds for dimension {dim} with size {size}")
+
+
+def check_index_dtype(idx, fn, arg="index"):
+    if idx.dtype is not D.int64 and idx.dtype is not D.int32:
+        raise RuntimeError(f"{fn}(): Expected dtype int64 for {arg}")

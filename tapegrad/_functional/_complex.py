@@ -1,0 +1,68 @@
+"""Complex numbers: parts, conjugates, polar form, real views."""
+from .. import _dtypes as D
+from .._dispatch import apply
+from .._ops import elementwise as E
+
+
+def real(input):
+    return apply(E.real, input) if input.dtype.is_complex else input
+
+
+def imag(input):
+    if not input.dtype.is_complex:
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return apply(E.imag, input)
+
+
+def conj(input):
+    return apply(E.conj_physical, input) if input.dtype.is_complex else input
+
+
+def conj_physical(input, *, out=None):
+    return conj(input)
+
+
+def resolve_conj(input):
+    return input
+
+
+def is_conj(input):
+    return False
+
+
+def angle(input, *, out=None):
+    return apply(E.angle, input)
+
+
+def _check_real_pair(a, b, name):
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"Expected object of scalar type {a.dtype.name} but got scalar type {b.dtype.name} "
+                           f"for second argument")
+    if a.dtype not in (D.float32, D.float64, D.float16):
+        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got {a.dtype.name} and "
+                           f"{b.dtype.name}")
+
+
+def complex(real, imag, *, out=None):
+    _check_real_pair(real, imag, "complex")
+    return apply(E.complex, real, imag)
+
+
+def polar(abs, angle, *, out=None):
+    _check_real_pair(abs, angle, "polar")
+    return apply(E.polar, abs, angle)
+
+
+def view_as_real(input):
+    if not input.dtype.is_complex:
+        raise RuntimeError("view_as_real is only supported for complex tensors")
+    return apply(E.view_as_real, input)
+
+
+def view_as_complex(input):
+    if input.dtype not in (D.float32, D.float64):
+        raise RuntimeError("view_as_complex is only supported for float and double tensors, but got a tensor of "
+                           f"scalar type: {input.dtype.name}")
+    if input.ndim == 0 or input.shape[-1] != 2:
+        raise RuntimeError("Tensor must have a last dimension of size 2")
+    return apply(E.view_as_complex, input)

@@ -1,0 +1,213 @@
+"""Gather/scatter family, masked ops, take, nonzero. Index bounds are checked on the host:
+JAX clamps out-of-range indices silently, PyTorch raises."""
+import builtins
+
+import jax.numpy as jnp
+import numpy as np
+
+from .. import _dtypes as D
+from .._dispatch import apply
+from .._ops import indexing as I
+from .._tensor import Tensor
+from ._common import SCALAR_NAME, check_index_bounds, scalar_or_tensor, wrap_dim
+
+
+def _check_index(index, fn, what="index"):
+    if not isinstance(index, Tensor):
+        raise TypeError(f"{fn}(): argument '{what}' must be Tensor, not {type(index).__name__}")
+    if index.dtype is not D.int64 and index.dtype is not D.int32:
+        raise RuntimeError(f"{fn}(): Expected dtype int32/int64 for {what}")
+
+
+def _check_same_dtype(input, src, fn):
+    if isinstance(src, Tensor) and src.dtype is not input.dtype:
+        raise RuntimeError(f"{fn}(): Expected self.dtype to be equal to src.dtype")
+
+
+def _check_scatter_shapes(input, dim, index, src, fn):
+    if index.ndim != input.ndim and index.numel():
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    for k in range(index.ndim):
+        if k != dim and index.shape[k] > input.shape[k]:
+            raise RuntimeError(f"Size does not match at dimension {k} expected index {list(index.shape)} to be "
+                               f"smaller than self {list(input.shape)} apart from dimension {dim}")
+        if src is not None and isinstance(src, Tensor) and src.ndim and index.shape[k] > src.shape[k]:
+            raise RuntimeError(f"Size does not match at dimension {k} expected index {list(index.shape)} to be "
+                               f"smaller than src {list(src.shape)}")
+
+
+def gather(input, dim, index, *, sparse_grad=False, out=None):
+    _check_index(index, "gather")
+    d = wrap_dim(dim, input.ndim)
+    _check_scatter_shapes(input, d, index, None, "gather")
+    check_index_bounds(index, input.shape[d] if input.ndim else 1, d, RuntimeError)
+    return apply(I.gather, input, index, dim=d)
+
+
+def _scatter_common(input, dim, index, src, fn):
+    _check_index(index, fn)
+    d = wrap_dim(dim, input.ndim)
+    _check_same_dtype(input, src, fn)
+    _check_scatter_shapes(input, d, index, src, fn)
+    check_index_bounds(index, input.shape[d] if input.ndim else 1, d, RuntimeError)
+    return d
+
+
+def scatter(input, dim, index, src=None, *, value=None, reduce=None):
+    src = value if src is None else src
+    d = _scatter_common(input, dim, index, src, "scatter")
+    if reduce is not None and reduce not in ("add", "multiply"):
+        raise RuntimeError(f"reduce argument must be either add or multiply. Got {reduce}")
+    if isinstance(src, Tensor):
+        return apply(I.scatter, input, index, src, dim=d, reduce=reduce)
+    return apply(I.scatter_value, input, index, scalar_or_tensor(src), dim=d, reduce=reduce)
+
+
+def scatter_add(input, dim, index, src):
+    d = _scatter_common(input, dim, index, src, "scatter_add")
+    return apply(I.scatter_add, input, index, src, dim=d)
+
+
+_REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
+
+
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
+    if reduce not in _REDUCTIONS:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    d = _scatter_common(input, dim, index, src, "scatter_reduce")
+    return apply(I.scatter_reduce, input, index, src, dim=d, reduce=reduce, include_self=builtins.bool(include_self))
+
+
+def _check_index_vector(index, fn):
+    _check_index(index, fn)
+    if index.ndim > 1:
+        raise IndexError(f"{fn}(): Index is supposed to be a vector")
+
+
+def index_select(input, dim, index, *, out=None):
+    if not isinstance(index, Tensor) or index.dtype not in (D.int64, D.int32):
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+    _check_index_vector(index, "index_select")
+    d = wrap_dim(dim, input.ndim)
+    check_index_bounds(index, input.shape[d] if input.ndim else 1, d, IndexError)
+    return apply(I.index_select, input, index.reshape(-1), dim=d)
+
+
+def _check_source(input, d, index, source, fn):
+    expected = list(input.shape)
+    if expected:
+        expected[d] = index.numel()
+    if source.ndim and list(source.shape) != expected:
+        raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the specified dimension. "
+                           f"Got self.shape = {list(input.shape)} source.shape = {list(source.shape)}")
+    _check_same_dtype(input, source, fn)
+
+
+def index_add(input, dim, index, source, *, alpha=1):
+    _check_index_vector(index, "index_add")
+    d = wrap_dim(dim, input.ndim)
+    _check_source(input, d, index, source, "index_add")
+    check_index_bounds(index, input.shape[d] if input.ndim else 1, d, RuntimeError)
+    return apply(I.index_add, input, index.reshape(-1), source, alpha, dim=d)
+
+
+def index_copy(input, dim, index, source):
+    _check_index_vector(index, "index_copy")
+    d = wrap_dim(dim, input.ndim)
+    _check_source(input, d, index, source, "index_copy")
+    check_index_bounds(index, input.shape[d] if input.ndim else 1, d, IndexError,
+                       "index_copy_(): index {i} is out of bounds for dimension {dim} with size {size}")
+    return apply(I.index_copy, input, index.reshape(-1), source, dim=d)
+
+
+def index_fill(input, dim, index, value):
+    _check_index_vector(index, "index_fill")
+    d = wrap_dim(dim, input.ndim)
+    check_index_bounds(index, input.shape[d] if input.ndim else 1, d, IndexError)
+    return apply(I.index_fill, input, index.reshape(-1), scalar_or_tensor(value), dim=d)
+
+
+def _check_mask(mask, fn):
+    if not isinstance(mask, Tensor) or mask.dtype is not D.bool_:
+        got = SCALAR_NAME[mask.dtype.name].lower() if isinstance(mask, Tensor) else type(mask).__name__
+        raise RuntimeError(f"{fn} only supports boolean masks, but got mask with dtype {got}")
+
+
+def _check_broadcast(a, b):
+    from ._shape import broadcast_shapes
+    for k in range(1, builtins.min(a.ndim, b.ndim) + 1):
+        x, y = a.shape[-k], b.shape[-k]
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
+                               f"non-singleton dimension {builtins.max(a.ndim, b.ndim) - k}")
+    return tuple(broadcast_shapes(a.shape, b.shape))
+
+
+def masked_fill(input, mask, value):
+    _check_mask(mask, "masked_fill_")
+    shape = _check_broadcast(input, mask)
+    value = scalar_or_tensor(value)
+    if isinstance(value, Tensor) and value.ndim:
+        raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                           f"{value.ndim} dimension(s).")
+    if shape != tuple(input.shape):
+        input = input.expand(shape)
+    return apply(I.masked_fill, input, mask, value)
+
+
+def masked_select(input, mask, *, out=None):
+    _check_mask(mask, "masked_select:")
+    _check_broadcast(input, mask)
+    # The output size is the number of True entries: counted on the host, as PyTorch syncs.
+    size = builtins.int(jnp.count_nonzero(jnp.broadcast_to(mask._value, jnp.broadcast_shapes(
+        input._value.shape, mask._value.shape))))
+    return apply(I.masked_select, input, mask, size=size)
+
+
+def masked_scatter(input, mask, source):
+    _check_mask(mask, "masked_scatter_")
+    _check_broadcast(input, mask)
+    if builtins.int(jnp.count_nonzero(mask._value)) * (input.numel() // builtins.max(mask.numel(), 1)) \
+            > source.numel():
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    _check_same_dtype(input, source, "masked_scatter_")
+    return apply(I.masked_scatter, input, mask, source)
+
+
+def take(input, index):
+    _check_index(index, "take")
+    n = input.numel()
+    value = np.asarray(index._value)
+    bad = (value >= n) | (value < -n)
+    if bad.any():
+        raise IndexError(f"out of range: tried to access index {builtins.int(value[bad][0])} on a tensor of {n} "
+                         "elements.")
+    return apply(I.take, input, index)
+
+
+def take_along_dim(input, indices, dim=None, *, out=None):
+    _check_index(indices, "take_along_dim", "indices")
+    if dim is None:
+        check_index_bounds(indices, input.numel(), 0, RuntimeError)
+        return apply(I.take_along_dim, input, indices, dim=None)
+    d = wrap_dim(dim, input.ndim)
+    if input.ndim != indices.ndim:
+        raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same number of dimensions, "
+                           f"but got {input.ndim} dimensions for input, and {indices.ndim} dimensions for indices")
+    check_index_bounds(indices, input.shape[d], d, RuntimeError)
+    return apply(I.take_along_dim, input, indices, dim=d)
+
+
+def nonzero(input, *, out=None, as_tuple=False):
+    # The number of hits decides the output shape: counted on the host, as PyTorch syncs.
+    size = builtins.int(jnp.count_nonzero(input._value))
+    if input.ndim == 0 and as_tuple:
+        return (apply(I.nonzero, input.reshape(1), size=size).reshape(-1),)
+    found = apply(I.nonzero, input, size=size)
+    if as_tuple:
+        return tuple(found[:, k] for k in range(input.ndim))
+    return found
+
+
+def argwhere(input):
+    return nonzero(input)

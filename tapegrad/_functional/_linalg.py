@@ -1,0 +1,328 @@
+"""Matrix products and the functions behind tapegrad.linalg."""
+import builtins
+
+import jax.numpy as jnp
+
+from .._dispatch import apply
+from .._ops import linalg as L
+from .._tensor import Tensor
+from . import _return_types as RT
+from ._common import SCALAR_NAME, dims as _dims, numel_of, wrap_dim
+
+
+class LinAlgError(RuntimeError):
+    """Raised when a matrix is singular or not positive-definite (PyTorch's torch.linalg.LinAlgError)."""
+
+
+def _cname(d):
+    return {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
+            "float16": "c10::Half", "bfloat16": "c10::BFloat16"}.get(d.name, d.name)
+
+
+def _check_mm_dtype(a, b):
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_cname(a.dtype)} != "
+                           f"{_cname(b.dtype)}")
+
+
+def _mm_shape_error(a, b):
+    if len(a) == 1 and len(b) == 1:
+        return (f"inconsistent tensor size, expected tensor [{a[0]}] and src [{b[0]}] to have the same number "
+                f"of elements, but got {a[0]} and {b[0]} elements respectively")
+    ra = a if len(a) > 1 else (1,) + tuple(a)
+    rb = b if len(b) > 1 else tuple(b) + (1,)
+    ma = f"{numel_of(ra[:-1])}x{ra[-1]}"
+    mb = f"{rb[-2]}x{rb[-1]}" if len(rb) == 2 else f"{numel_of(rb[:-2]) * rb[-2]}x{rb[-1]}"
+    return f"mat1 and mat2 shapes cannot be multiplied ({ma} and {mb})"
+
+
+def matmul(input, other, *, out=None):
+    if input.ndim == 0 or other.ndim == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {input.ndim}D and "
+                           f"{other.ndim}D")
+    _check_mm_dtype(input, other)
+    a, b = input.shape, other.shape
+    if a[-1] != (b[-2] if len(b) > 1 else b[0]):
+        raise RuntimeError(_mm_shape_error(a, b))
+    return apply(L.matmul, input, other)
+
+
+def mm(input, mat2, *, out=None):
+    if input.ndim != 2 or mat2.ndim != 2:
+        raise RuntimeError(f"{'self' if input.ndim != 2 else 'mat2'} must be a matrix")
+    _check_mm_dtype(input, mat2)
+    if input.shape[1] != mat2.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({input.shape[0]}x{input.shape[1]} and "
+                           f"{mat2.shape[0]}x{mat2.shape[1]})")
+    return apply(L.mm, input, mat2)
+
+
+def bmm(input, mat2, *, out=None):
+    if input.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if mat2.ndim != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    _check_mm_dtype(input, mat2)
+    if input.shape[0] != mat2.shape[0] or input.shape[2] != mat2.shape[1]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{input.shape[0]}, "
+                           f"{input.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}].")
+    return apply(L.bmm, input, mat2)
+
+
+def mv(input, vec, *, out=None):
+    if input.ndim != 2 or vec.ndim != 1 or input.shape[1] != vec.shape[0]:
+        raise RuntimeError(f"size mismatch, got input ({input.shape[0] if input.ndim else 0}), mat "
+                           f"({'x'.join(map(str, input.shape))}), vec ({'x'.join(map(str, vec.shape))})")
+    _check_mm_dtype(input, vec)
+    return apply(L.mv, input, vec)
+
+
+def _check_vectors(input, other, name):
+    if input.ndim != 1 or other.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"{name} : expected both vectors to have same dtype, but found "
+                           f"{SCALAR_NAME[input.dtype.name]} and {SCALAR_NAME[other.dtype.name]}")
+    if input.shape[0] != other.shape[0]:
+        raise RuntimeError(_mm_shape_error(tuple(input.shape), tuple(other.shape)))
+
+
+def dot(input, other, *, out=None):
+    _check_vectors(input, other, "dot")
+    return apply(L.dot, input, other)
+
+
+inner_product = dot
+
+
+def vdot(input, other, *, out=None):
+    _check_vectors(input, other, "vdot")
+    return apply(L.vdot, input, other)
+
+
+def outer(input, vec2, *, out=None):
+    if input.ndim != 1 or vec2.ndim != 1:
+        raise RuntimeError(f"outer: Expected 1-D argument self, but got {input.ndim}-D")
+    return apply(L.outer, input, vec2)
+
+
+ger = outer
+
+
+def einsum(equation, *operands):
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    try:
+        jnp.einsum(equation, *(jnp.zeros(o.shape, o.dtype.np) for o in operands))
+    except ValueError as e:
+        raise RuntimeError(f"einsum(): {e}") from None
+    return apply(L.einsum, *operands, equation=equation)
+
+
+def tensordot(a, b, dims=2, out=None):
+    if isinstance(dims, Tensor):
+        dims = dims.tolist()
+    if isinstance(dims, (list, tuple)):
+        dims = tuple(tuple(d) if isinstance(d, (list, tuple)) else (d,) for d in dims)
+        dims = (tuple(wrap_dim(d, a.ndim) for d in dims[0]), tuple(wrap_dim(d, b.ndim) for d in dims[1]))
+        for x, y in zip(*dims):
+            if a.shape[x] != b.shape[y]:
+                raise RuntimeError(f"contracted dimensions need to match, but first has size {a.shape[x]} in dim "
+                                   f"{x} and second has size {b.shape[y]} in dim {y}")
+    return apply(L.tensordot, a, b, dims=dims)
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
+    mm(mat1, mat2)  # shape and dtype checks
+    return apply(L.addmm, input, mat1, mat2, beta, alpha)
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+    bmm(batch1, batch2)
+    return apply(L.baddbmm, input, batch1, batch2, beta, alpha)
+
+
+def kron(input, other, *, out=None):
+    return apply(L.kron, input, other)
+
+
+def cross(input, other, dim=None, *, out=None):
+    if dim is None:  # torch.cross's legacy default: the first dim of size 3
+        dim = next((d for d, s in enumerate(input.shape) if s == 3), -1)
+    return linalg_cross(input, other, dim=dim)
+
+
+def linalg_cross(input, other, *, dim=-1, out=None):
+    if input.ndim != other.ndim:
+        raise RuntimeError(f"linalg.cross: inputs must have the same number of dimensions.")
+    d = wrap_dim(dim, input.ndim)
+    if input.shape[d] != 3 or other.shape[d] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[d]} and "
+                           f"{other.shape[d]}")
+    return apply(L.cross, input, other, dim=d)
+
+
+def trace(input):
+    if input.ndim != 2:
+        raise RuntimeError("trace: expected a matrix, but got tensor with dim " + str(input.ndim))
+    return apply(L.trace, input)
+
+
+# ---- tapegrad.linalg -----------------------------------------------------------------------------
+
+def _check_square(a, name, float_only=True):
+    if a.ndim < 2:
+        raise RuntimeError(f"linalg.{name}: The input tensor A must have at least 2 dimensions.")
+    if a.shape[-1] != a.shape[-2]:
+        raise RuntimeError(f"linalg.{name}: A must be batches of square matrices, but they are {a.shape[-2]} by "
+                           f"{a.shape[-1]} matrices")
+    _check_float(a, name)
+
+
+def _check_float(a, name):
+    if not (a.dtype.is_floating_point or a.dtype.is_complex):
+        raise RuntimeError(f"linalg.{name}: Expected a floating point or complex tensor as input. Got "
+                           f"{SCALAR_NAME[a.dtype.name]}")
+
+
+def _check_finite(result, name, message):
+    # XLA returns inf/NaN for singular input; PyTorch raises. Checking needs a host sync, as PyTorch's does.
+    values = result if isinstance(result, tuple) else (result,)
+    if not builtins.all(builtins.bool(jnp.all(jnp.isfinite(v._value))) for v in values):
+        raise LinAlgError(f"linalg.{name}: {message}")
+    return result
+
+
+_SINGULAR = "The input matrix is singular, so the operation could not be completed. Check it with " \
+            "torch.linalg.matrix_rank or use torch.linalg.pinv instead."
+
+
+def inv(A, *, out=None):
+    _check_square(A, "inv")
+    return _check_finite(apply(L.inv, A), "inv", _SINGULAR)
+
+
+def det(A, *, out=None):
+    _check_square(A, "det")
+    return apply(L.det, A)
+
+
+def slogdet(A, *, out=None):
+    _check_square(A, "slogdet")
+    return RT.slogdet(*apply(L.slogdet, A))
+
+
+def logdet(A):
+    # log(sign) is NaN for a negative determinant, as PyTorch's logdet.
+    sign, logabs = slogdet(A)
+    return sign.log() + logabs
+
+
+def solve(A, B, *, left=True, out=None):
+    _check_square(A, "solve")
+    if A.dtype is not B.dtype:
+        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A of type "
+                           f"{SCALAR_NAME[A.dtype.name]} and B of type {SCALAR_NAME[B.dtype.name]} instead.")
+    vector = left and (B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1])))
+    n = A.shape[-1]
+    if (B.shape[-1] if vector else B.shape[-2 if left else -1]) != n:
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
+                           f"{'AX = B' if left else 'XA = B'} ({'x'.join(map(str, A.shape[-2:]))} and "
+                           f"{'x'.join(map(str, B.shape[-2:]))})")
+    return _check_finite(apply(L.solve, A, B, left=builtins.bool(left), vector=vector), "solve", _SINGULAR)
+
+
+def cholesky(A, *, upper=False, out=None):
+    _check_square(A, "cholesky")
+    return _check_finite(apply(L.cholesky, A, upper=builtins.bool(upper)), "cholesky",
+                         "The factorization could not be completed because the input is not positive-definite.")
+
+
+def qr(A, mode="reduced", *, out=None):
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), "
+                           "'r', or 'complete'")
+    _check_float(A, "qr")
+    q, r = apply(L.qr, A, mode="complete" if mode == "complete" else "reduced")
+    if mode == "r":
+        from .._creation import empty
+        return RT.qr(empty(0, dtype=A.dtype), r)
+    return RT.qr(q, r)
+
+
+def svd(A, full_matrices=True, *, driver=None, out=None):
+    _check_float(A, "svd")
+    return RT.svd(*apply(L.svd, A, full_matrices=builtins.bool(full_matrices)))
+
+
+def svdvals(A, *, driver=None, out=None):
+    _check_float(A, "svdvals")
+    return apply(L.svdvals, A)
+
+
+def eigh(A, UPLO="L", *, out=None):
+    _check_square(A, "eigh")
+    return RT.eigh(*apply(L.eigh, A, UPLO=UPLO))
+
+
+def eigvalsh(A, UPLO="L", *, out=None):
+    _check_square(A, "eigvalsh")
+    return apply(L.eigvalsh, A, UPLO=UPLO)
+
+
+def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
+    _check_float(A, "pinv")
+    return apply(L.pinv, A, hermitian=builtins.bool(hermitian))
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
+    _check_float(x, "vector_norm")
+    if dtype is not None:
+        x = x.to(dtype)
+    d = None if x.ndim == 0 else _dims(dim, x.ndim)
+    if ord in (float("inf"), float("-inf")) and x.numel() == 0:
+        raise RuntimeError("linalg.vector_norm cannot compute the inf norm on an empty tensor because the "
+                           "operation does not have an identity")
+    ord = builtins.float(ord) if isinstance(ord, builtins.float) else ord
+    return apply(L.vector_norm, x, ord=ord, dim=d, keepdim=builtins.bool(keepdim))
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
+    _check_float(A, "matrix_norm")
+    if A.ndim < 2:
+        raise RuntimeError(f"linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
+    if ord not in ("fro", "nuc", 1, -1, 2, -2, float("inf"), float("-inf")):
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    if dtype is not None:
+        A = A.to(dtype)
+    d = (wrap_dim(dim[0], A.ndim), wrap_dim(dim[1], A.ndim))
+    return apply(L.matrix_norm, A, ord=ord, dim=d, keepdim=builtins.bool(keepdim))
+
+
+def linalg_norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
+    if isinstance(ord, str) or (ord is not None and dim is None and A.ndim == 2) or \
+            (dim is not None and not isinstance(dim, builtins.int) and len(dim) == 2):
+        return matrix_norm(A, "fro" if ord is None else ord, (-2, -1) if dim is None else dim, keepdim,
+                           dtype=dtype)
+    return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+
+
+def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+    """torch.norm: the vector 2-norm (p='fro' over all elements) unless p is 'nuc' or a matrix dim pair."""
+    if p == "nuc" or (p == "fro" and dim is not None and not isinstance(dim, builtins.int) and len(dim) == 2):
+        return matrix_norm(input, p, dim if dim is not None else (-2, -1), keepdim, dtype=dtype)
+    return vector_norm(input, 2 if p == "fro" or p is None else p, dim, keepdim, dtype=dtype)
+
+
+def dist(input, other, p=2):
+    return vector_norm(input - other, p)
+
+
+def multi_dot(tensors, *, out=None):
+    tensors = list(tensors)
+    if len(tensors) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    result = tensors[0]
+    for t in tensors[1:]:
+        result = matmul(result, t)
+    return result

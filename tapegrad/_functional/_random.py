@@ -1,0 +1,94 @@
+"""Random in-place fills (x.uniform_(), ...) and sampling (bernoulli, multinomial)."""
+import builtins
+
+import jax
+
+from .. import _dtypes as D
+from .._dispatch import apply
+from .._inplace import inplace
+from .._ops import random_fill as RF
+from .._tensor import Tensor
+
+
+def _key(generator):
+    from ..random import _key as next_key
+    return Tensor._wrap(jax.random.key_data(next_key(generator)).astype(jax.numpy.int64))
+
+
+def _check_float(t, name):
+    if not (t.dtype.is_floating_point or t.dtype.is_complex):
+        raise RuntimeError(f"\"{name}\" not implemented for '{t.dtype.name}'. Fill a floating tensor, e.g. "
+                           "x.float().")
+
+
+def uniform_(self, a=0.0, b=1.0, *, generator=None):
+    _check_float(self, "check_uniform_bounds")
+    if a > b:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a} > to={b}")
+    return inplace(self, RF.uniform, _key(generator), builtins.float(a), builtins.float(b))
+
+
+def normal_(self, mean=0.0, std=1.0, *, generator=None):
+    _check_float(self, "normal_kernel_cpu")
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    return inplace(self, RF.normal, _key(generator), builtins.float(mean), builtins.float(std))
+
+
+def exponential_(self, lambd=1.0, *, generator=None):
+    _check_float(self, "exponential_cpu")
+    if lambd <= 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+    return inplace(self, RF.exponential, _key(generator), builtins.float(lambd))
+
+
+def random_(self, from_=0, to=None, *, generator=None):
+    if to is None:
+        if from_ != 0:  # random_(to)
+            from_, to = 0, from_
+        else:
+            to = _random_limit(self.dtype)
+    if from_ >= to:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={from_} >= to={to}")
+    return inplace(self, RF.random, _key(generator), builtins.int(from_), builtins.int(to))
+
+
+def _random_limit(dtype):
+    # PyTorch's default range: [0, 2^mantissa] for floats, [0, max] for integers.
+    bits = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}
+    if dtype.name in bits:
+        return 2 ** bits[dtype.name] + 1
+    if dtype is D.bool_:
+        return 2
+    return int(jax.numpy.iinfo(dtype.np).max)
+
+
+def bernoulli_(self, p=0.5, *, generator=None):
+    p = p if isinstance(p, Tensor) else builtins.float(p)
+    return inplace(self, RF.bernoulli_fill, _key(generator), p)
+
+
+def bernoulli(input, p=None, *, generator=None, out=None):
+    if p is not None:
+        return bernoulli_(input.clone().detach(), p, generator=generator)
+    _check_float(input, "bernoulli_tensor_cpu_p_")
+    return apply(RF.bernoulli, input, _key(generator))
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
+    if input.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    _check_float(input, "multinomial")
+    n = input.shape[-1]
+    if not replacement and num_samples > n:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    import jax.numpy as jnp
+    p = input._value
+    if builtins.bool(jnp.any(p < 0)) or not builtins.bool(jnp.all(jnp.isfinite(p))):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if builtins.bool(jnp.any(jnp.sum(p, -1) == 0)):
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    return apply(RF.multinomial, input.detach(), _key(generator), num_samples=builtins.int(num_samples),
+                 replacement=builtins.bool(replacement))

@@ -1,0 +1,255 @@
+"""Reductions, scans, sorting and selection."""
+import builtins
+
+import jax.numpy as jnp
+
+from .. import _dtypes as D
+from .._dispatch import apply
+from .._ops import reduction as R, sorting as S
+from .._tensor import Tensor
+from . import _return_types as RT
+from ._common import SCALAR_NAME, dims as _dims, wrap_dim
+
+
+def _rdims(dim, t):
+    # Scalars accept dim 0 / -1 and reduce to themselves.
+    return None if t.ndim == 0 else _dims(dim, t.ndim)
+
+
+def _int_dtype(input, dtype):
+    dtype = D.as_dtype(dtype)
+    if dtype is None and not (input.dtype.is_floating_point or input.dtype.is_complex):
+        dtype = D.int64
+    return dtype.np if dtype is not None else None
+
+
+def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    return apply(R.sum, input, dim=_rdims(dim, input), keepdim=builtins.bool(keepdim),
+                 dtype=_int_dtype(input, dtype))
+
+
+def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    return apply(R.prod, input, dim=_rdims(dim, input), keepdim=builtins.bool(keepdim),
+                 dtype=_int_dtype(input, dtype))
+
+
+def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    dtype = D.as_dtype(dtype)
+    d = dtype or input.dtype
+    if not (d.is_floating_point or d.is_complex):
+        raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point "
+                           f"or complex dtype. Got: {SCALAR_NAME[d.name]}. Convert first, e.g. x.float().mean().")
+    return apply(R.mean, input, dim=_rdims(dim, input), keepdim=builtins.bool(keepdim),
+                 dtype=dtype.np if dtype is not None else None)
+
+
+def _var_args(input, dim, unbiased, keepdim, correction):
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise RuntimeError("std and var only support floating point and complex dtypes. Convert first, "
+                           "e.g. x.float().std().")
+    if isinstance(dim, builtins.bool):  # legacy std(input, unbiased)
+        dim, unbiased = None, dim
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    return dict(dim=_rdims(dim, input), correction=correction, keepdim=builtins.bool(keepdim))
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+    return apply(R.var, input, **_var_args(input, dim, unbiased, keepdim, correction))
+
+
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+    return apply(R.std, input, **_var_args(input, dim, unbiased, keepdim, correction))
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return var(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
+
+
+def _check_nonempty(input, name, dim=None):
+    if input.numel() == 0 and dim is None:
+        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                           "Specify the reduction dim with the 'dim' argument.")
+    if dim is not None and input.ndim and input.shape[dim] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
+
+
+def _extreme(input, dim_or_other, keepdim, name):
+    from ._arith import maximum, minimum
+    if isinstance(dim_or_other, Tensor):
+        return (maximum if name == "max" else minimum)(input, dim_or_other)
+    if dim_or_other is None:
+        _check_nonempty(input, name)
+        return apply(R.max_all if name == "max" else R.min_all, input)
+    dim = wrap_dim(dim_or_other, input.ndim)
+    _check_nonempty(input, name, dim)
+    if input.ndim == 0:
+        return _scalar_pair(input, name)
+    op = R.argmax if name == "max" else R.argmin
+    idx = apply(op, input, dim=dim, keepdim=builtins.bool(keepdim))
+    values = apply(S.max_values if name == "max" else S.min_values, input, idx, dim=dim, keepdim=keepdim)
+    return getattr(RT, name)(values, idx)
+
+
+def _zeros_index(t):
+    return Tensor._wrap(jnp.zeros(t._value.shape, jnp.int64))
+
+
+def max(input, dim=None, keepdim=False, *, out=None):
+    return _extreme(input, dim, keepdim, "max")
+
+
+def min(input, dim=None, keepdim=False, *, out=None):
+    return _extreme(input, dim, keepdim, "min")
+
+
+def _amax(op, name):
+    def f(input, dim=(), keepdim=False, *, out=None):
+        d = _rdims(dim, input)
+        _check_nonempty(input, name, None if d is None else d[0])
+        return apply(op, input, dim=d, keepdim=builtins.bool(keepdim))
+    f.__name__ = name
+    return f
+
+
+amax = _amax(R.amax, "amax")
+amin = _amax(R.amin, "amin")
+
+
+def aminmax(input, *, dim=None, keepdim=False):
+    return RT.aminmax(amin(input, () if dim is None else dim, keepdim), amax(input, () if dim is None else dim,
+                                                                             keepdim))
+
+
+def _arg(op, name):
+    def f(input, dim=None, keepdim=False):
+        if dim is None:
+            _check_nonempty(input, name)
+            return apply(op, input, dim=None, keepdim=builtins.bool(keepdim))
+        d = wrap_dim(dim, input.ndim)
+        if input.ndim == 0:
+            return _zeros_index(input)
+        _check_nonempty(input, name, d)
+        return apply(op, input, dim=d, keepdim=builtins.bool(keepdim))
+    f.__name__ = name
+    return f
+
+
+argmax = _arg(R.argmax, "argmax")
+argmin = _arg(R.argmin, "argmin")
+
+
+def logsumexp(input, dim, keepdim=False, *, out=None):
+    return apply(R.logsumexp, input, dim=_rdims(dim, input), keepdim=builtins.bool(keepdim))
+
+
+def _scan(op):
+    def f(input, dim, *, dtype=None, out=None):
+        d = wrap_dim(dim, input.ndim)
+        if input.ndim == 0:
+            return input.to(D.as_dtype(dtype) or input.dtype) * 1
+        return apply(op, input, dim=d, dtype=_int_dtype(input, dtype))
+    f.__name__ = op.name
+    return f
+
+
+cumsum = _scan(R.cumsum)
+cumprod = _scan(R.cumprod)
+
+
+def _logical(op):
+    def f(input, dim=None, keepdim=False, *, out=None):
+        return apply(op, input, dim=_rdims(dim, input), keepdim=builtins.bool(keepdim))
+    f.__name__ = op.name
+    return f
+
+
+all = _logical(R.all)
+any = _logical(R.any)
+
+
+def count_nonzero(input, dim=None):
+    return apply(R.count_nonzero, input, dim=_rdims(dim, input))
+
+
+# ---- sorting and selection --------------------------------------------------------------
+
+def _scalar_pair(input, kind):
+    # 0-d inputs: the value itself at index 0.
+    return getattr(RT, kind)(input.clone(), _zeros_index(input))
+
+
+def sort(input, dim=-1, descending=False, stable=False, *, out=None):
+    d = wrap_dim(dim, input.ndim)
+    if input.ndim == 0:
+        return _scalar_pair(input, "sort")
+    idx = apply(S.argsort, input, dim=d, descending=builtins.bool(descending))
+    return RT.sort(apply(S.sort_values, input, idx, dim=d), idx)
+
+
+def argsort(input, dim=-1, descending=False, stable=False):
+    return sort(input, dim, descending, stable).indices
+
+
+def msort(input):
+    return sort(input, 0).values
+
+
+def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
+    d = wrap_dim(dim, input.ndim)
+    size = input.shape[d] if input.ndim else 1
+    if not 0 <= k <= size:
+        raise RuntimeError("selected index k out of range")
+    if input.ndim == 0:
+        return _scalar_pair(input, "topk")
+    idx = apply(S.topk_indices, input, dim=d, k=builtins.int(k), largest=builtins.bool(largest))
+    return RT.topk(apply(S.topk_values, input, idx, dim=d), idx)
+
+
+def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
+    d = wrap_dim(dim, input.ndim)
+    size = input.shape[d] if input.ndim else 1
+    if not 1 <= k <= size:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    if input.ndim == 0:
+        return _scalar_pair(input, "kthvalue")
+    idx = apply(S.kthvalue_indices, input, dim=d, k=builtins.int(k) - 1, keepdim=builtins.bool(keepdim))
+    return RT.kthvalue(apply(S.kthvalue_values, input, idx, dim=d, keepdim=builtins.bool(keepdim)), idx)
+
+
+def median(input, dim=None, keepdim=False, *, out=None):
+    if dim is None:
+        _check_nonempty(input, "median")
+        return apply(S.median_all, input)
+    d = wrap_dim(dim, input.ndim)
+    if input.ndim == 0:
+        return _scalar_pair(input, "median")
+    _check_nonempty(input, "median", d)
+    idx = apply(S.median_indices, input, dim=d, keepdim=builtins.bool(keepdim))
+    return RT.median(apply(S.median_values, input, idx, dim=d, keepdim=builtins.bool(keepdim)), idx)
+
+
+def mode(input, dim=-1, keepdim=False, *, out=None):
+    d = wrap_dim(dim, input.ndim)
+    if input.ndim == 0:
+        return _scalar_pair(input, "mode")
+    idx = apply(S.mode_indices, input, dim=d, keepdim=builtins.bool(keepdim))
+    return RT.mode(apply(S.mode_values, input, idx, dim=d, keepdim=builtins.bool(keepdim)), idx)
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    if dim is not None:
+        raise NotImplementedError("unique(dim=...) is not supported yet; use unique() on the flattened tensor.")
+    # The number of distinct values decides the output shape: count on the host, as PyTorch syncs.
+    size = builtins.int(jnp.unique(input._value).size)
+    values, inverse, counts = apply(S.unique, input, size=size)
+    out = (values,)
+    if return_inverse:
+        out += (inverse.reshape(input.shape),)
+    if return_counts:
+        out += (counts,)
+    return out[0] if len(out) == 1 else out

@@ -1,0 +1,21 @@
+"""Named tuples for multi-result functions, printed as PyTorch prints them (torch.return_types.max(...))."""
+import collections
+
+
+def _return_type(name, fields):
+    base = collections.namedtuple(name, fields)
+
+    def __repr__(self):
+        body = ",\n".join(f"{f}={v!r}" for f, v in zip(self._fields, self))
+        return f"torch.return_types.{name}(\n{body})"
+    return type(name, (base,), {"__slots__": (), "__repr__": __repr__, "__str__": __repr__,
+                                "__module__": "tapegrad.return_types"})
+
+
+_VALUES_INDICES = ("max", "min", "sort", "topk", "kthvalue", "median", "mode", "cummax", "cummin", "aminmax")
+for _name in _VALUES_INDICES:
+    globals()[_name] = _return_type(_name, ("min", "max") if _name == "aminmax" else ("values", "indices"))
+slogdet = _return_type("slogdet", ("sign", "logabsdet"))
+qr = _return_type("qr", ("Q", "R"))
+svd = _return_type("svd", ("U", "S", "Vh"))
+eigh = _return_type("eigh", ("eigenvalues", "eigenvectors"))

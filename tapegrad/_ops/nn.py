@@ -1,0 +1,370 @@
+"""Neural-network kernels: activations, linear/conv, pooling, normalisation, dropout, embedding, attention.
+
+Optional tensors (bias, weight, mask) are trailing positional inputs; a static flag
+says which are present. Inputs arrive as they are (KEEP): the Python wrappers in
+`tapegrad.nn.functional` check dtypes with PyTorch's errors first.
+Loss kernels live in `nn_loss.py`, recurrent layers in `nn_rnn.py`.
+"""
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from ._registry import defop, KEEP
+
+
+def _nn(name, fn, **meta):
+    meta.setdefault("dtype_rule", KEEP)
+    return defop(name, fn, **meta)
+
+
+def _zero(a):
+    return jnp.zeros((), a.dtype)
+
+
+# ---- activations ---------------------------------------------------------------------------
+
+def _softplus(x, beta, threshold):
+    bx = x * beta
+    # Keep exp() finite in the branch where() discards, so its gradient stays finite too.
+    soft = jnp.log1p(jnp.exp(jnp.minimum(bx, threshold))) / beta
+    return jnp.where(bx > threshold, x, soft)
+
+
+def _gelu(x, approximate):
+    if approximate == "tanh":
+        inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)
+        return 0.5 * x * (1 + jnp.tanh(inner))
+    return 0.5 * x * (1 + lax.erf(x * (1 / math.sqrt(2))))
+
+
+def _hardtanh(x, lo, hi):
+    # PyTorch passes the gradient only strictly inside (lo, hi).
+    return jnp.where((x > lo) & (x < hi), x, jnp.clip(x, lo, hi))
+
+
+def _elu(x, alpha, scale, input_scale):
+    neg = alpha * jnp.expm1(jnp.minimum(x, 0) * input_scale)
+    return scale * jnp.where(x > 0, x, neg)
+
+
+leaky_relu = _nn("leaky_relu", lambda x, slope: jnp.where(x > 0, x, x * slope))
+elu = _nn("elu", _elu)
+gelu = _nn("gelu", _gelu)
+silu = _nn("silu", lambda x: x * jax.nn.sigmoid(x))
+mish = _nn("mish", lambda x: x * jnp.tanh(_softplus(x, 1.0, 20.0)))
+softplus = _nn("softplus", _softplus)
+hardtanh = _nn("hardtanh", _hardtanh)
+softmax = _nn("softmax", lambda x, dim: jax.nn.softmax(x, axis=dim), saves_output=True, node="_softmax")
+log_softmax = _nn("log_softmax", lambda x, dim: jax.nn.log_softmax(x, axis=dim), saves_output=True,
+                  node="_log_softmax")
+
+# ---- linear -------------------------------------------------------------------------------------
+
+
+def _linear(x, w, *bias):
+    y = jnp.matmul(x, w.T)
+    return y + bias[0] if bias else y
+
+
+def _bilinear(x1, x2, w, *bias):
+    y = jnp.einsum("...i,oij,...j->...o", x1, w, x2)
+    return y + bias[0] if bias else y
+
+
+linear = _nn("linear", _linear, node="addmm")
+bilinear = _nn("bilinear", _bilinear, node="trilinear")
+
+# ---- convolution -------------------------------------------------------------------------------
+_SPATIAL = {1: "H", 2: "HW", 3: "DHW"}
+
+
+def _dimension_numbers(nd):
+    s = _SPATIAL[nd]
+    return ("NC" + s, "OI" + s, "NC" + s)
+
+
+def _conv(x, w, *bias, stride, padding, dilation, groups):
+    nd = x.ndim - 2
+    y = lax.conv_general_dilated(x, w, stride, padding, rhs_dilation=dilation, feature_group_count=groups,
+                                 dimension_numbers=_dimension_numbers(nd))
+    return y + bias[0].reshape((-1,) + (1,) * nd) if bias else y
+
+
+def _conv_transpose(x, w, *bias, stride, padding, output_padding, dilation, groups):
+    # A transposed convolution is a convolution of the stride-dilated input with the flipped kernel,
+    # whose (in, out/groups) weight layout is regrouped to (out, in/groups).
+    nd = x.ndim - 2
+    cin, cout_g = w.shape[0], w.shape[1]
+    k = w.shape[2:]
+    w = w.reshape((groups, cin // groups, cout_g) + k)
+    w = jnp.swapaxes(w, 1, 2).reshape((groups * cout_g, cin // groups) + k)
+    w = jnp.flip(w, axis=tuple(range(2, 2 + nd)))
+    pads = tuple((d * (kk - 1) - p, d * (kk - 1) - p + op)
+                 for kk, p, op, d in zip(k, padding, output_padding, dilation))
+    y = lax.conv_general_dilated(x, w, (1,) * nd, pads, lhs_dilation=stride, rhs_dilation=dilation,
+                                 feature_group_count=groups, dimension_numbers=_dimension_numbers(nd))
+    return y + bias[0].reshape((-1,) + (1,) * nd) if bias else y
+
+
+conv = _nn("conv", _conv, node="convolution")
+conv_transpose = _nn("conv_transpose", _conv_transpose, node="convolution")
+
+# ---- pooling ------------------------------------------------------------------------------------
+# `pads` are explicit (lo, hi) pairs per spatial dim; hi may be negative (floor mode drops a tail).
+
+
+def _crop_negative(x, pads):
+    nd = len(pads)
+    lead = x.ndim - nd
+    idx = (slice(None),) * lead + tuple(slice(0, x.shape[lead + i] + min(hi, 0)) for i, (_, hi) in
+                                        enumerate(pads))
+    return x[idx], ((0, 0),) * lead + tuple((lo, max(hi, 0)) for lo, hi in pads)
+
+
+def _max_pool(x, kernel, stride, pads, dilation):
+    x, full = _crop_negative(x, pads)
+    lead = x.ndim - len(kernel)
+    if any(d != 1 for d in dilation):
+        return _dilated_max_pool(x, kernel, stride, full[lead:], dilation)
+    # A Python-scalar init lets JAX recognise the max monoid, which has a derivative rule.
+    init = -float("inf") if jnp.issubdtype(x.dtype, jnp.floating) else int(jnp.iinfo(x.dtype).min)
+    return lax.reduce_window(x, init, lax.max, (1,) * lead + kernel, (1,) * lead + stride,
+                             full, window_dilation=(1,) * lead + dilation)
+
+
+def _dilated_max_pool(x, kernel, stride, pads, dilation):
+    # JAX has no VJP for dilated max windows: take the max over the kernel's strided shifted slices.
+    nd = len(kernel)
+    lead = x.ndim - nd
+    x = lax.pad(x, jnp.asarray(-jnp.inf, x.dtype), [(0, 0, 0)] * lead + [(lo, hi, 0) for lo, hi in pads])
+    spatial = x.shape[lead:]
+    out_shape = [(n - d * (k - 1) - 1) // s + 1 for n, k, s, d in zip(spatial, kernel, stride, dilation)]
+    result = None
+    for offsets in np.ndindex(*kernel):
+        start = [0] * lead + [o * d for o, d in zip(offsets, dilation)]
+        limit = list(x.shape[:lead]) + [o * d + (m - 1) * s + 1 for o, d, m, s in
+                                        zip(offsets, dilation, out_shape, stride)]
+        piece = lax.slice(x, start, limit, [1] * lead + list(stride))
+        result = piece if result is None else jnp.maximum(result, piece)
+    return result
+
+
+def _avg_pool(x, kernel, stride, pads, padding, count_include_pad, divisor_override):
+    x, full = _crop_negative(x, pads)
+    lead = x.ndim - len(kernel)
+    window, strides = (1,) * lead + kernel, (1,) * lead + stride
+    total = lax.reduce_window(x, 0.0, lax.add, window, strides, full)
+    if divisor_override:
+        return total / divisor_override
+    # Count per window: real elements, plus the nominal padding when count_include_pad (never the
+    # extra right padding ceil_mode adds), as PyTorch does.
+    spatial = x.shape[lead:]
+    ones = jnp.ones(spatial, x.dtype)
+    if count_include_pad:
+        ones = jnp.pad(ones, [(p, p) for p in padding], constant_values=1)
+        extra = [(lo - p, hi - p) for (lo, hi), p in zip(full[lead:], padding)]
+        ones = lax.pad(ones, _zero(x), [(lo, hi, 0) for lo, hi in extra])
+    else:
+        ones = lax.pad(ones, _zero(x), [(lo, hi, 0) for lo, hi in full[lead:]])
+    count = lax.reduce_window(ones, 0.0, lax.add, kernel, stride, ((0, 0),) * len(kernel))
+    return total / count
+
+
+def _adaptive_matrix(n_in, n_out, dtype):
+    m = np.zeros((n_out, n_in))
+    for i in range(n_out):
+        start = (i * n_in) // n_out
+        end = -((-(i + 1) * n_in) // n_out)
+        m[i, start:end] = 1.0 / (end - start)
+    return jnp.asarray(m, dtype)
+
+
+def _adaptive_avg_pool(x, output_size):
+    nd = len(output_size)
+    for i, n_out in enumerate(output_size):
+        axis = x.ndim - nd + i
+        m = _adaptive_matrix(x.shape[axis], n_out, x.dtype)
+        x = jnp.moveaxis(jnp.tensordot(x, m, axes=([axis], [1])), -1, axis)
+    return x
+
+
+def _adaptive_max_pool(x, output_size):
+    nd = len(output_size)
+    for i, n_out in enumerate(output_size):
+        axis = x.ndim - nd + i
+        n_in = x.shape[axis]
+        parts = []
+        for j in range(n_out):
+            start, end = (j * n_in) // n_out, -((-(j + 1) * n_in) // n_out)
+            parts.append(jnp.max(lax.slice_in_dim(x, start, end, axis=axis), axis=axis, keepdims=True))
+        x = jnp.concatenate(parts, axis=axis)
+    return x
+
+
+max_pool = _nn("max_pool", _max_pool, node="max_pool2d_with_indices")
+avg_pool = _nn("avg_pool", _avg_pool, node="avg_pool2d")
+adaptive_avg_pool = _nn("adaptive_avg_pool", _adaptive_avg_pool, node="adaptive_avg_pool2d")
+adaptive_max_pool = _nn("adaptive_max_pool", _adaptive_max_pool, node="adaptive_max_pool2d")
+
+# ---- normalisation ---------------------------------------------------------------------------
+
+
+def _affine(y, rest, shape):
+    if rest:
+        y = y * rest[0].reshape(shape)
+    if len(rest) > 1:
+        y = y + rest[1].reshape(shape)
+    return y
+
+
+def _channel_shape(x):
+    return (1, -1) + (1,) * (x.ndim - 2)
+
+
+def _batch_norm_train(x, *rest, eps):
+    axes = (0,) + tuple(range(2, x.ndim))
+    mean = jnp.mean(x, axis=axes, keepdims=True)
+    var = jnp.mean(jnp.square(x - mean), axis=axes, keepdims=True)
+    y = (x - mean) * lax.rsqrt(var + eps)
+    n = x.size // x.shape[1]
+    unbiased = var * (n / max(n - 1, 1))
+    return _affine(y, rest, _channel_shape(x)), mean.reshape(-1), unbiased.reshape(-1)
+
+
+def _batch_norm_eval(x, running_mean, running_var, *rest, eps):
+    shape = _channel_shape(x)
+    y = (x - running_mean.reshape(shape)) * lax.rsqrt(running_var.reshape(shape) + eps)
+    return _affine(y, rest, shape)
+
+
+def _layer_norm(x, *rest, ndim, eps):
+    axes = tuple(range(x.ndim - ndim, x.ndim))
+    mean = jnp.mean(x, axis=axes, keepdims=True)
+    var = jnp.mean(jnp.square(x - mean), axis=axes, keepdims=True)
+    return _affine((x - mean) * lax.rsqrt(var + eps), rest, x.shape[x.ndim - ndim:])
+
+
+def _group_norm(x, *rest, groups, eps):
+    n = x.shape[0]
+    g = x.reshape((n, groups, -1))
+    mean = jnp.mean(g, axis=2, keepdims=True)
+    var = jnp.mean(jnp.square(g - mean), axis=2, keepdims=True)
+    y = ((g - mean) * lax.rsqrt(var + eps)).reshape(x.shape)
+    return _affine(y, rest, _channel_shape(x))
+
+
+def _rms_norm(x, *rest, ndim, eps):
+    axes = tuple(range(x.ndim - ndim, x.ndim))
+    y = x * lax.rsqrt(jnp.mean(jnp.square(x), axis=axes, keepdims=True) + eps)
+    return y * rest[0] if rest else y
+
+
+batch_norm_train = _nn("batch_norm_train", _batch_norm_train, nout=3, node="native_batch_norm")
+batch_norm_eval = _nn("batch_norm_eval", _batch_norm_eval, diff=(0, 3, 4), node="native_batch_norm")
+layer_norm = _nn("layer_norm", _layer_norm, node="native_layer_norm")
+group_norm = _nn("group_norm", _group_norm, node="native_group_norm")
+rms_norm = _nn("rms_norm", _rms_norm, node="rms_norm")
+
+
+def _normalize(x, p, dim, eps):
+    if p == 2:
+        sq = jnp.sum(x * x, axis=dim, keepdims=True)
+        # sqrt's gradient at 0 is infinite; PyTorch's norm backward gives 0 there.
+        safe = jnp.where(sq > 0, sq, 1)
+        norm = jnp.where(sq > 0, jnp.sqrt(safe), 0)
+    else:
+        norm = jnp.sum(jnp.abs(x) ** p, axis=dim, keepdims=True) ** (1 / p)
+    return x / jnp.maximum(norm, eps)
+
+
+normalize = _nn("normalize", _normalize, node="div")
+
+# ---- dropout, embedding -------------------------------------------------------------------------
+dropout = _nn("dropout", lambda x, mask, scale: x * mask.astype(x.dtype) * jnp.asarray(scale, x.dtype),
+              diff=(0,), node="native_dropout")
+
+
+def _embedding(weight, indices, padding_idx):
+    if padding_idx is not None:
+        # The padding row gets no gradient.
+        row = jnp.arange(weight.shape[0])[:, None] == padding_idx
+        weight = jnp.where(row, lax.stop_gradient(weight), weight)
+    return jnp.take(weight, indices, axis=0)
+
+
+def _embedding_bag(weight, indices, segments, *per_sample, bags, mode, padding_idx):
+    rows = jnp.take(weight, indices, axis=0)
+    keep = jnp.ones(indices.shape, weight.dtype) if padding_idx is None else \
+        (indices != padding_idx).astype(weight.dtype)
+    if per_sample:
+        rows = rows * per_sample[0][:, None]
+    rows = rows * keep[:, None]
+    if mode == "max":
+        out = jax.ops.segment_max(jnp.where(keep[:, None] > 0, rows, -jnp.inf), segments, bags)
+        return jnp.where(jnp.isfinite(out), out, 0)
+    total = jax.ops.segment_sum(rows, segments, bags)
+    if mode == "sum":
+        return total
+    count = jax.ops.segment_sum(keep, segments, bags)[:, None]
+    return jnp.where(count > 0, total / jnp.maximum(count, 1), 0)
+
+
+embedding = _nn("embedding", _embedding, diff=(0,))
+embedding_bag = _nn("embedding_bag", _embedding_bag, diff=(0, 3), node="embedding_bag")
+
+# ---- attention --------------------------------------------------------------------------------
+
+
+def _attention(q, k, v, *extra, scale, causal, mask_kind, dropout_scale):
+    """softmax(q k^T * scale + mask) [dropout] v; returns (output, attention probabilities)."""
+    extra = list(extra)
+    s = jnp.matmul(q, jnp.swapaxes(k, -1, -2)) * jnp.asarray(scale, q.dtype)
+    neg_inf = jnp.asarray(-jnp.inf, s.dtype)
+    if causal:
+        lq, lk = s.shape[-2], s.shape[-1]
+        s = jnp.where(jnp.tril(jnp.ones((lq, lk), bool)), s, neg_inf)
+    if mask_kind == "bool":
+        s = jnp.where(extra.pop(0), s, neg_inf)
+    elif mask_kind == "float":
+        s = s + extra.pop(0).astype(s.dtype)
+    p = jax.nn.softmax(s, axis=-1)
+    pd = p * extra.pop(0).astype(p.dtype) * jnp.asarray(dropout_scale, p.dtype) if extra else p
+    return jnp.matmul(pd, v), p
+
+
+attention = _nn("attention", _attention, diff=(0, 1, 2, 3), nout=2, node="scaled_dot_product_attention")
+
+# ---- padding, resampling -------------------------------------------------------------------------
+_PAD_MODES = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
+
+
+def _pad(x, *value, pads, mode):
+    if mode == "constant":
+        fill = value[0].astype(x.dtype) if value else _zero(x)
+        return lax.pad(x, fill, [(lo, hi, 0) for lo, hi in pads])
+    return jnp.pad(x, pads, mode=_PAD_MODES[mode])
+
+
+def _interp_axis(x, axis, index0, index1, weight1):
+    a = jnp.take(x, index0, axis=axis)
+    if index1 is None:
+        return a
+    b = jnp.take(x, index1, axis=axis)
+    w = jnp.asarray(weight1, x.dtype).reshape((-1,) + (1,) * (x.ndim - axis - 1))
+    return a + (b - a) * w
+
+
+def _interpolate(x, plan):
+    nd = len(plan)
+    for i, (index0, index1, weight1) in enumerate(plan):
+        x = _interp_axis(x, x.ndim - nd + i, np.asarray(index0), None if index1 is None else np.asarray(index1),
+                         None if weight1 is None else np.asarray(weight1))
+    return x
+
+
+pad = _nn("pad", _pad, diff=(0,), node="constant_pad_nd")
+interpolate = _nn("interpolate", _interpolate, node="upsample")
+one_hot = _nn("one_hot", lambda x, num_classes: jax.nn.one_hot(x, num_classes, dtype=jnp.int64), diff=())

@@ -1,0 +1,164 @@
+"""Loss kernels. `reduction` is a static: 'none', 'mean' or 'sum' (kl_div adds 'batchmean').
+
+Class-index targets are integer inputs (never differentiable); optional class weights
+are trailing inputs flagged by statics.
+"""
+import jax
+import jax.numpy as jnp
+
+from ._registry import defop, KEEP
+
+
+def _loss(name, fn, **meta):
+    meta.setdefault("dtype_rule", KEEP)
+    return defop(name, fn, **meta)
+
+
+def _reduce(loss, reduction):
+    if reduction == "mean":
+        return jnp.mean(loss)
+    if reduction == "sum":
+        return jnp.sum(loss)
+    return loss
+
+
+def _smooth_l1(x, y, reduction, beta):
+    d = jnp.abs(x - y)
+    if beta == 0:
+        return _reduce(d, reduction)
+    return _reduce(jnp.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta), reduction)
+
+
+def _huber(x, y, reduction, delta):
+    d = jnp.abs(x - y)
+    return _reduce(jnp.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)), reduction)
+
+
+def _l1(x, y, reduction):
+    # sign-based gradient, 0 where x == y, as PyTorch's AbsBackward.
+    return _reduce(jnp.abs(x - y), reduction)
+
+
+mse_loss = _loss("mse_loss", lambda x, y, reduction: _reduce(jnp.square(x - y), reduction))
+l1_loss = _loss("l1_loss", _l1, node="mean")
+smooth_l1_loss = _loss("smooth_l1_loss", _smooth_l1)
+huber_loss = _loss("huber_loss", _huber)
+
+
+# ---- class-index losses: input (N, C, d1...) or (C,), target (N, d1...) or () --------------------
+
+def _gather_class(logp, target):
+    t = jnp.expand_dims(jnp.where(target < 0, 0, target), 1 if logp.ndim > 1 else 0)
+    picked = jnp.take_along_axis(logp, t, axis=1 if logp.ndim > 1 else 0)
+    return jnp.squeeze(picked, 1 if logp.ndim > 1 else 0)
+
+
+def _nll(logp, target, weight, reduction, ignore_index):
+    valid = target != ignore_index
+    safe = jnp.where(valid, target, 0)
+    w = jnp.ones((), logp.dtype) if weight is None else jnp.take(weight, safe)
+    w = jnp.where(valid, w, 0).astype(logp.dtype)
+    loss = -_gather_class(logp, safe) * w
+    if reduction == "mean":
+        return jnp.sum(loss) / jnp.sum(jnp.broadcast_to(w, loss.shape))
+    return jnp.sum(loss) if reduction == "sum" else loss
+
+
+def _nll_loss(logp, target, *weight, reduction, ignore_index):
+    return _nll(logp, target, weight[0] if weight else None, reduction, ignore_index)
+
+
+def _class_shape(logp):
+    return (1, -1) + (1,) * (logp.ndim - 2) if logp.ndim > 1 else (-1,)
+
+
+def _cross_entropy(x, target, *weight, reduction, ignore_index, label_smoothing):
+    logp = jax.nn.log_softmax(x, axis=1 if x.ndim > 1 else 0)
+    weight = weight[0] if weight else None
+    nll = _nll(logp, target, weight, reduction, ignore_index)
+    if label_smoothing == 0:
+        return nll
+    class_dim = 1 if x.ndim > 1 else 0
+    n_classes = x.shape[class_dim]
+    weighted = logp if weight is None else logp * weight.reshape(_class_shape(logp))
+    valid = target != ignore_index
+    smooth = jnp.where(valid, -jnp.sum(weighted, axis=class_dim), 0)
+    if reduction == "mean":
+        if weight is None:
+            smooth = jnp.sum(smooth) / jnp.sum(valid)
+        else:
+            smooth = jnp.sum(smooth) / jnp.sum(jnp.where(valid, jnp.take(weight, jnp.where(valid, target, 0)), 0))
+    elif reduction == "sum":
+        smooth = jnp.sum(smooth)
+    return (1 - label_smoothing) * nll + smooth * (label_smoothing / n_classes)
+
+
+def _cross_entropy_probs(x, target, *weight, reduction, label_smoothing):
+    class_dim = 1 if x.ndim > 1 else 0
+    n_classes = x.shape[class_dim]
+    logp = jax.nn.log_softmax(x, axis=class_dim)
+    if label_smoothing > 0:
+        target = target * (1 - label_smoothing) + label_smoothing / n_classes
+    terms = logp * target
+    if weight:
+        terms = terms * weight[0].reshape(_class_shape(logp))
+    loss = -jnp.sum(terms, axis=class_dim)
+    if reduction == "mean":
+        return jnp.sum(loss) / (x.size // n_classes)
+    return jnp.sum(loss) if reduction == "sum" else loss
+
+
+nll_loss = _loss("nll_loss", _nll_loss, diff=(0,))
+cross_entropy = _loss("cross_entropy", _cross_entropy, diff=(0,), node="nll_loss")
+cross_entropy_probs = _loss("cross_entropy_probs", _cross_entropy_probs, diff=(0, 1), node="div")
+
+
+# ---- binary and divergence losses ---------------------------------------------------------------
+
+def _bce(x, y, *weight, reduction):
+    # PyTorch clamps each log at -100 so that a confident mistake stays finite.
+    loss = -(y * jnp.maximum(jnp.log(x), -100) + (1 - y) * jnp.maximum(jnp.log1p(-x), -100))
+    if weight:
+        loss = loss * weight[0]
+    return _reduce(loss, reduction)
+
+
+def _bce_with_logits(x, y, *extra, reduction, has_weight, has_pos_weight):
+    extra = list(extra)
+    weight = extra.pop(0) if has_weight else None
+    softplus_neg = jnp.log1p(jnp.exp(-jnp.abs(x))) + jnp.maximum(-x, 0)   # log(1 + exp(-x)), stable
+    if has_pos_weight:
+        log_weight = 1 + (extra.pop(0) - 1) * y
+        loss = (1 - y) * x + log_weight * softplus_neg
+    else:
+        loss = (1 - y) * x + softplus_neg
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def _kl_div(x, y, reduction, log_target):
+    if log_target:
+        loss = jnp.exp(y) * (y - x)
+    else:
+        loss = jax.scipy.special.xlogy(y, y) - y * x
+    if reduction == "batchmean":
+        return jnp.sum(loss) / (x.shape[0] if x.ndim else 1)
+    return _reduce(loss, reduction)
+
+
+def _cosine_embedding(x1, x2, y, reduction, margin):
+    eps = 1e-12
+    dim = x1.ndim - 1
+    prod = jnp.sum(x1 * x2, axis=dim)
+    denom = jnp.sqrt((jnp.sum(x1 * x1, axis=dim) + eps) * (jnp.sum(x2 * x2, axis=dim) + eps))
+    cos = prod / denom
+    zero = jnp.zeros((), cos.dtype)
+    loss = jnp.where(y == 1, 1 - cos, zero) + jnp.where(y == -1, jnp.maximum(cos - margin, 0), zero)
+    return _reduce(loss, reduction)
+
+
+binary_cross_entropy = _loss("binary_cross_entropy", _bce, diff=(0, 1))
+binary_cross_entropy_with_logits = _loss("binary_cross_entropy_with_logits", _bce_with_logits)
+kl_div = _loss("kl_div", _kl_div)
+cosine_embedding_loss = _loss("cosine_embedding_loss", _cosine_embedding, diff=(0, 1), node="mean")

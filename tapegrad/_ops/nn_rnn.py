@@ -1,0 +1,83 @@
+"""Recurrent layers (RNN, LSTM, GRU) as one kernel each: every layer and direction is a lax.scan.
+
+Inputs: x (T, B, I) time-major, h0 (L*D, B, H), [c0 for LSTM], then per layer and direction
+w_ih, w_hh[, b_ih, b_hh], then (training with dropout) one mask per layer but the last.
+Outputs: output (T, B, D*H), h_n[, c_n].
+"""
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+from ._registry import defop, KEEP
+
+
+def _gates(x, h, w_ih, w_hh, b):
+    gi = x @ w_ih.T
+    gh = h @ w_hh.T
+    if b:
+        gi, gh = gi + b[0], gh + b[1]
+    return gi, gh
+
+
+def _cell(mode, nonlinearity):
+    def rnn(carry, x, w):
+        h, = carry
+        gi, gh = _gates(x, h, *w[:2], w[2:])
+        act = jnp.tanh if nonlinearity == "tanh" else (lambda v: jnp.maximum(v, 0))
+        h = act(gi + gh)
+        return (h,), h
+
+    def lstm(carry, x, w):
+        h, c = carry
+        gi, gh = _gates(x, h, *w[:2], w[2:])
+        i, f, g, o = jnp.split(gi + gh, 4, axis=-1)
+        c = jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g)
+        h = jax.nn.sigmoid(o) * jnp.tanh(c)
+        return (h, c), h
+
+    def gru(carry, x, w):
+        h, = carry
+        gi, gh = _gates(x, h, *w[:2], w[2:])
+        ir, iz, in_ = jnp.split(gi, 3, axis=-1)
+        hr, hz, hn = jnp.split(gh, 3, axis=-1)
+        r = jax.nn.sigmoid(ir + hr)
+        z = jax.nn.sigmoid(iz + hz)
+        n = jnp.tanh(in_ + r * hn)
+        h = (1 - z) * n + z * h
+        return (h,), h
+
+    return {"RNN": rnn, "LSTM": lstm, "GRU": gru}[mode]
+
+
+def _rnn(x, *args, mode, nonlinearity, num_layers, bidirectional, has_bias, dropout_scale):
+    dirs = 2 if bidirectional else 1
+    lstm = mode == "LSTM"
+    args = list(args)
+    h0 = args.pop(0)
+    c0 = args.pop(0) if lstm else None
+    per = 4 if has_bias else 2
+    weights = [args[i * per:(i + 1) * per] for i in range(num_layers * dirs)]
+    masks = args[num_layers * dirs * per:]
+    cell = _cell(mode, nonlinearity)
+    h_n, c_n = [], []
+    layer_in = x
+    for layer in range(num_layers):
+        outs = []
+        for d in range(dirs):
+            k = layer * dirs + d
+            carry = (h0[k], c0[k]) if lstm else (h0[k],)
+            w = weights[k]
+            carry, ys = lax.scan(lambda c, xt, w=w: cell(c, xt, w), carry, layer_in, reverse=d == 1)
+            outs.append(ys)
+            h_n.append(carry[0])
+            if lstm:
+                c_n.append(carry[1])
+        layer_in = outs[0] if dirs == 1 else jnp.concatenate(outs, axis=-1)
+        if masks and layer < num_layers - 1:
+            layer_in = layer_in * masks[layer].astype(x.dtype) * jnp.asarray(dropout_scale, x.dtype)
+    result = (layer_in, jnp.stack(h_n))
+    return result + (jnp.stack(c_n),) if lstm else result
+
+
+rnn = defop("rnn", _rnn, dtype_rule=KEEP, nout=2, node="rnn")
+lstm = defop("lstm", _rnn, dtype_rule=KEEP, nout=3, node="mkldnn_rnn_layer")

@@ -1,0 +1,90 @@
+"""Sorting and selection: sort, topk, kthvalue, median, mode, max/min along a dim, unique.
+
+Indices come from a non-differentiable op; values are gathered at those indices by a
+differentiable op, so the gradient goes to the selected elements (PyTorch's convention
+for sort, topk, max(dim)...) and no op has an integer output to differentiate.
+"""
+import jax.numpy as jnp
+
+from ._registry import defop, KEEP
+
+
+def _argsort(a, dim, descending):
+    # Always stable: ties keep their order, NaN sorts as the largest value (both as PyTorch).
+    return jnp.argsort(a, axis=dim, stable=True, descending=descending)
+
+
+def _pick(a, dim, k, largest):
+    # Indices of the k smallest/largest along dim, in sorted order.
+    idx = _argsort(a, dim, largest)
+    return jnp.take(idx, jnp.arange(k), axis=dim)
+
+
+def _kth(a, dim, k, keepdim):
+    idx = jnp.take(_argsort(a, dim, False), jnp.asarray([k]), axis=dim)
+    return idx if keepdim else jnp.squeeze(idx, dim)
+
+
+def _median_index(a, dim, keepdim):
+    idx = _kth(a, dim, (a.shape[dim] - 1) // 2, True)
+    # A NaN anywhere makes the median NaN (PyTorch): point at the first NaN.
+    if jnp.issubdtype(a.dtype, jnp.floating):
+        nan = jnp.isnan(a)
+        idx = jnp.where(jnp.any(nan, axis=dim, keepdims=True), jnp.argmax(nan, axis=dim, keepdims=True), idx)
+    return idx if keepdim else jnp.squeeze(idx, dim)
+
+
+def _median_all(a):
+    # The lower median; ties share the gradient evenly, as PyTorch's median() without dim.
+    flat = a.reshape(-1)
+    m = jnp.sort(flat)[(flat.size - 1) // 2]
+    hit = flat == m
+    out = jnp.sum(jnp.where(hit, flat, 0)) / jnp.sum(hit)
+    return jnp.where(jnp.any(jnp.isnan(flat)), jnp.nan, out).astype(a.dtype) \
+        if jnp.issubdtype(a.dtype, jnp.floating) else m
+
+
+def _mode_index(a, dim, keepdim):
+    # The smallest most frequent value; its last position (PyTorch's CPU choice).
+    x = jnp.moveaxis(a, dim, -1)
+    counts = jnp.sum(x[..., :, None] == x[..., None, :], axis=-1)
+    best = jnp.max(counts, axis=-1, keepdims=True)
+    value = jnp.min(jnp.where(counts == best, x, jnp.max(x, axis=-1, keepdims=True)), axis=-1, keepdims=True)
+    n = x.shape[-1]
+    last = n - 1 - jnp.argmax(jnp.flip(x == value, -1), axis=-1, keepdims=True)
+    idx = jnp.moveaxis(last, -1, dim)
+    return idx if keepdim else jnp.squeeze(idx, dim)
+
+
+def _take(a, idx, dim, keepdim=True):
+    if not keepdim:
+        idx = jnp.expand_dims(idx, dim)
+    out = jnp.take_along_axis(a, idx, axis=dim)
+    return out if keepdim else jnp.squeeze(out, dim)
+
+
+def _values_op(name, node_name=None):
+    return defop(name, lambda a, idx, dim, keepdim=True: _take(a, idx, dim, keepdim), dtype_rule=KEEP,
+                 diff=(0,), node_name=node_name)
+
+
+argsort = defop("argsort", _argsort, dtype_rule=KEEP)
+topk_indices = defop("topk_indices", lambda a, dim, k, largest: _pick(a, dim, k, largest), dtype_rule=KEEP)
+kthvalue_indices = defop("kthvalue_indices", lambda a, dim, k, keepdim: _kth(a, dim, k, keepdim),
+                         dtype_rule=KEEP)
+median_indices = defop("median_indices", _median_index, dtype_rule=KEEP)
+mode_indices = defop("mode_indices", _mode_index, dtype_rule=KEEP)
+
+sort_values = _values_op("sort_values", "SortBackward0")
+topk_values = _values_op("topk_values", "TopkBackward0")
+kthvalue_values = _values_op("kthvalue_values", "KthvalueBackward0")
+median_values = _values_op("median_values", "MedianBackward1")
+mode_values = _values_op("mode_values", "ModeBackward0")
+max_values = _values_op("max_values", "MaxBackward0")
+min_values = _values_op("min_values", "MinBackward0")
+median_all = defop("median_all", _median_all, dtype_rule=KEEP, node_name="MedianBackward0")
+
+# Data-dependent sizes: the caller counts on the host (as PyTorch syncs) and passes `size`.
+unique = defop("unique", lambda a, size: jnp.unique(a.reshape(-1), size=size, return_inverse=True,
+                                                    return_counts=True),
+               dtype_rule=KEEP, diff=(), nout=3)

@@ -1,0 +1,106 @@
+"""scaled_dot_product_attention and the multi-head attention forward."""
+import math
+
+import jax.numpy as jnp
+
+from ... import _dtypes as D
+from ..._creation import _leaf
+from ..._dispatch import apply
+from ..._ops import nn as K
+from .linear import linear
+from .sparse import keep_mask
+
+
+def _attend(q, k, v, mask, dropout_p, is_causal, scale):
+    """(output, probabilities) of softmax(q k^T scale + mask) v with optional dropout on the probabilities."""
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    extra, mask_kind = [], None
+    if mask is not None:
+        extra.append(mask)
+        mask_kind = "bool" if mask.dtype is D.bool_ else "float"
+    dropout_scale = 1.0
+    if dropout_p > 0.0:
+        shape = jnp.broadcast_shapes(tuple(q.shape[:-1]), tuple(k.shape[:-2]) + (1,)) + (k.shape[-2],)
+        extra.append(keep_mask(shape, dropout_p))
+        dropout_scale = 1.0 / (1.0 - dropout_p)
+    return apply(K.attention, q, k, v, *extra, scale=scale, causal=bool(is_causal), mask_kind=mask_kind,
+                 dropout_scale=dropout_scale)
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                                 enable_gqa=False):
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when "
+                           "is_causal=True. Pass either the mask or is_causal=True, not both.")
+    if query.dtype is not key.dtype or query.dtype is not value.dtype:
+        raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got query.dtype: "
+                           f"{query.dtype} key.dtype: {key.dtype} and value.dtype: {value.dtype} instead.")
+    return _attend(query, key, value, attn_mask, dropout_p, is_causal, scale)[0]
+
+
+def _float_mask(mask, dtype):
+    """PyTorch's canonical mask: bool True means 'do not attend' and becomes -inf."""
+    if mask is None:
+        return None
+    if mask.dtype is D.bool_:
+        return jnp.where(mask._value, -jnp.inf, 0.0).astype(dtype.np)
+    return mask._value.astype(dtype.np)
+
+
+def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias,
+                                 bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias,
+                                 training=True, key_padding_mask=None, need_weights=True, attn_mask=None,
+                                 use_separate_proj_weight=False, q_proj_weight=None, k_proj_weight=None,
+                                 v_proj_weight=None, static_k=None, static_v=None, average_attn_weights=True,
+                                 is_causal=False):
+    if bias_k is not None or add_zero_attn or static_k is not None or static_v is not None:
+        raise NotImplementedError("MultiheadAttention with add_bias_kv, add_zero_attn or static keys is not "
+                                  "supported by tapegrad yet.")
+    batched = query.ndim == 3
+    if not batched:
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    tgt_len, bsz, embed_dim = query.shape
+    if embed_dim != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed_dim}")
+    src_len = key.shape[0]
+    head_dim = embed_dim // num_heads
+    if use_separate_proj_weight:
+        weights = (q_proj_weight, k_proj_weight, v_proj_weight)
+    else:
+        weights = (in_proj_weight[:embed_dim], in_proj_weight[embed_dim:2 * embed_dim],
+                   in_proj_weight[2 * embed_dim:])
+    biases = (None,) * 3 if in_proj_bias is None else \
+        (in_proj_bias[:embed_dim], in_proj_bias[embed_dim:2 * embed_dim], in_proj_bias[2 * embed_dim:])
+    q, k, v = (linear(x, w, b) for x, w, b in zip((query, key, value), weights, biases))
+
+    def heads(x, length):
+        return x.reshape(length, bsz, num_heads, head_dim).permute(1, 2, 0, 3)
+
+    q, k, v = heads(q, tgt_len), heads(k, src_len), heads(v, src_len)
+    mask = _merged_mask(attn_mask, key_padding_mask, query.dtype, bsz, num_heads, tgt_len, src_len)
+    causal = is_causal and mask is None
+    out, probs = _attend(q, k, v, mask, dropout_p if training else 0.0, causal, None)
+    out = out.permute(2, 0, 1, 3).reshape(tgt_len * bsz, embed_dim)
+    out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, embed_dim)
+    if not batched:
+        out = out.squeeze(1)
+    if not need_weights:
+        return out, None
+    if average_attn_weights:
+        probs = probs.mean(dim=1)
+    return out, (probs if batched else probs.squeeze(0))
+
+
+def _merged_mask(attn_mask, key_padding_mask, dtype, bsz, num_heads, tgt_len, src_len):
+    attn = _float_mask(attn_mask, dtype)
+    pad = _float_mask(key_padding_mask, dtype)
+    if attn is None and pad is None:
+        return None
+    merged = jnp.zeros((bsz, num_heads, tgt_len, src_len), dtype.np)
+    if attn is not None:
+        merged = merged + (attn.reshape(bsz, num_heads, tgt_len, src_len) if attn.ndim == 3 else attn)
+    if pad is not None:
+        merged = merged + pad.reshape(bsz, 1, 1, src_len)
+    return _leaf(merged)

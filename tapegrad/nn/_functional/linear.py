@@ -1,0 +1,105 @@
+"""linear, bilinear, convolutions and transposed convolutions."""
+from ..._dispatch import apply
+from ..._ops import nn as K
+from ._util import check_same_dtype, check_tensor, ntuple, present
+
+
+def linear(input, weight, bias=None):
+    check_tensor(input)
+    check_same_dtype(input, weight, what="weight")
+    if input.ndim == 0:
+        raise RuntimeError("both arguments to linear need to be at least 1D, but they are 0D and 2D")
+    if input.shape[-1] != weight.shape[-1]:
+        rows = input.numel() // max(input.shape[-1], 1) if input.ndim > 1 else 1
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} and "
+                           f"{weight.shape[-1]}x{weight.shape[0]}). The last dimension of the input must "
+                           "equal in_features.")
+    return apply(K.linear, input, weight, *present(bias))
+
+
+def bilinear(input1, input2, weight, bias=None):
+    check_same_dtype(input1, input2, weight, what="weight")
+    if input1.shape[-1] != weight.shape[1] or input2.shape[-1] != weight.shape[2]:
+        raise RuntimeError(f"bilinear(): input sizes {input1.shape[-1]} and {input2.shape[-1]} do not match "
+                           f"the weight of size {list(weight.shape)}")
+    return apply(K.bilinear, input1, input2, weight, *present(bias))
+
+
+def _batched(input, nd, name):
+    if input.ndim == nd + 1:
+        return input.unsqueeze(0), True
+    if input.ndim != nd + 2:
+        raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {name}, but got "
+                           f"input of size: {list(input.shape)}")
+    return input, False
+
+
+def _conv_padding(padding, nd, weight, dilation, stride):
+    if isinstance(padding, str):
+        if padding == "valid":
+            return ((0, 0),) * nd
+        if padding != "same":
+            raise ValueError(f"Invalid padding string '{padding}', should be one of {{'valid', 'same'}}")
+        if any(s != 1 for s in stride):
+            raise ValueError("padding='same' is not supported for strided convolutions")
+        pads = []
+        for k, d in zip(weight.shape[2:], dilation):
+            total = d * (k - 1)
+            pads.append((total // 2, total - total // 2))
+        return tuple(pads)
+    return tuple((p, p) for p in ntuple(padding, nd, "padding"))
+
+
+def _conv(nd, input, weight, bias, stride, padding, dilation, groups):
+    name = f"conv{nd}d"
+    input, unbatched = _batched(input, nd, name)
+    check_same_dtype(input, weight, what="weight")
+    check_same_dtype(input, bias, what="bias")
+    stride, dilation = ntuple(stride, nd, "stride"), ntuple(dilation, nd, "dilation")
+    pads = _conv_padding(padding, nd, weight, dilation, stride)
+    cin = input.shape[1]
+    if cin != weight.shape[1] * groups:
+        raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected "
+                           f"input{list(input.shape)} to have {weight.shape[1] * groups} channels, but got "
+                           f"{cin} channels instead")
+    out = apply(K.conv, input, weight, *present(bias), stride=stride, padding=pads, dilation=dilation,
+                groups=int(groups))
+    return out.squeeze(0) if unbatched else out
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return _conv(1, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return _conv(2, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return _conv(3, input, weight, bias, stride, padding, dilation, groups)
+
+
+def _conv_transpose(nd, input, weight, bias, stride, padding, output_padding, groups, dilation):
+    input, unbatched = _batched(input, nd, f"conv_transpose{nd}d")
+    check_same_dtype(input, weight, what="weight")
+    if input.shape[1] != weight.shape[0]:
+        raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected "
+                           f"input{list(input.shape)} to have {weight.shape[0]} channels, but got "
+                           f"{input.shape[1]} channels instead")
+    stride, dilation = ntuple(stride, nd, "stride"), ntuple(dilation, nd, "dilation")
+    padding, output_padding = ntuple(padding, nd, "padding"), ntuple(output_padding, nd, "output_padding")
+    out = apply(K.conv_transpose, input, weight, *present(bias), stride=stride, padding=padding,
+                output_padding=output_padding, dilation=dilation, groups=int(groups))
+    return out.squeeze(0) if unbatched else out
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    return _conv_transpose(1, input, weight, bias, stride, padding, output_padding, groups, dilation)
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    return _conv_transpose(2, input, weight, bias, stride, padding, output_padding, groups, dilation)
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    return _conv_transpose(3, input, weight, bias, stride, padding, output_padding, groups, dilation)

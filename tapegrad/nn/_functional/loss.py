@@ -1,0 +1,133 @@
+"""Loss functions. Each is one kernel in `_ops/nn_loss.py`; this layer checks arguments as PyTorch does."""
+import warnings
+
+from ... import _dtypes as D
+from ..._dispatch import apply
+from ..._ops import nn_loss as L
+from ._util import present, SCALAR_NAMES
+
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+def legacy_reduction(size_average, reduce, emit_warning=True):
+    """PyTorch's mapping of the deprecated size_average/reduce flags to `reduction`."""
+    if emit_warning:
+        warnings.warn("size_average and reduce args will be deprecated, please use reduction='{}' instead.".format(
+            _legacy(size_average, reduce)), UserWarning, stacklevel=4)
+    return _legacy(size_average, reduce)
+
+
+def _legacy(size_average, reduce):
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    return "mean" if size_average and reduce else ("sum" if reduce else "none")
+
+
+def _reduction(size_average, reduce, reduction, allowed=_REDUCTIONS):
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction(size_average, reduce)
+    if reduction not in allowed:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
+
+
+def _check_sizes(input, target, name, strict=False):
+    if tuple(target.shape) == tuple(input.shape):
+        return
+    if strict:
+        raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
+                         f"({input.shape}) is deprecated. Please ensure they have the same size.")
+    warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
+                  "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
+                  "same size.", UserWarning, stacklevel=3)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    _check_sizes(input, target, "mse_loss")
+    return apply(L.mse_loss, input, target, reduction=_reduction(size_average, reduce, reduction))
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    _check_sizes(input, target, "l1_loss")
+    return apply(L.l1_loss, input, target, reduction=_reduction(size_average, reduce, reduction))
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    _check_sizes(input, target, "smooth_l1_loss")
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    return apply(L.smooth_l1_loss, input, target, reduction=_reduction(size_average, reduce, reduction),
+                 beta=float(beta))
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0):
+    _check_sizes(input, target, "huber_loss")
+    return apply(L.huber_loss, input, target, reduction=_reduction(None, None, reduction), delta=float(delta))
+
+
+def _check_class_target(input, target):
+    if target.dtype not in (D.int64, D.uint8, D.int32):
+        raise RuntimeError(f"expected scalar type Long but found {SCALAR_NAMES[target.dtype.name]}. "
+                           "Class-index targets must be integers: use target.long().")
+    if input.ndim > 1 and input.ndim != target.ndim + 1:
+        raise RuntimeError(f"Expected target size {[input.shape[0]] + list(input.shape[2:])}, got "
+                           f"{list(target.shape)}")
+    if input.ndim > 1 and input.shape[0] != target.shape[0]:
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
+                         f"({target.shape[0]}).")
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+    _check_class_target(input, target)
+    return apply(L.nll_loss, input, target, *present(weight), reduction=_reduction(size_average, reduce, reduction),
+                 ignore_index=int(ignore_index))
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                  reduction="mean", label_smoothing=0.0):
+    reduction = _reduction(size_average, reduce, reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    if target.dtype.is_floating_point:
+        if tuple(target.shape) != tuple(input.shape):
+            raise RuntimeError(f"Expected floating point type target to have the same shape as input, got "
+                               f"{list(target.shape)} and {list(input.shape)}. Class-index targets must be "
+                               "integers.")
+        return apply(L.cross_entropy_probs, input, target, *present(weight), reduction=reduction,
+                     label_smoothing=float(label_smoothing))
+    _check_class_target(input, target)
+    return apply(L.cross_entropy, input, target, *present(weight), reduction=reduction,
+                 ignore_index=int(ignore_index), label_smoothing=float(label_smoothing))
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    _check_sizes(input, target, "binary_cross_entropy", strict=True)
+    return apply(L.binary_cross_entropy, input, target, *present(weight),
+                 reduction=_reduction(size_average, reduce, reduction))
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
+                                     reduction="mean", pos_weight=None):
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    return apply(L.binary_cross_entropy_with_logits, input, target, *present(weight, pos_weight),
+                 reduction=_reduction(size_average, reduce, reduction), has_weight=weight is not None,
+                 has_pos_weight=pos_weight is not None)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    reduction = _reduction(size_average, reduce, reduction, _REDUCTIONS + ("batchmean",))
+    if reduction == "mean":
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                      "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                      "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                      UserWarning, stacklevel=2)
+    return apply(L.kl_div, input, target, reduction=reduction, log_target=bool(log_target))
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+    if input1.ndim != input2.ndim or tuple(input1.shape) != tuple(input2.shape):
+        raise RuntimeError(f"cosine_embedding_loss: Input1 and Input2 must have the same shape, got "
+                           f"{list(input1.shape)} and {list(input2.shape)}")
+    return apply(L.cosine_embedding_loss, input1, input2, target,
+                 reduction=_reduction(size_average, reduce, reduction), margin=float(margin))

@@ -1,0 +1,81 @@
+"""batch_norm, layer_norm, group_norm, rms_norm, normalize."""
+import builtins
+
+import numpy as np
+
+from ..._dispatch import apply
+from ..._grad_mode import no_grad
+from ..._ops import nn as K
+from ._util import check_float, check_same_dtype, present
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
+               eps=1e-5):
+    check_float(input, "batch_norm")
+    if input.ndim < 2:
+        raise ValueError(f"expected 2D or 3D input (got {input.ndim}D input)")
+    if training:
+        per_channel = input.numel() // input.shape[1]
+        if per_channel <= 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size "
+                             f"{input.shape}")
+        affine = _affine(weight, bias, input)
+        out, mean, var = apply(K.batch_norm_train, input, *affine, eps=float(eps))
+        if running_mean is not None:
+            with no_grad():
+                running_mean.mul_(1 - momentum).add_(mean, alpha=momentum)
+                running_var.mul_(1 - momentum).add_(var, alpha=momentum)
+        return out
+    if running_mean is None or running_var is None:
+        raise RuntimeError("running_mean and running_var must be defined in evaluation mode. Pass the "
+                           "running statistics or use training=True.")
+    affine = _affine(weight, bias, input)
+    return apply(K.batch_norm_eval, input, running_mean, running_var, *affine, eps=float(eps))
+
+
+def _affine(weight, bias, input):
+    # The kernel takes (weight[, bias]); a bias without weight is passed with a weight of ones.
+    if weight is None and bias is not None:
+        weight = bias.new_ones(bias.shape)
+    check_same_dtype(input, weight, bias)
+    return present(weight, bias)
+
+
+def _normalized_ndim(input, normalized_shape, name):
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if tuple(input.shape[input.ndim - len(shape):]) != shape or len(shape) > input.ndim:
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [*, "
+                           f"{', '.join(map(str, shape))}], but got input of size{input.shape}")
+    return len(shape)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    check_float(input, "LayerNormKernelImpl")
+    ndim = _normalized_ndim(input, normalized_shape, "layer_norm")
+    return apply(K.layer_norm, input, *_affine(weight, bias, input), ndim=ndim, eps=float(eps))
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    check_float(input, "GroupNormKernelImpl")
+    if input.ndim < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.ndim}")
+    if input.shape[1] % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input "
+                           f"of shape {input.shape} and num_groups={num_groups}")
+    return apply(K.group_norm, input, *_affine(weight, bias, input), groups=int(num_groups), eps=float(eps))
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    check_float(input, "rms_norm")
+    ndim = _normalized_ndim(input, normalized_shape, "rms_norm")
+    if eps is None:
+        eps = float(np.finfo(input.dtype.np).eps)
+    return apply(K.rms_norm, input, *present(weight), ndim=ndim, eps=float(eps))
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    from ..._tensor import _wrap_dim
+    check_float(input, "normalize")
+    p = float(p)
+    return apply(K.normalize, input, p=int(p) if p == builtins.int(p) else p, dim=_wrap_dim(dim, input.ndim),
+                 eps=float(eps))

@@ -1,0 +1,112 @@
+"""Max, average and adaptive pooling."""
+from ..._dispatch import apply
+from ..._ops import nn as K
+from ._util import ntuple
+
+
+def _batched(input, nd, name):
+    if input.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"{name}: Expected {nd + 1}D or {nd + 2}D input tensor, but got "
+                           f"{list(input.shape)}")
+    return input
+
+
+def _out_size(size, k, s, p, d, ceil_mode):
+    span = size + 2 * p - d * (k - 1) - 1
+    out = (-(-span // s) if ceil_mode else span // s) + 1
+    if ceil_mode and (out - 1) * s >= size + p:
+        out -= 1  # the last window must start inside the input or its left padding
+    return out
+
+
+def _window_plan(input, nd, kernel_size, stride, padding, dilation, ceil_mode):
+    kernel = ntuple(kernel_size, nd, "kernel_size")
+    stride = kernel if stride is None or stride == [] or stride == () else ntuple(stride, nd, "stride")
+    padding, dilation = ntuple(padding, nd, "padding"), ntuple(dilation, nd, "dilation")
+    for k, p, d in zip(kernel, padding, dilation):
+        if p > (d * (k - 1) + 1) // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p}, "
+                               f"kernel_size={k} and dilation={d}")
+    spatial = input.shape[input.ndim - nd:]
+    pads = []
+    for size, k, s, p, d in zip(spatial, kernel, stride, padding, dilation):
+        out = _out_size(size, k, s, p, d, ceil_mode)
+        if out <= 0:
+            raise RuntimeError(f"Given input size: ({'x'.join(map(str, input.shape[-nd - 1:]))}). Calculated "
+                               f"output size is too small. Reduce kernel_size or padding.")
+        pads.append((p, (out - 1) * s + d * (k - 1) + 1 - size - p))
+    return kernel, stride, tuple(pads), padding, dilation
+
+
+def _max_pool(nd, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
+    if return_indices:
+        raise NotImplementedError(f"max_pool{nd}d(return_indices=True) is not supported by tapegrad yet; "
+                                  "compute argmax separately if you need the indices.")
+    _batched(input, nd, f"max_pool{nd}d")
+    kernel, stride, pads, _, dilation = _window_plan(input, nd, kernel_size, stride, padding, dilation, ceil_mode)
+    return apply(K.max_pool, input, kernel=kernel, stride=stride, pads=pads, dilation=dilation)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    return _max_pool(1, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    return _max_pool(2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    return _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def _avg_pool(nd, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    _batched(input, nd, f"avg_pool{nd}d")
+    kernel, stride, pads, padding, _ = _window_plan(input, nd, kernel_size, stride, padding, 1, ceil_mode)
+    return apply(K.avg_pool, input, kernel=kernel, stride=stride, pads=pads, padding=padding,
+                 count_include_pad=bool(count_include_pad), divisor_override=divisor_override)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    return _avg_pool(1, input, kernel_size, stride, padding, ceil_mode, count_include_pad, None)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    return _avg_pool(2, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    return _avg_pool(3, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+def _adaptive_size(input, nd, output_size):
+    sizes = output_size if isinstance(output_size, (tuple, list)) else (output_size,) * nd
+    spatial = input.shape[input.ndim - nd:]
+    return tuple(int(s if o is None else o) for o, s in zip(sizes, spatial))
+
+
+def adaptive_avg_pool1d(input, output_size):
+    return apply(K.adaptive_avg_pool, input, output_size=_adaptive_size(input, 1, output_size))
+
+
+def adaptive_avg_pool2d(input, output_size):
+    return apply(K.adaptive_avg_pool, input, output_size=_adaptive_size(input, 2, output_size))
+
+
+def adaptive_avg_pool3d(input, output_size):
+    return apply(K.adaptive_avg_pool, input, output_size=_adaptive_size(input, 3, output_size))
+
+
+def _adaptive_max(input, nd, output_size, return_indices):
+    if return_indices:
+        raise NotImplementedError("adaptive_max_pool(return_indices=True) is not supported by tapegrad yet.")
+    return apply(K.adaptive_max_pool, input, output_size=_adaptive_size(input, nd, output_size))
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    return _adaptive_max(input, 1, output_size, return_indices)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    return _adaptive_max(input, 2, output_size, return_indices)

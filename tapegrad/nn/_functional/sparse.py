@@ -1,0 +1,116 @@
+"""dropout, embedding, embedding_bag, one_hot."""
+import jax
+import jax.numpy as jnp
+
+from ... import _dtypes as D
+from ..._creation import _leaf
+from ..._dispatch import apply
+from ..._ops import nn as K
+from ...random import _key
+from ._util import maybe_inplace, SCALAR_NAMES
+
+
+def keep_mask(shape, p, device=None, generator=None):
+    """A bool Tensor, True with probability 1 - p (dropout's kept elements)."""
+    value = jax.random.bernoulli(_key(generator), 1.0 - p, tuple(shape))
+    return _leaf(value)
+
+
+def _check_p(p):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return maybe_inplace(input, input * 0.0, inplace)
+    out = apply(K.dropout, input, keep_mask(input.shape, p), 1.0 / (1.0 - p))
+    return maybe_inplace(input, out, inplace)
+
+
+def _feature_dropout(input, p, training, inplace, spatial):
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    batched = input.ndim == spatial + 2
+    shape = tuple(input.shape[:2 if batched else 1]) + (1,) * spatial
+    mask = keep_mask(shape, p).expand(*input.shape) if p < 1.0 else None
+    out = input * 0.0 if mask is None else apply(K.dropout, input, mask, 1.0 / (1.0 - p))
+    return maybe_inplace(input, out, inplace)
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    return _feature_dropout(input, p, training, inplace, 1)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    return _feature_dropout(input, p, training, inplace, 2)
+
+
+def _check_indices(input, name):
+    if input.dtype not in (D.int64, D.int32):
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got torch.{SCALAR_NAMES[input.dtype.name]}Tensor instead (while "
+                           f"checking arguments for {name}). Convert the indices with .long().")
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+              sparse=False):
+    _check_indices(input, "embedding")
+    if max_norm is not None:
+        raise NotImplementedError("embedding(max_norm=...) is not supported by tapegrad yet; renormalise the "
+                                  "weight explicitly instead.")
+    if padding_idx is not None:
+        padding_idx = _wrap_padding(padding_idx, weight.shape[0])
+    return apply(K.embedding, weight, input, padding_idx=padding_idx)
+
+
+def _wrap_padding(padding_idx, n):
+    if not -n <= padding_idx < n:
+        raise AssertionError("Padding_idx must be within num_embeddings")
+    return padding_idx % n
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False,
+                  mode="mean", sparse=False, per_sample_weights=None, include_last_offset=False,
+                  padding_idx=None):
+    _check_indices(input, "embedding_bag")
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError(f"mode has to be one of sum, mean or max, but got {mode}")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                                  f"supported for mode='sum' (got mode='{mode}'). Please open a feature request "
+                                  "on GitHub.")
+    if input.ndim == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch "
+                             "of fixed length sequences.")
+        bags, length = input.shape
+        segments = jnp.repeat(jnp.arange(bags), length)
+        indices = input.reshape(-1)
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
+    else:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        indices = input
+        bags = offsets.shape[0] - (1 if include_last_offset else 0)
+        starts = offsets._value[:bags]
+        marks = jnp.zeros(indices.shape[0], jnp.int64).at[starts[1:]].add(1)
+        segments = jnp.cumsum(marks) + jnp.zeros((), jnp.int64)
+    if padding_idx is not None:
+        padding_idx = _wrap_padding(padding_idx, weight.shape[0])
+    extra = () if per_sample_weights is None else (per_sample_weights,)
+    return apply(K.embedding_bag, weight, indices, _leaf(segments), *extra, bags=int(bags), mode=mode,
+                 padding_idx=padding_idx)
+
+
+def one_hot(tensor, num_classes=-1):
+    if tensor.dtype is not D.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if num_classes == -1:
+        num_classes = int(jnp.max(tensor._value)) + 1 if tensor.numel() else 0
+    return apply(K.one_hot, tensor, num_classes=int(num_classes))

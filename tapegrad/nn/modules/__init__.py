@@ -1,0 +1,19 @@
+"""nn modules, re-exported by `tapegrad.nn`."""
+from .module import Module  # noqa: F401
+from .container import Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict  # noqa: F401
+from .linear import Identity, Linear, Bilinear, Flatten, Unflatten  # noqa: F401
+from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d  # noqa: F401
+from .pooling import (  # noqa: F401
+    MaxPool1d, MaxPool2d, MaxPool3d, AvgPool1d, AvgPool2d, AvgPool3d, AdaptiveAvgPool1d, AdaptiveAvgPool2d,
+    AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d)
+from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, LayerNorm, GroupNorm, RMSNorm  # noqa: F401
+from .activation import (  # noqa: F401
+    ReLU, LeakyReLU, ELU, CELU, SELU, GELU, SiLU, Mish, Softplus, Tanh, Sigmoid, Hardtanh, ReLU6, Softmax,
+    LogSoftmax, Softmin)
+from .dropout import Dropout, Dropout1d, Dropout2d  # noqa: F401
+from .sparse import Embedding, EmbeddingBag  # noqa: F401
+from .rnn import RNNBase, RNN, LSTM, GRU  # noqa: F401
+from .transformer import MultiheadAttention, TransformerEncoderLayer, TransformerEncoder  # noqa: F401
+from .loss import (  # noqa: F401
+    MSELoss, L1Loss, SmoothL1Loss, HuberLoss, NLLLoss, CrossEntropyLoss, BCELoss, BCEWithLogitsLoss, KLDivLoss,
+    CosineEmbeddingLoss)

@@ -1,0 +1,101 @@
+"""Shared test helpers: PyTorch is the oracle.
+
+Import what you need in a test module:
+
+    from conftest import assert_close, to_torch, from_torch, both, torch_dtype, fold_repr
+
+- `torch` fixture: the real PyTorch module (the test is skipped where it is not installed).
+- `to_torch(t)` / `from_torch(t)`: copy values between the libraries (dtype kept, graph dropped).
+- `torch_dtype(d)` / `tg_dtype(d)`: the same dtype in the other library.
+- `assert_close(ours, theirs)`: same shape, dtype and values (tolerance by dtype).
+- `both(build)`: run `build(lib)` once with tapegrad and once with torch; micrograd-style tests.
+- `fold_repr(text)`: a repr with hex addresses folded and `tapegrad` spelled `torch`, for exact comparison.
+"""
+import importlib
+import re
+import sys
+
+import numpy as np
+import pytest
+
+import tapegrad
+
+
+def _torch():
+    return importlib.import_module("torch")
+
+
+@pytest.fixture
+def torch():
+    return pytest.importorskip("torch")
+
+
+@pytest.fixture(autouse=True)
+def _restore_global_state():
+    """Tests may change the default dtype or grad mode; never let it leak into the next test."""
+    yield
+    tapegrad.set_default_dtype(tapegrad.float32)
+    tapegrad.set_grad_enabled(True)
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_default_dtype(sys.modules["torch"].float32)
+        sys.modules["torch"].set_grad_enabled(True)
+
+
+# ---- conversions between the libraries --------------------------------------------------
+
+def torch_dtype(d):
+    """The torch dtype with the same name as the tapegrad dtype `d`."""
+    return getattr(_torch(), d.name)
+
+
+def tg_dtype(d):
+    """The tapegrad dtype with the same name as the torch dtype `d`."""
+    return getattr(tapegrad, str(d).removeprefix("torch."))
+
+
+def to_torch(t):
+    """A torch tensor with t's values and dtype (no graph, requires_grad False)."""
+    torch = _torch()
+    value = np.asarray(t.detach()._value)
+    if t.dtype is tapegrad.bfloat16:
+        return torch.from_numpy(value.astype(np.float32)).to(torch.bfloat16)
+    return torch.from_numpy(value.copy())
+
+
+def from_torch(t):
+    """A tapegrad tensor with t's values and dtype (no graph, requires_grad False)."""
+    torch = _torch()
+    t = t.detach()
+    if t.dtype == torch.bfloat16:
+        return tapegrad.tensor(t.float().numpy()).to(tapegrad.bfloat16)
+    return tapegrad.tensor(t.numpy())
+
+
+_TOLERANCES = {"float16": (1e-3, 1e-3), "bfloat16": (1e-2, 1e-2), "float32": (1.3e-6, 1e-5),
+               "complex64": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7), "complex128": (1e-7, 1e-7)}
+
+
+def assert_close(ours, theirs, rtol=None, atol=None, check_dtype=True):
+    """ours (tapegrad tensor) equals theirs (torch tensor): shape, dtype, then values (NaNs equal)."""
+    assert isinstance(ours, tapegrad.Tensor), f"expected a tapegrad.Tensor, got {type(ours).__name__}"
+    assert tuple(ours.shape) == tuple(theirs.shape), f"shape {tuple(ours.shape)} != {tuple(theirs.shape)}"
+    if check_dtype:
+        assert ours.dtype.name == str(theirs.dtype).removeprefix("torch."), f"dtype {ours.dtype} != {theirs.dtype}"
+    a = to_torch(ours).detach()
+    b = theirs.detach()
+    if a.dtype != b.dtype:
+        a, b = a.double(), b.double()
+    default_rtol, default_atol = _TOLERANCES.get(str(b.dtype).removeprefix("torch."), (0, 0))
+    _torch().testing.assert_close(a, b, rtol=default_rtol if rtol is None else rtol,
+                                  atol=default_atol if atol is None else atol, equal_nan=True,
+                                  check_dtype=False)
+
+
+def both(build):
+    """(build(tapegrad), build(torch)): the same code run by both libraries."""
+    return build(tapegrad), build(_torch())
+
+
+def fold_repr(text):
+    """A repr with hex addresses folded and the module name spelled as torch's."""
+    return re.sub(r"0x[0-9a-fA-F]+", "0xADDR", str(text).replace("tapegrad", "torch"))

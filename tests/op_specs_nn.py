@@ -1,0 +1,63 @@
+"""Specs for the nn kernels (tapegrad/_ops/nn.py); see op_specs.py for the format."""
+from op_specs import A, F, I, Case, cases
+
+
+def _f(lib):
+    return lib.nn.functional
+
+
+def _act(name, **kw):
+    return cases(Case(lambda lib, x: getattr(_f(lib), name)(x, **kw), F(3, 4)))
+
+
+SPECS = {
+    "leaky_relu": _act("leaky_relu", negative_slope=0.2),
+    "elu": cases(Case(lambda lib, x: _f(lib).elu(x, 0.7), F(3, 4)), Case(lambda lib, x: _f(lib).selu(x), F(5))),
+    "gelu": cases(Case(lambda lib, x: _f(lib).gelu(x), F(3, 4)),
+                  Case(lambda lib, x: _f(lib).gelu(x, approximate="tanh"), F(6))),
+    "silu": _act("silu"),
+    "mish": _act("mish"),
+    "softplus": cases(Case(lambda lib, x: _f(lib).softplus(x, beta=2.0, threshold=3.0), F(3, 4, low=-3, high=3))),
+    "hardtanh": cases(Case(lambda lib, x: _f(lib).hardtanh(x, -0.5, 1.0), F(3, 4))),
+    "softmax": cases(Case(lambda lib, x: _f(lib).softmax(x, dim=1), F(3, 4, 2))),
+    "log_softmax": cases(Case(lambda lib, x: _f(lib).log_softmax(x, dim=-1), F(3, 4))),
+    "linear": cases(Case(lambda lib, x, w, b: _f(lib).linear(x, w, b), F(2, 3, 4), F(5, 4), F(5)),
+                    Case(lambda lib, x, w: _f(lib).linear(x, w), F(4), F(2, 4))),
+    "bilinear": cases(Case(lambda lib, a, b, w, c: _f(lib).bilinear(a, b, w, c), F(3, 2), F(3, 4), F(5, 2, 4), F(5))),
+    "conv": cases(Case(lambda lib, x, w, b: _f(lib).conv2d(x, w, b, stride=2, padding=1), F(2, 3, 6, 5), F(4, 3, 3, 3),
+                       F(4)),
+                  Case(lambda lib, x, w: _f(lib).conv1d(x, w, dilation=2, groups=2), F(1, 4, 9), F(2, 2, 3))),
+    "conv_transpose": cases(Case(lambda lib, x, w, b: _f(lib).conv_transpose2d(x, w, b, stride=2, output_padding=1),
+                                 F(1, 2, 3, 4), F(2, 3, 3, 2), F(3))),
+    "max_pool": cases(Case(lambda lib, x: _f(lib).max_pool2d(x, 3, 2, 1, ceil_mode=True), F(2, 2, 7, 6)),
+                      Case(lambda lib, x: _f(lib).max_pool1d(x, 2, dilation=2), F(2, 7))),
+    "avg_pool": cases(Case(lambda lib, x: _f(lib).avg_pool2d(x, 3, 2, 1, count_include_pad=False), F(2, 2, 7, 6)),
+                      Case(lambda lib, x: _f(lib).avg_pool1d(x, 2), F(1, 2, 7))),
+    "adaptive_avg_pool": cases(Case(lambda lib, x: _f(lib).adaptive_avg_pool2d(x, (3, 2)), F(2, 2, 7, 5))),
+    "adaptive_max_pool": cases(Case(lambda lib, x: _f(lib).adaptive_max_pool2d(x, 3), F(1, 2, 7, 5))),
+    "batch_norm_train": cases(Case(lambda lib, x, w, b: _f(lib).batch_norm(x, None, None, w, b, training=True),
+                                   F(4, 3, 5), F(3), F(3))),
+    "batch_norm_eval": cases(Case(lambda lib, x, w, b: _f(lib).batch_norm(
+        x, lib.tensor([0.1, -0.2, 0.3], dtype=x.dtype), lib.tensor([0.5, 1.0, 2.0], dtype=x.dtype), w, b),
+        F(4, 3), F(3), F(3))),
+    "layer_norm": cases(Case(lambda lib, x, w, b: _f(lib).layer_norm(x, (3, 4), w, b), F(2, 3, 4), F(3, 4), F(3, 4))),
+    "group_norm": cases(Case(lambda lib, x, w, b: _f(lib).group_norm(x, 2, w, b), F(3, 4, 5), F(4), F(4))),
+    "rms_norm": cases(Case(lambda lib, x, w: _f(lib).rms_norm(x, [4], w), F(3, 4), F(4))),
+    "normalize": cases(Case(lambda lib, x: _f(lib).normalize(x, dim=1), F(3, 4)),
+                       Case(lambda lib, x: _f(lib).normalize(x, p=3.0, dim=0), F(3, 4))),
+    "dropout": cases(Case(lambda lib, x: _f(lib).dropout(x, 0.5), F(3, 4), grad=False, compare=False)),
+    "embedding": cases(Case(lambda lib, w, i: _f(lib).embedding(i, w), F(5, 3), I(2, 4, high=5)),
+                       # the padding row gets no gradient by design, so finite differences disagree there
+                       Case(lambda lib, w, i: _f(lib).embedding(i, w, padding_idx=1), F(5, 3), I(2, 4, high=5),
+                            fd=False)),
+    "embedding_bag": cases(Case(lambda lib, w, i, o: _f(lib).embedding_bag(i, w, o), F(5, 3), I(6, high=5),
+                                A([0, 2, 2])),
+                           Case(lambda lib, w, i: _f(lib).embedding_bag(i, w, mode="sum"), F(5, 3), I(2, 3, high=5))),
+    "attention": cases(Case(lambda lib, q, k, v: _f(lib).scaled_dot_product_attention(q, k, v, is_causal=True),
+                            F(2, 4, 8), F(2, 4, 8), F(2, 4, 3))),
+    "pad": cases(Case(lambda lib, x: _f(lib).pad(x, (1, 2, 0, -1)), F(2, 3, 4)),
+                 Case(lambda lib, x: _f(lib).pad(x, (2, 1), mode="reflect"), F(2, 3, 4))),
+    "interpolate": cases(Case(lambda lib, x: _f(lib).interpolate(x, scale_factor=2, mode="bilinear"), F(1, 2, 3, 4)),
+                         Case(lambda lib, x: _f(lib).interpolate(x, size=5, mode="nearest"), F(1, 2, 3))),
+    "one_hot": cases(Case(lambda lib, i: _f(lib).one_hot(i, 4), I(5, high=4), grad=False)),
+}

@@ -1,0 +1,21 @@
+import torch
+
+print(torch.tensor([1, 2, 3]))
+print(torch.tensor([[1.5, 2.0], [3.0, 4.25]]))
+print(torch.tensor([True, False]), torch.tensor([1, 2.5]).dtype, torch.tensor([True, 2]).dtype)
+print(torch.zeros(2, 3), torch.ones(2, dtype=torch.int32))
+print(torch.full((2, 2), 7), torch.full((2,), 1.5))
+print(torch.arange(5), torch.arange(0, 1, 0.25), torch.arange(10, 0, -3))
+print(torch.linspace(0, 1, 5))
+print(torch.eye(3))
+x = torch.ones(2, 3, dtype=torch.float64)
+print(torch.zeros_like(x), torch.ones_like(x, dtype=torch.int64), torch.full_like(x, 2.5))
+print(x.shape, x.size(), x.size(1), x.dim(), x.ndim, x.numel(), x.dtype, x.device)
+print(torch.Tensor([1, 2]), torch.Tensor(2, 3).shape)
+print(torch.tensor(3.5).item(), torch.tensor([7]).item(), torch.tensor([[1, 2], [3, 4]]).tolist())
+print(float(torch.tensor(2.5)), int(torch.tensor(3)), bool(torch.tensor([1])), len(torch.zeros(4, 2)))
+for row in torch.tensor([[1, 2], [3, 4]]):
+    print(row)
+a = torch.tensor([1.0, 2.0]).numpy()
+print(type(a).__name__, a.dtype, a.tolist())
+print(torch.from_numpy(a), torch.as_tensor([1, 2], dtype=torch.float16))
