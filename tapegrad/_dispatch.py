@@ -167,6 +167,7 @@ def _record(op, static, sig, values, args, kinds):
     needed, bsig, mask = plan
     checks = []
     saved = []
+    saves = False
     for i, keep in enumerate(needed):
         if keep:
             t = args[i]
@@ -177,9 +178,8 @@ def _record(op, static, sig, values, args, kinds):
                         "to get a normal tensor and use it in autograd.")
                 checks.append((weakref.ref(t._storage), t._storage.version, i))
             saved.append(values[i])
+            saves = True
         else:
             saved.append(None)
-    node = op.node_class(op, static, sig.cast, saved, edges, diff, sig.avals, bsig)
-    node.tensor_args = mask
-    node.checks = checks
+    node = op.node_class(op, saved, edges, sig.avals, bsig, checks, saves, mask)
     return node

@@ -46,7 +46,7 @@ def parse(t, index):
             if x.step is not None and x.step <= 0:
                 raise ValueError("step must be greater than zero")
             dim += 1
-            if kind != "select" and x != slice(None):
+            if kind not in ("select", "index") and x != slice(None):
                 kind = "slice"
         else:
             arr = _index_array(x)

@@ -269,8 +269,19 @@ def evaluate(key, inputs, call=None):
     call="eager" runs each op through its cached jitted forward (tier 1); otherwise the ops are
     traced into the enclosing jit.
     """
-    from ._dispatch import pure_fn, forward_fn
     node_keys, slots, live = key
+    results, _, arg = run_forward(node_keys, inputs, call)
+    resolved = [arg(s) for s in slots]
+    return resolved, [results[i][k] for i, k in live], results
+
+
+def run_forward(entries, inputs, call=None):
+    """Evaluate (forward sid, input codes) entries in order on flat inputs.
+
+    Codes: (position, output) of an earlier entry, -1 for the next input array, a scalar-kind letter
+    for the next packed scalar, None. Returns (outputs per entry, arguments per entry, the decoder).
+    """
+    from ._dispatch import pure_fn, forward_fn
     arrays, scalars = inputs
     arrays = iter(arrays)
     if call:
@@ -280,24 +291,25 @@ def evaluate(key, inputs, call=None):
         # (they do not widen float32 maths), so restore the weak type.
         scalar_iters = {k: iter([_weak(v[i]) for i in range(v.shape[0])]) for k, v in scalars.items()}
     results = []
+    args_of = []
 
-    def arg(w):
-        if w == -1:
+    def arg(code):
+        if code == -1:
             return next(arrays)
-        if w is None:
+        if code is None:
             return None
-        if type(w) is str:
-            return next(scalar_iters[w])
-        return results[w[0]][w[1]]
+        if type(code) is str:
+            return next(scalar_iters[code])
+        return results[code[0]][code[1]]
 
-    for sid, wiring in node_keys:
-        op, static, cast = SIGNATURES[sid]
-        args = [arg(w) for w in wiring]
+    for entry in entries:
+        op, static, cast = SIGNATURES[entry[0]]
+        args = [arg(c) for c in entry[1]]
         fn = forward_fn(op, static, cast) if call else pure_fn(op, static, cast)
         out = fn(*args)
         results.append(out if op.nout > 1 else (out,))
-    resolved = [arg(s) for s in slots]
-    return resolved, [results[i][k] for i, k in live], results
+        args_of.append(args)
+    return results, args_of, arg
 
 
 SCALAR_KINDS = _SCALAR_KINDS = {float: "f", int: "i", bool: "b", complex: "c"}
@@ -306,11 +318,6 @@ _SCALAR_DTYPES = {"f": np.float64, "i": np.int64, "b": np.bool_, "c": np.complex
 
 def _weak(x):
     return _convert_element_type(x, None, weak_type=True)
-
-
-def pure_call(op, static, cast, args):
-    from ._dispatch import pure_fn
-    return pure_fn(op, static, cast)(*args)
 
 
 def _set_results(node, indices, values):

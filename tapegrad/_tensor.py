@@ -37,11 +37,12 @@ class Tensor:
     def __init__(self, *args, device=None):
         # Legacy constructor: Tensor(2, 3) (uninitialised float), Tensor([1, 2]) (data), Tensor().
         from ._creation import legacy_tensor_value
-        self._init(legacy_tensor_value(args, device), False)
+        self._init(Storage(legacy_tensor_value(args, device)), None, False)
 
-    def _init(self, value, inference):
-        self._storage = Storage(value)
-        self._view = None
+    def _init(self, storage, view, inference):
+        """Set every field of a fresh tensor without autograd history (the one place that does)."""
+        self._storage = storage
+        self._view = view
         self._grad_fn = None
         self._out_idx = 0
         self._requires_grad = False
@@ -50,21 +51,11 @@ class Tensor:
         self._accumulator = None
         self._inference = inference
         self._hooks = None
+        return self
 
     @classmethod
     def _wrap(cls, value, inference=False):
-        t = object.__new__(Tensor)
-        t._storage = Storage(value)
-        t._view = None
-        t._grad_fn = None
-        t._out_idx = 0
-        t._requires_grad = False
-        t._grad = None
-        t._retains_grad = False
-        t._accumulator = None
-        t._inference = inference
-        t._hooks = None
-        return t
+        return object.__new__(Tensor)._init(Storage(value), None, inference)
 
     def _attach(self, node, index):
         self._grad_fn = node
@@ -274,18 +265,7 @@ class Tensor:
 
     def detach(self):
         """A tensor sharing this one's data and version counter, cut from the graph."""
-        t = object.__new__(Tensor)
-        t._storage = self._storage
-        t._view = self._view
-        t._grad_fn = None
-        t._out_idx = 0
-        t._requires_grad = False
-        t._grad = None
-        t._retains_grad = False
-        t._accumulator = None
-        t._inference = self._inference
-        t._hooks = None
-        return t
+        return object.__new__(Tensor)._init(self._storage, self._view, self._inference)
 
     def detach_(self):
         if self._view is not None and self._grad_fn is not None:

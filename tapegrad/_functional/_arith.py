@@ -24,6 +24,9 @@ def sub(input, other, *, alpha=1, out=None):
             and other.dtype is D.bool_:
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
                            "Use the `^` or `logical_xor()` operator instead.")
+    if any(isinstance(t, Tensor) and t.dtype is D.bool_ for t in (input, other)):
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
+                           "to invert a mask, use the `~` or `logical_not()` operator instead.")
     if alpha == 1:
         return apply(E.sub, input, other)
     _check_alpha(input, other, alpha)
@@ -77,20 +80,31 @@ def _check_integer_division(input, other):
             raise RuntimeError("ZeroDivisionError")
 
 
+def _check_kernel(kernel, input, other, floating_only=False):
+    """PyTorch has no bool (or, for some ops, integer) kernel: NotImplementedError, as it raises."""
+    dtype = result_dtype(input, other)
+    if dtype is D.bool_ or (floating_only and not (dtype.is_floating_point or dtype.is_complex)):
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_scalar_name(dtype)}'. Convert the "
+                                  "inputs first, e.g. x.float().")
+
+
 def floor_divide(input, other, *, out=None):
     other = scalar_or_tensor(other)
+    _check_kernel("div_floor_cpu", input, other)
     _check_integer_division(input, other)
     return apply(E.floor_divide, input, other)
 
 
 def remainder(input, other, *, out=None):
     other = scalar_or_tensor(other)
+    _check_kernel("remainder_cpu", input, other)
     _check_integer_division(input, other)
     return apply(E.remainder, scalar_or_tensor(input), other)
 
 
 def fmod(input, other, *, out=None):
     other = scalar_or_tensor(other)
+    _check_kernel("fmod_cpu", input, other)
     _check_integer_division(input, other)
     return apply(E.fmod, input, other)
 
@@ -100,6 +114,7 @@ def pow(input, exponent, *, out=None):
     if isinstance(exponent, builtins.int) and exponent < 0 and isinstance(input, Tensor) \
             and not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise RuntimeError("Integers to negative integer powers are not allowed.")
+    _check_kernel("pow", input, exponent)
     return apply(E.pow, input, exponent)
 
 
@@ -132,7 +147,9 @@ minimum = _tensor_binary(E.minimum)
 fmax = _tensor_binary(E.fmax)
 fmin = _tensor_binary(E.fmin)
 atan2 = arctan2 = _binary(E.atan2)
-hypot = _tensor_binary(E.hypot)
+def hypot(input, other, *, out=None):
+    _check_kernel("hypot_cpu", input, other, floating_only=True)
+    return _tensor_binary(E.hypot)(input, other)
 
 
 def lerp(input, end, weight, *, out=None):

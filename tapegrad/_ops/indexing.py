@@ -4,7 +4,11 @@ The spec encodes ints, slices, None and Ellipsis statically; integer/bool tensor
 indices are positional array arguments (marked by "T" in the spec). Index bounds
 are checked on the host by the callers (JAX would clamp silently).
 """
+import functools
+
+import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ._registry import defop, KEEP
 
@@ -27,9 +31,35 @@ def _getitem(a, *arrays, spec):
 
 
 def _setitem(a, v, *arrays, spec, accumulate=False):
-    idx = build_index(spec, arrays)
     v = jnp.asarray(v, a.dtype) if not hasattr(v, "dtype") else v.astype(a.dtype)
-    return a.at[idx].add(v) if accumulate else a.at[idx].set(v)
+    if accumulate:
+        return a.at[build_index(spec, arrays)].add(v)
+    return _index_set(spec)(a, v, arrays)
+
+
+@functools.lru_cache(maxsize=None)
+def _index_set(spec):
+    """a[idx] = v with PyTorch's gradient for repeated indices: every written copy of v gets its
+    cotangent (JAX's scatter rule credits only the copy that lands last)."""
+    @jax.custom_vjp
+    def put(a, v, arrays):
+        return a.at[build_index(spec, arrays)].set(v)
+
+    def forward(a, v, arrays):
+        return put(a, v, arrays), (v, arrays)
+
+    def backward(res, g):
+        v, arrays = res
+        idx = build_index(spec, arrays)
+        picked = g[idx]
+        lead = picked.ndim - v.ndim
+        dv = jnp.sum(picked, axis=tuple(range(lead))) if lead else picked
+        dv = jnp.sum(dv, axis=tuple(d for d, n in enumerate(v.shape) if n == 1 and dv.shape[d] != 1), keepdims=True)
+        zeros = tuple(np.zeros(x.shape, jax.dtypes.float0) for x in arrays)
+        return g.at[idx].set(0), dv.reshape(v.shape), zeros
+
+    put.defvjp(forward, backward)
+    return put
 
 
 def _scatter_index(idx, dim):

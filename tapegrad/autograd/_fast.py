@@ -149,26 +149,8 @@ def _compile(key, stats):
 
     def program(arrays, scalars, extra):
         stats["compiles"] += 1   # runs while tracing only
-        arrays = iter(arrays)
-        scalar_iters = {k: iter([_lazy._weak(v[i]) for i in range(v.shape[0])]) for k, v in scalars.items()}
-        results = []
-        args_of = []
+        results, args_of, _ = _lazy.run_forward(keys, (arrays, scalars))
 
-        def arg(code):
-            if code == -1:
-                return next(arrays)
-            if code is None:
-                return None
-            if type(code) is str:
-                return next(scalar_iters[code])
-            return results[code[0]][code[1]]
-
-        for sid, codes, _ in keys:
-            op, static, cast = _lazy.SIGNATURES[sid]
-            args = [arg(c) for c in codes]
-            out = _lazy.pure_call(op, static, cast, args)
-            results.append(out if op.nout > 1 else (out,))
-            args_of.append(args)
         def fetch(code):
             return extra[code[1]] if code[0] == "x" else results[code[0]][code[1]]
 

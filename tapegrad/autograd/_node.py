@@ -16,29 +16,24 @@ class Node:
     backward never reads are replaced by their ShapeDtypeStruct so they are not kept alive.
     """
 
-    __slots__ = ("op", "static", "cast", "args", "edges", "diff", "out_avals", "seq", "checks",
-                 "retained", "hooks", "pre_hooks", "saves", "sig", "seg", "pos", "closed", "tensor_args",
-                 "__weakref__")
+    __slots__ = ("op", "args", "edges", "out_avals", "seq", "checks", "retained", "hooks", "saves", "sig",
+                 "seg", "pos", "closed", "tensor_args", "__weakref__")
 
-    def __init__(self, op, static, cast, args, edges, diff, out_avals, sig):
+    def __init__(self, op, args, edges, out_avals, sig, checks, saves, tensor_args):
         self.op = op
-        self.static = static
-        self.cast = cast
         self.args = args
         self.edges = edges
-        self.diff = diff
         self.out_avals = out_avals
-        self.sig = sig
+        self.sig = sig            # interned backward signature (autograd._saved.SIGNATURES)
         self.seq = next(_seq)
-        self.checks = ()          # ((storage, version, tensor_description), ...) verified before backward
+        self.checks = checks      # [(storage weakref, version, argument index or -1-output), ...]
         self.retained = None      # {output_index: weakref to a tensor that called retain_grad()}
-        self.hooks = None         # {output_index: [hook, ...]} from Tensor.register_hook
-        self.pre_hooks = None
-        self.saves = any(a is not None for a in args)   # freeing it makes a 2nd backward fail
+        self.hooks = None         # {output_index: {id: hook}} from Tensor.register_hook
+        self.saves = saves        # holds saved values: a second backward after freeing them fails
         self.seg = None           # tape segment, place in it, whether its whole graph lies inside it
         self.pos = -1
         self.closed = False
-        self.tensor_args = None
+        self.tensor_args = tensor_args   # which arguments PyTorch counts as graph inputs
 
     def name(self):
         return self.op.node_name

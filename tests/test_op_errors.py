@@ -1,0 +1,81 @@
+"""Misuse raises what PyTorch raises: the same exception type and PyTorch's key phrase."""
+import pytest
+
+import tapegrad
+
+torch = pytest.importorskip("torch")
+
+# (call, key phrase both messages contain; None: the opening of PyTorch's message)
+CASES = {
+    "add_shapes": (lambda lib: lib.ones(2, 3) + lib.ones(4), "must match the size of tensor b"),
+    "matmul_shapes": (lambda lib: lib.ones(2, 3) @ lib.ones(2, 3), None),
+    "mm_dtype": (lambda lib: lib.ones(2, 2).mm(lib.ones(2, 2, dtype=lib.float64)), None),
+    "bmm_rank": (lambda lib: lib.bmm(lib.ones(2, 2), lib.ones(2, 2)), None),
+    "dot_rank": (lambda lib: lib.dot(lib.ones(2, 2), lib.ones(2, 2)), None),
+    "dim_out_of_range": (lambda lib: lib.ones(2, 3).sum(2), "Dimension out of range"),
+    "dim_negative": (lambda lib: lib.ones(2, 3).softmax(-3) if hasattr(lib.ones(1), "softmax")
+                     else lib.ones(2, 3).cumsum(-3), "Dimension out of range"),
+    "max_dim": (lambda lib: lib.ones(2).max(1), "Dimension out of range"),
+    "transpose_dim": (lambda lib: lib.ones(2, 3).transpose(0, 2), "Dimension out of range"),
+    "view_size": (lambda lib: lib.ones(2, 3).view(4), None),
+    "view_two_inferred": (lambda lib: lib.ones(2, 3).view(-1, -1), None),
+    "reshape_size": (lambda lib: lib.ones(6).reshape(4, 2), None),
+    "expand": (lambda lib: lib.ones(2, 3).expand(3, 3), "The expanded size of the tensor"),
+    "cat_shapes": (lambda lib: lib.cat([lib.ones(2, 3), lib.ones(2, 2)]), "Sizes of tensors must match"),
+    "cat_empty": (lambda lib: lib.cat([]), None),
+    "stack_shapes": (lambda lib: lib.stack([lib.ones(2), lib.ones(3)]), "stack expects each tensor to be equal size"),
+    "permute_dup": (lambda lib: lib.ones(2, 3).permute(0, 0), "duplicate dims"),
+    "narrow": (lambda lib: lib.ones(2, 3).narrow(1, 2, 3), None),
+    "chunk_zero": (lambda lib: lib.ones(3).chunk(0), None),
+    "repeat_few": (lambda lib: lib.ones(2, 3).repeat(2), None),
+    "select_index": (lambda lib: lib.ones(2, 3).select(0, 5), "out of range"),
+    "diagonal_same": (lambda lib: lib.ones(2, 3).diagonal(0, 1, 1), None),
+    "topk_k": (lambda lib: lib.ones(3).topk(4), None),
+    "kthvalue_k": (lambda lib: lib.ones(3).kthvalue(4), None),
+    "mean_int": (lambda lib: lib.tensor([1, 2]).mean(), "mean(): could not infer output dtype"),
+    "std_int": (lambda lib: lib.tensor([1, 2]).std(), "std and var only support floating point and complex dtypes"),
+    "max_empty": (lambda lib: lib.ones(0).max(), "Expected reduction dim to be specified"),
+    "gather_dtype": (lambda lib: lib.ones(2, 2).gather(1, lib.zeros(2, 1)), None),
+    "gather_rank": (lambda lib: lib.ones(2, 2).gather(1, lib.tensor([0])), None),
+    "index_select_dtype": (lambda lib: lib.ones(3).index_select(0, lib.tensor([0.0])), None),
+    "masked_fill_mask": (lambda lib: lib.ones(3).masked_fill(lib.ones(3), 0.0), "only supports boolean masks"),
+    "where_cond": (lambda lib: lib.where(lib.ones(2), lib.ones(2), lib.ones(2)), "where expected condition to be a boolean"),
+    "float_index": (lambda lib: lib.ones(3)[lib.tensor([0.0])], "tensors used as indices must be long"),
+    "int_requires_grad": (lambda lib: lib.tensor([1, 2]).requires_grad_(), "only Tensors of floating point"),
+    "int_div_zero": (lambda lib: lib.tensor([1, 2]) // 0, "ZeroDivisionError"),
+    "int_neg_pow": (lambda lib: lib.tensor([1, 2]) ** -1, "Integers to negative integer powers are not allowed"),
+    "bool_sub": (lambda lib: lib.tensor([True]) - lib.tensor([False]), "Subtraction, the `-` operator"),
+    "bitwise_float": (lambda lib: lib.ones(2) & lib.ones(2), None),
+    "inv_shape": (lambda lib: lib.linalg.inv(lib.ones(2, 3)), "must be batches of square matrices"),
+    "inv_singular": (lambda lib: lib.linalg.inv(lib.zeros(2, 2)), "singular"),
+    "cholesky_not_pd": (lambda lib: lib.linalg.cholesky(-lib.eye(2)), "positive-definite"),
+    "vector_norm_int": (lambda lib: lib.linalg.vector_norm(lib.tensor([1, 2])), "Expected a floating point or complex"),
+    "clamp_none": (lambda lib: lib.ones(2).clamp(), "At least one of 'min' or 'max' must not be None"),
+    "inplace_cast": (lambda lib: lib.tensor([1, 2]).mul_(1.5), "can't be cast to the desired output type"),
+    "inplace_broadcast": (lambda lib: lib.ones(3).add_(lib.ones(2, 3)), "doesn't match the broadcast shape"),
+    "multinomial_rank": (lambda lib: lib.ones(2, 2, 2).multinomial(1), "prob_dist must be 1 or 2 dim"),
+    "uniform_int": (lambda lib: lib.tensor([1, 2]).uniform_(), None),
+    "item_many": (lambda lib: lib.ones(2).item(), "elements cannot be converted to Scalar"),
+}
+
+
+def _error(fn, lib):
+    try:
+        fn(lib)
+    except Exception as e:  # noqa: BLE001  what is raised is the thing under test
+        return e
+    return None
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_error_matches_pytorch(name):
+    fn, phrase = CASES[name]
+    theirs = _error(fn, torch)
+    assert theirs is not None, "PyTorch accepts this call; the case is wrong"
+    ours = _error(fn, tapegrad)
+    assert ours is not None, f"PyTorch raises {type(theirs).__name__}: {theirs}; tapegrad raises nothing"
+    assert type(ours).__name__ == type(theirs).__name__ or isinstance(ours, type(theirs)), \
+        f"{type(ours).__name__}: {ours} vs PyTorch's {type(theirs).__name__}: {theirs}"
+    phrase = phrase or str(theirs).split(".")[0].split(",")[0][:30]
+    assert phrase in str(theirs), f"the key phrase is not PyTorch's: {theirs}"
+    assert phrase in str(ours), f"tapegrad's message {str(ours)!r} lacks PyTorch's key phrase {phrase!r}"
