@@ -7,15 +7,38 @@ from .._ops import elementwise as E
 from .._tensor import Tensor
 from ._common import scalar_or_tensor, result_dtype
 
+
+def _apply(op, *args, **static):
+    # JAX reports incompatible shapes as ValueError; PyTorch raises RuntimeError naming the dim.
+    try:
+        return apply(op, *args, **static)
+    except ValueError:
+        error = _broadcast_error(args)
+        if error is None:
+            raise
+        raise error from None
+
+
+def _broadcast_error(args):
+    shapes = [tuple(a.shape) for a in args if isinstance(a, Tensor)]
+    for i, a in enumerate(shapes):
+        for b in shapes[i + 1:]:
+            for k in range(1, min(len(a), len(b)) + 1):
+                if a[-k] != b[-k] and a[-k] != 1 and b[-k] != 1:
+                    return RuntimeError(f"The size of tensor a ({a[-k]}) must match the size of tensor b ({b[-k]}) "
+                                        f"at non-singleton dimension {max(len(a), len(b)) - k}")
+    return None
+
+
 # ---- arithmetic ----------------------------------------------------------------------
 
 
 def add(input, other, *, alpha=1, out=None):
     other = scalar_or_tensor(other)
     if alpha == 1:
-        return apply(E.add, input, other)
+        return _apply(E.add, input, other)
     _check_alpha(input, other, alpha)
-    return apply(E.add_scaled, input, other, alpha)
+    return _apply(E.add_scaled, input, other, alpha)
 
 
 def sub(input, other, *, alpha=1, out=None):
@@ -28,9 +51,9 @@ def sub(input, other, *, alpha=1, out=None):
         raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
                            "to invert a mask, use the `~` or `logical_not()` operator instead.")
     if alpha == 1:
-        return apply(E.sub, input, other)
+        return _apply(E.sub, input, other)
     _check_alpha(input, other, alpha)
-    return apply(E.sub_scaled, input, other, alpha)
+    return _apply(E.sub_scaled, input, other, alpha)
 
 
 subtract = sub
@@ -45,11 +68,11 @@ def _check_alpha(input, other, alpha):
 
 def rsub(input, other, *, alpha=1):
     return sub(scalar_or_tensor(other), input, alpha=alpha) if isinstance(other, Tensor) \
-        else apply(E.rsub, input, scalar_or_tensor(other))
+        else _apply(E.rsub, input, scalar_or_tensor(other))
 
 
 def mul(input, other, *, out=None):
-    return apply(E.mul, input, scalar_or_tensor(other))
+    return _apply(E.mul, input, scalar_or_tensor(other))
 
 
 multiply = mul
@@ -58,12 +81,12 @@ multiply = mul
 def div(input, other, *, rounding_mode=None, out=None):
     other = scalar_or_tensor(other)
     if rounding_mode is None:
-        return apply(E.div, input, other)
+        return _apply(E.div, input, other)
     _check_integer_division(input, other)
     if rounding_mode == "trunc":
-        return apply(E.div_trunc, input, other)
+        return _apply(E.div_trunc, input, other)
     if rounding_mode == "floor":
-        return apply(E.div_floor, input, other)
+        return _apply(E.div_floor, input, other)
     raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
                        f"'{rounding_mode}'")
 
@@ -92,21 +115,21 @@ def floor_divide(input, other, *, out=None):
     other = scalar_or_tensor(other)
     _check_kernel("div_floor_cpu", input, other)
     _check_integer_division(input, other)
-    return apply(E.floor_divide, input, other)
+    return _apply(E.floor_divide, input, other)
 
 
 def remainder(input, other, *, out=None):
     other = scalar_or_tensor(other)
     _check_kernel("remainder_cpu", input, other)
     _check_integer_division(input, other)
-    return apply(E.remainder, scalar_or_tensor(input), other)
+    return _apply(E.remainder, scalar_or_tensor(input), other)
 
 
 def fmod(input, other, *, out=None):
     other = scalar_or_tensor(other)
     _check_kernel("fmod_cpu", input, other)
     _check_integer_division(input, other)
-    return apply(E.fmod, input, other)
+    return _apply(E.fmod, input, other)
 
 
 def pow(input, exponent, *, out=None):
@@ -115,19 +138,19 @@ def pow(input, exponent, *, out=None):
             and not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise RuntimeError("Integers to negative integer powers are not allowed.")
     _check_kernel("pow", input, exponent)
-    return apply(E.pow, input, exponent)
+    return _apply(E.pow, input, exponent)
 
 
 def float_power(input, exponent, *, out=None):
     cast = D.complex128 if any(isinstance(x, Tensor) and x.dtype.is_complex or isinstance(x, builtins.complex)
                                for x in (input, exponent)) else D.float64
     input, exponent = (x.to(cast) if isinstance(x, Tensor) else x for x in (input, exponent))
-    return apply(E.pow, input, exponent)
+    return _apply(E.pow, input, exponent)
 
 
 def _binary(op, name=None):
     def f(input, other, *, out=None):
-        return apply(op, scalar_or_tensor(input), scalar_or_tensor(other))
+        return _apply(op, scalar_or_tensor(input), scalar_or_tensor(other))
     f.__name__ = name or op.name
     return f
 
@@ -137,7 +160,7 @@ def _tensor_binary(op):
         if not isinstance(other, Tensor):
             raise TypeError(f"{op.name}(): argument 'other' (position 2) must be Tensor, not "
                             f"{type(other).__name__}")
-        return apply(op, input, other)
+        return _apply(op, input, other)
     f.__name__ = op.name
     return f
 
@@ -153,11 +176,11 @@ def hypot(input, other, *, out=None):
 
 
 def lerp(input, end, weight, *, out=None):
-    return apply(E.lerp, input, end, scalar_or_tensor(weight))
+    return _apply(E.lerp, input, end, scalar_or_tensor(weight))
 
 
 def addcmul(input, tensor1, tensor2, *, value=1, out=None):
-    return apply(E.addcmul, input, tensor1, tensor2, scalar_or_tensor(value))
+    return _apply(E.addcmul, input, tensor1, tensor2, scalar_or_tensor(value))
 
 
 def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
@@ -165,28 +188,28 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
         raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future release "
                            "addcdiv will perform a true division of tensor1 and tensor2. Use "
                            "input + value * (tensor1 / tensor2) instead.")
-    return apply(E.addcdiv, input, tensor1, tensor2, scalar_or_tensor(value))
+    return _apply(E.addcdiv, input, tensor1, tensor2, scalar_or_tensor(value))
 
 
 def clamp(input, min=None, max=None, *, out=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if max is None:
-        return apply(E.clamp_min, input, scalar_or_tensor(min))
+        return _apply(E.clamp_min, input, scalar_or_tensor(min))
     if min is None:
-        return apply(E.clamp_max, input, scalar_or_tensor(max))
-    return apply(E.clamp, input, scalar_or_tensor(min), scalar_or_tensor(max))
+        return _apply(E.clamp_max, input, scalar_or_tensor(max))
+    return _apply(E.clamp, input, scalar_or_tensor(min), scalar_or_tensor(max))
 
 
 clip = clamp
 
 
 def clamp_min(input, min):
-    return apply(E.clamp_min, input, scalar_or_tensor(min))
+    return _apply(E.clamp_min, input, scalar_or_tensor(min))
 
 
 def clamp_max(input, max):
-    return apply(E.clamp_max, input, scalar_or_tensor(max))
+    return _apply(E.clamp_max, input, scalar_or_tensor(max))
 
 
 def where(condition, input=None, other=None):
@@ -200,7 +223,7 @@ def where(condition, input=None, other=None):
     dtype = result_dtype(input, other)
     from .._creation import tensor
     vals = [v.to(dtype) if isinstance(v, Tensor) else tensor(v, dtype=dtype) for v in (input, other)]
-    return apply(E.where, condition, *vals)
+    return _apply(E.where, condition, *vals)
 
 
 def _scalar_name(d):
@@ -212,7 +235,7 @@ def _scalar_name(d):
 
 def _unary(op, name=None):
     def f(input, *, out=None):
-        return apply(op, input)
+        return _apply(op, input)
     f.__name__ = name or op.name
     return f
 
@@ -261,25 +284,25 @@ logical_not = _unary(E.logical_not)
 
 def bitwise_not(input, *, out=None):
     _check_integral(input, "bitwise_not")
-    return apply(E.bitwise_not, input)
+    return _apply(E.bitwise_not, input)
 
 
 def _check_integral(t, name):
     if t.dtype.is_floating_point or t.dtype.is_complex:
-        raise RuntimeError(f"\"{name}_cpu\" not implemented for '{_scalar_name(t.dtype)}'. "
-                           "Bitwise ops need integer or bool tensors; use the logical_* ops for masks.")
+        raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_scalar_name(t.dtype)}'. "
+                                  "Bitwise ops need integer or bool tensors; use the logical_* ops for masks.")
 
 
 def round(input, *, decimals=0, out=None):
-    return apply(E.round, input, decimals=decimals)
+    return _apply(E.round, input, decimals=decimals)
 
 
 def logit(input, eps=None, *, out=None):
-    return apply(E.logit, input, eps=None if eps is None else builtins.float(eps))
+    return _apply(E.logit, input, eps=None if eps is None else builtins.float(eps))
 
 
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
-    return apply(E.nan_to_num, input, nan=builtins.float(nan), posinf=posinf, neginf=neginf)
+    return _apply(E.nan_to_num, input, nan=builtins.float(nan), posinf=posinf, neginf=neginf)
 
 
 # ---- comparison and logic ---------------------------------------------------------------------
@@ -301,8 +324,8 @@ def _bitwise(op):
             if isinstance(x, Tensor):
                 _check_integral(x, op.name)
             elif isinstance(x, builtins.float):
-                raise RuntimeError(f"\"{op.name}_cpu\" not implemented for 'Float'")
-        return apply(op, input, other)
+                raise NotImplementedError(f"\"{op.name}_cpu\" not implemented for 'Float'")
+        return _apply(op, input, other)
     f.__name__ = op.name
     return f
 
@@ -317,7 +340,7 @@ bitwise_right_shift = _bitwise(E.bitwise_right_shift)
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     if input.dtype is not other.dtype:
         raise RuntimeError(f"{input.dtype} did not match {other.dtype}")
-    return apply(E.isclose, input, other, rtol=builtins.float(rtol), atol=builtins.float(atol),
+    return _apply(E.isclose, input, other, rtol=builtins.float(rtol), atol=builtins.float(atol),
                  equal_nan=builtins.bool(equal_nan))
 
 
@@ -332,4 +355,4 @@ def equal(input, other):
 
 
 def clone(input, *, memory_format=None):
-    return apply(E.clone, input)
+    return _apply(E.clone, input)

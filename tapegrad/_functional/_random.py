@@ -8,6 +8,7 @@ from .._dispatch import apply
 from .._inplace import inplace
 from .._ops import random_fill as RF
 from .._tensor import Tensor
+from ._common import SCALAR_NAME
 
 
 def _key(generator):
@@ -17,8 +18,8 @@ def _key(generator):
 
 def _check_float(t, name):
     if not (t.dtype.is_floating_point or t.dtype.is_complex):
-        raise RuntimeError(f"\"{name}\" not implemented for '{t.dtype.name}'. Fill a floating tensor, e.g. "
-                           "x.float().")
+        raise NotImplementedError(f"\"{name}\" not implemented for '{SCALAR_NAME[t.dtype.name]}'. Fill a "
+                                  "floating tensor, e.g. x.float().")
 
 
 def uniform_(self, a=0.0, b=1.0, *, generator=None):

@@ -98,7 +98,7 @@ def try_backward(root, seed, retain_graph, stats):
         t = seg.anodes[pos]().retained[k]()
         t._grad = Tensor._wrap(g)
     if not retain_graph:
-        for pos in _reachable(key):
+        for pos in program.reachable:
             n = seg.anodes[pos]()
             if n is not None and n.saves:
                 n.args = None
@@ -122,24 +122,18 @@ def _write_back(seg, live, values):
             _lazy._set_results(ln, (k,), (value,))
 
 
-_reachable_cache = {}
-
-
 def _reachable(key):
     """Positions of the autograd nodes the root's gradient flows through, in backward order."""
-    r = _reachable_cache.get(key)
-    if r is None:
-        keys, root = key[0], key[1]
-        seen = {root}
-        stack = [root]
-        while stack:
-            pos = stack.pop()
-            for code in keys[pos][2][1]:
-                if type(code) is tuple and code[0] not in seen:
-                    seen.add(code[0])
-                    stack.append(code[0])
-        r = _reachable_cache[key] = sorted(seen, reverse=True)
-    return r
+    keys, root = key[0], key[1]
+    seen = {root}
+    stack = [root]
+    while stack:
+        pos = stack.pop()
+        for code in keys[pos][2][1]:
+            if type(code) is tuple and code[0] not in seen:
+                seen.add(code[0])
+                stack.append(code[0])
+    return sorted(seen, reverse=True)
 
 
 def _compile(key, stats):
@@ -191,4 +185,9 @@ def _compile(key, stats):
             retained_grads.append(g if code is None else fetch(code) + g)
         return leaf_grads, retained_grads, [results[pos][k] for pos, k in live]
 
-    return jax.jit(program)
+    jitted = jax.jit(program)
+
+    def call(arrays, scalars, extra):
+        return jitted(arrays, scalars, extra)
+    call.reachable = order
+    return call
