@@ -23,13 +23,13 @@ MAX_NODES = 4096  # bound what one segment keeps alive when no backward ever com
 
 
 class Segment:
-    __slots__ = ("nodes", "anodes", "keys", "arrays", "scalars", "leaves", "leaf_pos", "check_writes",
+    __slots__ = ("nodes", "anodes", "flat", "arrays", "scalars", "leaves", "leaf_pos", "check_writes",
                  "retained", "hooked", "ended", "__weakref__")
 
     def __init__(self):
         self.nodes = []          # weakrefs to LazyNodes, by position
         self.anodes = []         # weakrefs to autograd Nodes (None where the op was not recorded)
-        self.keys = []           # per op: (forward sid, input codes, autograd key or None/False)
+        self.flat = []           # the structure, as flat ints (see add)
         self.arrays = []         # input arrays (or older pending values) in code order
         self.scalars = {}        # Python scalars by kind, in code order
         self.leaves = []         # AccumulateGrad nodes reached by closed ops
@@ -58,9 +58,22 @@ def end():
     seg.ended = True
     # Drop what the segment collected: its nodes keep pointing at it, so it must not keep them
     # (or the inputs) alive.
-    seg.nodes = seg.anodes = seg.keys = seg.arrays = seg.leaves = seg.retained = ()
+    seg.nodes = seg.anodes = seg.flat = seg.arrays = seg.leaves = seg.retained = ()
     seg.scalars = seg.leaf_pos = {}
     _current.segment = Segment()
+
+
+# The segment's structure is one flat list of ints (hashing and comparing a flat tuple of ints is
+# far cheaper than nested tuples). Per op:
+#   forward sid, number of inputs, one code per input, then
+#   0 (no autograd node, or one whose graph leaves the segment) or 1 + backward sig followed by one
+#   edge code per input.
+# Input codes: producer position * OUTPUTS + output index (>= 0), or ARRAY / a scalar kind / NONE.
+# Edge codes: producer position * OUTPUTS + output index (>= 0), NO_EDGE, or LEAF - j for leaf j.
+OUTPUTS = 1 << 16
+ARRAY, NONE = -1, -6
+SCALAR_CODES = {"f": -2, "i": -3, "b": -4, "c": -5}
+NO_EDGE, LEAF = -1, -2
 
 
 def add(lnode, values, anode):
@@ -70,35 +83,36 @@ def add(lnode, values, anode):
         end()
         seg = _current.segment
     pos = len(seg.nodes)
-    codes = []
+    flat = seg.flat
+    flat.append(lnode.sid)
+    flat.append(len(values))
     arrays = seg.arrays
     for a in values:
         t = type(a)
         if t is Pending:
             pn = a.node
             if pn.seg is seg:
-                codes.append((pn.pos, a.index))
+                flat.append(pn.pos * OUTPUTS + a.index)
                 continue
             r = pn.result
             if r is not None and r[a.index] is not None:
                 a = r[a.index]
                 t = type(a)
         if a is None:
-            codes.append(None)
+            flat.append(NONE)
             continue
         kind = SCALAR_KINDS.get(t)
         if kind is None:
             arrays.append(a)    # an array, or an older segment's pending value (resolved at backward)
-            codes.append(-1)
+            flat.append(ARRAY)
         else:
             lst = seg.scalars.get(kind)
             if lst is None:
                 lst = seg.scalars[kind] = []
             lst.append(a)
-            codes.append(kind)
-    akey = None
+            flat.append(SCALAR_CODES[kind])
     if anode is not None:
-        akey = _autograd_key(seg, anode)
+        _add_autograd(seg, anode, flat)
         anode.seg = seg
         anode.pos = pos
         if anode.checks and seg.check_writes is None:
@@ -106,19 +120,18 @@ def add(lnode, values, anode):
             seg.check_writes = Storage.writes
         seg.anodes.append(weakref.ref(anode))
     else:
+        flat.append(0)
         seg.anodes.append(None)
     lnode.seg = seg
     lnode.pos = pos
     seg.nodes.append(weakref.ref(lnode))
-    seg.keys.append((lnode.sid, tuple(codes), akey))
 
 
-def _autograd_key(seg, anode):
-    """(backward signature, edge codes) when the node's whole graph lies in `seg`, else False."""
+def _add_autograd(seg, anode, flat):
     codes = []
     for e in anode.edges:
         if e is None:
-            codes.append(None)
+            codes.append(NO_EDGE)
             continue
         prod = e[0]
         if type(prod) is _AccumulateGrad:
@@ -126,14 +139,40 @@ def _autograd_key(seg, anode):
             if j is None:
                 j = seg.leaf_pos[prod] = len(seg.leaves)
                 seg.leaves.append(prod)
-            codes.append(-1 - j)
+            codes.append(LEAF - j)
         elif prod.seg is seg and prod.closed:
-            codes.append((prod.pos, e[1]))
+            codes.append(prod.pos * OUTPUTS + e[1])
         else:
             anode.closed = False
-            return False
+            flat.append(0)
+            return
     anode.closed = True
-    return (anode.sig, tuple(codes), anode.out_avals if len(anode.out_avals) > 1 else None)
+    flat.append(1 + anode.sig)
+    flat.extend(codes)
+
+
+def decode(flat):
+    """The flat structure as [(sid, input codes, (backward sig, edge codes) or None)], with codes in
+    the form `_lazy.run_forward` reads: (position, output), -1 (array), a scalar letter, None."""
+    letters = {v: k for k, v in SCALAR_CODES.items()}
+    entries = []
+    i = 0
+    while i < len(flat):
+        sid, n = flat[i], flat[i + 1]
+        raw = flat[i + 2:i + 2 + n]
+        codes = tuple(divmod(c, OUTPUTS) if c >= 0 else (-1 if c == ARRAY else None if c == NONE else letters[c])
+                      for c in raw)
+        i += 2 + n
+        tag = flat[i]
+        i += 1
+        akey = None
+        if tag:
+            edges = tuple(divmod(c, OUTPUTS) if c >= 0 else (None if c == NO_EDGE else LEAF - c)
+                          for c in flat[i:i + n])
+            akey = (tag - 1, edges)
+            i += n
+        entries.append((sid, codes, akey))
+    return entries
 
 
 from .autograd._node import AccumulateGrad as _AccumulateGrad  # noqa: E402

@@ -6,7 +6,6 @@ the arguments. The program evaluates the segment's pending forward and the
 backward from the root together. The first time a key is seen the engine's
 general path runs instead (so one-off graphs never compile a program).
 """
-import operator
 
 import jax
 import jax.numpy as jnp
@@ -68,12 +67,12 @@ def try_backward(root, seed, retain_graph, stats):
                     if st is not None and st._raw is p:
                         live.append((pos, k))
     implicit = (tuple(root.shape), root.dtype.np) if seed is None else None
-    key = (tuple(seg.keys), node.pos, root._out_idx, seed_code, implicit, existing, tuple(retained), tuple(live))
+    key = (tuple(seg.flat), node.pos, root._out_idx, seed_code, implicit, existing, tuple(retained), tuple(live))
     program = _programs.get(key)
     if program is None:
         first = key not in _seen
         _seen.add(key)
-        if first and len(seg.keys) < COMPILE_AT_FIRST_SIGHT:
+        if first and len(seg.nodes) < COMPILE_AT_FIRST_SIGHT:
             return False   # the general path runs it node by node (and counts the miss)
         program = _programs[key] = _compile(key, stats)
         stats["misses" if first else "hits"] += 1
@@ -122,9 +121,8 @@ def _write_back(seg, live, values):
             _lazy._set_results(ln, (k,), (value,))
 
 
-def _reachable(key):
+def _reachable(keys, root):
     """Positions of the autograd nodes the root's gradient flows through, in backward order."""
-    keys, root = key[0], key[1]
     seen = {root}
     stack = [root]
     while stack:
@@ -137,8 +135,9 @@ def _reachable(key):
 
 
 def _compile(key, stats):
-    keys, root, root_out, seed_code, implicit, existing, retained, live = key
-    order = _reachable(key)
+    flat, root, root_out, seed_code, implicit, existing, retained, live = key
+    keys = _segment.decode(flat)
+    order = _reachable(keys, root)
     nleaves = len(existing)
 
     def program(arrays, scalars, extra):
@@ -158,7 +157,7 @@ def _compile(key, stats):
             node_cts = cts.pop(pos, None)
             if node_cts is None:
                 continue
-            sid, codes, (bsig, edges, out_avals) = keys[pos]
+            sid, codes, (bsig, edges) = keys[pos]
             op, static, cast, diff, _ = _saved.SIGNATURES[bsig]
             for k, g in node_cts.items():
                 if (pos, k) in retained_at:
@@ -166,12 +165,13 @@ def _compile(key, stats):
             if op.nout == 1:
                 ct_list = [node_cts[0]]
             else:
-                ct_list = [node_cts[k] if k in node_cts else jnp.zeros(*out_avals[k]) for k in range(op.nout)]
+                ct_list = [node_cts[k] if k in node_cts else jnp.zeros_like(results[pos][k])
+                           for k in range(op.nout)]
             grads = _saved.vjp_fn(op, static, cast, diff, len(codes))(args_of[pos], ct_list)
             for i, g in zip(diff, grads):
                 target = edges[i]
-                if type(target) is int:
-                    j = -1 - target
+                if type(target) is int:   # leaf j of the segment's leaf table
+                    j = target
                     leaf_grads[j] = g if j not in leaf_grads else leaf_grads[j] + g
                 else:
                     d = cts.setdefault(target[0], {})
