@@ -267,13 +267,40 @@ def run_memory(steps):
     return out
 
 
-def write_results(rows, first, memory, rounds):
+def run_optimizer_calls(steps=10):
+    """Compiled calls per optimizer step on a 20-parameter model (10 Linear layers)."""
+    out = {}
+    model = tg.nn.Sequential(*[tg.nn.Linear(32, 32) for _ in range(10)])
+    assert len(list(model.parameters())) == 20
+    x = tg.randn(8, 32)
+    for name, make in (("SGD(momentum)", lambda p: tg.optim.SGD(p, lr=0.01, momentum=0.9)),
+                       ("Adam", lambda p: tg.optim.Adam(p, lr=1e-3)),
+                       ("AdamW", lambda p: tg.optim.AdamW(p, lr=1e-3))):
+        opt = make(model.parameters())
+        for _ in range(2):   # the first step creates the optimizer state (momentum buffers...)
+            opt.zero_grad()
+            model(x).pow(2).mean().backward()
+            opt.step()
+        before = tg.optim.Optimizer.step_cache_info()
+        for _ in range(steps):
+            opt.zero_grad()
+            model(x).pow(2).mean().backward()
+            opt.step()
+        after = tg.optim.Optimizer.step_cache_info()
+        out[name] = {"calls_per_step": (after["calls"] - before["calls"]) / steps,
+                     "new_traces": after["traces"] - before["traces"]}
+        print(f"optimizer step, 20 parameters, {name}: {out[name]['calls_per_step']:.0f} compiled call(s) per "
+              f"step, {out[name]['new_traces']} retraces over {steps} steps", flush=True)
+    return out
+
+
+def write_results(rows, first, memory, rounds, optim_calls=None):
     dev = device_name()
     meta = {"device": dev, "jax_device": str(jax.devices()[0]), "platform": platform.platform(),
             "python": platform.python_version(), "jax": jax.__version__,
             "torch": getattr(torch, "__version__", None), "tapegrad": tg.__version__, "rounds": rounds,
             "cpu_count": os.cpu_count()}
-    data = {"meta": meta, "timings": rows, "first_steps": first, "memory": memory}
+    data = {"meta": meta, "timings": rows, "first_steps": first, "memory": memory, "optimizer_calls": optim_calls}
     os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
     with open(os.path.join(HERE, "results", f"{dev}.json"), "w") as f:
         json.dump(data, f, indent=1, default=float)
@@ -299,6 +326,9 @@ def write_results(rows, first, memory, rounds):
         lines.append(f"| peak RSS, 1000 MLP steps (MiB) | {memory['tapegrad']['peak_mib']:.0f} (growth after warm-up "
                      f"{memory['growth_after_warmup_mib']:.0f}) | - | {memory['jax']['peak_mib']:.0f} | "
                      f"{memory['ratio_peak']:.2f} vs jax | <= 1.3, flat |")
+    for name, r in (optim_calls or {}).items():
+        lines.append(f"| optimizer step, 20-parameter model, {name} | {r['calls_per_step']:.0f} compiled call per step, "
+                     f"{r['new_traces']} retraces | - | - | - | one call |")
     with open(os.path.join(HERE, "results", f"{dev}.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print(f"wrote benchmarks/results/{dev}.md and .json")
@@ -317,9 +347,10 @@ def main():
     rows = run_timings(rounds)
     if a.only:
         return
+    optim_calls = run_optimizer_calls()
     first = run_first_steps()
     memory = run_memory(300 if a.quick else 1000)
-    write_results(rows, first, memory, rounds)
+    write_results(rows, first, memory, rounds, optim_calls)
 
 
 if __name__ == "__main__":
