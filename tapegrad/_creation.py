@@ -107,7 +107,7 @@ def _array(data, dtype, device):
         if dtype is None:
             dtype = D.from_jax(data.dtype)
         return jax.device_put(data.astype(dtype.np), _jax_device(device))
-    if isinstance(data, np.ndarray):
+    if isinstance(data, (np.ndarray, np.generic)):   # NumPy scalars keep their dtype, as in PyTorch
         if dtype is None:
             dtype = D.from_jax(data.dtype)
         # np.array copies: jax.device_put of an aligned NumPy buffer on CPU is zero-copy, so later writes

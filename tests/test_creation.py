@@ -399,3 +399,10 @@ def test_roundtrip_helpers():
     t = torch.tensor([[1.5, -2.0]], dtype=torch.float64)
     assert_close(from_torch(t), t)
     assert torch.equal(to_torch(from_torch(t)), t)
+
+
+@pytest.mark.parametrize("value", [np.float64(1.5), np.int32(3), np.float32(2.0), np.int8(-1), np.bool_(True)],
+                         ids=lambda v: type(v).__name__)
+def test_tensor_from_numpy_scalar_keeps_its_dtype(value):
+    import torch
+    assert str(tapegrad.tensor(value).dtype).split(".")[1] == str(torch.tensor(value).dtype).split(".")[1]
