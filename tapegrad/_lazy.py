@@ -223,15 +223,7 @@ class Plan:
         self.slots = wiring(values)
         # Values still held by a live tensor come back from the program; other intermediates stay
         # pending (and are recomputed if ever needed again, which pure functions make safe).
-        live = []
-        for i, n in enumerate(nodes):
-            for k, ref in enumerate(n.outs):
-                p = ref()
-                if p is not None and p.storage is not None:
-                    st = p.storage()
-                    if st is not None and st._raw is p:
-                        live.append((i, k))
-        self.live = tuple(live)
+        self.live = live_outputs(nodes)
         self.inputs = (arrays, scalars)
         self.key = (node_keys, self.slots, self.live)
 
@@ -273,6 +265,20 @@ def evaluate(key, inputs, call=None):
     results, _, arg = run_forward(node_keys, inputs, call)
     resolved = [arg(s) for s in slots]
     return resolved, [results[i][k] for i, k in live], results
+
+
+def live_outputs(nodes):
+    """((position, output), ...) of the outputs a Storage still holds (None entries are skipped)."""
+    live = []
+    for i, n in enumerate(nodes):
+        if n is not None:
+            for k, ref in enumerate(n.outs):
+                p = ref()
+                if p is not None and p.storage is not None:
+                    st = p.storage()
+                    if st is not None and st._raw is p:
+                        live.append((i, k))
+    return tuple(live)
 
 
 def run_forward(entries, inputs, call=None):

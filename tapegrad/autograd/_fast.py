@@ -56,18 +56,9 @@ def try_backward(root, seed, retain_graph, stats):
             if t is not None:
                 retained.append((n.pos, k, None if t._grad is None else code_of(t._grad._peek())))
     seed_code = None if seed is None else code_of(seed)
-    live = []
-    for pos, ref in enumerate(seg.nodes):
-        ln = ref()
-        if ln is not None:
-            for k, pref in enumerate(ln.outs):
-                p = pref()
-                if p is not None and p.storage is not None:
-                    st = p.storage()
-                    if st is not None and st._raw is p:
-                        live.append((pos, k))
+    live = _lazy.live_outputs([ref() for ref in seg.nodes])
     implicit = (tuple(root.shape), root.dtype.np) if seed is None else None
-    key = (tuple(seg.flat), node.pos, root._out_idx, seed_code, implicit, existing, tuple(retained), tuple(live))
+    key = (tuple(seg.flat), node.pos, root._out_idx, seed_code, implicit, existing, tuple(retained), live)
     program = _programs.get(key)
     if program is None:
         first = key not in _seen
