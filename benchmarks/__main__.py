@@ -185,7 +185,6 @@ WORKLOADS = [
 
 
 def run_timings(rounds):
-    import time
     rows = []
     for name, build, steps, baseline, target in WORKLOADS:
         contestants = build()

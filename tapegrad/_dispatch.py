@@ -9,15 +9,13 @@ import weakref
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from . import _dtypes as D
 from . import _lazy
 from . import _segment
 from ._grad_mode import _state
-from ._ops._registry import SAME, FLOAT, COMPARE, KEEP
+from ._ops._registry import FLOAT, KEEP
 from .autograd import _saved
-from .autograd._node import Node
 
 make_view = None  # bound by _views (import cycle)
 

@@ -365,10 +365,6 @@ def _compile_plan(plan):
 _seq_of = operator.attrgetter("seq")
 
 
-def program_cache_info():
-    return dict(_stats, entries=len(_programs))
-
-
 def clear_program_cache():
     _programs.clear()
     _seen.clear()

@@ -5,7 +5,7 @@ value of a base tensor and a version counter that every in-place write bumps.
 A tensor, its detach()es and its views share one Storage, so they see each
 other's writes and share the version (the autograd engine checks it).
 
-The value may be pending (see `_lazy`): `peek()` returns it as is (shape and
+The value may be pending (see `_lazy`): `_raw` holds it as is (shape and
 dtype are known), `value` computes it first.
 """
 import weakref
@@ -29,9 +29,6 @@ class Storage:
         if type(raw) is Pending:
             raw = self._raw = resolve(raw)
         return raw
-
-    def peek(self):
-        return self._raw
 
     def write(self, value):
         self._raw = value

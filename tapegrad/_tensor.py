@@ -16,7 +16,7 @@ from . import _printing
 from ._grad_mode import _state
 from ._storage import Storage
 from .autograd._node import AccumulateGrad
-from .device import device as _device_type, device_of
+from .device import device_of
 
 _NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute "
@@ -348,7 +348,6 @@ class Tensor:
         return id(self)
 
     def __reduce_ex__(self, protocol):
-        from ._creation import tensor
         return (_rebuild, (np.asarray(self._value), self._requires_grad))
 
     def __deepcopy__(self, memo):

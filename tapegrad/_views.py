@@ -9,7 +9,6 @@ there. One mechanism serves every view op.
 """
 import weakref
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 

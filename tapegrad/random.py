@@ -3,11 +3,9 @@
 Streams differ from PyTorch's (different algorithms); seeding gives
 reproducible results within tapegrad.
 """
-import builtins
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from . import _dtypes as D
 

@@ -3,7 +3,7 @@ import jax
 import jax.numpy as jnp
 import jax.scipy.special as jss
 
-from ._registry import defop, SAME, FLOAT, COMPARE, KEEP
+from ._registry import defop, FLOAT, COMPARE, KEEP
 
 
 def _is_float(a):

@@ -13,7 +13,6 @@ from . import _saved
 from .. import _lazy, _segment
 from . import _fast
 from ._graph import Graph
-from ._node import AccumulateGrad
 
 _stats = {"hits": 0, "misses": 0, "compiles": 0}
 _compiled = {}     # structure key -> jitted whole-graph backward
@@ -31,6 +30,7 @@ def clear_backward_cache():
     _seen.clear()
     _fast._programs.clear()
     _fast._seen.clear()
+    _lazy.clear_program_cache()
     _node_vjps.clear()
     for k in _stats:
         _stats[k] = 0
@@ -182,7 +182,7 @@ def _fast_path_applies(root):
 def _general_backward(roots, seeds, retain_graph, wanted, accumulate):
     root_edges = [t._edge() for t in roots]
     implicit = ([(t.shape, t.dtype.np) for t in roots], [s is None for s in seeds])
-    graph = Graph(root_edges, implicit, None)
+    graph = Graph(root_edges, implicit)
     nodes, leaves = graph.nodes, graph.leaves
 
     # Targets whose grads come back: leaves, retained non-leaves, and `wanted` tensors.
@@ -206,7 +206,7 @@ def _general_backward(roots, seeds, retain_graph, wanted, accumulate):
         if type(k) is tuple and k[0] is not None:
             retained_extra.setdefault(k[0], set()).add(k[1])
     if retained_extra:
-        graph.key = _with_retained(graph.key, retained_extra, accumulate)
+        graph.key = _with_retained(graph.key, retained_extra)
     if accumulate:
         for i in graph.retaining:
             for k, ref in nodes[i].retained.items():
@@ -262,7 +262,7 @@ def _keep_root_values(roots, values):
             _lazy._set_results(p.node, (p.index,), (v,))
 
 
-def _with_retained(key, extra, accumulate):
+def _with_retained(key, extra):
     node_keys, nleaves, root_key = key
     nk = list(node_keys)
     for i, outs in extra.items():

@@ -15,7 +15,7 @@ from .. import _lazy, _segment
 from .._lazy import Pending
 from .._storage import Storage
 from . import _saved
-from ._graph import _modified_message
+from ._graph import check_versions
 
 _programs = {}
 _seen = set()
@@ -99,10 +99,7 @@ def _check_versions(seg):
     for ref in seg.anodes:
         n = ref() if ref is not None else None
         if n is not None:
-            for sref, version, index in n.checks:
-                storage = sref()
-                if storage is not None and storage.version != version:
-                    raise RuntimeError(_modified_message(n, index, storage.version, version))
+            check_versions(n)
 
 
 def _write_back(seg, live, values):
@@ -129,7 +126,6 @@ def _compile(key, stats):
     flat, root, root_out, seed_code, implicit, existing, retained, live = key
     keys = _segment.decode(flat)
     order = _reachable(keys, root)
-    nleaves = len(existing)
 
     def program(arrays, scalars, extra):
         stats["compiles"] += 1   # runs while tracing only

@@ -21,8 +21,8 @@ class Graph:
 
     __slots__ = ("nodes", "leaves", "key", "saved", "roots", "hooked", "retaining")
 
-    def __init__(self, root_edges, implicit_seeds, capture):
-        """root_edges: [(node, output_index)]; capture: {id(node or acc): ...} extra grads wanted."""
+    def __init__(self, root_edges, implicit_seeds):
+        """root_edges: [(node, output_index)]; implicit_seeds: (root avals, whether each seed is implicit)."""
         seen = set()
         nodes = []
         leaves = []
@@ -62,10 +62,7 @@ class Graph:
                 hooked = True
             node_keys.append((n.sig, wiring, retained, n.out_avals if n.op.nout > 1 else None))
             saved += [a for a in n.args if a is not None]
-            for ref, version, index in n.checks:
-                storage = ref()  # a storage nobody holds any more cannot have been modified
-                if storage is not None and storage.version != version:
-                    raise RuntimeError(_modified_message(n, index, storage.version, version))
+            check_versions(n)
         self.hooked = hooked or any(leaf.variable._hooks for leaf in leaves)
         self.retaining = retaining
         root_key = tuple((position[e[0]], e[1], aval if implicit else None)
@@ -81,6 +78,14 @@ class Graph:
 
 
 _seq = operator.attrgetter("seq")
+
+
+def check_versions(node):
+    """PyTorch's error when a value the node's backward reads was modified in place since."""
+    for ref, version, index in node.checks:
+        storage = ref()  # a storage nobody holds any more cannot have been modified
+        if storage is not None and storage.version != version:
+            raise RuntimeError(_modified_message(node, index, storage.version, version))
 
 
 def _modified_message(node, index, now, expected):
