@@ -12,6 +12,7 @@ import jax.numpy as jnp
 
 from . import _dtypes as D
 from . import _lazy
+from . import _programs
 from . import _segment
 from ._grad_mode import _state
 from ._ops._registry import FLOAT, KEEP
@@ -19,7 +20,6 @@ from .autograd import _saved
 
 make_view = None  # bound by _views (import cycle)
 
-_forward_cache = {}
 _DIFFERENTIABLE_KINDS = frozenset("fc")
 Tensor = None  # bound by _tensor at import (avoids an import cycle)
 LAZY = [True]  # record ops as pending values (see _lazy); False runs each op eagerly
@@ -27,11 +27,7 @@ LAZY = [True]  # record ops as pending values (see _lazy); False runs each op ea
 
 def forward_fn(op, static, cast):
     """The jitted forward of an op for given statics and computation dtype."""
-    key = (op, static, cast)
-    fn = _forward_cache.get(key)
-    if fn is None:
-        fn = _forward_cache[key] = jax.jit(pure_fn(op, static, cast))
-    return fn
+    return _programs.kernel(("forward", op, static, cast), lambda: pure_fn(op, static, cast))
 
 
 def pure_fn(op, static, cast):

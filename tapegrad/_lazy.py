@@ -25,6 +25,8 @@ import weakref
 import jax
 import numpy as np
 
+from . import _programs
+
 try:  # private but long-stable: marks a traced value weakly typed, as a Python scalar is
     from jax._src.lax.lax import _convert_element_type
 except ImportError:  # pragma: no cover
@@ -33,9 +35,6 @@ except ImportError:  # pragma: no cover
 
 _seq = itertools.count()
 _abstract_cache = {}
-_stats = {"hits": 0, "misses": 0, "compiles": 0}
-_programs = {}
-_seen = set()
 
 
 class LazyNode:
@@ -230,22 +229,20 @@ class Plan:
     def evaluate(self, inputs, call=None):
         return evaluate(self.key, inputs, call)
 
-    def run(self):
-        """Compute the values: op by op the first time this structure is seen, compiled after."""
+    def run(self, count=True):
+        """Compute the values: op by op the first time this structure is seen, compiled after.
+        count=False when the run is part of a larger lookup (a backward) that counts its own miss."""
         if not self.nodes:
             return [resolve_done(v) for v in self.values]
-        key = self.key
-        fn = _programs.get(key)
-        if fn is None and key in _seen:
-            fn = _programs[key] = _compile_plan(self)
+        key = ("plan", self.key)
+        fn = _programs.program(key)
+        if fn is None and _programs.seen_before(key, count):
+            fn = _programs.compile(key, _plan_program(self.key))
         if fn is None:
-            _stats["misses"] += 1
-            _seen.add(key)
             resolved, _, results = self.evaluate(self.inputs, call="eager")
             for n, r in zip(self.nodes, results):
                 _set_results(n, range(len(r)), r)
             return resolved
-        _stats["hits"] += 1
         resolved, live = fn(self.packed_inputs())
         self.write_back(live)
         return resolved
@@ -352,21 +349,11 @@ def resolve_done(v):
     return v.node.result[v.index] if type(v) is Pending else v
 
 
-def _compile_plan(plan):
-    key = plan.key
-
+def _plan_program(key):
     def program(inputs):
-        _stats["compiles"] += 1  # runs while tracing only
         resolved, live, _ = evaluate(key, inputs)
         return resolved, live
-    return jax.jit(program)
+    return program
 
 
 _seq_of = operator.attrgetter("seq")
-
-
-def clear_program_cache():
-    _programs.clear()
-    _seen.clear()
-    for k in _stats:
-        _stats[k] = 0

@@ -73,7 +73,8 @@ def test_clear_backward_cache_resets():
     _train(tapegrad, 3)
     assert info()["entries"] >= 1
     tapegrad.autograd.clear_backward_cache()
-    assert info() == {"hits": 0, "misses": 0, "compiles": 0, "entries": 0}
+    assert set(info()) >= {"hits", "misses", "compiles", "compile_seconds", "executions", "entries", "kernels"}
+    assert not any(info().values()), info()
     _train(tapegrad, 1)
     assert info()["misses"] == 1
 

@@ -6,34 +6,30 @@ whole-graph compile. When the same structure comes back it is compiled into
 one `jax.jit` call that also accumulates into existing grads. Graphs with
 tensor hooks always run node by node, so hooks see every gradient as in PyTorch.
 """
+import operator
+
 import jax
 import jax.numpy as jnp
 
 from . import _saved
-from .. import _lazy, _segment
+from .. import _lazy, _programs, _segment
 from . import _fast
 from ._graph import Graph
 
-_stats = {"hits": 0, "misses": 0, "compiles": 0}
-_compiled = {}     # structure key -> jitted whole-graph backward
-_seen = set()      # structure keys seen once (tier 1)
-_node_vjps = {}    # node signature -> jitted single-node backward
-
 
 def backward_cache_info():
-    """{'hits', 'misses', 'compiles', 'entries'} of the compiled-backward cache."""
-    return dict(_stats, entries=len(_compiled) + len(_fast._programs))
+    """What the program caches did, as XLA saw it.
+
+    hits / misses: structure lookups that found a compiled program / structures seen for the first time;
+    compiles, compile_seconds: XLA compilations inside tapegrad (JAX's own compile events), kernels
+    included; executions: programs and kernels run; entries / kernels: cached programs / per-op kernels;
+    evictions: entries dropped by the bounded caches.
+    """
+    return _programs.info()
 
 
 def clear_backward_cache():
-    _compiled.clear()
-    _seen.clear()
-    _fast._programs.clear()
-    _fast._seen.clear()
-    _lazy.clear_program_cache()
-    _node_vjps.clear()
-    for k in _stats:
-        _stats[k] = 0
+    _programs.clear()
 
 
 # ---- one node's backward, shared by both tiers ------------------------------------
@@ -50,11 +46,31 @@ def _node_backward(sid, out_avals):
     return run
 
 
-def _cotangents(node_cts, nout, out_avals):
-    return [node_cts[k] if k in node_cts else jnp.zeros(*out_avals[k]) for k in range(nout)]
+class _Arith:
+    """Seeds, zero cotangents and sums: traced into the enclosing program, or (eager tier) as kernels,
+    so that every XLA program the engine runs is a counted one."""
+
+    def __init__(self, ones, zeros, add):
+        self.ones, self.zeros, self.add = ones, zeros, add
 
 
-def _walk(key, saved, seeds, existing, call_node, hooks_for=None):
+def _kernel_ones(shape, dtype):
+    return _programs.kernel(("ones", tuple(shape), dtype), lambda: lambda: jnp.ones(shape, dtype))()
+
+
+def _kernel_zeros(shape, dtype):
+    return _programs.kernel(("zeros", tuple(shape), dtype), lambda: lambda: jnp.zeros(shape, dtype))()
+
+
+def _kernel_add(a, b):
+    return _programs.kernel(("add",), lambda: jnp.add)(a, b)
+
+
+_TRACED = _Arith(jnp.ones, jnp.zeros, operator.add)
+_EAGER = _Arith(_kernel_ones, _kernel_zeros, _kernel_add)
+
+
+def _walk(key, saved, seeds, existing, call_node, arith, hooks_for=None):
     """Run the whole backward described by `key`; both the eager and the traced tier use this.
 
     existing: {target: array} grads to accumulate into (leaves by index -1-j, retained by (node, out)).
@@ -63,10 +79,21 @@ def _walk(key, saved, seeds, existing, call_node, hooks_for=None):
     node_keys, nleaves, root_key = key
     cts = [dict() for _ in node_keys]
     leaf_grads = {}
+    add = arith.add
+
+    def send(target, out, g):
+        if target < 0:
+            prev = leaf_grads.get(target)
+            leaf_grads[target] = g if prev is None else add(prev, g)
+        else:
+            d = cts[target]
+            prev = d.get(out)
+            d[out] = g if prev is None else add(prev, g)
+
     for (target, out, aval), seed in zip(root_key, seeds):
         if seed is None:
-            seed = jnp.ones(*aval)
-        _send(cts, leaf_grads, target, out, seed)
+            seed = arith.ones(*aval)
+        send(target, out, seed)
     results = {}
     pos = 0
     for i, (sid, wiring, retained, out_avals) in enumerate(node_keys):
@@ -81,34 +108,24 @@ def _walk(key, saved, seeds, existing, call_node, hooks_for=None):
             for k in retained:
                 g = node_cts[k]
                 prev = existing.get((i, k))
-                results[(i, k)] = g if prev is None else prev + g
+                results[(i, k)] = g if prev is None else add(prev, g)
         nout = sig[0].nout
-        ct_list = [node_cts[0]] if nout == 1 else _cotangents(node_cts, nout, out_avals)
+        if nout == 1:
+            ct_list = [node_cts[0]]
+        else:
+            ct_list = [node_cts[k] if k in node_cts else arith.zeros(*out_avals[k]) for k in range(nout)]
         grads = call_node(sid, out_avals, kept, ct_list)
         for w, g in zip(wiring, grads):
             target, out = (w, 0) if type(w) is int else w
-            _send(cts, leaf_grads, target, out, g)
+            send(target, out, g)
     for j, g in leaf_grads.items():
         prev = existing.get(j)
-        results[j] = g if prev is None else prev + g
+        results[j] = g if prev is None else add(prev, g)
     return results
 
 
-def _send(cts, leaf_grads, target, out, g):
-    if target < 0:
-        prev = leaf_grads.get(target)
-        leaf_grads[target] = g if prev is None else prev + g
-    else:
-        d = cts[target]
-        prev = d.get(out)
-        d[out] = g if prev is None else prev + g
-
-
 def _eager_call(sig, out_avals, kept, cts):
-    fn = _node_vjps.get((sig, out_avals))
-    if fn is None:
-        fn = _node_vjps[(sig, out_avals)] = jax.jit(_node_backward(sig, out_avals))
-    return fn(kept, cts)
+    return _programs.kernel(("vjp", sig, out_avals), lambda: _node_backward(sig, out_avals))(kept, cts)
 
 
 def _traced_call(sig, out_avals, kept, cts):
@@ -130,19 +147,18 @@ def _compile(key, existing_keys, seed_pattern, plan_key):
     nexisting = len(existing_keys)
 
     def whole(inputs):
-        _stats["compiles"] += 1   # runs only while tracing
         resolved, live, _ = _lazy.evaluate(plan_key, inputs)
         saved, existing, seeds = _split(resolved, nsaved, nexisting, seed_pattern)
-        results = _walk(key, saved, seeds, dict(zip(existing_keys, existing)), _traced_call)
+        results = _walk(key, saved, seeds, dict(zip(existing_keys, existing)), _traced_call, _TRACED)
         return [results.get(k) for k in out_keys], live
 
-    jitted = jax.jit(whole)
+    return whole, out_keys
 
-    def call(plan):
-        outs, live = jitted(plan.packed_inputs())
-        plan.write_back(live)
-        return dict(zip(out_keys, outs))
-    return call
+
+def _run_compiled(program, out_keys, plan):
+    outs, live = program(plan.packed_inputs())
+    plan.write_back(live)
+    return dict(zip(out_keys, outs))
 
 
 def _count_saved(key):
@@ -167,7 +183,7 @@ def run_backward(roots, seeds, retain_graph, wanted=None, accumulate=True):
     """
     try:
         if wanted is None and len(roots) == 1 and _fast_path_applies(roots[0]):
-            if _fast.try_backward(roots[0], seeds[0], retain_graph, _stats):
+            if _fast.try_backward(roots[0], seeds[0], retain_graph):
                 return None
         return _general_backward(roots, seeds, retain_graph, wanted, accumulate)
     finally:
@@ -223,27 +239,23 @@ def _general_backward(roots, seeds, retain_graph, wanted, accumulate):
     # The roots' own values come along: they are usually wanted next (loss.item()).
     plan = _lazy.Plan(graph.saved + [existing[k] for k in existing_keys] + [s for s in seeds if s is not None]
                       + [t._peek() for t in roots])
-    key = (graph.key, existing_keys, seed_pattern, plan.key)
-    fn = None
+    key = ("backward", graph.key, existing_keys, seed_pattern, plan.key)
+    program = None
     if not hooked:
-        fn = _compiled.get(key)
-        if fn is not None:
-            _stats["hits"] += 1
-        elif key in _seen:
-            _stats["hits"] += 1
-            fn = _compiled[key] = _compile(graph.key, existing_keys, seed_pattern, plan.key)
-        else:
-            _stats["misses"] += 1
-            _seen.add(key)
-    if fn is not None:
-        results = fn(plan)
+        program = _programs.program(key)
+        if program is None and _programs.seen_before(key):
+            whole, out_keys = _compile(graph.key, existing_keys, seed_pattern, plan.key)
+            program = _programs.compile(key, whole, out_keys)
+    if program is not None:
+        results = _run_compiled(program, program.layout, plan)
     else:
         # Tier 1 (and hooked graphs): pending values first, then node by node.
-        resolved = plan.run()
+        resolved = plan.run(count=False)
         _keep_root_values(roots, resolved[len(resolved) - len(roots):])
         saved, existing_values, seeds = _split(resolved, len(graph.saved), len(existing_keys), seed_pattern)
         existing = dict(zip(existing_keys, existing_values))
-        results = _walk(graph.key, saved, seeds, existing, _eager_call, _hook_runner(nodes) if hooked else None)
+        results = _walk(graph.key, saved, seeds, existing, _eager_call, _EAGER,
+                        _hook_runner(nodes) if hooked else None)
 
     if not retain_graph:
         graph.release()
@@ -284,7 +296,8 @@ def _write_grads(results, leaves, nodes, hooked):
                 if out is not None:
                     g = out._value
             if var._grad is not None:
-                g = var._grad._value + g
+                g = _kernel_add(var._grad._value, g)
+        g = _committed(g)
         if var._grad is None:
             var._grad = Tensor._wrap(g)
         else:
@@ -296,6 +309,12 @@ def _write_grads(results, leaves, nodes, hooked):
                 g = results.get((i, k))
                 if t is not None and g is not None:
                     t._grad = Tensor._wrap(g)
+
+
+def _committed(g):
+    # Grads from kernels whose inputs were all uncommitted come out uncommitted; the step program
+    # would compile once more when the same grad arrives committed, so commit them to their device.
+    return g if getattr(g, "committed", True) else jax.device_put(g, g.sharding)
 
 
 def _hook_runner(nodes):

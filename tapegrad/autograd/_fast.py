@@ -11,21 +11,19 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _lazy, _segment
+from .. import _lazy, _programs, _segment
 from .._lazy import Pending
 from .._storage import Storage
 from . import _saved
 from ._graph import check_versions
 
-_programs = {}
-_seen = set()
 # Segments this long (a training step) compile on first sight: one whole-program compile costs less
 # than running a large graph op by op, whose per-op compiles add up. Shorter ones (one-off code,
 # tests) run op by op first and compile only when the structure comes back.
 COMPILE_AT_FIRST_SIGHT = 4
 
 
-def try_backward(root, seed, retain_graph, stats):
+def try_backward(root, seed, retain_graph):
     """Run the backward of `root` through its segment's program; False when the general path must."""
     node = root._grad_fn
     seg = node.seg
@@ -58,17 +56,14 @@ def try_backward(root, seed, retain_graph, stats):
     seed_code = None if seed is None else code_of(seed)
     live = _lazy.live_outputs([ref() for ref in seg.nodes])
     implicit = (tuple(root.shape), root.dtype.np) if seed is None else None
-    key = (tuple(seg.flat), node.pos, root._out_idx, seed_code, implicit, existing, tuple(retained), live)
-    program = _programs.get(key)
+    key = ("step", tuple(seg.flat), node.pos, root._out_idx, seed_code, implicit, existing, tuple(retained), live)
+    program = _programs.program(key)
     if program is None:
-        first = key not in _seen
-        _seen.add(key)
-        if first and len(seg.nodes) < COMPILE_AT_FIRST_SIGHT:
-            return False   # the general path runs it node by node (and counts the miss)
-        program = _programs[key] = _compile(key, stats)
-        stats["misses" if first else "hits"] += 1
-    else:
-        stats["hits"] += 1
+        at_first_sight = len(seg.nodes) >= COMPILE_AT_FIRST_SIGHT
+        first = not _programs.seen_before(key, count=at_first_sight)
+        if first and not at_first_sight:
+            return False   # the general path runs it node by node
+        program = _programs.compile(key, *_compile(key[1:]), first_sight=first)
     arrays = seg.arrays
     if any(type(a) is Pending for a in arrays):
         arrays = _lazy.resolve_all(arrays)
@@ -76,7 +71,7 @@ def try_backward(root, seed, retain_graph, stats):
         extra = _lazy.resolve_all(extra)
     scalars = {k: np.asarray(v, _lazy._SCALAR_DTYPES[k]) for k, v in seg.scalars.items()}
     leaf_grads, retained_grads, live_values = program(arrays, scalars, extra)
-    _write_back(seg, key[7], live_values)
+    _write_back(seg, live, live_values)
     from .._tensor import Tensor
     for j, g in leaf_grads.items():
         var = seg.leaves[j].variable
@@ -88,7 +83,7 @@ def try_backward(root, seed, retain_graph, stats):
         t = seg.anodes[pos]().retained[k]()
         t._grad = Tensor._wrap(g)
     if not retain_graph:
-        for pos in program.reachable:
+        for pos in program.layout:
             n = seg.anodes[pos]()
             if n is not None and n.saves:
                 n.args = None
@@ -122,13 +117,12 @@ def _reachable(keys, root):
     return sorted(seen, reverse=True)
 
 
-def _compile(key, stats):
+def _compile(key):
     flat, root, root_out, seed_code, implicit, existing, retained, live = key
     keys = _segment.decode(flat)
     order = _reachable(keys, root)
 
     def program(arrays, scalars, extra):
-        stats["compiles"] += 1   # runs while tracing only
         results, args_of, _ = _lazy.run_forward(keys, (arrays, scalars))
 
         def fetch(code):
@@ -172,9 +166,4 @@ def _compile(key, stats):
             retained_grads.append(g if code is None else fetch(code) + g)
         return leaf_grads, retained_grads, [results[pos][k] for pos, k in live]
 
-    jitted = jax.jit(program)
-
-    def call(arrays, scalars, extra):
-        return jitted(arrays, scalars, extra)
-    call.reachable = order
-    return call
+    return program, order

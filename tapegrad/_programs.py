@@ -1,0 +1,142 @@
+"""Every XLA program tapegrad runs goes through here: bounded caches and counters that are JAX's own.
+
+Two kinds of program:
+
+* kernels: one op (or one node's backward) for given statics and dtype, shared by every structure that
+  uses it (shapes go to jax.jit's own per-function cache);
+* programs: a whole pending subgraph, backward or training step, keyed by its structure.
+
+A structure is compiled only when it comes back (`seen_before`), except where a caller decides that
+first sight is worth a compile. Both caches are bounded (least recently used first). Compiles and
+compile seconds are read from JAX's own monitoring event, counted only while a tapegrad program is
+being called, so the numbers are what XLA did, not what tapegrad believes it did.
+"""
+import collections
+import threading
+
+import jax
+from jax import monitoring
+
+MAX_PROGRAMS = 256     # whole programs kept (each may hold executables for several shapes)
+MAX_KERNELS = 2048     # per-op kernels kept
+MAX_SEEN = 8192        # structures remembered as seen once
+
+_COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
+
+
+class _Local(threading.local):
+    active = 0   # > 0 while this thread is inside a tapegrad program call
+
+
+_local = _Local()
+_stats = {"hits": 0, "misses": 0, "compiles": 0, "compile_seconds": 0.0, "executions": 0, "evictions": 0}
+
+
+def _on_duration(event, seconds, **_):
+    if event == _COMPILE_EVENT and _local.active:
+        _stats["compiles"] += 1
+        _stats["compile_seconds"] += seconds
+
+
+monitoring.register_event_duration_secs_listener(_on_duration)
+
+
+class Program:
+    """A jitted function whose every call is counted (one call is one XLA execution)."""
+
+    __slots__ = ("jitted", "layout", "__weakref__")
+
+    def __init__(self, fn, donate_argnums=()):
+        self.jitted = jax.jit(fn, donate_argnums=donate_argnums)
+        self.layout = None   # what the caller needs to read the outputs (set by compile)
+
+    def __call__(self, *args):
+        _stats["executions"] += 1
+        _local.active += 1
+        try:
+            return self.jitted(*args)
+        finally:
+            _local.active -= 1
+
+
+class _LRU:
+    """A dict bounded by entry count; reading an entry makes it the most recently used."""
+
+    def __init__(self, limit):
+        self.limit = limit
+        self.entries = collections.OrderedDict()
+
+    def get(self, key):
+        value = self.entries.get(key)
+        if value is not None:
+            self.entries.move_to_end(key)
+        return value
+
+    def put(self, key, value):
+        self.entries[key] = value
+        if len(self.entries) > self.limit:
+            self.entries.popitem(last=False)
+            _stats["evictions"] += 1
+        return value
+
+    def __len__(self):
+        return len(self.entries)
+
+    def clear(self):
+        self.entries.clear()
+
+
+_programs = _LRU(MAX_PROGRAMS)
+_kernels = _LRU(MAX_KERNELS)
+_seen = _LRU(MAX_SEEN)
+
+
+def kernel(key, make):
+    """The cached per-op kernel for `key`, built by make() -> pure function on first use."""
+    k = _kernels.get(key)
+    if k is None:
+        k = _kernels.put(key, Program(make()))
+    return k
+
+
+def program(key):
+    """The compiled program for a structure, or None (counts a hit when found)."""
+    p = _programs.get(key)
+    if p is not None:
+        _stats["hits"] += 1
+    return p
+
+
+def seen_before(key, count=True):
+    """Whether `key` was looked up before; records this sighting. A first sighting counts as a miss
+    unless `count` is False (a lookup nested in another one that counts)."""
+    if _seen.get(key) is not None:
+        return True
+    _seen.put(key, True)
+    if count:
+        _stats["misses"] += 1
+    return False
+
+
+def compile(key, fn, layout=None, first_sight=False):
+    """Cache and return the Program for `fn`; `layout` describes its outputs to the caller;
+    first_sight marks a compile taken at a miss."""
+    if not first_sight:
+        _stats["hits"] += 1
+    p = Program(fn)
+    p.layout = layout
+    return _programs.put(key, p)
+
+
+def info():
+    """Counters (hits, misses, compiles, compile_seconds, executions, evictions) and cache sizes."""
+    return dict(_stats, entries=len(_programs), kernels=len(_kernels))
+
+
+def clear():
+    _programs.clear()
+    _kernels.clear()
+    _seen.clear()
+    for k in _stats:
+        _stats[k] = 0.0 if k == "compile_seconds" else 0
+
