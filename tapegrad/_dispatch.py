@@ -41,13 +41,19 @@ def pure_fn(op, static, cast):
 
 def compute(op, static, values):
     """Run (or, in lazy mode, record) an op on raw values without autograd; returns one value."""
+    return compute_all(op, static, values)[0]
+
+
+def compute_all(op, static, values):
+    """As compute(), for every output of the op (a tuple)."""
     if LAZY[0]:
         kinds = tuple((v.shape, v.dtype) if hasattr(v, "dtype") else type(v) for v in values)
-        out = _lazy.record(_lazy.forward_signature(op, static, None), values,
-                           _lazy.abstract_eval(op, static, None, kinds))[0]
-        _segment.add(out.node, values, None)
-        return out
-    return forward_fn(op, static, None)(*_lazy.resolve_all(values))
+        outs = _lazy.record(_lazy.forward_signature(op, static, None), values,
+                            _lazy.abstract_eval(op, static, None, kinds))
+        _segment.add(outs[0].node, values, None)
+        return outs
+    out = forward_fn(op, static, None)(*_lazy.resolve_all(values))
+    return out if op.nout > 1 else (out,)
 
 
 def _computation_dtype(rule, signature):

@@ -303,7 +303,11 @@ class Tensor:
         if n != 1:
             raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar. "
                                "Index it first (t[0]) or reduce it (t.sum()).")
-        return self._value.reshape(()).item()
+        return self._host_scalar()
+
+    def _host_scalar(self):
+        # Read through NumPy: a jax reshape here would run (and on first sight compile) a program of its own.
+        return np.asarray(self._value).reshape(()).item()
 
     def tolist(self):
         return np.asarray(self._value).tolist()
@@ -317,7 +321,7 @@ class Tensor:
     def __index__(self):
         if self.dtype.is_floating_point or self.dtype.is_complex or self.numel() != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
-        return int(self._value.reshape(()))
+        return int(self._host_scalar())
 
     def __complex__(self):
         return complex(self._scalar("complex"))
@@ -327,12 +331,12 @@ class Tensor:
         if n != 1:
             raise RuntimeError(f"Boolean value of Tensor with {'no values' if n == 0 else 'more than one value'}"
                                " is ambiguous. Use .any() or .all() to reduce it first.")
-        return bool(self._value.reshape(()))
+        return bool(self._host_scalar())
 
     def _scalar(self, kind):
         if self.numel() != 1:
             raise ValueError(f"only one element tensors can be converted to Python scalars")
-        return self._value.reshape(()).item()
+        return self._host_scalar()
 
     def __len__(self):
         if self.ndim == 0:

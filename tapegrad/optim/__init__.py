@@ -1,7 +1,7 @@
 """tapegrad.optim: PyTorch's optimizers and learning-rate schedulers.
 
-Every elementwise optimizer updates a whole parameter group in one jitted call
-(see `_foreach.py`); `Optimizer.step_cache_info()` counts those calls and traces.
+Every elementwise optimizer records the update of a whole parameter group as one
+op on the tape (see `_foreach.py`), so it runs inside the step's program.
 """
 from . import lr_scheduler
 from .adam import Adam, Adamax, AdamW, NAdam, RAdam

@@ -1,49 +1,75 @@
-"""The foreach group update: one jitted call applies an optimizer's rule to every parameter of a group.
+"""The foreach group update: an optimizer's rule over every parameter of a group, recorded as one op.
 
 A rule is a pure function of one parameter:
 
     rule(p, g, state, h, **static) -> (new_p, new_state)
 
 where p, g and the state entries are arrays, h holds the hyperparameters as
-float64 scalars (traced: a scheduler changing lr never recompiles) and static
-holds the options that change the program (amsgrad, nesterov, ...). The group
-update loops over the parameters inside one trace, so a step over N tensors is
-one XLA program instead of N dispatches. jax.jit caches it per group structure
-(shapes, dtypes, which state entries exist).
+float64 scalars and static holds the options that change the program (amsgrad,
+nesterov, ...). `record` puts the whole group's update on the tape as ONE op
+(its inputs: parameters, grads, state, hyperparameters; its outputs: the new
+parameters and state), so it is computed in the same XLA program as the
+backward that produced the grads and the next forward that reads the
+parameters: a training step with an optimizer is one program. Python-number
+hyperparameters are scalar inputs of that program (a scheduler changing lr
+never recompiles).
 
 Complex parameters are updated through their real view (as PyTorch's
 optimizers do), so a rule only ever sees real arrays.
 """
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-_stats = {"calls": 0, "traces": 0}
-_jitted = {}  # (rule, static items) -> jitted group update
+from .. import _dispatch
+from .._ops._registry import KEEP, Op
+from ..device import to_jax_device
+
+_stats = {"calls": 0}
+_update_ops = {}   # number of outputs -> the update op (one table entry per output count)
 
 
 def cache_info():
-    return dict(_stats, entries=len(_jitted))
+    """{'calls': group updates recorded, 'entries': update ops defined}."""
+    return dict(_stats, entries=len(_update_ops))
 
 
 def clear_cache():
-    _jitted.clear()
-    for k in _stats:
-        _stats[k] = 0
+    _stats["calls"] = 0
 
 
-def run(rule, static, params, grads, states, hyper):
-    """Apply `rule` to every (param, grad, state) in one jitted call; returns (new_params, new_states)."""
-    key = (rule, static)
-    fn = _jitted.get(key)
-    if fn is None:
-        fn = _jitted[key] = jax.jit(_group_update(rule, dict(static)))
+def record(rule, static, params, grads, states, hyper):
+    """Record `rule` over every (param, grad, state) as one op; returns (new_params, new_states) as
+    tape values (pending until something needs them)."""
+    n = len(params)
+    keys = tuple(states[0]) if states else ()
+    names = tuple(hyper)
+    flat = list(params) + list(grads) + [s[k] for s in states for k in keys] + [hyper[k] for k in names]
+    nout = n * (1 + len(keys))
+    op = _update_ops.get(nout)
+    if op is None:
+        op = _update_ops[nout] = Op("foreach_update", _flat_update, dtype_rule=KEEP, nout=nout, diff=())
     _stats["calls"] += 1
-    return fn(params, grads, states, hyper)
+    outs = _dispatch.compute_all(op, (("rule", rule), ("static", static), ("layout", (n, keys, names))), flat)
+    rest = outs[n:]
+    width = len(keys)
+    return list(outs[:n]), [dict(zip(keys, rest[i * width:(i + 1) * width])) for i in range(n)]
+
+
+def _flat_update(*xs, rule, static, layout):
+    n, keys, names = layout
+    width = len(keys)
+    params, grads = xs[:n], xs[n:2 * n]
+    flat_states = xs[2 * n:2 * n + n * width]
+    states = [dict(zip(keys, flat_states[i * width:(i + 1) * width])) for i in range(n)]
+    hyper = dict(zip(names, xs[2 * n + n * width:]))
+    new_params, new_states = _group_update(rule, dict(static))(params, grads, states, hyper)
+    outs = tuple(new_params) + tuple(s[k] for s in new_states for k in keys)
+    return outs if len(outs) > 1 else outs[0]
 
 
 def _group_update(rule, static):
     def update(params, grads, states, hyper):
-        _stats["traces"] += 1  # runs only while tracing
         h = {k: jnp.asarray(v, jnp.float64) for k, v in hyper.items()}
         new_params, new_states = [], []
         for p, g, s in zip(params, grads, states):
@@ -72,19 +98,10 @@ def _real_state(s, p):
             for k, v in s.items()}
 
 
-def zeros_like(x):
-    return jnp.zeros_like(x)
-
-
-def full_like(x, value):
-    return jnp.full_like(x, value)
-
-
-def scalar_on(x, value, dtype):
-    """A 0-dim array of `value` on the device(s) holding x."""
-    devices = x.devices()
-    out = jnp.asarray(value, dtype)
-    return jax.device_put(out, next(iter(devices))) if len(devices) == 1 else out
+def full_on(t, shape, value, dtype):
+    """An array of `value` placed on tensor t's device, made without running an XLA program (state
+    buffers are created outside the step's program, so creating them must not compile anything)."""
+    return jax.device_put(np.full(shape, value, dtype), to_jax_device(t.device))
 
 
 def scalar(x, like):

@@ -1,7 +1,7 @@
 """Optimizer: PyTorch's base class (param groups, state, state_dict, zero_grad, hooks).
 
 Concrete optimizers describe their update as a pure per-parameter rule
-(`_foreach.py` runs it over a whole group in one jitted call); the base class
+(`_foreach.py` records it over a whole group as one op on the tape); the base class
 keeps PyTorch's mutable bookkeeping around it.
 """
 import functools
@@ -10,7 +10,9 @@ from collections import OrderedDict, defaultdict
 from copy import deepcopy
 from itertools import chain
 
+from .. import _dispatch
 from .. import _dtypes as D
+from .._ops import elementwise as E
 from .._grad_mode import enable_grad, no_grad
 from .._tensor import Tensor
 from . import _foreach
@@ -189,7 +191,7 @@ class Optimizer:
                         g.detach_()
                     else:
                         g.requires_grad_(False)
-                    _write(g, _foreach.zeros_like(g._value))
+                    _write(g, _dispatch.compute(E.fill, (), [g._peek(), 0]))
 
     def step(self, closure=None):
         raise NotImplementedError
@@ -296,7 +298,8 @@ class Optimizer:
 
     @staticmethod
     def step_cache_info():
-        """{'calls', 'traces', 'entries'}: jitted group updates run, traced, and cached (all optimizers)."""
+        """{'calls', 'entries'}: group updates recorded on the tape (they run inside the step's program;
+        tapegrad.autograd.backward_cache_info() counts programs and compiles), update ops defined."""
         return _foreach.cache_info()
 
     @staticmethod
@@ -366,9 +369,9 @@ class _ForeachOptimizer(Optimizer):
             if len(state) == 0 and keys:
                 state.update(self._init_state(group, p))
             states.append(state)
-        new_params, new_states = _foreach.run(
+        new_params, new_states = _foreach.record(
             type(self)._rule, tuple(sorted(self._static(group).items())),
-            [p._value for p in params], [p._grad._value for p in params],
+            [p._peek() for p in params], [p._grad._peek() for p in params],
             [{k: _value_or_none(s.get(k)) for k in keys} for s in states],
             {k: _hyper_value(v) for k, v in self._hyper(group).items()})
         for p, value in zip(params, new_params):
@@ -386,28 +389,28 @@ class _ForeachOptimizer(Optimizer):
 
 
 def _value_or_none(t):
-    return t._value if isinstance(t, Tensor) else t
+    return t._peek() if isinstance(t, Tensor) else t
 
 
 def _hyper_value(v):
     # Python numbers go in as floats (one dtype, so an int -> float change never retraces); tensors as arrays.
     if isinstance(v, Tensor):
-        return v._value
+        return v._peek()
     return float(v)
 
 
 def zeros_state(p):
     """A zero buffer shaped and placed like parameter p."""
-    return Tensor._wrap(_foreach.zeros_like(p._value))
+    return full_state(p, 0)
 
 
 def full_state(p, value):
-    return Tensor._wrap(_foreach.full_like(p._value, value))
+    return Tensor._wrap(_foreach.full_on(p, tuple(p.shape), value, p.dtype.np))
 
 
 def scalar_state(p, value, dtype=None):
-    """A 0-dim counter (PyTorch's float32 `step`) on p's device, so the jitted update sees one device."""
-    return Tensor._wrap(_foreach.scalar_on(p._value, value, (dtype or scalar_dtype()).np))
+    """A 0-dim counter (PyTorch's float32 `step`) on p's device, so the update sees one device."""
+    return Tensor._wrap(_foreach.full_on(p, (), value, (dtype or scalar_dtype()).np))
 
 
 def check_lr(lr):
