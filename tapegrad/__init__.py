@@ -42,6 +42,7 @@ from . import autograd  # noqa: E402
 from . import nn  # noqa: E402
 from . import optim, utils  # noqa: E402
 from .serialization import save, load  # noqa: E402
+from ._faults import OutOfMemoryError  # noqa: E402
 
 half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64

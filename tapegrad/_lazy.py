@@ -25,7 +25,7 @@ import weakref
 import jax
 import numpy as np
 
-from . import _programs
+from . import _faults, _programs
 
 try:  # private but long-stable: marks a traced value weakly typed, as a Python scalar is
     from jax._src.lax.lax import _convert_element_type
@@ -40,9 +40,9 @@ _abstract_cache = {}
 class LazyNode:
     """One recorded op call whose outputs have not been computed yet."""
 
-    __slots__ = ("sid", "args", "avals", "result", "outs", "seq", "seg", "pos", "__weakref__")
+    __slots__ = ("sid", "args", "avals", "result", "outs", "seq", "seg", "pos", "where", "__weakref__")
 
-    def __init__(self, sid, args, avals):
+    def __init__(self, sid, args, avals, where=None):
         self.sid = sid        # interned (op, static, cast): see forward_signature()
         self.args = args
         self.avals = avals
@@ -51,6 +51,7 @@ class LazyNode:
         self.seq = next(_seq)
         self.seg = None       # the tape segment it was recorded in (see _segment), and its place
         self.pos = -1
+        self.where = where    # (file, line) of the user's code that recorded it (for errors)
 
 
 class Pending:
@@ -118,7 +119,7 @@ def forward_signature(op, static, cast):
 
 def record(sid, values, avals):
     """Record an op call; returns its outputs as Pending values (a tuple)."""
-    node = LazyNode(sid, values, avals)
+    node = LazyNode(sid, values, avals, _faults.where_recorded())
     if len(avals) == 1:
         shape, dtype = avals[0]
         p = Pending(node, 0, shape, dtype)
@@ -146,9 +147,20 @@ def resolve(v):
     r = v.node.result
     if r is not None and r[v.index] is not None:
         return r[v.index]
-    value = Plan([v]).run()[0]
+    value = run_plan(Plan([v]))[0]
     _set_results(v.node, (v.index,), (value,))
     return value
+
+
+def run_plan(plan, count=True):
+    """plan.run(), with a failing program turned into the user's error (and its writes undone)."""
+    try:
+        values = plan.run(count)
+        jax.block_until_ready(values)   # a failure shows when the result is awaited (see _programs)
+    except _faults.RUNTIME_ERRORS as e:
+        raise _faults.failed(e, plan.where(e)) from None
+    _faults.settle()
+    return values
 
 
 # ---- plans: a pending subgraph as a structure key plus flat inputs -------------------------
@@ -225,6 +237,19 @@ class Plan:
         self.live = live_outputs(nodes)
         self.inputs = (arrays, scalars)
         self.key = (node_keys, self.slots, self.live)
+
+    def where(self, exc):
+        """Where the failing op was recorded: known when it ran op by op, else found by running the plan
+        op by op once more (only after a failure); all the plan's ops if that run does not fail."""
+        i = getattr(exc, "tapegrad_entry", None)
+        if i is None:
+            try:
+                self.evaluate(self.inputs, call="eager")
+            except _faults.RUNTIME_ERRORS as e:
+                i = getattr(e, "tapegrad_entry", None)
+        if i is not None and i < len(self.nodes):
+            return [self.nodes[i].where]
+        return [n.where for n in self.nodes]
 
     def evaluate(self, inputs, call=None):
         return evaluate(self.key, inputs, call)
@@ -305,11 +330,17 @@ def run_forward(entries, inputs, call=None):
             return next(scalar_iters[code])
         return results[code[0]][code[1]]
 
-    for entry in entries:
+    for i, entry in enumerate(entries):
         op, static, cast = SIGNATURES[entry[0]]
         args = [arg(c) for c in entry[1]]
-        fn = forward_fn(op, static, cast) if call else pure_fn(op, static, cast)
-        out = fn(*args)
+        if call:
+            try:
+                out = forward_fn(op, static, cast)(*args)
+            except Exception as e:
+                e.tapegrad_entry = i   # the op that failed, for the error message
+                raise
+        else:
+            out = pure_fn(op, static, cast)(*args)
         results.append(out if op.nout > 1 else (out,))
         args_of.append(args)
     return results, args_of, arg
@@ -342,7 +373,7 @@ def resolve_all(values):
     """Concrete values for a list (one program for all pending ones)."""
     if not any(type(v) is Pending and not done(v) for v in values):
         return [resolve_done(v) for v in values]
-    return Plan(list(values)).run()
+    return run_plan(Plan(list(values)))
 
 
 def resolve_done(v):

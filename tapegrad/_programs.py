@@ -42,19 +42,29 @@ monitoring.register_event_duration_secs_listener(_on_duration)
 
 
 class Program:
-    """A jitted function whose every call is counted (one call is one XLA execution)."""
+    """A jitted function whose every call is counted (one call is one XLA execution).
 
-    __slots__ = ("jitted", "layout", "__weakref__")
+    A whole program (sync=True) is waited for before its outputs are handed out: XLA reports a failure
+    (an allocation refused) only when the result is awaited, and state may be committed only once the
+    program is known to have succeeded. Kernels are not waited for: a failure reaches the program or
+    plan that reads their outputs, which waits.
+    """
 
-    def __init__(self, fn, donate_argnums=()):
-        self.jitted = jax.jit(fn, donate_argnums=donate_argnums)
+    __slots__ = ("jitted", "layout", "sync", "__weakref__")
+
+    def __init__(self, fn, sync=False):
+        self.jitted = jax.jit(fn)
         self.layout = None   # what the caller needs to read the outputs (set by compile)
+        self.sync = sync
 
     def __call__(self, *args):
         _stats["executions"] += 1
         _local.active += 1
         try:
-            return self.jitted(*args)
+            out = self.jitted(*args)
+            if self.sync:
+                jax.block_until_ready(out)
+            return out
         finally:
             _local.active -= 1
 
@@ -123,7 +133,7 @@ def compile(key, fn, layout=None, first_sight=False):
     first_sight marks a compile taken at a miss."""
     if not first_sight:
         _stats["hits"] += 1
-    p = Program(fn)
+    p = Program(fn, sync=True)
     p.layout = layout
     return _programs.put(key, p)
 

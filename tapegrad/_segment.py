@@ -127,6 +127,11 @@ def add(lnode, values, anode):
     seg.nodes.append(weakref.ref(lnode))
 
 
+def where_recorded(seg):
+    """(file, line) of each op of the segment still alive, in recording order."""
+    return [n.where for n in (ref() for ref in seg.nodes) if n is not None]
+
+
 def _add_autograd(seg, anode, flat):
     codes = []
     for e in anode.edges:

@@ -10,6 +10,7 @@ dtype are known), `value` computes it first.
 """
 import weakref
 
+from . import _faults
 from ._lazy import Pending, resolve
 
 
@@ -31,8 +32,9 @@ class Storage:
         return raw
 
     def write(self, value):
+        if type(value) is Pending:
+            _faults.journal(self, self._raw, self.version)   # undone if its program fails
+            value.storage = weakref.ref(self)
         self._raw = value
         self.version += 1
         Storage.writes += 1
-        if type(value) is Pending:
-            value.storage = weakref.ref(self)

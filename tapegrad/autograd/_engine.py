@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 
 from . import _saved
-from .. import _lazy, _programs, _segment
+from .. import _faults, _lazy, _programs, _segment
 from . import _fast
 from ._graph import Graph
 
@@ -184,8 +184,13 @@ def run_backward(roots, seeds, retain_graph, wanted=None, accumulate=True):
     try:
         if wanted is None and len(roots) == 1 and _fast_path_applies(roots[0]):
             if _fast.try_backward(roots[0], seeds[0], retain_graph):
+                _faults.settle()
                 return None
-        return _general_backward(roots, seeds, retain_graph, wanted, accumulate)
+        result = _general_backward(roots, seeds, retain_graph, wanted, accumulate)
+        _faults.settle()
+        return result
+    except _faults.RUNTIME_ERRORS as e:
+        raise _faults.failed(e, _segment.where_recorded(_segment.current())) from None
     finally:
         _segment.end()   # every backward starts a new tape segment
 
@@ -256,6 +261,7 @@ def _general_backward(roots, seeds, retain_graph, wanted, accumulate):
         existing = dict(zip(existing_keys, existing_values))
         results = _walk(graph.key, saved, seeds, existing, _eager_call, _EAGER,
                         _hook_runner(nodes) if hooked else None)
+        jax.block_until_ready(list(results.values()))   # fail here, before any grad is written
 
     if not retain_graph:
         graph.release()

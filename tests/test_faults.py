@@ -1,0 +1,95 @@
+"""A program that fails as it runs: a PyTorch-typed error naming the user's line, and no state changed.
+
+The failure is real: an intermediate of 512 GiB, whose allocation XLA refuses at once.
+"""
+import numpy as np
+import pytest
+
+import tapegrad
+from tapegrad import nn, optim
+
+HUGE = 2 ** 37   # float32 elements: 512 GiB
+
+
+def _huge_intermediate(x):
+    return (x.reshape(-1)[:1].expand(HUGE) * 2).exp()
+
+
+def _model_and_data():
+    tapegrad.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+    return model, tapegrad.randn(16, 4), tapegrad.randn(16, 1)
+
+
+def test_failed_step_raises_out_of_memory_naming_the_line_and_keeps_state():
+    model, x, y = _model_and_data()
+    opt = optim.Adam(model.parameters(), lr=0.01)
+
+    def step(fail=False):
+        opt.zero_grad()
+        loss = nn.functional.mse_loss(model(x), y)
+        if fail:
+            big = _huge_intermediate(loss)
+            loss = loss + big.sum() * 0
+        loss.backward()
+        opt.step()
+        return loss
+
+    for _ in range(3):
+        step()          # the third update stays pending: it runs in the next step's program
+    with pytest.raises(tapegrad.OutOfMemoryError, match="out of memory") as info:
+        step(fail=True)
+    assert isinstance(info.value, RuntimeError)
+    assert "test_faults.py" in str(info.value)
+
+    def reference(steps):
+        ref_model, rx, ry = _model_and_data()
+        ref_opt = optim.Adam(ref_model.parameters(), lr=0.01)
+        for _ in range(steps):
+            ref_opt.zero_grad()
+            nn.functional.mse_loss(ref_model(rx), ry).backward()
+            ref_opt.step()
+        return ref_model, ref_opt
+
+    def assert_same(model, opt, ref_model, ref_opt):
+        for p, q in zip(model.parameters(), ref_model.parameters()):
+            assert np.allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-6, atol=1e-7)
+        for s, r in zip(opt.state.values(), ref_opt.state.values()):
+            for k in s:
+                assert np.allclose(np.asarray(s[k].tolist()), np.asarray(r[k].tolist()), rtol=1e-6, atol=1e-7), k
+
+    # The third update, pending in the failed program, is computed and kept; the failed step changed nothing.
+    assert_same(model, opt, *reference(3))
+    # Training goes on as if the failed step had not been tried.
+    step()
+    assert_same(model, opt, *reference(4))
+
+
+def test_failed_pending_write_is_rolled_back():
+    w = tapegrad.ones(3)
+    w.add_(1.0)
+    w.sum().item()                                    # committed: [2, 2, 2]
+    with pytest.raises(tapegrad.OutOfMemoryError) as info:
+        w.add_(_huge_intermediate(w).sum() * 0)       # a pending write whose program fails
+        w.sum().item()
+    assert "test_faults.py" in str(info.value)
+    assert w.tolist() == [2.0, 2.0, 2.0]
+    w.add_(1.0)
+    assert w.tolist() == [3.0, 3.0, 3.0]
+
+
+def test_error_names_the_line_that_recorded_the_failing_op():
+    x = tapegrad.ones(3)
+    y = x * 2
+    z = _huge_intermediate(y)        # the failing op is recorded inside _huge_intermediate
+    with pytest.raises(RuntimeError, match="out of memory") as info:
+        z.sum().item()
+    line = _huge_intermediate.__code__.co_firstlineno + 1
+    assert f"test_faults.py:{line}" in str(info.value)
+
+
+def test_independent_values_survive_a_failure():
+    a = tapegrad.ones(2) * 3
+    with pytest.raises(tapegrad.OutOfMemoryError):
+        _huge_intermediate(a).sum().item()
+    assert a.tolist() == [3.0, 3.0]
