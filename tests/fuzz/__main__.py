@@ -1,0 +1,64 @@
+"""Explore without shrinking: run many programs, group the differences, print the shortest of each group.
+
+    cd tests && python -m fuzz --examples 300 --seed 1
+
+Prints the share of programs that raised (in torch), the time taken, and one shortest program per
+kind of difference (differences are grouped by their first line with numbers and names folded).
+"""
+import argparse
+import re
+import time
+import warnings
+
+from hypothesis import HealthCheck, Phase, given, seed, settings
+
+import tapegrad
+
+from . import differences, programs, run
+
+
+def _signature(problem):
+    first = problem.splitlines()[0]
+    return re.sub(r"\bt\d+\b", "tN", re.sub(r"-?\d+(\.\d+)?", "#", first))[:160]
+
+
+def explore(examples, seed_value):
+    import torch
+    stats = {"programs": 0, "raised": 0}
+    groups = {}
+
+    @seed(seed_value)
+    @settings(max_examples=examples, deadline=None, database=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @given(programs())
+    def check(program):
+        theirs = run(program, torch)
+        ours = run(program, tapegrad)
+        stats["programs"] += 1
+        stats["raised"] += theirs.error is not None
+        found = differences(ours, theirs)
+        if found:
+            key = _signature(found[0])
+            best = groups.get(key)
+            if best is None or len(program.steps) < len(best[0].steps):
+                groups[key] = (program, found)
+
+    start = time.perf_counter()
+    check()
+    elapsed = time.perf_counter() - start
+    print(f"{stats['programs']} programs in {elapsed:.1f} s; torch raised in {stats['raised']} "
+          f"({stats['raised'] / max(1, stats['programs']):.0%}); {len(groups)} kinds of difference")
+    for key, (program, found) in groups.items():
+        print("=" * 100)
+        print(key)
+        print("\n".join(found))
+        print(repr(program))
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--examples", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    warnings.simplefilter("ignore")
+    explore(args.examples, args.seed)
