@@ -1,4 +1,4 @@
-"""Explore without shrinking: run many programs, group the differences, print the shortest of each group.
+"""Explore without shrinking: run many programs, group the differences, print the shortest of each group, reduced.
 
     cd tests && python -m fuzz --examples 300 --seed 1
 
@@ -14,12 +14,31 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 
 import tapegrad
 
-from . import differences, programs, run
+from . import Program, differences, programs, run
 
 
 def _signature(problem):
     first = problem.splitlines()[0]
     return re.sub(r"\bt\d+\b", "tN", re.sub(r"-?\d+(\.\d+)?", "#", first))[:160]
+
+
+def _differences(program, torch):
+    return differences(run(program, tapegrad), run(program, torch))
+
+
+def reduce(program, key, torch):
+    """Drop steps one at a time while the first difference keeps its signature (names may dangle: then
+    the program raises NameError in both libraries and the removal is not kept)."""
+    steps = list(program.steps)
+    changed = True
+    while changed:
+        changed = False
+        for i in range(len(steps) - 1, -1, -1):
+            trial = Program(steps[:i] + steps[i + 1:], program.tensors, program.retained)
+            found = _differences(trial, torch)
+            if found and _signature(found[0]) == key:
+                steps, changed = trial.steps, True
+    return Program(steps, program.tensors, program.retained)
 
 
 def explore(examples, seed_value):
@@ -49,6 +68,8 @@ def explore(examples, seed_value):
     print(f"{stats['programs']} programs in {elapsed:.1f} s; torch raised in {stats['raised']} "
           f"({stats['raised'] / max(1, stats['programs']):.0%}); {len(groups)} kinds of difference")
     for key, (program, found) in groups.items():
+        program = reduce(program, key, torch)
+        found = _differences(program, torch)
         print("=" * 100)
         print(key)
         print("\n".join(found))
