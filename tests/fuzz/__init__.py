@@ -5,6 +5,7 @@
     state.py        the generator's abstract model of the pool (shapes, grad flags, views)
     interpreter.py  `run(program, lib)`: runs the code with `torch` bound to lib, reads out the state
     compare.py      `differences(ours, theirs)`: values, grads, flags and errors, tolerance by dtype
+    __main__.py     `python -m fuzz --examples N --seed S`: explore, group and reduce differences
 """
 # Double backward (autograd.grad(..., create_graph=True) then another grad through the result).
 # Off until create_graph lands in tapegrad; turn it on then, and the generator writes such steps.

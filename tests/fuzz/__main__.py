@@ -1,6 +1,6 @@
 """Explore without shrinking: run many programs, group the differences, print the shortest of each group, reduced.
 
-    cd tests && python -m fuzz --examples 300 --seed 1
+    cd tests && python -m fuzz --examples 300 --seed 1 [--higher-order]
 
 Prints the share of programs that raised (in torch), the time taken, and one shortest program per
 kind of difference (differences are grouped by their first line with numbers and names folded).
@@ -80,6 +80,10 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--examples", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--higher-order", action="store_true", help="write double-backward steps too")
     args = parser.parse_args()
+    if args.higher_order:
+        import fuzz
+        fuzz.HIGHER_ORDER = True
     warnings.simplefilter("ignore")
     explore(args.examples, args.seed)

@@ -249,7 +249,10 @@ def inplace(draw, s):
     pool = list(s.vars.values())
     writable = [v for v in pool if _writable(s, v)]
     x = _pick(draw, writable) if writable and not _chance(draw, 0.08) else _pick(draw, pool)
-    others = [y for y in pool if broadcasts_to(y.shape, x.shape)]
+    # an operand sharing x's memory in another layout is refused by PyTorch (partial overlap)
+    fits = [y for y in pool if broadcasts_to(y.shape, x.shape)]
+    apart = [y for y in fits if y is x or y.root != x.root]
+    others = apart if apart and not _chance(draw, 0.08) else fits
     form = _pick(draw, ["tensor", "scalar", "scalar", "on_view", "setitem"] if x.shape else ["tensor", "scalar"])
     if form == "tensor" and others:
         y = _pick(draw, others)
@@ -319,8 +322,10 @@ def _grad_of(draw, s, create_graph):
     loss = x.name if x.shape == () else f"{x.name}.sum()"
     name = s.fresh()
     if create_graph:
-        s.add(Var(name, wrt.shape, wrt.dtype, True, False, root=name, leaves=x.leaves,
-                  nodes=x.nodes | {s.new_op_id()}))
+        # the gradient of a sum of the leaf itself is constant (no graph); otherwise it has one
+        s.add(Var(name, wrt.shape, wrt.dtype, x is not wrt, x is wrt, root=name, overlapping=x is wrt,
+                  leaves=x.leaves if x is not wrt else frozenset(),
+                  nodes=x.nodes | {s.new_op_id()} if x is not wrt else frozenset()))
         return f"{name} = torch.autograd.grad({loss}, [{wrt.name}], create_graph=True)[0]"
     retain = _chance(draw, 0.7)
     if not retain:
