@@ -102,10 +102,32 @@ def getitem(t, index):
     return apply(_VIEW_OPS[kind], t, spec=spec)
 
 
+def _selects_whole(t, index):
+    """True where the index is only full slices and `...` (PyTorch then writes t itself, not a view)."""
+    items = index if isinstance(index, tuple) else (index,)
+    if not all(i is Ellipsis or isinstance(i, slice) for i in items):
+        return False
+    ellipsis = [k for k, i in enumerate(items) if i is Ellipsis]
+    if len(ellipsis) > 1:
+        return False
+    head, tail = (items[:ellipsis[0]], items[ellipsis[0] + 1:]) if ellipsis else (items, ())
+    if len(head) + len(tail) > t.ndim:
+        return False
+    sizes = list(t.shape[:len(head)]) + list(t.shape[t.ndim - len(tail):])
+    try:
+        return all(s.indices(n) == (0, n, 1) for s, n in zip(head + tail, sizes))
+    except TypeError:   # tensor bounds
+        return False
+
+
 def setitem(t, index, value):
     from ._functional import scalar_or_tensor
-    from ._inplace import inplace
+    from ._grad_mode import _state
+    from ._inplace import VIEW_OF_LEAF_ERROR, inplace
     spec, arrays, _ = parse(t, index)
+    if not arrays and _state.grad_enabled and t.requires_grad and t.is_leaf and not _selects_whole(t, index):
+        # basic indexing writes through a view of t (PyTorch slices, then copies): the error names the view
+        raise RuntimeError(VIEW_OF_LEAF_ERROR)
     value = scalar_or_tensor(value)
     if isinstance(value, Tensor) and value.dtype.is_complex and not t.dtype.is_complex:
         raise RuntimeError("value cannot be converted to type without overflow")

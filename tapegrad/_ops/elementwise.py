@@ -10,6 +10,18 @@ def _is_float(a):
     return jnp.issubdtype(a.dtype, jnp.inexact)
 
 
+@jax.custom_jvp
+def _abs_real(a):
+    return jnp.abs(a)
+
+
+@_abs_real.defjvp
+def _abs_real_jvp(primals, tangents):
+    # PyTorch's derivative of |a| is sign(a), 0 at 0; JAX's takes 1 there
+    (a,), (t,) = primals, tangents
+    return jnp.abs(a), jnp.sign(a) * t
+
+
 def _pow(a, b):
     if isinstance(b, int) and not isinstance(b, bool):
         return jax.lax.integer_pow(a, b) if b >= 0 or _is_float(a) else jnp.power(a, b)
@@ -150,7 +162,8 @@ bitwise_right_shift = defop("bitwise_right_shift", lambda a, b: jnp.right_shift(
 
 # ---- unary: sign, rounding ------------------------------------------------------------
 neg = defop("neg", lambda a: -a, dtype_rule=KEEP)
-abs = defop("abs", lambda a: jnp.abs(a), dtype_rule=KEEP)
+abs = defop("abs", lambda a: _abs_real(a) if jnp.issubdtype(a.dtype, jnp.floating) else jnp.abs(a),
+            dtype_rule=KEEP)
 sign = defop("sign", _sign, dtype_rule=KEEP)
 sgn = defop("sgn", _sgn, dtype_rule=KEEP)
 floor = defop("floor", lambda a: jnp.floor(a) if _is_float(a) else a, dtype_rule=KEEP)

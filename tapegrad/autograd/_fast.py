@@ -31,7 +31,7 @@ def try_backward(root, seed, retain_graph):
         if leaf.variable._hooks:
             return False
     if seg.check_writes is not None and Storage.writes != seg.check_writes:
-        _check_versions(seg)
+        _check_versions(seg, node.pos)
     extra = []
 
     def code_of(value):
@@ -80,6 +80,8 @@ def try_backward(root, seed, retain_graph):
         else:
             var._grad._set_value(g)
     for (pos, k, _), g in zip(retained, retained_grads):
+        if g is None:
+            continue
         t = seg.anodes[pos]().retained[k]()
         t._grad = Tensor._wrap(g)
     if not retain_graph:
@@ -90,8 +92,10 @@ def try_backward(root, seed, retain_graph):
     return True
 
 
-def _check_versions(seg):
-    for ref in seg.anodes:
+def _check_versions(seg, root):
+    # Only the nodes this backward runs: a value saved by an op off the root's path may be modified.
+    for pos in _reachable(_segment.decode(seg.flat), root):
+        ref = seg.anodes[pos]
         n = ref() if ref is not None else None
         if n is not None:
             check_versions(n)
@@ -162,8 +166,9 @@ def _compile(key):
                 leaf_grads[j] = fetch(code) + leaf_grads[j]
         retained_grads = []
         for pos, k, code in retained:
-            g = captured[(pos, k)]
-            retained_grads.append(g if code is None else fetch(code) + g)
+            # a retained tensor the root's gradient does not reach keeps its .grad
+            g = captured.get((pos, k))
+            retained_grads.append(None if g is None else g if code is None else fetch(code) + g)
         return leaf_grads, retained_grads, [results[pos][k] for pos, k in live]
 
     return program, order

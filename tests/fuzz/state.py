@@ -1,0 +1,89 @@
+"""What the generator knows about the pool while it writes a program (an abstract model of PyTorch).
+
+The model only steers the generator toward valid programs; it need not be exact, because the
+verdict comes from running the program under PyTorch. Where it guesses wrong, a program raises
+in both libraries and the fuzzer compares the errors instead of the values.
+"""
+from dataclasses import dataclass, field, replace
+
+
+@dataclass(frozen=True)
+class Var:
+    name: str
+    shape: tuple
+    dtype: str                   # "float32" or "float64"
+    requires_grad: bool
+    is_leaf: bool
+    root: str                    # the base a view was taken from (itself unless a view)
+    is_view: bool = False
+    contiguous: bool = True
+    overlapping: bool = False    # expand(): several elements share memory, in-place writes fail
+    made_in_no_grad: bool = False
+    leaves: frozenset = frozenset()   # leaves requiring grad that its graph reaches
+    nodes: frozenset = frozenset()    # ids of the recorded ops its graph holds
+
+    def but(self, **changes):
+        return replace(self, **changes)
+
+
+@dataclass
+class State:
+    vars: dict = field(default_factory=dict)        # name -> Var, in creation order
+    grad_enabled: bool = True
+    freed: set = field(default_factory=set)          # op ids whose saved values a backward freed
+    with_grad: set = field(default_factory=set)      # leaves whose .grad is (probably) set
+    optimizers: dict = field(default_factory=dict)   # name -> parameter names
+    retained: set = field(default_factory=set)
+    backward_roots: list = field(default_factory=list)
+    counter: int = 0
+    op_counter: int = 0
+
+    def fresh(self, prefix="t"):
+        name = f"{prefix}{self.counter}"
+        self.counter += 1
+        return name
+
+    def new_op_id(self):
+        self.op_counter += 1
+        return self.op_counter
+
+    def add(self, var):
+        self.vars[var.name] = var
+        return var
+
+    def result(self, name, shape, dtype, inputs, *, view_of=None, contiguous=True, overlapping=False):
+        """Record the Var an op on `inputs` produces, with PyTorch's grad-mode rules."""
+        tracks = self.grad_enabled and any(v.requires_grad for v in inputs)
+        op = self.new_op_id()
+        leaves = frozenset().union(*(v.leaves for v in inputs)) if tracks else frozenset()
+        nodes = (frozenset({op}).union(*(v.nodes for v in inputs))) if tracks else frozenset()
+        var = Var(name, tuple(shape), dtype, tracks, not tracks,
+                  root=view_of.root if view_of is not None else name,
+                  is_view=view_of is not None, contiguous=contiguous, overlapping=overlapping,
+                  made_in_no_grad=view_of is not None and not self.grad_enabled
+                  and view_of.requires_grad,
+                  leaves=leaves, nodes=nodes)
+        return self.add(var)
+
+    def write_inplace(self, target, others):
+        """An in-place op on `target` (and the tensors sharing its storage) with operands `others`."""
+        tracks = self.grad_enabled and (target.requires_grad or any(v.requires_grad for v in others))
+        if not tracks:
+            return
+        op = self.new_op_id()
+        extra_leaves = frozenset().union(*(v.leaves for v in others)) if others else frozenset()
+        extra_nodes = frozenset({op}).union(*(v.nodes for v in others)) if others else frozenset({op})
+        for name, var in list(self.vars.items()):
+            if var.root == target.root:
+                self.vars[name] = var.but(requires_grad=True, is_leaf=var.is_leaf and var.requires_grad,
+                                          leaves=var.leaves | extra_leaves,
+                                          nodes=var.nodes | extra_nodes)
+
+    def float_vars(self):
+        return list(self.vars.values())
+
+    def grad_vars(self):
+        return [v for v in self.vars.values() if v.requires_grad]
+
+    def grad_leaves(self):
+        return [v for v in self.vars.values() if v.requires_grad and v.is_leaf]
