@@ -260,8 +260,8 @@ class Plan:
         if not self.nodes:
             return [resolve_done(v) for v in self.values]
         key = ("plan", self.key)
-        fn = _programs.program(key)
-        if fn is None and _programs.seen_before(key, count):
+        fn = _programs.program(key) if len(self.nodes) <= _programs.MAX_PROGRAM_OPS else None
+        if fn is None and len(self.nodes) <= _programs.MAX_PROGRAM_OPS and _programs.seen_before(key, count):
             fn = _programs.compile(key, _plan_program(self.key))
         if fn is None:
             resolved, _, results = self.evaluate(self.inputs, call="eager")

@@ -21,6 +21,13 @@ MAX_PROGRAMS = 256     # whole programs kept (each may hold executables for seve
 MAX_KERNELS = 2048     # per-op kernels kept
 MAX_SEEN = 8192        # structures remembered as seen once
 
+# XLA:CPU compile time grows with program size (~10-50 ms per recorded op measured here, faster on small
+# programs), so a structure is compiled whole only up to MAX_PROGRAM_OPS recorded ops; longer tapes (a
+# 400-step unrolled RNN) always run op by op through the shared kernels, whose cost grows linearly.
+# Training steps up to FIRST_SIGHT_OPS ops compile on first sight (see autograd/_fast.py).
+MAX_PROGRAM_OPS = 1024
+FIRST_SIGHT_OPS = 128
+
 _COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
 
 

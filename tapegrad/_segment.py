@@ -20,11 +20,16 @@ import weakref
 from ._lazy import Pending, SCALAR_KINDS
 
 MAX_NODES = 4096  # bound what one segment keeps alive when no backward ever comes
+# A segment without autograd nodes (a no_grad loop) is flushed -- its live values computed, as one program
+# once the structure repeats -- when an op is recorded from the same line as the segment's first op and at
+# least FLUSH_MIN ops were recorded: windows then hold whole loop iterations and repeat exactly, so an
+# evaluation loop keeps flat memory and compiles one program, not one per iteration.
+FLUSH_MIN = 64
 
 
 class Segment:
     __slots__ = ("nodes", "anodes", "flat", "arrays", "scalars", "leaves", "leaf_pos", "check_writes",
-                 "retained", "hooked", "ended", "__weakref__")
+                 "retained", "hooked", "ended", "recorded_grad", "first_where", "__weakref__")
 
     def __init__(self):
         self.nodes = []          # weakrefs to LazyNodes, by position
@@ -38,6 +43,8 @@ class Segment:
         self.retained = []       # weakrefs to autograd nodes of this segment with retain_grad() outputs
         self.hooked = False
         self.ended = False
+        self.recorded_grad = False   # whether any op of the segment was recorded by autograd
+        self.first_where = None      # where its first op was recorded (see FLUSH_MIN)
 
 
 class _Current(threading.local):
@@ -79,7 +86,11 @@ NO_EDGE, LEAF = -1, -2
 def add(lnode, values, anode):
     """Append one recorded op (its LazyNode and, if autograd recorded it, its Node)."""
     seg = _current.segment
-    if len(seg.nodes) >= MAX_NODES:
+    n = len(seg.nodes)
+    if n >= FLUSH_MIN and not seg.recorded_grad and lnode.where is not None and lnode.where == seg.first_where:
+        flush(seg)
+        seg = _current.segment
+    elif n >= MAX_NODES:
         end()
         seg = _current.segment
     pos = len(seg.nodes)
@@ -112,6 +123,7 @@ def add(lnode, values, anode):
             lst.append(a)
             flat.append(SCALAR_CODES[kind])
     if anode is not None:
+        seg.recorded_grad = True
         _add_autograd(seg, anode, flat)
         anode.seg = seg
         anode.pos = pos
@@ -124,7 +136,19 @@ def add(lnode, values, anode):
         seg.anodes.append(None)
     lnode.seg = seg
     lnode.pos = pos
+    if not pos:
+        seg.first_where = lnode.where
     seg.nodes.append(weakref.ref(lnode))
+
+
+def flush(seg):
+    """Compute the segment's values that tensors still hold (one plan), then start a new segment."""
+    from ._lazy import live_outputs, resolve_all
+    nodes = [ref() for ref in seg.nodes]
+    live = [nodes[i].outs[k]() for i, k in live_outputs(nodes)]
+    end()
+    if live:
+        resolve_all(live)
 
 
 def where_recorded(seg):

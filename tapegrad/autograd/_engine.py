@@ -246,7 +246,7 @@ def _general_backward(roots, seeds, retain_graph, wanted, accumulate):
                       + [t._peek() for t in roots])
     key = ("backward", graph.key, existing_keys, seed_pattern, plan.key)
     program = None
-    if not hooked:
+    if not hooked and len(graph.nodes) + len(plan.nodes) <= _programs.MAX_PROGRAM_OPS:
         program = _programs.program(key)
         if program is None and _programs.seen_before(key):
             whole, out_keys = _compile(graph.key, existing_keys, seed_pattern, plan.key)

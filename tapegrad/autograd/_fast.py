@@ -17,9 +17,10 @@ from .._storage import Storage
 from . import _saved
 from ._graph import check_versions
 
-# Segments this long (a training step) compile on first sight: one whole-program compile costs less
-# than running a large graph op by op, whose per-op compiles add up. Shorter ones (one-off code,
-# tests) run op by op first and compile only when the structure comes back.
+# Segments from this long up to _programs.FIRST_SIGHT_OPS (a training step) compile on first sight: one
+# whole-program compile costs less than running a step op by op, whose per-op compiles add up. Shorter
+# ones (one-off code, tests) run op by op first and compile only when the structure comes back; longer
+# ones compile on second sight up to _programs.MAX_PROGRAM_OPS, and beyond that always run op by op.
 COMPILE_AT_FIRST_SIGHT = 4
 
 
@@ -59,7 +60,10 @@ def try_backward(root, seed, retain_graph):
     key = ("step", tuple(seg.flat), node.pos, root._out_idx, seed_code, implicit, existing, tuple(retained), live)
     program = _programs.program(key)
     if program is None:
-        at_first_sight = len(seg.nodes) >= COMPILE_AT_FIRST_SIGHT
+        nops = len(seg.nodes)
+        if nops > _programs.MAX_PROGRAM_OPS:
+            return False   # too long to compile whole: the general path runs it op by op
+        at_first_sight = COMPILE_AT_FIRST_SIGHT <= nops <= _programs.FIRST_SIGHT_OPS
         first = not _programs.seen_before(key, count=at_first_sight)
         if first and not at_first_sight:
             return False   # the general path runs it node by node
