@@ -7,19 +7,30 @@ other's writes and share the version (the autograd engine checks it).
 
 The value may be pending (see `_lazy`): `_raw` holds it as is (shape and
 dtype are known), `value` computes it first.
+
+The version lives in a VersionCounter of its own, as PyTorch's: autograd's
+version checks hold the counter (a few bytes), not the storage and its value,
+so a write is still seen after every tensor on the storage has gone.
 """
 import weakref
 
 from ._lazy import Pending, resolve
 
 
+class VersionCounter:
+    __slots__ = ("value",)
+
+    def __init__(self):
+        self.value = 0
+
+
 class Storage:
-    __slots__ = ("_raw", "version", "__weakref__")
+    __slots__ = ("_raw", "counter", "__weakref__")
     writes = 0  # in-place writes in the process: no change since a check was recorded means none is stale
 
     def __init__(self, value):
         self._raw = value
-        self.version = 0
+        self.counter = VersionCounter()
         if type(value) is Pending:
             value.storage = weakref.ref(self)
 
@@ -30,9 +41,13 @@ class Storage:
             raw = self._raw = resolve(raw)
         return raw
 
+    @property
+    def version(self):
+        return self.counter.value
+
     def write(self, value):
         self._raw = value
-        self.version += 1
+        self.counter.value += 1
         Storage.writes += 1
         if type(value) is Pending:
             value.storage = weakref.ref(self)
