@@ -5,7 +5,6 @@ rules (cached per signature), call the op's jitted forward (cached per op,
 static arguments and dtype), wrap the outputs and, when grad mode is on and an
 input requires grad, record a Node.
 """
-import weakref
 
 import jax
 import jax.numpy as jnp
@@ -133,7 +132,8 @@ def apply(op, *args, **static):
                 result._grad_fn = node
                 result._requires_grad = True
                 if op.saves_output:
-                    node.checks.append((weakref.ref(result._storage), result._storage.version, -1))
+                    counter = result._storage.counter
+                    node.checks.append((counter, counter.value, -1))
     else:
         result = tuple(Tensor._wrap(o, inference) for o in outs)
         if record:
@@ -176,7 +176,8 @@ def _record(op, static, sig, values, args, kinds):
                     raise RuntimeError(
                         "Inference tensors cannot be saved for backward. To work around you can make a clone "
                         "to get a normal tensor and use it in autograd.")
-                checks.append((weakref.ref(t._storage), t._storage.version, i))
+                counter = t._storage.counter
+                checks.append((counter, counter.value, i))
             saved.append(values[i])
             saves = True
         else:

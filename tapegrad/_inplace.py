@@ -4,8 +4,6 @@ Autograd sees an in-place op as the functional op followed by a rebase of the
 tensor's history onto the new node; on a view, as one CopySlices node on the
 base plus a rebased view. PyTorch's leaf checks apply while grad mode is on.
 """
-import weakref
-
 from . import _dtypes as D
 from ._dispatch import apply
 from ._grad_mode import _state
@@ -68,13 +66,15 @@ def commit(t, out):
         raise RuntimeError(f"output with shape {list(t.shape)} doesn't match the broadcast shape "
                            f"{list(out.shape)}")
     node = out._grad_fn
+    read = t._peek()              # the value the op read from t
+    storage = t._storage          # a view's storage is its base's
+    old_version = storage.version
     if t._view is None:
-        old_version = t._storage.version
-        t._storage.write(out._peek())
+        storage.write(out._peek())
         if node is not None:
             t._attach(node, out._out_idx)
-            _exempt_own_input(node, t, old_version)
-            _retarget_output_check(node, t)
+            _exempt_own_input(node, read, storage, old_version)
+            _retarget_output_check(node, storage)
             refresh_views(t)
         return
     base = t._view.base
@@ -84,24 +84,32 @@ def commit(t, out):
         write(t, out._peek())
         return
     new_base = apply(I.copy_slices, base, out, steps=steps)
-    base._storage.write(new_base._peek())
+    storage.write(new_base._peek())
+    if node is not None:
+        _exempt_own_input(node, read, storage, old_version)
+        _retarget_output_check(node, storage)
     if new_base._grad_fn is not None:
         base._attach(new_base._grad_fn, 0)
         refresh_views(base, skip=t)
         view = apply(I.view_replay, base, steps=steps)
-        t._view.value, t._view.version = view._peek(), base._storage.version
+        t._view.value, t._view.version = view._peek(), storage.version
         if view._grad_fn is not None:
             t._attach(view._grad_fn, 0)
 
 
-def _exempt_own_input(node, t, old_version):
-    # The op read t's old value, which the node holds (JAX arrays are immutable): later writes to t
-    # do not touch it (PyTorch saves a clone of the original self for this), so drop that check.
-    storage = t._storage
-    node.checks = [c for c in node.checks if not (c[0]() is storage and c[1] == old_version and c[2] >= 0)]
+def _exempt_own_input(node, read, storage, old_version):
+    # The op read t's old value, which the node holds (JAX arrays are immutable): this write and later
+    # ones do not touch it (PyTorch saves a clone of the original self for this), so drop that one check.
+    # Only self's: another argument on the same storage (y.mul_(y), v.mul_(y[:2])) was saved as it is
+    # and is now modified, which PyTorch reports at backward.
+    counter = storage.counter
+    for k, (c, version, index) in enumerate(node.checks):
+        if c is counter and version == old_version and index >= 0 and node.args[index] is read:
+            del node.checks[k]
+            return
 
 
-def _retarget_output_check(node, t):
-    # The node's result now lives in t's storage: check that one for later in-place edits.
+def _retarget_output_check(node, storage):
+    # The node's result now lives in t's storage (a view's: its base's): check that one for later edits.
     if node.checks and node.checks[-1][2] == -1:
-        node.checks[-1] = (weakref.ref(t._storage), t._storage.version, -1)
+        node.checks[-1] = (storage.counter, storage.version, -1)

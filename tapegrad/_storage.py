@@ -7,6 +7,10 @@ other's writes and share the version (the autograd engine checks it).
 
 The value may be pending (see `_lazy`): `_raw` holds it as is (shape and
 dtype are known), `value` computes it first.
+
+The version lives in a VersionCounter of its own, as PyTorch's: autograd's
+version checks hold the counter (a few bytes), not the storage and its value,
+so a write is still seen after every tensor on the storage has gone.
 """
 import weakref
 
@@ -14,13 +18,20 @@ from . import _faults
 from ._lazy import Pending, resolve
 
 
+class VersionCounter:
+    __slots__ = ("value",)
+
+    def __init__(self):
+        self.value = 0
+
+
 class Storage:
-    __slots__ = ("_raw", "version", "__weakref__")
+    __slots__ = ("_raw", "counter", "__weakref__")
     writes = 0  # in-place writes in the process: no change since a check was recorded means none is stale
 
     def __init__(self, value):
         self._raw = value
-        self.version = 0
+        self.counter = VersionCounter()
         if type(value) is Pending:
             value.storage = weakref.ref(self)
 
@@ -31,10 +42,14 @@ class Storage:
             raw = self._raw = resolve(raw)
         return raw
 
+    @property
+    def version(self):
+        return self.counter.value
+
     def write(self, value):
         if type(value) is Pending:
             _faults.journal(self, self._raw, self.version)   # undone if its program fails
             value.storage = weakref.ref(self)
         self._raw = value
-        self.version += 1
+        self.counter.value += 1
         Storage.writes += 1

@@ -355,9 +355,14 @@ SPECS = {
     "scatter_value": cases(Case(lambda lib, a, i: a.scatter(1, i, 2.5), F(3, 4), A([[0, 1], [2, 3], [3, 0]]))),
     "scatter_add": cases(Case(lambda lib, a, i, s: a.scatter_add(0, i, s), F(3, 4), I(4, 4, high=3), F(4, 4))),
     "scatter_reduce": cases(*(Case(lambda lib, a, i, s, r=r, inc=inc: a.scatter_reduce(0, i, s, r, include_self=inc),
-                                   F(3, 2), A([[0, 1], [0, 1], [2, 1]]), F(3, 2),
-                                   grad=r in ("sum", "mean"), fd=False)
-                              for r in ("sum", "prod", "mean", "amax", "amin") for inc in (True, False))),
+                                   F(3, 2), A([[0, 1], [0, 1], [2, 1]]), F(3, 2))
+                              for r in ("sum", "prod", "mean", "amax", "amin") for inc in (True, False)),
+                            # prod with zeros in self and src: none, one and two in a slot.
+                            *(Case(lambda lib, a, i, s, inc=inc: a.scatter_reduce(0, i, s, "prod", include_self=inc),
+                                   A([[0.0, 1.5], [-0.5, 2.0], [1.2, 0.0]], "float64"), A([[0, 1], [0, 1], [2, 1], [0, 1]]),
+                                   A([[0.7, 0.0], [0.0, -1.3], [0.0, 0.8], [1.1, 0.9]], "float64"),
+                                   float_dtypes=("float64",))
+                              for inc in (True, False))),
     "index_select": cases(Case(lambda lib, a, i: a.index_select(1, i), F(3, 4), A([3, 0, 0])),
                           Case(lambda lib, a, i: lib.index_select(a, 0, i), D("int32", 3, 2), A([2]))),
     "index_add": cases(Case(lambda lib, a, i, s: a.index_add(0, i, s, alpha=2), F(3, 2), A([0, 2, 0]), F(3, 2))),

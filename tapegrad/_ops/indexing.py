@@ -112,8 +112,45 @@ def _scatter_reduce(a, idx, src, dim, reduce, include_self):
             out = out / count if jnp.issubdtype(a.dtype, jnp.inexact) else out // count
         return out
     if reduce == "prod":
-        return base.at[where].multiply(src)
+        return _scatter_prod(base, where, src)
+    # amax/amin: JAX's derived gradient splits a slot's cotangent evenly among the values equal to its
+    # result, as PyTorch does. With include_self=False the excluded self values were replaced by the
+    # identity above and take no share; PyTorch (2.x, scatter_reduce_backward) still counts a self value
+    # equal to the result, so its src gradients then add up to less than the cotangent. Ours is the
+    # mathematically right one (tests/test_scatter_reduce.py checks both).
     return base.at[where].max(src) if reduce == "amax" else base.at[where].min(src)
+
+
+def _scatter_prod(base, where, src):
+    """base.at[where].multiply(src), written so that JAX derives the gradient, zeros included.
+
+    Per slot: the product of its non-zero factors times the product of its zero factors. The first
+    has gradient product/factor (exact, no factor is zero); the second is 1 with no zero, the sum of
+    the zero factors with exactly one (value 0, gradient 1 for that factor: the product of the others
+    then flows to it) and 0 with more (no gradient, as every exclusive product is 0).
+    """
+    base_zero, src_zero = base == 0, src == 0
+    nonzero = _nonzero_product(jnp.where(base_zero, jnp.ones_like(base), base), where,
+                               jnp.where(src_zero, jnp.ones_like(src), src))
+    zeros = base_zero.astype(jnp.int32).at[where].add(src_zero.astype(jnp.int32))
+    zero_sum = jnp.where(base_zero, base, 0).at[where].add(jnp.where(src_zero, src, 0))
+    zero_part = jnp.where(zeros == 0, jnp.ones_like(base), jnp.where(zeros == 1, zero_sum, jnp.zeros_like(base)))
+    return nonzero * zero_part
+
+
+@jax.custom_jvp
+def _nonzero_product(base, where, src):
+    # JAX differentiates a scatter-multiply only with unique indices; with every factor non-zero its
+    # tangent is the product times the scattered sum of relative tangents.
+    return base.at[where].multiply(src)
+
+
+@_nonzero_product.defjvp
+def _nonzero_product_jvp(primals, tangents):
+    base, where, src = primals
+    d_base, _, d_src = tangents
+    out = _nonzero_product(base, where, src)
+    return out, out * (d_base / base).at[where].add(d_src / src)
 
 
 def _dim_index(dim, idx):

@@ -82,10 +82,9 @@ _seq = operator.attrgetter("seq")
 
 def check_versions(node):
     """PyTorch's error when a value the node's backward reads was modified in place since."""
-    for ref, version, index in node.checks:
-        storage = ref()  # a storage nobody holds any more cannot have been modified
-        if storage is not None and storage.version != version:
-            raise RuntimeError(_modified_message(node, index, storage.version, version))
+    for counter, version, index in node.checks:
+        if counter.value != version:
+            raise RuntimeError(_modified_message(node, index, counter.value, version))
 
 
 def _modified_message(node, index, now, expected):

@@ -26,7 +26,7 @@ class Node:
         self.out_avals = out_avals
         self.sig = sig            # interned backward signature (autograd._saved.SIGNATURES)
         self.seq = next(_seq)
-        self.checks = checks      # [(storage weakref, version, argument index or -1-output), ...]
+        self.checks = checks      # [(storage's VersionCounter, version, argument index or -1-output), ...]
         self.retained = None      # {output_index: weakref to a tensor that called retain_grad()}
         self.hooks = None         # {output_index: {id: hook}} from Tensor.register_hook
         self.saves = saves        # holds saved values: a second backward after freeing them fails
