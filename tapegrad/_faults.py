@@ -112,4 +112,4 @@ def _recover():
         s = ref()
         if s is not None and _uncommitted(s):
             s._raw = previous
-            s.version = version
+            s.counter.value = version
