@@ -12,7 +12,6 @@ budget can be stopped. First-step and memory workloads use a fresh process per s
 other workloads in this process to save start-up time.
 """
 import argparse
-import json
 import os
 import subprocess
 import sys

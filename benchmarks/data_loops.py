@@ -2,7 +2,6 @@
 import numpy as np
 
 from . import mlp
-from .catalog import PT, TG
 from .harness import rss_mib
 from .sides import libraries
 

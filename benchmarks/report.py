@@ -128,7 +128,7 @@ def fmt_value(res, side=None):
     if v is None:
         done = f"{res.get('completed', 0)}/{res.get('of', '?')}"
         return f"> budget ({done})"
-    text = f"{v:,.0f} MiB" if unit == "MiB" else (f"{v:,.0f} ms" if v >= 100 else f"{v:.3g} ms")
+    text = f"{v:,.1f} MiB" if unit == "MiB" else (f"{v:,.0f} ms" if v >= 100 else f"{v:.3g} ms")
     if side in (TG, JX) and res.get("compiles") is not None and unit == "ms":
         text += f" ({res['compiles']} c)"
     return text
@@ -137,7 +137,7 @@ def fmt_value(res, side=None):
 def fmt_ratio(measure, entry):
     t = measure.target
     if entry.get("ratio") is None:
-        return entry.get("status", "-")
+        return "-"
     if t.kind == "diff":
         return f"{entry['ratio']:+,.0f} MiB"
     return f"{entry['ratio']:.2f}×"
@@ -181,8 +181,10 @@ def notes(results):
         for key, value in res.get("info", {}).items():
             if isinstance(value, float):
                 value = f"{value:.4g}"
-            elif isinstance(value, dict):
+            elif isinstance(value, dict) and "value" in value:
                 value = fmt_value(value)
+            elif isinstance(value, dict):
+                value = ", ".join(f"{k} {v:.5g}" if isinstance(v, float) else f"{k} {v}" for k, v in value.items())
             lines.append(f"- `{res['id']}` {key}: {value}")
         for err in res.get("errors", []):
             lines.append(f"- `{res['id']}` error: {err.splitlines()[0]}")

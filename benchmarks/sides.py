@@ -3,7 +3,7 @@ import warnings
 
 import numpy as np
 
-from .catalog import JX, PT, TG
+from .catalog import PT, TG
 
 
 def libraries(h):
@@ -49,13 +49,7 @@ def jax_step_fn(fn, state, batch):
     return step
 
 
-def same_values(results, rtol=1e-3, atol=1e-4):
-    """True when every side's value agrees with the first (a check that the sides did the same work)."""
-    vals = [np.asarray(v, dtype=np.float64) for v in results.values()]
-    return all(np.allclose(v, vals[0], rtol=rtol, atol=atol) for v in vals[1:])
 
-
-__all__ = ["libraries", "to_jax", "jax_step_fn", "same_values", "TG", "PT", "JX"]
 
 
 def numpy_init(shapes, seed=0):
