@@ -1,47 +1,31 @@
-"""Resident memory over many MLP steps, one fresh process per implementation.
+"""Resident memory after forward + backward at 200 distinct shapes; one fresh process per side that
+imports only its own library, so each process's RSS is what that library costs for the work."""
+from . import mlp
+from .harness import rss_mib
+from .sides import libraries
 
-usage: python -m benchmarks.memory {tapegrad,jax} STEPS
-Prints JSON: RSS (MiB) after warm-up (step 50) and the peak RSS over all steps.
-"""
-import json
-import sys
-
-
-def rss_mib():
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
+SMALL = (32, 64, 10)
 
 
-def main(impl, steps):
-    import tapegrad as tg
-    from . import models as M
-    params = M.mlp_init(tg)
-    x, y = M.mlp_batch(tg)
-    if impl == "jax":
-        from . import jax_models as J
-        params = [p._value for p in params]
-        x, y = x._value, y._value
+def run_rss_200_shapes(h):
+    n = h.size(200, 10)
+    xn, yn = mlp.batch_arrays(n, SMALL)
+    for side, lib in libraries(h).items():
+        params = [lib.tensor(a, requires_grad=True) for a in mlp.init_arrays(SMALL)]
+        X, Y = lib.tensor(xn), lib.tensor(yn)
+        before = rss_mib()
 
-        def step():
-            nonlocal params
-            params, loss = J.mlp_step_sgd(params, x, y)
-            loss.block_until_ready()
-    else:
-        def step():
-            M.mlp_step_manual(tg, params, x, y).item()
-    warm, peak = None, 0.0
-    for i in range(steps):
-        step()
-        if i % 10 == 0:
-            r = rss_mib()
-            peak = max(peak, r)
-            if i == 50:
-                warm = r
-    print(json.dumps({"warm_mib": warm, "peak_mib": peak, "final_mib": rss_mib()}))
-
-
-if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]))
+        def step(k, lib=lib, params=params, X=X, Y=Y):
+            loss = lib.nn.functional.cross_entropy(mlp.forward(lib, params, X[:k + 1]), Y[:k + 1])
+            loss.backward()
+            params[0].grad[0, 0].item()
+            for p in params:
+                p.grad = None
+        res = h.loop("shapes", side, step, n, unit="shapes")
+        if res and res["over_budget"]:
+            for measure in ("rss_final", "rss_growth"):
+                h.skip(measure, side, f"stopped after {res['completed']} of {n} shapes")
+        elif res:
+            after = rss_mib()
+            h.value("rss_final", side, after, "MiB")
+            h.value("rss_growth", side, after - before, "MiB")
