@@ -125,7 +125,7 @@ def apply(op, *args, **static):
         out = outs[0]
         result = Tensor._wrap(out, inference)
         if op.view:
-            make_view(result, args[0], op, static, out)
+            make_view(result, args[0], op, static, out, args[1:])
         if record and sig.differentiable[0]:
             node = _record(op, static, sig, values, args, kinds)
             if node is not None:

@@ -102,6 +102,8 @@ def _recover():
             seen.add(id(s))
             storages.append(s)
     for s in storages:
+        if not _uncommitted(s):
+            continue   # computed already, with another storage's value
         pending = s._raw
         try:
             value = Plan([pending]).run(count=False)[0]

@@ -99,6 +99,9 @@ def getitem(t, index):
     spec, arrays, kind = parse(t, index)
     if kind == "index":
         return apply(I.index, t, *(Tensor._wrap(a) for a in arrays), spec=spec)
+    if kind in ("select", "slice"):
+        spec, positions = I.dynamic_spec(spec, tuple(t.shape))
+        return apply(_VIEW_OPS[kind], t, *positions, spec=spec)
     return apply(_VIEW_OPS[kind], t, spec=spec)
 
 

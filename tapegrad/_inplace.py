@@ -83,7 +83,8 @@ def commit(t, out):
         from ._views import write
         write(t, out._peek())
         return
-    new_base = apply(I.copy_slices, base, out, steps=steps)
+    positions = t._view.positions
+    new_base = apply(I.copy_slices, base, out, *positions, steps=steps)
     storage.write(new_base._peek())
     if node is not None:
         _exempt_own_input(node, read, storage, old_version)
@@ -91,7 +92,7 @@ def commit(t, out):
     if new_base._grad_fn is not None:
         base._attach(new_base._grad_fn, 0)
         refresh_views(base, skip=t)
-        view = apply(I.view_replay, base, steps=steps)
+        view = apply(I.view_replay, base, *positions, steps=steps)
         t._view.value, t._view.version = view._peek(), storage.version
         if view._grad_fn is not None:
             t._attach(view._grad_fn, 0)

@@ -18,28 +18,33 @@ from ._dispatch import pure_fn
 
 
 class ViewInfo:
-    __slots__ = ("base", "steps", "version", "value")
+    __slots__ = ("base", "steps", "positions", "version", "value")
 
-    def __init__(self, base, steps, version, value):
+    def __init__(self, base, steps, positions, version, value):
         self.base = base        # the base Tensor (PyTorch's ._base)
         self.steps = steps      # ((op, static), ...) from the base's array to this view
+        self.positions = positions   # the ints the steps take as arguments (see _ops.indexing.dynamic_spec)
         self.version = version  # storage version `value` was read at
         self.value = value
 
 
 def compose(steps):
-    fns = [pure_fn(op, static, None) for op, static in steps]
+    """read(x, *positions): the view's array from the base's, taking each step's position arguments."""
+    from ._ops.indexing import positions_in
+    fns = [(pure_fn(op, static, None), positions_in(static)) for op, static in steps]
 
-    def read(x):
-        for f in fns:
-            x = f(x)
+    def read(x, *positions):
+        i = 0
+        for f, n in fns:
+            x = f(x, *positions[i:i + n])
+            i += n
         return x
     return read
 
 
-def scatter_into(steps, base, new):
+def scatter_into(steps, base, new, view_positions=()):
     """The base array with the elements selected by `steps` replaced by `new` (pure)."""
-    positions = compose(steps)(jnp.arange(base.size, dtype=jnp.int64).reshape(base.shape))
+    positions = compose(steps)(jnp.arange(base.size, dtype=jnp.int64).reshape(base.shape), *view_positions)
     new = jnp.broadcast_to(jnp.asarray(new, base.dtype), positions.shape)
     return base.reshape(-1).at[positions.reshape(-1)].set(new.reshape(-1)).reshape(base.shape)
 
@@ -48,7 +53,7 @@ def read(t):
     info, storage = t._view, t._storage
     if info.version != storage.version:
         from ._ops.indexing import view_replay
-        info.value = _dispatch.compute(view_replay, (("steps", info.steps),), [storage._raw])
+        info.value = _dispatch.compute(view_replay, (("steps", info.steps),), [storage._raw, *info.positions])
         info.version = storage.version
     return info.value
 
@@ -56,18 +61,20 @@ def read(t):
 def write(t, value):
     from ._ops.indexing import copy_slices
     info, storage = t._view, t._storage
-    storage.write(_dispatch.compute(copy_slices, (("steps", info.steps),), [storage._raw, value]))
+    storage.write(_dispatch.compute(copy_slices, (("steps", info.steps),),
+                                    [storage._raw, value, *info.positions]))
     info.value, info.version = value, storage.version
 
 
-def make_view(out, source, op, static, value):
-    """Turn the freshly computed tensor `out` into a view of `source` through (op, static)."""
+def make_view(out, source, op, static, value, positions=()):
+    """Turn the freshly computed tensor `out` into a view of `source` through (op, static, positions)."""
     if source._view is None:
         base, steps = source, ((op, static),)
     else:
         base, steps = source._view.base, source._view.steps + ((op, static),)
+        positions = source._view.positions + positions
     out._storage = source._storage
-    out._view = ViewInfo(base, steps, source._storage.version, value)
+    out._view = ViewInfo(base, steps, positions, source._storage.version, value)
     if source._requires_grad:
         views = _grad_views.get(source._storage)
         if views is None:
@@ -91,7 +98,7 @@ def refresh_views(base, skip=None):
     for v in list(views):
         if v is skip or v._view is None or v._view.base is not base:
             continue
-        replay = _dispatch.apply(view_replay, base, steps=v._view.steps)
+        replay = _dispatch.apply(view_replay, base, *v._view.positions, steps=v._view.steps)
         if replay._grad_fn is not None:
             v._attach(replay._grad_fn, 0)
 
@@ -114,11 +121,11 @@ def layout(t):
     if t._view is None:
         return contiguous_strides(tuple(t.shape)), 0
     base_shape = t._view.base.shape
-    key = (t._view.steps, base_shape)
+    key = (t._view.steps, t._view.positions, base_shape)
     found = _layouts.get(key)
     if found is None:
         iota = jnp.arange(int(np.prod(base_shape, dtype=np.int64)), dtype=jnp.int64).reshape(base_shape)
-        pos = np.asarray(compose(t._view.steps)(iota))
+        pos = np.asarray(compose(t._view.steps)(iota, *t._view.positions))
         found = _layouts[key] = _strides_from_positions(pos)
     return found
 

@@ -330,7 +330,8 @@ def narrow(input, dim, start, length):
     start %= size if size else 1
     if start + length > size or length < 0:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
-    return _piece(input, I.slice_, d, start, start + length)
+    spec, positions = I.dynamic_spec(((None, None, None),) * d + ((start, start + length, None),), tuple(input.shape))
+    return apply(I.slice_, input, *positions, spec=spec)
 
 
 def select(input, dim, index):
@@ -339,7 +340,8 @@ def select(input, dim, index):
     if not -size <= index < size:
         raise IndexError(f"select(): index {index} out of range for tensor of size {list(input.shape)} at "
                          f"dimension {d}")
-    return apply(I.select, input, spec=((None, None, None),) * d + (builtins.int(index) % size,))
+    spec, positions = I.dynamic_spec(((None, None, None),) * d + (builtins.int(index) % size,), tuple(input.shape))
+    return apply(I.select, input, *positions, spec=spec)
 
 
 # ---- copies -------------------------------------------------------------------------------------

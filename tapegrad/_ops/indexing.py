@@ -30,6 +30,82 @@ def _getitem(a, *arrays, spec):
     return a[build_index(spec, arrays)]
 
 
+# ---- basic indexing with the positions as values ------------------------------------------------
+# x[t], x[i:i+n], narrow and select keep their shape while the position changes (a loop over time steps,
+# batches sliced at a new offset): the position is an argument of the op, not part of its signature, so
+# every position runs the same kernel and the same compiled program (lax.dynamic_slice). The spec marks
+# such an index ("i",) and such a slice ("s", length, step); the positions follow the tensor as ints.
+# They are always in range: the caller checks bounds and computes each slice's length on the host, with
+# PyTorch's clamping, before recording.
+
+def dynamic_spec(spec, shape):
+    """(spec with positions marked, the positions) for a basic-indexing spec of a tensor of `shape`."""
+    consumed = sum(1 for s in spec if s is not None and s is not Ellipsis)
+    out, ints, d = [], [], 0
+    for s in spec:
+        if s is None:
+            out.append(s)
+        elif s is Ellipsis:
+            out.append(s)
+            d += len(shape) - consumed
+        elif type(s) is int:
+            out.append(("i",))
+            ints.append(s % shape[d])
+            d += 1
+        else:
+            r = range(*slice(*s).indices(shape[d]))
+            if len(r) == 0 or (r.start == 0 and len(r) == shape[d] and r.step == 1):
+                out.append(s)   # empty, or the whole dimension: nothing changes with a position
+            else:
+                out.append(("s", len(r), r.step))
+                ints.append(r.start)
+            d += 1
+    return tuple(out), tuple(ints)
+
+
+def _dynamic_getitem(a, *positions, spec):
+    positions = iter(positions)
+    consumed = sum(1 for s in spec if s is not None and s is not Ellipsis)
+    starts, sizes, after = [], [], []
+    d = 0
+    for s in spec:
+        if s is None:
+            after.append(None)
+            continue
+        if s is Ellipsis:
+            for _ in range(a.ndim - consumed):
+                starts.append(0)
+                sizes.append(a.shape[d])
+                after.append(slice(None))
+                d += 1
+            continue
+        if type(s) is tuple and s and type(s[0]) is str:
+            starts.append(next(positions))
+            if s[0] == "i":
+                sizes.append(1)
+                after.append(0)
+            else:
+                _, length, step = s
+                sizes.append((length - 1) * step + 1)
+                after.append(slice(None, None, step))
+        else:
+            starts.append(0)
+            sizes.append(a.shape[d])
+            after.append(slice(*s) if type(s) is tuple else s)
+        d += 1
+    starts += [0] * (a.ndim - d)
+    sizes += list(a.shape[d:])
+    return jax.lax.dynamic_slice(a, starts, sizes)[tuple(after)]
+
+
+def positions_in(static):
+    """How many position arguments a view op called with these statics takes."""
+    for key, value in static:
+        if key == "spec":
+            return sum(1 for s in value if type(s) is tuple and s and type(s[0]) is str)
+    return 0
+
+
 def _setitem(a, v, *arrays, spec, accumulate=False):
     v = jnp.asarray(v, a.dtype) if not hasattr(v, "dtype") else v.astype(a.dtype)
     if accumulate:
@@ -179,22 +255,22 @@ def _take_along_dim(a, idx, dim):
 
 # ---- __getitem__ / __setitem__ -------------------------------------------------------------
 # Basic indexing is a view; PyTorch names the node after the last view op it applies.
-select = defop("select", _getitem, dtype_rule=KEEP, diff=(0,), view=True)
-slice_ = defop("slice", _getitem, dtype_rule=KEEP, diff=(0,), view=True)
+select = defop("select", _dynamic_getitem, dtype_rule=KEEP, diff=(0,), view=True)
+slice_ = defop("slice", _dynamic_getitem, dtype_rule=KEEP, diff=(0,), view=True)
 index_unsqueeze = defop("index_unsqueeze", _getitem, dtype_rule=KEEP, diff=(0,), view=True, node="unsqueeze")
 index_alias = defop("index_alias", _getitem, dtype_rule=KEEP, diff=(0,), view=True, node="alias")
 index = defop("index", _getitem, dtype_rule=KEEP, diff=(0,))
 index_put = defop("index_put", _setitem, dtype_rule=KEEP, diff=(0, 1), node_name="CopySlices")
 
 
-def _copy_slices(base, new, steps):
+def _copy_slices(base, new, *positions, steps):
     from .._views import scatter_into
-    return scatter_into(steps, base, new)
+    return scatter_into(steps, base, new, positions)
 
 
-def _replay(base, steps):
+def _replay(base, *positions, steps):
     from .._views import compose
-    return compose(steps)(base)
+    return compose(steps)(base, *positions)
 
 
 # Writing through a view of a tensor in the graph: one node on the base (PyTorch's CopySlices),
