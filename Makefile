@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 SHARED ?= ../shared
+DIFFTEST := $(abspath $(SHARED))/parity/difftest.py
 
 .PHONY: demo test parity bench clean
 
@@ -15,12 +16,15 @@ $(VENV)/.installed: pyproject.toml
 demo: $(VENV)/.installed
 	$(PY) -m tapegrad.demo
 
+# The parity step is part of `make test`: a missing ../shared/parity fails the run, it is never skipped.
 test: $(VENV)/.installed
-	$(PY) -m pytest -n 2 tests
-	@if [ -d "$(SHARED)/parity" ]; then $(MAKE) --no-print-directory parity; fi
+	TAPEGRAD_DIFFTEST=$(DIFFTEST) $(PY) -m pytest -n 2 tests
+	$(MAKE) --no-print-directory parity
 
 parity: $(VENV)/.installed
-	PYTHON_TORCH=$(abspath $(PY)) PYTHON_TAPEGRAD=$(abspath $(PY)) $(PY) $(SHARED)/parity/difftest.py --show $(SHARED)/parity/seed_*.py
+	@test -f "$(DIFFTEST)" || { echo "error: the shared parity harness $(DIFFTEST) is missing;" \
+		"check out the shared directory next to the repository or run make SHARED=/path/to/shared" >&2; exit 1; }
+	PYTHON_TORCH=$(abspath $(PY)) PYTHON_TAPEGRAD=$(abspath $(PY)) $(PY) $(DIFFTEST) --show $(abspath $(SHARED))/parity/seed_*.py
 
 bench: $(VENV)/.installed
 	$(PY) -m benchmarks

@@ -4,7 +4,8 @@ Import what you need in a test module:
 
     from conftest import assert_close, to_torch, from_torch, both, torch_dtype, fold_repr
 
-- `torch` fixture: the real PyTorch module (the test is skipped where it is not installed).
+- `require(name)`: import a test dependency, or fail saying how to install it (never a skip).
+- `torch` fixture: the real PyTorch module.
 - `to_torch(t)` / `from_torch(t)`: copy values between the libraries (dtype kept, graph dropped).
 - `torch_dtype(d)` / `tg_dtype(d)`: the same dtype in the other library.
 - `assert_close(ours, theirs)`: same shape, dtype and values (tolerance by dtype).
@@ -21,13 +22,44 @@ import pytest
 import tapegrad
 
 
+# Why each test dependency is needed; all of them come with the `test` extra (`make test` installs it).
+_WHY = {"torch": "PyTorch is the test oracle",
+        "nbformat": "nbformat reads the notebooks under test",
+        "nbclient": "nbclient runs the notebooks under test",
+        "ipykernel": "ipykernel is the kernel the notebooks run in",
+        "hypothesis": "hypothesis draws the property-test inputs"}
+
+
+def require(name):
+    """The module `name`; a missing test dependency fails the run with how to install it, never skips."""
+    try:
+        return importlib.import_module(name)
+    except ImportError as e:
+        why = _WHY.get(name, f"{name} is a test dependency")
+        raise ImportError(f"{why}, but it is not installed ({e}). Install the test extra with "
+                          "`pip install -e .[test]` (or run `make test`, which does it).") from e
+
+
+def pytest_configure(config):
+    # Every test dependency is checked up front, so a missing one stops the run with one clear message
+    # (test modules that `import torch` directly would otherwise fail one by one with a bare ImportError).
+    missing = []
+    for name in _WHY:
+        try:
+            require(name)
+        except ImportError as e:
+            missing.append(str(e))
+    if missing:
+        raise pytest.UsageError("\n".join(missing))
+
+
 def _torch():
-    return importlib.import_module("torch")
+    return require("torch")
 
 
 @pytest.fixture
 def torch():
-    return pytest.importorskip("torch")
+    return require("torch")
 
 
 @pytest.fixture(autouse=True)

@@ -6,9 +6,9 @@ import weakref
 import pytest
 
 import tapegrad
-from conftest import assert_close, both, to_torch
+from conftest import assert_close, both, require, to_torch
 
-torch = pytest.importorskip("torch")
+torch = require("torch")
 
 
 def _leaves(lib, *values, dtype=None):

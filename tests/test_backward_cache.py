@@ -2,9 +2,9 @@
 import pytest
 
 import tapegrad
-from conftest import assert_close, both
+from conftest import assert_close, both, require
 
-torch = pytest.importorskip("torch")
+torch = require("torch")
 
 info = tapegrad.autograd.backward_cache_info
 

@@ -3,9 +3,9 @@ import numpy as np
 import pytest
 
 import tapegrad
-from conftest import assert_close
+from conftest import assert_close, require
 
-torch = pytest.importorskip("torch")
+torch = require("torch")
 
 Z = (np.array([[1.0, -2.0, 0.5], [0.3, 2.0, -1.0]]) + 1j * np.array([[0.5, 1.0, -1.5], [2.0, -0.7, 0.2]]))
 

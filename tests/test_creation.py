@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 import tapegrad
-from conftest import assert_close, both, from_torch, to_torch
+from conftest import assert_close, both, from_torch, require, to_torch
 
-torch = pytest.importorskip("torch")
+torch = require("torch")
 
 
 def _same(build, **tol):

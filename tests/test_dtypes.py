@@ -5,9 +5,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import tapegrad
-from conftest import assert_close, both, to_torch, torch_dtype
+from conftest import assert_close, both, require, to_torch, torch_dtype
 
-torch = pytest.importorskip("torch")
+torch = require("torch")
 
 NAMES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64",
          "complex64", "complex128"]

@@ -10,7 +10,9 @@ import pytest
 
 import tapegrad
 
-torch = pytest.importorskip("torch")
+from conftest import require
+
+torch = require("torch")
 
 
 def _leaf(lib):

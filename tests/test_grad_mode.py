@@ -4,9 +4,9 @@ import threading
 import pytest
 
 import tapegrad
-from conftest import both
+from conftest import both, require
 
-torch = pytest.importorskip("torch")
+torch = require("torch")
 
 
 def _flags(lib):

@@ -3,9 +3,9 @@ import numpy as np
 import pytest
 
 import tapegrad
-from conftest import assert_close
+from conftest import assert_close, require
 
-torch = pytest.importorskip("torch")
+torch = require("torch")
 
 X = np.arange(60, dtype=np.float32).reshape(3, 4, 5) / 10 - 2
 

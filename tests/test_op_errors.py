@@ -3,7 +3,9 @@ import pytest
 
 import tapegrad
 
-torch = pytest.importorskip("torch")
+from conftest import require
+
+torch = require("torch")
 
 # (call, key phrase both messages contain; None: the opening of PyTorch's message)
 CASES = {

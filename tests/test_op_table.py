@@ -1,9 +1,14 @@
 """Every op-table entry against PyTorch: values, dtypes, gradients (float32 and float64) and a
 float64 finite-difference check of the VJP in a random direction (as jax's check_grads).
 
-The cases live in op_specs.py; an op-table entry without a spec fails `test_every_op_has_a_spec`.
+The cases live in tests/op_specs*.py (one module per family); every case runs in both float dtypes on
+every run. An op-table entry without a spec fails `test_every_op_has_a_spec`, and a differentiable op
+without a finite-difference case fails `test_every_differentiable_op_has_a_finite_difference_check`.
+
+Speed: the finite differences reuse the gradient program. The loss at x +/- eps*d is computed by the
+same forward-and-backward structure as the gradient at x, so tapegrad's structure cache runs the
+already-compiled program with new values instead of compiling two more forward programs per case.
 """
-import os
 import zlib
 
 import hypothesis.strategies as st
@@ -15,13 +20,14 @@ import tapegrad
 from tapegrad import _dispatch
 from tapegrad._ops._registry import OPS
 
+from conftest import require
 from op_specs import B, C, D, F
 
-torch = pytest.importorskip("torch")
+torch = require("torch")
 
 
 def _collect_specs():
-    # Each family of ops may keep its specs in its own tests/op_specs*.py module.
+    # Each family of ops keeps its specs in its own tests/op_specs*.py module.
     import importlib
     import pathlib
     specs = {}
@@ -33,28 +39,8 @@ def _collect_specs():
 
 
 SPECS = _collect_specs()
-
-# By default a deterministic sample keeps the run short: up to SAMPLE cases per op, float32 on the
-# first case only (float64 carries the gradient and finite-difference checks everywhere).
-# TAPEGRAD_FULL_OP_TABLE=1 runs every case in both dtypes.
-FULL = os.environ.get("TAPEGRAD_FULL_OP_TABLE") == "1"
-SAMPLE = 2
-
-
-def _selected(name):
-    n = len(SPECS[name])
-    if FULL or n <= SAMPLE:
-        return list(range(n))
-    rest = list(range(1, n))
-    np.random.default_rng(zlib.crc32(name.encode())).shuffle(rest)
-    return [0] + sorted(rest[:SAMPLE - 1])
-
-
-CASES = [(name, i) for name in sorted(SPECS) for i in _selected(name)]
-
-
-def _float_dtypes(case, index):
-    return case.float_dtypes if FULL or index == 0 else tuple(d for d in case.float_dtypes if d == "float64")
+FLOAT_DTYPES = ("float32", "float64")
+CASES = [(name, i, dtype) for name in sorted(SPECS) for i in range(len(SPECS[name])) for dtype in FLOAT_DTYPES]
 TOLERANCE = {"float32": (2e-4, 2e-5), "float64": (1e-9, 1e-11)}
 
 
@@ -68,8 +54,6 @@ FAMILIES = sorted({_family(op) for op in OPS.values()})
 @pytest.mark.parametrize("family", FAMILIES)
 def test_every_op_has_a_spec(family):
     missing = sorted(name for name, op in OPS.items() if _family(op) == family and name not in SPECS)
-    if missing and family.startswith("nn") and not any(_family(OPS[n]) == family for n in SPECS):
-        pytest.xfail(f"the {family} family has no tests/op_specs_{family}.py yet")
     assert not missing, f"op-table entries without a spec in tests/op_specs*.py: {missing}"
 
 
@@ -106,14 +90,14 @@ def _draw(case, name, index, float_dtype):
 
 
 def _is_float(a):
-    return a.dtype.kind in "fc"
+    return np.asarray(a).dtype.kind in "fc"
 
 
 def _make(lib, arrays, requires_grad):
     out = []
     for a in arrays:
         t = lib.tensor(a) if isinstance(a, np.ndarray) else lib.tensor(np.asarray(a))
-        if requires_grad and _is_float(np.asarray(a)):
+        if requires_grad and _is_float(a):
             t.requires_grad_(True)
         out.append(t)
     return out
@@ -127,6 +111,17 @@ def _flatten(out):
 
 def _numpy(t):
     return np.asarray(t.detach().cpu().numpy(force=True))
+
+
+def _seeded(lib, name, index):
+    # Random ops draw from a fixed key, so every tapegrad run of a case sees the same draws and finite
+    # differences of random ops (dropout, fills) are meaningful.
+    lib.manual_seed(zlib.crc32(f"{name}/{index}/key".encode()))
+
+
+def _call(lib, case, name, index, tensors):
+    _seeded(lib, name, index)
+    return _flatten(case.fn(lib, *tensors))
 
 
 def _compare_outputs(ours, theirs, case, float_dtype):
@@ -164,37 +159,40 @@ def _cotangents(outputs, rng):
     return cts
 
 
-def _grads(lib, case, arrays, cts):
+def _loss_and_grads(lib, case, name, index, arrays, cts):
+    """(loss, gradients of loss w.r.t. the float inputs); (None, None) when the loss carries no gradient.
+
+    The loss is held through backward, so tapegrad's program returns it: the gradient at x and the loss at
+    x +/- eps*d then share one compiled structure."""
     inputs = _make(lib, arrays, True)
-    outputs = _flatten(case.fn(lib, *inputs))
-    loss = _loss(lib, outputs, cts)
+    loss = _loss(lib, _call(lib, case, name, index, inputs), cts)
     if not getattr(loss, "requires_grad", False):
-        return [None] * len(inputs)
+        return None, None
     loss.backward()
-    return [None if t.grad is None else _numpy(t.grad) for t in inputs]
+    return float(loss.detach()), [None if t.grad is None else _numpy(t.grad) for t in inputs]
 
 
-@pytest.mark.parametrize("name,index", CASES, ids=[f"{n}-{i}" for n, i in CASES])
-def test_op_against_torch(name, index):
+@pytest.mark.parametrize("name,index,float_dtype", CASES, ids=[f"{n}-{i}-{d}" for n, i, d in CASES])
+def test_op_against_torch(name, index, float_dtype):
     case = SPECS[name][index]
-    for float_dtype in _float_dtypes(case, index):
-        arrays = _draw(case, name, index, float_dtype)
-        theirs = _flatten(case.fn(torch, *_make(torch, arrays, False)))
-        ours, used = _run_recording(lambda: _flatten(case.fn(tapegrad, *_make(tapegrad, arrays, False))))
-        _compare_outputs(ours, theirs, case, float_dtype)
-        if case.grad and any(_is_float(np.asarray(a)) for a in arrays):
-            used |= _run_recording(lambda: _check_gradients(case, name, index, arrays, float_dtype))[1]
-        assert name in used, f"the spec for {name!r} never applies it (applied: {sorted(used)})"
-    if case.grad and case.fd and "float64" in case.float_dtypes:
-        _check_finite_differences(case, name, index)
+    arrays = _draw(case, name, index, float_dtype)
+    theirs = _flatten(case.fn(torch, *_make(torch, arrays, False)))
+    ours, used = _run_recording(lambda: _call(tapegrad, case, name, index, _make(tapegrad, arrays, False)))
+    _compare_outputs(ours, theirs, case, float_dtype)
+    if (case.grad or case.fd) and any(_is_float(a) for a in arrays):
+        rng = np.random.default_rng(zlib.crc32(f"{name}/{index}/ct".encode()))
+        cts = _cotangents(_flatten(case.fn(torch, *_make(torch, arrays, True))), rng)
+        (_, grads), applied = _run_recording(lambda: _loss_and_grads(tapegrad, case, name, index, arrays, cts))
+        used |= applied
+        if grads is not None and case.grad:
+            _compare_gradients(grads, _loss_and_grads(torch, case, name, index, arrays, cts)[1], float_dtype)
+        if grads is not None and case.fd and float_dtype == "float64":
+            _check_finite_differences(case, name, index, arrays, cts, grads)
+    assert name in used, f"the spec for {name!r} never applies it (applied: {sorted(used)})"
 
 
-def _check_gradients(case, name, index, arrays, float_dtype):
-    rng = np.random.default_rng(zlib.crc32(f"{name}/{index}/ct".encode()))
-    torch_out = _flatten(case.fn(torch, *_make(torch, arrays, True)))
-    cts = _cotangents(torch_out, rng)
-    theirs = _grads(torch, case, arrays, cts)
-    ours = _grads(tapegrad, case, arrays, cts)
+def _compare_gradients(ours, theirs, float_dtype):
+    theirs = theirs or [None] * len(ours)
     rtol, atol = TOLERANCE[float_dtype]
     for k, (o, t) in enumerate(zip(ours, theirs)):
         if t is None:
@@ -204,24 +202,38 @@ def _check_gradients(case, name, index, arrays, float_dtype):
         np.testing.assert_allclose(o, t, rtol=rtol * 10, atol=atol * 10, err_msg=f"{float_dtype} grad of input {k}")
 
 
-def _check_finite_differences(case, name, index, eps=1e-6):
-    arrays = _draw(case, name, index, "float64")
+def _check_finite_differences(case, name, index, arrays, cts, grads, eps=1e-6):
+    """The VJP against central differences of the loss along one random direction (float64)."""
     rng = np.random.default_rng(zlib.crc32(f"{name}/{index}/fd".encode()))
-    outputs = _flatten(case.fn(tapegrad, *_make(tapegrad, arrays, True)))
-    cts = _cotangents(outputs, rng)
-    grads = _grads(tapegrad, case, arrays, cts)
-    directions = [rng.standard_normal(np.shape(a)).astype(a.dtype) if _is_float(np.asarray(a)) else None
+    directions = [rng.standard_normal(np.shape(a)).astype(np.asarray(a).dtype) if _is_float(a) else None
                   for a in arrays]
 
     def loss_at(step):
         moved = [a + step * d if d is not None else a for a, d in zip(arrays, directions)]
-        with tapegrad.no_grad():
-            return float(_loss(tapegrad, _flatten(case.fn(tapegrad, *_make(tapegrad, moved, False))), cts))
+        return _loss_and_grads(tapegrad, case, name, index, moved, cts)[0]
 
     numeric = (loss_at(eps) - loss_at(-eps)) / (2 * eps)
     analytic = sum(float(np.real(np.sum(np.conj(g) * d))) for g, d in zip(grads, directions)
                    if g is not None and d is not None)
     assert np.isclose(analytic, numeric, rtol=1e-5, atol=1e-6), f"VJP {analytic} vs finite differences {numeric}"
+
+
+def _carries_gradient(case, name, index):
+    """Whether tapegrad records a float output that requires grad for this case (float64 inputs)."""
+    arrays = _draw(case, name, index, "float64")
+    if not any(_is_float(a) for a in arrays):
+        return False
+    outputs = _call(tapegrad, case, name, index, _make(tapegrad, arrays, True))
+    return any(o.requires_grad and (o.dtype.is_floating_point or o.dtype.is_complex) for o in outputs)
+
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_every_differentiable_op_has_a_finite_difference_check(name):
+    carrying = [i for i, case in enumerate(SPECS[name]) if _carries_gradient(case, name, i)]
+    if carrying:
+        checked = [i for i in carrying if SPECS[name][i].fd]
+        assert checked, (f"{name!r} is differentiable (cases {carrying}) but no case has a float64 "
+                         "finite-difference check: add one with inputs away from its kinks")
 
 
 # ---- broadcasting and dtype promotion on binary ops, drawn by hypothesis -----------------------------------

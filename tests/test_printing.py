@@ -9,7 +9,9 @@ from hypothesis.extra import numpy as hnp
 
 from tapegrad import _printing
 
-torch = pytest.importorskip("torch")
+from conftest import require
+
+torch = require("torch")
 
 
 @pytest.fixture(autouse=True)

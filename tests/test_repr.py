@@ -1,9 +1,9 @@
 """End-to-end reprs of real tensors and autograd objects, character for character against PyTorch."""
 import pytest
 
-from conftest import both, fold_repr
+from conftest import both, fold_repr, require
 
-torch = pytest.importorskip("torch")
+torch = require("torch")
 
 
 def _leaf(lib):

@@ -3,9 +3,9 @@ import numpy as np
 import pytest
 
 import tapegrad
-from conftest import assert_close
+from conftest import assert_close, require
 
-torch = pytest.importorskip("torch")
+torch = require("torch")
 
 BASE = np.arange(12, dtype=np.float32).reshape(3, 4) / 7 - 0.5
 
