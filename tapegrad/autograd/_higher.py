@@ -274,13 +274,16 @@ def _hook_runner(nodes):
 
 # ---- writing .grad ---------------------------------------------------------------------------
 
-def accumulate(old, new):
-    """PyTorch's AccumulateGrad in grad mode: a first gradient is copied (CopyBackwards), a later one
-    is added out of place (AddBackward0), so .grad carries the history of both."""
+def accumulate(old, new, first=None):
+    """PyTorch's AccumulateGrad in grad mode: a first gradient is copied (CopyBackwards; a retained
+    non-leaf's is cloned), a later one is added out of place (AddBackward0), so .grad carries the
+    history of both."""
     from .._ops import elementwise as E
     with enable_grad():
         if old is None:
-            return _dispatch.apply(E.copy, new.detach(), new) if new._requires_grad else new
+            if not new._requires_grad:
+                return new
+            return _dispatch.apply(E.clone, new) if first == "clone" else _dispatch.apply(E.copy, new.detach(), new)
         return old + new
 
 
@@ -302,4 +305,4 @@ def write_grads(graph, results, hooked):
             t = ref()
             g = results.get((i, k))
             if t is not None and g is not None:
-                t._grad = accumulate(t._grad, g)
+                t._grad = accumulate(t._grad, g, first="clone")
