@@ -1,6 +1,7 @@
 """tapegrad.autograd: backward(), grad(), and the compiled-backward cache."""
 from ._engine import backward_cache_info, clear_backward_cache, run_backward
 from ._node import Node, AccumulateGrad
+from . import _higher
 from .._grad_mode import no_grad, enable_grad, set_grad_enabled, inference_mode
 
 __all__ = ["backward", "grad", "backward_cache_info", "clear_backward_cache"]
@@ -44,19 +45,20 @@ def _seeds(outputs, grad_outputs):
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
     """Accumulate d(tensors)/d(leaves) into the leaves' .grad (PyTorch's torch.autograd.backward)."""
-    if create_graph:
-        raise NotImplementedError("create_graph=True is not supported yet: higher-order gradients are "
-                                  "planned; compute them with jax directly for now.")
     outputs = _as_list(tensors)
-    seeds = _seeds(outputs, _as_list(grad_tensors))
+    grad_tensors = _as_list(grad_tensors)
+    seeds = _seeds(outputs, grad_tensors)
     retain = bool(retain_graph) if retain_graph is not None else create_graph
     inputs = _as_list(inputs)
+    if inputs is not None and not inputs:
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty. Pass the tensors to accumulate "
+                           "into, or inputs=None for all leaves.")
+    if create_graph:
+        _backward_create_graph(outputs, _seed_tensors(outputs, grad_tensors, seeds), retain, inputs)
+        return
     if inputs is None:
         run_backward(outputs, seeds, retain)
         return
-    if not inputs:
-        raise RuntimeError("`inputs` argument to `backward()` cannot be empty. Pass the tensors to accumulate "
-                           "into, or inputs=None for all leaves.")
     grads = run_backward(outputs, seeds, retain, wanted=inputs, accumulate=False)
     from .._tensor import Tensor
     for t, g in zip(inputs, grads):
@@ -71,9 +73,6 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
          allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """Gradients of outputs w.r.t. inputs, returned (not accumulated into .grad)."""
-    if create_graph:
-        raise NotImplementedError("create_graph=True is not supported yet: higher-order gradients are "
-                                  "planned; compute them with jax directly for now.")
     from .._tensor import Tensor
     single = isinstance(inputs, Tensor)
     outputs = _as_list(outputs)
@@ -83,15 +82,53 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             raise RuntimeError(f"One of the differentiated Tensors does not require grad")
     seeds = _seeds(outputs, _as_list(grad_outputs))
     retain = bool(retain_graph) if retain_graph is not None else create_graph
-    grads = run_backward(outputs, seeds, retain, wanted=inputs, accumulate=False)
+    if create_graph:
+        _, results, want_keys = _higher.run(outputs, _seed_tensors(outputs, _as_list(grad_outputs), seeds),
+                                            retain, wanted=inputs)
+        grads = [None if k is None else results.get(k) for k in want_keys]
+    else:
+        grads = [None if g is None else Tensor._wrap(g)
+                 for g in run_backward(outputs, seeds, retain, wanted=inputs, accumulate=False)]
     result = []
     for t, g in zip(inputs, grads):
         if g is None:
             if materialize_grads:
-                import jax.numpy as jnp
-                g = jnp.zeros(t.shape, t.dtype.np)
+                from .._creation import zeros_like
+                g = zeros_like(t)
             elif not allow_unused:
                 raise RuntimeError("One of the differentiated Tensors appears to not have been used in the "
                                    "graph. Set allow_unused=True if this is the desired behavior.")
-        result.append(None if g is None else Tensor._wrap(g))
+        result.append(g)
     return tuple(result)
+
+
+def _seed_tensors(outputs, grad_tensors, seeds):
+    """create_graph keeps seeds as tensors: a seed that requires grad is differentiated too."""
+    from .._tensor import Tensor
+    tensors = []
+    for out, g, s in zip(outputs, grad_tensors or [None] * len(outputs), seeds):
+        if s is None:
+            tensors.append(None)
+        elif isinstance(g, Tensor):
+            tensors.append(g if g.dtype == out.dtype else g.to(out.dtype))
+        else:
+            tensors.append(Tensor._wrap(s))
+    return tensors
+
+
+_warned = [False]
+
+
+def _backward_create_graph(outputs, seeds, retain, inputs):
+    if inputs is None and not _warned[0]:   # once per process, as PyTorch
+        import warnings
+        _warned[0] = True
+        warnings.warn(_higher.REFERENCE_CYCLE, UserWarning, stacklevel=4)
+    graph, results, want_keys = _higher.run(outputs, seeds, retain, wanted=inputs)
+    if inputs is None:
+        _higher.write_grads(graph, results, graph.hooked)
+        return
+    for t, k in zip(inputs, want_keys):
+        g = None if k is None else results.get(k)
+        if g is not None:
+            t._grad = _higher.accumulate(t._grad, g)

@@ -1,0 +1,110 @@
+"""PyTorch's node name for a gradient computed by a recorded backward.
+
+PyTorch prints, for a gradient computed with create_graph=True, the node of
+the last op of its backward formula (`3 * x**2 * grad` ends in a mul:
+`<MulBackward0>`). A recorded backward is one traced JAX function; the closest
+equivalent is the last primitive that produced each output, named after the
+PyTorch op that computes the same thing. Formulas differ between the two
+libraries (PyTorch has fused backward ops such as TanhBackwardBackward0), so
+the name matches where both formulas end in the same op.
+"""
+from jax.extend.core import Var
+
+# Primitives that only move a value through a call boundary or re-tag its type: look through them.
+_TRANSPARENT = {"pjit", "closed_call", "core_call", "custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr",
+                "remat", "checkpoint", "copy", "copy_p", "jit"}
+
+_NAMES = {
+    "mul": "MulBackward0", "add": "AddBackward0", "add_any": "AddBackward0", "sub": "SubBackward0",
+    "neg": "NegBackward0", "div": "DivBackward0", "exp": "ExpBackward0", "exp2": "Exp2Backward0",
+    "log": "LogBackward0", "log1p": "Log1PBackward0", "expm1": "Expm1Backward0", "integer_pow": "PowBackward0",
+    "pow": "PowBackward1", "square": "PowBackward0", "sqrt": "SqrtBackward0", "rsqrt": "RsqrtBackward0",
+    "tanh": "TanhBackward0", "logistic": "SigmoidBackward0", "sin": "SinBackward0", "cos": "CosBackward0",
+    "tan": "TanBackward0", "abs": "AbsBackward0", "sign": "SignBackward0", "max": "MaximumBackward0",
+    "min": "MinimumBackward0", "select_n": "WhereBackward0", "reduce_sum": "SumBackward1",
+    "reduce_max": "MaxBackward1", "reduce_min": "MinBackward1", "broadcast_in_dim": "ExpandBackward0",
+    "reshape": "ViewBackward0", "squeeze": "SqueezeBackward1", "expand_dims": "UnsqueezeBackward0",
+    "slice": "SliceBackward0", "dynamic_slice": "SliceBackward0", "pad": "ConstantPadNdBackward0",
+    "concatenate": "CatBackward0", "cumsum": "CumsumBackward0", "gather": "IndexBackward0",
+    "scatter-add": "IndexPutBackward0", "scatter_add": "IndexPutBackward0", "dynamic_update_slice": "CopySlices",
+    "conj": "ConjBackward0", "real": "RealBackward0", "imag": "ImagBackward0", "complex": "ComplexBackward0",
+    "convert_element_type": "ToCopyBackward0", "erf": "ErfBackward0", "atan2": "Atan2Backward0",
+    "clamp": "ClampBackward1", "conv_general_dilated": "ConvolutionBackward0", "rev": "FlipBackward0",
+    "sinh": "SinhBackward0", "cosh": "CoshBackward0", "asin": "AsinBackward0", "acos": "AcosBackward0",
+    "atan": "AtanBackward0", "cumprod": "CumprodBackward0", "sort": "SortBackward0",
+}
+# A formula ending in an op without a PyTorch counterpart: its last step is almost always the chain
+# rule's product with the incoming gradient.
+FALLBACK = "MulBackward0"
+
+
+def output_names(closed_jaxpr):
+    """One PyTorch node name per output of a traced backward."""
+    jaxpr = closed_jaxpr.jaxpr
+    return [_name_of(jaxpr, v) for v in jaxpr.outvars]
+
+
+def output_dependencies(closed_jaxpr):
+    """For each output, the positions of the inputs it is computed from."""
+    jaxpr = closed_jaxpr.jaxpr
+    deps = {v: frozenset([i]) for i, v in enumerate(jaxpr.invars)}
+    empty = frozenset()
+    for eqn in jaxpr.eqns:
+        d = empty.union(*(deps.get(v, empty) for v in eqn.invars if isinstance(v, Var)))
+        for o in eqn.outvars:
+            deps[o] = d
+    return [deps.get(v, empty) if isinstance(v, Var) else empty for v in jaxpr.outvars]
+
+
+def _name_of(jaxpr, var, depth=0):
+    eqn = _producer(jaxpr, var)
+    if eqn is None or depth > 32:
+        return FALLBACK
+    prim = eqn.primitive.name
+    if prim in _TRANSPARENT:
+        inner = _inner_jaxpr(eqn)
+        if inner is not None:
+            return _name_of(inner, inner.outvars[list(eqn.outvars).index(var)], depth + 1)
+        return _name_of(jaxpr, eqn.invars[0], depth + 1) if eqn.invars else FALLBACK
+    if prim == "convert_element_type" and eqn.invars and _same_dtype(eqn.invars[0], var):
+        return _name_of(jaxpr, eqn.invars[0], depth + 1)   # a weak-type re-tag, not a cast
+    if prim == "dot_general":
+        return _dot_name(eqn)
+    if prim == "transpose":
+        return "TBackward0" if len(var.aval.shape) == 2 else "PermuteBackward0"
+    return _NAMES.get(prim, FALLBACK)
+
+
+def _producer(jaxpr, var):
+    if not isinstance(var, Var):
+        return None
+    for eqn in reversed(jaxpr.eqns):
+        if any(o is var for o in eqn.outvars):
+            return eqn
+    return None
+
+
+def _inner_jaxpr(eqn):
+    for key in ("jaxpr", "call_jaxpr", "fun_jaxpr"):
+        inner = eqn.params.get(key)
+        if inner is not None:
+            return getattr(inner, "jaxpr", inner)
+    return None
+
+
+def _same_dtype(a, b):
+    return getattr(a, "aval", None) is not None and a.aval.dtype == b.aval.dtype
+
+
+def _dot_name(eqn):
+    (contract, _), (batch, _) = eqn.params["dimension_numbers"]
+    ranks = [len(v.aval.shape) for v in eqn.invars]
+    if not contract:
+        return "MulBackward0"   # an outer product: PyTorch multiplies unsqueezed operands
+    if batch:
+        return "BmmBackward0"
+    if ranks == [1, 1]:
+        return "DotBackward0"
+    if 1 in ranks:
+        return "MvBackward0"
+    return "MmBackward0"

@@ -1,0 +1,308 @@
+"""create_graph=True: the backward itself recorded on the tape, so it can be differentiated again.
+
+The backward of a graph is one pure function: the engine's walk over each node's VJP
+(`_engine._walk` with traced calls, exactly what the compiled backward runs) applied to the values
+the nodes saved and to the seeds. With create_graph it is recorded as an op of its own. Its
+inputs are the saved values, each connected to the node that produced it (or to its leaf), and the
+seeds given as tensors; its VJP is `jax.vjp` of that function, as for every op, so gradients of
+gradients work to any order without a rule of their own.
+
+One lazy op computes every gradient; each gradient then gets an autograd node of its own, as in
+PyTorch where every gradient is the result of its own formula. The node of gradient k
+differentiates output k only, reads only the inputs that output depends on, and is named after the
+last op of its formula. A gradient that depends on no input requiring grad (the gradient of a sum)
+is a plain tensor, as in PyTorch.
+
+Programs (the op, its per-gradient nodes' ops, names and dependencies) are cached by structure:
+the graph key, which gradients are wanted, which seeds are given and the inputs' shapes and dtypes.
+Graphs with tensor hooks are recorded node by node (one op per node signature), so each hook sees
+its gradient as a tensor, and may replace it, before it flows further.
+"""
+import weakref
+
+import jax
+import jax.numpy as jnp
+
+from .. import _dispatch, _lazy, _segment
+from .._grad_mode import enable_grad
+from .._ops._registry import KEEP, Op
+from . import _saved
+from ._backward_names import output_dependencies, output_names
+from ._engine import _node_backward, _traced_call, _walk, _with_retained
+from ._graph import Graph
+
+_programs = {}   # structure key -> _Program
+
+REFERENCE_CYCLE = (
+    "Using backward() with create_graph=True will create a reference cycle between the parameter and its "
+    "gradient which can cause a memory leak. We recommend using autograd.grad when creating the graph to avoid "
+    "this. If you have to use this function, make sure to reset the .grad fields of your parameters to None "
+    "after use to break the cycle and avoid the leak.")
+
+
+class _Program:
+    """A recorded backward for one structure: the op computing every gradient, and per gradient
+    (op of that gradient alone, positions of the inputs its node differentiates), or None when the
+    gradient depends on no input that requires grad."""
+
+    __slots__ = ("op", "avals", "outputs", "plans")
+
+    def __init__(self, fn, nout, examples, edged):
+        closed = jax.make_jaxpr(fn)(*examples)
+        self.avals = tuple((tuple(a.shape), a.dtype) for a in closed.out_avals)
+        names = output_names(closed)
+        deps = output_dependencies(closed)
+        single = nout == 1
+        whole = fn if not single else (lambda *xs: fn(*xs)[0])
+        self.op = Op("backward", whole, dtype_rule=KEEP, nout=nout, node_name=names[0])
+        self.outputs = []
+        for k in range(nout):
+            diff = tuple(i for i in sorted(deps[k]) if edged[i])
+            if not diff:
+                self.outputs.append(None)
+                continue
+            op_k = Op("backward", _output(fn, k), dtype_rule=KEEP, diff=diff, node_name=names[k])
+            self.outputs.append((op_k, diff))
+        self.plans = [None] * nout
+
+
+def _output(fn, k):
+    return lambda *xs: fn(*xs)[k]
+
+
+def _program(key, make_fn, nout, inputs, edged):
+    prog = _programs.get(key)
+    if prog is None:
+        examples = [jax.ShapeDtypeStruct(v.shape, v.dtype) if hasattr(v, "dtype") else v for v in inputs]
+        prog = _programs[key] = _Program(make_fn(), nout, examples, edged)
+    return prog
+
+
+def clear_cache():
+    _programs.clear()
+
+
+def _kinds(values):
+    return tuple((tuple(v.shape), v.dtype) if hasattr(v, "dtype") else type(v) for v in values)
+
+
+# ---- recording one backward op -------------------------------------------------------------
+
+def _record(prog, inputs, edges, checks, kinds):
+    """Record prog's op on `inputs`; returns one Tensor per gradient, each with its own node."""
+    from .._tensor import Tensor
+    op = prog.op
+    if _dispatch.LAZY[0]:
+        outs = _lazy.record(_lazy.forward_signature(op, (), None), inputs, prog.avals)
+        _segment.add(outs[0].node, inputs, None)
+    else:
+        out = _dispatch.forward_fn(op, (), None)(*_lazy.resolve_all(inputs))
+        outs = out if op.nout > 1 else (out,)
+    results = []
+    for k, value in enumerate(outs):
+        t = Tensor._wrap(value)
+        spec = prog.outputs[k]
+        if spec is not None:
+            t._attach(_node(prog, k, spec, inputs, edges, checks, kinds), 0)
+        results.append(t)
+    return results
+
+
+def _node(prog, k, spec, inputs, edges, checks, kinds):
+    op_k, diff = spec
+    plan = prog.plans[k]
+    if plan is None:
+        plan = prog.plans[k] = _saved.plan(op_k, (), None, diff, inputs, kinds)
+    needed, sig, mask = plan
+    saved = [v if keep else None for v, keep in zip(inputs, needed)]
+    node_edges = [None] * len(inputs)
+    for i in diff:
+        node_edges[i] = edges[i]
+    node_checks = [c for c in checks if needed[c[2]]]
+    return op_k.node_class(op_k, saved, node_edges, (prog.avals[k],), sig, node_checks, True, mask)
+
+
+# ---- the graph's inputs: saved values with where they came from ------------------------------
+
+def _graph_inputs(graph, given_seeds):
+    """Saved values of the graph's nodes (graph order) then the given seeds, with their edges and
+    the version checks that guard them."""
+    inputs, edges, checks = [], [], []
+    for n in graph.nodes:
+        guarded = {index: (ref, version) for ref, version, index in n.checks if index >= 0}
+        for index, a in enumerate(n.args):
+            if a is None:
+                continue
+            if index in guarded:
+                checks.append(guarded[index] + (len(inputs),))
+            inputs.append(a)
+            edges.append(n.edges[index])
+    for s in given_seeds:
+        checks.append((weakref.ref(s._storage), s._storage.version, len(inputs)))
+        inputs.append(s._peek())
+        edges.append(s._edge() if s._requires_grad else None)
+    return inputs, edges, checks
+
+
+def _whole_graph(gkey, targets, seed_pattern, nsaved):
+    def make():
+        def backward(*xs):
+            given = iter(xs[nsaved:])
+            seeds = [next(given) if g else None for g in seed_pattern]
+            results = _walk(gkey, list(xs[:nsaved]), seeds, {}, _traced_call)
+            return tuple(results[t] for t in targets)
+        return backward
+    return make
+
+
+# ---- entry point --------------------------------------------------------------------------
+
+def run(roots, seeds, retain_graph, wanted=None):
+    """Record the backward from `roots` (seeds: Tensors, or None for implicit ones).
+
+    Returns (graph, {target: Tensor}, want_keys): targets are -1-j for leaf j and (node, output)
+    for retained or wanted non-leaves; want_keys maps `wanted` to targets (None: not in the graph).
+    """
+    try:
+        with enable_grad():   # PyTorch runs a create_graph backward in grad mode
+            return _run(roots, seeds, retain_graph, wanted)
+    finally:
+        _segment.end()   # every backward starts a new tape segment
+
+
+def _run(roots, seeds, retain_graph, wanted):
+    root_edges = [t._edge() for t in roots]
+    implicit = ([(tuple(t.shape), t.dtype.np) for t in roots], [s is None for s in seeds])
+    graph = Graph(root_edges, implicit)
+    gkey = graph.key
+    want_keys = None
+    if wanted is None:
+        targets = [-1 - j for j in range(len(graph.leaves))]
+        for i in graph.retaining:
+            targets.extend((i, k) for k in (gkey[0][i][2] or ()))
+    else:
+        want_keys = _want_keys(graph, wanted)
+        extra = {}
+        for k in want_keys:
+            if type(k) is tuple:
+                extra.setdefault(k[0], set()).add(k[1])
+        if extra:
+            gkey = _with_retained(gkey, extra)
+        targets = list(dict.fromkeys(k for k in want_keys if k is not None))
+    if graph.hooked:
+        results = _node_by_node(graph, gkey, seeds, roots)
+    elif targets:
+        results = _as_one_op(graph, gkey, targets, seeds)
+    else:
+        results = {}
+    if not retain_graph:
+        graph.release()
+    return graph, results, want_keys
+
+
+def _want_keys(graph, wanted):
+    leaf_index = {leaf.variable: -1 - j for j, leaf in enumerate(graph.leaves)}
+    node_index = {n: i for i, n in enumerate(graph.nodes)}
+    keys = []
+    for t in wanted:
+        if t._grad_fn is None:
+            keys.append(leaf_index.get(t))
+        else:
+            i = node_index.get(t._grad_fn)
+            keys.append(None if i is None else (i, t._out_idx))
+    return keys
+
+
+def _as_one_op(graph, gkey, targets, seeds):
+    given = [s for s in seeds if s is not None]
+    inputs, edges, checks = _graph_inputs(graph, given)
+    kinds = _kinds(inputs)
+    edged = tuple(e is not None for e in edges)
+    seed_pattern = tuple(s is not None for s in seeds)
+    key = ("graph", gkey, tuple(targets), seed_pattern, kinds, edged)
+    make = _whole_graph(gkey, tuple(targets), seed_pattern, len(inputs) - len(given))
+    prog = _program(key, make, len(targets), inputs, edged)
+    return dict(zip(targets, _record(prog, inputs, edges, checks, kinds)))
+
+
+# ---- graphs with hooks: one recorded op per node ---------------------------------------------
+
+def _node_by_node(graph, gkey, seeds, roots):
+    from .._tensor import Tensor
+    saved = []
+    for n in graph.nodes:
+        guarded = {index: (ref, version) for ref, version, index in n.checks if index >= 0}
+        saved += [(a, n.edges[i], guarded.get(i)) for i, a in enumerate(n.args) if a is not None]
+    seeds = [Tensor._wrap(jnp.ones(tuple(t.shape), t.dtype.np)) if s is None else s for t, s in zip(roots, seeds)]
+    return _walk(gkey, saved, seeds, {}, _record_node, _hook_runner(graph.nodes))
+
+
+def _record_node(sid, out_avals, kept, cts):
+    """One node's VJP recorded as an op: inputs are its kept values and the cotangents (tensors)."""
+    from .._tensor import Tensor
+    cts = [c if isinstance(c, Tensor) else Tensor._wrap(c) for c in cts]
+    inputs = [v for v, _, _ in kept] + [c._peek() for c in cts]
+    edges = [e for _, e, _ in kept] + [c._edge() if c._requires_grad else None for c in cts]
+    checks = [guard + (i,) for i, (_, _, guard) in enumerate(kept) if guard is not None]
+    kinds = _kinds(inputs)
+    edged = tuple(e is not None for e in edges)
+    nkept = len(kept)
+    nout = len(_saved.SIGNATURES[sid][3])
+
+    def make():
+        node_backward = _node_backward(sid, out_avals)
+        return lambda *xs: tuple(node_backward(list(xs[:nkept]), list(xs[nkept:])))
+    prog = _program(("node", sid, out_avals, kinds, edged), make, nout, inputs, edged)
+    return _record(prog, inputs, edges, checks, kinds)
+
+
+def _hook_runner(nodes):
+    def run(i, node_cts):
+        hooks = nodes[i].hooks
+        if not hooks:
+            return node_cts
+        node_cts = dict(node_cts)
+        for k, fns in hooks.items():
+            if k in node_cts:
+                for fn in fns.values():
+                    out = fn(node_cts[k])
+                    if out is not None:
+                        node_cts[k] = out
+        return node_cts
+    return run
+
+
+# ---- writing .grad ---------------------------------------------------------------------------
+
+def accumulate(old, new, first=None):
+    """PyTorch's AccumulateGrad in grad mode: a first gradient is copied (CopyBackwards; a retained
+    non-leaf's is cloned), a later one is added out of place (AddBackward0), so .grad carries the
+    history of both."""
+    from .._ops import elementwise as E
+    with enable_grad():
+        if old is None:
+            if not new._requires_grad:
+                return new
+            return _dispatch.apply(E.clone, new) if first == "clone" else _dispatch.apply(E.copy, new.detach(), new)
+        return old + new
+
+
+def write_grads(graph, results, hooked):
+    """Accumulate recorded gradients into the leaves' and retained tensors' .grad."""
+    for j, leaf in enumerate(graph.leaves):
+        g = results.get(-1 - j)
+        if g is None:
+            continue
+        var = leaf.variable
+        if hooked:
+            for hook in (var._hooks or {}).values():
+                out = hook(g)
+                if out is not None:
+                    g = out
+        var._grad = accumulate(var._grad, g)
+    for i, n in enumerate(graph.nodes):
+        for k, ref in (n.retained or {}).items():
+            t = ref()
+            g = results.get((i, k))
+            if t is not None and g is not None:
+                t._grad = accumulate(t._grad, g, first="clone")
