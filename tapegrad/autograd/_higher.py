@@ -18,7 +18,7 @@ the graph key, which gradients are wanted, which seeds are given and the inputs'
 Graphs with tensor hooks are recorded node by node (one op per node signature), so each hook sees
 its gradient as a tensor, and may replace it, before it flows further.
 """
-import weakref
+import operator
 
 import jax
 import jax.numpy as jnp
@@ -28,7 +28,7 @@ from .._grad_mode import enable_grad
 from .._ops._registry import KEEP, Op
 from . import _saved
 from ._backward_names import output_dependencies, output_names
-from ._engine import _node_backward, _traced_call, _walk, _with_retained
+from ._engine import _TRACED, _Arith, _node_backward, _traced_call, _walk, _with_retained
 from ._graph import Graph
 
 _programs = {}   # structure key -> _Program
@@ -138,7 +138,7 @@ def _graph_inputs(graph, given_seeds):
             inputs.append(a)
             edges.append(n.edges[index])
     for s in given_seeds:
-        checks.append((weakref.ref(s._storage), s._storage.version, len(inputs)))
+        checks.append((s._storage.counter, s._storage.version, len(inputs)))
         inputs.append(s._peek())
         edges.append(s._edge() if s._requires_grad else None)
     return inputs, edges, checks
@@ -149,7 +149,7 @@ def _whole_graph(gkey, targets, seed_pattern, nsaved):
         def backward(*xs):
             given = iter(xs[nsaved:])
             seeds = [next(given) if g else None for g in seed_pattern]
-            results = _walk(gkey, list(xs[:nsaved]), seeds, {}, _traced_call)
+            results = _walk(gkey, list(xs[:nsaved]), seeds, {}, _traced_call, _TRACED)
             return tuple(results[t] for t in targets)
         return backward
     return make
@@ -234,7 +234,17 @@ def _node_by_node(graph, gkey, seeds, roots):
         guarded = {index: (ref, version) for ref, version, index in n.checks if index >= 0}
         saved += [(a, n.edges[i], guarded.get(i)) for i, a in enumerate(n.args) if a is not None]
     seeds = [Tensor._wrap(jnp.ones(tuple(t.shape), t.dtype.np)) if s is None else s for t, s in zip(roots, seeds)]
-    return _walk(gkey, saved, seeds, {}, _record_node, _hook_runner(graph.nodes))
+    return _walk(gkey, saved, seeds, {}, _record_node, _ON_TENSORS, _hook_runner(graph.nodes))
+
+
+def _zeros_tensor(shape, dtype):
+    from .._creation import zeros
+    from .._dtypes import from_jax
+    return zeros(tuple(shape), dtype=from_jax(dtype))
+
+
+# Node by node the walk sums recorded tensors, so its sums are recorded ops too.
+_ON_TENSORS = _Arith(None, _zeros_tensor, operator.add)
 
 
 def _record_node(sid, out_avals, kept, cts):
