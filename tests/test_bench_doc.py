@@ -31,7 +31,7 @@ def _outside_generated(text):
 
 
 def _hand_written_pages():
-    return [ROOT / "README.md"] + sorted((ROOT / "docs").glob("**/*.md"))
+    return [ROOT / "README.md", ROOT / "tapegrad" / "README.md"] + sorted((ROOT / "docs").glob("**/*.md"))
 
 
 @pytest.mark.parametrize("path", sorted(gen.expected_files()), ids=lambda p: str(p.relative_to(ROOT)))
