@@ -182,5 +182,5 @@ def _record(op, static, sig, values, args, kinds):
             saves = True
         else:
             saved.append(None)
-    node = op.node_class(op, saved, edges, sig.avals, bsig, checks, saves, mask)
+    node = op.node_class_for(static, kinds)(op, saved, edges, sig.avals, bsig, checks, saves, mask)
     return node

@@ -374,7 +374,7 @@ class Tensor:
         return _printing.tensor_repr(
             value, dtype_name=self.dtype.name, default_float_dtype_name=D.get_default_dtype().name,
             requires_grad=self._requires_grad,
-            grad_fn_name=self._grad_fn.name() if self._grad_fn is not None else None,
+            grad_fn_name=type(self._grad_fn).__name__ if self._grad_fn is not None else None,
             device=None if dev.type == "cpu" else str(dev),
             is_parameter=getattr(self, "_is_parameter", False))
 

@@ -91,7 +91,7 @@ NODE_NAMES = {
     "expand": lambda x: x.expand(2, 3), "mm": lambda x: x.unsqueeze(1) @ x.unsqueeze(0),
     "maximum": lambda x: x.maximum(x * 2), "t": lambda x: x.unsqueeze(0).t(),
 }
-# PyTorch picks an overload-specific node name for these; tapegrad's op table names them by op.
+# PyTorch picks an overload-specific node name for these (the op table declares them per call signature).
 NODE_NAMES_DIFFERENT_OVERLOAD = {
     "rdiv": lambda x: 2 / x,                   # torch: MulBackward0 (reciprocal * 2)
     "rsub": lambda x: 1 - x,                   # torch: RsubBackward1
@@ -112,7 +112,6 @@ def test_grad_fn_name(name):
     _node_name_case(NODE_NAMES[name])
 
 
-@pytest.mark.xfail(reason="op table names the node by op, not by PyTorch's overload (ops files)", strict=True)
 @pytest.mark.parametrize("name", sorted(NODE_NAMES_DIFFERENT_OVERLOAD))
 def test_grad_fn_name_of_overloads(name):
     _node_name_case(NODE_NAMES_DIFFERENT_OVERLOAD[name])

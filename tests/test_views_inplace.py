@@ -151,7 +151,7 @@ def test_inplace_on_view_records_one_node_on_the_base():
         return y.grad_fn.name(), y[1].grad_fn.name()
 
     ours, theirs = _pair(build)
-    assert theirs[0].endswith(ours[0]) and ours[0] == "CopySlices"
+    assert ours == theirs
 
 
 ERRORS = {

@@ -35,6 +35,8 @@ def _broadcast_error(args):
 
 def add(input, other, *, alpha=1, out=None):
     other = scalar_or_tensor(other)
+    if not isinstance(input, Tensor):   # 2 + x: PyTorch computes x.add(2), the tensor first
+        input, other = other, input
     if alpha == 1:
         return _apply(E.add, input, other)
     _check_alpha(input, other, alpha)
@@ -67,12 +69,16 @@ def _check_alpha(input, other, alpha):
 
 
 def rsub(input, other, *, alpha=1):
-    return sub(scalar_or_tensor(other), input, alpha=alpha) if isinstance(other, Tensor) \
-        else _apply(E.rsub, input, scalar_or_tensor(other))
+    if alpha != 1:
+        return sub(scalar_or_tensor(other), input, alpha=alpha)
+    return _apply(E.rsub, input, scalar_or_tensor(other))
 
 
 def mul(input, other, *, out=None):
-    return _apply(E.mul, input, scalar_or_tensor(other))
+    other = scalar_or_tensor(other)
+    if not isinstance(input, Tensor):   # 2 * x: PyTorch computes x.mul(2), the tensor first
+        input, other = other, input
+    return _apply(E.mul, input, other)
 
 
 multiply = mul
@@ -81,6 +87,8 @@ multiply = mul
 def div(input, other, *, rounding_mode=None, out=None):
     other = scalar_or_tensor(other)
     if rounding_mode is None:
+        if not isinstance(input, Tensor):   # 2 / x: PyTorch computes x.reciprocal() * 2
+            return mul(reciprocal(other), input)
         return _apply(E.div, input, other)
     _check_integer_division(input, other)
     if rounding_mode == "trunc":
@@ -194,11 +202,7 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
 def clamp(input, min=None, max=None, *, out=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    if max is None:
-        return _apply(E.clamp_min, input, scalar_or_tensor(min))
-    if min is None:
-        return _apply(E.clamp_max, input, scalar_or_tensor(max))
-    return _apply(E.clamp, input, scalar_or_tensor(min), scalar_or_tensor(max))
+    return _apply(E.clamp, input, *(None if b is None else scalar_or_tensor(b) for b in (min, max)))
 
 
 clip = clamp
@@ -293,7 +297,7 @@ def _check_integral(t, name):
                                   "Bitwise ops need integer or bool tensors; use the logical_* ops for masks.")
 
 
-def round(input, *, decimals=0, out=None):
+def round(input, *, decimals=None, out=None):
     return _apply(E.round, input, decimals=decimals)
 
 

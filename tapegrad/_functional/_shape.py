@@ -143,12 +143,11 @@ def unsqueeze(input, dim):
 
 
 def squeeze(input, dim=None):
-    shape = input.shape
-    if dim is None:
-        dims = tuple(i for i, s in enumerate(shape) if s == 1)
-    else:
-        dims = tuple(d for d in (_dims(dim, input.ndim) or ()) if shape[d] == 1) if input.ndim else ()
-    return apply(S.squeeze, input, dims=dims)
+    # The static keeps the form of `dim` (None, int or tuple): PyTorch names the node by it.
+    if dim is not None:
+        dims = tuple(_dims(dim, input.ndim) or ()) if input.ndim else ()
+        dim = (dims[0] if dims else 0) if isinstance(dim, builtins.int) else dims
+    return apply(S.squeeze, input, dim=dim)
 
 
 def expand(input, *sizes):

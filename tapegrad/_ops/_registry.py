@@ -16,7 +16,8 @@ KEEP = "keep"          # no promotion: the function sees inputs as they are (vie
 class Op:
     """One table entry.
 
-    name        PyTorch's op name; the backward node prints as f"{node}Backward0".
+    name        PyTorch's op name; the backward node prints as f"{node}Backward0" unless an overload
+                below matches the call.
     fn          pure function of positional arrays (or Python scalars) and keyword statics.
     dtype_rule  one of SAME, FLOAT, COMPARE, KEEP.
     diff        positions of inputs that can carry gradients (None: every input).
@@ -29,10 +30,11 @@ class Op:
     """
 
     __slots__ = ("name", "fn", "dtype_rule", "diff", "view", "saves_output", "nout", "node_name",
-                 "node_class", "wraps_scalars", "__weakref__")
+                 "node_class", "wraps_scalars", "overloads", "_node_classes",
+                 "__weakref__")
 
     def __init__(self, name, fn, dtype_rule=SAME, diff=None, view=False, saves_output=False, nout=1,
-                 node=None, node_name=None, wraps_scalars=False):
+                 node=None, node_name=None, wraps_scalars=False, overloads=()):
         self.name = name
         self.fn = fn
         self.dtype_rule = dtype_rule
@@ -44,13 +46,59 @@ class Op:
         self.node_name = node_name or _camel(node or name) + "Backward0"
         from ..autograd._node import node_class
         self.node_class = node_class(self.node_name)
+        self.overloads = tuple((o, node_class(o.node_name, o.optional)) for o in overloads)
+        self._node_classes = {}
+
+    def node_class_for(self, static, kinds):
+        """The Node class PyTorch's overload for this call signature prints (cached per signature)."""
+        if not self.overloads:
+            return self.node_class
+        key = (static, kinds)
+        cls = self._node_classes.get(key)
+        if cls is None:
+            cls = next((c for o, c in self.overloads if o.matches(static, kinds)), self.node_class)
+            self._node_classes[key] = cls
+        return cls
 
     def __repr__(self):
         return f"Op({self.name})"
 
 
 def _camel(name):
-    return "".join(part[:1].upper() + part[1:] for part in name.split("_"))
+    # PyTorch's spelling: each part title-cased, so a letter after a digit is upper case (Log1PBackward0).
+    return "".join(part.title() for part in name.split("_"))
+
+
+class overload:
+    """PyTorch's node name for the calls of an op that match a pattern.
+
+    args      one code per positional argument: "t" a tensor, "s" a Python scalar, "-" None, "." any,
+              or a digit: a tensor of that many dims. Arguments past the pattern are not looked at.
+    optional  argument positions PyTorch declares as optional tensors (`Tensor? min`): they appear in
+              next_functions as (None, 0) even when absent.
+    statics   name=value: the static has that value; name=a type: the static is an instance of it.
+    """
+
+    __slots__ = ("node_name", "args", "optional", "statics")
+
+    def __init__(self, node_name, args="", optional=(), **statics):
+        self.node_name, self.args, self.optional, self.statics = node_name, args, optional, statics
+
+    def matches(self, static, kinds):
+        if len(self.args) > len(kinds) or not all(map(_kind_matches, self.args, kinds)):
+            return False
+        given = dict(static)
+        return all(isinstance(given.get(k), v) if isinstance(v, type) else given.get(k) == v
+                   for k, v in self.statics.items())
+
+
+def _kind_matches(code, kind):
+    # kind: (shape, dtype) for a tensor, else the Python type of the argument.
+    if code == ".":
+        return True
+    if type(kind) is tuple:
+        return code == "t" or (code.isdigit() and len(kind[0]) == int(code))
+    return code == ("-" if kind is type(None) else "s")
 
 
 OPS = {}

@@ -3,7 +3,10 @@ import jax
 import jax.numpy as jnp
 import jax.scipy.special as jss
 
-from ._registry import defop, FLOAT, COMPARE, KEEP
+from ._registry import defop, overload, FLOAT, COMPARE, KEEP
+
+# PyTorch's node for an op whose backward it does not implement (the op still differentiates here).
+NOT_IMPLEMENTED = "torch::autograd::NotImplemented"
 
 
 def _is_float(a):
@@ -115,25 +118,30 @@ add = defop("add", lambda a, b: a + b, wraps_scalars=True)
 add_scaled = defop("add_scaled", lambda a, b, alpha: a + alpha * b, diff=(0, 1), node="add", wraps_scalars=True)
 sub = defop("sub", lambda a, b: a - b, wraps_scalars=True)
 sub_scaled = defop("sub_scaled", lambda a, b, alpha: a - alpha * b, diff=(0, 1), node="sub", wraps_scalars=True)
-rsub = defop("rsub", lambda a, b: b - a)
+rsub = defop("rsub", lambda a, b: b - a, node_name="RsubBackward1", overloads=[overload("RsubBackward0", "tt")])
 mul = defop("mul", lambda a, b: a * b, wraps_scalars=True)
 div = defop("div", lambda a, b: a / b, dtype_rule=FLOAT, wraps_scalars=True)
-div_trunc = defop("div_trunc", lambda a, b: _trunc_div(a, b), node="div")
-div_floor = defop("div_floor", lambda a, b: _floor_div(a, b), node="div")
-floor_divide = defop("floor_divide", lambda a, b: _floor_div(a, b))
-remainder = defop("remainder", _remainder)
-fmod = defop("fmod", lambda a, b: jnp.fmod(a, b))
-pow = defop("pow", lambda a, b: _pow(a, b))
+div_trunc = defop("div_trunc", lambda a, b: _trunc_div(a, b), node_name="DivBackward2", wraps_scalars=True)
+div_floor = defop("div_floor", lambda a, b: _floor_div(a, b), node_name="DivBackward2", wraps_scalars=True)
+floor_divide = defop("floor_divide", lambda a, b: _floor_div(a, b), node_name=NOT_IMPLEMENTED)
+remainder = defop("remainder", _remainder,
+                  overloads=[overload("RemainderBackward1", "tt"), overload(NOT_IMPLEMENTED, "st")])
+fmod = defop("fmod", lambda a, b: jnp.fmod(a, b), overloads=[overload("FmodBackward1", "tt")])
+pow = defop("pow", lambda a, b: _pow(a, b),
+            overloads=[overload("PowBackward1", "tt"), overload("PowBackward2", "st")])
 maximum = defop("maximum", lambda a, b: _max_split(a, b, jnp.greater))
 minimum = defop("minimum", lambda a, b: _max_split(a, b, jnp.less))
 fmax = defop("fmax", lambda a, b: _fmax(a, b, jnp.greater))
 fmin = defop("fmin", lambda a, b: _fmax(a, b, jnp.less))
 atan2 = defop("atan2", lambda a, b: jnp.arctan2(a, b), dtype_rule=FLOAT)
 hypot = defop("hypot", lambda a, b: jnp.hypot(a, b))
-lerp = defop("lerp", _lerp)
-clamp = defop("clamp", lambda a, lo, hi: _clamp(a, lo, hi))
-clamp_min = defop("clamp_min", lambda a, lo: _clamp(a, lo, None))
-clamp_max = defop("clamp_max", lambda a, hi: _clamp(a, None, hi))
+lerp = defop("lerp", _lerp, overloads=[overload("LerpBackward1", "..t")])
+# clamp(Tensor? min, Tensor? max) lists both bounds in next_functions, given or not; Scalar bounds neither.
+clamp = defop("clamp", lambda a, lo, hi: _clamp(a, lo, hi), node_name="ClampBackward1",
+              overloads=[overload("ClampBackward0", ".t", optional=(1, 2)),
+                         overload("ClampBackward0", "..t", optional=(1, 2))])
+clamp_min = defop("clamp_min", lambda a, lo: _clamp(a, lo, None), overloads=[overload("ClampMinBackward1", "tt")])
+clamp_max = defop("clamp_max", lambda a, hi: _clamp(a, None, hi), overloads=[overload("ClampMaxBackward1", "tt")])
 addcmul = defop("addcmul", lambda a, b, c, value: a + value * b * c, diff=(0, 1, 2))
 addcdiv = defop("addcdiv", lambda a, b, c, value: a + value * b / c, diff=(0, 1, 2))
 where = defop("where", lambda c, a, b: jnp.where(c, a, b), diff=(1, 2), dtype_rule=KEEP)
@@ -168,7 +176,8 @@ sign = defop("sign", _sign, dtype_rule=KEEP)
 sgn = defop("sgn", _sgn, dtype_rule=KEEP)
 floor = defop("floor", lambda a: jnp.floor(a) if _is_float(a) else a, dtype_rule=KEEP)
 ceil = defop("ceil", lambda a: jnp.ceil(a) if _is_float(a) else a, dtype_rule=KEEP)
-round = defop("round", lambda a, decimals=0: jnp.round(a, decimals) if _is_float(a) else a, dtype_rule=KEEP)
+round = defop("round", lambda a, decimals=None: jnp.round(a, decimals or 0) if _is_float(a) else a, dtype_rule=KEEP,
+              overloads=[overload("RoundBackward1", decimals=int)])
 trunc = defop("trunc", lambda a: jnp.trunc(a) if _is_float(a) else a, dtype_rule=KEEP)
 frac = defop("frac", lambda a: a - jnp.trunc(a), dtype_rule=KEEP)
 square = defop("square", lambda a: a * a, dtype_rule=KEEP, node="pow")
@@ -226,4 +235,4 @@ clone = defop("clone", lambda a: a + jnp.zeros((), a.dtype) if a.dtype != jnp.bo
 # The result does not depend on `a`'s values: its gradient to `a` is zero (the old history is cut).
 fill = defop("fill", lambda a, v: jnp.full(a.shape, v, a.dtype), dtype_rule=KEEP)
 copy = defop("copy", lambda a, src: jnp.broadcast_to(jnp.asarray(src).astype(a.dtype), a.shape), dtype_rule=KEEP,
-             node_name="CopyBackwards")
+             node_name="torch::autograd::CopyBackwards", wraps_scalars=True)

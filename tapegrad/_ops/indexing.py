@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._registry import defop, KEEP
+from ._registry import defop, overload, KEEP
 
 
 def build_index(spec, arrays):
@@ -260,7 +260,7 @@ slice_ = defop("slice", _dynamic_getitem, dtype_rule=KEEP, diff=(0,), view=True)
 index_unsqueeze = defop("index_unsqueeze", _getitem, dtype_rule=KEEP, diff=(0,), view=True, node="unsqueeze")
 index_alias = defop("index_alias", _getitem, dtype_rule=KEEP, diff=(0,), view=True, node="alias")
 index = defop("index", _getitem, dtype_rule=KEEP, diff=(0,))
-index_put = defop("index_put", _setitem, dtype_rule=KEEP, diff=(0, 1), node_name="CopySlices")
+index_put = defop("index_put", _setitem, dtype_rule=KEEP, diff=(0, 1), node_name="torch::autograd::CopySlices")
 
 
 def _copy_slices(base, new, *positions, steps):
@@ -275,7 +275,7 @@ def _replay(base, *positions, steps):
 
 # Writing through a view of a tensor in the graph: one node on the base (PyTorch's CopySlices),
 # and the view's history rebased as a fresh view of the new base.
-copy_slices = defop("copy_slices", _copy_slices, dtype_rule=KEEP, node_name="CopySlices")
+copy_slices = defop("copy_slices", _copy_slices, dtype_rule=KEEP, node_name="torch::autograd::CopySlices")
 view_replay = defop("view_replay", _replay, dtype_rule=KEEP, node="as_strided")
 
 # ---- gather / scatter family -------------------------------------------------------------------
@@ -291,9 +291,9 @@ index_add = defop("index_add", lambda a, idx, src, alpha, dim: a.at[_dim_index(d
 index_copy = defop("index_copy", lambda a, idx, src, dim: a.at[_dim_index(dim, idx)].set(src), dtype_rule=KEEP,
                    diff=(0, 2))
 index_fill = defop("index_fill", lambda a, idx, v, dim: a.at[_dim_index(dim, idx)].set(jnp.asarray(v, a.dtype)),
-                   dtype_rule=KEEP, diff=(0, 2))
+                   dtype_rule=KEEP, diff=(0, 2), overloads=[overload("IndexFillBackward1", "..t")])
 masked_fill = defop("masked_fill", lambda a, mask, v: jnp.where(mask, jnp.asarray(v, a.dtype), a),
-                    dtype_rule=KEEP, diff=(0, 2))
+                    dtype_rule=KEEP, diff=(0, 2), overloads=[overload("MaskedFillBackward1", "..t")])
 masked_scatter = defop("masked_scatter", _masked_scatter, dtype_rule=KEEP, diff=(0, 2))
 take = defop("take", lambda a, idx: a.reshape(-1)[idx], dtype_rule=KEEP, diff=(0,))
 take_along_dim = defop("take_along_dim", _take_along_dim, dtype_rule=KEEP, diff=(0,), node="gather")

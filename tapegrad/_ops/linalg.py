@@ -1,7 +1,7 @@
 """Matrix products and tapegrad.linalg. Gradients are jax.vjp's, which follow PyTorch's formulas."""
 import jax.numpy as jnp
 
-from ._registry import defop, SAME, KEEP
+from ._registry import defop, overload, SAME, KEEP
 from .reduction import _safe_sqrt
 
 
@@ -63,7 +63,9 @@ def _cholesky(a, upper):
 
 
 # ---- products -------------------------------------------------------------------------
-matmul = defop("matmul", lambda a, b: jnp.matmul(a, b), dtype_rule=KEEP, node="mm")
+# PyTorch's matmul dispatches by rank: vector.vector is dot, matrix.vector is mv, matrix.matrix is mm.
+matmul = defop("matmul", lambda a, b: jnp.matmul(a, b), dtype_rule=KEEP, node="mm",
+               overloads=[overload("DotBackward0", "11"), overload("MvBackward0", "21")])
 mm = defop("mm", lambda a, b: jnp.matmul(a, b), dtype_rule=KEEP)
 bmm = defop("bmm", lambda a, b: jnp.matmul(a, b), dtype_rule=KEEP)
 mv = defop("mv", lambda a, b: jnp.matmul(a, b), dtype_rule=KEEP)

@@ -4,7 +4,7 @@ import math
 import jax
 import jax.numpy as jnp
 
-from ._registry import defop, FLOAT, KEEP
+from ._registry import defop, overload, FLOAT, KEEP
 
 
 def _safe_sqrt(x):
@@ -27,11 +27,11 @@ def _bool_reduce(fn, a, dim, keepdim):
 
 
 sum = defop("sum", lambda a, dim, keepdim, dtype: jnp.sum(a, axis=dim, keepdims=keepdim, dtype=dtype),
-            dtype_rule=KEEP)
+            dtype_rule=KEEP, overloads=[overload("SumBackward1", dim=tuple)])
 mean = defop("mean", lambda a, dim, keepdim, dtype: jnp.mean(a, axis=dim, keepdims=keepdim, dtype=dtype),
-             dtype_rule=KEEP)
+             dtype_rule=KEEP, overloads=[overload("MeanBackward1", dim=tuple)])
 prod = defop("prod", lambda a, dim, keepdim, dtype: jnp.prod(a, axis=dim, keepdims=keepdim, dtype=dtype),
-             dtype_rule=KEEP)
+             dtype_rule=KEEP, overloads=[overload("ProdBackward1", dim=tuple)])
 var = defop("var", _var, dtype_rule=KEEP)
 std = defop("std", lambda a, dim, correction, keepdim: _safe_sqrt(_var(a, dim, correction, keepdim)),
             dtype_rule=KEEP, saves_output=True)

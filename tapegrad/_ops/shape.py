@@ -1,7 +1,7 @@
 """Shape ops. Those PyTorch returns as views share storage (view=True)."""
 import jax.numpy as jnp
 
-from ._registry import defop, SAME, KEEP
+from ._registry import defop, overload, SAME, KEEP
 from .indexing import _getitem
 
 
@@ -10,6 +10,14 @@ def _diag_embed(a, offset, dim1, dim2):
     i = jnp.arange(a.shape[-1])
     out = jnp.zeros(a.shape[:-1] + (n, n), a.dtype).at[..., i + max(-offset, 0), i + max(offset, 0)].set(a)
     return jnp.moveaxis(out, (-2, -1), (dim1, dim2))
+
+
+def _squeeze(a, dim):
+    # dim: None (every size-1 dim), an int or a tuple, as PyTorch's squeeze overloads take it.
+    if a.ndim == 0:
+        return a
+    dims = range(a.ndim) if dim is None else (dim,) if isinstance(dim, int) else dim
+    return jnp.squeeze(a, tuple(d for d in dims if a.shape[d] == 1))
 
 
 def _repeat_interleave(a, repeats, dim, total):
@@ -25,7 +33,8 @@ transpose = defop("transpose", lambda a, dim0, dim1: jnp.swapaxes(a, dim0, dim1)
 t = defop("t", lambda a: a.T, dtype_rule=KEEP, view=True)
 permute = defop("permute", lambda a, dims: jnp.transpose(a, dims), dtype_rule=KEEP, view=True)
 unsqueeze = defop("unsqueeze", lambda a, dim: jnp.expand_dims(a, dim), dtype_rule=KEEP, view=True)
-squeeze = defop("squeeze", lambda a, dims: jnp.squeeze(a, dims), dtype_rule=KEEP, view=True)
+squeeze = defop("squeeze", _squeeze, dtype_rule=KEEP, view=True,
+                overloads=[overload("SqueezeBackward1", dim=int), overload("SqueezeBackward2", dim=tuple)])
 alias = defop("alias", lambda a: a, dtype_rule=KEEP, view=True)
 diagonal = defop("diagonal", lambda a, offset, dim1, dim2: jnp.diagonal(a, offset, dim1, dim2), dtype_rule=KEEP,
                  view=True)

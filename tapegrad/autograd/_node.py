@@ -35,14 +35,19 @@ class Node:
         self.closed = False
         self.tensor_args = tensor_args   # which arguments PyTorch counts as graph inputs
 
+    node_name = "Node"
+    optional_inputs = ()   # positions PyTorch lists even when the argument is None (`Tensor? min`)
+
     def name(self):
-        return self.op.node_name
+        return self.node_name
 
     @property
     def next_functions(self):
         # One entry per tensor argument, as PyTorch (Python scalars are not graph inputs).
+        optional = self.optional_inputs
         return tuple((e[0], e[1]) if e is not None else (None, 0)
-                     for e, is_tensor in zip(self.edges, self.tensor_args or ()) if is_tensor)
+                     for i, (e, is_tensor) in enumerate(zip(self.edges, self.tensor_args or ()))
+                     if is_tensor or i in optional)
 
     @property
     def metadata(self):
@@ -52,7 +57,7 @@ class Node:
         raise NotImplementedError("Node.register_hook is not supported yet; use Tensor.register_hook")
 
     def __repr__(self):
-        return f"<{self.name()} object at {hex(id(self))}>"
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
 
 
 class AccumulateGrad:
@@ -75,6 +80,11 @@ class AccumulateGrad:
         return f"<AccumulateGrad object at {hex(id(self))}>"
 
 
-def node_class(name):
-    """A Node subclass named after PyTorch's node (type(y.grad_fn).__name__ == 'MulBackward0')."""
-    return type(name, (Node,), {"__slots__": ()})
+def node_class(name, optional_inputs=()):
+    """A Node subclass named after PyTorch's node (type(y.grad_fn).__name__ == 'MulBackward0').
+
+    C++-only nodes print their namespace in name() but not in their class name
+    ('torch::autograd::CopySlices' / CopySlices), as PyTorch.
+    """
+    return type(name.rsplit("::", 1)[-1], (Node,),
+                {"__slots__": (), "node_name": name, "optional_inputs": tuple(optional_inputs)})
