@@ -323,8 +323,12 @@ def _committed(g):
     return g if getattr(g, "committed", True) else jax.device_put(g, g.sharding)
 
 
-def _hook_runner(nodes):
+def _hook_runner(nodes, as_tensor=None, from_tensor=None):
+    """Tensor hooks of each node's outputs, applied to its cotangents as they arrive. The eager walk
+    passes arrays (wrapped for the hook, unwrapped after); a recording walk passes tensors as they are."""
     from .._tensor import Tensor
+    if as_tensor is None:
+        as_tensor, from_tensor = Tensor._wrap, lambda t: t._value
 
     def run(i, node_cts):
         hooks = nodes[i].hooks
@@ -334,8 +338,8 @@ def _hook_runner(nodes):
         for k, fns in hooks.items():
             if k in node_cts:
                 for fn in fns.values():
-                    out = fn(Tensor._wrap(node_cts[k]))
+                    out = fn(as_tensor(node_cts[k]))
                     if out is not None:
-                        node_cts[k] = out._value
+                        node_cts[k] = from_tensor(out)
         return node_cts
     return run

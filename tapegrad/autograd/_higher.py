@@ -28,7 +28,7 @@ from .._grad_mode import enable_grad
 from .._ops._registry import KEEP, Op
 from . import _saved
 from ._backward_names import output_dependencies, output_names
-from ._engine import _TRACED, _Arith, _node_backward, _traced_call, _walk, _with_retained
+from ._engine import _TRACED, _Arith, _hook_runner, _node_backward, _traced_call, _walk, _with_retained
 from ._graph import Graph
 
 _programs = {}   # structure key -> _Program
@@ -234,7 +234,12 @@ def _node_by_node(graph, gkey, seeds, roots):
         guarded = {index: (ref, version) for ref, version, index in n.checks if index >= 0}
         saved += [(a, n.edges[i], guarded.get(i)) for i, a in enumerate(n.args) if a is not None]
     seeds = [Tensor._wrap(jnp.ones(tuple(t.shape), t.dtype.np)) if s is None else s for t, s in zip(roots, seeds)]
-    return _walk(gkey, saved, seeds, {}, _record_node, _ON_TENSORS, _hook_runner(graph.nodes))
+    return _walk(gkey, saved, seeds, {}, _record_node, _ON_TENSORS,
+                 _hook_runner(graph.nodes, _same, _same))
+
+
+def _same(t):
+    return t
 
 
 def _zeros_tensor(shape, dtype):
@@ -264,22 +269,6 @@ def _record_node(sid, out_avals, kept, cts):
         return lambda *xs: tuple(node_backward(list(xs[:nkept]), list(xs[nkept:])))
     prog = _program(("node", sid, out_avals, kinds, edged), make, nout, inputs, edged)
     return _record(prog, inputs, edges, checks, kinds)
-
-
-def _hook_runner(nodes):
-    def run(i, node_cts):
-        hooks = nodes[i].hooks
-        if not hooks:
-            return node_cts
-        node_cts = dict(node_cts)
-        for k, fns in hooks.items():
-            if k in node_cts:
-                for fn in fns.values():
-                    out = fn(node_cts[k])
-                    if out is not None:
-                        node_cts[k] = out
-        return node_cts
-    return run
 
 
 # ---- writing .grad ---------------------------------------------------------------------------
