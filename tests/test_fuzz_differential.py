@@ -11,6 +11,7 @@ detach, no_grad regions, retain_grad, backward (repeated, with and without retai
 import os
 
 import pytest
+from conftest import require
 from hypothesis import HealthCheck, event, given, seed, settings
 
 import tapegrad
@@ -38,7 +39,7 @@ OPEN_BUGS = pytest.mark.xfail(strict=True, reason="open bugs found by the fuzzer
 @settings(settings.get_profile("tapegrad-fuzz"))
 @given(programs())
 def test_tapegrad_runs_programs_as_torch_does(program):
-    torch = pytest.importorskip("torch")
+    torch = require("torch")
     theirs = run(program, torch)
     ours = run(program, tapegrad)
     event("raised" if theirs.error else "ran to the end")

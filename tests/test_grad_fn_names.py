@@ -29,13 +29,14 @@ import zlib
 
 import numpy as np
 import pytest
+from conftest import require
 
 import tapegrad
 from tapegrad._ops._registry import OPS
 
 from test_op_table import SPECS, _draw, _flatten
 
-torch = pytest.importorskip("torch")
+torch = require("torch")
 
 T, S, L = "T", "S", "L"          # a tensor, the Python scalar 2, the list [1, 2]
 # Positional argument kinds, then keyword arguments (a T or S value is drawn like a positional one).

@@ -1,11 +1,12 @@
 """scatter_reduce: values and gradients of every reduction against PyTorch, zeros and ties included."""
 import numpy as np
 import pytest
+from conftest import require
 
 import tapegrad
 from conftest import assert_close
 
-torch = pytest.importorskip("torch")
+torch = require("torch")
 
 REDUCES = ["sum", "prod", "mean", "amax", "amin"]
 
