@@ -21,6 +21,9 @@ differs. What remains there is of these kinds:
   records one fused op-table entry;
 * in-place overloads PyTorch names apart (acosh_ -> AcoshBackward1, eq_ -> EqBackward0, fill_ ->
   FillBackward2, squeeze_ -> SqueezeBackward3...): in-place methods run the out-of-place entry;
+* recurrent layers whose weights are plain tensors (the op specs swap them in as torch.func's
+  functional_call does): PyTorch then unrolls them step by step (StackBackward0 over AddmmBackward0...),
+  where tapegrad records its one fused kernel;
 * random ops (bernoulli, normal, random_), nn entries named by a static mode (interpolate, pad,
   nll_loss2d), std_mean/var_mean (one node with two outputs in PyTorch).
 """
@@ -68,9 +71,9 @@ KNOWN_DIFFERENCES = {
     "spec:copy_slices", "spec:cosine_embedding_loss", "spec:cross_entropy", "spec:cross_entropy_probs",
     "spec:diag", "spec:dropout", "spec:einsum", "spec:embedding_bag", "spec:fill", "spec:flip", "spec:imag",
     "spec:index", "spec:index_alias", "spec:index_put", "spec:interpolate", "spec:kl_div", "spec:kron",
-    "spec:l1_loss", "spec:linear", "spec:matmul", "spec:matrix_norm", "spec:max_pool", "spec:normalize",
+    "spec:l1_loss", "spec:linear", "spec:lstm", "spec:matmul", "spec:matrix_norm", "spec:max_pool", "spec:normalize",
     "spec:outer", "spec:pad", "spec:random", "spec:real", "spec:repeat_interleave", "spec:reshape_copy",
-    "spec:rms_norm", "spec:roll", "spec:scatter", "spec:slice", "spec:slogdet", "spec:solve", "spec:split",
+    "spec:rms_norm", "spec:rnn", "spec:roll", "spec:scatter", "spec:slice", "spec:slogdet", "spec:solve", "spec:split",
     "spec:std", "spec:t", "spec:take_along_dim", "spec:tensordot", "spec:transpose", "spec:unique", "spec:var",
     "spec:view_replay",
 }
@@ -82,10 +85,22 @@ def _leaves(lib, shapes, seed):
 
 
 def _graph(fn):
-    """A grad_fn's class name, name() and the same for everything below it."""
-    if fn is None:
-        return None
-    return (type(fn).__name__, fn.name(), tuple((_graph(f), i) for f, i in fn.next_functions))
+    """A grad_fn's class name, name() and the same for everything below it, as a DAG: a node reached a
+    second time is written as a back-reference (its visit number), so shared subgraphs (an RNN's weights,
+    reused hidden states) cost once and not once per path."""
+    seen = {}
+    keep = []  # holds every node while the walk runs so that id() stays unique
+
+    def visit(f):
+        if f is None:
+            return None
+        if id(f) in seen:
+            return ("seen", seen[id(f)])
+        seen[id(f)] = len(seen)
+        keep.append(f)
+        return (type(f).__name__, f.name(), tuple((visit(g), i) for g, i in f.next_functions))
+
+    return visit(fn)
 
 
 def _observe(out):
