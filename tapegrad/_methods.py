@@ -35,7 +35,7 @@ def _forward(fn):
 def _inplace_method(fn, name):
     """x.op_(...) / x op= y: the out-of-place function, then written into x."""
     def method(self, *args, **kwargs):
-        check_inplace(self)
+        check_inplace(self, args)
         commit(self, fn(self, *args, **kwargs))
         return self
     method.__name__ = name
@@ -178,7 +178,7 @@ Tensor.contiguous = contiguous
 # A stable fake address per storage: views of one base differ by their offset, as in PyTorch.
 Tensor.data_ptr = lambda self: id(self._storage) * 64 + _views.layout(self)[1] * self.dtype.itemsize
 Tensor._base = property(lambda self: self._view.base if self._view is not None else None)
-Tensor._is_view = lambda self: self._view is not None
+Tensor._is_view = lambda self: self._view is not None and self._view.base is not None
 Tensor.T = property(lambda self: F.permute(self, tuple(range(self.ndim))[::-1]) if self.ndim != 2 else F.t(self))
 Tensor.mT = property(lambda self: F.transpose(self, -2, -1))
 Tensor.H = property(lambda self: F.conj(Tensor.T.fget(self)))

@@ -520,8 +520,6 @@ def test_inplace_on_view_of_non_leaf():
     assert_close(x.grad, tx.grad)
 
 
-@pytest.mark.xfail(reason="_inplace.commit: an in-place op on a view whose backward reads the view records a "
-                          "version check that its own write-back invalidates", strict=True)
 def test_inplace_on_view_reading_the_view():
     def build(lib):
         x, = _leaves(lib, [1.0, 2.0, 3.0])

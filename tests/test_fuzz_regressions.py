@@ -79,3 +79,80 @@ def test_setitem_on_a_leaf_names_the_view_or_the_leaf_as_torch_does(torch, index
     assert theirs is not None and ours is not None and ours[0] is theirs[0]
     phrase = theirs[1].split(".")[0]
     assert phrase in ours[1]
+
+
+def _same_error(build, torch):
+    ours, theirs = _raises(build, __import__("tapegrad")), _raises(build, torch)
+    assert theirs is not None, "torch did not raise"
+    assert ours is not None, f"tapegrad did not raise; torch raised {theirs[1]!r}"
+    assert ours[0] is theirs[0]
+    assert theirs[1].split(".")[0] in ours[1], f"{ours[1]!r} lacks torch's {theirs[1].split('.')[0]!r}"
+
+
+def test_view_made_under_no_grad_requires_grad_without_history(torch):
+    def build(lib):
+        x = lib.tensor(1.5, requires_grad=True)
+        with lib.no_grad():
+            v = x.unsqueeze(0)
+        w = v * 2                   # recorded, but no gradient reaches x through v
+        w.sum().backward()
+        return v.requires_grad, v.is_leaf, v.grad_fn is None, w.requires_grad, w.is_leaf, x.grad
+    assert both(build)[0] == both(build)[1]
+
+
+@pytest.mark.parametrize("code", [
+    "v.mul_(2)",                                       # the view itself, with grad mode on
+    "v[0].mul_(2)",                                    # a view of it made with grad mode on
+    "y.mul_(2); v.is_leaf",                            # its base, then its history is read
+    "y.mul_(2); v * 2",                                # its base, then it is used with grad mode on
+    "with torch.no_grad(): v.mul_(2)\nv.grad_fn",      # changed under no_grad, then read
+])
+def test_view_made_under_no_grad_then_changed_in_place_raises(torch, code):
+    def build(lib):
+        x = lib.tensor([1.5, 2.0], requires_grad=True)
+        y = x * 1
+        with lib.no_grad():
+            v = y[None]
+        exec(code, {"torch": lib, "v": v, "y": y})
+    _same_error(build, torch)
+
+
+def test_view_made_under_no_grad_of_a_tensor_without_grad_changes_in_place_freely(torch):
+    def build(lib):
+        x = lib.tensor([1.5, 2.0])
+        with lib.no_grad():
+            v = x[0:1]
+        v.mul_(2)
+        return v.requires_grad, v.is_leaf, x
+    (flags, leaf, x), (t_flags, t_leaf, t_x) = both(build)
+    assert (flags, leaf) == (t_flags, t_leaf)
+    assert_close(x, t_x)
+
+
+def test_detach_of_a_view_is_no_view_and_records_in_place_ops_on_itself(torch):
+    def build(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        d = x[:].detach()
+        a = lib.ones(2, requires_grad=True)
+        d.add_(a * 3)
+        d.sum().backward()
+        return d._is_view(), d.requires_grad, d.is_leaf, x.is_leaf, x.grad, a.grad, x.detach()
+    (*flags, grad, a_grad, x), (*t_flags, t_grad, t_a_grad, t_x) = both(build)
+    assert flags == t_flags and grad is None and t_grad is None
+    assert_close(a_grad, t_a_grad)
+    assert_close(x, t_x)
+
+
+def test_view_of_a_detached_view_has_the_detached_tensor_as_base(torch):
+    def build(lib):
+        x = lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        d = x[1].detach()
+        w = d[0:1]
+        a = lib.ones(1, requires_grad=True)
+        w.mul_(a * 3)
+        d.sum().backward()
+        return w._base is d, d.is_leaf, x.is_leaf, w.stride(), w.storage_offset(), a.grad, x.detach()
+    (*flags, a_grad, x), (*t_flags, t_a_grad, t_x) = both(build)
+    assert flags == t_flags
+    assert_close(a_grad, t_a_grad)
+    assert_close(x, t_x)
