@@ -176,7 +176,8 @@ def _record(op, static, sig, values, args, kinds):
                     raise RuntimeError(
                         "Inference tensors cannot be saved for backward. To work around you can make a clone "
                         "to get a normal tensor and use it in autograd.")
-                checks.append((weakref.ref(t._storage), t._storage.version, i))
+                if op.saves_inputs is None or i in op.saves_inputs:
+                    checks.append((weakref.ref(t._storage), t._storage.version, i))
             saved.append(values[i])
             saves = True
         else:

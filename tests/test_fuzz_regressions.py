@@ -156,3 +156,45 @@ def test_view_of_a_detached_view_has_the_detached_tensor_as_base(torch):
     assert flags == t_flags
     assert_close(a_grad, t_a_grad)
     assert_close(x, t_x)
+
+
+def test_autograd_grad_fills_the_grad_of_retained_tensors(torch):
+    def build(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x * x
+        s = y.sum()
+        s.retain_grad()
+        y.retain_grad()
+        lib.autograd.grad(s, [x], retain_graph=True)
+        lib.autograd.grad(s, [x], retain_graph=True)
+        (wrt_y,) = lib.autograd.grad(s, [y], retain_graph=True)   # y's own gradient comes back fresh
+        s.backward(inputs=[x])
+        return s.grad, y.grad, wrt_y, x.grad
+    for ours, theirs in zip(*both(build)):
+        assert_close(ours, theirs)
+
+
+@pytest.mark.parametrize("op", ["prod()", "amax()", "amin()", "max()", "min()", "logsumexp(0)", "norm()",
+                                "amax(dim=-1)", "prod(dim=0)", "logsumexp(dim=1)", "cumprod(0)", "std(0)"])
+@pytest.mark.parametrize("changed", ["the input", "the result"])
+def test_in_place_change_of_a_saved_input_or_result_of_a_reduction_raises(torch, op, changed):
+    # torch saves both (derivatives.yaml) even where the gradient does not read them (a 0-d input)
+    def build(lib):
+        a = lib.tensor([[1.5, -2.0], [0.5, 3.0]] if "dim" in op or "(0)" in op else 1.5, requires_grad=True)
+        x = a * 1
+        t = eval(f"x.{op}", {"x": x})
+        (x if changed == "the input" else t).mul_(2)
+        t.sum().backward()
+    _same_error(build, torch)
+
+
+@pytest.mark.parametrize("op", ["exp()", "tanh()", "sigmoid()", "sqrt()", "relu()", "softmax(0)", "reciprocal()"])
+def test_in_place_change_of_the_input_of_an_op_saving_only_its_result_is_allowed(torch, op):
+    def build(lib):
+        a = lib.tensor([1.5, 2.0], requires_grad=True)
+        x = a * 1
+        t = eval(f"x.{op}", {"x": x})
+        x.mul_(2)
+        t.sum().backward()
+        return a.grad
+    assert_close(*both(build))
