@@ -198,3 +198,48 @@ def test_in_place_change_of_the_input_of_an_op_saving_only_its_result_is_allowed
         t.sum().backward()
         return a.grad
     assert_close(*both(build))
+
+
+@pytest.mark.parametrize("code", [
+    "t2 = t1.reshape(1, 3, 1, 3); t2.sub_(t1)",     # the same memory read in another layout
+    "t1[1:].add_(t1[:2])",                           # shifted slices
+    "t1.add_(t1.t())",                               # transposed
+    "t1.add_(t1[0])",                                # a part of the target
+    "t1[1:].copy_(t1[:2])",
+    "t1.expand(2, 3, 3).add_(1.0)",                  # several elements at one address
+    "t1[:1].expand(3, 3).mul_(t1)",
+])
+def test_in_place_op_on_overlapping_memory_raises(torch, code):
+    def build(lib):
+        exec(code, {"t1": lib.arange(9.0).reshape(3, 3)})
+    _same_error(build, torch)
+
+
+@pytest.mark.parametrize("code", [
+    "t1.add_(t1.detach())",                          # the same memory in the same layout
+    "t1[:, 0].add_(t1[:, 1])",                       # strided: torch does not compare these
+    "t1[:1].expand(3, 3)[1].mul_(2.0)",              # one element of each address
+    "t1[:1].expand(3, 3).fill_(2.0)",
+])
+def test_in_place_op_on_memory_torch_does_not_call_overlapping_runs(torch, code):
+    def build(lib):
+        t1 = lib.arange(9.0).reshape(3, 3)
+        exec(code, {"t1": t1})
+        return t1
+    assert_close(*both(build))
+
+
+@pytest.mark.parametrize("shapes", [((3,), (3,)), ((3,), (2,)), ((3,), (3, 2)), ((3,), (2, 3)), ((2, 3), (3,)),
+                                    ((3, 2), (3,)), ((2, 3, 3), (3,)), ((2, 3, 3), (2,)), ((2, 3), (3, 2)),
+                                    ((2, 3, 3), (3, 2)), ((3,), (2, 3, 3)), ((2,), (2, 3, 3)),
+                                    ((2, 3, 3), (2, 3, 3)), ((2, 3, 3), (2, 2, 3)), ((4, 2, 3), (2, 3, 3))])
+@pytest.mark.parametrize("dtypes", [("float32", "float64"), ("float64", "float32"), ("float32", "float32")])
+def test_matmul_errors_name_the_kernel_torch_dispatches_to(torch, shapes, dtypes):
+    def build(lib):
+        a = lib.ones(*shapes[0], dtype=getattr(lib, dtypes[0]))
+        b = lib.ones(*shapes[1], dtype=getattr(lib, dtypes[1]))
+        return a @ b
+    ours, theirs = _raises(build, __import__("tapegrad")), _raises(build, torch)
+    assert (ours is None) == (theirs is None), (ours, theirs)
+    if theirs is not None:
+        assert ours[0] is theirs[0] and ours[1] == theirs[1]
