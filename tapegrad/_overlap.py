@@ -20,11 +20,18 @@ def check_overlap(target, operands=()):
         return   # the common case: a base tensor, operands elsewhere
     shape = tuple(target.shape)
     strides, offset = layout(target)
-    if any(n > 1 and s == 0 for n, s in zip(shape, strides)):
+    if has_internal_overlap(target):
         raise RuntimeError(INTERNAL_OVERLAP)
     for other in shared:
         if _partially_overlap(shape, strides, offset, other):
             raise RuntimeError(PARTIAL_OVERLAP)
+
+
+def has_internal_overlap(t):
+    """Whether several elements of t share one address (a dimension of stride 0: an expand()ed view)."""
+    if t._view is None:
+        return False
+    return any(n > 1 and s == 0 for n, s in zip(t.shape, layout(t)[0]))
 
 
 def _partially_overlap(shape, strides, offset, other):

@@ -243,3 +243,36 @@ def test_matmul_errors_name_the_kernel_torch_dispatches_to(torch, shapes, dtypes
     assert (ours is None) == (theirs is None), (ours, theirs)
     if theirs is not None:
         assert ours[0] is theirs[0] and ours[1] == theirs[1]
+
+
+@pytest.mark.parametrize("root", ["x", "x.unsqueeze(0)", "x.t()", "x.reshape(4)", "x.clone()", "x + 1", "x - 1",
+                                  "x * 2", "x[0]", "x.sum(0)"])
+@pytest.mark.parametrize("code", ["g.add_(1.0)", "g[0] = 3.0", "g[0:1].mul_(2.0)", "g.add_(x)",
+                                  "h = g.reshape(4); h.add_(x.reshape(4))", "g[0].mul_(2.0)"])
+def test_autograd_grad_of_a_sum_is_the_seed_expanded_as_in_torch(torch, root, code):
+    # torch returns the 0-d seed expand()ed (all strides 0, made under no_grad) where the gradient reaches
+    # the input unchanged: most in-place ops on it are refused, and the others write every element
+    def build(lib):
+        x = lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        g = lib.autograd.grad(eval(f"({root}).sum()", {"x": x}), [x])[0]
+        env = {"g": g, "x": x}
+        try:
+            exec(code, env)
+        except RuntimeError as e:
+            return str(e).split(".")[0]
+        return g.detach(), g.requires_grad, g.is_leaf
+    ours, theirs = both(build)
+    if isinstance(theirs, str):
+        assert ours == theirs
+    else:
+        assert_close(ours[0], theirs[0])
+        assert ours[1:] == theirs[1:]
+
+
+@pytest.mark.parametrize("op", ["max()", "min()", "amax()", "amin()", "amax(dim=1)", "amin(dim=0)"])
+def test_max_and_min_gradients_at_nan_are_torch_s(torch, op):
+    def build(lib):
+        x = lib.tensor([[1.0, float("nan")], [3.0, 3.0]], dtype=lib.float64, requires_grad=True)
+        eval(f"x.{op}", {"x": x}).sum().backward()
+        return x.grad
+    assert_close(*both(build))
