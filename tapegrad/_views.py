@@ -85,7 +85,9 @@ def make_view(out, source, op, static, value):
     out._view = ViewInfo(base, steps, source._storage.version, value, creation)
     if not _state.grad_enabled and base._requires_grad:
         out._requires_grad = True   # PyTorch's view requires grad when its base does, with no history
-    if source._requires_grad or creation is not None:
+    # every view that could carry a gradient: its base may gain history later, in place (PyTorch then
+    # gives the view one too)
+    if value.dtype.kind in "fc":
         views = _grad_views.get(source._storage)
         if views is None:
             views = _grad_views[source._storage] = weakref.WeakSet()

@@ -276,3 +276,29 @@ def test_max_and_min_gradients_at_nan_are_torch_s(torch, op):
         eval(f"x.{op}", {"x": x}).sum().backward()
         return x.grad
     assert_close(*both(build))
+
+
+def test_views_of_a_tensor_without_grad_follow_it_when_it_gains_history_in_place(torch):
+    def build(lib):
+        t0 = lib.tensor([0.25], requires_grad=True)
+        t4 = t0.detach()
+        t6 = t4.select(0, -1)         # made before t4 has any history
+        t4.view(1).mul_(t0)
+        base = lib.tensor(-0.75, dtype=lib.float64)
+        t1 = base.reshape(1)
+        t2 = lib.tensor(-1.25, dtype=lib.float64, requires_grad=True)
+        base.sub_(t2)
+        (t1 @ t1).backward()
+        t6.backward()
+        return t6.requires_grad, t6.is_leaf, t1.requires_grad, t1.is_leaf, t0.grad, t2.grad
+    (*flags, g0, g2), (*t_flags, t_g0, t_g2) = both(build)
+    assert flags == t_flags
+    assert_close(g0, t_g0)
+    assert_close(g2, t_g2)
+
+
+@pytest.mark.parametrize("fn", ["minimum", "maximum"])
+def test_binary_op_on_shapes_that_do_not_broadcast_raises_torch_s_error(torch, fn):
+    def build(lib):
+        getattr(lib, fn)(lib.ones(3), lib.ones(2))
+    _same_error(build, torch)

@@ -87,7 +87,23 @@ min_all = defop("min_all", _evenly_distributed(jnp.min), dtype_rule=KEEP, node_n
                 **SELF_AND_RESULT)
 argmax = defop("argmax", lambda a, dim, keepdim: jnp.argmax(a, axis=dim, keepdims=keepdim), dtype_rule=KEEP)
 argmin = defop("argmin", lambda a, dim, keepdim: jnp.argmin(a, axis=dim, keepdims=keepdim), dtype_rule=KEEP)
-logsumexp = defop("logsumexp", lambda a, dim, keepdim: jax.nn.logsumexp(a, axis=dim, keepdims=keepdim),
+@functools.lru_cache(maxsize=None)
+def _logsumexp(dim, keepdim):
+    """logsumexp with PyTorch's gradient formula, grad * exp(input - result) (JAX's softmax rounds differently)."""
+    @jax.custom_jvp
+    def f(a):
+        return jax.nn.logsumexp(a, axis=dim, keepdims=keepdim)
+
+    @f.defjvp
+    def _(primals, tangents):
+        (a,), (da,) = primals, tangents
+        kept = jax.nn.logsumexp(a, axis=dim, keepdims=True)
+        tangent = jnp.sum(da * jnp.exp(a - kept), axis=dim, keepdims=keepdim)
+        return jax.nn.logsumexp(a, axis=dim, keepdims=keepdim), tangent
+    return f
+
+
+logsumexp = defop("logsumexp", lambda a, dim, keepdim: _logsumexp(dim, keepdim)(a),
                   dtype_rule=FLOAT, **SELF_AND_RESULT)
 cumsum = defop("cumsum", lambda a, dim, dtype: jnp.cumsum(a, axis=dim, dtype=dtype), dtype_rule=KEEP)
 cumprod = defop("cumprod", lambda a, dim, dtype: jnp.cumprod(a, axis=dim, dtype=dtype), dtype_rule=KEEP,
