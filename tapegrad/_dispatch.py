@@ -176,8 +176,9 @@ def _record(op, static, sig, values, args, kinds):
                     raise RuntimeError(
                         "Inference tensors cannot be saved for backward. To work around you can make a clone "
                         "to get a normal tensor and use it in autograd.")
-                counter = t._storage.counter
-                checks.append((counter, counter.value, i))
+                if op.saves_inputs is None or i in op.saves_inputs:
+                    counter = t._storage.counter
+                    checks.append((counter, counter.value, i))
             saved.append(values[i])
             saves = True
         else:

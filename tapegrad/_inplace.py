@@ -9,7 +9,7 @@ from ._dispatch import apply
 from ._grad_mode import _state
 from ._ops import elementwise as E
 from ._ops import indexing as I
-from ._views import refresh_views
+from ._views import no_grad_view_message, refresh_views, relative_steps, write
 
 LEAF_ERROR = ("a leaf Variable that requires grad is being used in an in-place operation. "
               "Wrap the update in `with torch.no_grad():` (as an optimizer step does), "
@@ -18,12 +18,18 @@ VIEW_OF_LEAF_ERROR = ("a view of a leaf Variable that requires grad is being use
                       "Modify it under `with torch.no_grad():` or clone() the leaf first.")
 
 
-def check_inplace(t):
+def check_inplace(t, operands=()):
     if _state.grad_enabled:
-        if t._requires_grad and t._grad_fn is None and t._view is None:
+        info = t._view
+        if info is not None and info.creation is not None and (
+                t._requires_grad or any(getattr(o, "_requires_grad", False) for o in operands)):
+            raise RuntimeError(no_grad_view_message(t, indirect=False))
+        if info is not None and info.base is None:
+            info = None   # a detach()ed view: PyTorch's detach() is no view
+        if t._requires_grad and t._grad_fn is None and info is None:
             raise RuntimeError(LEAF_ERROR)
-        if t._view is not None:
-            base = t._view.base
+        if info is not None:
+            base = info.base
             if base._requires_grad and base._grad_fn is None:
                 raise RuntimeError(VIEW_OF_LEAF_ERROR if t._requires_grad or base is not t else LEAF_ERROR)
     if t._inference and not _state.inference:
@@ -48,7 +54,7 @@ _CAST_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bflo
 
 def inplace(t, op, *rest, **static):
     """t.op_(*rest): run op(t, *rest) and write the result into t."""
-    check_inplace(t)
+    check_inplace(t, rest)
     out = apply(op, t, *rest, **static)
     commit(t, out)
     return t
@@ -69,8 +75,11 @@ def commit(t, out):
     read = t._peek()              # the value the op read from t
     storage = t._storage          # a view's storage is its base's
     old_version = storage.version
-    if t._view is None:
-        storage.write(out._peek())
+    if t._view is None or t._view.base is None:
+        if t._view is None:
+            storage.write(out._peek())
+        else:
+            write(t, out._peek())   # a detach()ed view: through its recipe, its history alone
         if node is not None:
             t._attach(node, out._out_idx)
             _exempt_own_input(node, read, storage, old_version)
@@ -78,14 +87,15 @@ def commit(t, out):
             refresh_views(t)
         return
     base = t._view.base
-    steps = t._view.steps
+    steps, positions = relative_steps(t._view)
     if node is None and not base._requires_grad:
-        from ._views import write
         write(t, out._peek())
         return
-    positions = t._view.positions
     new_base = apply(I.copy_slices, base, out, *positions, steps=steps)
-    storage.write(new_base._peek())
+    if base._view is None:
+        storage.write(new_base._peek())
+    else:
+        write(base, new_base._peek())
     if node is not None:
         _exempt_own_input(node, read, storage, old_version)
         _retarget_output_check(node, storage)

@@ -8,6 +8,7 @@ from ._dispatch import apply
 from ._functional import _random
 from ._indexing import getitem, setitem, parse
 from ._inplace import inplace, commit, check_inplace
+from ._overlap import check_overlap
 from ._ops import elementwise as E, indexing as I
 from ._tensor import Tensor
 
@@ -35,7 +36,8 @@ def _forward(fn):
 def _inplace_method(fn, name):
     """x.op_(...) / x op= y: the out-of-place function, then written into x."""
     def method(self, *args, **kwargs):
-        check_inplace(self)
+        check_inplace(self, args)
+        check_overlap(self, args)
         commit(self, fn(self, *args, **kwargs))
         return self
     method.__name__ = name
@@ -123,6 +125,8 @@ def fill_(self, value):
 
 def copy_(self, src, non_blocking=False):
     src = F.scalar_or_tensor(src)
+    check_inplace(self, (src,))
+    check_overlap(self, (src,))
     if isinstance(src, Tensor):
         F.broadcast_shapes(tuple(src.shape), tuple(self.shape))
         if any(a != b and a != 1 for a, b in zip(reversed(src.shape), reversed(self.shape))) \
@@ -178,7 +182,7 @@ Tensor.contiguous = contiguous
 # A stable fake address per storage: views of one base differ by their offset, as in PyTorch.
 Tensor.data_ptr = lambda self: id(self._storage) * 64 + _views.layout(self)[1] * self.dtype.itemsize
 Tensor._base = property(lambda self: self._view.base if self._view is not None else None)
-Tensor._is_view = lambda self: self._view is not None
+Tensor._is_view = lambda self: self._view is not None and self._view.base is not None
 Tensor.T = property(lambda self: F.permute(self, tuple(range(self.ndim))[::-1]) if self.ndim != 2 else F.t(self))
 Tensor.mT = property(lambda self: F.transpose(self, -2, -1))
 Tensor.H = property(lambda self: F.conj(Tensor.T.fget(self)))

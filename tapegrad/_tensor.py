@@ -188,10 +188,14 @@ class Tensor:
 
     @property
     def is_leaf(self):
+        if self._view is not None and self._view.creation is not None:
+            _check_rebase(self)
         return self._grad_fn is None
 
     @property
     def grad_fn(self):
+        if self._view is not None and self._view.creation is not None:
+            _check_rebase(self)
         return self._grad_fn
 
     @property
@@ -251,6 +255,11 @@ class Tensor:
 
     def _edge(self):
         """Where gradient for this tensor goes: (grad_fn, output index) or its leaf accumulator."""
+        if self._view is not None and self._view.creation is not None:
+            _check_rebase(self)
+            if self._grad_fn is None:
+                from ._views import NOWHERE
+                return (NOWHERE, 0)
         if self._grad_fn is not None:
             return (self._grad_fn, self._out_idx)
         acc = self._accumulator() if self._accumulator is not None else None
@@ -264,8 +273,13 @@ class Tensor:
         backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach(self):
-        """A tensor sharing this one's data and version counter, cut from the graph."""
-        return object.__new__(Tensor)._init(self._storage, self._view, self._inference)
+        """A tensor sharing this one's data and version counter, cut from the graph (not a view: in-place
+        ops on it record on it alone, as in PyTorch)."""
+        view = self._view
+        if view is not None:
+            from ._views import ViewInfo
+            view = ViewInfo(None, view.steps, view.positions, view.version, view.value)
+        return object.__new__(Tensor)._init(self._storage, view, self._inference)
 
     def detach_(self):
         if self._view is not None and self._grad_fn is not None:
@@ -384,6 +398,11 @@ class Tensor:
         if self.ndim == 0:
             return self.item().__format__(spec)
         return object.__format__(self, spec)
+
+
+def _check_rebase(t):
+    from ._views import check_rebase
+    check_rebase(t)
 
 
 def _first_array(p):

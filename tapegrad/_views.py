@@ -7,6 +7,7 @@ the base functionally: the recipe applied to an iota of the base gives the
 flat base positions of the view's elements, and the new values are scattered
 there. One mechanism serves every view op.
 """
+import re
 import weakref
 
 import jax.numpy as jnp
@@ -14,18 +15,29 @@ import numpy as np
 
 from . import _dispatch
 from ._dispatch import pure_fn
-
+from ._grad_mode import _state
 
 
 class ViewInfo:
-    __slots__ = ("base", "steps", "positions", "version", "value")
+    __slots__ = ("base", "steps", "positions", "version", "value", "creation", "grad_version")
 
-    def __init__(self, base, steps, positions, version, value):
-        self.base = base        # the base Tensor (PyTorch's ._base)
-        self.steps = steps      # ((op, static), ...) from the base's array to this view
+    def __init__(self, base, steps, positions, version, value, creation=None):
+        self.base = base        # the base Tensor (PyTorch's ._base); None for a detach()ed view
+        self.steps = steps      # ((op, static), ...) from the storage's array to this view
         self.positions = positions   # the ints the steps take as arguments (see _ops.indexing.dynamic_spec)
         self.version = version  # storage version `value` was read at
         self.value = value
+        self.creation = creation      # "no_grad" / "inference": the mode PyTorch's view was made in
+        self.grad_version = version   # storage version when the view's history was set
+
+
+def relative_steps(info):
+    """(steps, positions) from the view's base (which may itself read the storage through a recipe) to
+    the view: the base's own recipe is a prefix of the view's."""
+    base_view = info.base._view
+    if base_view is None:
+        return info.steps, info.positions
+    return info.steps[len(base_view.steps):], info.positions[len(base_view.positions):]
 
 
 def compose(steps):
@@ -68,14 +80,24 @@ def write(t, value):
 
 def make_view(out, source, op, static, value, positions=()):
     """Turn the freshly computed tensor `out` into a view of `source` through (op, static, positions)."""
-    if source._view is None:
+    info = source._view
+    if info is None:
         base, steps = source, ((op, static),)
     else:
-        base, steps = source._view.base, source._view.steps + ((op, static),)
-        positions = source._view.positions + positions
+        base, steps = info.base if info.base is not None else source, info.steps + ((op, static),)
+        positions = info.positions + positions
+    # PyTorch remembers a view made with grad mode off (a view of such a view inherits it): changing
+    # it or its base in place with grad mode on is refused, since what to record is ambiguous
+    creation = None if _state.grad_enabled else "inference" if _state.inference else "no_grad"
+    if creation is None and info is not None and info.base is not None:
+        creation = info.creation
     out._storage = source._storage
-    out._view = ViewInfo(base, steps, positions, source._storage.version, value)
-    if source._requires_grad:
+    out._view = ViewInfo(base, steps, positions, source._storage.version, value, creation)
+    if not _state.grad_enabled and base._requires_grad:
+        out._requires_grad = True   # PyTorch's view requires grad when its base does, with no history
+    # every view that could carry a gradient: its base may gain history later, in place (PyTorch then
+    # gives the view one too)
+    if value.dtype.kind in "fc":
         views = _grad_views.get(source._storage)
         if views is None:
             views = _grad_views[source._storage] = weakref.WeakSet()
@@ -98,7 +120,11 @@ def refresh_views(base, skip=None):
     for v in list(views):
         if v is skip or v._view is None or v._view.base is not base:
             continue
-        replay = _dispatch.apply(view_replay, base, *v._view.positions, steps=v._view.steps)
+        if v._view.creation is not None:
+            v._requires_grad = True   # its history is not regenerated: using it raises (check_rebase)
+            continue
+        steps, positions = relative_steps(v._view)
+        replay = _dispatch.apply(view_replay, base, *positions, steps=steps)
         if replay._grad_fn is not None:
             v._attach(replay._grad_fn, 0)
 
@@ -120,7 +146,7 @@ def layout(t):
     """(strides, storage_offset) in elements. A view's are read off its recipe applied to an iota of the base."""
     if t._view is None:
         return contiguous_strides(tuple(t.shape)), 0
-    base_shape = t._view.base.shape
+    base_shape = tuple(t._storage._raw.shape)
     key = (t._view.steps, t._view.positions, base_shape)
     found = _layouts.get(key)
     if found is None:
@@ -180,3 +206,46 @@ def view_strides(shape, strides, new_shape):
                 chunk_base_stride = strides[d - 1]
                 tensor_numel, view_numel = 1, 1
     return tuple(new_strides) if view_d == -1 else None
+
+
+# ---- views made with grad mode off ---------------------------------------------------------------
+
+class _Nowhere:
+    """The variable behind NOWHERE: gradients sent to it are dropped."""
+    __slots__ = ()
+    _hooks = None
+    _grad = property(lambda self: None, lambda self, value: None)
+
+
+def _nowhere():
+    from .autograd._node import AccumulateGrad
+    return AccumulateGrad(_Nowhere())
+
+
+NOWHERE = _nowhere()   # where the gradient of a view made with grad mode off goes (PyTorch: no edge)
+
+
+def no_grad_view_message(t, indirect):
+    info = t._view
+    node = t._grad_fn
+    # PyTorch names the node here without its "Backward0" suffix
+    prefix = (f"Output {t._out_idx} of {re.sub(r'Backward[0-9]*$', '', node.name())} is a view of a view which was created in" if node is not None
+              else "A view was created in")
+    what = "its base or another view of its base has been" if indirect else "is being"
+    if info.creation == "inference":
+        return (f"{prefix} inference mode and {what} modified inplace in normal mode. Given that this use case "
+                "is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view "
+                "and the inplace either both inside the inference_mode block (if you don't want the inplace to be "
+                "tracked) or both outside (if you want the inplace to be tracked).")
+    return (f"{prefix} no_grad mode and {what} modified inplace with grad mode enabled. Given that this use case is "
+            "ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the "
+            "inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both "
+            "outside (if you want the inplace to be tracked).")
+
+
+def check_rebase(t):
+    """PyTorch's check when the history of a view made with grad mode off is read: refused once the view or
+    its base was modified in place (its history would have to be regenerated)."""
+    info = t._view
+    if t._storage.version != info.grad_version and (t._grad_fn is not None or info.base._requires_grad):
+        raise RuntimeError(no_grad_view_message(t, indirect=True))

@@ -9,10 +9,11 @@ from ._common import scalar_or_tensor, result_dtype
 
 
 def _apply(op, *args, **static):
-    # JAX reports incompatible shapes as ValueError; PyTorch raises RuntimeError naming the dim.
+    # JAX reports incompatible shapes as ValueError (TypeError from some primitives, lt in maximum);
+    # PyTorch raises RuntimeError naming the dim.
     try:
         return apply(op, *args, **static)
-    except ValueError:
+    except (ValueError, TypeError):
         error = _broadcast_error(args)
         if error is None:
             raise

@@ -2,6 +2,7 @@
 import builtins
 
 import jax.numpy as jnp
+import numpy as np
 
 from .._dispatch import apply
 from .._ops import linalg as L
@@ -40,11 +41,46 @@ def matmul(input, other, *, out=None):
     if input.ndim == 0 or other.ndim == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {input.ndim}D and "
                            f"{other.ndim}D")
-    _check_mm_dtype(input, other)
-    a, b = input.shape, other.shape
-    if a[-1] != (b[-2] if len(b) > 1 else b[0]):
-        raise RuntimeError(_mm_shape_error(a, b))
+    _check_matmul(input, other)
     return apply(L.matmul, input, other)
+
+
+_TYPE = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
+         "int32": "Int", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+def _check_matmul(input, other):
+    """PyTorch's matmul errors, case by case as it dispatches (dot, mv, mm, bmm): shapes first, except for dot."""
+    a, b = tuple(input.shape), tuple(other.shape)
+    ta, tb = (_TYPE.get(t.dtype.name, t.dtype.name) for t in (input, other))
+    mixed = input.dtype is not other.dtype
+    if len(a) == 1 and len(b) == 1:
+        if mixed:
+            raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {ta} and {tb}")
+        if a != b:
+            raise RuntimeError(_mm_shape_error(a, b))
+    elif len(b) == 1:   # mv, with the batch dims of input folded into its rows
+        rows = numel_of(a[:-1])
+        if a[-1] != b[0]:
+            raise RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{a[-1]}), vec ({b[0]})")
+        if mixed:
+            raise RuntimeError(f"addmv input tensors must have the same dtype, but got {tb}, {ta}, and {tb}")
+    elif len(b) == 2:   # mm, with input's batch dims folded into its rows
+        if a[-1] != b[0]:
+            raise RuntimeError(_mm_shape_error(a, b))
+        _check_mm_dtype(input, other)
+    else:               # bmm over the broadcast batch dims
+        batch_a, batch_b = a[:-2] if len(a) > 1 else (), b[:-2]
+        for k in range(1, min(len(batch_a), len(batch_b)) + 1):
+            if batch_a[-k] != batch_b[-k] and 1 not in (batch_a[-k], batch_b[-k]):
+                raise RuntimeError(f"The size of tensor a ({batch_a[-k]}) must match the size of tensor b "
+                                   f"({batch_b[-k]}) at non-singleton dimension {max(len(batch_a), len(batch_b)) - k}")
+        batch = numel_of(tuple(np.broadcast_shapes(batch_a, batch_b)))
+        if a[-1] != b[-2]:
+            raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{batch}, {a[-1]}] "
+                               f"but got: [{batch}, {b[-2]}].")
+        if mixed:
+            raise RuntimeError(f"expected scalar type {ta} but found {tb}")
 
 
 def mm(input, mat2, *, out=None):

@@ -24,23 +24,26 @@ class Op:
     view        True when PyTorch returns a view sharing storage with input 0.
     saves_output True when PyTorch's backward reads the result (exp, tanh...): modifying the
                 result in place then makes backward fail, as in PyTorch.
+    saves_inputs positions of the inputs PyTorch's backward saves (derivatives.yaml), whose in-place
+                change makes backward fail; None: those the JAX VJP reads. Kept values are
+                the VJP's in any case, plus these.
     nout        number of outputs (fn returns a tuple when > 1).
     wraps_scalars True when PyTorch wraps a Python scalar argument into a tensor input (add, sub,
                 mul, div), so it appears in grad_fn.next_functions as (None, 0).
     """
 
-    __slots__ = ("name", "fn", "dtype_rule", "diff", "view", "saves_output", "nout", "node_name",
-                 "node_class", "wraps_scalars", "overloads", "_node_classes",
-                 "__weakref__")
+    __slots__ = ("name", "fn", "dtype_rule", "diff", "view", "saves_output", "saves_inputs", "nout",
+                 "node_name", "node_class", "wraps_scalars", "overloads", "_node_classes", "__weakref__")
 
     def __init__(self, name, fn, dtype_rule=SAME, diff=None, view=False, saves_output=False, nout=1,
-                 node=None, node_name=None, wraps_scalars=False, overloads=()):
+                 node=None, node_name=None, wraps_scalars=False, overloads=(), saves_inputs=None):
         self.name = name
         self.fn = fn
         self.dtype_rule = dtype_rule
         self.diff = diff
         self.view = view
         self.saves_output = saves_output
+        self.saves_inputs = saves_inputs
         self.nout = nout
         self.wraps_scalars = wraps_scalars
         self.node_name = node_name or _camel(node or name) + "Backward0"

@@ -98,5 +98,6 @@ eigvalsh = defop("eigvalsh", lambda a, UPLO: jnp.linalg.eigh(a, UPLO=UPLO, symme
                  dtype_rule=KEEP, node="linalg_eigh")
 pinv = defop("pinv", lambda a, hermitian: jnp.linalg.pinv(a, hermitian=hermitian), dtype_rule=KEEP,
              node="linalg_pinv")
-vector_norm = defop("vector_norm", _vector_norm, dtype_rule=KEEP, node="linalg_vector_norm")
+vector_norm = defop("vector_norm", _vector_norm, dtype_rule=KEEP, node="linalg_vector_norm", saves_inputs=(0,),
+                    saves_output=True)
 matrix_norm = defop("matrix_norm", _matrix_norm, dtype_rule=KEEP, node="linalg_matrix_norm")

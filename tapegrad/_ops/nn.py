@@ -57,8 +57,9 @@ silu = _nn("silu", lambda x: x * jax.nn.sigmoid(x))
 mish = _nn("mish", lambda x: x * jnp.tanh(_softplus(x, 1.0, 20.0)))
 softplus = _nn("softplus", _softplus)
 hardtanh = _nn("hardtanh", _hardtanh)
-softmax = _nn("softmax", lambda x, dim: jax.nn.softmax(x, axis=dim), saves_output=True, node="_softmax")
-log_softmax = _nn("log_softmax", lambda x, dim: jax.nn.log_softmax(x, axis=dim), saves_output=True,
+softmax = _nn("softmax", lambda x, dim: jax.nn.softmax(x, axis=dim), saves_output=True, saves_inputs=(),
+              node="_softmax")
+log_softmax = _nn("log_softmax", lambda x, dim: jax.nn.log_softmax(x, axis=dim), saves_output=True, saves_inputs=(),
                   node="_log_softmax")
 
 # ---- linear -------------------------------------------------------------------------------------

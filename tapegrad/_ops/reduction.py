@@ -1,4 +1,5 @@
 """Reductions and scans. `dim` is None (all) or a sorted tuple of non-negative dims."""
+import functools
 import math
 
 import jax
@@ -30,22 +31,83 @@ sum = defop("sum", lambda a, dim, keepdim, dtype: jnp.sum(a, axis=dim, keepdims=
             dtype_rule=KEEP, overloads=[overload("SumBackward1", dim=tuple)])
 mean = defop("mean", lambda a, dim, keepdim, dtype: jnp.mean(a, axis=dim, keepdims=keepdim, dtype=dtype),
              dtype_rule=KEEP, overloads=[overload("MeanBackward1", dim=tuple)])
+# PyTorch's backward of these reads both the input and the result (derivatives.yaml): an in-place change
+# of either makes it fail, even where JAX's VJP reads neither (a 0-d input)
+SELF_AND_RESULT = dict(saves_inputs=(0,), saves_output=True)
 prod = defop("prod", lambda a, dim, keepdim, dtype: jnp.prod(a, axis=dim, keepdims=keepdim, dtype=dtype),
-             dtype_rule=KEEP, overloads=[overload("ProdBackward1", dim=tuple)])
+             dtype_rule=KEEP, overloads=[overload("ProdBackward1", dim=tuple)], **SELF_AND_RESULT)
 var = defop("var", _var, dtype_rule=KEEP)
 std = defop("std", lambda a, dim, correction, keepdim: _safe_sqrt(_var(a, dim, correction, keepdim)),
-            dtype_rule=KEEP, saves_output=True)
+            dtype_rule=KEEP, **SELF_AND_RESULT)
 # Ties share the gradient evenly (PyTorch's amax/amin and full max()/min()); JAX's max rule does the same.
-amax = defop("amax", lambda a, dim, keepdim: jnp.max(a, axis=dim, keepdims=keepdim), dtype_rule=KEEP)
-amin = defop("amin", lambda a, dim, keepdim: jnp.min(a, axis=dim, keepdims=keepdim), dtype_rule=KEEP)
-max_all = defop("max_all", lambda a: jnp.max(a), dtype_rule=KEEP, node_name="MaxBackward1")
-min_all = defop("min_all", lambda a: jnp.min(a), dtype_rule=KEEP, node_name="MinBackward1")
+@functools.lru_cache(maxsize=None)
+def _scaled_by_count(reduce, dim, keepdim):
+    """reduce over dim whose gradient is shared by the elements equal to the result (PyTorch's
+    scale_grad_by_count: a slice whose result is NaN matches no element, and its gradient is NaN)."""
+    @jax.custom_jvp
+    def f(a):
+        return reduce(a, axis=dim, keepdims=keepdim)
+
+    @f.defjvp
+    def _(primals, tangents):
+        (a,), (da,) = primals, tangents
+        kept = reduce(a, axis=dim, keepdims=True)
+        mask = (a == kept).astype(da.dtype)
+        count = jnp.sum(mask, axis=dim, keepdims=True)
+        # PyTorch's (grad / count) * mask is NaN where count is 0; spelled out, since XLA folds x / 0 * 0 to 0
+        weight = jnp.where(count == 0, jnp.full((), jnp.nan, da.dtype), mask / jnp.maximum(count, 1))
+        tangent = jnp.sum(da * weight, axis=dim, keepdims=keepdim)
+        return reduce(a, axis=dim, keepdims=keepdim), tangent
+    return f
+
+
+amax = defop("amax", lambda a, dim, keepdim: _scaled_by_count(jnp.max, dim, keepdim)(a), dtype_rule=KEEP,
+             **SELF_AND_RESULT)
+amin = defop("amin", lambda a, dim, keepdim: _scaled_by_count(jnp.min, dim, keepdim)(a), dtype_rule=KEEP,
+             **SELF_AND_RESULT)
+def _evenly_distributed(reduce):
+    """reduce(a) whose gradient is shared by the elements equal to the result, or by the NaNs where the result
+    is NaN (PyTorch's evenly_distribute_backward of max()/min(); amax/amin give NaNs no gradient)."""
+    @jax.custom_jvp
+    def f(a):
+        return reduce(a)
+
+    @f.defjvp
+    def _(primals, tangents):
+        (a,), (da,) = primals, tangents
+        out = reduce(a)
+        mask = jnp.where(jnp.isnan(out), jnp.isnan(a), a == out)
+        return out, jnp.sum(jnp.where(mask, da, jnp.zeros((), da.dtype))) / jnp.sum(mask).astype(da.dtype)
+    return f
+
+
+max_all = defop("max_all", _evenly_distributed(jnp.max), dtype_rule=KEEP, node_name="MaxBackward1",
+                **SELF_AND_RESULT)
+min_all = defop("min_all", _evenly_distributed(jnp.min), dtype_rule=KEEP, node_name="MinBackward1",
+                **SELF_AND_RESULT)
 argmax = defop("argmax", lambda a, dim, keepdim: jnp.argmax(a, axis=dim, keepdims=keepdim), dtype_rule=KEEP)
 argmin = defop("argmin", lambda a, dim, keepdim: jnp.argmin(a, axis=dim, keepdims=keepdim), dtype_rule=KEEP)
-logsumexp = defop("logsumexp", lambda a, dim, keepdim: jax.nn.logsumexp(a, axis=dim, keepdims=keepdim),
-                  dtype_rule=FLOAT)
+@functools.lru_cache(maxsize=None)
+def _logsumexp(dim, keepdim):
+    """logsumexp with PyTorch's gradient formula, grad * exp(input - result) (JAX's softmax rounds differently)."""
+    @jax.custom_jvp
+    def f(a):
+        return jax.nn.logsumexp(a, axis=dim, keepdims=keepdim)
+
+    @f.defjvp
+    def _(primals, tangents):
+        (a,), (da,) = primals, tangents
+        kept = jax.nn.logsumexp(a, axis=dim, keepdims=True)
+        tangent = jnp.sum(da * jnp.exp(a - kept), axis=dim, keepdims=keepdim)
+        return jax.nn.logsumexp(a, axis=dim, keepdims=keepdim), tangent
+    return f
+
+
+logsumexp = defop("logsumexp", lambda a, dim, keepdim: _logsumexp(dim, keepdim)(a),
+                  dtype_rule=FLOAT, **SELF_AND_RESULT)
 cumsum = defop("cumsum", lambda a, dim, dtype: jnp.cumsum(a, axis=dim, dtype=dtype), dtype_rule=KEEP)
-cumprod = defop("cumprod", lambda a, dim, dtype: jnp.cumprod(a, axis=dim, dtype=dtype), dtype_rule=KEEP)
+cumprod = defop("cumprod", lambda a, dim, dtype: jnp.cumprod(a, axis=dim, dtype=dtype), dtype_rule=KEEP,
+                **SELF_AND_RESULT)
 all = defop("all", lambda a, dim, keepdim: _bool_reduce(jnp.all, a, dim, keepdim), dtype_rule=KEEP)
 any = defop("any", lambda a, dim, keepdim: _bool_reduce(jnp.any, a, dim, keepdim), dtype_rule=KEEP)
 count_nonzero = defop("count_nonzero", lambda a, dim: jnp.sum(a != 0, axis=dim, dtype=jnp.int64),

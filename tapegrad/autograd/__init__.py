@@ -82,6 +82,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             raise RuntimeError(f"One of the differentiated Tensors does not require grad")
     seeds = _seeds(outputs, _as_list(grad_outputs))
     retain = bool(retain_graph) if retain_graph is not None else create_graph
+    # read off the graph before the backward frees it
+    layouts = [_seed_layout(outputs[0], t) if grad_outputs is None and len(outputs) == 1 and not create_graph
+               else None for t in inputs]
     if create_graph:
         _, results, want_keys = _higher.run(outputs, _seed_tensors(outputs, _as_list(grad_outputs), seeds),
                                             retain, wanted=inputs)
@@ -90,7 +93,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         grads = [None if g is None else Tensor._wrap(g)
                  for g in run_backward(outputs, seeds, retain, wanted=inputs, accumulate=False)]
     result = []
-    for t, g in zip(inputs, grads):
+    for t, g, layout in zip(inputs, grads, layouts):
+        if g is not None and layout is not None:
+            g = _seed_view(g, t, layout)
         if g is None:
             if materialize_grads:
                 from .._creation import zeros_like
@@ -132,3 +137,55 @@ def _backward_create_graph(outputs, seeds, retain, inputs):
         g = None if k is None else results.get(k)
         if g is not None:
             t._grad = _higher.accumulate(t._grad, g)
+
+
+# How PyTorch's backward formula of an op hands on the incoming gradient: as a view of it, expanded (sum's
+# backward), or the very tensor (positions listed); other ops make a fresh tensor.
+_VIEWS = frozenset({"view", "transpose", "t", "permute", "unsqueeze", "squeeze", "alias", "reshape_copy"})
+_SAME = {"clone": (0,), "add": (0, 1), "sub": (0,), "add_scaled": (0,)}
+
+
+def _seed_layout(root, t):
+    """When t's gradient is, in PyTorch, the implicit seed handed down a chain of such ops alone: "expanded"
+    (a sum on the way: all strides 0, which refuses in-place ops) or "view"; both are views made under
+    no_grad, which refuse in-place ops recording history. None otherwise (a fresh tensor)."""
+    from ._saved import SIGNATURES
+    wanted = t._edge()
+    layout = None
+    edges = [root._edge()]
+    while True:
+        if edges[0] == wanted:
+            return layout
+        node = edges[0][0]
+        if type(node) is AccumulateGrad or node.args is None:
+            return None
+        edges = [e for e in node.edges if e is not None]
+        if len(edges) != 1:
+            return None
+        position = node.edges.index(edges[0])
+        op, static = node.op.name, dict(SIGNATURES[node.sig][1])
+        if op == "sum" and static.get("dtype") is None:
+            layout = "expanded"
+        elif op in _VIEWS:
+            layout = layout or "view"
+        elif position not in _SAME.get(op, ()) or not _same_aval(node, position):
+            return None
+
+
+def _same_aval(node, position):
+    # the gradient is handed on as is only where no reduction (broadcast) or cast (promotion) is needed
+    from ._saved import SIGNATURES
+    arg = node.args[position]
+    kind = (arg.shape, arg.dtype) if hasattr(arg, "shape") else SIGNATURES[node.sig][4][position]
+    if type(kind) is not tuple:
+        return False
+    shape, dtype = node.out_avals[0]
+    return tuple(kind[0]) == tuple(shape) and kind[1] == dtype
+
+
+def _seed_view(g, t, layout):
+    import jax.numpy as jnp
+    from .._tensor import Tensor
+    seed = Tensor._wrap(jnp.ones((), g.dtype.np))
+    with no_grad():
+        return seed.expand(tuple(t.shape)) if layout == "expanded" else seed.reshape(tuple(t.shape))

@@ -267,6 +267,7 @@ def _general_backward(roots, seeds, retain_graph, wanted, accumulate):
         graph.release()
 
     if wanted is not None and not accumulate:
+        _accumulate_retained(results, nodes)   # PyTorch's retain_grad hooks fire in autograd.grad too
         return [results.get(k) if k is not None else None for k in want_keys]
     _write_grads(results, leaves, nodes, hooked)
     if wanted is not None:
@@ -315,6 +316,15 @@ def _write_grads(results, leaves, nodes, hooked):
                 g = results.get((i, k))
                 if t is not None and g is not None:
                     t._grad = Tensor._wrap(g)
+
+
+def _accumulate_retained(results, nodes):
+    from .._tensor import Tensor
+    for i, n in enumerate(nodes):
+        for k, ref in (n.retained or {}).items():
+            t, g = ref(), results.get((i, k))
+            if t is not None and g is not None:
+                t._grad = Tensor._wrap(g if t._grad is None else _kernel_add(t._grad._value, g))
 
 
 def _committed(g):

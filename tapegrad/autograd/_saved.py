@@ -56,7 +56,10 @@ def plan(op, static, cast, diff, values, kinds):
         dkey = (op, static, cast, diff, tuple((len(k[0]), k[1]) if type(k) is tuple else k for k in kinds))
         needed = _needed.get(dkey)
         if needed is None:
-            needed = _needed[dkey] = _analyse(op, static, cast, diff, values)
+            needed = _analyse(op, static, cast, diff, values)
+            if op.saves_inputs:   # PyTorch saves these whatever the VJP reads: keep them to check them
+                needed = tuple(n or i in op.saves_inputs for i, n in enumerate(needed))
+            _needed[dkey] = needed
         placeholders = tuple(None if keep else kinds[i] for i, keep in enumerate(needed))
         sig = (op, static, cast, diff, placeholders)
         sid = _signature_ids.get(sig)
