@@ -25,16 +25,6 @@ settings.register_profile(
 FUZZ_SEED = int(os.environ.get("TAPEGRAD_FUZZ_SEED", "0"))
 
 
-# Open bugs this fuzzer finds on the default seed, each reproduced in the fuzzer's report and being fixed
-# together: a view made under no_grad of a tensor that requires grad must require grad and refuse in-place
-# changes with grad mode on; detach() of a view must not count as a view of the leaf; autograd.grad must
-# fill retained tensors' .grad; amax/amin/prod must save their result for the version check; partially
-# overlapping in-place operands must be refused; matmul's dtype message must follow the kernel PyTorch
-# picks. Strict: once they are fixed this mark fails and must go.
-OPEN_BUGS = pytest.mark.xfail(strict=True, reason="open bugs found by the fuzzer (see the comment above)")
-
-
-@OPEN_BUGS
 @seed(FUZZ_SEED)
 @settings(settings.get_profile("tapegrad-fuzz"))
 @given(programs())

@@ -302,3 +302,18 @@ def test_binary_op_on_shapes_that_do_not_broadcast_raises_torch_s_error(torch, f
     def build(lib):
         getattr(lib, fn)(lib.ones(3), lib.ones(2))
     _same_error(build, torch)
+
+
+@pytest.mark.parametrize("code", [
+    "lib.autograd.grad(x.clamp(min=0.5).sum(), [x])[0]",
+    "lib.autograd.grad(x.clamp(max=0.5).pow(2).sum(), [x], create_graph=True)[0]",
+    "[(x.clamp(max=0.5) * 3).sum().backward() for _ in range(2)] and x.grad",
+])
+def test_clamp_with_one_bound_keeps_the_absent_bound_for_its_backward(torch, code):
+    # the missing bound is an argument the backward keeps (as None); the engine dropped it and the
+    # backward ran out of saved values
+    def build(lib):
+        x = lib.tensor([[0.0, -0.75, 0.25]], dtype=lib.float64, requires_grad=True)
+        return eval(code, {"lib": lib, "x": x}).detach()
+    ours, theirs = both(build)
+    assert_close(ours, theirs)

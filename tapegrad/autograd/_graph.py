@@ -8,6 +8,7 @@ the arrays are left to jax.jit's own cache.
 import operator
 
 from ._node import AccumulateGrad, Node
+from ._saved import kept_positions
 
 FREED_GRAPH = (
     "Trying to backward through the graph a second time (or directly access saved tensors after they have "
@@ -61,7 +62,7 @@ class Graph:
             if n.hooks:
                 hooked = True
             node_keys.append((n.sig, wiring, retained, n.out_avals if n.op.nout > 1 else None))
-            saved += [a for a in n.args if a is not None]
+            saved += [n.args[k] for k in kept_positions(n.sig)]
             check_versions(n)
         self.hooked = hooked or any(leaf.variable._hooks for leaf in leaves)
         self.retaining = retaining

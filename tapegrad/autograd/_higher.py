@@ -130,9 +130,8 @@ def _graph_inputs(graph, given_seeds):
     inputs, edges, checks = [], [], []
     for n in graph.nodes:
         guarded = {index: (ref, version) for ref, version, index in n.checks if index >= 0}
-        for index, a in enumerate(n.args):
-            if a is None:
-                continue
+        for index in _saved.kept_positions(n.sig):
+            a = n.args[index]
             if index in guarded:
                 checks.append(guarded[index] + (len(inputs),))
             inputs.append(a)
@@ -232,7 +231,7 @@ def _node_by_node(graph, gkey, seeds, roots):
     saved = []
     for n in graph.nodes:
         guarded = {index: (ref, version) for ref, version, index in n.checks if index >= 0}
-        saved += [(a, n.edges[i], guarded.get(i)) for i, a in enumerate(n.args) if a is not None]
+        saved += [(n.args[i], n.edges[i], guarded.get(i)) for i in _saved.kept_positions(n.sig)]
     seeds = [Tensor._wrap(jnp.ones(tuple(t.shape), t.dtype.np)) if s is None else s for t, s in zip(roots, seeds)]
     return _walk(gkey, saved, seeds, {}, _record_node, _ON_TENSORS,
                  _hook_runner(graph.nodes, _same, _same))

@@ -74,6 +74,12 @@ def plan(op, static, cast, diff, values, kinds):
     return p
 
 
+def kept_positions(sid):
+    """Indices of the arguments a node of signature `sid` keeps for its backward (a kept argument may be
+    None: an optional bound the op was called without)."""
+    return [i for i, p in enumerate(SIGNATURES[sid][4]) if p is None]
+
+
 def _analyse(op, static, cast, diff, values):
     args = [jax.ShapeDtypeStruct(v.shape, v.dtype) if hasattr(v, "dtype") else v for v in values]
     if dce_jaxpr is None:
