@@ -317,3 +317,37 @@ def test_clamp_with_one_bound_keeps_the_absent_bound_for_its_backward(torch, cod
         return eval(code, {"lib": lib, "x": x}).detach()
     ours, theirs = both(build)
     assert_close(ours, theirs)
+
+
+@pytest.mark.parametrize("code", ["x.max()", "x.amax()", "x.relu().sum()", "x.clamp(max=1.0).sum()",
+                                  "torch.nn.functional.leaky_relu(x, 0.1).sum()", "x.abs().sum()",
+                                  "x.floor().sum()", "(x * x).sum()"])
+def test_create_graph_gradient_requires_grad_as_torch_s(torch, code):
+    # PyTorch's gradient requires grad when its backward formula reads a tensor that does through a
+    # differentiable op: not through a comparison (max's mask), but through relu's fused backward kernel
+    def build(lib):
+        x = lib.tensor([[0.5, 1.5]], dtype=lib.float64, requires_grad=True)
+        g = lib.autograd.grad(eval(code, {"torch": lib, "x": x}), [x], create_graph=True)[0]
+        return g.requires_grad, g.detach()
+    (flag, g), (t_flag, t_g) = both(build)
+    assert flag == t_flag
+    assert_close(g, t_g)
+
+
+def test_autograd_grad_with_create_graph_fills_retained_grads(torch):
+    def build(lib):
+        x = lib.tensor(1.75, dtype=lib.float64, requires_grad=True)
+        y = -2.0 * x
+        y.retain_grad()
+        lib.autograd.grad(y, [x], create_graph=True)
+        return y.grad
+    ours, theirs = both(build)
+    assert_close(ours, theirs)
+
+
+def test_create_graph_seed_of_a_sum_is_an_expanded_view_refusing_in_place_writes(torch):
+    def build(lib):
+        x = lib.tensor([[-0.75, -1.25, -0.75]], dtype=lib.float64, requires_grad=True)
+        g = lib.autograd.grad(x.sum(), [x], create_graph=True)[0]
+        g.add_(x, alpha=-0.5)
+    _same_error(build, torch)

@@ -83,11 +83,11 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     seeds = _seeds(outputs, _as_list(grad_outputs))
     retain = bool(retain_graph) if retain_graph is not None else create_graph
     # read off the graph before the backward frees it
-    layouts = [_seed_layout(outputs[0], t) if grad_outputs is None and len(outputs) == 1 and not create_graph
-               else None for t in inputs]
+    layouts = [_seed_layout(outputs[0], t) if grad_outputs is None and len(outputs) == 1 else None for t in inputs]
     if create_graph:
-        _, results, want_keys = _higher.run(outputs, _seed_tensors(outputs, _as_list(grad_outputs), seeds),
-                                            retain, wanted=inputs)
+        graph, results, want_keys = _higher.run(outputs, _seed_tensors(outputs, _as_list(grad_outputs), seeds),
+                                                retain, wanted=inputs)
+        _higher.write_retained(graph, results)
         grads = [None if k is None else results.get(k) for k in want_keys]
     else:
         grads = [None if g is None else Tensor._wrap(g)
@@ -95,7 +95,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     result = []
     for t, g, layout in zip(inputs, grads, layouts):
         if g is not None and layout is not None:
-            g = _seed_view(g, t, layout)
+            g = _seed_view(g, t, layout, create_graph)
         if g is None:
             if materialize_grads:
                 from .._creation import zeros_like
@@ -148,7 +148,7 @@ _SAME = {"clone": (0,), "add": (0, 1), "sub": (0,), "add_scaled": (0,)}
 def _seed_layout(root, t):
     """When t's gradient is, in PyTorch, the implicit seed handed down a chain of such ops alone: "expanded"
     (a sum on the way: all strides 0, which refuses in-place ops) or "view"; both are views made under
-    no_grad, which refuse in-place ops recording history. None otherwise (a fresh tensor)."""
+    no_grad (unless create_graph), which refuse in-place ops recording history. None otherwise (a fresh tensor)."""
     from ._saved import SIGNATURES
     wanted = t._edge()
     layout = None
@@ -183,9 +183,11 @@ def _same_aval(node, position):
     return tuple(kind[0]) == tuple(shape) and kind[1] == dtype
 
 
-def _seed_view(g, t, layout):
+def _seed_view(g, t, layout, create_graph):
     import jax.numpy as jnp
     from .._tensor import Tensor
     seed = Tensor._wrap(jnp.ones((), g.dtype.np))
-    with no_grad():
+    # PyTorch's engine runs the backward in grad mode only with create_graph: only then is the view an
+    # ordinary one, which in-place ops may change
+    with set_grad_enabled(create_graph):
         return seed.expand(tuple(t.shape)) if layout == "expanded" else seed.reshape(tuple(t.shape))

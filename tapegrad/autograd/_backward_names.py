@@ -45,15 +45,38 @@ def output_names(closed_jaxpr):
 
 
 def output_dependencies(closed_jaxpr):
-    """For each output, the positions of the inputs it is computed from."""
+    """For each output, the positions of the inputs it is differentiably computed from.
+
+    Values of integer or bool dtype carry no gradient (PyTorch's comparisons and masks are not
+    differentiable), so a dependency through one is cut: max()'s backward, `where(x == max, g, 0)`,
+    depends on the incoming gradient alone and does not require grad."""
     jaxpr = closed_jaxpr.jaxpr
-    deps = {v: frozenset([i]) for i, v in enumerate(jaxpr.invars)}
-    empty = frozenset()
+    return _dependencies(jaxpr, [frozenset([i]) for i in range(len(jaxpr.invars))])
+
+
+_EMPTY = frozenset()
+# call-like primitives whose body is differentiated as it is: look inside for exact dependencies
+_CALLS = {"pjit", "closed_call", "core_call", "remat", "checkpoint", "jit"}
+
+
+def _dependencies(jaxpr, in_deps):
+    deps = dict(zip(jaxpr.invars, in_deps))
     for eqn in jaxpr.eqns:
-        d = empty.union(*(deps.get(v, empty) for v in eqn.invars if isinstance(v, Var)))
-        for o in eqn.outvars:
-            deps[o] = d
-    return [deps.get(v, empty) if isinstance(v, Var) else empty for v in jaxpr.outvars]
+        ins = [deps.get(v, _EMPTY) if isinstance(v, Var) else _EMPTY for v in eqn.invars]
+        inner = _inner_jaxpr(eqn) if eqn.primitive.name in _CALLS else None
+        if inner is not None and len(inner.invars) == len(ins) and len(inner.outvars) == len(eqn.outvars):
+            outs = _dependencies(inner, ins)
+        else:
+            outs = [_EMPTY.union(*ins)] * len(eqn.outvars)
+        for o, d in zip(eqn.outvars, outs):
+            deps[o] = d if _carries_gradient(o) else _EMPTY
+    return [deps.get(v, _EMPTY) if isinstance(v, Var) else _EMPTY for v in jaxpr.outvars]
+
+
+def _carries_gradient(var):
+    aval = getattr(var, "aval", None)
+    dtype = getattr(aval, "dtype", None)
+    return dtype is None or getattr(dtype, "kind", "f") in "fcV"
 
 
 def _name_of(jaxpr, var, depth=0):

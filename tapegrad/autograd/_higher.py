@@ -143,12 +143,26 @@ def _graph_inputs(graph, given_seeds):
     return inputs, edges, checks
 
 
+# PyTorch computes these gradients with a fused kernel that takes the op's input or result
+# (threshold_backward, leaky_relu_backward, hardtanh_backward), so a gradient recorded through one depends
+# on it (with a zero derivative) and requires grad. JAX's where() formula reads the input through a
+# comparison only, which output_dependencies cuts: tie the gradient to the kept values, values unchanged.
+_FUSED_BACKWARDS = frozenset({"relu", "leaky_relu", "hardtanh"})
+
+
+def _recorded_call(sid, out_avals, kept, cts):
+    grads = _traced_call(sid, out_avals, kept, cts)
+    if _saved.SIGNATURES[sid][0].name in _FUSED_BACKWARDS:
+        grads = jax.lax.optimization_barrier((tuple(grads), tuple(kept)))[0]
+    return grads
+
+
 def _whole_graph(gkey, targets, seed_pattern, nsaved):
     def make():
         def backward(*xs):
             given = iter(xs[nsaved:])
             seeds = [next(given) if g else None for g in seed_pattern]
-            results = _walk(gkey, list(xs[:nsaved]), seeds, {}, _traced_call, _TRACED)
+            results = _walk(gkey, list(xs[:nsaved]), seeds, {}, _recorded_call, _TRACED)
             return tuple(results[t] for t in targets)
         return backward
     return make
@@ -188,6 +202,9 @@ def _run(roots, seeds, retain_graph, wanted):
         if extra:
             gkey = _with_retained(gkey, extra)
         targets = list(dict.fromkeys(k for k in want_keys if k is not None))
+        # retain_grad() tensors on the way get their .grad in autograd.grad too (PyTorch's hooks fire)
+        for i in graph.retaining:
+            targets.extend(t for t in ((i, k) for k in (graph.key[0][i][2] or ())) if t not in targets)
     if graph.hooked:
         results = _node_by_node(graph, gkey, seeds, roots)
     elif targets:
@@ -298,6 +315,11 @@ def write_grads(graph, results, hooked):
                 if out is not None:
                     g = out
         var._grad = accumulate(var._grad, g)
+    write_retained(graph, results)
+
+
+def write_retained(graph, results):
+    """Accumulate recorded gradients into the .grad of tensors that called retain_grad()."""
     for i, n in enumerate(graph.nodes):
         for k, ref in (n.retained or {}).items():
             t = ref()

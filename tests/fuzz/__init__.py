@@ -7,9 +7,9 @@
     compare.py      `differences(ours, theirs)`: values, grads, flags and errors, tolerance by dtype
     __main__.py     `python -m fuzz --examples N --seed S`: explore, group and reduce differences
 """
-# Double backward (autograd.grad(..., create_graph=True) then another grad through the result).
-# Off until create_graph lands in tapegrad; turn it on then, and the generator writes such steps.
-HIGHER_ORDER = False
+# Double backward (autograd.grad(..., create_graph=True) then another grad through the result):
+# the generator writes such steps unless this is turned off.
+HIGHER_ORDER = True
 
 from .compare import differences  # noqa: E402
 from .interpreter import run  # noqa: E402
