@@ -14,11 +14,11 @@ def _is_float(a):
 
 
 @jax.custom_jvp
-def _abs_real(a):
+def abs_real(a):
     return jnp.abs(a)
 
 
-@_abs_real.defjvp
+@abs_real.defjvp
 def _abs_real_jvp(primals, tangents):
     # PyTorch's derivative of |a| is sign(a), 0 at 0; JAX's takes 1 there
     (a,), (t,) = primals, tangents
@@ -28,7 +28,31 @@ def _abs_real_jvp(primals, tangents):
 def _pow(a, b):
     if isinstance(b, int) and not isinstance(b, bool):
         return jax.lax.integer_pow(a, b) if b >= 0 or _is_float(a) else jnp.power(a, b)
+    if not jnp.issubdtype(a.dtype, jnp.floating):
+        return jnp.power(a, b)
+    b = jnp.asarray(b)
+    dtype = jnp.result_type(a, b) if jnp.issubdtype(b.dtype, jnp.inexact) else a.dtype
+    return _real_pow(a.astype(dtype), b.astype(dtype))
+
+
+@jax.custom_jvp
+def _real_pow(a, b):
     return jnp.power(a, b)
+
+
+@_real_pow.defjvp
+def _real_pow_jvp(primals, tangents):
+    # PyTorch's pow_backward: d/da is 0 where b == 0 (JAX's b * a ** (b - 1) is NaN at a == 0), d/db is 0
+    # where a == 0 and b >= 0. The masked-out arguments are replaced before use, so no NaN reaches even a
+    # second derivative.
+    (a, b), (da, db) = primals, tangents
+    out = jnp.power(a, b)
+    one = jnp.ones((), a.dtype)
+    b_zero = b == 0
+    d_a = jnp.where(b_zero, jnp.zeros((), a.dtype), b * jnp.power(a, jnp.where(b_zero, one, b) - 1))
+    a_zero = (a == 0) & (b >= 0)
+    d_b = jnp.where(a_zero, jnp.zeros((), a.dtype), out * jnp.log(jnp.where(a_zero, one, a)))
+    return out, d_a * da + d_b * db
 
 
 def _trunc_div(a, b):
@@ -40,7 +64,10 @@ def _floor_div(a, b):
 
 
 def _remainder(a, b):
-    return a - _floor_div(a, b) * b if _is_float(a) else jnp.remainder(a, b)
+    # PyTorch's formula (fmod, then shifted into b's sign), which jnp.remainder shares. The textbook
+    # a - floor(a / b) * b is not only rounded differently: XLA folds its `* b` into a select when b
+    # comes from a bool, and x % False then gives x instead of NaN.
+    return jnp.remainder(a, b)
 
 
 def _max_split(a, b, pick):
@@ -170,7 +197,7 @@ bitwise_right_shift = defop("bitwise_right_shift", lambda a, b: jnp.right_shift(
 
 # ---- unary: sign, rounding ------------------------------------------------------------
 neg = defop("neg", lambda a: -a, dtype_rule=KEEP)
-abs = defop("abs", lambda a: _abs_real(a) if jnp.issubdtype(a.dtype, jnp.floating) else jnp.abs(a),
+abs = defop("abs", lambda a: abs_real(a) if jnp.issubdtype(a.dtype, jnp.floating) else jnp.abs(a),
             dtype_rule=KEEP)
 sign = defop("sign", _sign, dtype_rule=KEEP)
 sgn = defop("sgn", _sgn, dtype_rule=KEEP)

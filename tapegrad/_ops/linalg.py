@@ -2,6 +2,7 @@
 import jax.numpy as jnp
 
 from ._registry import defop, overload, SAME, KEEP
+from .elementwise import abs_real
 from .reduction import _safe_sqrt
 
 
@@ -26,7 +27,8 @@ def _abs_sq(a):
 def _vector_norm(a, ord, dim, keepdim):
     if ord == 2:
         return _safe_sqrt(jnp.sum(_abs_sq(a), axis=dim, keepdims=keepdim))
-    x = _safe_sqrt(_abs_sq(a)) if jnp.iscomplexobj(a) else jnp.abs(a)
+    x = _safe_sqrt(_abs_sq(a)) if jnp.iscomplexobj(a) else abs_real(a) if jnp.issubdtype(a.dtype, jnp.floating) \
+        else jnp.abs(a)
     if ord == float("inf"):
         return jnp.max(x, axis=dim, keepdims=keepdim)
     if ord == float("-inf"):

@@ -28,8 +28,9 @@ def _zero(a):
 
 def _softplus(x, beta, threshold):
     bx = x * beta
-    # Keep exp() finite in the branch where() discards, so its gradient stays finite too.
-    soft = jnp.log1p(jnp.exp(jnp.minimum(bx, threshold))) / beta
+    # Keep exp() finite in the branch where() discards, so its gradient stays finite too (where(), not
+    # minimum(): at bx == threshold minimum's gradient is split in half).
+    soft = jnp.log1p(jnp.exp(jnp.where(bx > threshold, threshold, bx))) / beta
     return jnp.where(bx > threshold, x, soft)
 
 
@@ -41,12 +42,14 @@ def _gelu(x, approximate):
 
 
 def _hardtanh(x, lo, hi):
-    # PyTorch passes the gradient only strictly inside (lo, hi).
-    return jnp.where((x > lo) & (x < hi), x, jnp.clip(x, lo, hi))
+    # PyTorch passes the gradient only strictly inside (lo, hi): the bounds are constants at the ends
+    # (clip's gradient there is split in half); NaN stays NaN.
+    return jnp.where(x <= lo, jnp.asarray(lo, x.dtype), jnp.where(x >= hi, jnp.asarray(hi, x.dtype), x))
 
 
 def _elu(x, alpha, scale, input_scale):
-    neg = alpha * jnp.expm1(jnp.minimum(x, 0) * input_scale)
+    # where(), not minimum(): PyTorch's derivative at 0 is the negative branch's, whole
+    neg = alpha * jnp.expm1(jnp.where(x > 0, jnp.zeros((), x.dtype), x) * input_scale)
     return scale * jnp.where(x > 0, x, neg)
 
 
