@@ -13,6 +13,7 @@ Import what you need in a test module:
 - `fold_repr(text)`: a repr with hex addresses folded and `tapegrad` spelled `torch`, for exact comparison.
 """
 import importlib
+import os
 import re
 import sys
 
@@ -28,6 +29,16 @@ _WHY = {"torch": "PyTorch is the test oracle",
         "nbclient": "nbclient runs the notebooks under test",
         "ipykernel": "ipykernel is the kernel the notebooks run in",
         "hypothesis": "hypothesis draws the property-test inputs"}
+
+
+def _hypothesis_profiles():
+    # The suite draws the same property-test inputs on every run, so a red run is reproducible and
+    # a green one stays green: TAPEGRAD_HYPOTHESIS=explore draws fresh inputs each run (to hunt bugs).
+    hypothesis = require("hypothesis")
+    hypothesis.settings.register_profile("tapegrad", derandomize=True, database=None)
+    hypothesis.settings.register_profile("explore", derandomize=False)
+    hypothesis.settings.load_profile(
+        "explore" if os.environ.get("TAPEGRAD_HYPOTHESIS") == "explore" else "tapegrad")
 
 
 def require(name):
@@ -51,6 +62,7 @@ def pytest_configure(config):
             missing.append(str(e))
     if missing:
         raise pytest.UsageError("\n".join(missing))
+    _hypothesis_profiles()
 
 
 def _torch():
