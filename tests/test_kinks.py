@@ -75,3 +75,10 @@ def test_pow_zero_exponent_values_and_exponent_gradient_are_torch_s(torch):
         return y.detach(), x.grad, e.grad
     for ours, theirs in zip(*both(build)):
         np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_remainder_by_a_false_bool_is_nan_as_torch_s(torch):
+    def build(lib):
+        return lib.remainder(lib.tensor([2.0, -3.0]), lib.tensor([True, False]))
+    ours, theirs = both(build)
+    assert_close(ours, theirs)
