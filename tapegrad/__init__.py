@@ -5,10 +5,17 @@
 JAX's 64-bit mode is switched on at import (PyTorch needs int64 and float64);
 tapegrad always passes explicit dtypes, but other JAX code in the same process
 sees 64-bit defaults too.
+
+Compiled programs are cached on disk across runs, in ~/.cache/tapegrad/xla (bounded to 1 GiB);
+TAPEGRAD_COMPILATION_CACHE=off turns that off, TAPEGRAD_COMPILATION_CACHE=<dir> moves it.
 """
 import jax as _jax
 
 _jax.config.update("jax_enable_x64", True)
+
+from . import _warm_start  # noqa: E402
+
+_warm_start.enable()   # programs compiled by earlier runs load from disk (see _warm_start)
 
 from ._dtypes import (  # noqa: E402
     dtype, bool_ as bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,

@@ -20,7 +20,11 @@ import sys
 import numpy as np
 import pytest
 
-import tapegrad
+# Compile counts are part of what the tests check: no test may find programs an earlier run left on
+# disk (tests/test_warm_start.py turns the cache on in its own subprocesses).
+os.environ.setdefault("TAPEGRAD_COMPILATION_CACHE", "off")
+
+import tapegrad  # noqa: E402
 
 
 # Why each test dependency is needed; all of them come with the `test` extra (`make test` installs it).

@@ -22,7 +22,8 @@ def backward_cache_info():
 
     hits / misses: structure lookups that found a compiled program / structures seen for the first time;
     compiles, compile_seconds: XLA compilations inside tapegrad (JAX's own compile events), kernels
-    included; executions: programs and kernels run; entries / kernels: cached programs / per-op kernels;
+    included; disk_loads: programs loaded instead from the compilation cache an earlier run left on disk;
+    executions: programs and kernels run; entries / kernels: cached programs / per-op kernels;
     evictions: entries dropped by the bounded caches.
     """
     return _programs.info()

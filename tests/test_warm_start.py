@@ -1,0 +1,74 @@
+"""Warm starts: a second run of the same script loads its programs from the disk cache the first left.
+
+Each run is a fresh Python process (the cache is per user, across processes); the training step's
+programs are counted by tapegrad's counters, which tell compiles from loads by JAX's own events.
+"""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+SCRIPT = textwrap.dedent("""
+    import json
+    import tapegrad as torch
+    from tapegrad import nn
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 3))
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    x, y = torch.randn(4, 8), torch.tensor([0, 1, 2, 1])
+    losses = []
+    for _ in range(4):
+        loss = nn.functional.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    import jax
+    info = torch.autograd.backward_cache_info()
+    print(json.dumps({"compiles": info["compiles"], "disk_loads": info["disk_loads"], "losses": losses,
+                      "cache_dir": jax.config.jax_compilation_cache_dir}))
+""")
+
+
+def _run(env_cache, tmp_path, extra_env=None):
+    env = dict(os.environ, TAPEGRAD_COMPILATION_CACHE=env_cache, **(extra_env or {}))
+    env.pop("JAX_COMPILATION_CACHE_DIR", None)
+    out = subprocess.run([sys.executable, "-c", SCRIPT], env=env, cwd=tmp_path, capture_output=True, text=True,
+                         timeout=300, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_second_run_loads_what_the_first_compiled(tmp_path):
+    cache = tmp_path / "xla"
+    cold = _run(str(cache), tmp_path)
+    warm = _run(str(cache), tmp_path)
+    assert cold["compiles"] > 0 and cold["disk_loads"] == 0
+    assert warm["compiles"] == 0, warm
+    assert warm["disk_loads"] == cold["compiles"]
+    assert warm["losses"] == cold["losses"]
+    assert any(cache.iterdir())
+
+
+def test_off_compiles_everything_and_writes_nothing(tmp_path):
+    home = tmp_path / "home"
+    first = _run("off", tmp_path, {"HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache")})
+    second = _run("off", tmp_path, {"HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache")})
+    assert first["cache_dir"] is None
+    assert second["compiles"] == first["compiles"] > 0 and second["disk_loads"] == 0
+    assert not home.exists()
+
+
+def test_default_directory_is_per_user_under_the_cache_home(tmp_path):
+    home = tmp_path / "home"
+    run = _run("", tmp_path, {"XDG_CACHE_HOME": str(home / ".cache")})
+    assert run["cache_dir"] == str(home / ".cache" / "tapegrad" / "xla")
+
+
+def test_a_cache_configured_in_jax_is_left_as_it_is(tmp_path):
+    theirs = tmp_path / "jax-cache"
+    env = dict(os.environ, JAX_COMPILATION_CACHE_DIR=str(theirs), TAPEGRAD_COMPILATION_CACHE=str(tmp_path / "ours"))
+    out = subprocess.run([sys.executable, "-c", "import jax, tapegrad; print(jax.config.jax_compilation_cache_dir)"],
+                         env=env, capture_output=True, text=True, timeout=300, check=True)
+    assert out.stdout.strip() == str(theirs)
+    assert not (tmp_path / "ours").exists()
