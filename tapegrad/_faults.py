@@ -68,6 +68,10 @@ def failed(exc, where):
     where: [(file, line)] of the ops the failed program computes (the failing op first when known).
     """
     _recover()
+    # The tape segment being recorded holds the failed ops: a later backward must not compile them into
+    # its program again (values that need them fail when read; everything else runs as before).
+    from . import _segment
+    _segment.end()
     text = str(exc)
     place = _describe(where)
     if "RESOURCE_EXHAUSTED" in text or "out of memory" in text.lower():

@@ -93,3 +93,18 @@ def test_independent_values_survive_a_failure():
     with pytest.raises(tapegrad.OutOfMemoryError):
         _huge_intermediate(a).sum().item()
     assert a.tolist() == [3.0, 3.0]
+
+
+def test_a_failed_op_still_referenced_does_not_fail_later_steps():
+    # z keeps the failed op alive; a later backward compiles the ops recorded since the last one, and
+    # must not take z's along
+    y = tapegrad.ones(3) * 2
+    z = _huge_intermediate(y)
+    with pytest.raises(tapegrad.OutOfMemoryError):
+        z.sum().item()
+    t = tapegrad.tensor([1.0, 2.0], requires_grad=True)
+    (t * 3).sum().backward()
+    assert t.grad.tolist() == [3.0, 3.0]
+    assert y.tolist() == [2.0, 2.0, 2.0]
+    with pytest.raises(tapegrad.OutOfMemoryError):   # z itself still cannot be computed
+        z.sum().item()
