@@ -17,6 +17,8 @@ import threading
 import jax
 from jax import monitoring
 
+from . import _recompiles
+
 MAX_PROGRAMS = 256     # whole programs kept (each may hold executables for several shapes)
 MAX_KERNELS = 2048     # per-op kernels kept
 MAX_SEEN = 8192        # structures remembered as seen once
@@ -35,6 +37,7 @@ _DISK_HIT_EVENT = "/jax/compilation_cache/cache_hits"   # sent before the compil
 class _Local(threading.local):
     active = 0   # > 0 while this thread is inside a tapegrad program call
     loading = 0  # disk hits whose compile event has not come yet
+    current = None   # the Program being called
 
 
 _local = _Local()
@@ -57,6 +60,10 @@ def _on_duration(event, seconds, **_):
         return
     _stats["compiles"] += 1
     _stats["compile_seconds"] += seconds
+    program = _local.current
+    if program is not None:
+        program.compiles += 1
+        _recompiles.shapes_compiled(program.key, program.compiles, seconds, whole=program.sync)
 
 
 monitoring.register_event_listener(_on_event)
@@ -72,16 +79,19 @@ class Program:
     plan that reads their outputs, which waits.
     """
 
-    __slots__ = ("jitted", "layout", "sync", "__weakref__")
+    __slots__ = ("jitted", "layout", "sync", "key", "compiles", "__weakref__")
 
-    def __init__(self, fn, sync=False):
+    def __init__(self, fn, sync=False, key=None):
         self.jitted = jax.jit(fn)
         self.layout = None   # what the caller needs to read the outputs (set by compile)
         self.sync = sync
+        self.key = key       # its cache key, to explain its compiles (_recompiles)
+        self.compiles = 0    # one per set of input shapes it met
 
     def __call__(self, *args):
         _stats["executions"] += 1
         _local.active += 1
+        outer, _local.current = _local.current, self
         try:
             out = self.jitted(*args)
             if self.sync:
@@ -89,6 +99,7 @@ class Program:
             return out
         finally:
             _local.active -= 1
+            _local.current = outer
 
 
 class _LRU:
@@ -127,7 +138,7 @@ def kernel(key, make):
     """The cached per-op kernel for `key`, built by make() -> pure function on first use."""
     k = _kernels.get(key)
     if k is None:
-        k = _kernels.put(key, Program(make()))
+        k = _kernels.put(key, Program(make(), key=key))
     return k
 
 
@@ -155,7 +166,7 @@ def compile(key, fn, layout=None, first_sight=False):
     first_sight marks a compile taken at a miss."""
     if not first_sight:
         _stats["hits"] += 1
-    p = Program(fn, sync=True)
+    p = Program(fn, sync=True, key=key)
     p.layout = layout
     return _programs.put(key, p)
 

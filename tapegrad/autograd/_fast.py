@@ -11,7 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _lazy, _programs, _segment
+from .. import _lazy, _programs, _recompiles, _segment
 from .._lazy import Pending
 from .._storage import Storage
 from . import _saved
@@ -67,6 +67,7 @@ def try_backward(root, seed, retain_graph):
         first = not _programs.seen_before(key, count=at_first_sight)
         if first and not at_first_sight:
             return False   # the general path runs it node by node
+        _recompiles.step_compiled(seg, key[1])
         program = _programs.compile(key, *_compile(key[1:]), first_sight=first)
     arrays = seg.arrays
     if any(type(a) is Pending for a in arrays):
