@@ -107,6 +107,9 @@ def main(argv=None):
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--side", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    # Cold figures: no workload may load programs an earlier benchmark run left in tapegrad's disk cache
+    # (the worker processes inherit this).
+    os.environ.setdefault("TAPEGRAD_COMPILATION_CACHE", "off")
     if args.worker:
         return worker_main(args)
     if args.list:
