@@ -52,23 +52,27 @@ def test_second_run_loads_what_the_first_compiled(tmp_path):
 
 def test_off_compiles_everything_and_writes_nothing(tmp_path):
     home = tmp_path / "home"
-    first = _run("off", tmp_path, {"HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache")})
-    second = _run("off", tmp_path, {"HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache")})
-    assert first["cache_dir"] is None
-    assert second["compiles"] == first["compiles"] > 0 and second["disk_loads"] == 0
+    run = _run("off", tmp_path, {"HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache")})
+    assert run["cache_dir"] is None
+    assert run["compiles"] > 0 and run["disk_loads"] == 0
     assert not home.exists()
+
+
+def _cache_dir_at_import(env):
+    out = subprocess.run([sys.executable, "-c", "import jax, tapegrad; print(jax.config.jax_compilation_cache_dir)"],
+                         env=dict(os.environ, **env), capture_output=True, text=True, timeout=300, check=True)
+    return out.stdout.strip()
 
 
 def test_default_directory_is_per_user_under_the_cache_home(tmp_path):
     home = tmp_path / "home"
-    run = _run("", tmp_path, {"XDG_CACHE_HOME": str(home / ".cache")})
-    assert run["cache_dir"] == str(home / ".cache" / "tapegrad" / "xla")
+    found = _cache_dir_at_import({"TAPEGRAD_COMPILATION_CACHE": "", "XDG_CACHE_HOME": str(home / ".cache")})
+    assert found == str(home / ".cache" / "tapegrad" / "xla")
 
 
 def test_a_cache_configured_in_jax_is_left_as_it_is(tmp_path):
     theirs = tmp_path / "jax-cache"
-    env = dict(os.environ, JAX_COMPILATION_CACHE_DIR=str(theirs), TAPEGRAD_COMPILATION_CACHE=str(tmp_path / "ours"))
-    out = subprocess.run([sys.executable, "-c", "import jax, tapegrad; print(jax.config.jax_compilation_cache_dir)"],
-                         env=env, capture_output=True, text=True, timeout=300, check=True)
-    assert out.stdout.strip() == str(theirs)
+    found = _cache_dir_at_import({"JAX_COMPILATION_CACHE_DIR": str(theirs),
+                                  "TAPEGRAD_COMPILATION_CACHE": str(tmp_path / "ours")})
+    assert found == str(theirs)
     assert not (tmp_path / "ours").exists()
