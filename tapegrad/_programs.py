@@ -132,6 +132,14 @@ class _LRU:
 _programs = _LRU(MAX_PROGRAMS)
 _kernels = _LRU(MAX_KERNELS)
 _seen = _LRU(MAX_SEEN)
+_elsewhere = []   # bounded caches kept by other modules, cleared with these
+
+
+def bounded_cache(limit=MAX_PROGRAMS):
+    """A bounded LRU cache for programs kept outside this module, cleared by clear() with the rest."""
+    cache = _LRU(limit)
+    _elsewhere.append(cache)
+    return cache
 
 
 def kernel(key, make):
@@ -181,6 +189,8 @@ def clear():
     _programs.clear()
     _kernels.clear()
     _seen.clear()
+    for cache in _elsewhere:
+        cache.clear()
     for k in _stats:
         _stats[k] = 0.0 if k in _FLOAT_STATS else 0
 

@@ -280,9 +280,9 @@ def test_recorded_backward_ops_are_cached_by_structure():
         g.sum().backward()
         return x.grad
     step([1.0, 2.0])
-    before = len(_higher._programs)
+    before = len(_higher._backward_ops)
     first = step([0.5, 0.25])
-    assert len(_higher._programs) == before
+    assert len(_higher._backward_ops) == before
     expected = [2 * np.cos(v) - v * np.sin(v) for v in (0.5, 0.25)]
     np.testing.assert_allclose(first.numpy(), expected, rtol=1e-12)
 
@@ -353,3 +353,12 @@ def test_create_graph_in_eager_mode(torch):
         _dispatch.LAZY[0] = True
     np.testing.assert_allclose(g.detach().numpy(), [3.0, 12.0])
     np.testing.assert_allclose(gg.numpy(), [6.0, 12.0])
+
+
+def test_recorded_backward_ops_are_dropped_by_clear_backward_cache():
+    from tapegrad.autograd import _higher
+    x = _leaf(tapegrad, [1.0, 2.0])
+    tapegrad.autograd.grad((x.sin() * x).sum(), x, create_graph=True)
+    assert len(_higher._backward_ops) > 0
+    tapegrad.autograd.clear_backward_cache()
+    assert len(_higher._backward_ops) == 0

@@ -23,7 +23,7 @@ import operator
 import jax
 import jax.numpy as jnp
 
-from .. import _dispatch, _lazy, _segment
+from .. import _dispatch, _lazy, _programs, _segment
 from .._grad_mode import enable_grad
 from .._ops._registry import KEEP, Op
 from . import _saved
@@ -31,7 +31,7 @@ from ._backward_names import output_dependencies, output_names
 from ._engine import _TRACED, _Arith, _hook_runner, _node_backward, _traced_call, _walk, _with_retained
 from ._graph import Graph
 
-_programs = {}   # structure key -> _Program
+_backward_ops = _programs.bounded_cache()   # structure key -> _Program
 
 REFERENCE_CYCLE = (
     "Using backward() with create_graph=True will create a reference cycle between the parameter and its "
@@ -71,15 +71,11 @@ def _output(fn, k):
 
 
 def _program(key, make_fn, nout, inputs, edged):
-    prog = _programs.get(key)
+    prog = _backward_ops.get(key)
     if prog is None:
         examples = [jax.ShapeDtypeStruct(v.shape, v.dtype) if hasattr(v, "dtype") else v for v in inputs]
-        prog = _programs[key] = _Program(make_fn(), nout, examples, edged)
+        prog = _backward_ops.put(key, _Program(make_fn(), nout, examples, edged))
     return prog
-
-
-def clear_cache():
-    _programs.clear()
 
 
 def _kinds(values):
