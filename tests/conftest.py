@@ -6,6 +6,7 @@ Import what you need in a test module:
 
 - `require(name)`: import a test dependency, or fail saying how to install it (never a skip).
 - `torch` fixture: the real PyTorch module.
+- `fresh_program_caches` fixture: empty program caches around a test that counts compiles.
 - `to_torch(t)` / `from_torch(t)`: copy values between the libraries (dtype kept, graph dropped).
 - `torch_dtype(d)` / `tg_dtype(d)`: the same dtype in the other library.
 - `assert_close(ours, theirs)`: same shape, dtype and values (tolerance by dtype).
@@ -76,6 +77,14 @@ def _torch():
 @pytest.fixture
 def torch():
     return require("torch")
+
+
+@pytest.fixture
+def fresh_program_caches():
+    """Empty program caches around a test that counts compiles (earlier tests would have filled them)."""
+    tapegrad.autograd.clear_backward_cache()
+    yield
+    tapegrad.autograd.clear_backward_cache()
 
 
 @pytest.fixture(autouse=True)

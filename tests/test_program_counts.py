@@ -12,11 +12,7 @@ from xla_events import counting
 info = tapegrad.autograd.backward_cache_info
 
 
-@pytest.fixture(autouse=True)
-def _fresh_cache():
-    tapegrad.autograd.clear_backward_cache()
-    yield
-    tapegrad.autograd.clear_backward_cache()
+pytestmark = pytest.mark.usefixtures("fresh_program_caches")
 
 
 def _data():
