@@ -36,35 +36,35 @@ def _leaf(value, requires_grad=False):
 
 
 def _infer_dtype(data):
-    """PyTorch's dtype inference for Python data: bool < int64 < default float < default complex."""
-    kind = [0]
+    """PyTorch's dtype inference for Python data: each element's own type (bool, int64, the default
+    float or complex for Python numbers; their dtype for NumPy scalars and tensors), promoted together."""
+    found = [None]
 
     def visit(x):
         if isinstance(x, Tensor):
-            kind[0] = builtins.max(kind[0], 4 + D.ALL.index(x.dtype))
-        elif isinstance(x, (builtins.bool, np.bool_)):
-            kind[0] = builtins.max(kind[0], 1)
-        elif isinstance(x, (builtins.int, np.integer)):
-            kind[0] = builtins.max(kind[0], 2)
-        elif isinstance(x, (builtins.float, np.floating)):
-            kind[0] = builtins.max(kind[0], 3)
-        elif isinstance(x, (builtins.complex, np.complexfloating)):
-            kind[0] = builtins.max(kind[0], 100)
+            seen = x.dtype
+        elif isinstance(x, np.generic) and not isinstance(x, (np.str_, np.bytes_)):
+            seen = D.from_jax(x.dtype)
+        elif isinstance(x, builtins.bool):
+            seen = D.bool_
+        elif isinstance(x, builtins.int):
+            seen = D.int64
+        elif isinstance(x, builtins.float):
+            seen = D.get_default_dtype()
+        elif isinstance(x, builtins.complex):
+            seen = D._default_complex()
         elif isinstance(x, (list, tuple)):
             for y in x:
                 visit(y)
+            return
         elif isinstance(x, str):
             raise TypeError(f"new(): invalid data type 'str'. Convert strings to numbers first.")
         else:
             raise RuntimeError(f"Could not infer dtype of {type(x).__name__}. Pass numbers, sequences of "
                                "numbers, NumPy arrays or tensors.")
+        found[0] = seen if found[0] is None else D.promote_types(found[0], seen)
     visit(data)
-    k = kind[0]
-    if k >= 100:
-        return D._default_complex()
-    if k >= 4:
-        return D.ALL[k - 4]
-    return {0: D.get_default_dtype(), 1: D.bool_, 2: D.int64, 3: D.get_default_dtype()}[k]
+    return D.get_default_dtype() if found[0] is None else found[0]
 
 
 def _check_nested(data, dim=0):

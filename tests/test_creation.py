@@ -406,3 +406,23 @@ def test_roundtrip_helpers():
 def test_tensor_from_numpy_scalar_keeps_its_dtype(value):
     import torch
     assert str(tapegrad.tensor(value).dtype).split(".")[1] == str(torch.tensor(value).dtype).split(".")[1]
+
+
+@pytest.mark.parametrize("data", [
+    [np.float64(1.0)], [np.float64(1.0), 2.0], [np.float32(1.0), 2], [np.int32(1), 2], [np.int8(1), True],
+    [np.float16(1.0), 1.0], [np.int64(2), 1.5], [[np.float64(1.0)], [2.0]], [True, 1.0], [1, 2.0 + 1j],
+    [np.float64(1.0), 1j], [np.uint8(3), np.int8(-1)], [np.bool_(True), False],
+], ids=repr)
+def test_tensor_from_a_sequence_promotes_its_elements_types_as_torch(data):
+    import torch
+    assert str(tapegrad.tensor(data).dtype).split(".")[1] == str(torch.tensor(data).dtype).split(".")[1]
+
+
+@pytest.mark.parametrize("dtypes", [("int8", "int64"), ("float16", "float32"), ("int32", "float64")], ids=repr)
+def test_tensor_from_a_list_of_tensors_and_numbers_promotes_as_torch(dtypes):
+    import torch
+
+    def build(lib):
+        return str(lib.tensor([lib.tensor(1, dtype=getattr(lib, dtypes[0])), lib.tensor(2, dtype=getattr(lib, dtypes[1])),
+                               3]).dtype).split(".")[1]
+    assert build(tapegrad) == build(torch)
