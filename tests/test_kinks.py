@@ -82,3 +82,14 @@ def test_remainder_by_a_false_bool_is_nan_as_torch_s(torch):
         return lib.remainder(lib.tensor([2.0, -3.0]), lib.tensor([True, False]))
     ours, theirs = both(build)
     assert_close(ours, theirs)
+
+
+@pytest.mark.parametrize("op", ["atan2", "hypot"])
+def test_two_argument_gradients_at_the_origin_are_torch_s(torch, op):
+    def build(lib):
+        a = lib.tensor([0.0, 0.0, 1.0, -2.0], dtype=lib.float64, requires_grad=True)
+        b = lib.tensor([0.0, 3.0, 0.0, 0.0], dtype=lib.float64, requires_grad=True)
+        getattr(lib, op)(a, b).sum().backward()
+        return a.grad, b.grad
+    for ours, theirs in zip(*both(build)):
+        assert_close(ours, theirs)

@@ -160,8 +160,38 @@ maximum = defop("maximum", lambda a, b: _max_split(a, b, jnp.greater))
 minimum = defop("minimum", lambda a, b: _max_split(a, b, jnp.less))
 fmax = defop("fmax", lambda a, b: _fmax(a, b, jnp.greater))
 fmin = defop("fmin", lambda a, b: _fmax(a, b, jnp.less))
-atan2 = defop("atan2", lambda a, b: jnp.arctan2(a, b), dtype_rule=FLOAT)
-hypot = defop("hypot", lambda a, b: jnp.hypot(a, b))
+@jax.custom_jvp
+def _atan2(a, b):
+    return jnp.arctan2(a, b)
+
+
+@_atan2.defjvp
+def _atan2_jvp(primals, tangents):
+    # PyTorch's formula (b, -a) / (a^2 + b^2), with 0 at the origin where JAX's is NaN
+    (a, b), (da, db) = primals, tangents
+    norm = a * a + b * b
+    origin = norm == 0
+    safe = jnp.where(origin, jnp.ones((), norm.dtype), norm)
+    zero = jnp.zeros((), norm.dtype)
+    return jnp.arctan2(a, b), jnp.where(origin, zero, b / safe) * da + jnp.where(origin, zero, -a / safe) * db
+
+
+@jax.custom_jvp
+def _hypot(a, b):
+    return jnp.hypot(a, b)
+
+
+@_hypot.defjvp
+def _hypot_jvp(primals, tangents):
+    # PyTorch's formula (a, b) / hypot(a, b): NaN at the origin, where JAX's safe rule gives 1/2
+    (a, b), (da, db) = primals, tangents
+    h = jnp.hypot(a, b)
+    return h, a / h * da + b / h * db
+
+
+atan2 = defop("atan2", lambda a, b: _atan2(a, b) if _is_float(a) and _is_float(b) else jnp.arctan2(a, b),
+              dtype_rule=FLOAT)
+hypot = defop("hypot", lambda a, b: _hypot(a, b) if _is_float(a) and _is_float(b) else jnp.hypot(a, b))
 lerp = defop("lerp", _lerp, overloads=[overload("LerpBackward1", "..t")])
 # clamp(Tensor? min, Tensor? max) lists both bounds in next_functions, given or not; Scalar bounds neither.
 clamp = defop("clamp", lambda a, lo, hi: _clamp(a, lo, hi), node_name="ClampBackward1",
