@@ -351,3 +351,42 @@ def test_create_graph_seed_of_a_sum_is_an_expanded_view_refusing_in_place_writes
         g = lib.autograd.grad(x.sum(), [x], create_graph=True)[0]
         g.add_(x, alpha=-0.5)
     _same_error(build, torch)
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_autograd_grad_runs_only_the_nodes_on_a_path_to_its_inputs(torch, create_graph):
+    # t1's amax node saved t1, which add_ then changed: PyTorch never runs that node for grad(t1, [t3])
+    def build(lib):
+        t0 = lib.tensor(-1.5, dtype=lib.float64, requires_grad=True)
+        t1 = t0.amax()
+        t3 = lib.tensor(-2.0, dtype=lib.float64, requires_grad=True)
+        t1.add_(t3)
+        return lib.autograd.grad(t1, [t3], create_graph=create_graph)[0].detach()
+    ours, theirs = both(build)
+    assert_close(ours, theirs)
+
+
+def test_pruned_backward_fills_grads_and_frees_buffers_as_torch(torch):
+    def build(lib):
+        out = []
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        b = lib.tensor([3.0, 4.0], requires_grad=True)
+        y = a.exp()
+        z = y * b
+        z.retain_grad()
+        w = (z * z).sum() + (a * 3).sum()
+        out.append(lib.autograd.grad(w, [a], retain_graph=True)[0])
+        out.append(z.grad)
+        out.append(lib.autograd.grad(w, [y], retain_graph=True)[0])
+        out.extend(lib.autograd.grad(w, [z, b], retain_graph=True))
+        w.backward(inputs=[b])
+        out.append(b.grad)
+        assert a.grad is None
+        u = a * 2
+        s = (u * b).sum() + u.sum()
+        out.append(lib.autograd.grad(s, [u])[0])     # frees only the nodes on the way to u
+        with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+            lib.autograd.grad(s, [a])
+        return out
+    for ours, theirs in zip(*both(build)):
+        assert_close(ours, theirs)

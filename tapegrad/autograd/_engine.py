@@ -14,7 +14,7 @@ import jax.numpy as jnp
 from . import _saved
 from .. import _faults, _lazy, _programs, _segment
 from . import _fast
-from ._graph import Graph
+from ._graph import Graph, targets_of
 
 
 def backward_cache_info():
@@ -92,24 +92,30 @@ def _walk(key, saved, seeds, existing, call_node, arith, hooks_for=None):
             d[out] = g if prev is None else add(prev, g)
 
     for (target, out, aval), seed in zip(root_key, seeds):
+        if target is None:
+            continue   # a root pruned away: no wanted tensor lies below it
         if seed is None:
             seed = arith.ones(*aval)
         send(target, out, seed)
     results = {}
     pos = 0
     for i, (sid, wiring, retained, out_avals) in enumerate(node_keys):
-        sig = _saved.SIGNATURES[sid]
-        nkept = sum(1 for p in sig[4] if p is None)
-        kept = saved[pos:pos + nkept]
-        pos += nkept
         node_cts = cts[i]
         if hooks_for is not None:
             node_cts = hooks_for(i, node_cts)
         if retained:
             for k in retained:
-                g = node_cts[k]
+                g = node_cts.get(k)
+                if g is None:
+                    continue   # no gradient reached this output
                 prev = existing.get((i, k))
                 results[(i, k)] = g if prev is None else add(prev, g)
+        if wiring is None:
+            continue   # a capture node (see Graph): its incoming gradient is all that is wanted of it
+        sig = _saved.SIGNATURES[sid]
+        nkept = sum(1 for p in sig[4] if p is None)
+        kept = saved[pos:pos + nkept]
+        pos += nkept
         nout = sig[0].nout
         if nout == 1:
             ct_list = [node_cts[0]]
@@ -117,6 +123,8 @@ def _walk(key, saved, seeds, existing, call_node, arith, hooks_for=None):
             ct_list = [node_cts[k] if k in node_cts else arith.zeros(*out_avals[k]) for k in range(nout)]
         grads = call_node(sid, out_avals, kept, ct_list)
         for w, g in zip(wiring, grads):
+            if w is None:
+                continue   # toward a node pruned away
             target, out = (w, 0) if type(w) is int else w
             send(target, out, g)
     for j, g in leaf_grads.items():
@@ -163,7 +171,7 @@ def _run_compiled(program, out_keys, plan):
 
 
 def _count_saved(key):
-    return sum(1 for sid, *_ in key[0] for p in _saved.SIGNATURES[sid][4] if p is None)
+    return sum(1 for sid, wiring, *_ in key[0] if wiring is not None for p in _saved.SIGNATURES[sid][4] if p is None)
 
 
 def _split(resolved, nsaved, nexisting, seed_pattern):
@@ -204,7 +212,7 @@ def _fast_path_applies(root):
 def _general_backward(roots, seeds, retain_graph, wanted, accumulate):
     root_edges = [t._edge() for t in roots]
     implicit = ([(t.shape, t.dtype.np) for t in roots], [s is None for s in seeds])
-    graph = Graph(root_edges, implicit)
+    graph = Graph(root_edges, implicit, targets_of(wanted))
     nodes, leaves = graph.nodes, graph.leaves
 
     # Targets whose grads come back: leaves, retained non-leaves, and `wanted` tensors.

@@ -20,10 +20,17 @@ FREED_GRAPH = (
 class Graph:
     """One backward pass: nodes in reverse creation order (a topological order), leaves, roots."""
 
-    __slots__ = ("nodes", "leaves", "key", "saved", "roots", "hooked", "retaining")
+    __slots__ = ("nodes", "leaves", "key", "saved", "roots", "hooked", "retaining", "capture")
 
-    def __init__(self, root_edges, implicit_seeds):
-        """root_edges: [(node, output_index)]; implicit_seeds: (root avals, whether each seed is implicit)."""
+    def __init__(self, root_edges, implicit_seeds, targets=None):
+        """root_edges: [(node, output_index)]; implicit_seeds: (root avals, whether each seed is implicit).
+
+        targets: the nodes of the tensors autograd.grad / backward(inputs=) asks for (a non-leaf's grad_fn,
+        a leaf's accumulator), or None for a whole backward. Then the graph holds only the nodes on a path
+        to them, as PyTorch's engine runs no other (their saved values are neither checked nor needed);
+        a wanted non-leaf's node that leads to no other target only hands out the gradient arriving at it
+        (a capture node: in the key with wiring None, not run, nothing saved or checked).
+        """
         seen = set()
         nodes = []
         leaves = []
@@ -36,13 +43,18 @@ class Graph:
             if type(n) is AccumulateGrad:
                 leaves.append(n)
                 continue
-            if n.args is None:
-                raise RuntimeError(FREED_GRAPH)
             nodes.append(n)
             for e in n.edges:
                 if e is not None and e[0] not in seen:
                     stack.append(e[0])
         nodes.sort(key=_seq, reverse=True)
+        capture = frozenset()
+        if targets is not None:
+            nodes, leaves, capture = _prune(nodes, leaves, targets)
+        for n in nodes:
+            if n.args is None and n not in capture:
+                raise RuntimeError(FREED_GRAPH)
+        self.capture = capture
         self.nodes = nodes
         self.leaves = leaves
         self.roots = root_edges
@@ -54,7 +66,10 @@ class Graph:
         hooked = False
         retaining = []
         for i, n in enumerate(nodes):
-            wiring = tuple([position[e[0]] if e[1] == 0 else (position[e[0]], e[1]) for e in n.edges if e])
+            # an edge to a node or leaf pruned away gets None: its gradient is dropped
+            wiring = None if n in capture else tuple([
+                None if e[0] not in position else position[e[0]] if e[1] == 0 else (position[e[0]], e[1])
+                for e in n.edges if e])
             retained = None
             if n.retained:
                 retained = tuple(sorted([k for k, ref in n.retained.items() if ref() is not None]))
@@ -62,11 +77,12 @@ class Graph:
             if n.hooks:
                 hooked = True
             node_keys.append((n.sig, wiring, retained, n.out_avals if n.op.nout > 1 else None))
-            saved += [n.args[k] for k in kept_positions(n.sig)]
-            check_versions(n)
+            if wiring is not None:
+                saved += [n.args[k] for k in kept_positions(n.sig)]
+                check_versions(n)
         self.hooked = hooked or any(leaf.variable._hooks for leaf in leaves)
         self.retaining = retaining
-        root_key = tuple((position[e[0]], e[1], aval if implicit else None)
+        root_key = tuple((position.get(e[0]), e[1], aval if implicit else None)
                          for e, aval, implicit in zip(root_edges, *implicit_seeds))
         self.saved = saved
         self.key = (tuple(node_keys), len(leaves), root_key)
@@ -74,8 +90,34 @@ class Graph:
     def release(self):
         """Free saved values, as PyTorch does after a backward without retain_graph."""
         for n in self.nodes:
-            if n.saves:
+            if n.saves and n not in self.capture:
                 n.args = None
+
+
+def targets_of(wanted):
+    """The nodes of the `wanted` tensors (a non-leaf's grad_fn, a leaf's accumulator; see Graph), or None
+    for a whole backward."""
+    if wanted is None:
+        return None
+    found = set()
+    for t in wanted:
+        if t._grad_fn is not None:
+            found.add(t._grad_fn)
+        elif t._accumulator is not None and t._accumulator() is not None:
+            found.add(t._accumulator())
+    return found
+
+
+def _prune(nodes, leaves, targets):
+    """(nodes on a path to a target, the leaves they reach or that are targets, capture nodes)."""
+    needed = set()
+    for n in reversed(nodes):   # oldest first: a node's edges lead to nodes already decided
+        if any(e is not None and (e[0] in targets or e[0] in needed) for e in n.edges):
+            needed.add(n)
+    capture = frozenset(n for n in nodes if n in targets and n not in needed)
+    reached = {e[0] for n in needed for e in n.edges if e is not None}
+    return ([n for n in nodes if n in needed or n in capture],
+            [leaf for leaf in leaves if leaf in reached or leaf in targets], capture)
 
 
 _seq = operator.attrgetter("seq")

@@ -29,7 +29,7 @@ from .._ops._registry import KEEP, Op
 from . import _saved
 from ._backward_names import output_dependencies, output_names
 from ._engine import _TRACED, _Arith, _hook_runner, _node_backward, _traced_call, _walk, _with_retained
-from ._graph import Graph
+from ._graph import Graph, targets_of
 
 _backward_ops = _programs.bounded_cache()   # structure key -> _Program
 
@@ -125,6 +125,8 @@ def _graph_inputs(graph, given_seeds):
     the version checks that guard them."""
     inputs, edges, checks = [], [], []
     for n in graph.nodes:
+        if n in graph.capture:
+            continue   # not run: nothing of it is read
         guarded = {index: (ref, version) for ref, version, index in n.checks if index >= 0}
         for index in _saved.kept_positions(n.sig):
             a = n.args[index]
@@ -182,7 +184,7 @@ def run(roots, seeds, retain_graph, wanted=None):
 def _run(roots, seeds, retain_graph, wanted):
     root_edges = [t._edge() for t in roots]
     implicit = ([(tuple(t.shape), t.dtype.np) for t in roots], [s is None for s in seeds])
-    graph = Graph(root_edges, implicit)
+    graph = Graph(root_edges, implicit, targets_of(wanted))
     gkey = graph.key
     want_keys = None
     if wanted is None:
@@ -243,6 +245,8 @@ def _node_by_node(graph, gkey, seeds, roots):
     from .._tensor import Tensor
     saved = []
     for n in graph.nodes:
+        if n in graph.capture:
+            continue
         guarded = {index: (ref, version) for ref, version, index in n.checks if index >= 0}
         saved += [(n.args[i], n.edges[i], guarded.get(i)) for i in _saved.kept_positions(n.sig)]
     seeds = [Tensor._wrap(jnp.ones(tuple(t.shape), t.dtype.np)) if s is None else s for t, s in zip(roots, seeds)]
