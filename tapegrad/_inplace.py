@@ -37,6 +37,30 @@ def check_inplace(t, operands=()):
                            "You can make a clone to get a normal tensor before doing inplace update.")
 
 
+# PyTorch's derivatives.yaml gives these in-place ops entries of their own, numbered after the out-of-place
+# ones, so their nodes print under other names (x.acosh_() -> AcoshBackward1, x.squeeze_(0) -> SqueezeBackward4).
+_INPLACE_NODE_NAMES = {
+    "AcoshBackward0": "AcoshBackward1", "AsinhBackward0": "AsinhBackward1", "AtanhBackward0": "AtanhBackward1",
+    "FillBackward0": "FillBackward2", "SqueezeBackward0": "SqueezeBackward3", "SqueezeBackward1": "SqueezeBackward4",
+    "SqueezeBackward2": "SqueezeBackward5", "TBackward0": "TBackward1", "TransposeBackward0": "TransposeBackward1",
+    "UnsqueezeBackward0": "UnsqueezeBackward1",
+}
+_inplace_node_classes = {}
+
+
+def name_as_inplace(node):
+    """Give the node of an in-place op the name PyTorch prints for it (see _INPLACE_NODE_NAMES)."""
+    name = _INPLACE_NODE_NAMES.get(type(node).__name__)
+    if name is None:
+        return
+    key = (name, type(node).optional_inputs)
+    cls = _inplace_node_classes.get(key)
+    if cls is None:
+        from .autograd._node import node_class
+        cls = _inplace_node_classes[key] = node_class(name, type(node).optional_inputs)
+    node.__class__ = cls
+
+
 def _can_cast(src, dst):
     if src.is_complex and not dst.is_complex:
         return False
@@ -72,6 +96,8 @@ def commit(t, out):
         raise RuntimeError(f"output with shape {list(t.shape)} doesn't match the broadcast shape "
                            f"{list(out.shape)}")
     node = out._grad_fn
+    if node is not None:
+        name_as_inplace(node)
     read = t._peek()              # the value the op read from t
     storage = t._storage          # a view's storage is its base's
     old_version = storage.version

@@ -7,7 +7,7 @@ from . import _views
 from ._dispatch import apply
 from ._functional import _random
 from ._indexing import getitem, setitem, parse
-from ._inplace import inplace, commit, check_inplace
+from ._inplace import inplace, commit, check_inplace, name_as_inplace
 from ._overlap import check_overlap
 from ._ops import elementwise as E, indexing as I
 from ._tensor import Tensor
@@ -100,6 +100,7 @@ def _view_inplace(fn):
         out = fn(self, *args)
         self._storage, self._view = out._storage, out._view
         if out._grad_fn is not None:
+            name_as_inplace(out._grad_fn)
             self._attach(out._grad_fn, out._out_idx)
         return self
     return method
