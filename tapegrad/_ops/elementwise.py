@@ -35,24 +35,32 @@ def _pow(a, b):
     return _real_pow(a.astype(dtype), b.astype(dtype))
 
 
-@jax.custom_jvp
-def _real_pow(a, b):
-    return jnp.power(a, b)
+def _with_derivatives(fn, derivatives):
+    """fn(a, b) differentiated by derivatives(a, b, out) -> (d out/da, d out/db): PyTorch's formulas
+    where JAX's differ at a point."""
+    f = jax.custom_jvp(fn)
+
+    @f.defjvp
+    def jvp(primals, tangents):
+        (a, b), (da, db) = primals, tangents
+        out = fn(a, b)
+        d_a, d_b = derivatives(a, b, out)
+        return out, d_a * da + d_b * db
+    return f
 
 
-@_real_pow.defjvp
-def _real_pow_jvp(primals, tangents):
+def _pow_derivatives(a, b, out):
     # PyTorch's pow_backward: d/da is 0 where b == 0 (JAX's b * a ** (b - 1) is NaN at a == 0), d/db is 0
     # where a == 0 and b >= 0. The masked-out arguments are replaced before use, so no NaN reaches even a
     # second derivative.
-    (a, b), (da, db) = primals, tangents
-    out = jnp.power(a, b)
-    one = jnp.ones((), a.dtype)
+    one, zero = jnp.ones((), a.dtype), jnp.zeros((), a.dtype)
     b_zero = b == 0
-    d_a = jnp.where(b_zero, jnp.zeros((), a.dtype), b * jnp.power(a, jnp.where(b_zero, one, b) - 1))
+    d_a = jnp.where(b_zero, zero, b * jnp.power(a, jnp.where(b_zero, one, b) - 1))
     a_zero = (a == 0) & (b >= 0)
-    d_b = jnp.where(a_zero, jnp.zeros((), a.dtype), out * jnp.log(jnp.where(a_zero, one, a)))
-    return out, d_a * da + d_b * db
+    return d_a, jnp.where(a_zero, zero, out * jnp.log(jnp.where(a_zero, one, a)))
+
+
+_real_pow = _with_derivatives(jnp.power, _pow_derivatives)
 
 
 def _trunc_div(a, b):
@@ -160,33 +168,18 @@ maximum = defop("maximum", lambda a, b: _max_split(a, b, jnp.greater))
 minimum = defop("minimum", lambda a, b: _max_split(a, b, jnp.less))
 fmax = defop("fmax", lambda a, b: _fmax(a, b, jnp.greater))
 fmin = defop("fmin", lambda a, b: _fmax(a, b, jnp.less))
-@jax.custom_jvp
-def _atan2(a, b):
-    return jnp.arctan2(a, b)
-
-
-@_atan2.defjvp
-def _atan2_jvp(primals, tangents):
+def _atan2_derivatives(a, b, out):
     # PyTorch's formula (b, -a) / (a^2 + b^2), with 0 at the origin where JAX's is NaN
-    (a, b), (da, db) = primals, tangents
     norm = a * a + b * b
     origin = norm == 0
     safe = jnp.where(origin, jnp.ones((), norm.dtype), norm)
     zero = jnp.zeros((), norm.dtype)
-    return jnp.arctan2(a, b), jnp.where(origin, zero, b / safe) * da + jnp.where(origin, zero, -a / safe) * db
+    return jnp.where(origin, zero, b / safe), jnp.where(origin, zero, -a / safe)
 
 
-@jax.custom_jvp
-def _hypot(a, b):
-    return jnp.hypot(a, b)
-
-
-@_hypot.defjvp
-def _hypot_jvp(primals, tangents):
-    # PyTorch's formula (a, b) / hypot(a, b): NaN at the origin, where JAX's safe rule gives 1/2
-    (a, b), (da, db) = primals, tangents
-    h = jnp.hypot(a, b)
-    return h, a / h * da + b / h * db
+_atan2 = _with_derivatives(jnp.arctan2, _atan2_derivatives)
+# PyTorch's formula (a, b) / hypot(a, b): NaN at the origin, where JAX's safe rule gives 1/2
+_hypot = _with_derivatives(jnp.hypot, lambda a, b, out: (a / out, b / out))
 
 
 atan2 = defop("atan2", lambda a, b: _atan2(a, b) if _is_float(a) and _is_float(b) else jnp.arctan2(a, b),
