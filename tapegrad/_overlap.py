@@ -4,6 +4,8 @@ Tensors here never alias memory, but PyTorch's do, and it refuses an in-place op
 depend on the order elements are written in: a target with several elements at one address (an
 expand()ed tensor), or an operand that shares some but not all of the target's memory.
 """
+import math
+
 from ._views import layout
 
 _CLONE = "Please clone() the tensor before performing the operation."
@@ -39,19 +41,12 @@ def _partially_overlap(shape, strides, offset, other):
     # and let through); the same memory span read with the same strides is a full overlap, which is allowed
     other_shape = tuple(other.shape)
     other_strides, other_offset = layout(other)
-    n, m = _numel(shape), _numel(other_shape)
+    n, m = math.prod(shape), math.prod(other_shape)
     if n == 0 or m == 0 or not (_dense(shape, strides) and _dense(other_shape, other_strides)):
         return False
     if (offset, offset + n) == (other_offset, other_offset + m):
         return tuple(strides) != tuple(other_strides)
     return offset < other_offset + m and other_offset < offset + n
-
-
-def _numel(shape):
-    n = 1
-    for s in shape:
-        n *= s
-    return n
 
 
 def _dense(shape, strides):

@@ -1,4 +1,5 @@
 """torch.Size: a tuple that prints as `torch.Size([2, 3])`."""
+import math
 
 
 class Size(tuple):
@@ -8,10 +9,7 @@ class Size(tuple):
     __str__ = __repr__
 
     def numel(self):
-        n = 1
-        for s in self:
-            n *= s
-        return n
+        return math.prod(self)
 
     def __getitem__(self, item):
         out = super().__getitem__(item)

@@ -1,5 +1,6 @@
 """Argument parsing shared by the functional API: scalars, dims, shapes, dtype names."""
 import builtins
+import math
 import numbers
 
 import numpy as np
@@ -59,10 +60,7 @@ def dims(dim, ndim):
 
 
 def numel_of(xs):
-    n = 1
-    for x in xs:
-        n *= x
-    return n
+    return math.prod(xs)
 
 
 def shape_args(shape):

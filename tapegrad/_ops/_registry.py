@@ -28,15 +28,20 @@ class Op:
                 change makes backward fail; None: those the JAX VJP reads. Kept values are
                 the VJP's in any case, plus these.
     nout        number of outputs (fn returns a tuple when > 1).
+    fused_backward True when PyTorch's backward is a kernel that takes the input as a recorded argument
+                (relu's threshold_backward): a gradient recorded through it (create_graph) depends on the
+                input, with a zero derivative, and so requires grad where JAX's formula would not.
     wraps_scalars True when PyTorch wraps a Python scalar argument into a tensor input (add, sub,
                 mul, div), so it appears in grad_fn.next_functions as (None, 0).
     """
 
     __slots__ = ("name", "fn", "dtype_rule", "diff", "view", "saves_output", "saves_inputs", "nout",
-                 "node_name", "node_class", "wraps_scalars", "overloads", "_node_classes", "__weakref__")
+                 "node_name", "node_class", "wraps_scalars", "overloads", "_node_classes", "fused_backward",
+                 "__weakref__")
 
     def __init__(self, name, fn, dtype_rule=SAME, diff=None, view=False, saves_output=False, nout=1,
-                 node=None, node_name=None, wraps_scalars=False, overloads=(), saves_inputs=None):
+                 node=None, node_name=None, wraps_scalars=False, overloads=(), saves_inputs=None,
+                 fused_backward=False):
         self.name = name
         self.fn = fn
         self.dtype_rule = dtype_rule
@@ -44,6 +49,7 @@ class Op:
         self.view = view
         self.saves_output = saves_output
         self.saves_inputs = saves_inputs
+        self.fused_backward = fused_backward
         self.nout = nout
         self.wraps_scalars = wraps_scalars
         self.node_name = node_name or _camel(node or name) + "Backward0"

@@ -266,7 +266,7 @@ erf = defop("erf", lambda a: jss.erf(a), dtype_rule=FLOAT)
 erfc = defop("erfc", lambda a: jss.erfc(a), dtype_rule=FLOAT)
 erfinv = defop("erfinv", lambda a: jss.erfinv(a), dtype_rule=FLOAT)
 relu = defop("relu", lambda a: jnp.where(a > 0, a, jnp.zeros((), a.dtype)), dtype_rule=KEEP,
-             saves_output=True, saves_inputs=())
+             saves_output=True, saves_inputs=(), fused_backward=True)
 
 # ---- complex parts (real/imag views are computed copies here) ------------------------------
 angle = defop("angle", _angle, dtype_rule=FLOAT)

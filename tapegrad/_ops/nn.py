@@ -53,13 +53,13 @@ def _elu(x, alpha, scale, input_scale):
     return scale * jnp.where(x > 0, x, neg)
 
 
-leaky_relu = _nn("leaky_relu", lambda x, slope: jnp.where(x > 0, x, x * slope))
+leaky_relu = _nn("leaky_relu", lambda x, slope: jnp.where(x > 0, x, x * slope), fused_backward=True)
 elu = _nn("elu", _elu)
 gelu = _nn("gelu", _gelu)
 silu = _nn("silu", lambda x: x * jax.nn.sigmoid(x))
 mish = _nn("mish", lambda x: x * jnp.tanh(_softplus(x, 1.0, 20.0)))
 softplus = _nn("softplus", _softplus)
-hardtanh = _nn("hardtanh", _hardtanh)
+hardtanh = _nn("hardtanh", _hardtanh, fused_backward=True)
 softmax = _nn("softmax", lambda x, dim: jax.nn.softmax(x, axis=dim), saves_output=True, saves_inputs=(),
               node="_softmax")
 log_softmax = _nn("log_softmax", lambda x, dim: jax.nn.log_softmax(x, axis=dim), saves_output=True, saves_inputs=(),

@@ -65,6 +65,8 @@ amax = defop("amax", lambda a, dim, keepdim: _scaled_by_count(jnp.max, dim, keep
              **SELF_AND_RESULT)
 amin = defop("amin", lambda a, dim, keepdim: _scaled_by_count(jnp.min, dim, keepdim)(a), dtype_rule=KEEP,
              **SELF_AND_RESULT)
+
+
 def _evenly_distributed(reduce):
     """reduce(a) whose gradient is shared by the elements equal to the result, or by the NaNs where the result
     is NaN (PyTorch's evenly_distribute_backward of max()/min(); amax/amin give NaNs no gradient)."""
@@ -87,6 +89,8 @@ min_all = defop("min_all", _evenly_distributed(jnp.min), dtype_rule=KEEP, node_n
                 **SELF_AND_RESULT)
 argmax = defop("argmax", lambda a, dim, keepdim: jnp.argmax(a, axis=dim, keepdims=keepdim), dtype_rule=KEEP)
 argmin = defop("argmin", lambda a, dim, keepdim: jnp.argmin(a, axis=dim, keepdims=keepdim), dtype_rule=KEEP)
+
+
 @functools.lru_cache(maxsize=None)
 def _logsumexp(dim, keepdim):
     """logsumexp with PyTorch's gradient formula, grad * exp(input - result) (JAX's softmax rounds differently)."""

@@ -113,7 +113,7 @@ def _walk(key, saved, seeds, existing, call_node, arith, hooks_for=None):
         if wiring is None:
             continue   # a capture node (see Graph): its incoming gradient is all that is wanted of it
         sig = _saved.SIGNATURES[sid]
-        nkept = sum(1 for p in sig[4] if p is None)
+        nkept = len(_saved.kept_positions(sid))
         kept = saved[pos:pos + nkept]
         pos += nkept
         nout = sig[0].nout
@@ -171,7 +171,7 @@ def _run_compiled(program, out_keys, plan):
 
 
 def _count_saved(key):
-    return sum(1 for sid, wiring, *_ in key[0] if wiring is not None for p in _saved.SIGNATURES[sid][4] if p is None)
+    return sum(len(_saved.kept_positions(sid)) for sid, wiring, *_ in key[0] if wiring is not None)
 
 
 def _split(resolved, nsaved, nexisting, seed_pattern):

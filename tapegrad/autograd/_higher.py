@@ -141,16 +141,12 @@ def _graph_inputs(graph, given_seeds):
     return inputs, edges, checks
 
 
-# PyTorch computes these gradients with a fused kernel that takes the op's input or result
-# (threshold_backward, leaky_relu_backward, hardtanh_backward), so a gradient recorded through one depends
-# on it (with a zero derivative) and requires grad. JAX's where() formula reads the input through a
-# comparison only, which output_dependencies cuts: tie the gradient to the kept values, values unchanged.
-_FUSED_BACKWARDS = frozenset({"relu", "leaky_relu", "hardtanh"})
-
-
+# A gradient through an op whose PyTorch backward is a fused kernel reading the input (Op.fused_backward)
+# depends on that input; JAX's where() formula reads it through a comparison only, which
+# output_dependencies cuts: tie the gradient to the kept values, values unchanged.
 def _recorded_call(sid, out_avals, kept, cts):
     grads = _traced_call(sid, out_avals, kept, cts)
-    if _saved.SIGNATURES[sid][0].name in _FUSED_BACKWARDS:
+    if _saved.SIGNATURES[sid][0].fused_backward:
         grads = jax.lax.optimization_barrier((tuple(grads), tuple(kept)))[0]
     return grads
 

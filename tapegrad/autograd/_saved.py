@@ -5,6 +5,8 @@ elimination say which primal inputs it uses. Only those are kept alive by the
 node and only those are version-checked at backward time, as PyTorch checks
 only the tensors its backward formula saves (mul saves both inputs, add none).
 """
+import functools
+
 import jax
 import jax.numpy as jnp
 
@@ -74,10 +76,11 @@ def plan(op, static, cast, diff, values, kinds):
     return p
 
 
+@functools.lru_cache(maxsize=None)
 def kept_positions(sid):
     """Indices of the arguments a node of signature `sid` keeps for its backward (a kept argument may be
     None: an optional bound the op was called without)."""
-    return [i for i, p in enumerate(SIGNATURES[sid][4]) if p is None]
+    return tuple(i for i, p in enumerate(SIGNATURES[sid][4]) if p is None)
 
 
 def _analyse(op, static, cast, diff, values):
