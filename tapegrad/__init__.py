@@ -50,6 +50,16 @@ from . import nn  # noqa: E402
 from . import optim, utils  # noqa: E402
 from .serialization import save, load  # noqa: E402
 from ._faults import OutOfMemoryError  # noqa: E402
+# PyTorch's legacy API and device probing: typed tensor classes, Tensor.type(), torch.cuda, backends flags.
+from ._legacy import (  # noqa: E402
+    is_tensor, is_storage, is_floating_point, is_complex, numel, set_default_tensor_type, tensortype)
+from ._legacy import CPU_CLASSES as _CPU_CLASSES  # noqa: E402
+from ._flags import (  # noqa: E402
+    set_float32_matmul_precision, get_float32_matmul_precision, use_deterministic_algorithms,
+    are_deterministic_algorithms_enabled, is_deterministic_algorithms_warn_only_enabled)
+from . import cuda, accelerator, backends  # noqa: E402
+
+globals().update(_CPU_CLASSES)   # FloatTensor, DoubleTensor, LongTensor, ...
 
 half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64

@@ -2,6 +2,7 @@
 from ._engine import backward_cache_info, clear_backward_cache, run_backward
 from ._node import Node, AccumulateGrad
 from . import _higher
+from .variable import Variable
 from .._grad_mode import no_grad, enable_grad, set_grad_enabled, inference_mode
 
 __all__ = ["backward", "grad", "backward_cache_info", "clear_backward_cache"]

@@ -1,0 +1,40 @@
+"""tapegrad.backends.cudnn: PyTorch's cuDNN flags, accepted and stored (see tapegrad.backends)."""
+import sys
+import types
+
+from ._probe import has_devices
+
+_flags = {"enabled": True, "benchmark": False, "deterministic": False, "allow_tf32": True}
+# PyTorch's setter names, which its type errors quote
+_SETTERS = {"enabled": "set_enabled_cudnn", "benchmark": "set_benchmark_cudnn",
+            "deterministic": "set_deterministic_cudnn", "allow_tf32": "set_allow_tf32_cudnn"}
+
+
+def is_available():
+    """JAX's GPU backend brings its own cuDNN: available exactly when a GPU is."""
+    return has_devices("gpu")
+
+
+def version():
+    return None
+
+
+def _flag(name):
+    def get(module):
+        return _flags[name]
+
+    def set(module, value):
+        if not isinstance(value, bool):
+            raise RuntimeError(f"{_SETTERS[name]} expects a bool, but got {type(value).__name__}")
+        _flags[name] = value
+    return property(get, set)
+
+
+class _CudnnModule(types.ModuleType):
+    enabled = _flag("enabled")
+    benchmark = _flag("benchmark")
+    deterministic = _flag("deterministic")
+    allow_tf32 = _flag("allow_tf32")
+
+
+sys.modules[__name__].__class__ = _CudnnModule
