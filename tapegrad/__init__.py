@@ -52,7 +52,7 @@ from .serialization import save, load  # noqa: E402
 from ._faults import OutOfMemoryError  # noqa: E402
 # PyTorch's legacy API and device probing: typed tensor classes, Tensor.type(), torch.cuda, backends flags.
 from ._legacy import (  # noqa: E402
-    is_tensor, is_storage, is_floating_point, is_complex, numel, set_default_tensor_type, tensortype)
+    is_tensor, is_storage, is_floating_point, is_complex, numel, set_default_tensor_type)
 from ._legacy import CPU_CLASSES as _CPU_CLASSES  # noqa: E402
 from ._flags import (  # noqa: E402
     set_float32_matmul_precision, get_float32_matmul_precision, use_deterministic_algorithms,

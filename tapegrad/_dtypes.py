@@ -96,7 +96,9 @@ default_dtype_caches = []
 
 
 def set_default_dtype(d):
-    d = as_dtype(d)
+    if not isinstance(d, dtype):   # PyTorch takes dtype objects only, not float or NumPy dtypes
+        raise TypeError(f"invalid dtype object: only floating-point types are supported as the default type, "
+                        f"got {d!r}. Pass a dtype, e.g. torch.float64.")
     if d not in (float16, bfloat16, float32, float64):
         raise TypeError(f"only floating-point types are supported as the default type, got {d}")
     _default[0] = d

@@ -6,6 +6,7 @@ Tensor of its dtype, and `isinstance(t, FloatTensor)` asks whether t is float32 
 import builtins
 import warnings
 
+import jax
 import numpy as np
 
 from . import _dtypes as D
@@ -57,9 +58,11 @@ def _construct(cls, args, kwargs):
     where = f"{cls.__module__.replace('tapegrad', 'torch')}.{cls.__name__}"
     device = kwargs.pop("device", None)
     if kwargs:
-        raise TypeError(f"new() received an invalid combination of arguments - got unexpected keyword argument "
-                        f"'{next(iter(kwargs))}'. The legacy constructor {where}(*sizes or data, device=None) "
-                        "takes only device; use torch.tensor(data, dtype=..., requires_grad=...) for the rest.")
+        got = [type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in kwargs.items()]
+        raise TypeError(f"new() received an invalid combination of arguments - got ({', '.join(got)}), but expected "
+                        "one of:\n * (*, torch.device device = None)\n * (Tensor other)\n * (tuple of ints size, *, "
+                        "torch.device device = None)\n * (object data, *, torch.device device = None)\n"
+                        f"{where} takes only device; use torch.tensor(data, dtype=..., requires_grad=...) for the rest.")
     if device is not None and device_cls(device).type != cls._device_type:
         raise RuntimeError(f"legacy constructor expects device type: {cls._device_type} but device type: "
                            f"{device_cls(device).type} was passed. Use torch.tensor(data, device=...) instead.")
@@ -68,7 +71,7 @@ def _construct(cls, args, kwargs):
                         f"JAX sees no GPU: use torch.{cls.__name__} for CPU tensors.")
     device = cls._device_type if cls._device_type == "cuda" else device
     if not args:
-        return _creation._filled((0,), 0, cls.dtype, device, False)
+        return _zeros(cls.dtype, (0,), device)
     first = args[0]
     if len(args) == 1 and isinstance(first, Tensor):
         if first.dtype is not cls.dtype:
@@ -91,8 +94,14 @@ def _construct(cls, args, kwargs):
             raise TypeError(f"new(): argument 'size' failed to unpack the object at pos {position + 1} with error "
                             f"\"type must be tuple of ints,but got {type(size).__name__}\". Sizes are ints; "
                             "pass data as one list.")
-    # Uninitialised memory in PyTorch; zeros here (JAX has no uninitialised arrays).
-    return _creation._filled(_creation._shape(sizes), 0, cls.dtype, device, False)
+    return _zeros(cls.dtype, _creation._shape(sizes), device)
+
+
+def _zeros(dtype, shape, device):
+    # Uninitialised memory in PyTorch; zeros here (JAX has no uninitialised arrays), made by NumPy so that
+    # creating one compiles nothing (a jnp.zeros is a program per shape and dtype).
+    from . import _creation
+    return _creation._leaf(jax.device_put(np.zeros(shape, dtype.np), _creation._jax_device(device)))
 
 
 def _is_int(x):

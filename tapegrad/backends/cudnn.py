@@ -5,9 +5,9 @@ import types
 from ._probe import has_devices
 
 _flags = {"enabled": True, "benchmark": False, "deterministic": False, "allow_tf32": True}
-# PyTorch's setter names, which its type errors quote
+# PyTorch's setter names, which its type errors quote (allow_tf32's quotes cuBLAS's, as PyTorch's does)
 _SETTERS = {"enabled": "set_enabled_cudnn", "benchmark": "set_benchmark_cudnn",
-            "deterministic": "set_deterministic_cudnn", "allow_tf32": "set_allow_tf32_cudnn"}
+            "deterministic": "set_deterministic_cudnn", "allow_tf32": "set_allow_tf32_cublas"}
 
 
 def is_available():
