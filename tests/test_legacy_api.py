@@ -158,7 +158,8 @@ def test_type_conversions_are_differentiable():
                    x.type("torch.HalfTensor"), x.type(lib.float64, True),
                    x.double().type(lib.Tensor), x.double().type("torch.Tensor")]
         (results[0] * results[1] * results[2]).sum().backward()
-        same = [x.type(lib.float32) is x, x.type("torch.FloatTensor") is x, x.type(lib.FloatTensor) is x]
+        same = [x.type(lib.float32) is x, x.type("torch.FloatTensor") is x, x.type(lib.FloatTensor) is x,
+                fold_repr(lib.nn.Linear(1, 1).type(lib.DoubleTensor).weight.dtype)]
         return [fold_repr(r) for r in results] + same + [fold_repr(x.grad)]
 
     ours, theirs = both(build)

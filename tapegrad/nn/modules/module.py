@@ -461,7 +461,7 @@ class Module:
         return self._cast_floats(D.bfloat16)
 
     def type(self, dst_type):
-        return self._apply(lambda t: t.to(dst_type))
+        return self._apply(lambda t: t.type(dst_type))   # a dtype, a typed class or its name, as PyTorch's
 
     def cpu(self):
         return self._apply(lambda t: t.cpu())
