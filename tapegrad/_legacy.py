@@ -62,7 +62,8 @@ def _construct(cls, args, kwargs):
         raise TypeError(f"new() received an invalid combination of arguments - got ({', '.join(got)}), but expected "
                         "one of:\n * (*, torch.device device = None)\n * (Tensor other)\n * (tuple of ints size, *, "
                         "torch.device device = None)\n * (object data, *, torch.device device = None)\n"
-                        f"{where} takes only device; use torch.tensor(data, dtype=..., requires_grad=...) for the rest.")
+                        f"{where} takes only device; use torch.tensor(data, dtype=..., requires_grad=...) "
+                        "for the rest.")
     if device is not None and device_cls(device).type != cls._device_type:
         raise RuntimeError(f"legacy constructor expects device type: {cls._device_type} but device type: "
                            f"{device_cls(device).type} was passed. Use torch.tensor(data, device=...) instead.")

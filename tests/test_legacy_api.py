@@ -180,7 +180,8 @@ def test_type_errors():
 
 def test_predicates():
     def build(lib):
-        tensors = [lib.tensor([[0, 1, 0], [1, 0, 1]], dtype=getattr(lib, d)) for d in ("int64", "float32", "complex64", "bool")]
+        tensors = [lib.tensor([[0, 1, 0], [1, 0, 1]], dtype=getattr(lib, d))
+                   for d in ("int64", "float32", "complex64", "bool")]
         out = [[lib.is_tensor(t), lib.is_storage(t), lib.is_floating_point(t), lib.is_complex(t), lib.numel(t)]
                for t in tensors]
         out += [lib.is_tensor([1]), lib.is_tensor(lib.nn.Parameter(lib.zeros(1))), lib.is_storage([1])]
