@@ -9,10 +9,24 @@ import jax
 import numpy as np
 
 from .. import _dtypes as D, _views
-from .._ops.shape import as_strided
+from .._ops._registry import KEEP, Op
 from .._storage import Storage
 from .._tensor import Tensor
 from ..device import device as _device, to_jax_device
+
+
+def _as_strided(a, size, stride, offset):
+    # The elements at offset + sum(i_d * stride_d) of the flat array: any strided layout (overlapping or
+    # stride 0 included) as one gather.
+    index = np.full(size, offset, np.int64)
+    for d, (n, st) in enumerate(zip(size, stride)):
+        index += (np.arange(n, dtype=np.int64) * st).reshape((n,) + (1,) * (len(size) - d - 1))
+    return a.reshape(-1)[index]
+
+
+# A view step only (a recipe from the storage's array to a loaded tensor), not an op users call: kept out of
+# the op table, which holds PyTorch's ops (torch.as_strided is relative to the storage, not to its input).
+_as_strided_step = Op("checkpoint_as_strided", _as_strided, dtype_rule=KEEP, view=True)
 
 
 class LoadedStorage:
@@ -55,7 +69,7 @@ class TensorBuilder:
                 storage.shared = Storage(jax.device_put(storage.host, jdev))
             static = (("size", size), ("stride", stride), ("offset", offset))
             value = jax.device_put(np.array(_strided(storage.host, offset, size, stride)), jdev)
-            view = _views.ViewInfo(None, ((as_strided, static),), (), storage.shared.version, value)
+            view = _views.ViewInfo(None, ((_as_strided_step, static),), (), storage.shared.version, value)
             t = object.__new__(Tensor)._init(storage.shared, view, False)
         if requires_grad:
             t.requires_grad_(True)

@@ -1,6 +1,5 @@
 """Shape ops. Those PyTorch returns as views share storage (view=True)."""
 import jax.numpy as jnp
-import numpy as np
 
 from ._registry import defop, overload, SAME, KEEP
 from .indexing import _getitem
@@ -21,15 +20,6 @@ def _squeeze(a, dim):
     return jnp.squeeze(a, tuple(d for d in dims if a.shape[d] == 1))
 
 
-def _as_strided(a, size, stride, offset):
-    # The elements at offset + sum(i_d * stride_d) of the flat array: any strided layout (overlapping or
-    # stride 0 included) as one gather, so tensors read from a checkpoint share one storage as saved.
-    index = np.full(size, offset, np.int64)
-    for d, (n, st) in enumerate(zip(size, stride)):
-        index += (np.arange(n, dtype=np.int64) * st).reshape((n,) + (1,) * (len(size) - d - 1))
-    return a.reshape(-1)[index]
-
-
 def _repeat_interleave(a, repeats, dim, total):
     if dim is None:
         a, dim = a.reshape(-1), 0
@@ -45,7 +35,6 @@ permute = defop("permute", lambda a, dims: jnp.transpose(a, dims), dtype_rule=KE
 unsqueeze = defop("unsqueeze", lambda a, dim: jnp.expand_dims(a, dim), dtype_rule=KEEP, view=True)
 squeeze = defop("squeeze", _squeeze, dtype_rule=KEEP, view=True,
                 overloads=[overload("SqueezeBackward1", dim=int), overload("SqueezeBackward2", dim=tuple)])
-as_strided = defop("as_strided", _as_strided, dtype_rule=KEEP, view=True)
 alias = defop("alias", lambda a: a, dtype_rule=KEEP, view=True)
 diagonal = defop("diagonal", lambda a, offset, dim1, dim2: jnp.diagonal(a, offset, dim1, dim2), dtype_rule=KEEP,
                  view=True)
