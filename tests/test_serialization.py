@@ -68,9 +68,23 @@ def test_file_objects_and_optimizer_state_dict():
     _same_bits(fresh.state[p]["exp_avg"], opt.state[p]["exp_avg"])
 
 
-def test_unsupported_object_is_refused_on_save(tmp_path):
-    with pytest.raises(TypeError, match="state_dict"):
-        tapegrad.save({"f": object()}, tmp_path / "x.pt")
+class _RaisesWhenPickled:
+    def __reduce__(self):
+        raise RuntimeError("cannot pickle this")
+
+
+def test_failing_save_leaves_the_existing_file_intact(tmp_path):
+    path = tmp_path / "ckpt.pt"
+    tapegrad.save({"w": tapegrad.arange(3.0)}, path)
+    with pytest.raises(RuntimeError, match="cannot pickle this"):
+        tapegrad.save({"w": tapegrad.zeros(3), "bad": _RaisesWhenPickled()}, path)
+    assert tapegrad.load(path)["w"].tolist() == [0.0, 1.0, 2.0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ckpt.pt"]   # no temporary file left behind
+    buf = io.BytesIO(b"keep")
+    buf.seek(4)
+    with pytest.raises(RuntimeError, match="cannot pickle this"):
+        tapegrad.save(_RaisesWhenPickled(), buf)
+    assert buf.getvalue() == b"keep"
 
 
 def test_map_location(tmp_path):
@@ -124,7 +138,7 @@ def _torch_zip_with_pickle(path, payload):
 def test_malicious_pickle_in_torch_zip_is_refused(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     _torch_zip_with_pickle(tmp_path / "evil.pt", pickle.dumps({"x": _Evil()}, protocol=2))
-    with pytest.raises(pickle.UnpicklingError, match="Weights only load failed.*Unsupported global"):
+    with pytest.raises(pickle.UnpicklingError, match="(?s)Weights only load failed.*Unsupported global: GLOBAL posix.system"):
         tapegrad.load(tmp_path / "evil.pt")
     assert not (tmp_path / "PWNED_BY_PICKLE").exists()
 
@@ -171,3 +185,159 @@ def test_out_of_bounds_storage_geometry_is_refused(tmp_path):
             z.writestr(n, d)
     with pytest.raises(RuntimeError, match="malformed"):
         tapegrad.load(path)
+
+
+# ---- both ways with PyTorch ----------------------------------------------------------------------------------
+
+def _torch_dtype_tensors():
+    values = np.random.default_rng(1).standard_normal((2, 3)) * 50
+    out = {}
+    for name in DTYPES:
+        data = torch.tensor(values + 1j * values[::-1]) if name.startswith("complex") else torch.tensor(values)
+        out[name] = data.to(getattr(torch, name))
+    return out
+
+
+def _same_as_torch(ours, theirs):
+    assert ours.dtype == getattr(tapegrad, str(theirs.dtype).split(".")[1])
+    assert tuple(ours.shape) == tuple(theirs.shape) and ours.stride() == theirs.stride()
+    their_bytes = theirs.detach().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
+    assert np.asarray(ours.detach()._value).tobytes() == their_bytes
+
+
+def test_every_dtype_both_ways_with_torch(tmp_path):
+    theirs = _torch_dtype_tensors()
+    torch.save(theirs, tmp_path / "torch.pt")
+    ours = tapegrad.load(tmp_path / "torch.pt")
+    for name in DTYPES:
+        _same_as_torch(ours[name], theirs[name])
+    tapegrad.save(ours, tmp_path / "tapegrad.pt")
+    back = torch.load(tmp_path / "tapegrad.pt", weights_only=True)
+    for name in DTYPES:
+        assert back[name].dtype == theirs[name].dtype and torch.equal(back[name], theirs[name])
+
+
+def test_torch_reads_tapegrad_views_sharing_one_storage_and_expanded_tensors(tmp_path):
+    base = tapegrad.arange(12.0).reshape(3, 4)
+    obj = {"base": base, "t": base.t()[1:], "row": base[1], "wide": tapegrad.arange(3.0).expand(1000, 3),
+           "p": tapegrad.nn.Parameter(tapegrad.ones(2)), "leaf": tapegrad.zeros(2, requires_grad=True)}
+    path = tmp_path / "views.pt"
+    tapegrad.save(obj, path)
+    assert path.stat().st_size < 4096   # the expanded tensor is saved as its 3-element storage
+    out = torch.load(path, weights_only=True)
+    reference = torch.arange(12.0).reshape(3, 4)
+    for key, expected in {"base": reference, "t": reference.t()[1:], "row": reference[1],
+                          "wide": torch.arange(3.0).expand(1000, 3)}.items():
+        assert torch.equal(out[key], expected) and out[key].stride() == expected.stride()
+        assert out[key].storage_offset() == expected.storage_offset()
+    ptr = out["base"].untyped_storage().data_ptr()
+    assert out["t"].untyped_storage().data_ptr() == ptr and out["row"].untyped_storage().data_ptr() == ptr
+    assert out["wide"].untyped_storage().nbytes() == 12
+    assert isinstance(out["p"], torch.nn.Parameter) and out["leaf"].requires_grad
+    again = tapegrad.load(path)
+    again["base"].add_(1)   # one storage after load as well: a write through one is seen by the others
+    assert again["t"].tolist() == (reference + 1).t()[1:].tolist() and again["row"].tolist() == [5, 6, 7, 8]
+    assert again["t"].stride() == (1, 4) and again["wide"].stride() == (0, 1) and again["t"]._base is None
+
+
+def test_storage_shared_by_torch_tensors_stays_shared():
+    full = torch.arange(6.0)
+    buf = io.BytesIO()
+    torch.save({"head": full[:3], "tail": full[3:], "full": full}, buf)
+    buf.seek(0)
+    out = tapegrad.load(buf)
+    out["tail"].mul_(10)
+    assert out["full"].tolist() == [0, 1, 2, 30, 40, 50] and out["tail"].storage_offset() == 3
+
+
+def test_optimizer_and_nested_state_both_ways():
+    torch.manual_seed(0)
+    model = torch.nn.Linear(3, 2)
+    opt = torch.optim.Adam(model.parameters(), lr=0.01)
+    model(torch.randn(4, 3)).sum().backward()
+    opt.step()
+    nested = {"model": model.state_dict(), "optim": opt.state_dict(), "history": [(1, 0.5), {"k": [None, "s"]}],
+              "steps": OrderedDict(a=torch.tensor(3)), "raw": b"\x00\xff", "c": 2 - 1j, "tags": {"x"}}
+    buf = io.BytesIO()
+    torch.save(nested, buf)
+    buf.seek(0)
+    ours = tapegrad.load(buf)
+    assert ours["history"] == [(1, 0.5), {"k": [None, "s"]}] and ours["raw"] == b"\x00\xff" and ours["c"] == 2 - 1j
+    assert isinstance(ours["steps"], OrderedDict) and ours["tags"] == {"x"}
+    back_buf = io.BytesIO()
+    tapegrad.save(ours, back_buf)
+    back_buf.seek(0)
+    back = torch.load(back_buf, weights_only=True)
+    fresh = torch.optim.Adam(torch.nn.Linear(3, 2).parameters(), lr=0.01)
+    fresh.load_state_dict(back["optim"])
+    for key, value in opt.state_dict()["state"][0].items():
+        assert torch.equal(fresh.state_dict()["state"][0][key], value)
+    assert back["optim"]["param_groups"] == opt.state_dict()["param_groups"]
+    for key, value in model.state_dict().items():
+        assert torch.equal(back["model"][key], value)
+    assert isinstance(back["model"], OrderedDict) and back["history"] == nested["history"]
+    assert back["raw"] == nested["raw"] and back["tags"] == {"x"} and torch.equal(back["steps"]["a"], torch.tensor(3))
+
+
+# ---- whole modules, weights_only and safe globals ------------------------------------------------------------
+
+class Scale:
+    def __init__(self, factor):
+        self.factor = factor
+
+
+def test_whole_module_needs_weights_only_false(tmp_path):
+    model = tapegrad.nn.Sequential(tapegrad.nn.Linear(3, 2), tapegrad.nn.ReLU())
+    path = tmp_path / "model.pt"
+    tapegrad.save(model, path)
+    with pytest.raises(pickle.UnpicklingError, match="(?s)Weights only load failed.*Unsupported global: GLOBAL "
+                       "tapegrad.nn.modules.container.Sequential was not an allowed global by default"):
+        tapegrad.load(path)
+    loaded = tapegrad.load(path, weights_only=False)
+    assert type(loaded) is tapegrad.nn.Sequential and isinstance(loaded[0].weight, tapegrad.nn.Parameter)
+    x = tapegrad.randn(4, 3)
+    assert loaded(x).tolist() == model(x).tolist()
+
+
+def test_safe_globals(tmp_path):
+    path = tmp_path / "obj.pt"
+    tapegrad.save({"scale": Scale(2.0), "w": tapegrad.ones(2)}, path)
+    with pytest.raises(pickle.UnpicklingError, match="Unsupported global: GLOBAL test_serialization.Scale"):
+        tapegrad.load(path)
+    with tapegrad.serialization.safe_globals([Scale]):
+        assert tapegrad.load(path)["scale"].factor == 2.0
+        assert tapegrad.serialization.get_safe_globals() == [Scale]
+    assert tapegrad.serialization.get_safe_globals() == []
+    tapegrad.serialization.add_safe_globals([(Scale, "test_serialization.Scale")])
+    try:
+        assert tapegrad.load(path)["scale"].factor == 2.0
+    finally:
+        tapegrad.serialization.clear_safe_globals()
+    with pytest.raises(pickle.UnpicklingError, match="Weights only load failed"):
+        tapegrad.load(path)
+
+
+# ---- memory-mapped loads and earlier tapegrad files -----------------------------------------------------------
+
+def test_mmap_load(tmp_path):
+    path = tmp_path / "m.pt"
+    torch.save({"w": torch.arange(6.0).reshape(2, 3), "i": torch.arange(4)}, path)
+    out = tapegrad.load(path, mmap=True)
+    assert out["w"].tolist() == [[0, 1, 2], [3, 4, 5]] and out["i"].dtype == tapegrad.int64
+    out["w"].add_(1)   # the mapped data is read-only; an in-place op makes a new value, the file is untouched
+    assert torch.load(path)["w"].tolist() == [[0, 1, 2], [3, 4, 5]]
+    with pytest.raises(ValueError, match="file path in order to use the mmap argument"):
+        tapegrad.load(io.BytesIO(path.read_bytes()), mmap=True)
+
+
+def test_earlier_tapegrad_npz_files_still_load(tmp_path):
+    import json
+    structure = {"format": "tapegrad.npz/1", "root": {"dict": [
+        ["w", {"tensor": "t0", "dtype": "bfloat16", "requires_grad": False, "parameter": True, "device": "cpu"}],
+        ["n", {"int": "7"}]]}}
+    bits = np.array([0x3F80, 0x4000], np.uint16)   # bfloat16 1.0 and 2.0
+    np.savez(tmp_path / "old.pt", t0=bits, __tapegrad_structure__=np.frombuffer(json.dumps(structure).encode(),
+                                                                                   np.uint8))
+    out = tapegrad.load(tmp_path / "old.pt.npz")
+    assert isinstance(out["w"], tapegrad.nn.Parameter) and out["w"].float().tolist() == [1.0, 2.0]
+    assert out["n"] == 7
