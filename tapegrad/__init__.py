@@ -48,6 +48,7 @@ from ._printing import set_printoptions, get_printoptions  # noqa: E402
 from . import autograd  # noqa: E402
 from . import nn  # noqa: E402
 from . import optim, utils  # noqa: E402
+from . import func  # noqa: E402
 from .serialization import save, load  # noqa: E402
 from ._faults import OutOfMemoryError  # noqa: E402
 # PyTorch's legacy API and device probing: typed tensor classes, Tensor.type(), torch.cuda, backends flags.

@@ -31,13 +31,15 @@ class Op:
     fused_backward True when PyTorch's backward is a kernel that takes the input as a recorded argument
                 (relu's threshold_backward): a gradient recorded through it (create_graph) depends on the
                 input, with a zero derivative, and so requires grad where JAX's formula would not.
+    custom      for the op of an autograd.Function's node: how its backward runs (see autograd._function_node),
+                None for table entries, whose backward is jax.vjp of fn.
     wraps_scalars True when PyTorch wraps a Python scalar argument into a tensor input (add, sub,
                 mul, div), so it appears in grad_fn.next_functions as (None, 0).
     """
 
     __slots__ = ("name", "fn", "dtype_rule", "diff", "view", "saves_output", "saves_inputs", "nout",
                  "node_name", "node_class", "wraps_scalars", "overloads", "_node_classes", "fused_backward",
-                 "__weakref__")
+                 "custom", "__weakref__")
 
     def __init__(self, name, fn, dtype_rule=SAME, diff=None, view=False, saves_output=False, nout=1,
                  node=None, node_name=None, wraps_scalars=False, overloads=(), saves_inputs=None,
@@ -50,6 +52,7 @@ class Op:
         self.saves_output = saves_output
         self.saves_inputs = saves_inputs
         self.fused_backward = fused_backward
+        self.custom = None
         self.nout = nout
         self.wraps_scalars = wraps_scalars
         self.node_name = node_name or _camel(node or name) + "Backward0"

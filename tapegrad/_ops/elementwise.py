@@ -40,12 +40,15 @@ def _with_derivatives(fn, derivatives):
     where JAX's differ at a point."""
     f = jax.custom_jvp(fn)
 
-    @f.defjvp
     def jvp(primals, tangents):
         (a, b), (da, db) = primals, tangents
         out = fn(a, b)
         d_a, d_b = derivatives(a, b, out)
-        return out, d_a * da + d_b * db
+        # An argument that is not differentiated has a symbolic zero tangent: its term is left out, so a
+        # derivative that is NaN there (pow's log(a) for a < 0) does not turn forward mode's result NaN.
+        terms = [d * t for d, t in ((d_a, da), (d_b, db)) if type(t) is not jax.custom_derivatives.SymbolicZero]
+        return out, jnp.broadcast_to(sum(terms[1:], terms[0]), out.shape).astype(out.dtype)
+    f.defjvp(jvp, symbolic_zeros=True)
     return f
 
 

@@ -192,3 +192,7 @@ def _seed_view(g, t, layout, create_graph):
     # ordinary one, which in-place ops may change
     with set_grad_enabled(create_graph):
         return seed.expand(tuple(t.shape)) if layout == "expanded" else seed.reshape(tuple(t.shape))
+
+
+from .function import Function, FunctionCtx, InplaceFunction, NestedIOFunction, once_differentiable  # noqa: E402
+from . import functional  # noqa: E402,F401

@@ -14,6 +14,7 @@ import jax.numpy as jnp
 from . import _saved
 from .. import _faults, _lazy, _programs, _segment
 from . import _fast
+from ._function_node import traced_vjp
 from ._graph import Graph, targets_of
 
 
@@ -38,7 +39,10 @@ def clear_backward_cache():
 def _node_backward(sid, out_avals):
     """f(kept_args, cotangents) -> grads of the differentiable args, for a node signature."""
     op, static, cast, diff, placeholders = _saved.SIGNATURES[sid]
-    vjp = _saved.vjp_fn(op, static, cast, diff, len(placeholders))
+    if op.custom is not None:
+        vjp = traced_vjp(op, static, diff)
+    else:
+        vjp = _saved.vjp_fn(op, static, cast, diff, len(placeholders))
 
     def run(kept, cts):
         kept = iter(kept)
@@ -74,6 +78,8 @@ _EAGER = _Arith(_kernel_ones, _kernel_zeros, _kernel_add)
 def _walk(key, saved, seeds, existing, call_node, arith, hooks_for=None):
     """Run the whole backward described by `key`; both the eager and the traced tier use this.
 
+    call_node(i, sid, out_avals, kept, cotangents) -> the gradients of node i's differentiated arguments
+    (None where a custom Function's backward returned None).
     existing: {target: array} grads to accumulate into (leaves by index -1-j, retained by (node, out)).
     Returns {target: new grad} for leaves (-1-j) and retained outputs ((i, k)).
     """
@@ -119,12 +125,14 @@ def _walk(key, saved, seeds, existing, call_node, arith, hooks_for=None):
         nout = sig[0].nout
         if nout == 1:
             ct_list = [node_cts[0]]
+        elif sig[0].custom is not None:
+            ct_list = [node_cts.get(k) for k in range(nout)]   # a Function decides (set_materialize_grads)
         else:
             ct_list = [node_cts[k] if k in node_cts else arith.zeros(*out_avals[k]) for k in range(nout)]
-        grads = call_node(sid, out_avals, kept, ct_list)
+        grads = call_node(i, sid, out_avals, kept, ct_list)
         for w, g in zip(wiring, grads):
-            if w is None:
-                continue   # toward a node pruned away
+            if w is None or g is None:
+                continue   # toward a node pruned away, or no gradient
             target, out = (w, 0) if type(w) is int else w
             send(target, out, g)
     for j, g in leaf_grads.items():
@@ -133,11 +141,17 @@ def _walk(key, saved, seeds, existing, call_node, arith, hooks_for=None):
     return results
 
 
-def _eager_call(sig, out_avals, kept, cts):
-    return _programs.kernel(("vjp", sig, out_avals), lambda: _node_backward(sig, out_avals))(kept, cts)
+def _eager_calls(nodes):
+    """Node by node: each node's VJP as a kernel; a Function run in Python as itself."""
+    def call(i, sig, out_avals, kept, cts):
+        custom = _saved.SIGNATURES[sig][0].custom
+        if custom is not None and custom.python:
+            return nodes[i].run_python(cts, False)
+        return _programs.kernel(("vjp", sig, out_avals), lambda: _node_backward(sig, out_avals))(kept, cts)
+    return call
 
 
-def _traced_call(sig, out_avals, kept, cts):
+def _traced_call(i, sig, out_avals, kept, cts):
     return _node_backward(sig, out_avals)(kept, cts)
 
 
@@ -255,7 +269,7 @@ def _general_backward(roots, seeds, retain_graph, wanted, accumulate):
                       + [t._peek() for t in roots])
     key = ("backward", graph.key, existing_keys, seed_pattern, plan.key)
     program = None
-    if not hooked and len(graph.nodes) + len(plan.nodes) <= _programs.MAX_PROGRAM_OPS:
+    if not hooked and not graph.python and len(graph.nodes) + len(plan.nodes) <= _programs.MAX_PROGRAM_OPS:
         program = _programs.program(key)
         if program is None and _programs.seen_before(key):
             whole, out_keys = _compile(graph.key, existing_keys, seed_pattern, plan.key)
@@ -268,7 +282,7 @@ def _general_backward(roots, seeds, retain_graph, wanted, accumulate):
         _keep_root_values(roots, resolved[len(resolved) - len(roots):])
         saved, existing_values, seeds = _split(resolved, len(graph.saved), len(existing_keys), seed_pattern)
         existing = dict(zip(existing_keys, existing_values))
-        results = _walk(graph.key, saved, seeds, existing, _eager_call, _EAGER,
+        results = _walk(graph.key, saved, seeds, existing, _eager_calls(nodes), _EAGER,
                         _hook_runner(nodes) if hooked else None)
         jax.block_until_ready(list(results.values()))   # fail here, before any grad is written
 

@@ -20,7 +20,7 @@ FREED_GRAPH = (
 class Graph:
     """One backward pass: nodes in reverse creation order (a topological order), leaves, roots."""
 
-    __slots__ = ("nodes", "leaves", "key", "saved", "roots", "hooked", "retaining", "capture")
+    __slots__ = ("nodes", "leaves", "key", "saved", "roots", "hooked", "retaining", "capture", "custom", "python")
 
     def __init__(self, root_edges, implicit_seeds, targets=None):
         """root_edges: [(node, output_index)]; implicit_seeds: (root avals, whether each seed is implicit).
@@ -64,6 +64,7 @@ class Graph:
         node_keys = []
         saved = []
         hooked = False
+        custom = python = False   # autograd.Function nodes; run in Python (see autograd._function_node)
         retaining = []
         for i, n in enumerate(nodes):
             # an edge to a node or leaf pruned away gets None: its gradient is dropped
@@ -76,11 +77,15 @@ class Graph:
                 retaining.append(i)
             if n.hooks:
                 hooked = True
+            if n.op.custom is not None:
+                custom = True
+                python = python or n.op.custom.python
             node_keys.append((n.sig, wiring, retained, n.out_avals if n.op.nout > 1 else None))
             if wiring is not None:
                 saved += [n.args[k] for k in kept_positions(n.sig)]
                 check_versions(n)
         self.hooked = hooked or any(leaf.variable._hooks for leaf in leaves)
+        self.custom, self.python = custom, python
         self.retaining = retaining
         root_key = tuple((position.get(e[0]), e[1], aval if implicit else None)
                          for e, aval, implicit in zip(root_edges, *implicit_seeds))
@@ -91,7 +96,7 @@ class Graph:
         """Free saved values, as PyTorch does after a backward without retain_graph."""
         for n in self.nodes:
             if n.saves and n not in self.capture:
-                n.args = None
+                n.release()
 
 
 def targets_of(wanted):
@@ -131,15 +136,11 @@ def check_versions(node):
 
 
 def _modified_message(node, index, now, expected):
-    if index >= 0:
-        arg = node.args[index]
-        edge = node.edges[index]
-        what = f"[{_type_name(arg)} {list(arg.shape)}]"
-        if edge is not None and isinstance(edge[0], Node):
-            what += f", which is output {edge[1]} of {edge[0].name()},"
-    else:
+    if index < 0:
         shape, dtype = node.out_avals[-1 - index]
-        what = f"[{_type_name_of(dtype)} {list(shape)}], which is output {-1 - index} of {node.name()},"
+    else:
+        shape, dtype = node.args[index].shape, node.args[index].dtype
+    what = f"[{_type_name_of(dtype)} {list(shape)}]" + node.saved_description(index)
     return (f"one of the variables needed for gradient computation has been modified by an inplace operation: "
             f"{what} is at version {now}; expected version {expected} instead. Hint: the tensor was changed "
             f"in place after it was used; use an out-of-place op (y = y + 1 instead of y += 1) or .clone() "
@@ -157,6 +158,3 @@ def _type_name_of(dtype):
     from .._dtypes import from_jax
     return "torch." + _TYPE_NAMES[from_jax(np.dtype(dtype)).name]
 
-
-def _type_name(arr):
-    return _type_name_of(arr.dtype)

@@ -144,8 +144,8 @@ def _graph_inputs(graph, given_seeds):
 # A gradient through an op whose PyTorch backward is a fused kernel reading the input (Op.fused_backward)
 # depends on that input; JAX's where() formula reads it through a comparison only, which
 # output_dependencies cuts: tie the gradient to the kept values, values unchanged.
-def _recorded_call(sid, out_avals, kept, cts):
-    grads = _traced_call(sid, out_avals, kept, cts)
+def _recorded_call(i, sid, out_avals, kept, cts):
+    grads = _traced_call(i, sid, out_avals, kept, cts)
     if _saved.SIGNATURES[sid][0].fused_backward:
         grads = jax.lax.optimization_barrier((tuple(grads), tuple(kept)))[0]
     return grads
@@ -199,7 +199,7 @@ def _run(roots, seeds, retain_graph, wanted):
         # retain_grad() tensors on the way get their .grad in autograd.grad too (PyTorch's hooks fire)
         for i in graph.retaining:
             targets.extend(t for t in ((i, k) for k in (graph.key[0][i][2] or ())) if t not in targets)
-    if graph.hooked:
+    if graph.hooked or graph.custom:
         results = _node_by_node(graph, gkey, seeds, roots)
     elif targets:
         results = _as_one_op(graph, gkey, targets, seeds)
@@ -246,7 +246,7 @@ def _node_by_node(graph, gkey, seeds, roots):
         guarded = {index: (ref, version) for ref, version, index in n.checks if index >= 0}
         saved += [(n.args[i], n.edges[i], guarded.get(i)) for i in _saved.kept_positions(n.sig)]
     seeds = [Tensor._wrap(jnp.ones(tuple(t.shape), t.dtype.np)) if s is None else s for t, s in zip(roots, seeds)]
-    return _walk(gkey, saved, seeds, {}, _record_node, _ON_TENSORS,
+    return _walk(gkey, saved, seeds, {}, _node_recorder(graph.nodes), _ON_TENSORS,
                  _hook_runner(graph.nodes, _same, _same))
 
 
@@ -262,6 +262,16 @@ def _zeros_tensor(shape, dtype):
 
 # Node by node the walk sums recorded tensors, so its sums are recorded ops too.
 _ON_TENSORS = _Arith(None, _zeros_tensor, operator.add)
+
+
+def _node_recorder(nodes):
+    """Node by node: each node's VJP recorded as an op; a Function's backward run in grad mode, so its
+    own ops are recorded (as PyTorch runs it with create_graph)."""
+    def record(i, sid, out_avals, kept, cts):
+        if _saved.SIGNATURES[sid][0].custom is not None:
+            return nodes[i].run_python(cts, True)
+        return _record_node(sid, out_avals, kept, cts)
+    return record
 
 
 def _record_node(sid, out_avals, kept, cts):

@@ -53,6 +53,19 @@ class Node:
     def metadata(self):
         return {}
 
+    def saved_description(self, index):
+        """Where a saved value came from, as PyTorch's version error says it (index < 0: output -1-index)."""
+        if index < 0:
+            return f", which is output {-1 - index} of {self.name()},"
+        edge = self.edges[index]
+        if edge is not None and isinstance(edge[0], Node):
+            return f", which is output {edge[1]} of {edge[0].name()},"
+        return ""
+
+    def release(self):
+        """Free the saved values (after a backward without retain_graph)."""
+        self.args = None
+
     def register_hook(self, hook):
         raise NotImplementedError("Node.register_hook is not supported yet; use Tensor.register_hook")
 

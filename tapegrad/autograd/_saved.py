@@ -63,17 +63,23 @@ def plan(op, static, cast, diff, values, kinds):
                 needed = tuple(n or i in op.saves_inputs for i, n in enumerate(needed))
             _needed[dkey] = needed
         placeholders = tuple(None if keep else kinds[i] for i, keep in enumerate(needed))
-        sig = (op, static, cast, diff, placeholders)
-        sid = _signature_ids.get(sig)
-        if sid is None:
-            sid = _signature_ids[sig] = len(SIGNATURES)
-            SIGNATURES.append(sig)
+        sid = intern((op, static, cast, diff, placeholders))
         # Which arguments are graph inputs in PyTorch (next_functions): tensors the op may differentiate,
         # and Python scalars where PyTorch wraps them into tensors.
         mask = tuple((type(k) is tuple or (op.wraps_scalars and k is not type(None)))
                      and (op.diff is None or i in op.diff) for i, k in enumerate(kinds))
         p = _plans[key] = (needed, sid, mask)
     return p
+
+
+def intern(sig):
+    """The id of a backward signature (op, static, cast, diff, placeholders): a None placeholder marks a
+    kept argument, others give the kind of an argument the backward does not read."""
+    sid = _signature_ids.get(sig)
+    if sid is None:
+        sid = _signature_ids[sig] = len(SIGNATURES)
+        SIGNATURES.append(sig)
+    return sid
 
 
 @functools.lru_cache(maxsize=None)

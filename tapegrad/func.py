@@ -1,0 +1,235 @@
+"""tapegrad.func (PyTorch's torch.func): function transforms over JAX's own transforms.
+
+A function of Tensors is traced into one pure JAX function (see autograd._tracing): its tensor
+arguments and results become arrays, and `jax.grad`, `jax.vjp`, `jax.jvp`, `jax.jacrev`,
+`jax.jacfwd`, `jax.hessian` and `jax.vmap` transform it. Transforms nest (`vmap(grad(f))`) because
+a transformed function is again a function of Tensors, and the whole composition runs as one
+program. The function must be pure over its arguments: values read in Python (`.item()`) cannot be
+traced and raise, as they do under torch.func.
+"""
+import contextlib
+import functools
+
+import jax
+
+from .autograd._tracing import TRACER_ERRORS, tracing
+
+__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap", "functional_call",
+           "linearize", "stack_module_state"]
+
+
+def _is_tensor(x):
+    from ._tensor import Tensor
+    return isinstance(x, Tensor)
+
+
+def _to_arrays(tree):
+    return jax.tree_util.tree_map(lambda x: x._value if _is_tensor(x) else x, tree, is_leaf=_is_tensor)
+
+
+def _to_tensors(tree):
+    from ._tensor import Tensor
+    return jax.tree_util.tree_map(lambda x: Tensor._wrap(x) if isinstance(x, jax.Array) else x, tree)
+
+
+def _on_arrays(func, kwargs=None):
+    """func over Tensors as a pure function over arrays (pytrees in, pytrees out)."""
+    kwargs = kwargs or {}
+
+    def pure(*arrays):
+        with tracing():
+            out = func(*_to_tensors(arrays), **kwargs)
+            return _to_arrays(out)
+    return pure
+
+
+@contextlib.contextmanager
+def _explained():
+    try:
+        yield
+    except TRACER_ERRORS as e:
+        raise RuntimeError(
+            "tapegrad.func transforms trace the function: it cannot read tensor values in Python (.item(), "
+            ".tolist(), .numpy(), bool() or a data-dependent if). Compute with tensor ops instead (torch.where)."
+        ) from e
+
+
+def _argnums_check(argnums, nargs):
+    for n in (argnums,) if isinstance(argnums, int) else argnums:
+        if not -nargs <= n < nargs:
+            raise RuntimeError(f"Got argnums={argnums}, but only {nargs} positional inputs")
+
+
+def grad_and_value(func, argnums=0, has_aux=False):
+    """(gradient, value) of a function returning a scalar tensor."""
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        _argnums_check(argnums, len(args))
+        with _explained():
+            value, g = jax.value_and_grad(_on_arrays(func, kwargs), argnums, has_aux=has_aux)(*_to_arrays(args))
+        return _to_tensors(g), _to_tensors(value)
+    return wrapper
+
+
+def grad(func, argnums=0, has_aux=False):
+    """The gradient of a function returning a scalar tensor, w.r.t. argument(s) `argnums`."""
+    both = grad_and_value(func, argnums, has_aux)
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        g, value = both(*args, **kwargs)
+        return (g, value[1]) if has_aux else g
+    return wrapper
+
+
+def vjp(func, *primals, has_aux=False):
+    """(func(*primals), vjp_fn): vjp_fn(cotangents) gives one gradient per primal."""
+    with _explained():
+        result = jax.vjp(_on_arrays(func), *_to_arrays(primals), has_aux=has_aux)
+    out, pullback = result[0], result[1]
+
+    def vjp_fn(*cotangents):
+        cts = _to_arrays(cotangents[0] if len(cotangents) == 1 else cotangents)
+        return _to_tensors(pullback(cts))
+    if has_aux:
+        return _to_tensors(out), vjp_fn, _to_tensors(result[2])
+    return _to_tensors(out), vjp_fn
+
+
+def jvp(func, primals, tangents, *, strict=False, has_aux=False):
+    """(func(*primals), the derivative along `tangents`): forward mode, by jax.jvp."""
+    if not isinstance(primals, tuple) or not isinstance(tangents, tuple):
+        raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to be tuples. E.g. "
+                           "jvp(f, (x,), (t,))")
+    if len(primals) != len(tangents):
+        raise RuntimeError(f"jvp(f, primals, tangents): Expected primals and tangents to have the same python "
+                           f"structure, got {len(primals)} and {len(tangents)} elements")
+    with _explained():
+        result = jax.jvp(_on_arrays(func), _to_arrays(primals), _to_arrays(tangents), has_aux=has_aux)
+    return tuple(_to_tensors(r) for r in result)
+
+
+def _jacobian(transform):
+    def make(func, argnums=0, has_aux=False, **unused):
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            _argnums_check(argnums, len(args))
+            with _explained():
+                out = transform(_on_arrays(func, kwargs), argnums, has_aux=has_aux)(*_to_arrays(args))
+            return _to_tensors(out)
+        return wrapper
+    return make
+
+
+jacrev = _jacobian(jax.jacrev)
+jacfwd = _jacobian(jax.jacfwd)
+jacrev.__doc__ = "The Jacobian by reverse mode (one VJP per output element, vectorised)."
+jacfwd.__doc__ = "The Jacobian by forward mode (one JVP per input element, vectorised)."
+
+
+def hessian(func, argnums=0):
+    """The Hessian of a scalar function: forward over reverse, as torch.func.hessian."""
+    return jacfwd(jacrev(func, argnums), argnums)
+
+
+def linearize(func, *primals):
+    """(func(*primals), jvp_fn) with the linearisation computed once."""
+    with _explained():
+        out, f_jvp = jax.linearize(_on_arrays(func), *_to_arrays(primals))
+    return _to_tensors(out), lambda *tangents: _to_tensors(f_jvp(*_to_arrays(tangents)))
+
+
+def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
+    """func mapped over a batch dimension of its arguments (in_dims, out_dims as torch.func.vmap)."""
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. Got "
+                           f"{randomness}")
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        dims = in_dims
+        if isinstance(dims, tuple) and len(dims) != len(args):
+            raise ValueError(f"vmap({_name(func)}, in_dims={in_dims}, ...)(<inputs>): in_dims is not compatible "
+                             f"with the structure of `inputs`. in_dims has structure {len(dims)} but inputs has "
+                             f"structure {len(args)}.")
+        with _explained():
+            out = jax.vmap(_on_arrays(func, kwargs), in_axes=dims, out_axes=out_dims)(*_to_arrays(args))
+        return _to_tensors(out)
+    return wrapper
+
+
+def _name(func):
+    return getattr(func, "__name__", repr(func))
+
+
+# ---- modules as functions -----------------------------------------------------------------------
+
+def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *, tie_weights=True,
+                    strict=False):
+    """Call `module` with some of its parameters and buffers replaced by the given tensors."""
+    dicts = parameter_and_buffer_dicts
+    if isinstance(dicts, (list, tuple)):
+        merged = {}
+        for d in dicts:
+            for k, v in d.items():
+                if k in merged:
+                    raise ValueError(f"{k} appeared in multiple dictionaries; behavior of functional call is "
+                                     "ambiguous")
+                merged[k] = v
+        dicts = merged
+    args = () if args is None else args if isinstance(args, tuple) else (args,)
+    with _swapped(module, dict(dicts), tie_weights, strict):
+        return module(*args, **(kwargs or {}))
+
+
+@contextlib.contextmanager
+def _swapped(module, replacements, tie_weights, strict):
+    slots = {}   # name -> (table, key) of every parameter and buffer
+    by_identity = {}
+    for prefix, m in module.named_modules(remove_duplicate=False):
+        for table in (m._parameters, m._buffers):
+            for key, t in table.items():
+                name = f"{prefix}.{key}" if prefix else key
+                slots[name] = (table, key)
+                if t is not None:
+                    by_identity.setdefault(id(t), []).append(name)
+    targets = {k: v for k, v in replacements.items() if k in slots}
+    if tie_weights:
+        for name, value in list(targets.items()):
+            table, key = slots[name]
+            original = table[key]
+            for tied in by_identity.get(id(original), ()) if original is not None else ():
+                targets.setdefault(tied, value)
+    if strict:
+        unexpected = sorted(k for k in replacements if k not in slots)
+        missing = sorted(k for k in slots if k not in targets)
+        if unexpected or missing:
+            lines = [f"Error(s) in reparametrizing for {type(module).__name__}:"]
+            if unexpected:
+                lines.append("\tUnexpected key(s): " + ", ".join(repr(k) for k in unexpected) + ".")
+            if missing:
+                lines.append("\tMissing key(s): " + ", ".join(repr(k) for k in missing) + ".")
+            raise RuntimeError("\n".join(lines))
+    saved = {name: slots[name][0][slots[name][1]] for name in targets}
+    try:
+        for name, value in targets.items():
+            table, key = slots[name]
+            table[key] = value
+        yield
+    finally:
+        for name, value in saved.items():
+            table, key = slots[name]
+            table[key] = value
+
+
+def stack_module_state(models):
+    """(params, buffers) of several copies of one architecture, stacked along a new first dimension."""
+    from . import stack
+    if not models:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if not (all(m.training for m in models) or all(not m.training for m in models)):
+        raise RuntimeError("stack_module_state: Expected all models to have the same training/eval mode.")
+    params = {k: stack([dict(m.named_parameters())[k].detach() for m in models]).requires_grad_() for k, _ in
+              models[0].named_parameters()}
+    buffers = {k: stack([dict(m.named_buffers())[k] for m in models]) for k, _ in models[0].named_buffers()}
+    return params, buffers
