@@ -46,6 +46,7 @@ from . import linalg  # noqa: E402
 from ._functional import _return_types as return_types  # noqa: E402
 from ._printing import set_printoptions, get_printoptions  # noqa: E402
 from . import autograd  # noqa: E402
+from .autograd import is_anomaly_enabled, is_anomaly_check_nan_enabled  # noqa: E402
 from . import nn  # noqa: E402
 from . import optim, utils  # noqa: E402
 from . import func  # noqa: E402

@@ -16,6 +16,7 @@ from . import _segment
 from ._grad_mode import _state
 from ._ops._registry import FLOAT, KEEP
 from .autograd import _saved
+from .autograd.anomaly_mode import _mode as _anomaly, remember
 
 make_view = None  # bound by _views (import cycle)
 
@@ -184,4 +185,6 @@ def _record(op, static, sig, values, args, kinds):
         else:
             saved.append(None)
     node = op.node_class_for(static, kinds)(op, saved, edges, sig.avals, bsig, checks, saves, mask)
+    if _anomaly["enabled"]:
+        remember(node)
     return node

@@ -196,3 +196,6 @@ def _seed_view(g, t, layout, create_graph):
 
 from .function import Function, FunctionCtx, InplaceFunction, NestedIOFunction, once_differentiable  # noqa: E402
 from . import functional  # noqa: E402,F401
+from .anomaly_mode import detect_anomaly, set_detect_anomaly, is_anomaly_enabled  # noqa: E402,F401
+from .anomaly_mode import is_anomaly_check_nan_enabled  # noqa: E402,F401
+from .gradcheck import gradcheck, gradgradcheck, GradcheckError  # noqa: E402,F401

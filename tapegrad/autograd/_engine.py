@@ -11,7 +11,7 @@ import operator
 import jax
 import jax.numpy as jnp
 
-from . import _saved
+from . import _saved, anomaly_mode
 from .. import _faults, _lazy, _programs, _segment
 from . import _fast
 from ._function_node import traced_vjp
@@ -148,7 +148,22 @@ def _eager_calls(nodes):
         if custom is not None and custom.python:
             return nodes[i].run_python(cts, False)
         return _programs.kernel(("vjp", sig, out_avals), lambda: _node_backward(sig, out_avals))(kept, cts)
-    return call
+    if not anomaly_mode.is_anomaly_enabled():
+        return call
+
+    def checked_call(i, sig, out_avals, kept, cts):
+        node = nodes[i]
+        try:
+            grads = call(i, sig, out_avals, kept, cts)
+        except Exception:
+            anomaly_mode.report(node, node.name())
+            raise
+        # PyTorch numbers a node's outputs over its tensor inputs
+        inputs = [k for k, is_tensor in enumerate(node.tensor_args or ()) if is_tensor]
+        anomaly_mode.checked(node, node.name(), grads, [inputs.index(k) if k in inputs else k
+                                                         for k in _saved.SIGNATURES[sig][3]])
+        return grads
+    return checked_call
 
 
 def _traced_call(i, sig, out_avals, kept, cts):
@@ -220,7 +235,8 @@ def run_backward(roots, seeds, retain_graph, wanted=None, accumulate=True):
 
 def _fast_path_applies(root):
     node = root._grad_fn
-    return node is not None and node.closed and node.seg is _segment.current() and not node.seg.hooked
+    return (node is not None and node.closed and node.seg is _segment.current() and not node.seg.hooked
+            and not anomaly_mode.is_anomaly_enabled())
 
 
 def _general_backward(roots, seeds, retain_graph, wanted, accumulate):
@@ -269,7 +285,7 @@ def _general_backward(roots, seeds, retain_graph, wanted, accumulate):
                       + [t._peek() for t in roots])
     key = ("backward", graph.key, existing_keys, seed_pattern, plan.key)
     program = None
-    if not hooked and not graph.python and len(graph.nodes) + len(plan.nodes) <= _programs.MAX_PROGRAM_OPS:
+    if not (hooked or graph.python or anomaly_mode.is_anomaly_enabled()) and len(graph.nodes) + len(plan.nodes) <= _programs.MAX_PROGRAM_OPS:
         program = _programs.program(key)
         if program is None and _programs.seen_before(key):
             whole, out_keys = _compile(graph.key, existing_keys, seed_pattern, plan.key)

@@ -15,7 +15,7 @@ import jax
 
 from .._grad_mode import set_grad_enabled
 from .._ops._registry import KEEP, Op
-from . import _saved
+from . import _saved, anomaly_mode
 from ._graph import FREED_GRAPH
 from ._node import Node, _seq
 from ._tracing import TRACER_ERRORS, tracing, unwrap, wrap
@@ -189,6 +189,8 @@ def _connect(ctx, args, outputs, final, arg_pos, non_diff):
     diff = tuple(i for i in range(nin) if needs[i])
     ctx.sig, ctx.op = _signature(ctx, tuple(saved_map), diff, values)
     ctx._saved_objects = saved
+    if anomaly_mode.is_anomaly_enabled():
+        anomaly_mode.remember(ctx)
     ctx._saved_positions = tuple(saved_map)
     for k, (o, f) in enumerate(zip(outputs, final)):
         if isinstance(f, Tensor) and id(o) not in non_diff and (f.dtype.is_floating_point or f.dtype.is_complex):
@@ -208,9 +210,9 @@ def _signature(ctx, saved_map, diff, values):
     cls = type(ctx).function
     nout = len(ctx._out_meta)
     kinds = tuple((tuple(v.shape), v.dtype) if hasattr(v, "dtype") else type(v) for v in values)
-    reason = None
+    reason = "" if getattr(cls, "_runs_in_python", False) else None   # a Function that asks for Python
     try:
-        state = _static_state(ctx)
+        state = _static_state(ctx) if reason is None else None
     except _NotStatic as e:
         reason = str(e)
     if reason is None and len(_traced_sids.get(cls, ())) >= MAX_TRACED_SIGNATURES:

@@ -1,0 +1,116 @@
+"""Activation checkpointing (PyTorch's torch.utils.checkpoint): keep a region's inputs, not its
+intermediates, and run the region again during the backward.
+
+The region's forward runs outside grad mode, so nothing it computes is kept for the backward; its
+node (CheckpointFunctionBackward, an autograd.Function) keeps the inputs and the random state. Its
+backward reruns the region in grad mode with the same random draws (dropout masks) and backpropagates
+through that fresh graph: parameters the region uses get their .grad from it, inputs get theirs
+through the node. The rerun is Python, so this node runs node by node in the backward; the rest of the
+graph is compiled as usual.
+"""
+import warnings
+
+from .. import random as _random
+from .._grad_mode import enable_grad, is_grad_enabled
+from ..autograd.function import Function
+
+__all__ = ["checkpoint", "checkpoint_sequential"]
+
+_NO_REENTRANT_FLAG = (
+    "torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. Starting in PyTorch 2.9, "
+    "calling checkpoint without use_reentrant will raise an exception. use_reentrant=False is recommended, but if "
+    "you need to preserve the current default behavior, you can pass use_reentrant=True. Refer to docs for more "
+    "details on the differences between the two variants.")
+
+
+class CheckpointFunction(Function):
+    _runs_in_python = True   # its backward reruns user code: never traced, no warning
+
+    @staticmethod
+    def forward(ctx, run_function, preserve_rng_state, *args):
+        ctx.run_function = run_function
+        ctx.rng = _rng_state() if preserve_rng_state else None
+        ctx.constants = [None if _is_tensor(a) else a for a in args]
+        ctx.save_for_backward(*[a if _is_tensor(a) else None for a in args])
+        return run_function(*args)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        from ..autograd import backward
+        args = [c if t is None else t.detach().requires_grad_(t.requires_grad)
+                for c, t in zip(ctx.constants, ctx.saved_tensors)]
+        outer = _rng_state()
+        try:
+            if ctx.rng is not None:
+                _set_rng_state(ctx.rng)
+            with enable_grad():
+                outputs = ctx.run_function(*args)
+        finally:
+            if ctx.rng is not None:
+                _set_rng_state(outer)
+        outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+        pairs = [(o, g) for o, g in zip(outputs, grads) if _is_tensor(o) and o.requires_grad and g is not None]
+        if not pairs:
+            raise RuntimeError("none of output has requires_grad=True, this checkpoint() is not necessary")
+        backward([o for o, _ in pairs], [g for _, g in pairs])
+        return (None, None) + tuple(a.grad if _is_tensor(a) else None for a in args)
+
+
+def _is_tensor(x):
+    from .._tensor import Tensor
+    return isinstance(x, Tensor)
+
+
+def _rng_state():
+    g = _random.default_generator
+    return g._seed, g._counter
+
+
+def _set_rng_state(state):
+    g = _random.default_generator
+    g.manual_seed(state[0])
+    g._counter = state[1]
+
+
+def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism_check="default", debug=False,
+               preserve_rng_state=True, **kwargs):
+    """function(*args, **kwargs), keeping only the inputs for the backward (it reruns the function)."""
+    if use_reentrant is None:
+        warnings.warn(_NO_REENTRANT_FLAG, UserWarning, stacklevel=2)
+        use_reentrant = True
+    if use_reentrant and (context_fn is not None or debug):
+        raise ValueError("Passing `context_fn` or `debug` is only supported when use_reentrant=False.")
+    if kwargs and use_reentrant:
+        raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
+    if kwargs:
+        bound = function
+        function = lambda *a: bound(*a, **kwargs)   # noqa: E731
+    if not is_grad_enabled():
+        return function(*args)
+    if use_reentrant and not any(_is_tensor(a) and a.requires_grad for a in args):
+        warnings.warn("None of the inputs have requires_grad=True. Gradients will be None", UserWarning,
+                      stacklevel=2)
+    return CheckpointFunction.apply(function, preserve_rng_state, *args)
+
+
+def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs):
+    """Run a Sequential (or list of modules) in `segments` chunks, each but the last checkpointed."""
+    if use_reentrant is None:
+        warnings.warn(_NO_REENTRANT_FLAG, UserWarning, stacklevel=2)
+        use_reentrant = True
+    from ..nn import Sequential
+    if isinstance(functions, Sequential):
+        functions = list(functions.children())
+    size = len(functions) // segments
+    end = -1
+
+    def run(start, stop):
+        def forward(x):
+            for f in functions[start:stop + 1]:
+                x = f(x)
+            return x
+        return forward
+    for start in range(0, size * (segments - 1), size):
+        end = start + size - 1
+        input = checkpoint(run(start, end), input, use_reentrant=use_reentrant, **kwargs)
+    return run(end + 1, len(functions) - 1)(input)
