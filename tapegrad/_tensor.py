@@ -253,6 +253,11 @@ class Tensor:
         from .autograd._hooks import register_tensor_hook
         return register_tensor_hook(self, hook)
 
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call hook(tensor) after this leaf's .grad has been accumulated."""
+        from .autograd._hooks import register_post_accumulate_grad_hook
+        return register_post_accumulate_grad_hook(self, hook)
+
     def _edge(self):
         """Where gradient for this tensor goes: (grad_fn, output index) or its leaf accumulator."""
         if self._view is not None and self._view.creation is not None:

@@ -15,6 +15,7 @@ from . import _saved, anomaly_mode
 from .. import _faults, _lazy, _programs, _segment
 from . import _fast
 from ._function_node import traced_vjp
+from ._hooks import checked_result, gradient_hooks, run_post_accumulate_hooks
 from ._graph import Graph, targets_of
 
 
@@ -337,10 +338,11 @@ def _write_grads(results, leaves, nodes, hooked):
             continue
         var = leaf.variable
         if hooked:
-            for hook in (var._hooks or {}).values():
-                out = hook(Tensor._wrap(g))
+            for hook in gradient_hooks(var):
+                before = Tensor._wrap(g)
+                out = hook(before)
                 if out is not None:
-                    g = out._value
+                    g = checked_result(hook, before, out)._value
             if var._grad is not None:
                 g = _kernel_add(var._grad._value, g)
         g = _committed(g)
@@ -348,6 +350,8 @@ def _write_grads(results, leaves, nodes, hooked):
             var._grad = Tensor._wrap(g)
         else:
             var._grad._set_value(g)
+        if hooked:
+            run_post_accumulate_hooks(var)
     for i, n in enumerate(nodes):
         if n.retained:
             for k, ref in n.retained.items():
@@ -387,8 +391,9 @@ def _hook_runner(nodes, as_tensor=None, from_tensor=None):
         for k, fns in hooks.items():
             if k in node_cts:
                 for fn in fns.values():
-                    out = fn(as_tensor(node_cts[k]))
+                    before = as_tensor(node_cts[k])
+                    out = fn(before)
                     if out is not None:
-                        node_cts[k] = from_tensor(out)
+                        node_cts[k] = from_tensor(checked_result(fn, before, out))
         return node_cts
     return run

@@ -30,6 +30,7 @@ from . import _saved
 from ._backward_names import output_dependencies, output_names
 from ._engine import _TRACED, _Arith, _hook_runner, _node_backward, _traced_call, _walk, _with_retained
 from ._graph import Graph, targets_of
+from ._hooks import checked_result, gradient_hooks, run_post_accumulate_hooks
 
 _backward_ops = _programs.bounded_cache()   # structure key -> _Program
 
@@ -316,11 +317,13 @@ def write_grads(graph, results, hooked):
             continue
         var = leaf.variable
         if hooked:
-            for hook in (var._hooks or {}).values():
+            for hook in gradient_hooks(var):
                 out = hook(g)
                 if out is not None:
-                    g = out
+                    g = checked_result(hook, g, out)
         var._grad = accumulate(var._grad, g)
+        if hooked:
+            run_post_accumulate_hooks(var)
     write_retained(graph, results)
 
 

@@ -33,3 +33,39 @@ def register_tensor_hook(tensor, hook):
     table = node.hooks.setdefault(tensor._out_idx, {})
     table[key] = hook
     return RemovableHandle(table, key)
+
+
+# A leaf's post-accumulate-grad hooks share its hook table, under ("post", id) keys: a leaf with either
+# kind is "hooked" for the engine, which then writes its .grad itself and calls them after.
+
+def register_post_accumulate_grad_hook(tensor, hook):
+    if tensor._grad_fn is not None:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+    if tensor._hooks is None:
+        tensor._hooks = {}
+    key = ("post", next(_ids))
+    tensor._hooks[key] = hook
+    return RemovableHandle(tensor._hooks, key)
+
+
+def gradient_hooks(tensor):
+    """The hooks that see (and may replace) a leaf's gradient before it is accumulated."""
+    return [h for k, h in (tensor._hooks or {}).items() if type(k) is not tuple]
+
+
+def run_post_accumulate_hooks(tensor):
+    for k, hook in list((tensor._hooks or {}).items()):
+        if type(k) is tuple:
+            hook(tensor)
+
+
+def checked_result(hook, old, new):
+    """A hook's replacement gradient, refused (as PyTorch) when its size or dtype differs."""
+    name = getattr(hook, "__name__", type(hook).__name__)
+    if tuple(new.shape) != tuple(old.shape):
+        raise RuntimeError(f"hook '{name}' has changed the size of value")
+    if new.dtype != old.dtype:
+        from ._graph import _type_name_of
+        raise RuntimeError(f"hook '{name}' has changed the type of value (was {_type_name_of(old.dtype.np)} got "
+                           f"{_type_name_of(new.dtype.np)})")
+    return new

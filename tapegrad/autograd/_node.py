@@ -53,6 +53,31 @@ class Node:
     def metadata(self):
         return {}
 
+    # PyTorch's grad_fn._saved_<name> attributes for the names most ops share: the argument (by its
+    # position in PyTorch's signature) or the result, as the node's backward reads them.
+    _SAVED_POSITIONS = {"self": 0, "other": 1, "exponent": 1, "mat2": 1, "mat1": 0, "input": 0, "weight": 1}
+
+    def __getattr__(self, name):
+        if not name.startswith("_saved_"):
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        what = name[len("_saved_"):]
+        if self.args is None:
+            from ._graph import FREED_GRAPH
+            raise RuntimeError(FREED_GRAPH)
+        from .._tensor import Tensor
+        from ._saved import SIGNATURES
+        op, static, cast, _, placeholders = SIGNATURES[self.sig]
+        if what == "result" and op.saves_output and all(p is None or isinstance(p, type) for p in placeholders):
+            from .._dispatch import compute
+            return Tensor._wrap(compute(op, static, list(self.args)) if cast is None else
+                                compute(op, static, [a if a is None or not hasattr(a, "astype") else a.astype(cast)
+                                                     for a in self.args]))
+        position = self._SAVED_POSITIONS.get(what)
+        if position is not None and position < len(self.args) and placeholders[position] is None:
+            value = self.args[position]
+            return Tensor._wrap(value) if hasattr(value, "shape") else value
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
     def saved_description(self, index):
         """Where a saved value came from, as PyTorch's version error says it (index < 0: output -1-index)."""
         if index < 0:

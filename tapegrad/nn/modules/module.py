@@ -8,9 +8,10 @@ import itertools
 from collections import OrderedDict, namedtuple
 
 from ... import _dtypes as D
-from ..._grad_mode import no_grad
+from ..._grad_mode import is_grad_enabled, no_grad
 from ..._tensor import Tensor
 from ...autograd._hooks import RemovableHandle
+from . import _backward_hooks
 from ..parameter import Parameter
 
 _hook_ids = itertools.count()
@@ -64,6 +65,9 @@ class Module:
         s(self, "_forward_hooks_with_kwargs", set())
         s(self, "_forward_pre_hooks", OrderedDict())
         s(self, "_forward_pre_hooks_with_kwargs", set())
+        s(self, "_forward_hooks_always_called", set())
+        s(self, "_backward_hooks", OrderedDict())
+        s(self, "_backward_pre_hooks", OrderedDict())
 
     def forward(self, *input):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function. '
@@ -72,7 +76,7 @@ class Module:
     # ---- calling ------------------------------------------------------------------------------
 
     def __call__(self, *args, **kwargs):
-        if not (self._forward_hooks or self._forward_pre_hooks):
+        if not (self._forward_hooks or self._forward_pre_hooks or self._backward_hooks or self._backward_pre_hooks):
             return self.forward(*args, **kwargs)
         for key, hook in list(self._forward_pre_hooks.items()):
             if key in self._forward_pre_hooks_with_kwargs:
@@ -86,12 +90,23 @@ class Module:
                 result = hook(self, args)
                 if result is not None:
                     args = result if isinstance(result, tuple) else (result,)
-        output = self.forward(*args, **kwargs)
+        backward_hooked = (self._backward_hooks or self._backward_pre_hooks) and is_grad_enabled()
+        if backward_hooked:
+            args, call = _backward_hooks.wrap_inputs(self, args)
+        try:
+            output = self.forward(*args, **kwargs)
+        except Exception:
+            for key, hook in list(self._forward_hooks.items()):   # always_call hooks run on failure too
+                if key in self._forward_hooks_always_called:
+                    hook(self, args, kwargs, None) if key in self._forward_hooks_with_kwargs else hook(self, args, None)
+            raise
         for key, hook in list(self._forward_hooks.items()):
             result = hook(self, args, kwargs, output) if key in self._forward_hooks_with_kwargs \
                 else hook(self, args, output)
             if result is not None:
                 output = result
+        if backward_hooked:
+            output = _backward_hooks.wrap_outputs(call, output)
         return output
 
     _call_impl = __call__
@@ -101,7 +116,10 @@ class Module:
                               with_kwargs)
 
     def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
-        return self._add_hook(self._forward_hooks, self._forward_hooks_with_kwargs, hook, prepend, with_kwargs)
+        handle = self._add_hook(self._forward_hooks, self._forward_hooks_with_kwargs, hook, prepend, with_kwargs)
+        if always_call:
+            self._forward_hooks_always_called.add(handle._key)
+        return handle
 
     @staticmethod
     def _add_hook(table, kwarg_keys, hook, prepend, with_kwargs):
@@ -114,10 +132,17 @@ class Module:
         return RemovableHandle(table, key)
 
     def register_full_backward_hook(self, hook, prepend=False):
-        raise NotImplementedError("Module backward hooks are not supported by tapegrad yet; register a hook on "
-                                  "the output tensor with Tensor.register_hook instead.")
+        """hook(module, grad_input, grad_output) -> None or new grad_input, called when the gradients of
+        the module's inputs are computed."""
+        return self._add_hook(self._backward_hooks, set(), hook, prepend, False)
 
-    register_backward_hook = register_full_backward_hook
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """hook(module, grad_output) -> None or new grad_output, called before the module's backward."""
+        return self._add_hook(self._backward_pre_hooks, set(), hook, prepend, False)
+
+    def register_backward_hook(self, hook):
+        # PyTorch's deprecated form sees only the last op's gradients; the full hook's are the documented ones
+        return self.register_full_backward_hook(hook)
 
     # ---- registration ------------------------------------------------------------------------
 

@@ -1,0 +1,102 @@
+"""Module backward hooks and tensor post-accumulate hooks against PyTorch."""
+import numpy as np
+
+import tapegrad
+from conftest import assert_close, both
+
+
+def _net(lib):
+    lib.manual_seed(0)
+    net = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.Tanh(), lib.nn.Linear(4, 2))
+    rng = np.random.default_rng(0)
+    with lib.no_grad():
+        for p in net.parameters():
+            p.copy_(lib.tensor(rng.normal(size=tuple(p.shape)), dtype=lib.float32))
+    return net
+
+
+def test_full_backward_hooks_see_and_replace_gradients(torch):
+    def build(lib):
+        net = _net(lib)
+        seen = []
+
+        def pre(module, grad_output):
+            seen.append(("pre", type(module).__name__, [tuple(g.shape) for g in grad_output]))
+            return (grad_output[0] * 2,)
+
+        def hook(module, grad_input, grad_output):
+            seen.append(("hook", [None if g is None else g.clone() for g in grad_input], grad_output[0].clone()))
+            return tuple(None if g is None else g * 0.5 for g in grad_input)
+        net[2].register_full_backward_pre_hook(pre)
+        handle = net[0].register_full_backward_hook(hook)
+        x = lib.tensor(np.linspace(-1, 1, 6).reshape(2, 3), dtype=lib.float32, requires_grad=True)
+        out = net(x)
+        out.sum().backward()
+        first = [x.grad.clone()] + [p.grad.clone() for p in net.parameters()]
+        handle.remove()
+        x.grad = None
+        net(lib.ones(2, 3)).sum().backward()   # input without grad: hook removed, pre-hook still doubles
+        return first, seen, out.grad_fn.name(), [p.grad for p in net.parameters()]
+    (ours, seen, name, later), (theirs, tseen, tname, tlater) = both(build)
+    for a, b in zip(ours + later, theirs + tlater):
+        assert_close(a, b)
+    assert name == tname
+    assert [s[0] for s in seen] == [s[0] for s in tseen]
+    assert seen[0] == tseen[0]
+    assert_close(seen[1][1][0], tseen[1][1][0])
+    assert_close(seen[1][2], tseen[1][2])
+
+
+def test_hook_when_no_input_requires_grad(torch):
+    def build(lib):
+        net = _net(lib)
+        calls = []
+        net[0].register_full_backward_hook(lambda m, gi, go: calls.append((gi, tuple(go[0].shape))))
+        net(lib.ones(2, 3)).sum().backward()
+        return calls
+    ours, theirs = both(build)
+    assert ours == theirs
+
+
+def test_post_accumulate_grad_hook(torch):
+    def build(lib):
+        w = lib.tensor([1.0, 2.0], requires_grad=True)
+        seen = []
+        w.register_post_accumulate_grad_hook(lambda p: seen.append(p.grad.clone()))
+        (w * 3).sum().backward()
+        (w * w).sum().backward()
+        try:
+            (w * 2).register_post_accumulate_grad_hook(lambda p: None)
+        except RuntimeError as e:
+            seen.append(str(e))
+        return seen
+    ours, theirs = both(build)
+    assert_close(ours[0], theirs[0])
+    assert_close(ours[1], theirs[1])
+    assert ours[2] == theirs[2]
+
+
+def test_hook_changing_the_size_raises(torch):
+    def build(lib):
+        x = lib.ones(3, requires_grad=True)
+        y = x * 2
+        y.register_hook(lambda g: g[:2])
+        try:
+            y.sum().backward()
+        except RuntimeError as e:
+            return str(e)
+    ours, theirs = both(build)
+    assert ours == theirs
+
+
+def test_saved_tensor_attributes_of_common_nodes(torch):
+    def build(lib):
+        x = lib.tensor([0.5, 2.0], requires_grad=True)
+        w = lib.tensor([3.0, -1.0], requires_grad=True)
+        found = []
+        for y, names in [(x * w, ["self", "other"]), (x / w, ["self", "other"]), (x.exp(), ["result"]),
+                         (x.sin(), ["self"]), (x ** 3, ["self"]), (x.tanh(), ["result"])]:
+            found += [(y.grad_fn.name(), n, getattr(y.grad_fn, "_saved_" + n).tolist()) for n in names]
+        return found
+    ours, theirs = both(build)
+    assert ours == theirs
