@@ -17,12 +17,20 @@ from ._grad_mode import _state
 from ._ops._registry import FLOAT, KEEP
 from .autograd import _saved
 from .autograd.anomaly_mode import _mode as _anomaly, remember
+from .autograd.graph import _stack as _graph_hooks
+
+
+def _packed(tensor):
+    from .autograd.graph import pack
+    _segment.current().hooked = True   # the segment's program would read the unpacked values: general path
+    return pack(tensor)
 
 make_view = None  # bound by _views (import cycle)
 
 _DIFFERENTIABLE_KINDS = frozenset("fc")
 Tensor = None  # bound by _tensor at import (avoids an import cycle)
 LAZY = [True]  # record ops as pending values (see _lazy); False runs each op eagerly
+CAPTURE = [None]  # while a function is traced: called with each op's arguments (utils.checkpoint)
 
 
 def forward_fn(op, static, cast):
@@ -94,6 +102,8 @@ D.default_dtype_caches.append(_signatures)   # promotion of Python floats follow
 
 def apply(op, *args, **static):
     """Run `op` on tensors / Python scalars; returns a Tensor (or a tuple for multi-output ops)."""
+    if CAPTURE[0] is not None:
+        CAPTURE[0](args)
     static = tuple(static.items()) if static else ()
     values = []
     kinds = []
@@ -180,7 +190,7 @@ def _record(op, static, sig, values, args, kinds):
                 if op.saves_inputs is None or i in op.saves_inputs:
                     counter = t._storage.counter
                     checks.append((counter, counter.value, i))
-            saved.append(values[i])
+            saved.append(values[i] if not _graph_hooks or not isinstance(t, Tensor) else _packed(t))
             saves = True
         else:
             saved.append(None)

@@ -60,3 +60,22 @@ def test_warnings_and_grad_fn_as_pytorch(torch):
         return y.grad_fn.name(), [str(w.message)[:60] for w in caught]
     ours, theirs = both(build)
     assert ours == theirs
+
+
+def test_traceable_region_recomputes_inside_the_compiled_step():
+    from tapegrad.utils.checkpoint import checkpoint, checkpoint_sequential
+    model = _model(tapegrad)
+    x = tapegrad.ones(3, 4, requires_grad=True)
+    tail = model[2:]
+    for step in range(4):
+        if step == 3:
+            before = tapegrad.autograd.backward_cache_info()
+        for p in [x, *model.parameters()]:
+            p.grad = None
+        h = checkpoint(lambda v: model[1](model[0](v)), x, use_reentrant=False)
+        out = checkpoint_sequential(tail, 2, h, use_reentrant=False)
+        out.sum().backward()
+    after = tapegrad.autograd.backward_cache_info()
+    assert h.grad_fn.name() == "CheckpointFunctionBackward"
+    assert after["compiles"] == before["compiles"]   # one step program, found again
+    assert after["hits"] > before["hits"]

@@ -100,3 +100,28 @@ def test_saved_tensor_attributes_of_common_nodes(torch):
         return found
     ours, theirs = both(build)
     assert ours == theirs
+
+
+def test_saved_tensors_hooks_pack_and_unpack(torch):
+    def build(lib):
+        x = lib.tensor([0.5, 2.0, -1.0], requires_grad=True)
+        w = lib.tensor([3.0, -1.0, 0.25], requires_grad=True)
+        packed = []
+
+        def pack(t):
+            packed.append(tuple(t.shape))
+            return t * 2   # unpack must undo what pack did
+
+        def unpack(p):
+            return p / 2
+        with lib.autograd.graph.saved_tensors_hooks(pack, unpack):
+            y = (x * w).sin() * x
+        y.sum().backward()
+        with lib.autograd.graph.save_on_cpu():
+            z = (x * w).cos()
+        z.sum().backward()
+        return x.grad, w.grad, len(packed)
+    (gx, gw, n), (tx, tw, tn) = both(build)
+    assert_close(gx, tx)
+    assert_close(gw, tw)
+    assert n == tn

@@ -9,6 +9,7 @@ import operator
 
 from ._node import AccumulateGrad, Node
 from ._saved import kept_positions
+from .graph import unpacked
 
 FREED_GRAPH = (
     "Trying to backward through the graph a second time (or directly access saved tensors after they have "
@@ -82,7 +83,7 @@ class Graph:
                 python = python or n.op.custom.python
             node_keys.append((n.sig, wiring, retained, n.out_avals if n.op.nout > 1 else None))
             if wiring is not None:
-                saved += [n.args[k] for k in kept_positions(n.sig)]
+                saved += [unpacked(n.args[k]) for k in kept_positions(n.sig)]
                 check_versions(n)
         self.hooked = hooked or any(leaf.variable._hooks for leaf in leaves)
         self.custom, self.python = custom, python

@@ -30,6 +30,7 @@ from . import _saved
 from ._backward_names import output_dependencies, output_names
 from ._engine import _TRACED, _Arith, _hook_runner, _node_backward, _traced_call, _walk, _with_retained
 from ._graph import Graph, targets_of
+from .graph import unpacked
 from ._hooks import checked_result, gradient_hooks, run_post_accumulate_hooks
 
 _backward_ops = _programs.bounded_cache()   # structure key -> _Program
@@ -130,7 +131,7 @@ def _graph_inputs(graph, given_seeds):
             continue   # not run: nothing of it is read
         guarded = {index: (ref, version) for ref, version, index in n.checks if index >= 0}
         for index in _saved.kept_positions(n.sig):
-            a = n.args[index]
+            a = unpacked(n.args[index])
             if index in guarded:
                 checks.append(guarded[index] + (len(inputs),))
             inputs.append(a)
@@ -245,7 +246,7 @@ def _node_by_node(graph, gkey, seeds, roots):
         if n in graph.capture:
             continue
         guarded = {index: (ref, version) for ref, version, index in n.checks if index >= 0}
-        saved += [(n.args[i], n.edges[i], guarded.get(i)) for i in _saved.kept_positions(n.sig)]
+        saved += [(unpacked(n.args[i]), n.edges[i], guarded.get(i)) for i in _saved.kept_positions(n.sig)]
     seeds = [Tensor._wrap(jnp.ones(tuple(t.shape), t.dtype.np)) if s is None else s for t, s in zip(roots, seeds)]
     return _walk(gkey, saved, seeds, {}, _node_recorder(graph.nodes), _ON_TENSORS,
                  _hook_runner(graph.nodes, _same, _same))

@@ -74,7 +74,8 @@ class Node:
                                                      for a in self.args]))
         position = self._SAVED_POSITIONS.get(what)
         if position is not None and position < len(self.args) and placeholders[position] is None:
-            value = self.args[position]
+            from .graph import unpacked
+            value = unpacked(self.args[position])
             return Tensor._wrap(value) if hasattr(value, "shape") else value
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 

@@ -20,15 +20,34 @@ TRACER_ERRORS = (jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConve
 
 
 @contextlib.contextmanager
-def tracing(grad=False):
-    lazy, enabled = _dispatch.LAZY[0], _state.grad_enabled
+def tracing(grad=False, on_arguments=None):
+    """Ops run eagerly, outside grad mode; on_arguments(args) sees each op's arguments first."""
+    lazy, enabled, hook = _dispatch.LAZY[0], _state.grad_enabled, _dispatch.CAPTURE[0]
     _dispatch.LAZY[0] = False
     _state.grad_enabled = grad
+
+    def arguments(args):
+        _computed(args)
+        if on_arguments is not None:
+            on_arguments(args)
+    _dispatch.CAPTURE[0] = arguments
     try:
         yield
     finally:
         _dispatch.LAZY[0] = lazy
         _state.grad_enabled = enabled
+        _dispatch.CAPTURE[0] = hook
+
+
+def _computed(args):
+    """Compute the deferred values of tensors read from outside the trace (a closure's, a module's) now,
+    outside the trace: computed inside it they would be tracers, kept by tensors that outlive it."""
+    from .._lazy import Pending
+    from .._tensor import Tensor
+    for a in args:
+        if isinstance(a, Tensor) and (type(a._storage._raw) is Pending or a._view is not None):
+            with jax.ensure_compile_time_eval():
+                a._value
 
 
 def wrap(value):

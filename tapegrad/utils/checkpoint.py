@@ -1,18 +1,22 @@
 """Activation checkpointing (PyTorch's torch.utils.checkpoint): keep a region's inputs, not its
-intermediates, and run the region again during the backward.
+intermediates, and compute the region again during the backward.
 
-The region's forward runs outside grad mode, so nothing it computes is kept for the backward; its
-node (CheckpointFunctionBackward, an autograd.Function) keeps the inputs and the random state. Its
-backward reruns the region in grad mode with the same random draws (dropout masks) and backpropagates
-through that fresh graph: parameters the region uses get their .grad from it, inputs get theirs
-through the node. The rerun is Python, so this node runs node by node in the backward; the rest of the
-graph is compiled as usual.
+A region that traces (see _checkpoint_region) becomes one op whose VJP is `jax.checkpoint`'s: it
+keeps the inputs and recomputes the region inside the compiled backward program. Any other region
+(random draws such as dropout, in-place writes, values read in Python) is rerun in Python, as PyTorch
+does: its forward runs outside grad mode, so nothing it computes is kept; its node
+(CheckpointFunctionBackward, an autograd.Function) keeps the inputs and the random state, and its
+backward reruns the region in grad mode with the same random draws and backpropagates through that
+fresh graph (parameters get their .grad from it, inputs through the node). That node runs in Python,
+node by node.
 """
 import warnings
+import weakref
 
 from .. import random as _random
 from .._grad_mode import enable_grad, is_grad_enabled
 from ..autograd.function import Function
+from . import _checkpoint_region
 
 __all__ = ["checkpoint", "checkpoint_sequential"]
 
@@ -90,6 +94,9 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism
     if use_reentrant and not any(_is_tensor(a) and a.requires_grad for a in args):
         warnings.warn("None of the inputs have requires_grad=True. Gradients will be None", UserWarning,
                       stacklevel=2)
+    out = _checkpoint_region.run(function, args)
+    if out is not None:
+        return out
     return CheckpointFunction.apply(function, preserve_rng_state, *args)
 
 
@@ -98,19 +105,43 @@ def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwar
     if use_reentrant is None:
         warnings.warn(_NO_REENTRANT_FLAG, UserWarning, stacklevel=2)
         use_reentrant = True
-    from ..nn import Sequential
-    if isinstance(functions, Sequential):
-        functions = list(functions.children())
-    size = len(functions) // segments
+    modules = functions
+    count = len(list(functions.children())) if hasattr(functions, "children") else len(functions)
+    size = count // segments
     end = -1
-
-    def run(start, stop):
-        def forward(x):
-            for f in functions[start:stop + 1]:
-                x = f(x)
-            return x
-        return forward
     for start in range(0, size * (segments - 1), size):
         end = start + size - 1
-        input = checkpoint(run(start, end), input, use_reentrant=use_reentrant, **kwargs)
-    return run(end + 1, len(functions) - 1)(input)
+        input = checkpoint(_Segment.of(modules, start, end), input, use_reentrant=use_reentrant, **kwargs)
+    return _Segment.of(modules, end + 1, count - 1)(input)
+
+
+class _Segment:
+    """Modules start..stop of a Sequential (or list), one object per (container, range) so that a traced
+    checkpoint region is found again at the next step."""
+
+    _made = weakref.WeakKeyDictionary()   # container -> {(start, stop): segment}
+
+    @classmethod
+    def of(cls, modules, start, stop):
+        try:
+            made = cls._made.setdefault(modules, {})
+        except TypeError:   # a plain list cannot be a weak key
+            return cls(modules, start, stop)
+        seg = made.get((start, stop))
+        if seg is None:
+            seg = made[(start, stop)] = cls(modules, start, stop)
+        return seg
+
+    def __init__(self, modules, start, stop):
+        self.start, self.stop = start, stop
+        try:   # a weak reference: the segment is the value of its container's weak-key entry
+            self.modules = weakref.ref(modules)
+        except TypeError:
+            self.modules = lambda: modules
+
+    def __call__(self, x):
+        modules = self.modules()
+        items = list(modules.children()) if hasattr(modules, "children") else list(modules)
+        for f in items[self.start:self.stop + 1]:
+            x = f(x)
+        return x
