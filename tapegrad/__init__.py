@@ -47,6 +47,8 @@ from ._functional import _return_types as return_types  # noqa: E402
 from ._printing import set_printoptions, get_printoptions  # noqa: E402
 from . import autograd  # noqa: E402
 from . import nn  # noqa: E402
+from .nn._functional.activation import (  # noqa: E402
+    softmax_function as softmax, log_softmax_function as log_softmax)
 from . import optim, utils  # noqa: E402
 from .serialization import save, load  # noqa: E402
 from ._faults import OutOfMemoryError  # noqa: E402

@@ -1,7 +1,9 @@
 """tapegrad.nn.functional: PyTorch's functional neural-network API (implemented in `_functional/`)."""
 from ._functional.activation import (  # noqa: F401
     relu, relu_, leaky_relu, elu, selu, celu, gelu, silu, mish, softplus, hardtanh, relu6, tanh, sigmoid,
-    softmax, log_softmax, softmin)
+    softmax, log_softmax, softmin, threshold, threshold_, hardsigmoid, hardswish, softshrink, hardshrink,
+    tanhshrink, rrelu, rrelu_, logsigmoid, glu, prelu)
+from ._functional.distance import cosine_similarity, pairwise_distance  # noqa: F401
 from ._functional.linear import (  # noqa: F401
     linear, bilinear, conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d)
 from ._functional.pooling import (  # noqa: F401
