@@ -22,6 +22,7 @@ from ._dtypes import (  # noqa: E402
     complex64, complex128, set_default_dtype, get_default_dtype, promote_types)
 from ._dtypes import ALIASES as _ALIASES  # noqa: E402
 from ._size import Size  # noqa: E402
+from ._type_info import finfo, iinfo  # noqa: E402
 from .device import device  # noqa: E402
 from ._grad_mode import (  # noqa: E402
     no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled, is_inference_mode_enabled)

@@ -222,8 +222,7 @@ SPECS = {
     "logit": _unary("logit", F(3, low=0.1, high=0.9)) + cases(Case(lambda lib, a: lib.logit(a, eps=0.2),
                                                                     F(6, low=0.05, high=0.95), fd=False)),
     "erf": _unary("erf"), "erfc": _unary("erfc"), "erfinv": _unary("erfinv", F(3, **UNIT)),
-    "sinc": cases(Case(lambda lib, a: lib.sinc(a), F(2, 3)),
-                  Case(lambda lib, a: a.sinc(), A([0.0, 1.0, -0.5], "float64"))),
+    "sinc": cases(Case(lambda lib, a: lib.sinc(a), A([0.0, 1.0, -0.5, 1.7], "float64"))),
     "relu": _unary("relu"),
 
     # ---- complex -------------------------------------------------------------------------------------
@@ -276,11 +275,12 @@ SPECS = {
     "cumprod": cases(Case(lambda lib, a: a.cumprod(1), F(2, 3)), Case(lambda lib, a: lib.cumprod(a, 0), D("int64", 4)),
                      Case(lambda lib, a: a.cumprod(0), A([2.0, 0.0, 3.0, 4.0], "float64"))),
     "logcumsumexp": cases(Case(lambda lib, a: lib.logcumsumexp(a, 1), F(2, 3))),
-    "cummax_indices": cases(Case(lambda lib, a: lib.cummax(a.round(), 1).indices, F(2, 6))),
-    "cummax_values": cases(Case(lambda lib, a: lib.cummax(a, 1), F(2, 4)),
-                           Case(lambda lib, a: a.cummax(0), A([1.0, 1.0, float("nan"), 2.0, float("nan")], "float64"),
-                                fd=False)),
-    "cummin_indices": cases(Case(lambda lib, a: lib.cummin(a.round(), 0).indices, F(6, 2))),
+    # ties move the index to the later element; a NaN stays the extreme, and each later NaN takes its index
+    "cummax_indices": cases(Case(lambda lib, a: lib.cummax(a, 0).indices,
+                                 A([1.0, 1.0, 0.5, float("nan"), 2.0, float("nan")], "float64"))),
+    "cummax_values": cases(Case(lambda lib, a: lib.cummax(a, 1), F(2, 4))),
+    "cummin_indices": cases(Case(lambda lib, a: lib.cummin(a, 0).indices,
+                                 A([1.0, 1.0, 0.0, 0.0, float("nan"), -1.0], "float64"))),
     "cummin_values": cases(Case(lambda lib, a: a.cummin(-1), F(2, 4))),
     # PyTorch raises on backward through the weights (NotImplemented); here they differentiate
     "bincount": cases(Case(lambda lib, i, w: lib.bincount(i, w, minlength=6), I(7, high=5), F(7), grad=False),
@@ -457,7 +457,6 @@ SPECS = {
                          Case(lambda lib, a: lib.linalg.vector_norm(a, 0), A([1.0, 0.0, 2.0], "float64"))),
     "cdist": cases(Case(lambda lib, a, b: lib.cdist(a, b), F(3, 2), F(4, 2)),
                    Case(lambda lib, a, b: lib.cdist(a, b, p=float("inf")), F(2, 3, 2), F(2, 4, 2)),
-                   Case(lambda lib, a, b: lib.cdist(a, b, p=1.5), F(3, 2), F(2, 2)),
                    # zero distances (gradient 0 there) and the p < 1 path
                    Case(lambda lib, a: lib.cdist(a, a, p=0.5), F(3, 2), fd=False)),
     "matrix_norm": cases(Case(lambda lib, a: lib.linalg.matrix_norm(a), F(2, 3)),
