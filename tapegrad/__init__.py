@@ -22,6 +22,7 @@ from ._dtypes import (  # noqa: E402
     complex64, complex128, set_default_dtype, get_default_dtype, promote_types)
 from ._dtypes import ALIASES as _ALIASES  # noqa: E402
 from ._size import Size  # noqa: E402
+from ._type_info import finfo, iinfo  # noqa: E402
 from .device import device  # noqa: E402
 from ._grad_mode import (  # noqa: E402
     no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled, is_inference_mode_enabled)
@@ -48,6 +49,8 @@ from ._printing import set_printoptions, get_printoptions  # noqa: E402
 from . import autograd  # noqa: E402
 from .autograd import is_anomaly_enabled, is_anomaly_check_nan_enabled  # noqa: E402
 from . import nn  # noqa: E402
+from .nn._functional.activation import (  # noqa: E402
+    softmax_function as softmax, log_softmax_function as log_softmax)
 from . import optim, utils  # noqa: E402
 from . import func  # noqa: E402
 from .serialization import save, load  # noqa: E402

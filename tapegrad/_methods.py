@@ -71,6 +71,7 @@ _NOT_METHODS = {
     "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broadcast_tensors", "cat", "column_stack",
     "complex", "concat", "concatenate", "dstack", "einsum", "hstack", "polar", "row_stack", "rsub", "stack",
     "std_mean", "var_mean", "tensordot", "view_as_complex", "view_as_real", "vstack", "where", "real", "imag",
+    "numel", "searchsorted", "cdist", "meshgrid",
 }
 for _name in F.__all__:
     if _name not in _NOT_METHODS:
@@ -80,15 +81,15 @@ for _name in F.__all__:
 _INPLACE = [
     "abs", "absolute", "acos", "acosh", "add", "addcdiv", "addcmul", "addmm", "arccos", "arccosh", "arcsin",
     "arcsinh", "arctan", "arctan2", "arctanh", "asin", "asinh", "atan", "atan2", "atanh", "baddbmm",
-    "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "ceil",
+    "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "ceil", "copysign",
     "clamp", "clamp_max", "clamp_min", "clip", "conj_physical", "cos", "cosh", "cumprod", "cumsum", "div",
     "divide", "eq", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "fix", "float_power", "floor",
     "floor_divide", "fmod", "frac", "ge", "greater", "greater_equal", "gt", "hypot", "index_add", "index_copy",
     "index_fill", "le", "lerp", "less", "less_equal", "log", "log10", "log1p", "log2", "logical_and",
     "logical_not", "logical_or", "logical_xor", "logit", "lt", "masked_fill", "masked_scatter", "mul", "multiply",
     "nan_to_num", "ne", "neg", "negative", "not_equal", "pow", "reciprocal", "relu", "remainder", "round",
-    "rsqrt", "scatter", "scatter_add", "scatter_reduce", "sgn", "sigmoid", "sign", "sin", "sinh", "sqrt",
-    "square", "sub", "subtract", "tan", "tanh", "tril", "triu", "true_divide", "trunc",
+    "rsqrt", "scatter", "scatter_add", "scatter_reduce", "sgn", "sigmoid", "sign", "sin", "sinc", "sinh", "sqrt",
+    "square", "sub", "subtract", "tan", "tanh", "tril", "triu", "true_divide", "trunc", "xlogy",
 ]
 for _name in _INPLACE:
     setattr(Tensor, _name + "_", _inplace_method(getattr(F, _name), _name + "_"))

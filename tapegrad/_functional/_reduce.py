@@ -161,6 +161,53 @@ cumsum = _scan(R.cumsum)
 cumprod = _scan(R.cumprod)
 
 
+def logcumsumexp(input, dim, *, out=None):
+    d = wrap_dim(dim, input.ndim)
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for '{SCALAR_NAME[input.dtype.name]}'. "
+                                  "Convert the input first, e.g. x.float().")
+    if input.ndim == 0:
+        return input * 1
+    return apply(R.logcumsumexp, input, dim=d)
+
+
+def _cumulative_extreme(indices_op, values_op, name):
+    def f(input, dim, *, out=None):
+        d = wrap_dim(dim, input.ndim)
+        if input.ndim == 0:
+            return _scalar_pair(input, name)
+        idx = apply(indices_op, input, dim=d)
+        return getattr(RT, name)(apply(values_op, input, idx, dim=d), idx)
+    f.__name__ = name
+    return f
+
+
+cummax = _cumulative_extreme(R.cummax_indices, R.cummax_values, "cummax")
+cummin = _cumulative_extreme(R.cummin_indices, R.cummin_values, "cummin")
+
+
+def bincount(input, weights=None, minlength=0):
+    if input.ndim != 1 or input.dtype.is_floating_point or input.dtype.is_complex or input.dtype is D.bool_:
+        if input.dtype.is_floating_point or input.dtype.is_complex:
+            raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{SCALAR_NAME[input.dtype.name]}'. "
+                                      "Convert the input to integers first, e.g. x.long().")
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    if weights is not None and (weights.ndim != 1 or weights.shape[0] != input.shape[0]):
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    # The output length depends on the values: read them on the host, as PyTorch syncs.
+    values = input._value
+    if values.size and builtins.int(jnp.min(values)) < 0:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    length = builtins.max(builtins.int(jnp.max(values)) + 1 if values.size else 0, builtins.int(minlength))
+    if weights is None:
+        return apply(R.bincount, input, length=length)
+    # PyTorch counts float32 weights in float32 and any other weights in float64.
+    weights = weights if weights.dtype is D.float32 else weights.to(D.float64)
+    return apply(R.bincount, input, weights, length=length)
+
+
 def _logical(op):
     def f(input, dim=None, keepdim=False, *, out=None):
         return apply(op, input, dim=_rdims(dim, input), keepdim=builtins.bool(keepdim))
@@ -253,3 +300,29 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     if return_counts:
         out += (counts,)
     return out[0] if len(out) == 1 else out
+
+
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None, out=None):
+    if side is not None and side not in ("left", "right"):
+        raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}")
+    if side == "left" and right:
+        raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, got side of left "
+                           "while right was True")
+    side = side or ("right" if right else "left")
+    if not isinstance(input, Tensor):
+        if sorted_sequence.ndim != 1:
+            raise RuntimeError("torch.searchsorted(): input value can be a scalar only when boundaries tensor "
+                               f"dimension is 1, but we got boundaries tensor dim({sorted_sequence.ndim}) and "
+                               "input value's dim(0) numel(1)")
+        from .._creation import tensor
+        input = tensor(input)
+    if sorted_sequence.ndim != 1 and tuple(sorted_sequence.shape[:-1]) != tuple(input.shape[:-1]):
+        raise RuntimeError("torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
+                           "dimensions of boundaries tensor and input value tensor must match, but we got "
+                           f"boundaries tensor {list(sorted_sequence.shape)} and input value tensor "
+                           f"{list(input.shape)}")
+    if sorter is not None:
+        sorted_sequence = sorted_sequence.gather(-1, sorter)
+    common = D.promote_types(sorted_sequence.dtype, input.dtype)
+    return apply(S.searchsorted, sorted_sequence.to(common), input.to(common), side=side,
+                 dtype=jnp.int32 if out_int32 else jnp.int64)

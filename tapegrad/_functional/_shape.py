@@ -448,3 +448,34 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
     return apply(S.diag_embed, input, offset=builtins.int(offset), dim1=d1, dim2=d2)
+
+
+def numel(input):
+    return input.numel()
+
+
+def meshgrid(*tensors, indexing=None):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        import warnings
+        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
+                      UserWarning, stacklevel=2)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise ValueError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}")
+    for t in tensors:
+        if t.ndim > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t.ndim}D")
+        if t.dtype is not tensors[0].dtype:
+            raise RuntimeError("torch.meshgrid: Expected all tensors in the tensor list to have the same dtype. "
+                               "Convert them first, e.g. t.to(tensors[0].dtype).")
+    # 'xy' is 'ij' over the first two inputs swapped, with their grids swapped back.
+    swap = indexing == "xy" and len(tensors) >= 2
+    ordered = (tensors[1], tensors[0]) + tuple(tensors[2:]) if swap else tuple(tensors)
+    shape = tuple(t.numel() for t in ordered)
+    grids = [t.reshape(tuple(-1 if j == i else 1 for j in range(len(shape)))).expand(*shape)
+             for i, t in enumerate(ordered)]
+    if swap:
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)

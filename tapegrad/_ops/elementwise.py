@@ -185,9 +185,37 @@ _atan2 = _with_derivatives(jnp.arctan2, _atan2_derivatives)
 _hypot = _with_derivatives(jnp.hypot, lambda a, b, out: (a / out, b / out))
 
 
+def _xlogy(a, b):
+    # 0 where a == 0, unless b is NaN (PyTorch's xlogy)
+    zero = (a == 0) & ~jnp.isnan(b)
+    product = a * jnp.log(jnp.where(zero, jnp.ones((), b.dtype), b))
+    return jnp.where(zero, jnp.zeros((), product.dtype), product)
+
+
+def _xlogy_derivatives(a, b, out):
+    # PyTorch's formulas: d/da = log(b), 0 where a == 0 and b <= 0; d/db = a / b
+    masked = (a == 0) & (b <= 0)
+    log_b = jnp.log(jnp.where(masked, jnp.ones((), b.dtype), b))
+    return jnp.where(masked, jnp.zeros((), log_b.dtype), log_b), a / b
+
+
+def _copysign_derivatives(a, b, out):
+    # PyTorch's: result / a, 0 where a == 0; the sign's source gets a zero gradient
+    zero = a == 0
+    return jnp.where(zero, jnp.zeros((), a.dtype), out / jnp.where(zero, jnp.ones((), a.dtype), a)), jnp.zeros_like(b)
+
+
+_xlogy_op = _with_derivatives(_xlogy, _xlogy_derivatives)
+_copysign = _with_derivatives(jnp.copysign, _copysign_derivatives)
+
+
 atan2 = defop("atan2", lambda a, b: _atan2(a, b) if _is_float(a) and _is_float(b) else jnp.arctan2(a, b),
               dtype_rule=FLOAT)
 hypot = defop("hypot", lambda a, b: _hypot(a, b) if _is_float(a) and _is_float(b) else jnp.hypot(a, b))
+xlogy = defop("xlogy", lambda a, b: _xlogy_op(a, b), dtype_rule=FLOAT,
+              overloads=[overload("XlogyBackward1", "st"), overload("XlogyBackward2", "ts")])
+copysign = defop("copysign", lambda a, b: _copysign(a, b), dtype_rule=FLOAT,
+                 overloads=[overload("CopysignBackward1", "ts")])
 lerp = defop("lerp", _lerp, overloads=[overload("LerpBackward1", "..t")])
 # clamp(Tensor? min, Tensor? max) lists both bounds in next_functions, given or not; Scalar bounds neither.
 clamp = defop("clamp", lambda a, lo, hi: _clamp(a, lo, hi), node_name="ClampBackward1",
@@ -267,6 +295,8 @@ sigmoid = defop("sigmoid", lambda a: jax.nn.sigmoid(a), dtype_rule=FLOAT, saves_
 logit = defop("logit", lambda a, eps=None: _logit(a, eps), dtype_rule=FLOAT)
 erf = defop("erf", lambda a: jss.erf(a), dtype_rule=FLOAT)
 erfc = defop("erfc", lambda a: jss.erfc(a), dtype_rule=FLOAT)
+# jnp.sinc's derivative is 0 at 0, as PyTorch's
+sinc = defop("sinc", lambda a: jnp.sinc(a), dtype_rule=FLOAT)
 erfinv = defop("erfinv", lambda a: jss.erfinv(a), dtype_rule=FLOAT)
 relu = defop("relu", lambda a: jnp.where(a > 0, a, jnp.zeros((), a.dtype)), dtype_rule=KEEP,
              saves_output=True, saves_inputs=(), fused_backward=True)

@@ -1,5 +1,6 @@
 """Matrix products and tapegrad.linalg. Gradients are jax.vjp's, which follow PyTorch's formulas."""
 import jax.numpy as jnp
+from jax import lax
 
 from ._registry import defop, overload, SAME, KEEP
 from .elementwise import abs_real
@@ -37,10 +38,35 @@ def _vector_norm(a, ord, dim, keepdim):
         return jnp.sum(x != 0, axis=dim, keepdims=keepdim).astype(x.dtype)
     if ord == 1:
         return jnp.sum(x, axis=dim, keepdims=keepdim)
-    s = jnp.sum(x ** ord, axis=dim, keepdims=keepdim)
+    return _root(jnp.sum(x ** ord, axis=dim, keepdims=keepdim), ord)
+
+
+def _root(s, ord):
     # Zero gradient at a zero vector, as PyTorch's norm backward.
     zero = s == 0
     return jnp.where(zero, jnp.zeros((), s.dtype), jnp.where(zero, jnp.ones((), s.dtype), s) ** (1.0 / ord))
+
+
+def _max_with_tied_gradients(x, axis):
+    """max over axis whose gradient goes in full to every element equal to it (PyTorch's cdist for p=inf,
+    where max() would share it): the max of the values, plus a zero that carries x's tangent at those elements."""
+    fixed = lax.stop_gradient(x)
+    top = jnp.max(fixed, axis=axis, keepdims=True)
+    carried = jnp.where(fixed == top, x - fixed, jnp.zeros((), x.dtype))
+    return jnp.squeeze(top, axis) + jnp.sum(carried, axis=axis)
+
+
+def _cdist(x1, x2, p):
+    diff = x1[..., :, None, :] - x2[..., None, :, :]
+    if p == float("inf"):
+        return _max_with_tied_gradients(abs_real(diff), -1)
+    if 0 < p < 1:
+        # |d| ** p has an infinite derivative at 0; PyTorch's is 0 there.
+        size = abs_real(diff)
+        zero = size == 0
+        powered = jnp.where(zero, jnp.zeros((), size.dtype), jnp.where(zero, jnp.ones((), size.dtype), size) ** p)
+        return _root(jnp.sum(powered, axis=-1), p)
+    return _vector_norm(diff, p, -1, False)
 
 
 def _matrix_norm(a, ord, dim, keepdim):
@@ -103,3 +129,4 @@ pinv = defop("pinv", lambda a, hermitian: jnp.linalg.pinv(a, hermitian=hermitian
 vector_norm = defop("vector_norm", _vector_norm, dtype_rule=KEEP, node="linalg_vector_norm", saves_inputs=(0,),
                     saves_output=True)
 matrix_norm = defop("matrix_norm", _matrix_norm, dtype_rule=KEEP, node="linalg_matrix_norm")
+cdist = defop("cdist", _cdist, dtype_rule=KEEP, node_name="CdistBackward0")

@@ -60,6 +60,49 @@ silu = _nn("silu", lambda x: x * jax.nn.sigmoid(x))
 mish = _nn("mish", lambda x: x * jnp.tanh(_softplus(x, 1.0, 20.0)))
 softplus = _nn("softplus", _softplus)
 hardtanh = _nn("hardtanh", _hardtanh, fused_backward=True)
+# PyTorch's backward kernels of these take the input as a recorded argument (fused_backward), and pass the
+# gradient only strictly inside each linear piece: where() sends none to the constant side of a bound.
+threshold = _nn("threshold", lambda x, th, value: jnp.where(x > th, x, jnp.asarray(value, x.dtype)),
+                fused_backward=True)
+hardsigmoid = _nn("hardsigmoid", lambda x: _hardsigmoid(x), fused_backward=True)
+softshrink = _nn("softshrink", lambda x, lambd: jnp.where(x > lambd, x - lambd, jnp.where(x < -lambd, x + lambd,
+                                                                                           _zero(x))),
+                 fused_backward=True)
+hardshrink = _nn("hardshrink", lambda x, lambd: jnp.where((x > lambd) | (x < -lambd), x, _zero(x)),
+                 fused_backward=True)
+# The slope is a Python scalar (evaluation: the mean of the bounds) or a tensor of drawn slopes (training).
+rrelu = _nn("rrelu", lambda x, slope: jnp.where(x > 0, x, x * slope), diff=(0,), node="rrelu_with_noise",
+            fused_backward=True)
+
+
+@jax.custom_jvp
+def _hardsigmoid(x):
+    return jnp.where((x > -3) & (x < 3), (x + 3) / 6, jnp.where(x >= 3, jnp.ones((), x.dtype), _zero(x)))
+
+
+@_hardsigmoid.defjvp
+def _hardsigmoid_jvp(primals, tangents):
+    # PyTorch's slope is the float constant 1.0f / 6.0f in every dtype, float64 included.
+    (x,), (t,) = primals, tangents
+    slope = jnp.where((x > -3) & (x < 3), jnp.asarray(float(np.float32(1 / 6)), x.dtype), _zero(x))
+    return _hardsigmoid(x), t * slope
+
+
+def _hardswish(x):
+    # PyTorch's derivative is the middle piece's (x / 3 + 1/2) strictly inside (-3, 3), the outer pieces' at the ends.
+    return jnp.where(x <= -3, _zero(x), jnp.where(x < 3, x * (x + 3) / 6, x))
+
+
+def _glu(x, dim):
+    a, b = jnp.split(x, 2, axis=dim)
+    return a * jax.nn.sigmoid(b)
+
+
+hardswish = _nn("hardswish", _hardswish)
+logsigmoid = _nn("logsigmoid", lambda x: jax.nn.log_sigmoid(x), node="log_sigmoid")
+glu = _nn("glu", _glu)
+# the weight arrives reshaped to broadcast over the input's channel dim (PyTorch's _prelu_kernel)
+prelu = _nn("prelu", lambda x, w: jnp.where(x > 0, x, w * x), node="_prelu_kernel")
 softmax = _nn("softmax", lambda x, dim: jax.nn.softmax(x, axis=dim), saves_output=True, saves_inputs=(),
               node="_softmax")
 log_softmax = _nn("log_softmax", lambda x, dim: jax.nn.log_softmax(x, axis=dim), saves_output=True, saves_inputs=(),

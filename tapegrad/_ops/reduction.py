@@ -116,3 +116,40 @@ all = defop("all", lambda a, dim, keepdim: _bool_reduce(jnp.all, a, dim, keepdim
 any = defop("any", lambda a, dim, keepdim: _bool_reduce(jnp.any, a, dim, keepdim), dtype_rule=KEEP)
 count_nonzero = defop("count_nonzero", lambda a, dim: jnp.sum(a != 0, axis=dim, dtype=jnp.int64),
                       dtype_rule=KEEP)
+logcumsumexp = defop("logcumsumexp", lambda a, dim: jax.lax.cumlogsumexp(a, axis=dim), dtype_rule=KEEP)
+
+
+def _cumulative_extreme_index(a, dim, later_wins):
+    """Indices of the running max/min along dim: a tie or a NaN moves it to the later element, and a NaN
+    stays the extreme once seen (PyTorch's cummax/cummin)."""
+    index = jax.lax.broadcasted_iota(jnp.int64, a.shape, dim)
+
+    def combine(earlier, later):
+        (v0, i0), (v1, i1) = earlier, later
+        take = jnp.isnan(v1) | (~jnp.isnan(v0) & later_wins(v1, v0)) if jnp.issubdtype(a.dtype, jnp.inexact) \
+            else later_wins(v1, v0)
+        return jnp.where(take, v1, v0), jnp.where(take, i1, i0)
+
+    return jax.lax.associative_scan(combine, (a, index), axis=dim)[1]
+
+
+cummax_indices = defop("cummax_indices", lambda a, dim: _cumulative_extreme_index(a, dim, jnp.greater_equal),
+                       dtype_rule=KEEP, diff=())
+cummin_indices = defop("cummin_indices", lambda a, dim: _cumulative_extreme_index(a, dim, jnp.less_equal),
+                       dtype_rule=KEEP, diff=())
+# The values are gathered at the indices, so each gradient goes to the element that held the extreme.
+cummax_values = defop("cummax_values", lambda a, idx, dim: jnp.take_along_axis(a, idx, axis=dim), dtype_rule=KEEP,
+                      diff=(0,), node_name="CummaxBackward0")
+cummin_values = defop("cummin_values", lambda a, idx, dim: jnp.take_along_axis(a, idx, axis=dim), dtype_rule=KEEP,
+                      diff=(0,), node_name="CumminBackward0")
+
+
+def _bincount(a, *weights, length):
+    if weights:
+        return jax.ops.segment_sum(weights[0], a, length)
+    return jax.ops.segment_sum(jnp.ones(a.shape, jnp.int64), a, length)
+
+
+# The length depends on the values: the caller reads max(input) on the host (as PyTorch syncs). PyTorch has no
+# derivative for the weights (its node is NotImplemented); here they differentiate.
+bincount = defop("bincount", _bincount, dtype_rule=KEEP, diff=(1,), node_name="torch::autograd::NotImplemented")

@@ -4,6 +4,7 @@ Indices come from a non-differentiable op; values are gathered at those indices 
 differentiable op, so the gradient goes to the selected elements (PyTorch's convention
 for sort, topk, max(dim)...) and no op has an integer output to differentiate.
 """
+import jax
 import jax.numpy as jnp
 
 from ._registry import defop, KEEP
@@ -88,3 +89,15 @@ median_all = defop("median_all", _median_all, dtype_rule=KEEP, node_name="Median
 unique = defop("unique", lambda a, size: jnp.unique(a.reshape(-1), size=size, return_inverse=True,
                                                     return_counts=True),
                dtype_rule=KEEP, diff=(), nout=3)
+
+
+def _searchsorted(sequence, values, side, dtype):
+    # A 1-d sequence serves every value; otherwise each row of values searches its own row of the sequence.
+    if sequence.ndim == 1:
+        return jnp.searchsorted(sequence, values, side=side).astype(dtype)
+    rows = jax.vmap(lambda s, v: jnp.searchsorted(s, v, side=side))
+    flat = rows(sequence.reshape(-1, sequence.shape[-1]), values.reshape(-1, values.shape[-1]))
+    return flat.reshape(values.shape).astype(dtype)
+
+
+searchsorted = defop("searchsorted", _searchsorted, dtype_rule=KEEP, diff=())

@@ -52,3 +52,10 @@ def maybe_inplace(input, out, inplace):
     check_inplace(input)
     commit(input, out)
     return input
+
+
+def check_float_kernel(x, kernel):
+    """PyTorch's NotImplementedError for a kernel without integer or bool versions."""
+    if not (x.dtype.is_floating_point or x.dtype.is_complex):
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{SCALAR_NAMES[x.dtype.name]}'. "
+                                  "Convert the input to a floating dtype first, e.g. x.float().")

@@ -1,10 +1,13 @@
 """Activation functions and softmax family."""
 import warnings
 
+import jax
+
 from ... import _functional as TF
 from ..._dispatch import apply
 from ..._ops import nn as K
-from ._util import check_float, maybe_inplace
+from ...random import _key
+from ._util import check_float, check_float_kernel, maybe_inplace
 
 
 def relu(input, inplace=False):
@@ -67,6 +70,91 @@ def relu6(input, inplace=False):
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
+def threshold(input, threshold, value, inplace=False):
+    return maybe_inplace(input, apply(K.threshold, input, threshold, value), inplace)
+
+
+def threshold_(input, threshold, value):
+    return maybe_inplace(input, apply(K.threshold, input, threshold, value), True)
+
+
+def hardsigmoid(input, inplace=False):
+    check_float_kernel(input, "hardsigmoid_cpu")
+    return maybe_inplace(input, apply(K.hardsigmoid, input), inplace)
+
+
+def hardswish(input, inplace=False):
+    check_float_kernel(input, "hardswish_cpu")
+    return maybe_inplace(input, apply(K.hardswish, input), inplace)
+
+
+def _check_lambd(input, lambd):
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be in range [0, 3.40282e+38] for input dtype "
+                           f"{'Double' if input.dtype.name == 'float64' else 'Float'}, but found {lambd:g}")
+
+
+def softshrink(input, lambd=0.5):
+    _check_lambd(input, lambd)
+    return apply(K.softshrink, input, float(lambd))
+
+
+def hardshrink(input, lambd=0.5):
+    return apply(K.hardshrink, input, float(lambd))
+
+
+def tanhshrink(input):
+    return input - input.tanh()
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    if training:
+        # One slope per element, drawn here so the kernel stays pure (as dropout's mask).
+        from ..._creation import _leaf
+        drawn = jax.random.uniform(_key(None), tuple(input.shape), input.dtype.np, lower, upper)
+        slope = _leaf(drawn)
+    else:
+        slope = (lower + upper) / 2
+    return maybe_inplace(input, apply(K.rrelu, input, slope), inplace)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
+def logsigmoid(input):
+    check_float_kernel(input, "log_sigmoid_cpu")
+    return apply(K.logsigmoid, input)
+
+
+def glu(input, dim=-1):
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    from ..._tensor import _wrap_dim
+    d = _wrap_dim(dim, input.ndim)
+    if input.shape[d] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {input.shape[d]}")
+    return apply(K.glu, input, dim=d)
+
+
+def prelu(input, weight):
+    if weight.ndim > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.ndim}")
+    channels = input.shape[1] if input.ndim >= 2 else 1
+    if weight.numel() != 1 and weight.numel() != channels:
+        raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                           f"{weight.numel()} and channel size = {channels}.")
+    if input.ndim != weight.ndim:
+        # PyTorch reshapes the weight to broadcast over dim 1 (a view, recorded as such).
+        shape = [1] * input.ndim
+        if input.ndim > 1:
+            shape[1] = weight.numel()
+        weight = weight.reshape(shape)
+    return apply(K.prelu, input, weight)
+
+
 def tanh(input):
     return TF.tanh(input)
 
@@ -101,3 +189,12 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
     return _softmax_like(K.softmax, "softmin", -input, dim, dtype, _stacklevel)
+
+
+# torch.softmax / torch.log_softmax: dim is required there.
+def softmax_function(input, dim, dtype=None):
+    return softmax(input, dim, dtype=dtype)
+
+
+def log_softmax_function(input, dim, dtype=None):
+    return log_softmax(input, dim, dtype=dtype)

@@ -1,5 +1,6 @@
 """batch_norm, layer_norm, group_norm, rms_norm, normalize."""
 import builtins
+import math
 
 import numpy as np
 
@@ -79,3 +80,24 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     p = float(p)
     return apply(K.normalize, input, p=int(p) if p == builtins.int(p) else p, dim=_wrap_dim(dim, input.ndim),
                  eps=float(eps))
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-5):
+    """Batch norm of each (sample, channel) as its own channel, as PyTorch computes it; the running statistics
+    are the mean over the batch of each sample's update."""
+    if use_input_stats and input.ndim >= 2 and math.prod(input.shape[2:]) <= 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
+    n, c = input.shape[0], input.shape[1]
+
+    def repeated(t):
+        return None if t is None else t.repeat(n)
+    stats = repeated(running_mean), repeated(running_var)
+    out = batch_norm(input.reshape(1, n * c, *input.shape[2:]), *stats, repeated(weight), repeated(bias),
+                     use_input_stats, momentum, eps)
+    if use_input_stats:
+        with no_grad():
+            for kept, per_sample in zip((running_mean, running_var), stats):
+                if kept is not None:
+                    kept.copy_(per_sample.view(n, c).mean(0))
+    return out.view(input.shape)

@@ -9,7 +9,14 @@ from .pooling import (  # noqa: F401
 from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, LayerNorm, GroupNorm, RMSNorm  # noqa: F401
 from .activation import (  # noqa: F401
     ReLU, LeakyReLU, ELU, CELU, SELU, GELU, SiLU, Mish, Softplus, Tanh, Sigmoid, Hardtanh, ReLU6, Softmax,
-    LogSoftmax, Softmin)
+    LogSoftmax, Softmin, Hardsigmoid, Hardswish, Softshrink, Hardshrink, Tanhshrink, Threshold, RReLU, LogSigmoid, GLU,
+    PReLU)
+from .distance import CosineSimilarity, PairwiseDistance  # noqa: F401
+from .pixelshuffle import PixelShuffle, PixelUnshuffle  # noqa: F401
+from .padding import ReflectionPad1d, ReflectionPad2d, ReplicationPad1d, ReplicationPad2d  # noqa: F401
+from .upsampling import Upsample  # noqa: F401
+from .instancenorm import InstanceNorm1d, InstanceNorm2d  # noqa: F401
+from .rnn_cell import RNNCellBase, RNNCell, LSTMCell, GRUCell  # noqa: F401
 from .dropout import Dropout, Dropout1d, Dropout2d  # noqa: F401
 from .sparse import Embedding, EmbeddingBag  # noqa: F401
 from .rnn import RNNBase, RNN, LSTM, GRU  # noqa: F401

@@ -1,5 +1,7 @@
-"""Activation modules."""
-from .. import functional as F
+"""Activation modules. Each looks its function up in `nn.functional` when called, so patching it works."""
+from ... import _creation as C
+from .. import functional as F, init
+from ..parameter import Parameter
 from .module import Module
 
 
@@ -122,6 +124,104 @@ class ReLU6(Hardtanh):
         return "inplace=True" if self.inplace else ""
 
 
+class Hardsigmoid(_Inplace):
+    def forward(self, input):
+        return F.hardsigmoid(input, self.inplace)
+
+    def extra_repr(self):
+        return ""
+
+
+class Hardswish(Hardsigmoid):
+    def forward(self, input):
+        return F.hardswish(input, self.inplace)
+
+
+class Tanhshrink(Module):
+    def forward(self, input):
+        return F.tanhshrink(input)
+
+
+class LogSigmoid(Module):
+    def forward(self, input):
+        return F.logsigmoid(input)
+
+
+class Softshrink(Module):
+    def __init__(self, lambd=0.5):
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input):
+        return F.softshrink(input, self.lambd)
+
+    def extra_repr(self):
+        return str(self.lambd)
+
+
+class Hardshrink(Softshrink):
+    def forward(self, input):
+        return F.hardshrink(input, self.lambd)
+
+
+class Threshold(Module):
+    def __init__(self, threshold, value, inplace=False):
+        super().__init__()
+        self.threshold = threshold
+        self.value = value
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.threshold(input, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self):
+        return f"threshold={self.threshold}, value={self.value}" + (", inplace=True" if self.inplace else "")
+
+
+class RReLU(Module):
+    def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
+        super().__init__()
+        self.lower = lower
+        self.upper = upper
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self):
+        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace else "")
+
+
+class GLU(Module):
+    def __init__(self, dim=-1):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.glu(input, self.dim)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class PReLU(Module):
+    def __init__(self, num_parameters=1, init=0.25, device=None, dtype=None):
+        self.num_parameters = num_parameters
+        super().__init__()
+        self.init = init
+        self.weight = Parameter(C.empty(num_parameters, device=device, dtype=dtype))
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        init.constant_(self.weight, self.init)
+
+    def forward(self, input):
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self):
+        return f"num_parameters={self.num_parameters}"
+
+
 class _SoftmaxLike(Module):
     _fn = None
 
@@ -134,19 +234,19 @@ class _SoftmaxLike(Module):
         self.__dict__.setdefault("dim", None)
 
     def forward(self, input):
-        return type(self)._fn(input, self.dim, _stacklevel=5)
+        return getattr(F, self._fn)(input, self.dim, _stacklevel=5)
 
     def extra_repr(self):
         return f"dim={self.dim}"
 
 
 class Softmax(_SoftmaxLike):
-    _fn = staticmethod(F.softmax)
+    _fn = "softmax"
 
 
 class LogSoftmax(_SoftmaxLike):
-    _fn = staticmethod(F.log_softmax)
+    _fn = "log_softmax"
 
 
 class Softmin(_SoftmaxLike):
-    _fn = staticmethod(F.softmin)
+    _fn = "softmin"

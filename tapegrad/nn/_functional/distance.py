@@ -1,0 +1,30 @@
+"""cosine_similarity and pairwise_distance, composed as PyTorch composes them."""
+from ... import _functional as TF, linalg
+from ..._functional._common import result_dtype
+from ..._grad_mode import no_grad
+from ..._tensor import _wrap_dim
+from ._util import SCALAR_NAMES
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    common = result_dtype(x1, x2)
+    if not common.is_floating_point:
+        raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
+                           f"{SCALAR_NAMES[common.name]}. Convert the inputs first, e.g. x1.float().")
+    x1, x2 = (x if x.dtype.is_floating_point else x.to(common) for x in (x1, x2))
+    if tuple(x1.shape) != tuple(x2.shape):
+        x1, x2 = TF.broadcast_tensors(x1, x2)
+    dim = _wrap_dim(dim, x1.ndim)
+    # Each input is divided by its norm first (keeps the result within [-1, 1]); the norms are clamped to eps
+    # outside the graph, so the gradient is that of the unclamped norm, as in PyTorch.
+    n1 = linalg.vector_norm(x1, 2, dim=dim, keepdim=True).clone()
+    n2 = linalg.vector_norm(x2, 2, dim=dim, keepdim=True).clone()
+    with no_grad():
+        n1.clamp_min_(eps)
+        n2.clamp_min_(eps)
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    innermost = max(x1.ndim, x2.ndim) - 1
+    return TF.norm(x1 - x2 + eps, p, innermost, keepdim)

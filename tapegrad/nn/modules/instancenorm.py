@@ -1,0 +1,37 @@
+"""InstanceNorm1d/2d: each sample's channels normalised over their own spatial extent."""
+import warnings
+
+from .. import functional as F
+from .normalization import _BatchNorm
+
+
+class _InstanceNorm(_BatchNorm):
+    _no_batch_dim = 0
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False, device=None,
+                 dtype=None):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+
+    def forward(self, input):
+        self._check_input_dim(input)
+        feature_dim = input.ndim - self._no_batch_dim
+        if input.shape[feature_dim] != self.num_features:
+            if self.affine:
+                raise ValueError(f"expected input's size at dim={feature_dim} to match num_features "
+                                 f"({self.num_features}), but got: {input.shape[feature_dim]}.")
+            warnings.warn(f"input's size at dim={feature_dim} does not match num_features. You can silence this "
+                          "warning by not passing in num_features, which is not used because affine=False")
+        unbatched = input.ndim == self._no_batch_dim
+        x = input.unsqueeze(0) if unbatched else input
+        out = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+                              self.training or not self.track_running_stats,
+                              self.momentum if self.momentum is not None else 0.0, self.eps)
+        return out.squeeze(0) if unbatched else out
+
+
+class InstanceNorm1d(_InstanceNorm):
+    _dims, _no_batch_dim = (2, 3), 2
+
+
+class InstanceNorm2d(_InstanceNorm):
+    _dims, _no_batch_dim = (3, 4), 3
