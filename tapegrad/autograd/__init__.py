@@ -199,3 +199,4 @@ from . import functional  # noqa: E402,F401
 from .anomaly_mode import detect_anomaly, set_detect_anomaly, is_anomaly_enabled  # noqa: E402,F401
 from .anomaly_mode import is_anomaly_check_nan_enabled  # noqa: E402,F401
 from .gradcheck import gradcheck, gradgradcheck, GradcheckError  # noqa: E402,F401
+from . import profiler  # noqa: E402,F401
