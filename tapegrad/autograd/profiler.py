@@ -137,12 +137,16 @@ def _describe(key):
     n = _numbers[kind]
     if kind == "step":
         from .._segment import decode
-        return f"step program #{n} ({len(decode(key[1]))} ops)"
+        return f"step program #{n} ({_count(len(decode(key[1])), 'op')})"
     if kind == "plan":
-        return f"forward program #{n} ({len(key[1][0])} ops)"
+        return f"forward program #{n} ({_count(len(key[1][0]), 'op')})"
     if kind == "backward":
-        return f"backward program #{n} ({len(key[1][0])} nodes, {len(key[4][0])} pending ops)"
+        return f"backward program #{n} ({_count(len(key[1][0]), 'node')}, {_count(len(key[4][0]), 'pending op')})"
     return f"{kind or 'program'} #{n}"
+
+
+def _count(n, noun):
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 # ---- events -----------------------------------------------------------------------------------
