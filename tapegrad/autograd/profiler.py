@@ -22,8 +22,10 @@ Columns of key_averages().table():
     Calls                 number of calls (of a range: times entered)
     Compiles              XLA compiles during the calls (JAX's compile events): 1 at new shapes or a
                           new structure, 0 once compiled; a range counts those of the programs inside it
-    Compile time          seconds XLA spent compiling in them (JAX's own figure)
-    Run time (total)      wall time of the calls, compiles and everything inside included
+    Compile time          time XLA spent compiling during them (JAX's own figure)
+    Run time (total)      wall time of the calls, tracing, compiles and everything inside included (a
+                          first call whose computation JAX had compiled before shows 0 compiles and
+                          its tracing time)
     Run time (avg)        Run time (total) / Calls
     Self CPU %            self time over the sum of all rows' self time; a range's self time excludes
                           the programs and ranges inside it, a program's is its whole run time
@@ -154,8 +156,7 @@ def _count(n, noun):
 class _Event:
     """One call (of a program or kernel) or one user range. Times in nanoseconds (perf_counter)."""
 
-    __slots__ = ("name", "kind", "start", "end", "compiles", "compile_seconds", "shapes", "tid", "inner",
-                 "_stats")
+    __slots__ = ("name", "kind", "start", "end", "compiles", "compile_seconds", "shapes", "tid", "inner")
 
     def __init__(self, name, kind, start, shapes=()):
         self.name, self.kind, self.start, self.shapes = name, kind, start, shapes
@@ -212,7 +213,7 @@ class record_function(contextlib.ContextDecorator):
 
     def __init__(self, name, args=None):
         self.name = name
-        self.args = args
+        self.args = args   # PyTorch's extra string for the trace: accepted, not recorded
         self._open = []   # (profile, event, compile stats at entry) per entry, innermost last
 
     def _recreate_cm(self):   # a decorated function may recurse or run on several threads
