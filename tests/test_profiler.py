@@ -126,7 +126,7 @@ def test_table_columns_sorting_and_limit():
     assert str(averages) == averages.table()
 
 
-def test_profiling_off_changes_nothing_and_costs_one_check():
+def test_profiling_off_changes_no_result():
     results = []
     for profiled in (False, True, False):
         step = _loop()[1]
