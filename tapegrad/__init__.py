@@ -63,6 +63,7 @@ from ._flags import (  # noqa: E402
     set_float32_matmul_precision, get_float32_matmul_precision, use_deterministic_algorithms,
     are_deterministic_algorithms_enabled, is_deterministic_algorithms_warn_only_enabled)
 from . import cuda, accelerator, backends  # noqa: E402
+from . import profiler  # noqa: E402,F401
 
 globals().update(_CPU_CLASSES)   # FloatTensor, DoubleTensor, LongTensor, ...
 

@@ -41,6 +41,7 @@ class _Local(threading.local):
 
 
 _local = _Local()
+profiler = None   # while a profile records: profiler(program, args) runs and times each call
 _stats = {"hits": 0, "misses": 0, "compiles": 0, "compile_seconds": 0.0, "disk_loads": 0, "executions": 0,
           "evictions": 0}
 _FLOAT_STATS = ("compile_seconds",)
@@ -89,12 +90,18 @@ class Program:
         self.compiles = 0    # one per set of input shapes it met
 
     def __call__(self, *args):
+        if profiler is not None:   # a profile is recording: it times the call (autograd/profiler.py)
+            return profiler(self, args)
+        return self.run(args)
+
+    def run(self, args, wait=False):
+        """One execution; wait=True waits for the result even of a kernel (a profile timing it)."""
         _stats["executions"] += 1
         _local.active += 1
         outer, _local.current = _local.current, self
         try:
             out = self.jitted(*args)
-            if self.sync:
+            if self.sync or wait:
                 jax.block_until_ready(out)
             return out
         finally:
