@@ -3,8 +3,8 @@
 A function of Tensors is traced into one pure JAX function (see autograd._tracing): its tensor
 arguments and results become arrays, and `jax.grad`, `jax.vjp`, `jax.jvp`, `jax.jacrev`,
 `jax.jacfwd`, `jax.hessian` and `jax.vmap` transform it. Transforms nest (`vmap(grad(f))`) because
-a transformed function is again a function of Tensors, and the whole composition runs as one
-program. The function must be pure over its arguments: values read in Python (`.item()`) cannot be
+a transformed function is again a function of Tensors; the composition is one JAX computation (a
+per-sample gradient is one vectorised computation, not a loop), run op by op by JAX's dispatch. The function must be pure over its arguments: values read in Python (`.item()`) cannot be
 traced and raise, as they do under torch.func.
 """
 import contextlib

@@ -79,3 +79,17 @@ def test_traceable_region_recomputes_inside_the_compiled_step():
     assert h.grad_fn.name() == "CheckpointFunctionBackward"
     assert after["compiles"] == before["compiles"]   # one step program, found again
     assert after["hits"] > before["hits"]
+
+
+def test_parameters_get_gradients_when_no_input_requires_grad(torch):
+    def build(lib):
+        from importlib import import_module
+        ckpt = import_module(lib.__name__ + ".utils.checkpoint")
+        lin = _model(lib)[0]
+        ckpt.checkpoint(lin, lib.ones(1, 4), use_reentrant=False).sum().backward()   # traced region
+        first = lin.weight.grad.clone()
+        ckpt.checkpoint(lambda v: lib.nn.functional.dropout(lin(v), 0.0), lib.ones(1, 4),   # rerun in Python
+                        use_reentrant=False).sum().backward()
+        return first, lin.weight.grad
+    for a, b in zip(*both(build)):
+        assert_close(a, b)

@@ -81,7 +81,7 @@ class Function(FunctionCtx, metaclass=_FunctionMeta):
         return cls._apply(args, tuple(record and isinstance(a, Tensor) and a.requires_grad for a in args))
 
     @classmethod
-    def _apply(cls, args, needs):
+    def _apply(cls, args, needs, force=False):
         ctx = cls._backward_cls.__new__(cls._backward_cls)
         ctx._start(needs)
         new_style = cls.setup_context is not Function.setup_context
@@ -91,7 +91,7 @@ class Function(FunctionCtx, metaclass=_FunctionMeta):
                 cls.setup_context(ctx, args, output)
             else:
                 output = cls.forward(ctx, *args)
-        return build_node(ctx, args, output, any(needs))
+        return build_node(ctx, args, output, any(needs), force)
 
 
 def _bind(cls, args, kwargs):

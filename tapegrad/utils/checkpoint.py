@@ -97,7 +97,10 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism
     out = _checkpoint_region.run(function, args)
     if out is not None:
         return out
-    return CheckpointFunction.apply(function, preserve_rng_state, *args)
+    # Without reentrance PyTorch's checkpoint records the region even when no input requires grad (its
+    # parameters may): the node is made regardless, and its rerun backpropagates to them.
+    needs = (False, False) + tuple(_is_tensor(a) and a.requires_grad for a in args)
+    return CheckpointFunction._apply((function, preserve_rng_state) + args, needs, force=not use_reentrant)
 
 
 def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs):
