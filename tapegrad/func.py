@@ -3,8 +3,10 @@
 A function of Tensors is traced into one pure JAX function (see autograd._tracing): its tensor
 arguments and results become arrays, and `jax.grad`, `jax.vjp`, `jax.jvp`, `jax.jacrev`,
 `jax.jacfwd`, `jax.hessian` and `jax.vmap` transform it. Transforms nest (`vmap(grad(f))`) because
-a transformed function is again a function of Tensors; the composition is one JAX computation (a
-per-sample gradient is one vectorised computation, not a loop), run op by op by JAX's dispatch. The function must be pure over its arguments: values read in Python (`.item()`) cannot be
+a transformed function is again a function of Tensors. A transformed function is compiled once per
+argument shapes, with the tensors it reads from outside its arguments (a module's parameters) as
+inputs of the program, so a nested composition (a per-sample gradient) is one program; functions that
+draw random numbers or write tensors in place run op by op. The function must be pure over its arguments: values read in Python (`.item()`) cannot be
 traced and raise, as they do under torch.func.
 """
 import contextlib
@@ -12,7 +14,8 @@ import functools
 
 import jax
 
-from .autograd._tracing import TRACER_ERRORS, tracing
+from . import _dispatch, _programs
+from .autograd._tracing import TRACER_ERRORS, Untraceable, discover, identity, swapped, tracing
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap", "functional_call",
            "linearize", "stack_module_state"]
@@ -32,15 +35,58 @@ def _to_tensors(tree):
     return jax.tree_util.tree_map(lambda x: Tensor._wrap(x) if isinstance(x, jax.Array) else x, tree)
 
 
-def _on_arrays(func, kwargs=None):
-    """func over Tensors as a pure function over arrays (pytrees in, pytrees out)."""
+def _on_arrays(func, kwargs=None, captured=(), values=(), on_arguments=None):
+    """func over Tensors as a pure function over arrays (pytrees in, pytrees out); the tensors it reads from
+    outside (`captured`) are read as `values` while it is traced."""
     kwargs = kwargs or {}
 
     def pure(*arrays):
-        with tracing():
+        with tracing(on_arguments=on_arguments), swapped(captured, values):
             out = func(*_to_tensors(arrays), **kwargs)
             return _to_arrays(out)
     return pure
+
+
+_compiled = _programs.bounded_cache()   # (transform, function identity, argument avals) -> (jitted, captured, anchors)
+
+
+def _transformed(name, func, kwargs, args, make):
+    """make(pure)(*argument arrays), compiled once per function and argument shapes: the tensors func reads
+    from outside its arguments are inputs of the program, so their current values are used at every call.
+    Functions that draw random numbers or write in place run op by op instead."""
+    arrays = _to_arrays(args)
+    leaves = jax.tree_util.tree_leaves(arrays)
+    entry = None
+    if all(isinstance(x, jax.Array) for x in leaves):
+        fkey, anchors = identity(func)
+        key = (name, fkey, jax.tree_util.tree_structure(arrays), tuple((x.shape, x.dtype) for x in leaves),
+               tuple(sorted(kwargs.items())))
+        try:
+            entry = _compiled.get(key)
+            if entry is None:
+                entry = _compiled.put(key, _compile(func, kwargs, arrays, make) + (anchors,))
+        except TypeError:   # unhashable static parts: op by op
+            entry = None
+    if entry is None or entry[0] is None:
+        return make(_on_arrays(func, kwargs))(*arrays)
+    jitted, captured, _ = entry
+    if _dispatch.CAPTURE[0] is not None:
+        _dispatch.CAPTURE[0](captured)   # an enclosing trace reads them too
+    return jitted([t._value for t in captured], *arrays)
+
+
+def _compile(func, kwargs, arrays, make):
+    def trace(capture, *xs):
+        return make(_on_arrays(func, kwargs, on_arguments=capture))(*xs)
+    try:
+        _, captured = discover(trace, jax.tree_util.tree_map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype),
+                                                             arrays))
+    except (Untraceable,) + TRACER_ERRORS:
+        return None, None
+
+    def program(values, *xs):
+        return make(_on_arrays(func, kwargs, captured, values))(*xs)
+    return jax.jit(program), captured
 
 
 @contextlib.contextmanager
@@ -66,7 +112,8 @@ def grad_and_value(func, argnums=0, has_aux=False):
     def wrapper(*args, **kwargs):
         _argnums_check(argnums, len(args))
         with _explained():
-            value, g = jax.value_and_grad(_on_arrays(func, kwargs), argnums, has_aux=has_aux)(*_to_arrays(args))
+            value, g = _transformed(("grad", argnums, has_aux), func, kwargs, args,
+                                    lambda pure: jax.value_and_grad(pure, argnums, has_aux=has_aux))
         return _to_tensors(g), _to_tensors(value)
     return wrapper
 
@@ -105,7 +152,8 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
         raise RuntimeError(f"jvp(f, primals, tangents): Expected primals and tangents to have the same python "
                            f"structure, got {len(primals)} and {len(tangents)} elements")
     with _explained():
-        result = jax.jvp(_on_arrays(func), _to_arrays(primals), _to_arrays(tangents), has_aux=has_aux)
+        result = _transformed(("jvp", has_aux), func, {}, (primals, tangents),
+                              lambda pure: lambda p, t: jax.jvp(pure, p, t, has_aux=has_aux))
     return tuple(_to_tensors(r) for r in result)
 
 
@@ -115,7 +163,8 @@ def _jacobian(transform):
         def wrapper(*args, **kwargs):
             _argnums_check(argnums, len(args))
             with _explained():
-                out = transform(_on_arrays(func, kwargs), argnums, has_aux=has_aux)(*_to_arrays(args))
+                out = _transformed((transform.__name__, argnums, has_aux), func, kwargs, args,
+                                   lambda pure: transform(pure, argnums, has_aux=has_aux))
             return _to_tensors(out)
         return wrapper
     return make
@@ -153,7 +202,8 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
                              f"with the structure of `inputs`. in_dims has structure {len(dims)} but inputs has "
                              f"structure {len(args)}.")
         with _explained():
-            out = jax.vmap(_on_arrays(func, kwargs), in_axes=dims, out_axes=out_dims)(*_to_arrays(args))
+            out = _transformed(("vmap", dims, out_dims), func, kwargs, args,
+                               lambda pure: jax.vmap(pure, in_axes=dims, out_axes=out_dims))
         return _to_tensors(out)
     return wrapper
 

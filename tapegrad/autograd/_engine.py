@@ -14,7 +14,6 @@ import jax.numpy as jnp
 from . import _saved, anomaly_mode
 from .. import _faults, _lazy, _programs, _segment
 from . import _fast
-from ._function_node import traced_vjp
 from ._hooks import checked_result, gradient_hooks, run_post_accumulate_hooks
 from ._graph import Graph, targets_of
 
@@ -40,10 +39,7 @@ def clear_backward_cache():
 def _node_backward(sid, out_avals):
     """f(kept_args, cotangents) -> grads of the differentiable args, for a node signature."""
     op, static, cast, diff, placeholders = _saved.SIGNATURES[sid]
-    if op.custom is not None:
-        vjp = traced_vjp(op, static, diff)
-    else:
-        vjp = _saved.vjp_fn(op, static, cast, diff, len(placeholders))
+    vjp = _saved.vjp_fn(op, static, cast, diff, len(placeholders))
 
     def run(kept, cts):
         kept = iter(kept)

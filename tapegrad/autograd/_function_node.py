@@ -10,6 +10,7 @@ import contextlib
 import io
 import re
 import warnings
+import weakref
 
 import jax
 
@@ -116,11 +117,18 @@ def _op(node_cls, nout, python):
         setattr(node_cls, "_ops", ops)
     op = ops.get((nout, python))
     if op is None:
-        op = ops[(nout, python)] = Op("custom_function", None, dtype_rule=KEEP, nout=nout,
+        op = ops[(nout, python)] = Op("custom_function", _passthrough(nout), dtype_rule=KEEP, nout=nout,
                                       node_name=node_cls.node_name)
         op.node_class = node_cls
         op.custom = _Custom(node_cls.function, python)
     return op
+
+
+def _passthrough(nout):
+    # the forward of a Function's segment entry (see _join_segment): its last nout inputs, unchanged
+    def forward(*inputs, **static):
+        return inputs[-nout:] if nout > 1 else inputs[-1]
+    return forward
 
 
 # ---- building the node after forward ran ------------------------------------------------------
@@ -197,6 +205,33 @@ def _connect(ctx, args, outputs, final, arg_pos, non_diff):
             f._attach(ctx, k)
         elif isinstance(f, Tensor) and id(o) in non_diff:
             f._requires_grad = False
+    if not ctx.op.custom.python and all(o is f for o, f in zip(outputs, final)):
+        _join_segment(ctx, final)
+
+
+def _join_segment(ctx, outputs):
+    """Put a traced node on the tape segment, so a step that uses the Function is still one program.
+
+    The segment holds forward ops with their autograd nodes; the Function's forward ops are there
+    already (recorded outside grad mode), so its entry is an op that hands its outputs through: its
+    inputs are the node's values (what the backward reads) then the outputs, which the output tensors
+    now hold as this op's results."""
+    from .. import _dispatch, _lazy, _segment
+    from .._storage import Storage
+    from .._tensor import Tensor
+    if not _dispatch.LAZY[0] or not all(isinstance(o, Tensor) and o._view is None for o in outputs):
+        return
+    values = [o._peek() for o in outputs]
+    inputs = list(ctx.args) + values
+    op, static = ctx.op, _saved.SIGNATURES[ctx.sig][1]
+    pending = _lazy.record(_lazy.forward_signature(op, static, None), inputs,
+                           tuple((v.shape, v.dtype) for v in values))
+    ctx.edges = list(ctx.edges) + [None] * len(values)
+    ctx.tensor_args = ctx.tensor_args + (False,) * len(values)
+    for o, p in zip(outputs, pending):
+        o._storage._raw = p
+        p.storage = weakref.ref(o._storage)
+    _segment.add(pending[0].node, inputs, ctx)
 
 
 # ---- which way the backward runs --------------------------------------------------------------

@@ -20,7 +20,11 @@ _needed = {}
 
 
 def vjp_fn(op, static, cast, diff, nargs):
-    """backward(args, cotangents) -> gradients for the `diff` arguments, derived with jax.vjp."""
+    """backward(args, cotangents) -> gradients for the `diff` arguments, derived with jax.vjp (an
+    autograd.Function's node: its backward, traced)."""
+    if op.custom is not None:
+        from ._function_node import traced_vjp
+        return traced_vjp(op, static, diff)
     from .._dispatch import pure_fn
     f = pure_fn(op, static, cast)
     single = op.nout == 1

@@ -27,6 +27,8 @@ def tracing(grad=False, on_arguments=None):
     _state.grad_enabled = grad
 
     def arguments(args):
+        if hook is not None:
+            hook(args)   # an enclosing trace sees what a nested one reads
         _computed(args)
         if on_arguments is not None:
             on_arguments(args)
@@ -58,3 +60,63 @@ def wrap(value):
 def unwrap(t):
     from .._tensor import Tensor
     return t._value if isinstance(t, Tensor) else t
+
+
+# ---- functions that read tensors from outside their arguments ----------------------------------------
+# A traced function may read tensors it was not given (a closure's, a module's parameters). Traced once
+# with `discover`, it names them; traced again with those tensors `swapped` for tracers, it is a pure
+# function of its arguments and them, so a cached compiled version reads their current values.
+
+def identity(function):
+    """(key, anchors): what makes two calls run the same code on the same objects. A cache entry holds
+    the anchors (the callable's owner and closure values), so their ids stay theirs while it lives."""
+    code = getattr(function, "__code__", None) or getattr(getattr(function, "__func__", None), "__code__", None)
+    if code is None:   # a module or another callable object
+        return ("object", id(function)), (function,)
+    anchors = (getattr(function, "__self__", None),) + tuple(
+        c.cell_contents for c in (getattr(function, "__closure__", None) or ()))
+    return (code,) + tuple(id(a) for a in anchors), anchors
+
+
+class Untraceable(Exception):
+    """The function draws random numbers or writes tensors in place: a trace would freeze that."""
+
+
+def discover(trace, structs):
+    """The tensors from outside that `trace(*structs)` reads (abstract evaluation, nothing computed).
+
+    trace runs the function under `tracing(on_arguments=...)` given by the caller through `capture`."""
+    from .. import random as _random
+    from .._storage import Storage
+    found = {}
+
+    def capture(op_args):
+        from .._tensor import Tensor
+        for a in op_args:
+            if isinstance(a, Tensor) and id(a) not in found and not isinstance(a._storage._raw, jax.core.Tracer):
+                found[id(a)] = a
+    counter, writes = _random.default_generator._counter, Storage.writes
+    try:
+        out = jax.eval_shape(lambda *xs: trace(capture, *xs), *structs)
+    finally:
+        drew = _random.default_generator._counter != counter
+        _random.default_generator._counter = counter   # the trace's draws are not the function's
+    if drew or Storage.writes != writes:
+        raise Untraceable
+    captured = list(found.values())
+    if any(t._view is not None for t in captured):
+        raise Untraceable
+    return out, captured
+
+
+@contextlib.contextmanager
+def swapped(tensors, values):
+    """Read `tensors` as `values` (tracers) while a function is traced."""
+    old = [t._storage._raw for t in tensors]
+    for t, v in zip(tensors, values):
+        t._storage._raw = v
+    try:
+        yield
+    finally:
+        for t, v in zip(tensors, old):
+            t._storage._raw = v

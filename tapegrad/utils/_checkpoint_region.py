@@ -8,17 +8,13 @@ backward, inside the same program as everything else. Regions that cannot be tra
 random numbers, write tensors in place, read values in Python or return non-tensors -- are rerun in
 Python instead (utils.checkpoint).
 """
-import contextlib
-
 import jax
 
 from .. import _dispatch, _programs
-from .. import random as _random
 from .._ops._registry import KEEP, Op
-from .._storage import Storage
-from ..autograd._tracing import TRACER_ERRORS, tracing, unwrap, wrap
+from ..autograd._tracing import TRACER_ERRORS, Untraceable, discover, identity, swapped, tracing, unwrap, wrap
 
-_regions = _programs.bounded_cache()   # (function identity, argument kinds) -> (op, captured tensors) or None
+_regions = _programs.bounded_cache()   # (function identity, argument kinds) -> (op, captured tensors, anchors)
 
 
 def _tensor(x):
@@ -26,23 +22,12 @@ def _tensor(x):
     return isinstance(x, Tensor)
 
 
-def _identity(function):
-    """(key, anchors): what makes two calls of `checkpoint` run the same code on the same objects. The
-    cache entry holds the anchors (the callable's owner and closure values), so their ids stay theirs."""
-    code = getattr(function, "__code__", None) or getattr(getattr(function, "__func__", None), "__code__", None)
-    if code is None:   # a module or another callable object
-        return ("object", id(function)), (function,)
-    anchors = (getattr(function, "__self__", None),) + tuple(
-        c.cell_contents for c in (getattr(function, "__closure__", None) or ()))
-    return (code,) + tuple(id(a) for a in anchors), anchors
-
-
 def region_op(function, args):
     """(op, captured tensors) for `function(*args)` as one recomputing op, or None when it must run in Python."""
     kinds = tuple((tuple(a.shape), a.dtype, a.requires_grad) if _tensor(a) else ("const", a) for a in args)
-    identity, anchors = _identity(function)
+    key, anchors = identity(function)
     try:
-        key = (identity, kinds)
+        key = (key, kinds)
         hash(key)
     except TypeError:
         return None
@@ -54,41 +39,26 @@ def region_op(function, args):
 
 def _build(function, args):
     positions = [i for i, a in enumerate(args) if _tensor(a)]
-    captured = {}
 
-    def capture(op_args):
-        for a in op_args:
-            if _tensor(a) and id(a) not in captured and not isinstance(a._storage._raw, jax.core.Tracer):
-                captured[id(a)] = a
-
-    def discover(*arrays):
-        call = list(args)
+    def call(arrays):
+        called = list(args)
         for i, x in zip(positions, arrays):
-            call[i] = wrap(x)
+            called[i] = wrap(x)
+        return _outputs(function(*called))
+
+    def trace(capture, *arrays):
         with tracing(on_arguments=capture):
-            return _outputs(function(*call))
-    counter, writes = _random.default_generator._counter, Storage.writes
+            return call(arrays)
     try:
-        out = jax.eval_shape(discover, *[jax.ShapeDtypeStruct(tuple(args[i].shape), args[i].dtype.np)
+        out, captured = discover(trace, [jax.ShapeDtypeStruct(tuple(args[i].shape), args[i].dtype.np)
                                          for i in positions])
-    except (TRACER_ERRORS + (_NotTensors,)):
-        return None
-    finally:
-        drew = _random.default_generator._counter != counter
-        _random.default_generator._counter = counter   # the trace's draws are not the region's
-    if drew or Storage.writes != writes:
-        return None   # random draws or in-place writes: a trace would fix them; rerun in Python
-    captured = list(captured.values())
-    if any(t._view is not None for t in captured):
+    except (TRACER_ERRORS + (_NotTensors, Untraceable)):
         return None
     nout = len(out)
 
     def region(*arrays):
-        call = list(args)
-        for i, x in zip(positions, arrays):
-            call[i] = wrap(x)
-        with tracing(), _swapped(captured, arrays[len(positions):]):
-            outs = _outputs(function(*call))
+        with tracing(), swapped(captured, arrays[len(positions):]):
+            outs = call(arrays[:len(positions)])
         return outs if nout > 1 else outs[0]
     op = Op("checkpoint", jax.checkpoint(region), dtype_rule=KEEP, nout=nout,
             node_name="CheckpointFunctionBackward")
@@ -104,19 +74,6 @@ def _outputs(out):
     if not items or not all(_tensor(o) for o in items):
         raise _NotTensors
     return tuple(unwrap(o) for o in items)
-
-
-@contextlib.contextmanager
-def _swapped(tensors, values):
-    """Read `tensors` as `values` (tracers) while the region is traced."""
-    old = [t._storage._raw for t in tensors]
-    for t, v in zip(tensors, values):
-        t._storage._raw = v
-    try:
-        yield
-    finally:
-        for t, v in zip(tensors, old):
-            t._storage._raw = v
 
 
 def run(function, args):
