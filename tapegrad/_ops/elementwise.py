@@ -265,6 +265,8 @@ logit = defop("logit", lambda a, eps=None: _logit(a, eps), dtype_rule=FLOAT)
 erf = defop("erf", lambda a: jss.erf(a), dtype_rule=FLOAT)
 erfc = defop("erfc", lambda a: jss.erfc(a), dtype_rule=FLOAT)
 erfinv = defop("erfinv", lambda a: jss.erfinv(a), dtype_rule=FLOAT)
+lgamma = defop("lgamma", lambda a: jss.gammaln(a), dtype_rule=FLOAT)
+digamma = defop("digamma", lambda a: jss.digamma(a), dtype_rule=FLOAT)
 relu = defop("relu", lambda a: jnp.where(a > 0, a, jnp.zeros((), a.dtype)), dtype_rule=KEEP,
              saves_output=True, saves_inputs=(), fused_backward=True)
 
