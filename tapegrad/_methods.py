@@ -88,7 +88,7 @@ _INPLACE = [
     "logical_not", "logical_or", "logical_xor", "logit", "lt", "masked_fill", "masked_scatter", "mul", "multiply",
     "nan_to_num", "ne", "neg", "negative", "not_equal", "pow", "reciprocal", "relu", "remainder", "round",
     "rsqrt", "scatter", "scatter_add", "scatter_reduce", "sgn", "sigmoid", "sign", "sin", "sinh", "sqrt",
-    "square", "sub", "subtract", "tan", "tanh", "tril", "triu", "true_divide", "trunc",
+    "square", "sub", "subtract", "tan", "tanh", "tril", "triu", "true_divide", "trunc", "xlogy",
 ]
 for _name in _INPLACE:
     setattr(Tensor, _name + "_", _inplace_method(getattr(F, _name), _name + "_"))

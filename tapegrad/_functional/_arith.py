@@ -179,6 +179,9 @@ minimum = _tensor_binary(E.minimum)
 fmax = _tensor_binary(E.fmax)
 fmin = _tensor_binary(E.fmin)
 atan2 = arctan2 = _binary(E.atan2)
+xlogy = _binary(E.xlogy)
+
+
 def hypot(input, other, *, out=None):
     _check_kernel("hypot_cpu", input, other, floating_only=True)
     return _tensor_binary(E.hypot)(input, other)

@@ -182,9 +182,24 @@ _atan2 = _with_derivatives(jnp.arctan2, _atan2_derivatives)
 _hypot = _with_derivatives(jnp.hypot, lambda a, b, out: (a / out, b / out))
 
 
+def _xlogy_value(a, b):
+    # 0 where a == 0, unless b is NaN (PyTorch's xlogy)
+    safe = jnp.where(a == 0, jnp.ones((), jnp.result_type(b)), b)
+    return jnp.where(jnp.isnan(b), b, jnp.where(a == 0, jnp.zeros((), jnp.result_type(a, b)), a * jnp.log(safe)))
+
+
+def _xlogy_derivatives(a, b, out):
+    # PyTorch's formulas: log(b), 0 where a == 0 and b <= 0; and a / b
+    return jnp.where((a == 0) & (b <= 0), jnp.zeros((), out.dtype), jnp.log(b)), a / b
+
+
+_xlogy = _with_derivatives(_xlogy_value, _xlogy_derivatives)
+
 atan2 = defop("atan2", lambda a, b: _atan2(a, b) if _is_float(a) and _is_float(b) else jnp.arctan2(a, b),
               dtype_rule=FLOAT)
 hypot = defop("hypot", lambda a, b: _hypot(a, b) if _is_float(a) and _is_float(b) else jnp.hypot(a, b))
+xlogy = defop("xlogy", lambda a, b: _xlogy(a, b), dtype_rule=FLOAT,
+              overloads=[overload("XlogyBackward1", "st"), overload("XlogyBackward2", "ts")])
 lerp = defop("lerp", _lerp, overloads=[overload("LerpBackward1", "..t")])
 # clamp(Tensor? min, Tensor? max) lists both bounds in next_functions, given or not; Scalar bounds neither.
 clamp = defop("clamp", lambda a, lo, hi: _clamp(a, lo, hi), node_name="ClampBackward1",
