@@ -48,7 +48,7 @@ from ._functional import _return_types as return_types  # noqa: E402
 from ._printing import set_printoptions, get_printoptions  # noqa: E402
 from . import autograd  # noqa: E402
 from . import nn  # noqa: E402
-from . import optim, utils  # noqa: E402
+from . import optim, utils, distributions  # noqa: E402
 from .serialization import save, load  # noqa: E402
 from ._faults import OutOfMemoryError  # noqa: E402
 
