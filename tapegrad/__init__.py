@@ -43,6 +43,7 @@ from ._functional import (  # noqa: E402
     logical_not, bitwise_and, bitwise_or, bitwise_xor, bitwise_not, clone, sum, mean, matmul, mm, reshape,
     flatten, transpose, swapaxes, swapdims, t, permute, unsqueeze, squeeze)
 from ._functional import *  # noqa: E402,F401,F403  (the whole functional API: torch.gather, torch.topk...)
+from ._functional._random import _standard_gamma  # noqa: E402,F401  (PyTorch's torch._standard_gamma)
 from . import linalg  # noqa: E402
 from ._functional import _return_types as return_types  # noqa: E402
 from ._printing import set_printoptions, get_printoptions  # noqa: E402
@@ -51,7 +52,7 @@ from .autograd import is_anomaly_enabled, is_anomaly_check_nan_enabled  # noqa: 
 from . import nn  # noqa: E402
 from .nn._functional.activation import (  # noqa: E402
     softmax_function as softmax, log_softmax_function as log_softmax)
-from . import optim, utils  # noqa: E402
+from . import optim, utils, distributions  # noqa: E402
 from . import func  # noqa: E402
 from .serialization import save, load  # noqa: E402
 from ._faults import OutOfMemoryError  # noqa: E402

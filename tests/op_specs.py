@@ -221,6 +221,7 @@ SPECS = {
     "sigmoid": _unary("sigmoid"),
     "logit": _unary("logit", F(3, low=0.1, high=0.9)) + cases(Case(lambda lib, a: lib.logit(a, eps=0.2),
                                                                     F(6, low=0.05, high=0.95), fd=False)),
+    "lgamma": _unary("lgamma", F(3, low=0.1, high=4.0)), "digamma": _unary("digamma", F(3, low=0.1, high=4.0)),
     "erf": _unary("erf"), "erfc": _unary("erfc"), "erfinv": _unary("erfinv", F(3, **UNIT)),
     "sinc": cases(Case(lambda lib, a: lib.sinc(a), A([0.0, 1.0, -0.5, 1.7], "float64"))),
     "relu": _unary("relu"),
@@ -441,6 +442,10 @@ SPECS = {
                    Case(lambda lib, a, b: lib.linalg.solve(_spd(lib, a), b, left=False), F(3, 3), F(2, 3))),
     "cholesky": cases(Case(lambda lib, a: lib.linalg.cholesky(_spd(lib, a)), F(3, 3)),
                       Case(lambda lib, a: lib.linalg.cholesky(_spd(lib, a), upper=True), F(2, 3, 3))),
+    "solve_triangular": cases(
+        Case(lambda lib, a, b: lib.linalg.solve_triangular(a + 3 * lib.eye(3, dtype=a.dtype), b, upper=False), F(3, 3), F(2, 3, 2)),
+        Case(lambda lib, a, b: lib.linalg.solve_triangular(a + 3 * lib.eye(3, dtype=a.dtype), b, upper=True, left=False,
+                                                           unitriangular=True), F(2, 3, 3), F(2, 3))),
     "qr": cases(Case(lambda lib, a: [x * x for x in lib.linalg.qr(a)], F(4, 3)),
                 Case(lambda lib, a: [x * x for x in lib.linalg.qr(a, mode="complete")], F(3, 3))),
     "svd": cases(Case(lambda lib, a: _svd_invariants(lib.linalg.svd(a, full_matrices=False)), F(4, 3))),
@@ -475,6 +480,11 @@ SPECS = {
     "bernoulli": cases(Case(lambda lib, p: _bounded(lib.bernoulli(p), lib, 0, 1), F(40, low=0, high=1), compare=False)),
     "multinomial": cases(Case(lambda lib, p: _bounded(lib.multinomial(p, 2), lib, 0, 3), F(3, 4, low=0.1, high=1), compare=False),
                          Case(lambda lib, p: _bounded(p.multinomial(5, True), lib, 0, 3), F(4, low=0.1, high=1), compare=False)),
+    "poisson": cases(Case(lambda lib, r: _bounded(lib.poisson(r), lib, 0, 1e9), F(40, low=0.5, high=8), compare=False)),
+    # Its gradient is the implicit one, which finite differences at a fixed key do not give;
+    # tests/test_distributions.py compares it with PyTorch's _standard_gamma_grad at tapegrad's draws.
+    "standard_gamma": cases(Case(lambda lib, a: _bounded(lib._standard_gamma(a), lib, 0, 1e9), F(40, low=0.5, high=4),
+                                 compare=False, grad=False, fd=False)),
 }
 
 

@@ -227,10 +227,17 @@ def _carries_gradient(case, name, index):
     return any(o.requires_grad and (o.dtype.is_floating_point or o.dtype.is_complex) for o in outputs)
 
 
+# Differentiable ops whose gradient is not the derivative of their value at a fixed random key, and
+# where their gradient is checked against PyTorch instead.
+GRADIENT_CHECKED_ELSEWHERE = {
+    "standard_gamma": "tests/test_distributions.py::test_standard_gamma_gradient_is_pytorchs_implicit_one",
+}
+
+
 @pytest.mark.parametrize("name", sorted(SPECS))
 def test_every_differentiable_op_has_a_finite_difference_check(name):
     carrying = [i for i, case in enumerate(SPECS[name]) if _carries_gradient(case, name, i)]
-    if carrying:
+    if carrying and name not in GRADIENT_CHECKED_ELSEWHERE:
         checked = [i for i in carrying if SPECS[name][i].fd]
         assert checked, (f"{name!r} is differentiable (cases {carrying}) but no case has a float64 "
                          "finite-difference check: add one with inputs away from its kinks")

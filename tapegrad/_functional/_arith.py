@@ -179,6 +179,8 @@ minimum = _tensor_binary(E.minimum)
 fmax = _tensor_binary(E.fmax)
 fmin = _tensor_binary(E.fmin)
 atan2 = arctan2 = _binary(E.atan2)
+
+
 def hypot(input, other, *, out=None):
     _check_kernel("hypot_cpu", input, other, floating_only=True)
     return _tensor_binary(E.hypot)(input, other)
@@ -274,6 +276,8 @@ sigmoid = _unary(E.sigmoid)
 erf = _unary(E.erf)
 erfc = _unary(E.erfc)
 erfinv = _unary(E.erfinv)
+lgamma = _unary(E.lgamma)
+digamma = _unary(E.digamma)
 relu = _unary(E.relu)
 reciprocal = _unary(E.reciprocal)
 square = _unary(E.square)

@@ -268,6 +268,21 @@ def solve(A, B, *, left=True, out=None):
     return _check_finite(apply(L.solve, A, B, left=builtins.bool(left), vector=vector), "solve", _SINGULAR)
 
 
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
+    _check_square(A, "solve_triangular")
+    if B.ndim < 2:
+        raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 dimensions.")
+    if A.dtype is not B.dtype:
+        raise RuntimeError(f"linalg.solve_triangular: Expected A and B to have the same dtype, but found A of "
+                           f"type {SCALAR_NAME[A.dtype.name]} and B of type {SCALAR_NAME[B.dtype.name]} instead.")
+    if A.shape[-1] != B.shape[-2 if left else -1]:
+        raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the equation "
+                           f"{'AX = B' if left else 'XA = B'} ({'x'.join(map(str, A.shape[-2:]))} and "
+                           f"{'x'.join(map(str, B.shape[-2:]))})")
+    return apply(L.solve_triangular, A, B, upper=builtins.bool(upper), left=builtins.bool(left),
+                 unitriangular=builtins.bool(unitriangular))
+
+
 def cholesky(A, *, upper=False, out=None):
     _check_square(A, "cholesky")
     return _check_finite(apply(L.cholesky, A, upper=builtins.bool(upper)), "cholesky",

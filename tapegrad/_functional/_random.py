@@ -1,4 +1,4 @@
-"""Random in-place fills (x.uniform_(), ...) and sampling (bernoulli, multinomial)."""
+"""Random in-place fills (x.uniform_(), ...) and sampling (bernoulli, multinomial, poisson, gamma)."""
 import builtins
 
 import jax
@@ -93,3 +93,13 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     return apply(RF.multinomial, input.detach(), _key(generator), num_samples=builtins.int(num_samples),
                  replacement=builtins.bool(replacement))
+
+
+def poisson(input, generator=None):
+    _check_float(input, "poisson_cpu")
+    return apply(RF.poisson, input, _key(generator))
+
+
+def _standard_gamma(input, generator=None):
+    _check_float(input, "_standard_gamma")
+    return apply(RF.standard_gamma, input, _key(generator))

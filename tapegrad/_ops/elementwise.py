@@ -298,6 +298,8 @@ erfc = defop("erfc", lambda a: jss.erfc(a), dtype_rule=FLOAT)
 # jnp.sinc's derivative is 0 at 0, as PyTorch's
 sinc = defop("sinc", lambda a: jnp.sinc(a), dtype_rule=FLOAT)
 erfinv = defop("erfinv", lambda a: jss.erfinv(a), dtype_rule=FLOAT)
+lgamma = defop("lgamma", lambda a: jss.gammaln(a), dtype_rule=FLOAT)
+digamma = defop("digamma", lambda a: jss.digamma(a), dtype_rule=FLOAT)
 relu = defop("relu", lambda a: jnp.where(a > 0, a, jnp.zeros((), a.dtype)), dtype_rule=KEEP,
              saves_output=True, saves_inputs=(), fused_backward=True)
 

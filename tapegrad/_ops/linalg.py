@@ -1,4 +1,5 @@
 """Matrix products and tapegrad.linalg. Gradients are jax.vjp's, which follow PyTorch's formulas."""
+import jax
 import jax.numpy as jnp
 from jax import lax
 
@@ -85,6 +86,13 @@ def _matrix_norm(a, ord, dim, keepdim):
     return out if keepdim else jnp.squeeze(out, dim)
 
 
+def _solve_triangular(a, b, upper, left, unitriangular):
+    # Batch dimensions broadcast, as in PyTorch; only the named triangle of `a` is read (and gets gradient).
+    batch = jnp.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a, b = jnp.broadcast_to(a, batch + a.shape[-2:]), jnp.broadcast_to(b, batch + b.shape[-2:])
+    return jax.lax.linalg.triangular_solve(a, b, left_side=left, lower=not upper, unit_diagonal=unitriangular)
+
+
 def _cholesky(a, upper):
     low = jnp.linalg.cholesky(a, symmetrize_input=False)
     return jnp.conj(jnp.swapaxes(low, -1, -2)) if upper else low
@@ -115,6 +123,7 @@ det = defop("det", lambda a: jnp.linalg.det(a), dtype_rule=KEEP, node="linalg_de
 slogdet = defop("slogdet", lambda a: tuple(jnp.linalg.slogdet(a)), dtype_rule=KEEP, nout=2,
                 node="linalg_slogdet")
 solve = defop("solve", _solve, dtype_rule=KEEP, node="linalg_solve_ex")
+solve_triangular = defop("solve_triangular", _solve_triangular, dtype_rule=KEEP, node="linalg_solve_triangular")
 cholesky = defop("cholesky", _cholesky, dtype_rule=KEEP, node="linalg_cholesky_ex")
 qr = defop("qr", lambda a, mode: tuple(jnp.linalg.qr(a, mode=mode)), dtype_rule=KEEP, nout=2, node="linalg_qr")
 svd = defop("svd", lambda a, full_matrices: tuple(jnp.linalg.svd(a, full_matrices=full_matrices)),

@@ -1,8 +1,9 @@
-"""Random fills (uniform_, normal_, ...) and sampling (bernoulli, multinomial).
+"""Random fills (uniform_, normal_, ...) and sampling (bernoulli, multinomial, poisson, gamma).
 
 Each entry takes the tensor it fills and the data of a jax.random key (an int64 tensor). The
 result does not depend on the tensor's values, so its gradient is zero (PyTorch's
-UniformBackward0 and friends pass no gradient back).
+UniformBackward0 and friends pass no gradient back). The exception is standard_gamma, whose
+gradient is the implicit reparameterisation one (PyTorch's _standard_gamma_grad, and JAX's).
 """
 import jax
 import jax.numpy as jnp
@@ -40,3 +41,10 @@ bernoulli_fill = defop("bernoulli_fill", _bernoulli, dtype_rule=KEEP, diff=(0,),
 bernoulli = defop("bernoulli", lambda p, k: jax.random.bernoulli(_key(k), p).astype(p.dtype), dtype_rule=KEEP,
                   diff=(0,))
 multinomial = defop("multinomial", _multinomial, dtype_rule=KEEP)
+# Gamma(alpha, 1) draws; d draw / d alpha is -(dF/dalpha) / f at the draw, not the derivative of the
+# sampler's transform at a fixed key, so finite differences at a fixed key do not check it.
+standard_gamma = defop("standard_gamma", lambda alpha, k: jax.random.gamma(_key(k), alpha, alpha.shape, alpha.dtype),
+                       dtype_rule=KEEP, diff=(0,))
+# PyTorch's poisson passes a zero gradient back to its rates.
+poisson = defop("poisson", lambda rate, k: jax.random.poisson(_key(k), jax.lax.stop_gradient(rate), rate.shape)
+                .astype(rate.dtype), dtype_rule=KEEP, diff=(0,))

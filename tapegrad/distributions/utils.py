@@ -1,0 +1,79 @@
+"""Helpers shared by the distributions (PyTorch's torch.distributions.utils)."""
+import numbers
+from functools import update_wrapper
+
+import numpy as np
+
+__all__ = ["broadcast_all", "logits_to_probs", "clamp_probs", "probs_to_logits", "lazy_property"]
+
+euler_constant = 0.57721566490153286060  # Euler Mascheroni Constant
+
+
+def _tg():
+    import tapegrad
+    return tapegrad
+
+
+def broadcast_all(*values):
+    """Broadcasts tensors and numbers together; numbers take the first tensor's dtype (else the default)."""
+    tg = _tg()
+    if not all(isinstance(v, (tg.Tensor, numbers.Number)) for v in values):
+        raise ValueError("Input arguments must all be instances of Number, "
+                         "torch.Tensor or objects implementing __torch_function__.")
+    tensors = [v for v in values if isinstance(v, tg.Tensor)]
+    options = dict(dtype=tensors[0].dtype, device=tensors[0].device) if tensors else dict(
+        dtype=tg.get_default_dtype())
+    values = [v if isinstance(v, tg.Tensor) else tg.tensor(v, **options) for v in values]
+    return tg.broadcast_tensors(*values)
+
+
+def finfo(dtype):
+    """NumPy's finfo of a tapegrad float dtype (eps, tiny, min)."""
+    return np.finfo(dtype.np)
+
+
+def _standard_normal(shape, dtype, device):
+    # A recorded fill (as PyTorch's empty().normal_()), so a step that samples stays one program.
+    return _tg().empty(shape, dtype=dtype, device=device).normal_()
+
+
+def _sum_rightmost(value, dim):
+    """Sums out the `dim` rightmost dims of `value`."""
+    if dim == 0:
+        return value
+    return value.reshape(tuple(value.shape[:-dim]) + (-1,)).sum(-1)
+
+
+def logits_to_probs(logits, is_binary=False):
+    if is_binary:
+        return logits.sigmoid()
+    return logits.softmax(-1)
+
+
+def clamp_probs(probs):
+    """Clamps probabilities into [eps, 1 - eps] for the dtype's eps."""
+    eps = float(finfo(probs.dtype).eps)
+    return probs.clamp(min=eps, max=1 - eps)
+
+
+def probs_to_logits(probs, is_binary=False):
+    ps_clamped = clamp_probs(probs)
+    if is_binary:
+        return ps_clamped.log() - (-ps_clamped).log1p()
+    return ps_clamped.log()
+
+
+class lazy_property:
+    """Computes the wrapped method on first access, then stores the value on the instance."""
+
+    def __init__(self, wrapped):
+        self.wrapped = wrapped
+        update_wrapper(self, wrapped)
+
+    def __get__(self, instance, obj_type=None):
+        if instance is None:
+            return self
+        with _tg().enable_grad():
+            value = self.wrapped(instance)
+        setattr(instance, self.wrapped.__name__, value)
+        return value
