@@ -416,7 +416,8 @@ SPECS = {
     # ---- linear algebra ------------------------------------------------------------------------------------
     "matmul": cases(Case(lambda lib, a, b: a @ b, F(2, 3), F(3, 4)), Case(lambda lib, a, b: lib.matmul(a, b), F(2, 2, 3), F(3)),
                     Case(lambda lib, a, b: a @ b, F(3), F(5, 3, 2)), Case(lambda lib, a, b: a @ b, C(2, 3), C(3))),
-    "mm": cases(Case(lambda lib, a, b: a.mm(b), F(2, 3), F(3, 4))),
+    "mm": cases(Case(lambda lib, a, b: a.mm(b), F(2, 3), F(3, 4)),
+                Case(lambda lib, x, w: lib.nn.functional.linear(x, w), F(4), F(2, 4))),   # F.linear without bias
     "bmm": cases(Case(lambda lib, a, b: lib.bmm(a, b), F(2, 2, 3), F(2, 3, 1))),
     "mv": cases(Case(lambda lib, a, b: a.mv(b), F(2, 3), F(3))),
     "dot": cases(Case(lambda lib, a, b: lib.dot(a, b), F(3), F(3)), Case(lambda lib, a, b: a.dot(b), C(3), C(3))),
@@ -427,7 +428,9 @@ SPECS = {
     "tensordot": cases(Case(lambda lib, a, b: lib.tensordot(a, b, dims=([1, 0], [0, 1])), F(3, 4, 2), F(4, 3)),
                        Case(lambda lib, a, b: lib.tensordot(a, b, 1), F(2, 3), F(3, 2))),
     "addmm": cases(Case(lambda lib, c, a, b: lib.addmm(c, a, b, beta=0.5, alpha=2), F(2, 4), F(2, 3), F(3, 4)),
-                   Case(lambda lib, c, a, b: c.addmm(a, b), F(4), F(2, 3), F(3, 4))),
+                   Case(lambda lib, c, a, b: c.addmm(a, b), F(4), F(2, 3), F(3, 4)),
+                   # F.linear records addmm (or mm) on the weight's transpose, as PyTorch
+                   Case(lambda lib, x, w, b: lib.nn.functional.linear(x, w, b), F(2, 3, 4), F(5, 4), F(5))),
     "baddbmm": cases(Case(lambda lib, c, a, b: lib.baddbmm(c, a, b, alpha=0.5), F(2, 2, 4), F(2, 2, 3), F(2, 3, 4))),
     "kron": cases(Case(lambda lib, a, b: lib.kron(a, b), F(2, 2), F(2, 3))),
     "cross": cases(Case(lambda lib, a, b: lib.linalg.cross(a, b), F(2, 3), F(2, 3)),

@@ -38,8 +38,6 @@ SPECS = {
                    Case(lambda lib, x, w: _f(lib).prelu(x, w), F(5), F(1))),
     "softmax": cases(Case(lambda lib, x: _f(lib).softmax(x, dim=1), F(3, 4, 2))),
     "log_softmax": cases(Case(lambda lib, x: _f(lib).log_softmax(x, dim=-1), F(3, 4))),
-    "linear": cases(Case(lambda lib, x, w, b: _f(lib).linear(x, w, b), F(2, 3, 4), F(5, 4), F(5)),
-                    Case(lambda lib, x, w: _f(lib).linear(x, w), F(4), F(2, 4))),
     "bilinear": cases(Case(lambda lib, a, b, w, c: _f(lib).bilinear(a, b, w, c), F(3, 2), F(3, 4), F(5, 2, 4), F(5))),
     "conv": cases(Case(lambda lib, x, w, b: _f(lib).conv2d(x, w, b, stride=2, padding=1), F(2, 3, 6, 5), F(4, 3, 3, 3),
                        F(4)),

@@ -109,11 +109,7 @@ log_softmax = _nn("log_softmax", lambda x, dim: jax.nn.log_softmax(x, axis=dim),
                   node="_log_softmax")
 
 # ---- linear -------------------------------------------------------------------------------------
-
-
-def _linear(x, w, *bias):
-    y = jnp.matmul(x, w.T)
-    return y + bias[0] if bias else y
+# F.linear records what PyTorch records (t, addmm or mm, views): see nn/_functional/linear.py.
 
 
 def _bilinear(x1, x2, w, *bias):
@@ -121,7 +117,6 @@ def _bilinear(x1, x2, w, *bias):
     return y + bias[0] if bias else y
 
 
-linear = _nn("linear", _linear, node="addmm")
 bilinear = _nn("bilinear", _bilinear, node="trilinear")
 
 # ---- convolution -------------------------------------------------------------------------------

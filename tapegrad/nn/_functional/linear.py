@@ -1,6 +1,7 @@
 """linear, bilinear, convolutions and transposed convolutions."""
 from ..._dispatch import apply
 from ..._ops import nn as K
+from ..._ops import shape as SHAPE
 from ._util import check_same_dtype, check_tensor, ntuple, present
 
 
@@ -14,7 +15,32 @@ def linear(input, weight, bias=None):
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} and "
                            f"{weight.shape[-1]}x{weight.shape[0]}). The last dimension of the input must "
                            "equal in_features.")
-    return apply(K.linear, input, weight, *present(bias))
+    return _as_pytorch_records(input, weight, bias)
+
+
+def _as_pytorch_records(input, weight, bias):
+    """linear as the ops PyTorch records for it, so grad_fn and next_functions read the same: the weight's
+    transpose (TBackward0), then addmm with a bias or mm without, on the input flattened to two dims when it
+    is contiguous (a view back to its leading dims), else matmul and an add."""
+    from ..._functional import _linalg as L
+    from ..._functional import _shape as S
+    from ..._views import is_contiguous
+    w_t = weight.t()
+    if input.ndim == 2:
+        return L.mm(input, w_t) if bias is None else L.addmm(bias, input, w_t)
+    lead = tuple(input.shape[:-1])
+    if input.ndim == 1:
+        if bias is None:
+            return L.mm(S.unsqueeze(input, 0), w_t).squeeze_(0)
+        return S.view(L.addmm(bias, S.view(input, 1, -1), w_t), -1)
+    if not is_contiguous(input):   # matmul's folding: mm on a copy, then its result unfolded
+        out = apply(SHAPE.reshape_copy, L.mm(S.reshape(input, -1, input.shape[-1]), w_t),
+                    shape=lead + (weight.shape[0],))
+        return out if bias is None else out + bias
+    flat = S.view(input, -1, input.shape[-1])
+    if bias is None:
+        return apply(SHAPE.reshape_copy, L.mm(flat, w_t), shape=lead + (weight.shape[0],))
+    return S.view(L.addmm(bias, flat, w_t), *lead, weight.shape[0])
 
 
 def bilinear(input1, input2, weight, bias=None):
