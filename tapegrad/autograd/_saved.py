@@ -23,7 +23,7 @@ def vjp_fn(op, static, cast, diff, nargs):
     """backward(args, cotangents) -> gradients for the `diff` arguments, derived with jax.vjp (an
     autograd.Function's node: its backward, traced)."""
     if op.custom is not None:
-        from ._function_node import traced_vjp
+        from ._function_backward import traced_vjp
         return traced_vjp(op, static, diff)
     from .._dispatch import pure_fn
     f = pure_fn(op, static, cast)

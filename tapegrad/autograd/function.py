@@ -20,7 +20,8 @@ import functools
 import warnings
 
 from .._grad_mode import _state, no_grad
-from ._function_node import FunctionCtx, FunctionNode, build_node
+from ._function_backward import FunctionCtx
+from ._function_node import FunctionNode, build_node
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable", "InplaceFunction", "NestedIOFunction"]
 

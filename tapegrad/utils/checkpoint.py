@@ -11,7 +11,6 @@ fresh graph (parameters get their .grad from it, inputs through the node). That 
 node by node.
 """
 import warnings
-import weakref
 
 from .. import random as _random
 from .._grad_mode import enable_grad, is_grad_enabled
@@ -119,31 +118,27 @@ def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwar
 
 
 class _Segment:
-    """Modules start..stop of a Sequential (or list), one object per (container, range) so that a traced
-    checkpoint region is found again at the next step."""
-
-    _made = weakref.WeakKeyDictionary()   # container -> {(start, stop): segment}
+    """Modules start..stop of a Sequential (or list). A Module keeps its segments (so a traced checkpoint
+    region is found again at the next step, and lives as long as the module); a plain list gets new ones."""
 
     @classmethod
     def of(cls, modules, start, stop):
-        try:
-            made = cls._made.setdefault(modules, {})
-        except TypeError:   # a plain list cannot be a weak key
-            return cls(modules, start, stop)
+        made = getattr(modules, "_checkpoint_segments", None)
+        if made is None:
+            if not hasattr(modules, "children"):
+                return cls(modules, start, stop)
+            made = {}
+            object.__setattr__(modules, "_checkpoint_segments", made)
         seg = made.get((start, stop))
         if seg is None:
             seg = made[(start, stop)] = cls(modules, start, stop)
         return seg
 
     def __init__(self, modules, start, stop):
-        self.start, self.stop = start, stop
-        try:   # a weak reference: the segment is the value of its container's weak-key entry
-            self.modules = weakref.ref(modules)
-        except TypeError:
-            self.modules = lambda: modules
+        self.modules, self.start, self.stop = modules, start, stop
 
     def __call__(self, x):
-        modules = self.modules()
+        modules = self.modules
         items = list(modules.children()) if hasattr(modules, "children") else list(modules)
         for f in items[self.start:self.stop + 1]:
             x = f(x)
