@@ -117,7 +117,11 @@ def _array(data, dtype, device):
         dtype = _infer_dtype(data)
     if isinstance(data, (list, tuple)):
         _check_nested(data)
-    return jax.device_put(np.asarray(_to_numpy(data), dtype=dtype.np), _jax_device(device))
+    raw = _to_numpy(data)
+    if raw.dtype.kind in "uO" and dtype.name == "int64" and raw.size and (
+            np.any(raw > np.iinfo(np.int64).max) or np.any(raw < np.iinfo(np.int64).min)):
+        raise ValueError("Overflow when unpacking long long")   # NumPy would wrap it around silently
+    return jax.device_put(np.asarray(raw, dtype=dtype.np), _jax_device(device))
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):

@@ -119,6 +119,8 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     if high is None:
         # randint(high, size): PyTorch's overload without `low`.
         low, high = 0, low
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     d = D.as_dtype(dtype) or D.int64
     value = jax.random.randint(_key(generator), tuple(size), low, high, jnp.int64).astype(d.np)
     return _make(value, requires_grad, device)

@@ -93,6 +93,14 @@ CASES = {
     "autograd_grad_input_without_grad": (lambda L: L.autograd.grad(_leaf(L).sum(), L.ones(2)), RuntimeError,
                                          None, None),
     "register_hook_without_grad": (lambda L: L.ones(2).register_hook(lambda g: g), RuntimeError, None, None),
+    # bad input that used to compute silently
+    "sum_dim_of_0d": (lambda L: L.tensor(1.0).sum(1), IndexError, None, None),
+    "tensor_int_overflow": (lambda L: L.tensor([2 ** 63]), ValueError, None, None),
+    "randint_empty_range": (lambda L: L.randint(5, 3, (2,)), RuntimeError, None, None),
+    "conv_kernel_larger_than_input": (lambda L: L.nn.functional.conv2d(L.ones(1, 1, 2, 2), L.ones(1, 1, 3, 3)),
+                                      RuntimeError, None, None),
+    "class_weight_wrong_length": (lambda L: L.nn.functional.cross_entropy(L.ones(2, 3), L.tensor([0, 1]),
+                                                                          weight=L.ones(4)), RuntimeError, None, None),
 }
 
 

@@ -12,8 +12,12 @@ from ._common import SCALAR_NAME, dims as _dims, wrap_dim
 
 
 def _rdims(dim, t):
-    # Scalars accept dim 0 / -1 and reduce to themselves.
-    return None if t.ndim == 0 else _dims(dim, t.ndim)
+    # Scalars accept dim 0 / -1 (any other raises PyTorch's IndexError) and reduce to themselves.
+    if t.ndim == 0:
+        if dim is not None:
+            _dims(dim, 0)
+        return None
+    return _dims(dim, t.ndim)
 
 
 def _int_dtype(input, dtype):

@@ -88,6 +88,12 @@ def _conv(nd, input, weight, bias, stride, padding, dilation, groups):
         raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected "
                            f"input{list(input.shape)} to have {weight.shape[1] * groups} channels, but got "
                            f"{cin} channels instead")
+    padded = tuple(n + lo + hi for n, (lo, hi) in zip(input.shape[2:], pads))
+    kernel = tuple(d * (k - 1) + 1 for k, d in zip(weight.shape[2:], dilation))
+    if any(k > n for k, n in zip(kernel, padded)):
+        raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). Kernel "
+                           f"size: ({' x '.join(map(str, kernel))}). Kernel size can't be greater than actual input "
+                           "size")
     out = apply(K.conv, input, weight, *present(bias), stride=stride, padding=pads, dilation=dilation,
                 groups=int(groups))
     return out.squeeze(0) if unbatched else out

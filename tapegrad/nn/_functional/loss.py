@@ -65,6 +65,13 @@ def huber_loss(input, target, reduction="mean", delta=1.0):
     return apply(L.huber_loss, input, target, reduction=_reduction(None, None, reduction), delta=float(delta))
 
 
+def _check_class_weight(input, weight):
+    classes = input.shape[1] if input.ndim > 1 else input.shape[0]
+    if weight is not None and (weight.ndim != 1 or weight.shape[0] != classes):
+        raise RuntimeError(f"weight tensor should be defined either for all {classes} classes or no classes but "
+                           f"got weight tensor of shape: {list(weight.shape)}")
+
+
 def _check_class_target(input, target):
     if target.dtype not in (D.int64, D.uint8, D.int32):
         raise RuntimeError(f"expected scalar type Long but found {SCALAR_NAMES[target.dtype.name]}. "
@@ -79,6 +86,7 @@ def _check_class_target(input, target):
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     _check_class_target(input, target)
+    _check_class_weight(input, weight)
     return apply(L.nll_loss, input, target, *present(weight), reduction=_reduction(size_average, reduce, reduction),
                  ignore_index=int(ignore_index))
 
@@ -96,6 +104,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         return apply(L.cross_entropy_probs, input, target, *present(weight), reduction=reduction,
                      label_smoothing=float(label_smoothing))
     _check_class_target(input, target)
+    _check_class_weight(input, weight)
     return apply(L.cross_entropy, input, target, *present(weight), reduction=reduction,
                  ignore_index=int(ignore_index), label_smoothing=float(label_smoothing))
 
