@@ -1,10 +1,11 @@
 """The base class of every distribution (PyTorch's torch.distributions.Distribution)."""
+import numbers
 import warnings
 
 from . import constraints
-from .utils import lazy_property, _tg
+from .utils import _tg, broadcast_all, lazy_property
 
-__all__ = ["Distribution"]
+__all__ = ["Distribution", "ExponentialFamily", "LocationScale"]
 
 
 class Distribution:
@@ -168,3 +169,25 @@ class Distribution:
 
 class ExponentialFamily(Distribution):
     """Marks the exponential families (PyTorch's ExponentialFamily); each one here computes its entropy directly."""
+
+
+class LocationScale:
+    """What the families parametrised by loc and scale share (Normal, Laplace): construction from
+    broadcast parameters, expand, and loc as mean and mode."""
+
+    def __init__(self, loc, scale, validate_args=None):
+        self.loc, self.scale = broadcast_all(loc, scale)
+        scalars = isinstance(loc, numbers.Number) and isinstance(scale, numbers.Number)
+        super().__init__(() if scalars else self.loc.size(), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        shape = _tg().Size(batch_shape)
+        return self._expanded(type(self), shape, _instance, loc=self.loc.expand(shape), scale=self.scale.expand(shape))
+
+    @property
+    def mean(self):
+        return self.loc
+
+    @property
+    def mode(self):
+        return self.loc

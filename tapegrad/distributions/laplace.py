@@ -1,32 +1,14 @@
 """Laplace(loc, scale)."""
-import numbers
 
 from . import constraints
-from .distribution import Distribution
-from .utils import _tg, broadcast_all, finfo
+from .distribution import Distribution, LocationScale
+from .utils import _tg, finfo
 
 
-class Laplace(Distribution):
+class Laplace(LocationScale, Distribution):
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True
-
-    def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        scalars = isinstance(loc, numbers.Number) and isinstance(scale, numbers.Number)
-        super().__init__(() if scalars else self.loc.size(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        shape = _tg().Size(batch_shape)
-        return self._expanded(Laplace, shape, _instance, loc=self.loc.expand(shape), scale=self.scale.expand(shape))
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def variance(self):

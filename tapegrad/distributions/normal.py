@@ -1,33 +1,15 @@
 """Normal(loc, scale)."""
 import math
-import numbers
 
 from . import constraints
-from .distribution import ExponentialFamily
-from .utils import _standard_normal, _tg, broadcast_all
+from .distribution import ExponentialFamily, LocationScale
+from .utils import _standard_normal, _tg
 
 
-class Normal(ExponentialFamily):
+class Normal(LocationScale, ExponentialFamily):
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True
-
-    def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        scalars = isinstance(loc, numbers.Number) and isinstance(scale, numbers.Number)
-        super().__init__(() if scalars else self.loc.size(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        shape = _tg().Size(batch_shape)
-        return self._expanded(Normal, shape, _instance, loc=self.loc.expand(shape), scale=self.scale.expand(shape))
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def stddev(self):
