@@ -17,9 +17,13 @@ demo: $(VENV)/.installed
 	$(PY) -m tapegrad.demo
 
 # The parity step is part of `make test`: a missing ../shared/parity fails the run, it is never skipped.
+# It runs beside the suite (its own processes, its output shown after the suite's), so that both cores
+# stay busy to the end; either failing fails the run.
 test: $(VENV)/.installed
-	TAPEGRAD_DIFFTEST=$(DIFFTEST) $(PY) -m pytest -n 2 tests
-	$(MAKE) --no-print-directory parity
+	@$(MAKE) --no-print-directory parity > .parity.log 2>&1 & parity=$$!; \
+	TAPEGRAD_DIFFTEST=$(DIFFTEST) $(PY) -m pytest -n 2 --dist worksteal tests; suite=$$?; \
+	wait $$parity; checked=$$?; cat .parity.log; rm -f .parity.log; \
+	test $$suite -eq 0 && test $$checked -eq 0
 
 parity: $(VENV)/.installed
 	@test -f "$(DIFFTEST)" || { echo "error: the shared parity harness $(DIFFTEST) is missing;" \
