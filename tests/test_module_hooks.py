@@ -97,6 +97,10 @@ def test_saved_tensor_attributes_of_common_nodes(torch):
         for y, names in [(x * w, ["self", "other"]), (x / w, ["self", "other"]), (x.exp(), ["result"]),
                          (x.sin(), ["self"]), (x ** 3, ["self"]), (x.tanh(), ["result"])]:
             found += [(y.grad_fn.name(), n, getattr(y.grad_fn, "_saved_" + n).tolist()) for n in names]
+        m = lib.ones(2, 3, requires_grad=True)
+        for y, names in [(m.sum(0), ["dim", "keepdim"]), (m.mean(1, keepdim=True), ["dim", "keepdim"]),
+                         (m.transpose(0, 1), ["dim0", "dim1"]), (m.softmax(1), ["dim"])]:
+            found += [(y.grad_fn.name(), n, getattr(y.grad_fn, "_saved_" + n)) for n in names]
         return found
     ours, theirs = both(build)
     assert ours == theirs

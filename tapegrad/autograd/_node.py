@@ -77,6 +77,9 @@ class Node:
             from .graph import unpacked
             value = unpacked(self.args[position])
             return Tensor._wrap(value) if hasattr(value, "shape") else value
+        statics = dict(static)
+        if what in statics and what != "dtype":   # non-tensor arguments: _saved_dim, _saved_keepdim, ...
+            return statics[what]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def saved_description(self, index):
