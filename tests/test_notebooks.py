@@ -27,11 +27,14 @@ PRINTED_ERROR = re.compile(r"^(\w+(?:Error|Exception)): (.*)$", re.M)
 def _errors(cell):
     """(type name, message) of every error the cell raised or printed."""
     found = []
+    streams = {}   # a print may reach the notebook in several stream outputs (the kernel flushes on a timer)
     for output in cell.get("outputs", []):
         if output.get("output_type") == "error":
             found.append((output["ename"], output["evalue"]))
         elif output.get("output_type") == "stream":
-            found += PRINTED_ERROR.findall(output.get("text", ""))
+            streams[output.get("name")] = streams.get(output.get("name"), "") + output.get("text", "")
+    for text in streams.values():
+        found += PRINTED_ERROR.findall(text)
     return found
 
 
