@@ -30,7 +30,7 @@ make_view = None  # bound by _views (import cycle)
 _DIFFERENTIABLE_KINDS = frozenset("fc")
 Tensor = None  # bound by _tensor at import (avoids an import cycle)
 LAZY = [True]  # record ops as pending values (see _lazy); False runs each op eagerly
-CAPTURE = [None]  # while a function is traced: called with each op's arguments (utils.checkpoint)
+CAPTURE = [None]  # while a function is traced (eager ops): called with each op's arguments first
 
 
 def forward_fn(op, static, cast):
@@ -102,8 +102,6 @@ D.default_dtype_caches.append(_signatures)   # promotion of Python floats follow
 
 def apply(op, *args, **static):
     """Run `op` on tensors / Python scalars; returns a Tensor (or a tuple for multi-output ops)."""
-    if CAPTURE[0] is not None:
-        CAPTURE[0](args)
     static = tuple(static.items()) if static else ()
     values = []
     kinds = []
@@ -127,6 +125,8 @@ def apply(op, *args, **static):
     if LAZY[0]:
         outs = _lazy.record(sig.sid, values, sig.avals)
     else:
+        if CAPTURE[0] is not None:   # only set while tracing, which runs eagerly: nothing on the lazy path
+            CAPTURE[0](args)
         out = forward_fn(op, static, cast)(*_lazy.resolve_all(values))
         outs = out if op.nout > 1 else (out,)
     inference = _state.inference
