@@ -174,7 +174,12 @@ def _shape(size):
 
 def _filled(shape, fill, dtype, device, requires_grad):
     dtype = D.as_dtype(dtype) or D.get_default_dtype()
-    value = jnp.full(shape, fill, dtype.np, device=_jax_device(device))
+    target = _jax_device(device)
+    if target.platform == "cpu" and not isinstance(fill, Tensor):
+        # NumPy fills it and hands it over: jnp.full would compile an XLA program for every new shape
+        value = jax.device_put(np.full(shape, fill, dtype.np), target)
+    else:
+        value = jnp.full(shape, fill, dtype.np, device=target)
     return _leaf(value, requires_grad)
 
 

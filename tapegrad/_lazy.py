@@ -259,10 +259,10 @@ class Plan:
         count=False when the run is part of a larger lookup (a backward) that counts its own miss."""
         if not self.nodes:
             return [resolve_done(v) for v in self.values]
-        key = ("plan", self.key)
-        fn = _programs.program(key) if len(self.nodes) <= _programs.MAX_PROGRAM_OPS else None
-        if fn is None and len(self.nodes) <= _programs.MAX_PROGRAM_OPS and _programs.seen_before(key, count):
-            fn = _programs.compile(key, _plan_program(self.key))
+        fn = None
+        if len(self.nodes) <= _programs.MAX_PROGRAM_OPS:
+            fn = _programs.lookup(("plan", self.key), _programs.shapes_of(self.inputs[0]),
+                                  lambda: (_plan_program(self.key),), count)
         if fn is None:
             resolved, _, results = self.evaluate(self.inputs, call="eager")
             for n, r in zip(self.nodes, results):

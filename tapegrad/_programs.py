@@ -6,18 +6,20 @@ Two kinds of program:
   uses it (shapes go to jax.jit's own per-function cache);
 * programs: a whole pending subgraph, backward or training step, keyed by its structure.
 
-A structure is compiled only when it comes back (`seen_before`), except where a caller decides that
-first sight is worth a compile. Both caches are bounded (least recently used first). Compiles and
+A structure is compiled only when it comes back with the same input shapes (`lookup`); until then it runs
+op by op, through kernels that on first sight run on NumPy (`_numpy_eval`) rather than compile. Both caches are bounded (least recently used first). Compiles and
 compile seconds are read from JAX's own monitoring event, counted only while a tapegrad program is
 being called, so the numbers are what XLA did, not what tapegrad believes it did.
 """
 import collections
+import os
 import threading
 
 import jax
+import numpy as np
 from jax import monitoring
 
-from . import _recompiles
+from . import _numpy_eval, _recompiles
 
 MAX_PROGRAMS = 256     # whole programs kept (each may hold executables for several shapes)
 MAX_KERNELS = 2048     # per-op kernels kept
@@ -26,9 +28,16 @@ MAX_SEEN = 8192        # structures remembered as seen once
 # XLA:CPU compile time grows with program size (~10-50 ms per recorded op measured here, faster on small
 # programs), so a structure is compiled whole only up to MAX_PROGRAM_OPS recorded ops; longer tapes (a
 # 400-step unrolled RNN) always run op by op through the shared kernels, whose cost grows linearly.
-# Training steps up to FIRST_SIGHT_OPS ops compile on first sight (see autograd/_fast.py).
 MAX_PROGRAM_OPS = 1024
-FIRST_SIGHT_OPS = 128
+
+# A kernel met with new shapes runs its jaxpr on NumPy (see _numpy_eval) until the time spent so on those
+# shapes (tracing included, both estimated from the work, not clocked) reaches about what compiling them
+# would cost; then it is compiled. Renting until the rent equals the price keeps a kernel within 2x of
+# the better of the two choices made in hindsight. XLA:CPU's floor for a one-op program is ~30 ms;
+# typical kernels take 40-180 ms.
+NUMPY_BUDGET_SECONDS = 0.05
+TRACE_SECONDS = 0.002
+NUMPY_KERNELS = [os.environ.get("TAPEGRAD_NUMPY_KERNELS", "1") != "0"]   # decided for CPU at first use
 
 _COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
 _DISK_HIT_EVENT = "/jax/compilation_cache/cache_hits"   # sent before the compile event it stands for
@@ -43,7 +52,7 @@ class _Local(threading.local):
 _local = _Local()
 profiler = None   # while a profile records: profiler(program, args) runs and times each call
 _stats = {"hits": 0, "misses": 0, "compiles": 0, "compile_seconds": 0.0, "disk_loads": 0, "executions": 0,
-          "evictions": 0}
+          "evictions": 0, "numpy_runs": 0}
 _FLOAT_STATS = ("compile_seconds",)
 
 
@@ -80,10 +89,13 @@ class Program:
     plan that reads their outputs, which waits.
     """
 
-    __slots__ = ("jitted", "layout", "sync", "key", "compiles", "__weakref__")
+    __slots__ = ("fn", "jitted", "layout", "sync", "key", "compiles", "numpy", "ready", "__weakref__")
 
     def __init__(self, fn, sync=False, key=None):
+        self.fn = fn
         self.jitted = jax.jit(fn)
+        self.numpy = None if sync else {}   # a kernel's NumPy tier: input kinds -> _Rented
+        self.ready = set()   # a whole program's input shapes it is compiled (or being compiled) for
         self.layout = None   # what the caller needs to read the outputs (set by compile)
         self.sync = sync
         self.key = key       # its cache key, to explain its compiles (_recompiles)
@@ -96,6 +108,10 @@ class Program:
 
     def run(self, args, wait=False):
         """One execution; wait=True waits for the result even of a kernel (a profile timing it)."""
+        if self.numpy is not None and not wait and NUMPY_KERNELS[0]:
+            out = _run_on_numpy(self, args)
+            if out is not _COMPILE:
+                return out
         _stats["executions"] += 1
         _local.active += 1
         outer, _local.current = _local.current, self
@@ -107,6 +123,69 @@ class Program:
         finally:
             _local.active -= 1
             _local.current = outer
+
+
+_COMPILE = object()
+_ArrayImpl = type(jax.numpy.zeros(()))
+_SCALARS = (float, int, bool, complex)
+
+
+class _Rented:
+    """A kernel's NumPy evaluator for one set of input kinds, and the time spent on it so far."""
+
+    __slots__ = ("run", "tree", "seconds")
+
+    def __init__(self, run, tree, seconds):
+        self.run, self.tree, self.seconds = run, tree, seconds
+
+
+def _input_kinds(leaves):
+    kinds = []
+    for x in leaves:
+        t = type(x)
+        if t is _ArrayImpl:
+            kinds.append((x.shape, x.dtype, x.weak_type))
+        elif t is np.ndarray:
+            kinds.append((x.shape, x.dtype, False))
+        elif t in _SCALARS:
+            kinds.append(t)
+        else:   # a tracer (the kernel is being traced into a program) or something NumPy must not see
+            return None
+    return tuple(kinds)
+
+
+def _run_on_numpy(program, args):
+    """The kernel's outputs computed with NumPy, or _COMPILE when it should run compiled."""
+    leaves, _ = jax.tree_util.tree_flatten(args)
+    kinds = _input_kinds(leaves)
+    if kinds is None:
+        return _COMPILE
+    rented = program.numpy.get(kinds)
+    if rented is None:
+        if not _numpy_allowed():
+            return _COMPILE
+        try:
+            closed, shapes = jax.make_jaxpr(program.fn, return_shape=True)(*args)
+            run = _numpy_eval.compile_jaxpr(closed)
+        except Exception:   # let jax.jit report whatever went wrong, with its own error
+            run, shapes = None, None
+        rented = program.numpy[kinds] = _Rented(run, jax.tree_util.tree_structure(shapes), TRACE_SECONDS)
+    if rented.run is None or rented.seconds >= NUMPY_BUDGET_SECONDS:
+        return _COMPILE
+    try:
+        outs = _numpy_eval.to_device(rented.run(*leaves), rented.run.out_avals)
+    except Exception:   # an input NumPy cannot take: compile, and never try these kinds again
+        rented.run = None
+        return _COMPILE
+    rented.seconds += rented.run.seconds
+    _stats["numpy_runs"] += 1
+    return jax.tree_util.tree_unflatten(rented.tree, outs)
+
+
+def _numpy_allowed():
+    """NumPy stands in for XLA only on a single CPU device (it would move data off an accelerator)."""
+    allowed = NUMPY_KERNELS[0] = NUMPY_KERNELS[0] and jax.default_backend() == "cpu" and jax.device_count() == 1
+    return allowed
 
 
 class _LRU:
@@ -174,6 +253,33 @@ def seen_before(key, count=True):
     if count:
         _stats["misses"] += 1
     return False
+
+
+def shapes_of(arrays):
+    """The part of a program's inputs that jax.jit compiles for: each array's shape and dtype."""
+    return tuple([(a.shape, a.dtype) for a in arrays])
+
+
+def lookup(key, shapes, make, count=True):
+    """The program for structure `key` on inputs of `shapes`, or None: run it op by op this time.
+
+    A structure is compiled for given shapes when it comes back with them: one-off structures and
+    one-off shapes (the last short batch, a new sequence length) run op by op through the shared kernels,
+    which on first sight cost no compile (see _numpy_eval). make() -> (fn, layout) builds the program.
+    `count=False` when the lookup is part of a larger one that counts its own miss.
+    """
+    p = _programs.get(key)
+    if p is not None and shapes in p.ready:
+        _stats["hits"] += 1
+        return p
+    if not seen_before((key, shapes), count):
+        return None
+    if p is None:
+        p = compile(key, *make())
+    else:
+        _stats["hits"] += 1
+    p.ready.add(shapes)
+    return p
 
 
 def compile(key, fn, layout=None, first_sight=False):

@@ -18,18 +18,6 @@ PD = torch.distributions
 
 
 
-@pytest.fixture
-def shared_gamma_kernels():
-    """Backward node by node, so every gamma test uses one compiled gradient kernel of the sampler.
-
-    JAX's gamma sampler and its gradient take seconds to compile; a whole-step program would compile
-    them again for each test's one-off structure."""
-    from tapegrad.autograd import _fast
-    saved, _fast.COMPILE_AT_FIRST_SIGHT = _fast.COMPILE_AT_FIRST_SIGHT, 10 ** 9
-    yield
-    _fast.COMPILE_AT_FIRST_SIGHT = saved
-
-
 def _run(lib, fn, arrays):
     tensors = [lib.tensor(np.asarray(a, dtype=np.float64), requires_grad=True) for a in arrays]
     dists = TD if lib is tapegrad else PD
@@ -257,7 +245,7 @@ def test_rsample_gradients_of_uniform_exponential_and_mvn_follow_their_transform
     np.testing.assert_allclose(L.grad.numpy(), np.ones((3, 1)) * eps.sum(-1), rtol=1e-10)
 
 
-def test_standard_gamma_gradient_is_pytorchs_implicit_one(shared_gamma_kernels):
+def test_standard_gamma_gradient_is_pytorchs_implicit_one():
     # PyTorch's _standard_gamma_grad(alpha, x) is d x / d alpha at the draw x. Both libraries approximate
     # it (PyTorch by series and rational approximations), to about 1e-4 relative here.
     tapegrad.manual_seed(3)
@@ -270,7 +258,7 @@ def test_standard_gamma_gradient_is_pytorchs_implicit_one(shared_gamma_kernels):
     np.testing.assert_allclose(alpha.grad.numpy(), expected.numpy(), rtol=1e-3)
 
 
-def test_gamma_and_beta_rsample_gradients_are_unbiased(shared_gamma_kernels):
+def test_gamma_and_beta_rsample_gradients_are_unbiased():
     # E[d x / d theta] = d E[x] / d theta: Gamma's mean is a / b, Beta's is a / (a + b).
     tapegrad.manual_seed(4)
     a, b = (tapegrad.tensor(v, dtype=tapegrad.float64, requires_grad=True) for v in GAMMA_BATCH)

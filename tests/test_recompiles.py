@@ -8,6 +8,8 @@ import tapegrad
 from tapegrad import nn
 from tapegrad._recompiles import WARN_AFTER, RecompileWarning
 
+from xla_events import counting
+
 
 def _model():
     tapegrad.manual_seed(0)
@@ -15,14 +17,16 @@ def _model():
     return model, tapegrad.optim.SGD(model.parameters(), lr=0.1)
 
 
-def _branchy_steps(model, opt, steps):
+def _branchy_steps(model, opt, steps, repeats=2):
+    # Each structure runs `repeats` times in a row: a structure compiles when it comes back.
     for i in range(steps):
-        h = model(tapegrad.randn(3, 4))
-        for _ in range(i):      # a Python loop on data: one more op each step
-            h = h * 1.01
-        opt.zero_grad()
-        h.pow(2).mean().backward()
-        opt.step()
+        for _ in range(repeats):
+            h = model(tapegrad.randn(3, 4))
+            for _ in range(i):      # a Python loop on data: one more op each step
+                h = h * 1.01
+            opt.zero_grad()
+            h.pow(2).mean().backward()
+            opt.step()
 
 
 def test_a_step_whose_ops_change_warns_once_naming_the_op_and_line():
@@ -33,8 +37,19 @@ def test_a_step_whose_ops_change_warns_once_naming_the_op_and_line():
     assert len(ours) == 1
     text = str(ours[0].message)
     assert "new training step" in text and "is mul" in text and "has pow" in text
-    assert f"test_recompiles.py:{_branchy_steps.__code__.co_firstlineno + 4}" in text   # the h * 1.01 line
+    assert f"test_recompiles.py:{_branchy_steps.__code__.co_firstlineno + 6}" in text   # the h * 1.01 line
     assert ours[0].filename.endswith("test_recompiles.py")
+
+
+def test_structures_that_never_come_back_compile_nothing_and_do_not_warn():
+    tapegrad.autograd.clear_backward_cache()   # the test above compiled these structures (they came back)
+    model, opt = _model()
+    with warnings.catch_warnings(), counting() as xla:
+        warnings.simplefilter("error", RecompileWarning)
+        _branchy_steps(model, opt, 1, repeats=1)   # the kernels XLA must compile (randn's random bits)
+        first = xla.compiles
+        _branchy_steps(model, opt, WARN_AFTER + 4, repeats=1)
+        assert xla.compiles == first   # op by op through kernels that run on NumPy on first sight
 
 
 def test_a_step_that_repeats_compiles_once_and_does_not_warn():

@@ -283,10 +283,8 @@ def _general_backward(roots, seeds, retain_graph, wanted, accumulate):
     key = ("backward", graph.key, existing_keys, seed_pattern, plan.key)
     program = None
     if not (hooked or graph.python or anomaly_mode.is_anomaly_enabled()) and len(graph.nodes) + len(plan.nodes) <= _programs.MAX_PROGRAM_OPS:
-        program = _programs.program(key)
-        if program is None and _programs.seen_before(key):
-            whole, out_keys = _compile(graph.key, existing_keys, seed_pattern, plan.key)
-            program = _programs.compile(key, whole, out_keys)
+        program = _programs.lookup(key, _programs.shapes_of(plan.inputs[0]),
+                                   lambda: _compile(graph.key, existing_keys, seed_pattern, plan.key))
     if program is not None:
         results = _run_compiled(program, program.layout, plan)
     else:

@@ -17,13 +17,6 @@ from .._storage import Storage
 from . import _saved
 from ._graph import check_versions
 
-# Segments from this long up to _programs.FIRST_SIGHT_OPS (a training step) compile on first sight: one
-# whole-program compile costs less than running a step op by op, whose per-op compiles add up. Shorter
-# ones (one-off code, tests) run op by op first and compile only when the structure comes back; longer
-# ones compile on second sight up to _programs.MAX_PROGRAM_OPS, and beyond that always run op by op.
-COMPILE_AT_FIRST_SIGHT = 4
-
-
 def try_backward(root, seed, retain_graph):
     """Run the backward of `root` through its segment's program; False when the general path must."""
     node = root._grad_fn
@@ -58,18 +51,16 @@ def try_backward(root, seed, retain_graph):
     live = _lazy.live_outputs([ref() for ref in seg.nodes])
     implicit = (tuple(root.shape), root.dtype.np) if seed is None else None
     key = ("step", tuple(seg.flat), node.pos, root._out_idx, seed_code, implicit, existing, tuple(retained), live)
-    program = _programs.program(key)
-    if program is None:
-        nops = len(seg.nodes)
-        if nops > _programs.MAX_PROGRAM_OPS:
-            return False   # too long to compile whole: the general path runs it op by op
-        at_first_sight = COMPILE_AT_FIRST_SIGHT <= nops <= _programs.FIRST_SIGHT_OPS
-        first = not _programs.seen_before(key, count=at_first_sight)
-        if first and not at_first_sight:
-            return False   # the general path runs it node by node
-        _recompiles.step_compiled(seg, key[1])
-        program = _programs.compile(key, *_compile(key[1:]), first_sight=first)
+    if len(seg.nodes) > _programs.MAX_PROGRAM_OPS:
+        return False   # too long to compile whole: the general path runs it op by op
     arrays = seg.arrays
+
+    def make():
+        _recompiles.step_compiled(seg, key[1])
+        return _compile(key[1:])
+    program = _programs.lookup(key, _programs.shapes_of(arrays) + _programs.shapes_of(extra), make, count=False)
+    if program is None:
+        return False   # first sight of this structure with these shapes: the general path runs it op by op
     if any(type(a) is Pending for a in arrays):
         arrays = _lazy.resolve_all(arrays)
     if extra:

@@ -1,0 +1,495 @@
+"""A jaxpr evaluated with NumPy: kernels on first sight without an XLA compile.
+
+XLA:CPU needs ~30 ms to compile even a one-op program (softmax ~180 ms), while NumPy runs the op in
+microseconds. A kernel met with new shapes is traced to a jaxpr (about a millisecond) and, when every
+primitive in it has a NumPy rule below, evaluated primitive by primitive; `_programs` decides when a
+kernel has run often enough to be worth compiling. Anything without an exact NumPy rule (gathers,
+convolutions, random bits, erf, half precision ...) makes the whole jaxpr unsupported, and the kernel
+is compiled as before: this tier only ever saves compiles, it never changes which ops exist.
+
+The rules follow lax's semantics, not NumPy's where they differ (round-half-away, clamped dynamic
+slice starts, select_n's case order, dot_general's dimension numbers); results are cast to the dtype
+the jaxpr says, so NumPy's promotion never leaks.
+"""
+import numpy as np
+
+try:  # private but long-stable: the jaxpr classes
+    from jax._src import core as _core
+    _Literal = _core.Literal
+    _ClosedJaxpr = _core.ClosedJaxpr
+except ImportError:  # pragma: no cover
+    _core = None
+
+_RULES = {}
+_HALF = frozenset([np.dtype(np.float16)] + ([np.dtype("bfloat16")] if hasattr(np, "bfloat16") else []))
+
+
+def _rule(*names):
+    def register(make):
+        for n in names:
+            _RULES[n] = make
+        return make
+    return register
+
+
+def _unary(fn):
+    return lambda params: fn
+
+
+for _name, _fn in {
+        "neg": np.negative, "exp": np.exp, "log": np.log, "log1p": np.log1p, "expm1": np.expm1,
+        "tanh": np.tanh, "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos,
+        "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh, "asinh": np.arcsinh, "acosh": np.arccosh,
+        "atanh": np.arctanh, "sqrt": np.sqrt, "cbrt": np.cbrt, "abs": np.abs, "sign": np.sign,
+        "floor": np.floor, "ceil": np.ceil, "is_finite": np.isfinite, "exp2": np.exp2, "not": np.invert,
+        "real": np.real, "imag": np.imag, "conj": np.conj, "square": np.square,
+        "add": np.add, "add_any": np.add, "sub": np.subtract, "mul": np.multiply, "max": np.maximum, "min": np.minimum,
+        "pow": np.power, "atan2": np.arctan2, "nextafter": np.nextafter,
+        "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
+        "ge": np.greater_equal, "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor,
+        "stop_gradient": lambda x: x, "copy": lambda x: x, "copy_p": lambda x: x,
+        "optimization_barrier": lambda *xs: xs,
+}.items():
+    _RULES[_name] = _unary(_fn)
+
+
+@_rule("div")
+def _div(params):
+    def div(x, y):
+        if np.asarray(x).dtype.kind in "iub":   # lax rounds toward zero, and x / 0 is defined: leave to XLA
+            raise _Unsupported
+        return np.true_divide(x, y)
+    return div
+
+
+@_rule("rem")
+def _rem(params):
+    def rem(x, y):
+        if np.asarray(x).dtype.kind in "iub":
+            raise _Unsupported
+        return np.fmod(x, y)   # C's fmod: the sign of the dividend, as lax.rem
+    return rem
+
+
+def _shift(fn, fill_sign):
+    def make(params):
+        def shift(x, y):
+            x, y = np.asarray(x), np.asarray(y)
+            bits = x.dtype.itemsize * 8
+            too_far = (y < 0) | (y >= bits)   # lax defines these; C (and NumPy) do not
+            safe = np.where(too_far, 0, y).astype(x.dtype)
+            fill = np.where(x < 0, -1, 0).astype(x.dtype) if fill_sign else np.zeros((), x.dtype)
+            return np.where(too_far, fill, fn(x, safe))
+        return shift
+    return make
+
+
+def _logical_right(x, y):
+    unsigned = np.dtype(f"u{x.dtype.itemsize}")
+    return np.right_shift(x.view(unsigned) if x.ndim else x.astype(unsigned), y.astype(unsigned)).astype(x.dtype)
+
+
+_RULES["shift_left"] = _shift(np.left_shift, False)
+_RULES["shift_right_arithmetic"] = _shift(np.right_shift, True)
+_RULES["shift_right_logical"] = _shift(_logical_right, False)
+
+
+@_rule("bitcast_convert_type")
+def _bitcast(params):
+    dtype = np.dtype(params["new_dtype"])
+
+    def bitcast(x):
+        x = np.ascontiguousarray(x)
+        if x.dtype.itemsize != dtype.itemsize:
+            raise _Unsupported
+        return x.view(dtype)
+    return bitcast
+
+
+@_rule("rsqrt")
+def _rsqrt(params):
+    return lambda x: 1 / np.sqrt(x)
+
+
+@_rule("logistic")
+def _logistic(params):
+    return lambda x: 1 / (1 + np.exp(-x))
+
+
+@_rule("integer_pow")
+def _integer_pow(params):
+    y = params["y"]
+    return lambda x: np.power(x, y) if y >= 0 else 1 / np.power(x, -y)
+
+
+@_rule("round")
+def _round(params):
+    method = int(params.get("rounding_method", 0))
+    if method == 1:   # to nearest even
+        return np.round
+    return lambda x: np.where(x < 0, -np.floor(-x + 0.5), np.floor(x + 0.5))   # half away from zero
+
+
+@_rule("convert_element_type")
+def _convert(params):
+    dtype = np.dtype(params["new_dtype"])
+    return lambda x: np.asarray(x).astype(dtype)
+
+
+@_rule("clamp")
+def _clamp(params):
+    return lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi)
+
+
+@_rule("select_n")
+def _select_n(params):
+    def select(which, *cases):
+        if len(cases) == 2 and np.asarray(which).dtype == np.bool_:
+            return np.where(which, cases[1], cases[0])
+        return np.choose(np.asarray(which).astype(np.intp), np.broadcast_arrays(*cases))
+    return select
+
+
+@_rule("broadcast_in_dim")
+def _broadcast_in_dim(params):
+    shape, dims = tuple(params["shape"]), tuple(params["broadcast_dimensions"])
+
+    def broadcast(x):
+        x = np.asarray(x)
+        kept = [1] * len(shape)
+        for d, s in zip(dims, x.shape):
+            kept[d] = s
+        return np.broadcast_to(x.reshape(kept), shape)
+    return broadcast
+
+
+@_rule("reshape")
+def _reshape(params):
+    if params.get("dimensions") is not None:
+        raise _Unsupported
+    shape = tuple(params["new_sizes"])
+    return lambda x: np.reshape(x, shape)
+
+
+@_rule("squeeze")
+def _squeeze(params):
+    dims = tuple(params["dimensions"])
+    return lambda x: np.squeeze(x, dims)
+
+
+@_rule("expand_dims")
+def _expand_dims(params):
+    dims = tuple(params["dimensions"])
+    return lambda x: np.expand_dims(x, dims)
+
+
+@_rule("transpose")
+def _transpose(params):
+    perm = tuple(params["permutation"])
+    return lambda x: np.transpose(x, perm)
+
+
+@_rule("rev")
+def _rev(params):
+    dims = tuple(params["dimensions"])
+    return lambda x: np.flip(x, dims)
+
+
+def _reduction(fn):
+    def make(params):
+        axes = tuple(params["axes"])
+        return lambda x: fn(x, axis=axes)
+    return make
+
+
+for _name, _fn in {"reduce_sum": np.sum, "reduce_max": np.max, "reduce_min": np.min, "reduce_prod": np.prod,
+                   "reduce_and": np.all, "reduce_or": np.any}.items():
+    _RULES[_name] = _reduction(_fn)
+
+
+def _arg(fn):
+    def make(params):
+        (axis,) = params["axes"]
+        dtype = np.dtype(params["index_dtype"])
+        return lambda x: fn(x, axis=axis).astype(dtype)
+    return make
+
+
+_RULES["argmax"], _RULES["argmin"] = _arg(np.argmax), _arg(np.argmin)
+
+
+def _cumulative(ufunc):
+    def make(params):
+        axis, reverse = params["axis"], params["reverse"]
+
+        def run(x):
+            if reverse:
+                return np.flip(ufunc.accumulate(np.flip(x, axis), axis=axis), axis)
+            return ufunc.accumulate(x, axis=axis)
+        return run
+    return make
+
+
+for _name, _uf in {"cumsum": np.add, "cumprod": np.multiply, "cummax": np.maximum,
+                   "cummin": np.minimum}.items():
+    _RULES[_name] = _cumulative(_uf)
+
+
+@_rule("dot_general")
+def _dot_general(params):
+    (lc, rc), (lb, rb) = params["dimension_numbers"]
+    lc, rc, lb, rb = tuple(lc), tuple(rc), tuple(lb), tuple(rb)
+    out = params.get("preferred_element_type")
+    out = None if out is None else np.dtype(out)
+
+    def dot(x, y):
+        x, y = np.asarray(x), np.asarray(y)
+        lf = [d for d in range(x.ndim) if d not in lc and d not in lb]
+        rf = [d for d in range(y.ndim) if d not in rc and d not in rb]
+        xb = x.transpose(lb + tuple(lf) + lc)
+        yb = y.transpose(rb + rc + tuple(rf))
+        batch = xb.shape[:len(lb)]
+        m = int(np.prod([x.shape[d] for d in lf], dtype=np.int64))
+        n = int(np.prod([y.shape[d] for d in rf], dtype=np.int64))
+        k = int(np.prod([x.shape[d] for d in lc], dtype=np.int64))
+        r = np.matmul(xb.reshape(batch + (m, k)), yb.reshape(batch + (k, n)))
+        r = r.reshape(batch + tuple(x.shape[d] for d in lf) + tuple(y.shape[d] for d in rf))
+        return r if out is None else r.astype(out)
+    return dot
+
+
+@_rule("slice")
+def _slice(params):
+    starts, limits = params["start_indices"], params["limit_indices"]
+    strides = params["strides"] or (1,) * len(starts)
+    index = tuple(slice(a, b, s) for a, b, s in zip(starts, limits, strides))
+    return lambda x: x[index]
+
+
+def _clamped_starts(shape, sizes, starts):
+    # lax clamps a dynamic start so that the whole window fits
+    return tuple(int(min(max(int(s), 0), d - z)) for s, d, z in zip(starts, shape, sizes))
+
+
+@_rule("dynamic_slice")
+def _dynamic_slice(params):
+    sizes = tuple(params["slice_sizes"])
+
+    def run(x, *starts):
+        x = np.asarray(x)
+        st = _clamped_starts(x.shape, sizes, starts)
+        return x[tuple(slice(s, s + z) for s, z in zip(st, sizes))]
+    return run
+
+
+@_rule("dynamic_update_slice")
+def _dynamic_update_slice(params):
+    def run(x, update, *starts):
+        update = np.asarray(update)
+        out = np.array(x, copy=True)
+        st = _clamped_starts(out.shape, update.shape, starts)
+        out[tuple(slice(s, s + z) for s, z in zip(st, update.shape))] = update
+        return out
+    return run
+
+
+@_rule("concatenate")
+def _concatenate(params):
+    axis = params["dimension"]
+    return lambda *xs: np.concatenate(xs, axis=axis)
+
+
+@_rule("split")
+def _split(params):
+    sizes, axis = params["sizes"], params["axis"]
+    cuts = np.cumsum(sizes)[:-1]
+    return lambda x: tuple(np.split(x, cuts, axis=axis))
+
+
+@_rule("pad")
+def _pad(params):
+    config = params["padding_config"]
+    if any(lo < 0 or hi < 0 or interior for lo, hi, interior in config):
+        raise _Unsupported
+    widths = tuple((lo, hi) for lo, hi, _ in config)
+    return lambda x, value: np.pad(x, widths, constant_values=value)
+
+
+@_rule("iota")
+def _iota(params):
+    dtype, shape, dim = np.dtype(params["dtype"]), tuple(params["shape"]), params["dimension"]
+
+    def run():
+        kept = [1] * len(shape)
+        kept[dim] = shape[dim]
+        return np.broadcast_to(np.arange(shape[dim], dtype=dtype).reshape(kept), shape)
+    return run
+
+
+@_rule("complex")
+def _complex(params):
+    return lambda x, y: np.asarray(x) + 1j * np.asarray(y)
+
+
+# What one evaluation is expected to cost on NumPy (measured on a 2-core CPU; rough on purpose): a fixed
+# cost per kernel call (flattening, transfers), per primitive, per element written and per matmul flop.
+# An estimate rather than a clock, so that when a kernel gets compiled does not depend on machine load.
+CALL_SECONDS = 30e-6
+STEP_SECONDS = 3e-6
+ELEMENT_SECONDS = 1e-9
+FLOP_SECONDS = 0.1e-9
+
+
+def _numel(aval):
+    n = 1
+    for d in getattr(aval, "shape", ()):
+        n *= d
+    return n
+
+
+def _numel_dims(aval, dims):
+    n = 1
+    for d in dims:
+        n *= aval.shape[d]
+    return n
+
+
+class _Unsupported(Exception):
+    """A primitive (or parameter) this module has no exact NumPy rule for."""
+
+
+# ---- jaxpr -> flat program --------------------------------------------------------------------
+
+_CALLS = {"pjit": "jaxpr", "jit": "jaxpr", "closed_call": "call_jaxpr", "core_call": "call_jaxpr",
+          "custom_jvp_call": "call_jaxpr", "custom_vjp_call": "call_jaxpr",
+          "custom_vjp_call_jaxpr": "fun_jaxpr", "remat": "jaxpr", "remat2": "jaxpr", "checkpoint": "jaxpr"}
+
+
+class Compiled:
+    """A jaxpr flattened to a list of NumPy steps over numbered slots (sub-jaxprs inlined)."""
+
+    __slots__ = ("steps", "nslots", "inputs", "outputs", "consts", "out_avals", "seconds")
+
+    def __call__(self, *args):
+        slots = [None] * self.nslots
+        for (slot, dtype), a in zip(self.inputs, args):
+            a = np.asarray(a)
+            slots[slot] = a if a.dtype == dtype else a.astype(dtype)
+        for slot, value in self.consts:
+            slots[slot] = value
+        with np.errstate(all="ignore"):   # lax gives inf/nan silently, as PyTorch does
+            for fn, ins, outs, dtypes in self.steps:
+                r = fn(*[slots[i] for i in ins])
+                if len(outs) == 1:
+                    r = np.asarray(r)
+                    slots[outs[0]] = r if r.dtype == dtypes[0] else r.astype(dtypes[0])
+                else:
+                    for o, v, dt in zip(outs, r, dtypes):
+                        v = np.asarray(v)
+                        slots[o] = v if v.dtype == dt else v.astype(dt)
+        return [slots[o] for o in self.outputs]
+
+
+def to_device(values, avals):
+    """NumPy results as JAX arrays on the (single) CPU device, in one cheap transfer each."""
+    if _put is None:
+        import jax
+        return jax.device_put(values)
+    device, sharding = _target()
+    # committed, as the outputs of a jitted call are: jax.jit compiles again for a change of either
+    return [_put(a, sharding, [v], [device], True) for v, a in zip(values, avals)]
+
+
+try:  # private but long-stable: what jax.device_put ends in, without its ~100 us of Python
+    from jax._src.lib import xla_client as _xc
+    _put = _xc.batched_device_put
+except (ImportError, AttributeError):  # pragma: no cover
+    _put = None
+_target_cache = []
+
+
+def _target():
+    if not _target_cache:
+        import jax
+        device = jax.devices()[0]
+        _target_cache.append((device, jax.sharding.SingleDeviceSharding(device)))
+    return _target_cache[0]
+
+
+def compile_jaxpr(closed):
+    """A Compiled evaluator for a ClosedJaxpr, or None when a primitive has no NumPy rule."""
+    if _core is None:
+        return None
+    c = Compiled()
+    c.steps, c.consts = [], []
+    counter = [0]
+    work = [CALL_SECONDS]
+
+    def slot():
+        counter[0] += 1
+        return counter[0] - 1
+
+    def aval_ok(aval):
+        dt = getattr(aval, "dtype", None)
+        return dt is not None and np.dtype(dt) not in _HALF and not str(dt).startswith(("key", "float0"))
+
+    def flatten(jaxpr, consts, in_slots):
+        env = {}
+        for v, s in zip(jaxpr.invars, in_slots):
+            env[v] = s
+        for v, value in zip(jaxpr.constvars, consts):
+            s = slot()
+            c.consts.append((s, np.asarray(value)))
+            env[v] = s
+
+        def read(v):
+            if type(v) is _Literal:
+                s = slot()
+                c.consts.append((s, np.asarray(v.val, dtype=v.aval.dtype)))
+                return s
+            return env[v]
+
+        for eqn in jaxpr.eqns:
+            name = eqn.primitive.name
+            if not all(aval_ok(v.aval) for v in list(eqn.invars) + list(eqn.outvars)):
+                raise _Unsupported
+            ins = [read(v) for v in eqn.invars]
+            sub = _CALLS.get(name)
+            if sub is not None:
+                inner = eqn.params[sub]
+                if isinstance(inner, _ClosedJaxpr):
+                    inner_jaxpr, inner_consts = inner.jaxpr, inner.consts
+                else:
+                    inner_jaxpr, inner_consts = inner, ()
+                outs = flatten(inner_jaxpr, inner_consts, ins)
+                for v, s in zip(eqn.outvars, outs):
+                    env[v] = s
+                continue
+            make = _RULES.get(name)
+            if make is None:
+                raise _Unsupported
+            fn = make(eqn.params)
+            work[0] += STEP_SECONDS + sum(_numel(v.aval) for v in eqn.outvars) * ELEMENT_SECONDS
+            if name == "dot_general":
+                (lc, _), _ = eqn.params["dimension_numbers"]
+                k = _numel_dims(eqn.invars[0].aval, lc)
+                work[0] += 2 * k * _numel(eqn.outvars[0].aval) * FLOP_SECONDS
+            outs = [slot() for _ in eqn.outvars]
+            for v, s in zip(eqn.outvars, outs):
+                env[v] = s
+            c.steps.append((fn, tuple(ins), tuple(outs), tuple(np.dtype(v.aval.dtype) for v in eqn.outvars)))
+        return [read(v) for v in jaxpr.outvars]
+
+    try:
+        jaxpr = closed.jaxpr
+        if not all(aval_ok(v.aval) for v in jaxpr.invars):
+            return None
+        in_slots = [slot() for _ in jaxpr.invars]
+        c.inputs = tuple((s, np.dtype(v.aval.dtype)) for s, v in zip(in_slots, jaxpr.invars))
+        c.outputs = tuple(flatten(jaxpr, closed.consts, in_slots))
+        c.out_avals = tuple(closed.out_avals)
+        c.seconds = work[0]
+    except (_Unsupported, KeyError, TypeError, ValueError):
+        return None
+    c.nslots = counter[0]
+    return c

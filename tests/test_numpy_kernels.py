@@ -1,0 +1,179 @@
+"""Kernels on first sight run their jaxpr on NumPy (tapegrad/_numpy_eval.py), compiled only once they
+have run long enough to be worth it (tapegrad/_programs.py).
+
+The rules are checked against XLA itself (the same jaxpr compiled), primitive family by family, on
+inputs drawn by hypothesis; the tier's bookkeeping (no compile on first sight, one compile once the
+estimated time reaches the budget, tracers and unsupported primitives compiled at once) is checked with
+JAX's own compile events. The op table (tests/test_op_table.py) runs every op on first sight through
+this tier and compares it with PyTorch.
+"""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from jax import lax
+
+import tapegrad
+from tapegrad import _numpy_eval, _programs
+
+from xla_events import counting
+
+R = np.random.default_rng(0)
+F32 = R.standard_normal((3, 4)).astype(np.float32)
+F64 = R.standard_normal((3, 4))
+I32 = R.integers(-40, 40, (3, 4)).astype(np.int32)
+U32 = R.integers(0, 2**32 - 1, (3, 4), dtype=np.uint32)
+SHIFTS = (I32 % 40).astype(np.int32)
+
+CASES = {
+    "shift_left": (lax.shift_left, (I32, SHIFTS)),
+    "shift_right_arithmetic": (lax.shift_right_arithmetic, (I32, SHIFTS)),
+    "shift_right_logical": (lax.shift_right_logical, (I32, SHIFTS)),
+    "shift_right_logical_unsigned": (lax.shift_right_logical, (U32, (U32 % 40).astype(np.uint32))),
+    "bitcast": (lambda x: lax.bitcast_convert_type(x, jnp.int32), (F32,)),
+    "round_away": (lambda x: lax.round(x * 3, lax.RoundingMethod.AWAY_FROM_ZERO), (F32,)),
+    "round_even": (lambda x: lax.round(x * 3, lax.RoundingMethod.TO_NEAREST_EVEN), (F32,)),
+    "batched_matmul": (lambda x, y: jnp.einsum("bij,bjk->bik", x, y),
+                       (R.standard_normal((2, 3, 4)), R.standard_normal((2, 4, 5)))),
+    "dot_general_permuted": (lambda x, y: lax.dot_general(x, y, (((0,), (1,)), ((2,), (0,)))),
+                             (R.standard_normal((4, 3, 2)), R.standard_normal((2, 4, 5)))),
+    "int_matmul": (lambda x, y: x @ y, (I32, I32.T)),
+    "dynamic_slice_clamped": (lambda x, i: lax.dynamic_slice(x, (i, 1), (2, 2)), (F32, 5)),
+    "dynamic_update_slice_clamped": (lambda x, u, i: lax.dynamic_update_slice(x, u, (i, -1)),
+                                     (F32, F32[:2, :2], 2)),
+    "cumsum_reverse": (lambda x: lax.cumsum(x, 1, reverse=True), (F32,)),
+    "cummax": (lambda x: lax.cummax(x, 0), (F64,)),
+    "logsumexp": (lambda x: jax.nn.logsumexp(x, 1), (F32,)),
+    "softmax": (lambda x: jax.nn.softmax(x, 1), (F32,)),
+    "relu_custom_jvp": (jax.nn.relu, (F32,)),
+    "select_n_three_cases": (lax.select_n, (np.array([0, 1, 2, 1], np.int32), F32[0], F32[1], F32[2])),
+    "clamp": (lambda x: lax.clamp(np.float32(-0.5), x, np.float32(0.5)), (F32,)),
+    "argmax": (lambda x: jnp.argmax(x, 1), (F32,)),
+    "argmin_nan": (lambda x: jnp.argmin(jnp.where(x > 1, jnp.nan, x), 1), (F32,)),
+    "pad": (lambda x: jnp.pad(x, ((1, 2), (0, 1)), constant_values=3.0), (F32,)),
+    "iota": (lambda x: x + jnp.arange(4), (F32,)),
+    "concatenate": (lambda x: jnp.concatenate([x, x * 2], 0), (F32,)),
+    "split": (lambda x: jnp.split(x, [1, 3], 1), (F32,)),
+    "negative_integer_pow": (lambda x: x ** -3, (F32,)),
+    "where": (lambda x: jnp.where(x > 0, x, 0.0), (F32,)),
+    "float_rem": (lambda x: x % 0.7, (F64,)),
+    "max_propagates_nan": (lambda x: jnp.maximum(x, jnp.nan), (F32,)),
+    "reductions": (lambda x: (x.sum(0), x.max(1), x.min(), x.prod(1), (x > 0).all(0), (x > 1).any(1)), (F64,)),
+    "transcendental": (lambda x: (jnp.tanh(x), jnp.exp(x), jnp.log1p(jnp.abs(x)), jax.nn.sigmoid(x),
+                                  lax.rsqrt(jnp.abs(x) + 1), jnp.arctan2(x, x + 1)), (F32,)),
+    "casts": (lambda x: (x.astype(jnp.int32), (x > 0).astype(jnp.float64), x.astype(jnp.bool_)), (F32 * 10,)),
+    "int_arithmetic_wraps": (lambda x: x * np.int32(2**30) + x, (I32,)),
+    "transpose_reshape_rev": (lambda x: jnp.flip(x.T.reshape(2, 6), 1)[:, ::2], (F32,)),
+    "broadcast_compare": (lambda x, y: (x[:, None] < y[None, :]) ^ (x[:, None] == 0), (F32[0], F32[1])),
+    "complex": (lambda x, y: (lax.complex(x, y) * 2).real, (F32, F32)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_rule_matches_xla(name):
+    fn, args = CASES[name]
+    run = _numpy_eval.compile_jaxpr(jax.make_jaxpr(fn)(*args))
+    assert run is not None, f"{name}: a primitive here lost its NumPy rule"
+    got = run(*args)
+    want = jax.tree_util.tree_leaves(jax.jit(fn)(*args))
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        w = np.asarray(w)
+        assert g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6, equal_nan=True)
+
+
+BINARY = {"add": jnp.add, "sub": jnp.subtract, "mul": jnp.multiply, "max": jnp.maximum, "min": jnp.minimum,
+          "lt": jnp.less, "ne": jnp.not_equal, "pow": lambda x, y: jnp.abs(x) ** y}
+
+
+@settings(max_examples=25, deadline=None)
+@given(op=st.sampled_from(sorted(BINARY)),
+       shapes=st.sampled_from([((3,), (3,)), ((2, 1), (1, 3)), ((), (2, 3)), ((4, 1, 2), (3, 1))]),
+       dtype=st.sampled_from(["float32", "float64", "int32"]),
+       seed=st.integers(0, 2**16))
+def test_broadcasting_binary_ops_match_xla(op, shapes, dtype, seed):
+    rng = np.random.default_rng(seed)
+    x, y = (rng.uniform(-3, 3, s).astype(dtype) for s in shapes)
+    if op == "pow" and dtype == "int32":
+        y = np.abs(y)   # integers to negative powers are not defined alike
+    fn = BINARY[op]
+    (got,) = _numpy_eval.compile_jaxpr(jax.make_jaxpr(fn)(x, y))(x, y)
+    want = np.asarray(jax.jit(fn)(x, y))
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-6)
+
+
+def test_unsupported_primitives_are_left_to_xla():
+    x = np.ones((3, 2), np.float32)
+    assert _numpy_eval.compile_jaxpr(jax.make_jaxpr(lambda a: jnp.take(a, jnp.array([2, 0]), 0))(x)) is None
+    assert _numpy_eval.compile_jaxpr(jax.make_jaxpr(jax.scipy.special.erf)(x)) is None
+    assert _numpy_eval.compile_jaxpr(jax.make_jaxpr(lambda a: a * 2)(x.astype(jnp.float16))) is None
+    assert _numpy_eval.compile_jaxpr(jax.make_jaxpr(lambda a: a // 2)(x.astype(np.int32))) is not None
+    # lax's integer division rounds toward zero and defines x / 0: left to XLA when it runs
+    run = _numpy_eval.compile_jaxpr(jax.make_jaxpr(lambda a, b: lax.div(a, b))(np.int32(7), np.int32(-2)))
+    with pytest.raises(Exception):
+        run(np.int32(7), np.int32(-2))
+
+
+def _fresh_kernel(fn):
+    return _programs.kernel(("test_numpy_kernels", fn), lambda: fn)
+
+
+def test_a_kernel_runs_on_numpy_until_its_budget_then_compiles_once():
+    kernel = _fresh_kernel(lambda a, b: jnp.tanh(a @ b) * 2)
+    a, b, other = jnp.ones((4, 3), jnp.float32), jnp.ones((3, 5), jnp.float32), jnp.ones((2, 3), jnp.float32)
+    want = np.tanh(np.full((4, 5), 3.0, np.float32)) * 2
+    with counting() as xla:
+        first = kernel(a, b)
+        assert xla.compiles == 0 and xla.executions == 0
+        np.testing.assert_allclose(np.asarray(first), want, rtol=1e-6)
+        assert isinstance(first, jax.Array) and first.dtype == jnp.float32 and not first.weak_type
+        # Renting stops when the estimated NumPy time reaches the budget: an estimate, not a clock,
+        # so the compile comes at the same call on every machine and under any load.
+        rented = next(iter(kernel.numpy.values()))
+        calls = int(np.ceil((_programs.NUMPY_BUDGET_SECONDS - _programs.TRACE_SECONDS) / rented.run.seconds))
+        for _ in range(calls - 1):
+            kernel(a, b)
+        assert xla.compiles == 0
+        compiled = kernel(a, b)
+        kernel(a, b)
+        assert xla.compiles == 1 and xla.executions == 2
+        np.testing.assert_allclose(np.asarray(compiled), np.asarray(first), rtol=1e-6)
+        kernel(other, b)   # new shapes: NumPy again
+        assert xla.compiles == 1
+
+
+def test_tracers_and_unsupported_kernels_compile_at_once():
+    gather = _fresh_kernel(lambda a: jnp.take(a, jnp.array([1, 0]), 0))
+    square = _fresh_kernel(lambda a: a * a)
+    a, b = jnp.ones((3, 2)), jnp.ones(3)
+    with counting() as xla:
+        gather(a)
+        assert xla.compiles == 1
+        jax.jit(lambda a: square(a) + 1)(b)   # inside a trace the kernel is traced, not run
+        assert xla.compiles == 2
+
+
+def test_switched_off(monkeypatch):
+    monkeypatch.setattr(_programs, "NUMPY_KERNELS", [False])
+    kernel = _fresh_kernel(lambda a: a + 1)
+    a = jnp.ones(3)
+    with counting() as xla:
+        kernel(a)
+        assert xla.compiles == 1
+
+
+def test_first_sight_of_a_new_shape_compiles_nothing():
+    # an eager evaluation of one-off shapes: PyTorch-style code whose batch size changes every call
+    model = tapegrad.nn.Sequential(tapegrad.nn.Linear(4, 8), tapegrad.nn.Tanh(), tapegrad.nn.Linear(8, 2))
+    with tapegrad.no_grad():
+        model(tapegrad.ones(1, 4)).sum().item()   # the parameters' own initialisation is not counted
+    with counting() as xla:
+        with tapegrad.no_grad():
+            for n in (3, 5, 7):
+                out = tapegrad.softmax(model(tapegrad.ones(n, 4) * n), -1).sum().item()
+                assert out == pytest.approx(n, rel=1e-5)
+        assert xla.compiles == 0
