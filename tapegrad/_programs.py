@@ -293,8 +293,9 @@ def compile(key, fn, layout=None, first_sight=False):
 
 
 def info():
-    """Counters (hits, misses, compiles, compile_seconds, disk_loads, executions, evictions) and cache
-    sizes. disk_loads: programs loaded from the persistent cache of an earlier run (see _warm_start)."""
+    """Counters (hits, misses, compiles, compile_seconds, disk_loads, executions, evictions, numpy_runs)
+    and cache sizes. disk_loads: programs loaded from the persistent cache of an earlier run (see
+    _warm_start); numpy_runs: kernel calls evaluated with NumPy instead of XLA (see _numpy_eval)."""
     return dict(_stats, entries=len(_programs), kernels=len(_kernels))
 
 
