@@ -77,21 +77,42 @@ class CompiledFunction:
                 self._warn_limit()
                 return self.fn(*args, **kwargs)
             try:
-                traced = _trace.trace(self.fn, args, kwargs, walk)
+                program = self._compile(key, walk, args, kwargs)
             except _trace.GraphBreak as e:
-                if self.calls == 1:
-                    # A first call may create state (an optimizer's buffers) that a trace cannot: it
-                    # runs eagerly, and the next call's trace tells whether the break is real.
-                    return self.fn(*args, **kwargs)
-                return self._break(e, args, kwargs)
-            except (_trace.ReturnsGraph, _snapshot.Unreplayable):
-                self.programs[key] = _EAGER
-                return self.fn(*args, **kwargs)
-            program = self.programs[key] = _Program(traced, len(self.programs))
-            self.compiled += 1
+                if self.calls > 1:
+                    return self._break(e, args, kwargs)
+                # A first call may create state a trace cannot (an optimizer's buffers, made on the
+                # device of a parameter): it runs eagerly, then the trace is tried again on the state
+                # it made; only a break found then is one.
+                result = self.fn(*args, **kwargs)
+                self._trace_again(args, kwargs)
+                return result
         if program is _EAGER:
             return self.fn(*args, **kwargs)
         return program.run(walk)
+
+    def _compile(self, key, walk, args, kwargs):
+        try:
+            traced = _trace.trace(self.fn, args, kwargs, walk)
+        except (_trace.ReturnsGraph, _snapshot.Unreplayable):
+            self.programs[key] = _EAGER
+            return _EAGER
+        self.compiled += 1
+        program = self.programs[key] = _Program(traced, self.compiled)
+        return program
+
+    def _trace_again(self, args, kwargs):
+        try:
+            walk = _walk.Walk(self._roots(args, kwargs))
+            if walk.grad_fns or walk.views:
+                return
+            key = (walk.key, _state.grad_enabled, _state.inference)
+            if key not in self.programs:
+                self._compile(key, walk, args, kwargs)
+        except _trace.GraphBreak as e:
+            self._break(e, None, None)
+        except Exception:   # the arguments may not suit a second call (consumed iterators): the next call tells
+            pass
 
     def _break(self, e, args, kwargs):
         message = (f"tapegrad.compile: {e.reason} at {e.where()} cannot be traced into one program (a graph "
@@ -103,7 +124,7 @@ class CompiledFunction:
         self.broken = e
         warnings.warn(message + " The function runs eagerly from now on; move the Python read out of the "
                       "compiled function to compile it.", UserWarning, stacklevel=_user_level())
-        return self.fn(*args, **kwargs)
+        return None if args is None else self.fn(*args, **kwargs)
 
     def _warn_limit(self):
         if not self.warned_limit:

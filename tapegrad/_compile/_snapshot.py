@@ -7,6 +7,8 @@ the program instead, and never on the trace's own values. A Snapshot copies ever
 trace; `changes()` describes what differs after it in terms of walk positions, so the same changes
 apply to another call's objects; `restore()` puts everything back (after the trace, or when it failed).
 """
+import numpy as np
+
 from .._tensor import Tensor
 from ._walk import DICT, LIST, OBJECT, TENSOR, _SCALARS
 
@@ -85,7 +87,7 @@ class Snapshot:
     def _spec(self, value, new_tensors, key=False):
         if value is MISSING:
             return ("missing",)
-        if type(value) in _SCALARS:
+        if _scalar(value):
             return ("const", value)
         pos = self.walk.index.get(id(value))
         if pos is not None:
@@ -107,7 +109,11 @@ def new_tensor(t, new_tensors):
 
 
 def _same(old, new):
-    return old is new or (type(old) is type(new) and type(old) in _SCALARS and old == new)
+    return old is new or (type(old) is type(new) and _scalar(old) and old == new)
+
+
+def _scalar(value):
+    return type(value) in _SCALARS or isinstance(value, np.generic)
 
 
 def resolve(spec, objects, made):

@@ -65,10 +65,17 @@ def _user_line(exc):
     return line
 
 
+def _frames(exc):
+    tb = exc.__traceback__
+    while tb is not None:
+        yield tb.tb_frame.f_code.co_name
+        tb = tb.tb_next
+
+
 def _reason(exc):
     if isinstance(exc, _Printed):
         return "print()"
-    if isinstance(exc, jax.errors.TracerBoolConversionError):
+    if isinstance(exc, jax.errors.TracerBoolConversionError) or "__bool__" in _frames(exc):
         return "Python control flow on a tensor's value (if/while/bool() of a tensor)"
     if isinstance(exc, jax.errors.UnexpectedTracerError):
         return "a tensor kept from an earlier call escaped its trace"
@@ -111,7 +118,8 @@ def trace(fn, args, kwargs, walk):
     storages = walk.storages
     inputs = [s.value for s in storages]   # pending values are computed first, outside the program
     objects = walk.objects
-    lrs = [np.float64(objects[pos][k]) for pos, k in walk.lifted]
+    lr_objects = [objects[pos][k] for pos, k in walk.lifted]
+    lrs = [np.float64(v) for v in lr_objects]
     gen = _random.default_generator
     key, counter = gen._key, gen._counter
     snapshot = Snapshot(walk)
@@ -152,8 +160,8 @@ def trace(fn, args, kwargs, walk):
         raise GraphBreak(_reason(e), _user_line(e)) from e
     finally:
         snapshot.restore()
-        for (pos, k), v in zip(walk.lifted, lrs):
-            objects[pos][k] = float(v)
+        for (pos, k), v in zip(walk.lifted, lr_objects):
+            objects[pos][k] = v
         gen.__dict__.pop("next_key", None)
         gen._key, gen._counter = key, counter
     traced.jaxpr = closed
@@ -179,6 +187,8 @@ def _outputs(traced, walk, snapshot, inputs, lifted, result):
                     if kind == TENSOR]
     written = {id(walk.storages[i]) for i in traced.written}
     backward_ran = any(t._grad is not g or (g is not None and id(g._storage) in written) for t, g in grads_before)
+    if not backward_ran and isinstance(result, Tensor) and result._grad_fn is not None:
+        backward_ran = _released(result._grad_fn)
     traced.result = _result_spec(result, walk, new_tensors, backward_ran)
     traced.changes = snapshot.changes(new_tensors, skip)
     lr_values = []
@@ -189,7 +199,7 @@ def _outputs(traced, walk, snapshot, inputs, lifted, result):
         if isinstance(now, Tensor):   # a scheduler stepped inside: the new rate is computed
             traced.lr_outputs.append((slot, "out", None))
             lr_values.append(now._value)
-        elif type(now) in (float, int):
+        elif isinstance(now, (float, int, np.number)):
             traced.lr_outputs.append((slot, "const", now))
         else:
             raise Unreplayable("a learning rate was set to an object")
@@ -197,6 +207,20 @@ def _outputs(traced, walk, snapshot, inputs, lifted, result):
     outs.extend(t._storage._raw for t in new_tensors)
     outs.extend(lr_values)
     return outs
+
+
+def _released(node, limit=10000):
+    """Whether a backward without retain_graph ran over the graph of `node` (saved values freed)."""
+    seen, todo = set(), [node]
+    while todo and len(seen) < limit:
+        n = todo.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        if getattr(n, "saves", False) and n.args is None:
+            return True
+        todo.extend(e[0] for e in getattr(n, "edges", None) or () if e is not None)
+    return False
 
 
 def _result_spec(value, walk, new_tensors, backward_ran):

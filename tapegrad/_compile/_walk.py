@@ -19,6 +19,8 @@ It yields, in a deterministic order:
 import types
 from collections import OrderedDict, defaultdict
 
+import numpy as np
+
 from .._tensor import Tensor
 
 MAX_OBJECTS = 20000   # a walk this large means the function reaches something that is not its state
@@ -101,6 +103,9 @@ class Walk:
         if t in _SCALARS:
             tokens.append((t, obj))
             return
+        if isinstance(obj, np.generic):
+            tokens.append((t, obj.item()))
+            return
         pos = self.index.get(id(obj))
         if pos is not None:
             tokens.append(("@", pos))
@@ -114,7 +119,7 @@ class Walk:
             group = id(obj) in self._groups
             for k, v in obj.items():
                 self.visit(k)
-                if group and k == "lr" and type(v) is float:
+                if group and k == "lr" and isinstance(v, (float, np.floating)):
                     tokens.append("lr")   # lifted: an input of the program, not a guarded value
                     self.lifted.append((pos, k))
                 else:
