@@ -305,7 +305,7 @@ def test_compiled_module_wrapper_matches_pytorch(torch):
     assert list(compiled.state_dict()) == list(theirs.state_dict())
     assert [n for n, _ in compiled.named_parameters()] == [n for n, _ in theirs.named_parameters()]
     assert type(compiled).__name__ == "OptimizedModule" and compiled._orig_mod is mod
-    assert compiled[0] is mod[0] if False else compiled._orig_mod[0] is mod[0]
+    assert compiled.training is mod.training and compiled._orig_mod[0] is mod[0]
     assert compiled.training and compiled.eval() is compiled and not mod.training
 
     x = tapegrad.randn(4, 2)

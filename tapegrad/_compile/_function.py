@@ -11,6 +11,7 @@ import sys
 import warnings
 
 import jax
+import jax.extend.core
 import numpy as np
 
 from .. import _programs
@@ -18,7 +19,6 @@ from .. import random as _random
 from .._grad_mode import _state
 from .._recompiles import RecompileWarning
 from .._tensor import Tensor
-from ..autograd import _tracing
 from . import _snapshot, _trace, _walk
 
 _OWNED = 3            # references to an array held by its storage alone: the storage, `a`, getrefcount's argument
