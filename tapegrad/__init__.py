@@ -54,6 +54,8 @@ from .nn._functional.activation import (  # noqa: E402
     softmax_function as softmax, log_softmax_function as log_softmax)
 from . import optim, utils, distributions  # noqa: E402
 from . import func  # noqa: E402
+from ._compile import compile  # noqa: E402
+from . import _dynamo  # noqa: E402,F401  (torch._dynamo.exc.Unsupported)
 from .serialization import save, load  # noqa: E402
 from ._faults import OutOfMemoryError  # noqa: E402
 # PyTorch's legacy API and device probing: typed tensor classes, Tensor.type(), torch.cuda, backends flags.

@@ -10,6 +10,7 @@ there. One mechanism serves every view op.
 import re
 import weakref
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -150,8 +151,10 @@ def layout(t):
     key = (t._view.steps, t._view.positions, base_shape)
     found = _layouts.get(key)
     if found is None:
-        iota = jnp.arange(int(np.prod(base_shape, dtype=np.int64)), dtype=jnp.int64).reshape(base_shape)
-        pos = np.asarray(compose(t._view.steps)(iota, *t._view.positions))
+        # Computed on the host even while a function is traced (tapegrad.compile): it depends on shapes only.
+        with jax.ensure_compile_time_eval():
+            iota = jnp.arange(int(np.prod(base_shape, dtype=np.int64)), dtype=jnp.int64).reshape(base_shape)
+            pos = np.asarray(compose(t._view.steps)(iota, *t._view.positions))
         found = _layouts[key] = _strides_from_positions(pos)
     return found
 

@@ -367,6 +367,9 @@ def _accumulate_retained(results, nodes):
 def _committed(g):
     # Grads from kernels whose inputs were all uncommitted come out uncommitted; the step program
     # would compile once more when the same grad arrives committed, so commit them to their device.
+    # A traced grad (a compiled function's backward) has no placement yet.
+    if isinstance(g, jax.core.Tracer):
+        return g
     return g if getattr(g, "committed", True) else jax.device_put(g, g.sharding)
 
 

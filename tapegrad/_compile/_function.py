@@ -1,0 +1,213 @@
+"""A compiled function: guards, one program per guard key, commit after success, eager fallbacks.
+
+Per call: walk the state (`_walk`; its key is the guard), find the program traced for that key (trace
+and compile it on first sight), run it with the written storages donated, and only when it has
+succeeded write the results back: storages, new tensors (a new `.grad`), Python changes, learning
+rates, the generator's counter. A call whose key has no program yet and cannot have one runs eagerly:
+its trace created state (the first optimizer step), its result carries a graph for the caller, or a
+graph break was found (then every later call runs eagerly too, after one warning).
+"""
+import sys
+import warnings
+
+import jax
+import jax.extend.core
+import numpy as np
+
+from .. import _programs
+from .. import random as _random
+from .._grad_mode import _state
+from .._recompiles import RecompileWarning
+from .._tensor import Tensor
+from . import _snapshot, _trace, _walk
+
+_OWNED = 3            # references to an array held by its storage alone: the storage, `a`, getrefcount's argument
+RECOMPILE_LIMIT = 8   # programs per function; a key beyond that runs eagerly (PyTorch's cache_size_limit)
+_EAGER = "eager"      # a key whose calls run eagerly (the state it creates, or a graph for the caller)
+
+
+class Unsupported(RuntimeError):
+    """The function cannot be compiled into one program (PyTorch's torch._dynamo.exc.Unsupported)."""
+
+
+class CompiledFunction:
+    def __init__(self, fn, fullgraph=False, dynamic=None):
+        self.fn = fn
+        self.fullgraph = fullgraph
+        self.dynamic = dynamic
+        self.programs = {}     # guard key -> _Program or _EAGER
+        self.compiled = 0
+        self.broken = None     # the GraphBreak that made this function eager
+        self.warned_limit = False
+        self.calls = 0
+        target = getattr(fn, "__func__", fn)
+        self.code_roots = isinstance(target, type(_walk.function_roots)) and not _walk._is_library(
+            target.__module__)
+
+    def _roots(self, args, kwargs):
+        fn = self.fn
+        roots = [args, kwargs]
+        target = fn
+        if hasattr(fn, "__func__"):   # a bound method: its object is state
+            roots.append(fn.__self__)
+            target = fn.__func__
+        if self.code_roots:
+            roots.extend(_walk.function_roots(target))
+        elif not hasattr(target, "__code__"):
+            roots.append(fn)   # a callable object: its attributes
+        return roots
+
+    def __call__(self, *args, **kwargs):
+        if self.broken is not None:
+            return self.fn(*args, **kwargs)
+        self.calls += 1
+        try:
+            walk = _walk.Walk(self._roots(args, kwargs))
+        except _walk.TooLarge:
+            return self._break(_trace.GraphBreak(f"the function reaches more than {_walk.MAX_OBJECTS} objects",
+                                                 None), args, kwargs)
+        if walk.grad_fns or walk.views:
+            return self.fn(*args, **kwargs)   # part of a graph recorded outside: the tape runs it
+        key = (walk.key, _state.grad_enabled, _state.inference)
+        program = self.programs.get(key)
+        if program is not None and program is not _EAGER and not program.constants_hold():
+            program = None
+        if program is None:
+            if self.compiled >= RECOMPILE_LIMIT:
+                self._warn_limit()
+                return self.fn(*args, **kwargs)
+            try:
+                program = self._compile(key, walk, args, kwargs)
+            except _trace.GraphBreak as e:
+                if self.calls > 1:
+                    return self._break(e, args, kwargs)
+                # A first call may create state a trace cannot (an optimizer's buffers, made on the
+                # device of a parameter): it runs eagerly, then the trace is tried again on the state
+                # it made; only a break found then is one.
+                result = self.fn(*args, **kwargs)
+                self._trace_again(args, kwargs)
+                return result
+        if program is _EAGER:
+            return self.fn(*args, **kwargs)
+        return program.run(walk)
+
+    def _compile(self, key, walk, args, kwargs):
+        try:
+            traced = _trace.trace(self.fn, args, kwargs, walk)
+        except (_trace.ReturnsGraph, _snapshot.Unreplayable):
+            self.programs[key] = _EAGER
+            return _EAGER
+        self.compiled += 1
+        program = self.programs[key] = _Program(traced, self.compiled)
+        return program
+
+    def _trace_again(self, args, kwargs):
+        try:
+            walk = _walk.Walk(self._roots(args, kwargs))
+            if walk.grad_fns or walk.views:
+                return
+            key = (walk.key, _state.grad_enabled, _state.inference)
+            if key not in self.programs:
+                self._compile(key, walk, args, kwargs)
+        except _trace.GraphBreak as e:
+            self._break(e, None, None)
+        except Exception:   # the arguments may not suit a second call (consumed iterators): the next call tells
+            pass
+
+    def _break(self, e, args, kwargs):
+        message = (f"tapegrad.compile: {e.reason} at {e.where()} cannot be traced into one program (a graph "
+                   "break).")
+        if self.fullgraph:
+            raise Unsupported(message + " fullgraph=True requires one program: compute with tensor ops instead "
+                              "(torch.where for a branch), or move the Python read out of the compiled function.") \
+                from e.__cause__
+        self.broken = e
+        warnings.warn(message + " The function runs eagerly from now on; move the Python read out of the "
+                      "compiled function to compile it.", UserWarning, stacklevel=_user_level())
+        return None if args is None else self.fn(*args, **kwargs)
+
+    def _warn_limit(self):
+        if not self.warned_limit:
+            self.warned_limit = True
+            name = getattr(self.fn, "__qualname__", repr(self.fn))
+            warnings.warn(
+                f"tapegrad.compile: {name} was compiled {RECOMPILE_LIMIT} times (recompile limit): its guards "
+                "(shapes, dtypes, requires_grad, grad presence, training, Python values) keep changing. Calls "
+                "with guards not compiled before run eagerly from now on. Keep them the same from call to call "
+                "(pad batches to a few fixed sizes).", RecompileWarning, stacklevel=_user_level())
+
+
+class _Program:
+    """A traced function compiled with its written storages donated."""
+
+    def __init__(self, traced, number):
+        self.traced = traced
+        jaxpr = traced.jaxpr
+        written = traced.written
+        nstate = traced.nstate
+        self.kept = [i for i in range(nstate) if i not in set(written)]
+        order = list(written) + self.kept   # the donated inputs first
+        position = {s: j for j, s in enumerate(order)}
+        run = jax.extend.core.jaxpr_as_fun(jaxpr)
+
+        def program(donated, kept, rest):
+            state = donated + kept
+            return run(*[state[position[i]] for i in range(nstate)], *rest)
+        self.program = _programs.Program(program, sync=True, key=("compiled", number))
+        self.program.jitted = jax.jit(program, donate_argnums=(0,))
+
+    def constants_hold(self):
+        """Tensors read but not walked still hold the values baked into the program."""
+        for ref, raw in self.traced.constants:
+            s = ref()
+            if s is not None and s._raw is not raw:
+                return False
+        return True
+
+    def run(self, walk):
+        traced = self.traced
+        storages = walk.storages
+        donated = []
+        for i in traced.written:
+            a = storages[i].value
+            # Donate only an array nothing else holds (a clone sharing it would lose its data).
+            if sys.getrefcount(a) > _OWNED:
+                a = jax.device_put(a, a.sharding, may_alias=False)
+            donated.append(a)
+        kept = [storages[i].value for i in self.kept]
+        gen = _random.default_generator
+        objects = walk.objects
+        rest = [np.float64(objects[pos][k]) for pos, k in walk.lifted] + [gen._key, np.int64(gen._counter)]
+        outs = self.program(donated, kept, rest)   # waits: nothing is committed if it failed
+        made = self._commit(walk, outs)
+        return _trace.build_result(traced.result, objects, made)
+
+    def _commit(self, walk, outs):
+        traced = self.traced
+        storages, objects = walk.storages, walk.objects
+        n = len(traced.written)
+        for i, value in zip(traced.written, outs[:n]):
+            storages[i]._raw = value
+        for i, delta in traced.versions:
+            storages[i].counter.value += delta
+        made = []
+        for requires_grad, value in zip(traced.new, outs[n:n + len(traced.new)]):
+            t = Tensor._wrap(value)
+            t._requires_grad = requires_grad
+            made.append(t)
+        _snapshot.replay(traced.changes, objects, made)
+        computed = iter(outs[n + len(traced.new):])
+        for slot, kind, value in traced.lr_outputs:
+            pos, k = walk.lifted[slot]
+            objects[pos][k] = float(next(computed)) if kind == "out" else value
+        _random.default_generator._counter += traced.draws
+        return made
+
+
+
+def _user_level():
+    """warnings' stacklevel of the user's call (the first frame outside tapegrad), seen from the caller."""
+    f, level = sys._getframe(2), 2
+    while f is not None and f.f_globals.get("__name__", "").startswith("tapegrad"):
+        f, level = f.f_back, level + 1
+    return level

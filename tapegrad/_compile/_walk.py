@@ -1,0 +1,171 @@
+"""The state a compiled function can reach, found by walking objects from its roots.
+
+Roots: the call's arguments, the function's closure cells, the globals its code names, its `self`.
+From there the walk descends into containers (dict, list, tuple), modules, optimizers, schedulers
+and other user objects' attributes, user functions' closures and globals, and each tensor's grad.
+It yields, in a deterministic order:
+
+* `key`: one token per visited value -- a tensor's storage shape, dtype, requires_grad, grad
+  presence; a Python scalar's type and value; an object's type; a revisit's position. Equal keys
+  mean the same structure and the same Python values, so one traced program serves both calls:
+  the key *is* the guard (shapes, dtypes, requires_grad, grad None vs tensor, `training`, and every
+  Python value the function could branch on).
+* `objects`: every visited object by position, so a program traced on one call can be replayed on
+  another call's objects (a new grad tensor each step sits at the same position).
+* `storages`: every tensor storage reached: the program's state inputs and outputs.
+* `lifted`: optimizer learning rates (floats a scheduler changes every step): program inputs, not
+  guarded values, so a schedule never recompiles.
+"""
+import types
+from collections import OrderedDict, defaultdict
+
+import numpy as np
+
+from .._tensor import Tensor
+
+MAX_OBJECTS = 20000   # a walk this large means the function reaches something that is not its state
+
+DICT, LIST, OBJECT, TENSOR = range(4)
+_SCALARS = frozenset((bool, int, float, complex, str, bytes, type(None)))
+_DICTS = frozenset((dict, OrderedDict, defaultdict))
+_LIBRARIES = ("tapegrad", "jax", "jaxlib", "numpy", "builtins", "functools", "collections", "torch")
+_OPAQUE = (type, types.ModuleType, types.BuiltinFunctionType, types.BuiltinMethodType, types.CodeType,
+           types.FrameType, types.GeneratorType)
+
+
+class TooLarge(Exception):
+    """The walk reached more than MAX_OBJECTS objects."""
+
+
+def _is_library(module):
+    return module is None or module.split(".", 1)[0] in _LIBRARIES
+
+
+def global_names(code):
+    """Names a code object (and the code nested in it: lambdas, comprehensions) may read as globals."""
+    names = list(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            names.extend(global_names(c))
+    return tuple(dict.fromkeys(names))
+
+
+_MISSING = object()
+
+
+def function_roots(fn):
+    """The values a user function reads besides its arguments: closure cells and named globals."""
+    roots = []
+    for cell in fn.__closure__ or ():
+        try:
+            roots.append(cell.cell_contents)
+        except ValueError:   # an empty cell (a name assigned later)
+            roots.append(None)
+    glob = fn.__globals__
+    for name in global_names(fn.__code__):
+        value = glob.get(name, _MISSING)
+        if value is not _MISSING:
+            roots.append(value)
+    return roots
+
+
+class Walk:
+    def __init__(self, roots):
+        from ..optim.optimizer import Optimizer
+        from ..random import Generator
+        self._optimizer = Optimizer
+        self._generator = Generator   # its key and counter are program inputs of their own (see _trace)
+        self.objects = []
+        self.index = {}
+        self.tokens = []
+        self.storages = []
+        self.storage_index = {}
+        self.containers = []   # (position, kind)
+        self.lifted = []       # (position of a param group dict, "lr")
+        self.grad_fns = False  # a reached tensor has a grad_fn: the function is part of an outside graph
+        self.views = False     # a reached tensor is a view (it caches its value: not swapped for a tracer)
+        self._groups = set()
+        for r in roots:
+            self.visit(r)
+        self.key = tuple(self.tokens)
+
+    def _new(self, obj):
+        pos = len(self.objects)
+        if pos >= MAX_OBJECTS:
+            raise TooLarge
+        self.index[id(obj)] = pos
+        self.objects.append(obj)
+        return pos
+
+    def visit(self, obj):
+        t = type(obj)
+        tokens = self.tokens
+        if t in _SCALARS:
+            tokens.append((t, obj))
+            return
+        if isinstance(obj, np.generic):
+            tokens.append((t, obj.item()))
+            return
+        pos = self.index.get(id(obj))
+        if pos is not None:
+            tokens.append(("@", pos))
+            return
+        pos = self._new(obj)
+        if isinstance(obj, Tensor):
+            self._tensor(obj, pos)
+        elif t in _DICTS:
+            tokens.append((t, len(obj)))
+            self.containers.append((pos, DICT))
+            group = id(obj) in self._groups
+            for k, v in obj.items():
+                self.visit(k)
+                if group and k == "lr" and isinstance(v, (float, np.floating)):
+                    tokens.append("lr")   # lifted: an input of the program, not a guarded value
+                    self.lifted.append((pos, k))
+                else:
+                    self.visit(v)
+        elif t is list:
+            tokens.append((list, len(obj)))
+            self.containers.append((pos, LIST))
+            for v in obj:
+                self.visit(v)
+        elif t is tuple or (isinstance(obj, tuple) and hasattr(obj, "_fields")):
+            tokens.append((t, len(obj)))
+            for v in obj:
+                self.visit(v)
+        elif isinstance(obj, types.FunctionType):
+            tokens.append(("fn", obj.__code__))
+            if not _is_library(obj.__module__):
+                for r in function_roots(obj):
+                    self.visit(r)
+        elif isinstance(obj, types.MethodType):
+            tokens.append(("method", obj.__func__))
+            self.visit(obj.__self__)
+            self.visit(obj.__func__)
+        elif isinstance(obj, _OPAQUE) or isinstance(obj, self._generator) or not hasattr(obj, "__dict__") or (
+                _is_library(t.__module__) and not t.__module__.startswith("tapegrad.")):
+            tokens.append(("id", id(obj)))   # opaque: the same object, whatever it holds
+        else:
+            tokens.append(("obj", t))
+            if isinstance(obj, self._optimizer):
+                self._groups.update(id(g) for g in obj.param_groups)
+            self.containers.append((pos, OBJECT))
+            for k, v in obj.__dict__.items():
+                tokens.append(k)
+                self.visit(v)
+
+    def _tensor(self, t, pos):
+        s = t._storage
+        si = self.storage_index.get(id(s))
+        if si is None:
+            si = self.storage_index[id(s)] = len(self.storages)
+            self.storages.append(s)
+        raw = s._raw
+        view = t._view
+        if t._grad_fn is not None:
+            self.grad_fns = True
+        if view is not None:
+            self.views = True
+        self.tokens.append((type(t), raw.shape, raw.dtype, si, t._requires_grad, t._grad_fn is not None))
+        self.containers.append((pos, TENSOR))
+        self.visit(t._grad)

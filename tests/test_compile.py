@@ -1,0 +1,319 @@
+"""tapegrad.compile: a whole stateful training step as one program, checked against eager runs.
+
+Compiled and eager runs start from the same seed and draw dropout masks from the same generator, so
+losses and parameters agree to float tolerance. The MLP runs are also checked against PyTorch.
+Models are tiny: what costs here is compiling, so each test compiles few programs.
+"""
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import tapegrad
+from conftest import to_torch
+from tapegrad import nn
+from tapegrad._compile import Unsupported
+from tapegrad._recompiles import RecompileWarning
+
+info = tapegrad.autograd.backward_cache_info
+
+
+def _same(a, b, rtol=1e-5, atol=1e-6):
+    """Two tapegrad tensors (or a tapegrad and a torch tensor) with the same dtype and close values."""
+    a = a.detach()
+    b = b.detach()
+    assert str(a.dtype).split(".")[-1] == str(b.dtype).split(".")[-1]
+    np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=rtol, atol=atol)
+
+
+def _mlp(lib, seed=0):
+    lib.manual_seed(seed)
+    return lib.nn.Sequential(lib.nn.Linear(4, 8), lib.nn.Tanh(), lib.nn.Linear(8, 2))
+
+
+def _train_mlp(model, opt, x, y, compile_it, steps=50, lib=tapegrad):
+    def step(x, y):
+        opt.zero_grad()
+        loss = lib.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    run = tapegrad.compile(step) if compile_it else step
+    return [float(run(x, y)) for _ in range(steps)], run
+
+
+@pytest.mark.parametrize("opt_name,kwargs", [("SGD", dict(lr=0.05, momentum=0.9)), ("Adam", dict(lr=0.01))])
+def test_mlp_50_steps_compiled_matches_pytorch(torch, opt_name, kwargs):
+    x, y = tapegrad.randn(6, 4), tapegrad.randn(6, 2)
+    model = _mlp(tapegrad)
+    opt = getattr(tapegrad.optim, opt_name)(model.parameters(), **kwargs)
+    theirs = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 2))
+    theirs.load_state_dict({k: to_torch(v) for k, v in model.state_dict().items()})
+    topt = getattr(torch.optim, opt_name)(theirs.parameters(), **kwargs)
+    losses, run = _train_mlp(model, opt, x, y, True)
+    torch_losses, _ = _train_mlp(theirs, topt, to_torch(x), to_torch(y), False, lib=torch)
+    np.testing.assert_allclose(losses, torch_losses, rtol=1e-4, atol=1e-5)
+    for p, q in zip(model.parameters(), theirs.parameters()):
+        _same(p, q, rtol=1e-4, atol=1e-5)
+        for k, v in topt.state[q].items():
+            _same(opt.state[p][k], v, rtol=1e-4, atol=1e-5)
+    assert run._compiled.compiled == 1
+
+
+class _CNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 3, 3)
+        self.bn = nn.BatchNorm2d(3)
+        self.drop = nn.Dropout(0.25)
+        self.fc = nn.Linear(3 * 4 * 4, 2)
+
+    def forward(self, x):
+        return self.fc(self.drop(self.bn(self.conv(x)).relu()).flatten(1))
+
+
+def _cnn_run(compile_it, steps=6):
+    tapegrad.manual_seed(0)
+    model = _CNN()
+    opt = tapegrad.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    x, y = tapegrad.randn(4, 1, 6, 6), tapegrad.tensor([0, 1, 1, 0])
+
+    def step(x, y):
+        loss = nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+    run = tapegrad.compile(step) if compile_it else step
+    return [float(run(x, y)) for _ in range(steps)], model, run
+
+
+def test_cnn_batchnorm_dropout_compiled_matches_eager():
+    eager_losses, eager, _ = _cnn_run(False)
+    losses, model, run = _cnn_run(True)
+    np.testing.assert_allclose(losses, eager_losses, rtol=1e-5, atol=1e-6)
+    for (name, a), (_, b) in zip(model.state_dict().items(), eager.state_dict().items()):
+        _same(a, b), name
+    assert int(model.bn.num_batches_tracked) == 6
+    assert run._compiled.compiled == 1
+
+
+def _block(lib, d=8, heads=2):
+    class Block(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norm = lib.nn.LayerNorm(d)
+            self.attn = lib.nn.MultiheadAttention(d, heads, bias=False, batch_first=True)  # a key bias has no gradient
+            self.mlp = lib.nn.Sequential(lib.nn.Linear(d, 2 * d), lib.nn.GELU(), lib.nn.Linear(2 * d, d))
+
+        def forward(self, x):
+            h = self.norm(x)
+            x = x + self.attn(h, h, h, need_weights=False)[0]
+            return x + self.mlp(x)
+    return Block()
+
+
+def _block_run(lib, model, x, compile_it, steps=12):
+    opt = lib.optim.AdamW(model.parameters(), lr=0.01)
+    sched = lib.optim.lr_scheduler.LambdaLR(opt, lambda e: 0.5 * (1 + math.cos(math.pi * e / steps)))
+
+    def step(x):
+        opt.zero_grad()
+        loss = (model(x) ** 2).mean()
+        loss.backward()
+        lib.nn.utils.clip_grad_norm_(model.parameters(), 0.5)
+        opt.step()
+        return loss
+    run = tapegrad.compile(step) if compile_it else step
+    losses = []
+    for _ in range(steps):
+        losses.append(float(run(x)))
+        sched.step()
+    return losses, opt, run
+
+
+def test_transformer_block_adamw_cosine_lambda_lr_clipping_compiled_matches_pytorch(torch):
+    tapegrad.manual_seed(0)
+    model = _block(tapegrad)
+    theirs = _block(torch)
+    theirs.load_state_dict({k: to_torch(v) for k, v in model.state_dict().items()})
+    x = tapegrad.randn(2, 5, 8)
+    losses, opt, run = _block_run(tapegrad, model, x, True)
+    torch_losses, topt, _ = _block_run(torch, theirs, to_torch(x), False)
+    np.testing.assert_allclose(losses, torch_losses, rtol=1e-4, atol=1e-5)
+    for (name, p), q in zip(model.named_parameters(), theirs.parameters()):
+        _same(p, q, rtol=1e-3, atol=1e-4)
+    assert opt.param_groups[0]["lr"] == pytest.approx(topt.param_groups[0]["lr"])
+    assert type(opt.param_groups[0]["lr"]) is float
+    assert run._compiled.compiled == 1   # the learning rate is an input: the schedule never recompiles
+
+
+@pytest.mark.usefixtures("fresh_program_caches")
+def test_steady_compiled_step_is_one_program_and_compiles_once():
+    model = _mlp(tapegrad)
+    opt = tapegrad.optim.Adam(model.parameters(), lr=0.01)
+    x, y = tapegrad.randn(6, 4), tapegrad.randn(6, 2)
+
+    @tapegrad.compile
+    def step(x, y):
+        opt.zero_grad()
+        loss = nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    step(x, y)   # eager: creates the optimizer state
+    before = info()
+    step(x, y)   # traced and compiled
+    compiled = info()
+    for _ in range(5):
+        step(x, y)
+    after = info()
+    assert compiled["compiles"] - before["compiles"] >= 1
+    assert after["compiles"] == compiled["compiles"], "the steady step compiled again"
+    assert after["executions"] - compiled["executions"] == 5, "a steady step is one program execution"
+    assert step._compiled.compiled == 1
+
+
+def test_guards_recompile_on_batch_size_training_flag_and_grad_presence():
+    tapegrad.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 4), nn.Dropout(0.5))
+    w = model[0].weight
+
+    @tapegrad.compile
+    def forward_sum(x):
+        return model(x).sum()
+
+    def eager(x):
+        return model(x).sum()
+    x3, x5 = tapegrad.randn(3, 3), tapegrad.randn(5, 3)
+    with tapegrad.no_grad():
+        model.eval()
+        for x in (x3, x3, x5, x5):
+            _same(forward_sum(x), eager(x))
+        assert forward_sum._compiled.compiled == 2      # one program per batch size
+        model.train()
+        state = tapegrad.random.get_rng_state()
+        got = forward_sum(x3)
+        tapegrad.random.set_rng_state(state)
+        _same(got, eager(x3))                      # the same dropout mask as eager
+        assert forward_sum._compiled.compiled == 3      # model.train() is a new guard
+
+    @tapegrad.compile
+    def accumulate(x):
+        model(x).sum().backward()
+    model.eval()
+    accumulate(x3)
+    first = w.grad.clone()
+    accumulate(x3)                                        # grad present now: a new program
+    _same(w.grad, 2 * first)
+    model.zero_grad()
+    accumulate(x3)                                        # grads None again: the first program
+    _same(w.grad, first)
+    assert accumulate._compiled.compiled == 2
+
+
+def test_recompile_limit_warns_once_and_runs_eagerly():
+    w = tapegrad.ones(3)
+
+    @tapegrad.compile
+    def scaled(x, k):
+        return (x * w * k).sum()
+    x = tapegrad.ones(3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        results = [float(scaled(x, k)) for k in range(11)]
+    assert results == [3.0 * k for k in range(11)]
+    recompiles = [w for w in caught if issubclass(w.category, RecompileWarning)]
+    assert len(recompiles) == 1 and "recompile limit" in str(recompiles[0].message)
+    assert scaled._compiled.compiled == 8
+
+
+def test_graph_break_warns_once_names_the_line_and_computes_the_right_result():
+    w = tapegrad.tensor([1.0, -2.0, 3.0])
+
+    def f(x):
+        y = x * w
+        if y.sum() > 0:   # data-dependent Python control flow
+            return y * 2
+        return y
+
+    compiled = tapegrad.compile(f)
+    x = tapegrad.tensor([1.0, 1.0, 1.0])
+    with pytest.warns(UserWarning, match=r"control flow on a tensor's value.*test_compile.py:\d+ \(if y.sum\(\) > 0:"):
+        _same(compiled(x), f(x))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _same(compiled(-x), f(-x))   # eager from now on, no second warning
+
+    def printing(x):
+        print(x.sum())
+        return x + 1
+    with pytest.warns(UserWarning, match=r"print\(\)"):
+        _same(tapegrad.compile(printing)(x), x + 1)
+
+
+def test_fullgraph_raises_unsupported_naming_the_line():
+    def f(x):
+        return x * x.sum().item()
+    assert issubclass(Unsupported, RuntimeError)
+    with pytest.raises(Unsupported, match=r"test_compile.py:\d+ \(return x \* x.sum\(\).item\(\)\)"):
+        tapegrad.compile(f, fullgraph=True)(tapegrad.ones(2))
+    with pytest.raises(tapegrad._dynamo.exc.Unsupported):
+        tapegrad.compile(fullgraph=True)(f)(tapegrad.ones(2))
+
+
+def test_a_failing_compiled_step_leaves_parameters_grads_and_optimizer_state_unchanged():
+    model = _mlp(tapegrad)
+    opt = tapegrad.optim.Adam(model.parameters(), lr=0.01)
+    x, y = tapegrad.randn(6, 4), tapegrad.randn(6, 2)
+
+    @tapegrad.compile
+    def step(x, y, fail=False):
+        opt.zero_grad()
+        loss = nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        if fail:
+            raise ValueError("bad batch")
+        return loss
+    for _ in range(3):
+        step(x, y)
+    params = [p.detach().clone() for p in model.parameters()]
+    grads = [p.grad for p in model.parameters()]
+    state = {k: v.clone() for k, v in opt.state[model[0].weight].items()}
+    versions = [p._version for p in model.parameters()]
+    with pytest.raises(ValueError, match="bad batch"):
+        step(x, y, fail=True)
+    with pytest.raises(RuntimeError):   # a shape error on a new batch shape, found while tracing
+        step(tapegrad.randn(6, 5), y)
+    for p, before, g, v in zip(model.parameters(), params, grads, versions):
+        _same(p.detach(), before)
+        assert p.grad is g and p._version == v
+    for k, v in opt.state[model[0].weight].items():
+        _same(v, state[k])
+    step(x, y)   # and training goes on
+    assert not any(bool((p.detach() == b).all()) for p, b in zip(model.parameters(), params))
+
+
+def test_compiled_module_wrapper_matches_pytorch(torch):
+    tapegrad.manual_seed(0)
+    mod = nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3))
+    compiled = tapegrad.compile(mod)
+    theirs = torch.compile(torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.BatchNorm1d(3)))
+    assert repr(compiled) == repr(theirs).replace("torch", "tapegrad")
+    assert list(compiled.state_dict()) == list(theirs.state_dict())
+    assert [n for n, _ in compiled.named_parameters()] == [n for n, _ in theirs.named_parameters()]
+    assert type(compiled).__name__ == "OptimizedModule" and compiled._orig_mod is mod
+    assert compiled.training is mod.training and compiled._orig_mod[0] is mod[0]
+    assert compiled.training and compiled.eval() is compiled and not mod.training
+
+    x = tapegrad.randn(4, 2)
+    _same(compiled(x), mod(x))         # eval mode: a compiled forward
+    _same(compiled(x), mod(x))
+    compiled.train()
+    out = compiled(x)                         # training: the caller's backward needs the graph
+    out.sum().backward()
+    assert mod[0].weight.grad is not None and out.grad_fn is not None
+    assert tapegrad.compile(mod, disable=True) is mod
+    assert tapegrad.compile(mod, dynamic=True, mode="max-autotune", backend="inductor", options={})._orig_mod is mod
