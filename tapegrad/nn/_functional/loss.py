@@ -3,6 +3,7 @@ import warnings
 
 from ... import _dtypes as D
 from ..._dispatch import apply
+from ..._grad_mode import is_grad_enabled
 from ..._functional import broadcast_shapes, expand
 from ..._ops import nn_loss as L
 from ._util import present, SCALAR_NAMES
@@ -130,6 +131,11 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
                                      reduction="mean", pos_weight=None):
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    for name, t in (("weight", weight), ("pos_weight", pos_weight)):
+        if t is not None and t.requires_grad and is_grad_enabled():
+            raise RuntimeError(f"The function 'binary_cross_entropy_with_logits' is not differentiable with respect to "
+                               f"argument '{name}'. This input cannot have requires_grad True. Pass "
+                               f"{name}.detach().")
     return apply(L.binary_cross_entropy_with_logits, input, target, *present(weight, pos_weight),
                  reduction=_reduction(size_average, reduce, reduction), has_weight=weight is not None,
                  has_pos_weight=pos_weight is not None)
