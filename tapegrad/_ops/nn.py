@@ -338,12 +338,12 @@ def _embedding(weight, indices, padding_idx):
     return jnp.take(weight, indices, axis=0)
 
 
-def _embedding_bag(weight, indices, segments, *per_sample, bags, mode, padding_idx):
+def _embedding_bag(weight, indices, segments, per_sample, bags, mode, padding_idx):
     rows = jnp.take(weight, indices, axis=0)
     keep = jnp.ones(indices.shape, weight.dtype) if padding_idx is None else \
         (indices != padding_idx).astype(weight.dtype)
-    if per_sample:
-        rows = rows * per_sample[0][:, None]
+    if per_sample is not None:
+        rows = rows * per_sample[:, None]
     rows = rows * keep[:, None]
     if mode == "max":
         out = jax.ops.segment_max(jnp.where(keep[:, None] > 0, rows, -jnp.inf), segments, bags)
@@ -356,7 +356,9 @@ def _embedding_bag(weight, indices, segments, *per_sample, bags, mode, padding_i
 
 
 embedding = _nn("embedding", _embedding, diff=(0,))
-embedding_bag = _nn("embedding_bag", _embedding_bag, diff=(0, 3), node="embedding_bag")
+# per_sample None: PyTorch's node still lists it (`Tensor? per_sample_weights`).
+embedding_bag = _nn("embedding_bag", _embedding_bag, diff=(0, 3), node="embedding_bag",
+                    overloads=[overload("EmbeddingBagBackward0", optional=(3,))])
 
 # ---- attention --------------------------------------------------------------------------------
 
