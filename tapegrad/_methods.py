@@ -50,9 +50,13 @@ _OPERATORS = {
     "mod": F.remainder, "pow": F.pow, "matmul": F.matmul, "and": F.bitwise_and, "or": F.bitwise_or,
     "xor": F.bitwise_xor, "lshift": F.bitwise_left_shift, "rshift": F.bitwise_right_shift,
 }
+# 2 + x, 2 * x and 2 / x: PyTorch computes x.add(2), x.mul(2) and x.reciprocal() * 2 (torch.add(2, x) keeps
+# the scalar first).
+_REFLECTED = {"add": _forward(F.add), "mul": _forward(F.mul),
+              "truediv": _forward(lambda self, other: F.mul(F.reciprocal(self), other))}
 for _name, _fn in _OPERATORS.items():
     setattr(Tensor, f"__{_name}__", _forward(_fn))
-    setattr(Tensor, f"__r{_name}__", _reflected(_fn))
+    setattr(Tensor, f"__r{_name}__", _REFLECTED.get(_name) or _reflected(_fn))
     setattr(Tensor, f"__i{_name}__", _inplace_method(_forward(_fn), f"__i{_name}__"))
 Tensor.__rsub__ = lambda self, other: F.rsub(self, other)
 for _name, _fn in {"eq": F.eq, "ne": F.ne, "lt": F.lt, "le": F.le, "gt": F.gt, "ge": F.ge}.items():
@@ -77,22 +81,40 @@ for _name in F.__all__:
     if _name not in _NOT_METHODS:
         setattr(Tensor, _name, getattr(F, _name))
 
-# In-place variants x.op_(...) that PyTorch has, for the functions above.
+# In-place variants x.op_(...) that PyTorch has, for the functions above (comparisons: further down).
 _INPLACE = [
     "abs", "absolute", "acos", "acosh", "add", "addcdiv", "addcmul", "addmm", "arccos", "arccosh", "arcsin",
     "arcsinh", "arctan", "arctan2", "arctanh", "asin", "asinh", "atan", "atan2", "atanh", "baddbmm",
     "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "ceil", "copysign",
     "clamp", "clamp_max", "clamp_min", "clip", "conj_physical", "cos", "cosh", "cumprod", "cumsum", "div",
-    "digamma", "divide", "eq", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "fix", "float_power", "floor",
-    "floor_divide", "fmod", "frac", "ge", "greater", "greater_equal", "gt", "hypot", "index_add", "index_copy",
-    "index_fill", "le", "lerp", "less", "less_equal", "lgamma", "log", "log10", "log1p", "log2", "logical_and",
-    "logical_not", "logical_or", "logical_xor", "logit", "lt", "masked_fill", "masked_scatter", "mul", "multiply",
-    "nan_to_num", "ne", "neg", "negative", "not_equal", "pow", "reciprocal", "relu", "remainder", "round",
+    "digamma", "divide", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "fix", "float_power", "floor",
+    "floor_divide", "fmod", "frac", "hypot", "index_add", "index_copy",
+    "index_fill", "lerp", "lgamma", "log", "log10", "log1p", "log2", "logical_and",
+    "logical_not", "logical_or", "logical_xor", "logit", "masked_fill", "masked_scatter", "mul", "multiply",
+    "nan_to_num", "neg", "negative", "pow", "reciprocal", "relu", "remainder", "round",
     "rsqrt", "scatter", "scatter_add", "scatter_reduce", "sgn", "sigmoid", "sign", "sin", "sinc", "sinh", "sqrt",
     "square", "sub", "subtract", "tan", "tanh", "tril", "triu", "true_divide", "trunc", "xlogy",
 ]
 for _name in _INPLACE:
     setattr(Tensor, _name + "_", _inplace_method(getattr(F, _name), _name + "_"))
+
+
+def _inplace_comparison(op, name):
+    """x.eq_(y): the comparison computed in x's dtype, so that it records PyTorch's node (a zero gradient)."""
+    def method(self, other):
+        other = F.scalar_or_tensor(other)
+        check_inplace(self, (other,))
+        check_overlap(self, (other,))
+        commit(self, apply(op, self, other, dtype=self.dtype.np))
+        return self
+    method.__name__ = name
+    return method
+
+
+for _op, _names in {E.eq: ("eq",), E.ne: ("ne", "not_equal"), E.lt: ("lt", "less"), E.le: ("le", "less_equal"),
+                    E.gt: ("gt", "greater"), E.ge: ("ge", "greater_equal")}.items():
+    for _name in _names:
+        setattr(Tensor, _name + "_", _inplace_comparison(_op, _name + "_"))
 
 
 def _view_inplace(fn):

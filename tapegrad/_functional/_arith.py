@@ -36,8 +36,6 @@ def _broadcast_error(args):
 
 def add(input, other, *, alpha=1, out=None):
     other = scalar_or_tensor(other)
-    if not isinstance(input, Tensor):   # 2 + x: PyTorch computes x.add(2), the tensor first
-        input, other = other, input
     if alpha == 1:
         return _apply(E.add, input, other)
     _check_alpha(input, other, alpha)
@@ -70,16 +68,15 @@ def _check_alpha(input, other, alpha):
 
 
 def rsub(input, other, *, alpha=1):
+    other = scalar_or_tensor(other)
     if alpha != 1:
-        return sub(scalar_or_tensor(other), input, alpha=alpha)
-    return _apply(E.rsub, input, scalar_or_tensor(other))
+        _check_alpha(input, other, alpha)
+        return _apply(E.rsub, input, other, alpha)
+    return _apply(E.rsub, input, other)
 
 
 def mul(input, other, *, out=None):
-    other = scalar_or_tensor(other)
-    if not isinstance(input, Tensor):   # 2 * x: PyTorch computes x.mul(2), the tensor first
-        input, other = other, input
-    return _apply(E.mul, input, other)
+    return _apply(E.mul, input, scalar_or_tensor(other))
 
 
 multiply = mul
@@ -88,8 +85,6 @@ multiply = mul
 def div(input, other, *, rounding_mode=None, out=None):
     other = scalar_or_tensor(other)
     if rounding_mode is None:
-        if not isinstance(input, Tensor):   # 2 / x: PyTorch computes x.reciprocal() * 2
-            return mul(reciprocal(other), input)
         return _apply(E.div, input, other)
     _check_integer_division(input, other)
     if rounding_mode == "trunc":

@@ -189,13 +189,16 @@ def take_along_dim(input, indices, dim=None, *, out=None):
     _check_index(indices, "take_along_dim", "indices")
     if dim is None:
         check_index_bounds(indices, input.numel(), 0, RuntimeError)
-        return apply(I.take_along_dim, input, indices, dim=None)
+        # As PyTorch: the flattened input (a view in its graph), gathered along dim 0.
+        return apply(I.take_along_dim, input.reshape(-1), indices.reshape(-1), dim=0)
     d = wrap_dim(dim, input.ndim)
     if input.ndim != indices.ndim:
         raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same number of dimensions, "
                            f"but got {input.ndim} dimensions for input, and {indices.ndim} dimensions for indices")
     check_index_bounds(indices, input.shape[d], d, RuntimeError)
-    return apply(I.take_along_dim, input, indices, dim=d)
+    # As PyTorch: the input expanded to the indices' broadcast shape (an ExpandBackward0, whatever the shapes).
+    shape = tuple(builtins.max(x, y) if k != d else x for k, (x, y) in enumerate(zip(input.shape, indices.shape)))
+    return apply(I.take_along_dim, input.expand(shape), indices, dim=d)
 
 
 def nonzero(input, *, out=None, as_tuple=False):

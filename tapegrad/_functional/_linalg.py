@@ -139,7 +139,8 @@ def vdot(input, other, *, out=None):
 def outer(input, vec2, *, out=None):
     if input.ndim != 1 or vec2.ndim != 1:
         raise RuntimeError(f"outer: Expected 1-D argument self, but got {input.ndim}-D")
-    return apply(L.outer, input, vec2)
+    # As PyTorch: the first vector as a column (a view in its graph), times the second.
+    return apply(L.outer, input.reshape(-1, 1), vec2)
 
 
 ger = outer

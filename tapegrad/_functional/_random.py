@@ -3,7 +3,6 @@ import builtins
 
 import jax
 
-from .. import _dtypes as D
 from .._dispatch import apply
 from .._inplace import inplace
 from .._ops import random_fill as RF
@@ -44,24 +43,16 @@ def exponential_(self, lambd=1.0, *, generator=None):
 
 
 def random_(self, from_=0, to=None, *, generator=None):
+    # random_(), random_(to) and random_(from, to): the bounds left out are passed as None (the op's
+    # overloads, named as PyTorch's nodes, and its defaults: [0, 2^mantissa] for floats).
+    if to is None and from_ == 0:
+        return inplace(self, RF.random, _key(generator), None, None)
     if to is None:
-        if from_ != 0:  # random_(to)
-            from_, to = 0, from_
-        else:
-            to = _random_limit(self.dtype)
-    if from_ >= to:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={from_} >= to={to}")
-    return inplace(self, RF.random, _key(generator), builtins.int(from_), builtins.int(to))
-
-
-def _random_limit(dtype):
-    # PyTorch's default range: [0, 2^mantissa] for floats, [0, max] for integers.
-    bits = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}
-    if dtype.name in bits:
-        return 2 ** bits[dtype.name] + 1
-    if dtype is D.bool_:
-        return 2
-    return int(jax.numpy.iinfo(dtype.np).max)
+        from_, to = None, from_
+    if (from_ or 0) >= to:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={from_ or 0} >= to={to}")
+    return inplace(self, RF.random, _key(generator), None if from_ is None else builtins.int(from_),
+                   builtins.int(to))
 
 
 def bernoulli_(self, p=0.5, *, generator=None):

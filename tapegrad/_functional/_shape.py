@@ -272,9 +272,9 @@ def atleast_3d(t):
 
 # ---- splits (views of the input) ---------------------------------------------------------------
 
-def _piece(input, op, d, start, stop):
+def _piece(input, op, d, start, stop, **static):
     spec = ((None, None, None),) * d + ((start, stop, None),)
-    return apply(op, input, spec=spec)
+    return apply(op, input, spec=spec, **static)
 
 
 def split(tensor, split_size_or_sections, dim=0):
@@ -290,9 +290,10 @@ def split(tensor, split_size_or_sections, dim=0):
         if builtins.sum(sections) != size:
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size "
                                f"at dimension {d}), but got split_sizes={sections}")
+    with_sizes = {} if isinstance(split_size_or_sections, builtins.int) else {"with_sizes": True}
     out, start = [], 0
     for n in sections:
-        out.append(_piece(tensor, S.split, d, start, start + n))
+        out.append(_piece(tensor, S.split, d, start, start + n, **with_sizes))
         start += n
     return tuple(out)
 
@@ -312,7 +313,8 @@ def tensor_split(input, indices_or_sections, dim=0):
         bounds = [i * (size // n) + builtins.min(i, size % n) for i in range(n + 1)]
     else:
         bounds = [0] + [builtins.min(builtins.int(i), size) for i in indices_or_sections] + [size]
-    return tuple(_piece(input, S.split, d, a, builtins.max(a, b)) for a, b in zip(bounds, bounds[1:]))
+    # PyTorch slices each piece (SliceBackward0), where split and chunk record split nodes.
+    return tuple(_slice(input, d, a, builtins.max(a, b)) for a, b in zip(bounds, bounds[1:]))
 
 
 def unbind(input, dim=0):
@@ -329,7 +331,11 @@ def narrow(input, dim, start, length):
     start %= size if size else 1
     if start + length > size or length < 0:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
-    spec, positions = I.dynamic_spec(((None, None, None),) * d + ((start, start + length, None),), tuple(input.shape))
+    return _slice(input, d, start, start + length)
+
+
+def _slice(input, d, start, stop):
+    spec, positions = I.dynamic_spec(((None, None, None),) * d + ((start, stop, None),), tuple(input.shape))
     return apply(I.slice_, input, *positions, spec=spec)
 
 
@@ -361,7 +367,7 @@ def flipud(input):
 def roll(input, shifts, dims=None):
     shifts = (shifts,) if isinstance(shifts, builtins.int) else tuple(shifts)
     if dims is None:
-        return apply(S.roll, input.flatten(), shifts=shifts, dims=(0,)).view(input.shape)
+        return apply(S.roll, input, shifts=shifts, dims=None)
     dims = (dims,) if isinstance(dims, builtins.int) else tuple(dims)
     if len(shifts) != len(dims):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")

@@ -156,7 +156,9 @@ add = defop("add", lambda a, b: a + b, wraps_scalars=True)
 add_scaled = defop("add_scaled", lambda a, b, alpha: a + alpha * b, diff=(0, 1), node="add", wraps_scalars=True)
 sub = defop("sub", lambda a, b: a - b, wraps_scalars=True)
 sub_scaled = defop("sub_scaled", lambda a, b, alpha: a - alpha * b, diff=(0, 1), node="sub", wraps_scalars=True)
-rsub = defop("rsub", lambda a, b: b - a, node_name="RsubBackward1", overloads=[overload("RsubBackward0", "tt")])
+# alpha, when given (rsub(x, y, alpha=2) is y - 2 * x), is a third argument: a packed scalar, not a static.
+rsub = defop("rsub", lambda a, b, alpha=None: b - a if alpha is None else b - alpha * a, node_name="RsubBackward1",
+             overloads=[overload("RsubBackward0", "tt")], diff=(0, 1))
 mul = defop("mul", lambda a, b: a * b, wraps_scalars=True)
 div = defop("div", lambda a, b: a / b, dtype_rule=FLOAT, wraps_scalars=True)
 div_trunc = defop("div_trunc", lambda a, b: _trunc_div(a, b), node_name="DivBackward2", wraps_scalars=True)
@@ -228,12 +230,21 @@ addcdiv = defop("addcdiv", lambda a, b, c, value: a + value * b / c, diff=(0, 1,
 where = defop("where", lambda c, a, b: jnp.where(c, a, b), diff=(1, 2), dtype_rule=KEEP)
 
 # ---- comparison and logic (never differentiable) ----------------------------------
-eq = defop("eq", lambda a, b: a == b, dtype_rule=COMPARE)
-ne = defop("ne", lambda a, b: a != b, dtype_rule=COMPARE)
-lt = defop("lt", lambda a, b: a < b, dtype_rule=COMPARE)
-le = defop("le", lambda a, b: a <= b, dtype_rule=COMPARE)
-gt = defop("gt", lambda a, b: a > b, dtype_rule=COMPARE)
-ge = defop("ge", lambda a, b: a >= b, dtype_rule=COMPARE)
+def _comparison(name, compare):
+    # dtype: set when the result is written into a tensor in place (x.eq_(y)), whose dtype it keeps; PyTorch
+    # records a node for that (EqBackward0 for a scalar, EqBackward1 for a tensor), with a zero gradient.
+    def fn(a, b, dtype=None):
+        result = compare(a, b)
+        return result if dtype is None else result.astype(dtype)
+    return defop(name, fn, dtype_rule=COMPARE, overloads=[overload(name.title() + "Backward1", "tt")])
+
+
+eq = _comparison("eq", lambda a, b: a == b)
+ne = _comparison("ne", lambda a, b: a != b)
+lt = _comparison("lt", lambda a, b: a < b)
+le = _comparison("le", lambda a, b: a <= b)
+gt = _comparison("gt", lambda a, b: a > b)
+ge = _comparison("ge", lambda a, b: a >= b)
 isclose = defop("isclose", _isclose, dtype_rule=COMPARE)
 isnan = defop("isnan", lambda a: jnp.isnan(a), dtype_rule=KEEP)
 isinf = defop("isinf", lambda a: jnp.isinf(a), dtype_rule=KEEP)
@@ -318,6 +329,7 @@ to_dtype = defop("to_dtype", lambda a, dtype: a.astype(dtype), dtype_rule=KEEP, 
 clone = defop("clone", lambda a: a + jnp.zeros((), a.dtype) if a.dtype != jnp.bool_ else a | False,
               dtype_rule=KEEP)
 # The result does not depend on `a`'s values: its gradient to `a` is zero (the old history is cut).
-fill = defop("fill", lambda a, v: jnp.full(a.shape, v, a.dtype), dtype_rule=KEEP)
+fill = defop("fill", lambda a, v: jnp.full(a.shape, v, a.dtype), dtype_rule=KEEP,
+             overloads=[overload("FillBackward1", ".t")])
 copy = defop("copy", lambda a, src: jnp.broadcast_to(jnp.asarray(src).astype(a.dtype), a.shape), dtype_rule=KEEP,
              node_name="torch::autograd::CopyBackwards", wraps_scalars=True)

@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from ._registry import defop, KEEP
+from ._registry import defop, overload, KEEP
 
 
 def _nn(name, fn, **meta):
@@ -128,11 +128,11 @@ def _dimension_numbers(nd):
     return ("NC" + s, "OI" + s, "NC" + s)
 
 
-def _conv(x, w, *bias, stride, padding, dilation, groups):
+def _conv(x, w, bias, stride, padding, dilation, groups):
     nd = x.ndim - 2
     y = lax.conv_general_dilated(x, w, stride, padding, rhs_dilation=dilation, feature_group_count=groups,
                                  dimension_numbers=_dimension_numbers(nd))
-    return y + bias[0].reshape((-1,) + (1,) * nd) if bias else y
+    return y if bias is None else y + bias.reshape((-1,) + (1,) * nd)
 
 
 def _conv_transpose(x, w, *bias, stride, padding, output_padding, dilation, groups):
@@ -151,7 +151,8 @@ def _conv_transpose(x, w, *bias, stride, padding, output_padding, dilation, grou
     return y + bias[0].reshape((-1,) + (1,) * nd) if bias else y
 
 
-conv = _nn("conv", _conv, node="convolution")
+# bias None: PyTorch's node still lists it (`Tensor? bias`).
+conv = _nn("conv", _conv, node="convolution", overloads=[overload("ConvolutionBackward0", optional=(2,))])
 conv_transpose = _nn("conv_transpose", _conv_transpose, node="convolution")
 
 # ---- pooling ------------------------------------------------------------------------------------
@@ -337,12 +338,12 @@ def _embedding(weight, indices, padding_idx):
     return jnp.take(weight, indices, axis=0)
 
 
-def _embedding_bag(weight, indices, segments, *per_sample, bags, mode, padding_idx):
+def _embedding_bag(weight, indices, segments, per_sample, bags, mode, padding_idx):
     rows = jnp.take(weight, indices, axis=0)
     keep = jnp.ones(indices.shape, weight.dtype) if padding_idx is None else \
         (indices != padding_idx).astype(weight.dtype)
-    if per_sample:
-        rows = rows * per_sample[0][:, None]
+    if per_sample is not None:
+        rows = rows * per_sample[:, None]
     rows = rows * keep[:, None]
     if mode == "max":
         out = jax.ops.segment_max(jnp.where(keep[:, None] > 0, rows, -jnp.inf), segments, bags)
@@ -355,7 +356,9 @@ def _embedding_bag(weight, indices, segments, *per_sample, bags, mode, padding_i
 
 
 embedding = _nn("embedding", _embedding, diff=(0,))
-embedding_bag = _nn("embedding_bag", _embedding_bag, diff=(0, 3), node="embedding_bag")
+# per_sample None: PyTorch's node still lists it (`Tensor? per_sample_weights`).
+embedding_bag = _nn("embedding_bag", _embedding_bag, diff=(0, 3), node="embedding_bag",
+                    overloads=[overload("EmbeddingBagBackward0", optional=(3,))])
 
 # ---- attention --------------------------------------------------------------------------------
 

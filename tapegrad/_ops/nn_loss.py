@@ -159,6 +159,7 @@ def _cosine_embedding(x1, x2, y, reduction, margin):
 
 
 binary_cross_entropy = _loss("binary_cross_entropy", _bce, diff=(0, 1))
-binary_cross_entropy_with_logits = _loss("binary_cross_entropy_with_logits", _bce_with_logits)
+# weight and pos_weight are not differentiable in PyTorch (nor inputs of its node).
+binary_cross_entropy_with_logits = _loss("binary_cross_entropy_with_logits", _bce_with_logits, diff=(0, 1))
 kl_div = _loss("kl_div", _kl_div)
 cosine_embedding_loss = _loss("cosine_embedding_loss", _cosine_embedding, diff=(0, 1), node="mean")

@@ -8,7 +8,7 @@ gradient is the implicit reparameterisation one (PyTorch's _standard_gamma_grad,
 import jax
 import jax.numpy as jnp
 
-from ._registry import defop, KEEP
+from ._registry import defop, overload, KEEP
 
 
 def _key(k):
@@ -17,6 +17,22 @@ def _key(k):
 
 def _bernoulli(a, k, p):
     return jax.random.bernoulli(_key(k), p, a.shape).astype(a.dtype)
+
+
+def _random(a, k, lo, hi):
+    lo = 0 if lo is None else lo
+    hi = _random_limit(a.dtype) if hi is None else hi
+    return jax.random.randint(_key(k), a.shape, lo, hi, jnp.int64).astype(a.dtype)
+
+
+def _random_limit(dtype):
+    # PyTorch's default range: [0, 2^mantissa] for floats, [0, max] for integers.
+    bits = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}
+    if dtype.name in bits:
+        return 2 ** bits[dtype.name] + 1
+    if dtype == jnp.bool_:
+        return 2
+    return int(jnp.iinfo(dtype).max)
 
 
 def _multinomial(p, k, num_samples, replacement):
@@ -35,9 +51,12 @@ normal = defop("normal", lambda a, k, mean, std: mean + std * jax.random.normal(
                dtype_rule=KEEP, diff=(0,))
 exponential = defop("exponential", lambda a, k, lambd: jax.random.exponential(_key(k), a.shape, a.dtype) / lambd,
                     dtype_rule=KEEP, diff=(0,))
-random = defop("random", lambda a, k, lo, hi: jax.random.randint(_key(k), a.shape, lo, hi, jnp.int64)
-               .astype(a.dtype), dtype_rule=KEEP, diff=(0,))
-bernoulli_fill = defop("bernoulli_fill", _bernoulli, dtype_rule=KEEP, diff=(0,), node="bernoulli")
+# random_(from, to), random_(to) and random_() are three PyTorch overloads: the bounds a call leaves out are None.
+random = defop("random", _random, dtype_rule=KEEP, diff=(0,),
+               overloads=[overload("RandomBackward2", "..--"), overload("RandomBackward1", "..-")])
+# bernoulli_(p) with a float p, or with a tensor p (an input of the node, with a zero gradient, as PyTorch's).
+bernoulli_fill = defop("bernoulli_fill", _bernoulli, dtype_rule=KEEP, diff=(0, 2), node_name="BernoulliBackward2",
+                       overloads=[overload("BernoulliBackward1", "..t")])
 bernoulli = defop("bernoulli", lambda p, k: jax.random.bernoulli(_key(k), p).astype(p.dtype), dtype_rule=KEEP,
                   diff=(0,))
 multinomial = defop("multinomial", _multinomial, dtype_rule=KEEP)

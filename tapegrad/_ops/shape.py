@@ -39,14 +39,18 @@ alias = defop("alias", lambda a: a, dtype_rule=KEEP, view=True)
 diagonal = defop("diagonal", lambda a, offset, dim1, dim2: jnp.diagonal(a, offset, dim1, dim2), dtype_rule=KEEP,
                  view=True)
 # split/chunk/unbind pieces are basic-index views of the input (their own node names).
-split = defop("split", _getitem, dtype_rule=KEEP, view=True)
+# with_sizes: split by a list of sizes (PyTorch's split_with_sizes, its own node name).
+split = defop("split", lambda a, spec, with_sizes=False: _getitem(a, spec=spec), dtype_rule=KEEP, view=True,
+              overloads=[overload("SplitWithSizesBackward0", with_sizes=True)])
 unbind = defop("unbind", _getitem, dtype_rule=KEEP, view=True)
 
 # ---- copies -----------------------------------------------------------------------------
 reshape_copy = defop("reshape_copy", lambda a, shape: jnp.reshape(a, shape), dtype_rule=KEEP,
                      node="unsafe_view")
 flip = defop("flip", lambda a, dims: jnp.flip(a, dims), dtype_rule=KEEP)
-roll = defop("roll", lambda a, shifts, dims: jnp.roll(a, shifts, dims), dtype_rule=KEEP)
+# dims None: the flattened tensor is rolled (one node, as PyTorch's).
+roll = defop("roll", lambda a, shifts, dims: jnp.roll(a, shifts if dims is not None else shifts[0], dims),
+             dtype_rule=KEEP)
 tril = defop("tril", lambda a, diagonal: jnp.tril(a, diagonal), dtype_rule=KEEP)
 triu = defop("triu", lambda a, diagonal: jnp.triu(a, diagonal), dtype_rule=KEEP)
 cat = defop("cat", lambda *xs, dim: jnp.concatenate(xs, dim), dtype_rule=SAME)
@@ -54,5 +58,7 @@ stack = defop("stack", lambda *xs, dim: jnp.stack(xs, dim), dtype_rule=SAME)
 repeat = defop("repeat", lambda a, repeats: jnp.tile(a, repeats), dtype_rule=KEEP)
 repeat_interleave = defop("repeat_interleave", _repeat_interleave, dtype_rule=KEEP, diff=(0,),
                           node="index_select")
-diag = defop("diag", lambda a, diagonal: jnp.diag(a, diagonal), dtype_rule=KEEP)
+# PyTorch's diag is diag_embed of a vector, diagonal_copy of a matrix.
+diag = defop("diag", lambda a, diagonal: jnp.diag(a, diagonal), dtype_rule=KEEP, node_name="DiagonalBackward0_copy",
+             overloads=[overload("DiagEmbedBackward0", "1")])
 diag_embed = defop("diag_embed", _diag_embed, dtype_rule=KEEP)

@@ -94,7 +94,7 @@ def _conv(nd, input, weight, bias, stride, padding, dilation, groups):
         raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). Kernel "
                            f"size: ({' x '.join(map(str, kernel))}). Kernel size can't be greater than actual input "
                            "size")
-    out = apply(K.conv, input, weight, *present(bias), stride=stride, padding=pads, dilation=dilation,
+    out = apply(K.conv, input, weight, bias, stride=stride, padding=pads, dilation=dilation,
                 groups=int(groups))
     return out.squeeze(0) if unbatched else out
 

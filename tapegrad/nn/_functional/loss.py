@@ -3,6 +3,8 @@ import warnings
 
 from ... import _dtypes as D
 from ..._dispatch import apply
+from ..._grad_mode import is_grad_enabled
+from ..._functional import broadcast_shapes, expand
 from ..._ops import nn_loss as L
 from ._util import present, SCALAR_NAMES
 
@@ -31,7 +33,17 @@ def _reduction(size_average, reduce, reduction, allowed=_REDUCTIONS):
     return reduction
 
 
-def _check_sizes(input, target, name, strict=False):
+def _broadcast(input, target, name):
+    """PyTorch's broadcast_tensors of a pointwise loss's operands: the one whose shape differs is expanded
+    (an ExpandBackward0 node in its graph), after _check_sizes' warning."""
+    if tuple(target.shape) == tuple(input.shape):
+        return input, target
+    _check_sizes(input, target, name, stacklevel=4)
+    shape = tuple(broadcast_shapes(input.shape, target.shape))
+    return tuple(t if tuple(t.shape) == shape else expand(t, shape) for t in (input, target))
+
+
+def _check_sizes(input, target, name, strict=False, stacklevel=3):
     if tuple(target.shape) == tuple(input.shape):
         return
     if strict:
@@ -39,11 +51,11 @@ def _check_sizes(input, target, name, strict=False):
                          f"({input.shape}) is deprecated. Please ensure they have the same size.")
     warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
                   "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
-                  "same size.", UserWarning, stacklevel=3)
+                  "same size.", UserWarning, stacklevel=stacklevel)
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    _check_sizes(input, target, "mse_loss")
+    input, target = _broadcast(input, target, "mse_loss")
     return apply(L.mse_loss, input, target, reduction=_reduction(size_average, reduce, reduction))
 
 
@@ -53,7 +65,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
-    _check_sizes(input, target, "smooth_l1_loss")
+    input, target = _broadcast(input, target, "smooth_l1_loss")
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     return apply(L.smooth_l1_loss, input, target, reduction=_reduction(size_average, reduce, reduction),
@@ -61,7 +73,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0):
-    _check_sizes(input, target, "huber_loss")
+    input, target = _broadcast(input, target, "huber_loss")
     return apply(L.huber_loss, input, target, reduction=_reduction(None, None, reduction), delta=float(delta))
 
 
@@ -119,6 +131,11 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
                                      reduction="mean", pos_weight=None):
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    for name, t in (("weight", weight), ("pos_weight", pos_weight)):
+        if t is not None and t.requires_grad and is_grad_enabled():
+            raise RuntimeError(f"The function 'binary_cross_entropy_with_logits' is not differentiable with respect to "
+                               f"argument '{name}'. This input cannot have requires_grad True. Pass "
+                               f"{name}.detach().")
     return apply(L.binary_cross_entropy_with_logits, input, target, *present(weight, pos_weight),
                  reduction=_reduction(size_average, reduce, reduction), has_weight=weight is not None,
                  has_pos_weight=pos_weight is not None)

@@ -103,8 +103,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         segments = jnp.cumsum(marks) + jnp.zeros((), jnp.int64)
     if padding_idx is not None:
         padding_idx = _wrap_padding(padding_idx, weight.shape[0])
-    extra = () if per_sample_weights is None else (per_sample_weights,)
-    return apply(K.embedding_bag, weight, indices, _leaf(segments), *extra, bags=int(bags), mode=mode,
+    return apply(K.embedding_bag, weight, indices, _leaf(segments), per_sample_weights, bags=int(bags), mode=mode,
                  padding_idx=padding_idx)
 
 
