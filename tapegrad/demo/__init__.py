@@ -10,12 +10,7 @@ One job per module:
     generate.py  sampling text with a fixed-size context buffer (one program for every token)
     plot.py      the loss curve as a PNG
     cli.py       the command line: train, plot, generate, save, reload and check
-"""
-from .data import CharVocab, Batches, load_text
-from .generate import generate
-from .model import GPTConfig, TinyGPT
-from .plot import draw_loss, save_loss_curve
-from .train import TrainConfig, Trainer, make_train_step
 
-__all__ = ["CharVocab", "Batches", "load_text", "generate", "GPTConfig", "TinyGPT", "draw_loss",
-           "save_loss_curve", "TrainConfig", "Trainer", "make_train_step"]
+The modules are user code of tapegrad's public API (`import tapegrad as torch`), as a PyTorch script
+would be; `notebooks/02_training_demo.ipynb` runs them cell by cell.
+"""

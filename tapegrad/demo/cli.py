@@ -5,11 +5,11 @@ import time
 
 import tapegrad as torch
 
-from .data import Batches, CharVocab, load_text, split
+from .data import Batches, CharVocab, load_text
 from .generate import generate
 from .model import GPTConfig, TinyGPT
 from .plot import save_loss_curve
-from .train import TrainConfig, Trainer, evaluate
+from .train import TrainConfig, Trainer
 
 PROMPT = "The "
 
@@ -47,27 +47,26 @@ def parse_args(argv=None):
 
 
 def build(args, text=None):
-    """The vocabulary, model, batches and trainer the arguments describe."""
+    """The vocabulary, model and trainer the arguments describe."""
     text = load_text() if text is None else text
     vocab = CharVocab(text)
-    train_tokens, held_out = split(vocab.encode(text))
     torch.manual_seed(args.seed)
     model_config = GPTConfig(vocab_size=len(vocab), block_size=args.block_size, n_layer=args.n_layer,
                              n_head=args.n_head, n_embd=args.n_embd)
     model = TinyGPT(model_config).to(args.device)
-    batches = Batches(train_tokens, args.batch_size, args.block_size, seed=args.seed, device=args.device)
-    held_out_batches = Batches(held_out, args.batch_size, args.block_size, seed=args.seed + 1, device=args.device)
+    batches = Batches(vocab.encode(text), args.batch_size, args.block_size, seed=args.seed, device=args.device)
     trainer = Trainer(model, batches, TrainConfig(steps=args.steps, batch_size=args.batch_size,
                                                   compile=args.compile,
                                                   warmup_steps=min(TrainConfig.warmup_steps, args.steps // 10 + 1)))
-    return vocab, model, trainer, held_out_batches
+    return vocab, model, trainer
 
 
 def reload_checkpoint(path, config, device):
-    """A fresh model (other initial values) with the checkpoint's state loaded into it."""
+    """A fresh model with the checkpoint's tensors as its parameters (assign=True: tapegrad never computes
+    the fresh random initial values they replace, as they are recorded lazily and nothing reads them)."""
     torch.manual_seed(12345)
     fresh = TinyGPT(config).to(device)
-    fresh.load_state_dict(torch.load(path))
+    fresh.load_state_dict(torch.load(path, map_location=device), assign=True)
     return fresh
 
 
@@ -83,7 +82,7 @@ def main(argv=None):
     args = parse_args(argv)
     started = time.perf_counter()
     text = load_text()
-    vocab, model, trainer, held_out = build(args, text)
+    vocab, model, trainer = build(args, text)
     n_params = sum(p.numel() for p in model.parameters())
     cfg = model.config
     print(f"text: Python's help pages (pydoc_data.topics), {len(text):,} characters, {len(vocab)} distinct")
@@ -93,8 +92,7 @@ def main(argv=None):
           f"grad-norm clipping; " + (f"first {trainer.eager_steps} steps eager, then compiled"
                                      if trainer.compiled_step else "every step eager"))
     losses = trainer.run(progress=args.progress)
-    print(f"loss: {losses[0]:.3f} at the first step, {losses[-1]:.3f} at the last; "
-          f"held-out {evaluate(model, held_out):.3f}")
+    print(f"loss: {losses[0]:.3f} at the first step, {losses[-1]:.3f} at the last")
     print("step time (median after warm-up): " + _format_times(trainer.step_times()))
 
     args.out.mkdir(parents=True, exist_ok=True)
@@ -113,5 +111,5 @@ def main(argv=None):
     print(f"done in {time.perf_counter() - started:.1f} s")
     if not same:
         raise SystemExit("error: the reloaded checkpoint generated different text")
-    return {"losses": losses, "sample": sample, "curve": curve, "checkpoint": checkpoint,
+    return {"model": model, "losses": losses, "sample": sample, "curve": curve, "checkpoint": checkpoint,
             "times": trainer.step_times()}

@@ -50,8 +50,3 @@ class Batches:
         return (torch.tensor(windows[:, :-1], device=self.device),
                 torch.tensor(windows[:, 1:], device=self.device))
 
-
-def split(tokens, train_fraction=0.9):
-    """The first part of the text to train on, the rest to measure how well the model generalises."""
-    cut = int(len(tokens) * train_fraction)
-    return tokens[:cut], tokens[cut:]

@@ -68,7 +68,7 @@ class Trainer:
         self.step_seconds = {"eager": [], "compiled": []}
 
     def run(self, progress=True):
-        from tqdm.auto import tqdm
+        from tqdm import tqdm
         self.model.train()
         tokens_per_step = self.config.batch_size * self.batches.block_size
         bar = tqdm(range(self.config.steps), desc="training", unit="step", disable=not progress)
@@ -96,11 +96,3 @@ class Trainer:
                 out[mode] = {"first_s": seconds[0], "median_s": statistics.median(later), "steps": len(seconds)}
         return out
 
-
-def evaluate(model, batches, n_batches=4):
-    """Mean loss over n_batches random windows, without gradients."""
-    model.eval()
-    with torch.no_grad():
-        total = sum(model(*batches())[1].item() for _ in range(n_batches))
-    model.train()
-    return total / n_batches
