@@ -8,6 +8,9 @@ written at the start of the buffer and the rest is padding. Causal attention alr
 padding mask (position t attends to positions <= t, so the padding after the last real token is never
 seen), and the position whose logits are read is a value, not a shape (`logits[0, pos]` passes pos to
 the program as an argument). Every token therefore runs the same program: compiled once, reused after.
+
+The next character is drawn on the host from the probabilities the program returns (NumPy's generator,
+seeded): the token has to come back to Python anyway, to be written into the next buffer.
 """
 import numpy as np
 
@@ -20,7 +23,7 @@ def generate(model, vocab, prompt, n_tokens, temperature=0.8, seed=0, device="cp
     block_size = model.config.block_size
     ids = list(vocab.encode(prompt)) or [0]
     buffer = np.zeros((1, block_size), dtype=np.int64)    # padding: token 0, never attended to
-    generator = torch.Generator(device=device).manual_seed(seed)
+    rng = np.random.default_rng(seed)
     was_training = model.training
     model.eval()
     with torch.no_grad():
@@ -29,7 +32,7 @@ def generate(model, vocab, prompt, n_tokens, temperature=0.8, seed=0, device="cp
             buffer[0, :len(context)] = context
             logits = model(torch.tensor(buffer, device=device))
             pos = len(context) - 1                        # the last real token: its logits predict the next
-            probs = F.softmax(logits[0, pos] / temperature, dim=-1)
-            ids.append(torch.multinomial(probs, 1, generator=generator).item())
+            probs = F.softmax(logits[0, pos] / temperature, dim=-1).numpy().astype(np.float64)
+            ids.append(int(rng.choice(len(probs), p=probs / probs.sum())))
     model.train(was_training)
     return vocab.decode(ids)

@@ -13,7 +13,7 @@ def draw_loss(ax, losses, compiled_from=None):
     """Each step's loss and its moving average on ax; a line where the compiled step took over."""
     steps = range(1, len(losses) + 1)
     ax.plot(steps, losses, color="tab:blue", alpha=0.3, linewidth=0.8, label="loss per step")
-    ax.plot(steps, _moving_average(losses, max(1, len(losses) // 20)), color="tab:blue", label="moving average")
+    ax.plot(steps, _moving_average(losses, max(5, len(losses) // 20)), color="tab:blue", label="moving average")
     if compiled_from is not None and compiled_from < len(losses):
         ax.axvline(compiled_from + 0.5, color="tab:gray", linestyle="--", label="compiled step from here")
     ax.set_xlabel("step")
