@@ -6,6 +6,7 @@ from conftest import require
 
 import tapegrad
 from tapegrad.demo import cli
+from tapegrad.demo.generate import generate
 
 require("tqdm")
 require("matplotlib")
@@ -63,3 +64,23 @@ def test_demo_trains_plots_generates_and_reloads(tmp_path, monkeypatch, capsys):
     assert sample.startswith(cli.PROMPT) and len(sample) == len(cli.PROMPT) + 24
     state = tapegrad.load(result["checkpoint"])
     assert list(state) == [name for name, _ in result["model"].named_parameters()]
+
+    # Generation runs the same structure every token (a fixed-size buffer): once warm, more tokens compile
+    # nothing and meet no structure not seen before.
+    generate(result["model"], result["vocab"], cli.PROMPT, 40, seed=1)
+    before = tapegrad.autograd.backward_cache_info()
+    generate(result["model"], result["vocab"], cli.PROMPT, 40, seed=2)
+    after = tapegrad.autograd.backward_cache_info()
+    assert (after["compiles"], after["misses"]) == (before["compiles"], before["misses"])
+
+
+def test_ops_recorded_by_the_demo_name_the_demo_lines():
+    # The demo is user code shipped inside the package: an op it records is located on its own line (as
+    # errors name it, and as a no_grad loop such as generation is cut into repeating windows), not on the
+    # line of whoever called the demo.
+    from tapegrad.demo.model import GPTConfig, TinyGPT
+    model = TinyGPT(GPTConfig(vocab_size=5, block_size=4, n_layer=1, n_head=1, n_embd=4))
+    with tapegrad.no_grad():
+        logits = model(tapegrad.tensor([[1, 2]]))
+    file, _ = logits._storage._raw.node.where
+    assert file.replace("\\", "/").endswith("tapegrad/demo/model.py"), file

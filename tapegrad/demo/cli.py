@@ -33,7 +33,7 @@ def parse_args(argv=None):
     ap.add_argument("--n-layer", type=int, default=model_defaults.n_layer)
     ap.add_argument("--n-embd", type=int, default=model_defaults.n_embd)
     ap.add_argument("--n-head", type=int, default=model_defaults.n_head)
-    ap.add_argument("--sample-tokens", type=int, default=300, help="characters to generate at the end")
+    ap.add_argument("--sample-tokens", type=int, default=240, help="characters to generate at the end")
     ap.add_argument("--out", type=pathlib.Path, default=pathlib.Path("demo-output"),
                     help="folder for the loss curve and the checkpoint (default %(default)s)")
     ap.add_argument("--seed", type=int, default=0)
@@ -111,5 +111,5 @@ def main(argv=None):
     print(f"done in {time.perf_counter() - started:.1f} s")
     if not same:
         raise SystemExit("error: the reloaded checkpoint generated different text")
-    return {"model": model, "losses": losses, "sample": sample, "curve": curve, "checkpoint": checkpoint,
+    return {"model": model, "vocab": vocab, "losses": losses, "sample": sample, "curve": curve, "checkpoint": checkpoint,
             "times": trainer.step_times()}

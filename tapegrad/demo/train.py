@@ -10,7 +10,7 @@ import tapegrad as torch
 
 @dataclass
 class TrainConfig:
-    steps: int = 600
+    steps: int = 500
     batch_size: int = 32
     lr: float = 3e-3
     weight_decay: float = 0.01
