@@ -48,12 +48,19 @@ def settle():
     _journal[:] = keep
 
 
+def _is_library(module_name):
+    # tapegrad.demo is user code written against the public API, shipped in the package: its lines are
+    # where its ops are recorded (errors name them, and a no_grad loop is cut into iterations by them).
+    if module_name == "tapegrad.demo" or module_name.startswith("tapegrad.demo."):
+        return False
+    return module_name == "tapegrad" or module_name.startswith("tapegrad.")
+
+
 def where_recorded():
     """(file, line) of the innermost caller outside tapegrad: the user's line that records an op."""
     f = sys._getframe(2)
     while f is not None:
-        name = f.f_globals.get("__name__", "")
-        if not (name == "tapegrad" or name.startswith("tapegrad.")):
+        if not _is_library(f.f_globals.get("__name__", "")):
             return (f.f_code.co_filename, f.f_lineno)
         f = f.f_back
     return None

@@ -33,7 +33,9 @@ _WHY = {"torch": "PyTorch is the test oracle",
         "nbformat": "nbformat reads the notebooks under test",
         "nbclient": "nbclient runs the notebooks under test",
         "ipykernel": "ipykernel is the kernel the notebooks run in",
-        "hypothesis": "hypothesis draws the property-test inputs"}
+        "hypothesis": "hypothesis draws the property-test inputs",
+        "tqdm": "tqdm draws the training demo's progress bar",
+        "matplotlib": "matplotlib draws the training demo's loss curve and the notebooks' plots"}
 
 
 def _hypothesis_profiles():
