@@ -108,7 +108,7 @@ class Program:
 
     def run(self, args, wait=False):
         """One execution; wait=True waits for the result even of a kernel (a profile timing it)."""
-        if self.numpy is not None and not wait and NUMPY_KERNELS[0]:
+        if self.numpy is not None and NUMPY_KERNELS[0]:   # (NumPy is synchronous: no wait needed)
             out = _run_on_numpy(self, args)
             if out is not _COMPILE:
                 return out
@@ -156,10 +156,11 @@ def _input_kinds(leaves):
 
 def _run_on_numpy(program, args):
     """The kernel's outputs computed with NumPy, or _COMPILE when it should run compiled."""
-    leaves, _ = jax.tree_util.tree_flatten(args)
+    leaves, tree = jax.tree_util.tree_flatten(args)
     kinds = _input_kinds(leaves)
     if kinds is None:
         return _COMPILE
+    kinds = (tree, kinds)   # where the leaves sit matters too: (x, None, 0.5) is not (x, 0.5, None)
     rented = program.numpy.get(kinds)
     if rented is None:
         if not _numpy_allowed():

@@ -40,11 +40,7 @@ def test_no_compile_runs_every_step_eagerly():
 TEXT = "def f(x):\n    return x + 1\n\nclass A:\n    pass\n" * 40   # small: builds without the full corpus
 
 
-def test_demo_trains_plots_generates_and_reloads(tmp_path, monkeypatch, capsys):
-    if not hasattr(tapegrad, "compile"):
-        # Until tapegrad.compile lands, a stand-in that returns the step unchanged lets the demo's
-        # eager -> compiled switch and its side-by-side timing run here.
-        monkeypatch.setattr(tapegrad, "compile", lambda fn: fn, raising=False)
+def test_demo_trains_plots_generates_and_reloads(tmp_path, capsys):
     result = cli.main(TINY + ["--out", str(tmp_path)])
     out = capsys.readouterr().out
 

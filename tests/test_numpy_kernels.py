@@ -179,6 +179,15 @@ def test_tracers_and_unsupported_kernels_compile_at_once():
         assert xla.compiles == 2
 
 
+def test_the_same_leaves_in_other_places_are_another_kernel():
+    # clamp's backward keeps (x, min, max) with one bound None: (x, None, 0.5) and (x, 0.5, None) flatten
+    # to the same leaves, and must not share a jaxpr
+    kernel = _fresh_kernel(lambda a, lo, hi: jnp.clip(a, lo, hi))
+    x = jnp.array([0.0, 1.0])
+    assert np.asarray(kernel(x, None, 0.5)).tolist() == [0.0, 0.5]
+    assert np.asarray(kernel(x, 0.5, None)).tolist() == [0.5, 1.0]
+
+
 def test_switched_off(monkeypatch):
     monkeypatch.setattr(_programs, "NUMPY_KERNELS", [False])
     kernel = _fresh_kernel(lambda a: a + 1)

@@ -1,5 +1,5 @@
 """Training: AdamW, a warm-up + cosine learning-rate schedule, grad-norm clipping, and the step timed
-as tapegrad runs it eagerly and, where `tapegrad.compile` exists, compiled as one program."""
+as tapegrad runs it eagerly and compiled as one program (`tapegrad.compile`)."""
 import math
 import statistics
 import time
@@ -59,9 +59,7 @@ class Trainer:
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(
             self.optimizer, warmup_cosine(config.warmup_steps, config.steps, config.min_lr_ratio))
         self.eager_step = make_train_step(model, self.optimizer, config.max_grad_norm)
-        # The hasattr guard lets the demo run where tapegrad.compile is not there yet.
-        self.compiled_step = (torch.compile(self.eager_step)
-                              if config.compile and hasattr(torch, "compile") else None)
+        self.compiled_step = torch.compile(self.eager_step) if config.compile else None
         self.eager_steps = min(config.eager_steps, config.steps // 2) if self.compiled_step else config.steps
         self.losses = []
         self.step_seconds = {"eager": [], "compiled": []}
