@@ -178,7 +178,7 @@ def is_contiguous(t):
         return True
     strides, _ = layout(t)
     expected = 1
-    for size, stride in zip(reversed(t._value.shape), reversed(strides)):
+    for size, stride in zip(reversed(tuple(t.shape)), reversed(strides)):
         if size != 1:
             if stride != expected:
                 return False

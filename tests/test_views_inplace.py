@@ -418,3 +418,15 @@ def test_inplace_on_views_true_errors_still_fire(name):
     # The same tensor shape, version and expected version as PyTorch reports.
     assert theirs.split(": ", 1)[1].split("]")[0] == ours.split(": ", 1)[1].split("]")[0]
     assert theirs.split("is at version")[1].split(" instead")[0] == ours.split("is at version")[1].split(" instead")[0]
+
+
+def test_is_contiguous_of_a_pending_view_computes_nothing():
+    # Linear asks whether its input is contiguous; answering from the recorded shape keeps the view pending
+    from tapegrad import _programs
+    x = tapegrad.randn(1, 1, 2, 4) * 2
+    y = x.transpose(1, 2).reshape(1, 2, 4)
+    before = _programs.info()
+    out = tapegrad.nn.Linear(4, 4)(y)
+    after = _programs.info()
+    assert (after["numpy_runs"], after["executions"]) == (before["numpy_runs"], before["executions"])
+    assert y.is_contiguous() and out.shape == (1, 2, 4)
