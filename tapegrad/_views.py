@@ -133,6 +133,9 @@ def refresh_views(base, skip=None):
 # ---- layout: strides and offsets as PyTorch would report them ------------------------------------
 
 _layouts = {}
+# While tapegrad.compile traces, the offsets of view arguments are tracers (program inputs); a layout
+# is still a host-side fact of the traced call, read with that call's offsets: id(tracer) -> int.
+traced_offsets = {}
 
 
 def contiguous_strides(shape):
@@ -148,13 +151,16 @@ def layout(t):
     if t._view is None:
         return contiguous_strides(tuple(t.shape)), 0
     base_shape = tuple(t._storage._raw.shape)
-    key = (t._view.steps, t._view.positions, base_shape)
+    positions = t._view.positions
+    if traced_offsets:
+        positions = tuple(traced_offsets.get(id(p), p) for p in positions)
+    key = (t._view.steps, positions, base_shape)
     found = _layouts.get(key)
     if found is None:
         # Computed on the host even while a function is traced (tapegrad.compile): it depends on shapes only.
         with jax.ensure_compile_time_eval():
             iota = jnp.arange(int(np.prod(base_shape, dtype=np.int64)), dtype=jnp.int64).reshape(base_shape)
-            pos = np.asarray(compose(t._view.steps)(iota, *t._view.positions))
+            pos = np.asarray(compose(t._view.steps)(iota, *positions))
         found = _layouts[key] = _strides_from_positions(pos)
     return found
 

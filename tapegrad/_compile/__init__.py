@@ -21,7 +21,9 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     tensors it creates and keeps (a new `.grad`), are outputs, written back into the same tapegrad
     tensors once the program has succeeded. Written inputs are donated (updated in place). The
     default generator's key and counter are inputs, so dropout draws what the eager function draws.
-    Optimizer learning rates are inputs too: a scheduler changing them never recompiles.
+    Optimizer learning rates are inputs too: a scheduler changing them never recompiles. A view passed
+    in (`X[i:i + bs]`) reads its base's storage inside the program with its offsets as inputs, so
+    slicing the data at a new place each call runs the same program.
 
     Guards: the program is traced for the structure the function reaches -- tensor shapes, dtypes,
     requires_grad, whether each `.grad` is None, `training`, grad mode, and every Python value it can

@@ -66,7 +66,7 @@ class CompiledFunction:
         except _walk.TooLarge:
             return self._break(_trace.GraphBreak(f"the function reaches more than {_walk.MAX_OBJECTS} objects",
                                                  None), args, kwargs)
-        if walk.grad_fns or walk.views:
+        if walk.grad_fns:
             return self.fn(*args, **kwargs)   # part of a graph recorded outside: the tape runs it
         key = (walk.key, _state.grad_enabled, _state.inference)
         program = self.programs.get(key)
@@ -104,7 +104,7 @@ class CompiledFunction:
     def _trace_again(self, args, kwargs):
         try:
             walk = _walk.Walk(self._roots(args, kwargs))
-            if walk.grad_fns or walk.views:
+            if walk.grad_fns:
                 return
             key = (walk.key, _state.grad_enabled, _state.inference)
             if key not in self.programs:
@@ -178,6 +178,7 @@ class _Program:
         gen = _random.default_generator
         objects = walk.objects
         rest = [np.float64(objects[pos][k]) for pos, k in walk.lifted] + [gen._key, np.int64(gen._counter)]
+        rest += [np.int64(p) for v in walk.views for p in v._view.positions]
         outs = self.program(donated, kept, rest)   # waits: nothing is committed if it failed
         made = self._commit(walk, outs)
         return _trace.build_result(traced.result, objects, made)

@@ -19,7 +19,7 @@ import weakref
 import jax
 import numpy as np
 
-from .. import _dispatch
+from .. import _dispatch, _views
 from .. import random as _random
 from .._tensor import Tensor
 from ..autograd._tracing import TRACER_ERRORS, _computed
@@ -136,9 +136,17 @@ def trace(fn, args, kwargs, walk):
                         and not isinstance(s._raw, jax.core.Tracer):
                     seen[id(s)] = (weakref.ref(s), s._raw)
 
-    def pure(values, lr_values, rng_key, rng_counter):
+    views = [(v._view, v._view.value, v._view.version, v._view.positions) for v in walk.views]
+
+    def pure(values, lr_values, rng_key, rng_counter, positions):
         for s, v in zip(storages, values):
             s._raw = v
+        at = 0
+        for info, _, _, old in views:   # read again from the traced storage, at traced offsets
+            info.positions = tuple(positions[at:at + len(old)])
+            info.version = None
+            _views.traced_offsets.update((id(p), int(o)) for p, o in zip(info.positions, old))
+            at += len(old)
         lifted = []
         for (pos, k), v in zip(walk.lifted, lr_values):
             lifted.append(Tensor._wrap(v))
@@ -155,11 +163,15 @@ def trace(fn, args, kwargs, walk):
         return _outputs(traced, walk, snapshot, values, lifted, result)
 
     try:
-        closed = jax.make_jaxpr(pure)(inputs, lrs, key, np.int64(counter))
+        offsets = [np.int64(p) for _, _, _, old in views for p in old]
+        closed = jax.make_jaxpr(pure)(inputs, lrs, key, np.int64(counter), offsets)
     except TRACER_ERRORS + (_Printed,) as e:
         raise GraphBreak(_reason(e), _user_line(e)) from e
     finally:
         snapshot.restore()
+        for info, value, version, old in views:
+            info.value, info.version, info.positions = value, version, old
+        _views.traced_offsets.clear()
         for (pos, k), v in zip(walk.lifted, lr_objects):
             objects[pos][k] = v
         gen.__dict__.pop("next_key", None)

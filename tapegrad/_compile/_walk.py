@@ -15,6 +15,8 @@ It yields, in a deterministic order:
 * `storages`: every tensor storage reached: the program's state inputs and outputs.
 * `lifted`: optimizer learning rates (floats a scheduler changes every step): program inputs, not
   guarded values, so a schedule never recompiles.
+* `views`: every view tensor reached (`X[i:i+bs]` passed in). Its recipe (view ops and their static
+  arguments) is guarded; its offsets are program inputs, so a new offset never recompiles.
 """
 import types
 from collections import OrderedDict, defaultdict
@@ -83,7 +85,7 @@ class Walk:
         self.containers = []   # (position, kind)
         self.lifted = []       # (position of a param group dict, "lr")
         self.grad_fns = False  # a reached tensor has a grad_fn: the function is part of an outside graph
-        self.views = False     # a reached tensor is a view (it caches its value: not swapped for a tracer)
+        self.views = []        # view tensors reached: their values are read from the traced storages
         self._groups = set()
         for r in roots:
             self.visit(r)
@@ -164,8 +166,9 @@ class Walk:
         view = t._view
         if t._grad_fn is not None:
             self.grad_fns = True
-        if view is not None:
-            self.views = True
         self.tokens.append((type(t), raw.shape, raw.dtype, si, t._requires_grad, t._grad_fn is not None))
+        if view is not None:
+            self.views.append(t)
+            self.tokens.append(("view", view.steps))
         self.containers.append((pos, TENSOR))
         self.visit(t._grad)
