@@ -14,6 +14,7 @@ import tapegrad
 from conftest import to_torch
 from tapegrad import nn
 from tapegrad._compile import Unsupported
+from tapegrad._compile._function import _EAGER
 from tapegrad._recompiles import RecompileWarning
 
 info = tapegrad.autograd.backward_cache_info
@@ -219,6 +220,43 @@ def test_in_place_write_through_a_view_argument_reaches_its_base():
         assert float(total) == pytest.approx(expected[i:i + 2].sum())
     np.testing.assert_array_equal(Z.numpy(), expected)
     assert bump._compiled.compiled == 1
+
+
+def test_state_reached_through_parameter_defaults_is_walked():
+    model = _mlp(tapegrad)
+    opt = tapegrad.optim.SGD(model.parameters(), lr=0.1)
+    x, y = tapegrad.randn(6, 4), tapegrad.randn(6, 2)
+
+    def step(x, y, model=model, opt=opt):   # state bound as default values, as in a loop of closures
+        opt.zero_grad()
+        loss = nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    compiled = tapegrad.compile(step)
+    losses = [float(compiled(x, y)) for _ in range(2)]   # grads absent, then present: two guards
+    programs = compiled._compiled.compiled
+    losses += [float(compiled(x, y)) for _ in range(3)]
+    assert losses == sorted(losses, reverse=True)
+    assert compiled._compiled.compiled == programs, "the steady step compiled again"
+    assert not any(p is _EAGER for p in compiled._compiled.programs.values())
+
+
+def test_writing_state_the_walk_cannot_see_runs_eagerly_with_a_warning():
+    import types
+    holder = types.ModuleType("holder")   # a module: opaque to the walk
+    holder.w = tapegrad.zeros(3)
+
+    def bump(x):
+        holder.w.add_(x)
+        return x.sum()
+    compiled = tapegrad.compile(bump)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            compiled(tapegrad.ones(3))
+    np.testing.assert_array_equal(holder.w.numpy(), [3.0, 3.0, 3.0])
+    assert any("graph break" in str(w.message) for w in caught)
 
 
 def test_guards_recompile_on_batch_size_training_flag_and_grad_presence():

@@ -125,7 +125,7 @@ def trace(fn, args, kwargs, walk):
     snapshot = Snapshot(walk)
     traced = Traced()
     traced.nstate = len(storages)
-    seen = {}
+    seen, versions = {}, {}
 
     def capture(op_args):
         _computed(op_args)
@@ -135,6 +135,7 @@ def trace(fn, args, kwargs, walk):
                 if id(s) not in walk.storage_index and id(s) not in seen \
                         and not isinstance(s._raw, jax.core.Tracer):
                     seen[id(s)] = (weakref.ref(s), s._raw)
+                    versions[id(s)] = s.counter.value
 
     views = [(v._view, v._view.value, v._view.version, v._view.positions) for v in walk.views]
 
@@ -169,6 +170,7 @@ def trace(fn, args, kwargs, walk):
         raise GraphBreak(_reason(e), _user_line(e)) from e
     finally:
         snapshot.restore()
+        leaked = _undo_outside_writes(seen, versions)
         for info, value, version, old in views:
             info.value, info.version, info.positions = value, version, old
         _views.traced_offsets.clear()
@@ -176,9 +178,25 @@ def trace(fn, args, kwargs, walk):
             objects[pos][k] = v
         gen.__dict__.pop("next_key", None)
         gen._key, gen._counter = key, counter
+    if leaked:
+        raise GraphBreak("writing a tensor the function reaches only through something tapegrad.compile does "
+                         "not walk (another module's global, an object without __dict__)", None)
     traced.jaxpr = closed
     traced.constants = list(seen.values())
     return traced
+
+
+def _undo_outside_writes(seen, versions):
+    """Put back tensors outside the walked state that the trace wrote (their values would be tracers);
+    whether there were any."""
+    leaked = False
+    for key, (ref, raw) in seen.items():
+        s = ref()
+        if s is not None and s._raw is not raw:
+            s._raw = raw
+            s.counter.value = versions[key]
+            leaked = True
+    return leaked
 
 
 def _outputs(traced, walk, snapshot, inputs, lifted, result):

@@ -1,6 +1,7 @@
 """The state a compiled function can reach, found by walking objects from its roots.
 
-Roots: the call's arguments, the function's closure cells, the globals its code names, its `self`.
+Roots: the call's arguments, the function's closure cells, the globals its code names, its parameters'
+default values, its `self`.
 From there the walk descends into containers (dict, list, tuple), modules, optimizers, schedulers
 and other user objects' attributes, user functions' closures and globals, and each tensor's grad.
 It yields, in a deterministic order:
@@ -56,8 +57,9 @@ _MISSING = object()
 
 
 def function_roots(fn):
-    """The values a user function reads besides its arguments: closure cells and named globals."""
-    roots = []
+    """The values a user function reads besides its arguments: closure cells, named globals, and the
+    default values of its parameters (`def step(x, model=model)`)."""
+    roots = [fn.__defaults__, fn.__kwdefaults__]
     for cell in fn.__closure__ or ():
         try:
             roots.append(cell.cell_contents)
