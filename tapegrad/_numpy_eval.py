@@ -4,7 +4,7 @@ XLA:CPU needs ~30 ms to compile even a one-op program (softmax ~180 ms), while N
 microseconds. A kernel met with new shapes is traced to a jaxpr (about a millisecond) and, when every
 primitive in it has a NumPy rule below, evaluated primitive by primitive; `_programs` decides when a
 kernel has run often enough to be worth compiling. Anything without an exact NumPy rule (sorts,
-convolutions, random bits, erf, half precision ...) makes the whole jaxpr unsupported, and the kernel
+convolutions, erf, half precision ...) makes the whole jaxpr unsupported, and the kernel
 is compiled as before: this tier only ever saves compiles, it never changes which ops exist.
 
 The rules follow lax's semantics, not NumPy's where they differ (round-half-away, clamped dynamic
@@ -12,6 +12,8 @@ slice starts, select_n's case order, dot_general's dimension numbers); results a
 the jaxpr says, so NumPy's promotion never leaks.
 """
 import numpy as np
+
+from . import _numpy_random
 
 try:  # private but long-stable: the jaxpr classes
     from jax._src import core as _core
@@ -82,7 +84,11 @@ def _div(params):
 @_rule("rem")
 def _rem(params):
     def rem(x, y):
-        if np.asarray(x).dtype.kind in "iub":
+        kind = np.asarray(x).dtype.kind
+        if kind == "u":   # lax: x rem 0 is x (random integer draws reduce unsigned bits this way)
+            y = np.asarray(y)
+            return np.where(y == 0, x, np.remainder(x, np.where(y == 0, 1, y)))
+        if kind in "ib":
             raise _Unsupported
         return np.fmod(x, y)   # C's fmod: the sign of the dividend, as lax.rem
     return rem
@@ -500,6 +506,9 @@ _RULES["scatter-min"] = _RULES["scatter_min"] = _scatter(np.minimum.at)
 _RULES["scatter-max"] = _RULES["scatter_max"] = _scatter(np.maximum.at)
 
 
+_RULES.update(_numpy_random.RULES)
+
+
 class _Unsupported(Exception):
     """A primitive (or parameter) this module has no exact NumPy rule for."""
 
@@ -514,7 +523,7 @@ _CALLS = {"pjit": "jaxpr", "jit": "jaxpr", "closed_call": "call_jaxpr", "core_ca
 class Compiled:
     """A jaxpr flattened to a list of NumPy steps over numbered slots (sub-jaxprs inlined)."""
 
-    __slots__ = ("steps", "nslots", "inputs", "outputs", "consts", "out_avals", "seconds")
+    __slots__ = ("steps", "nslots", "inputs", "outputs", "consts", "out_avals", "seconds", "draws")
 
     def __call__(self, *args):
         slots = [None] * self.nslots
@@ -568,6 +577,7 @@ def compile_jaxpr(closed):
         return None
     c = Compiled()
     c.steps, c.consts = [], []
+    c.draws = False   # it draws random bits: see _programs for why such kernels never change tier
     counter = [0]
     work = [CALL_SECONDS]
 
@@ -578,6 +588,15 @@ def compile_jaxpr(closed):
     def aval_ok(aval):
         dt = getattr(aval, "dtype", None)
         return dt is not None and np.dtype(dt) not in _HALF and not str(dt).startswith(("key", "float0"))
+
+    def np_dtype(aval):   # keys are held as their uint32 data
+        return _numpy_random.KEY_DTYPE if _numpy_random.is_threefry_key(aval) else np.dtype(aval.dtype)
+
+    def avals_ok(name, avals):
+        if any(_numpy_random.is_threefry_key(a) for a in avals):
+            return name in _numpy_random.KEY_PRIMITIVES and all(
+                _numpy_random.is_threefry_key(a) or aval_ok(a) for a in avals)
+        return all(aval_ok(a) for a in avals)
 
     def flatten(jaxpr, consts, in_slots):
         env = {}
@@ -597,7 +616,7 @@ def compile_jaxpr(closed):
 
         for eqn in jaxpr.eqns:
             name = eqn.primitive.name
-            if not all(aval_ok(v.aval) for v in list(eqn.invars) + list(eqn.outvars)):
+            if not avals_ok(name, [v.aval for v in list(eqn.invars) + list(eqn.outvars)]):
                 raise _Unsupported
             ins = [read(v) for v in eqn.invars]
             sub = _CALLS.get(name)
@@ -616,6 +635,9 @@ def compile_jaxpr(closed):
                 raise _Unsupported
             fn = make(eqn.params)
             work[0] += STEP_SECONDS + sum(_numel(v.aval) for v in eqn.outvars) * ELEMENT_SECONDS
+            if name in ("random_bits", "random_split"):
+                c.draws = True
+                work[0] += _numel(eqn.outvars[0].aval) * ELEMENT_SECONDS * _numpy_random.ELEMENTS_PER_DRAW
             if name == "dot_general":
                 (lc, _), _ = eqn.params["dimension_numbers"]
                 k = _numel_dims(eqn.invars[0].aval, lc)
@@ -623,7 +645,7 @@ def compile_jaxpr(closed):
             outs = [slot() for _ in eqn.outvars]
             for v, s in zip(eqn.outvars, outs):
                 env[v] = s
-            c.steps.append((fn, tuple(ins), tuple(outs), tuple(np.dtype(v.aval.dtype) for v in eqn.outvars)))
+            c.steps.append((fn, tuple(ins), tuple(outs), tuple(np_dtype(v.aval) for v in eqn.outvars)))
         return [read(v) for v in jaxpr.outvars]
 
     try:

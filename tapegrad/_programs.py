@@ -37,6 +37,11 @@ MAX_PROGRAM_OPS = 1024
 # typical kernels take 40-180 ms.
 NUMPY_BUDGET_SECONDS = 0.05
 TRACE_SECONDS = 0.002
+# A kernel that draws random numbers picks its tier from its shapes alone, never from its history: NumPy
+# up to DRAW_SECONDS of estimated work per call, XLA above. XLA rewrites float arithmetic (it folds and
+# reassociates constants), so the two tiers may differ in the last bit of a uniform draw; a choice made
+# by shapes keeps `manual_seed(0); rand(n)` giving the same values on every call of a process.
+DRAW_SECONDS = 0.02
 NUMPY_KERNELS = [os.environ.get("TAPEGRAD_NUMPY_KERNELS", "1") != "0"]   # decided for CPU at first use
 
 _COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
@@ -171,7 +176,8 @@ def _run_on_numpy(program, args):
         except Exception:   # let jax.jit report whatever went wrong, with its own error
             run, shapes = None, None
         rented = program.numpy[kinds] = _Rented(run, jax.tree_util.tree_structure(shapes), TRACE_SECONDS)
-    if rented.run is None or rented.seconds >= NUMPY_BUDGET_SECONDS:
+    run = rented.run
+    if run is None or (run.seconds > DRAW_SECONDS if run.draws else rented.seconds >= NUMPY_BUDGET_SECONDS):
         return _COMPILE
     try:
         outs = _numpy_eval.to_device(rented.run(*leaves), rented.run.out_avals)

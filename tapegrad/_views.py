@@ -157,12 +157,22 @@ def layout(t):
     key = (t._view.steps, positions, base_shape)
     found = _layouts.get(key)
     if found is None:
-        # Computed on the host even while a function is traced (tapegrad.compile): it depends on shapes only.
-        with jax.ensure_compile_time_eval():
-            iota = jnp.arange(int(np.prod(base_shape, dtype=np.int64)), dtype=jnp.int64).reshape(base_shape)
-            pos = np.asarray(compose(t._view.steps)(iota, *positions))
-        found = _layouts[key] = _strides_from_positions(pos)
+        found = _layouts[key] = _strides_from_positions(_host_positions(t._view.steps, positions, base_shape))
     return found
+
+
+def _host_positions(steps, positions, base_shape):
+    """The recipe applied to an iota of the base, computed on the host (even while tapegrad.compile
+    traces a function), with NumPy where it has the view ops' primitives: no XLA compile per layout."""
+    from ._numpy_eval import compile_jaxpr
+    read = compose(steps)
+    spec = jax.ShapeDtypeStruct(base_shape, jnp.int64)
+    iota = np.arange(int(np.prod(base_shape, dtype=np.int64)), dtype=np.int64).reshape(base_shape)
+    run = compile_jaxpr(jax.make_jaxpr(lambda x: read(x, *positions))(spec))
+    if run is not None:
+        return run(iota)[0]
+    with jax.ensure_compile_time_eval():
+        return np.asarray(read(jnp.asarray(iota), *positions))
 
 
 def _strides_from_positions(pos):

@@ -76,6 +76,15 @@ def _key(generator):
     return (generator or default_generator).next_key()
 
 
+def _drawn(name, draw, generator, *static):
+    """draw(key, *static), run by a kernel shared by every draw with these statics: on a CPU a new shape
+    runs on NumPy (see _numpy_random) instead of compiling a program for it."""
+    from . import _programs
+    kernel = _programs.kernel(("random", name) + static,
+                              lambda: lambda k: draw(jax.random.wrap_key_data(k), *static))
+    return kernel(jax.random.key_data(_key(generator)))
+
+
 def _make(value, requires_grad, device):
     from ._creation import _leaf, _jax_device
     return _leaf(jax.device_put(value, _jax_device(device)), requires_grad)
@@ -100,12 +109,12 @@ def _size(size):
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
     d = _float_dtype(dtype)
-    return _make(jax.random.uniform(_key(generator), _size(size), d.np), requires_grad, device)
+    return _make(_drawn("rand", jax.random.uniform, generator, _size(size), d.np), requires_grad, device)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
     d = _float_dtype(dtype, "normal_kernel_cpu")
-    return _make(jax.random.normal(_key(generator), _size(size), d.np), requires_grad, device)
+    return _make(_drawn("randn", jax.random.normal, generator, _size(size), d.np), requires_grad, device)
 
 
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
@@ -122,14 +131,16 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     d = D.as_dtype(dtype) or D.int64
-    value = jax.random.randint(_key(generator), tuple(size), low, high, jnp.int64).astype(d.np)
+    value = _drawn("randint", lambda k, *a: jax.random.randint(k, *a[:3], jnp.int64).astype(a[3]), generator,
+                   tuple(size), low, high, d.np)
     return _make(value, requires_grad, device)
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
     d = D.as_dtype(dtype) or D.int64
     _size((n,))
-    return _make(jax.random.permutation(_key(generator), n).astype(d.np), requires_grad, device)
+    value = _drawn("randperm", lambda k, n, dt: jax.random.permutation(k, n).astype(dt), generator, n, d.np)
+    return _make(value, requires_grad, device)
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
@@ -142,7 +153,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
         z = jax.random.normal(_key(generator), shape, dt.np)
         return _make((m + s * z).astype(dt.np), requires_grad, device)
     d = _float_dtype(dtype, "normal_kernel_cpu")
-    z = jax.random.normal(_key(generator), tuple(size), d.np)
+    z = _drawn("randn", jax.random.normal, generator, tuple(size), d.np)
     return _make((mean + std * z).astype(d.np), requires_grad, device)
 
 

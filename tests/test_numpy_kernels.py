@@ -208,3 +208,70 @@ def test_first_sight_of_a_new_shape_compiles_nothing():
                 out = tapegrad.softmax(model(tapegrad.ones(n, 4) * n), -1).sum().item()
                 assert out == pytest.approx(n, rel=1e-5)
         assert xla.compiles == 0
+
+
+# ---- random draws --------------------------------------------------------------------------------
+
+def _key_data(seed):
+    return np.asarray(jax.random.key_data(jax.random.fold_in(jax.random.key(seed), 7)), np.int64)
+
+
+def _draw(fn, dtype):
+    from tapegrad._ops import random_fill as r
+    return {
+        "bits32": lambda a, k: jax.random.bits(r._key(k), a.shape, jnp.uint32),
+        "bits8": lambda a, k: jax.random.bits(r._key(k), a.shape, jnp.uint8),
+        "bits64": lambda a, k: jax.random.bits(r._key(k), a.shape, jnp.uint64),
+        "rand": lambda a, k: jax.random.uniform(r._key(k), a.shape, a.dtype),
+        "uniform_pow2_bounds": lambda a, k: jax.random.uniform(r._key(k), a.shape, a.dtype, -0.25, 0.25),
+        "randint": lambda a, k: r._random(a, k, -5, 17),
+        "random_": lambda a, k: r._random(a, k, None, None),
+        "bernoulli": lambda a, k: r._bernoulli(a, k, 0.3),
+        "split": lambda a, k: jax.random.key_data(jax.random.split(r._key(k), 3)),
+    }[fn], dtype
+
+
+@pytest.mark.parametrize("fn", ["bits32", "bits8", "bits64", "rand", "uniform_pow2_bounds", "randint", "random_",
+                                "bernoulli", "split"])
+@pytest.mark.parametrize("shape", [(), (1,), (7, 5), (2, 3, 4), (129,)])
+def test_random_draws_on_numpy_are_xlas_bit_for_bit(fn, shape):
+    """Threefry in NumPy: the same bits as XLA's, for every shape (each element hashes its flat index)."""
+    fn, _ = _draw(fn, None)
+    for seed in (0, 12345, 2 ** 32 - 1):
+        for dtype in (np.float32, np.float64):
+            a, k = np.zeros(shape, dtype), _key_data(seed)
+            run = _numpy_eval.compile_jaxpr(jax.make_jaxpr(fn)(a, k))
+            assert run is not None and run.draws
+            got, want = run(a, k)[0], np.asarray(jax.jit(fn)(a, k))
+            assert got.dtype == want.dtype and got.shape == want.shape
+            np.testing.assert_array_equal(got, want)
+
+
+def test_random_kernels_choose_their_tier_by_shape_not_by_history():
+    from tapegrad._ops import random_fill as r
+    kernel = _fresh_kernel(lambda a, k, lo, hi: jax.random.uniform(r._key(k), a.shape, a.dtype, lo, hi))
+    small, k = jnp.zeros((3, 4), jnp.float32), jnp.asarray(_key_data(0))
+    with counting() as xla:
+        first = np.asarray(kernel(small, k, -0.1, 0.3))
+        for _ in range(200):   # far past the budget that would move an ordinary kernel to XLA
+            again = np.asarray(kernel(small, k, -0.1, 0.3))
+        assert xla.compiles == 0
+    np.testing.assert_array_equal(first, again)
+    big = jnp.zeros((1024, 1024), jnp.float32)   # too much work for NumPy: XLA from the first call
+    with counting() as xla:
+        kernel(big, k, -0.1, 0.3)
+        assert xla.compiles == 1
+
+
+def test_layer_initialisation_compiles_nothing():
+    with counting() as xla:   # (counting clears JAX's caches)
+        tapegrad.manual_seed(1)
+        tapegrad.rand(1).item()   # the generator's own programs (seeding, fold_in, key data), once per process
+        tapegrad.empty(1).uniform_(-1, 1).item()
+        warm = xla.compiles
+        layer = tapegrad.nn.Linear(37, 19)
+        x = tapegrad.rand(5, 37)
+        assert layer(x).shape == (5, 19)
+        layer.weight.sum().item()
+        assert tapegrad.randint(0, 10, (6,)).max().item() < 10
+        assert xla.compiles == warm
