@@ -40,6 +40,8 @@ class Snapshot:
 
     def restore(self):
         objects = self.walk.objects
+        for empty in self.walk.empties:
+            empty.clear()
         for (pos, kind), copy in zip(self.walk.containers, self.copies):
             obj = objects[pos]
             if kind == DICT or kind == OBJECT:
@@ -61,6 +63,8 @@ class Snapshot:
         appended to `new_tensors` (value spec ("new", index)). `skip`: (position, key) left out."""
         out = []
         walk = self.walk
+        if any(walk.empties):
+            raise Unreplayable("an empty container was filled")
         for (pos, kind), copy in zip(walk.containers, self.copies):
             now = _contents(walk.objects[pos], kind)
             if kind == DICT or kind == OBJECT:

@@ -31,6 +31,7 @@ MAX_OBJECTS = 20000   # a walk this large means the function reaches something t
 DICT, LIST, OBJECT, TENSOR = range(4)
 _SCALARS = frozenset((bool, int, float, complex, str, bytes, type(None)))
 _DICTS = frozenset((dict, OrderedDict, defaultdict))
+_EMPTIABLE = _DICTS | {list, set}   # an empty one is a token, not a walked container (see Walk.empties)
 _LIBRARIES = ("tapegrad", "jax", "jaxlib", "numpy", "builtins", "functools", "collections", "torch")
 _OPAQUE = (type, types.ModuleType, types.BuiltinFunctionType, types.BuiltinMethodType, types.CodeType,
            types.FrameType, types.GeneratorType)
@@ -88,6 +89,9 @@ class Walk:
         self.lifted = []       # (position of a param group dict, "lr")
         self.grad_fns = False  # a reached tensor has a grad_fn: the function is part of an outside graph
         self.views = []        # view tensors reached: their values are read from the traced storages
+        # Empty containers (a module's dozen hook dicts) are tokens only: cheap to walk. A trace that
+        # fills one cannot be replayed (_snapshot), as with any container the function creates.
+        self.empties = []
         self._groups = set()
         for r in roots:
             self.visit(r)
@@ -106,6 +110,10 @@ class Walk:
         tokens = self.tokens
         if t in _SCALARS:
             tokens.append((t, obj))
+            return
+        if t in _EMPTIABLE and not obj:
+            tokens.append((t, 0))
+            self.empties.append(obj)
             return
         if isinstance(obj, np.generic):
             tokens.append((t, obj.item()))
