@@ -10,6 +10,7 @@ import numpy as np
 from . import _dtypes as D
 from ._grad_mode import _state
 from ._tensor import Tensor
+from ._value_checks import check_storage_size
 from .device import device as _device, to_jax_device
 
 _default_device = [None]  # None: the CPU, as PyTorch
@@ -174,6 +175,7 @@ def _shape(size):
 
 def _filled(shape, fill, dtype, device, requires_grad):
     dtype = D.as_dtype(dtype) or D.get_default_dtype()
+    check_storage_size(shape, dtype.np.itemsize)
     target = _jax_device(device)
     if target.platform == "cpu" and not isinstance(fill, Tensor):
         # NumPy fills it and hands it over: jnp.full would compile an XLA program for every new shape

@@ -180,6 +180,15 @@ class _Program:
         rest = [np.float64(objects[pos][k]) for pos, k in walk.lifted] + [gen._key, np.int64(gen._counter)]
         rest += [np.int64(p) for v in walk.views for p in v._view.positions]
         outs = self.program(donated, kept, rest)   # waits: nothing is committed if it failed
+        if traced.checks:
+            n = len(traced.checks)
+            flags, firsts, outs = outs[-2 * n:-n], outs[-n:], outs[:-2 * n]
+            for flag, first, make_error in zip(flags, firsts, traced.checks):
+                if bool(flag):
+                    for i, old in zip(traced.written, outs):   # the old values, handed back
+                        storages[i]._raw = old
+                    value, at = np.asarray(first).tolist()
+                    raise make_error(int(value) if value == int(value) else value, int(at))
         made = self._commit(walk, outs)
         return _trace.build_result(traced.result, objects, made)
 

@@ -19,7 +19,7 @@ import weakref
 import jax
 import numpy as np
 
-from .. import _dispatch, _views
+from .. import _dispatch, _value_checks, _views
 from .. import random as _random
 from .._tensor import Tensor
 from ..autograd._tracing import TRACER_ERRORS, _computed
@@ -96,6 +96,7 @@ class Traced:
         self.result = None        # spec of the returned value
         self.draws = 0            # random keys drawn
         self.constants = []       # (storage ref, value) of tensors read but not walked: unchanged or retrace
+        self.checks = []          # make_error of each value check (its flag and value are the last outputs)
 
 
 @contextlib.contextmanager
@@ -158,10 +159,21 @@ def trace(fn, args, kwargs, walk):
             draws[0] += 1
             return _random.Generator.next_key(gen)
         gen._key, gen._counter, gen.next_key = rng_key, rng_counter, next_key
+        checks = _value_checks.collector = []
         with _eager_ops(capture):
             result = fn(*args, **kwargs)
         traced.draws = draws[0]
-        return _outputs(traced, walk, snapshot, values, lifted, result)
+        outs = _outputs(traced, walk, snapshot, values, lifted, result)
+        if checks:
+            # A failed check writes nothing: every written storage gets its old value back (its input was
+            # donated, so the program must hand one back), and the call raises (_function).
+            ok = jax.numpy.logical_not(jax.numpy.any(jax.numpy.stack([flag for flag, _, _ in checks])))
+            for j, i in enumerate(traced.written):
+                if outs[j].shape == values[i].shape and outs[j].dtype == values[i].dtype:
+                    outs[j] = jax.lax.select(ok, outs[j], values[i])
+            traced.checks = [make for _, _, make in checks]
+            outs += [flag for flag, _, _ in checks] + [first for _, first, _ in checks]
+        return outs
 
     try:
         offsets = [np.int64(p) for _, _, _, old in views for p in old]
@@ -169,6 +181,7 @@ def trace(fn, args, kwargs, walk):
     except TRACER_ERRORS + (_Printed,) as e:
         raise GraphBreak(_reason(e), _user_line(e)) from e
     finally:
+        _value_checks.collector = None
         snapshot.restore()
         leaked = _undo_outside_writes(seen, versions)
         for info, value, version, old in views:

@@ -5,6 +5,7 @@ from ... import _dtypes as D
 from ..._dispatch import apply
 from ..._grad_mode import is_grad_enabled
 from ..._functional import broadcast_shapes, expand
+from ... import _value_checks
 from ..._ops import nn_loss as L
 from ._util import present, SCALAR_NAMES
 
@@ -84,6 +85,17 @@ def _check_class_weight(input, weight):
                            f"got weight tensor of shape: {list(weight.shape)}")
 
 
+def _check_target_values(input, target, ignore_index):
+    classes = input.shape[1] if input.ndim > 1 else input.shape[0]
+    _value_checks.check(target, lambda t, xp: ((t < 0) | (t >= classes)) & (t != ignore_index),
+                        lambda v, at: IndexError(f"Target {v} is out of bounds."))
+
+
+def _check_probabilities(t, name):
+    _value_checks.check(t, lambda v, xp: ~((v >= 0) & (v <= 1)),
+                        lambda v, at: RuntimeError(f"all elements of {name} should be between 0 and 1"))
+
+
 def _check_class_target(input, target):
     if target.dtype not in (D.int64, D.uint8, D.int32):
         raise RuntimeError(f"expected scalar type Long but found {SCALAR_NAMES[target.dtype.name]}. "
@@ -99,6 +111,7 @@ def _check_class_target(input, target):
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     _check_class_target(input, target)
     _check_class_weight(input, weight)
+    _check_target_values(input, target, int(ignore_index))
     return apply(L.nll_loss, input, target, *present(weight), reduction=_reduction(size_average, reduce, reduction),
                  ignore_index=int(ignore_index))
 
@@ -116,6 +129,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         return apply(L.cross_entropy_probs, input, target, *present(weight), reduction=reduction,
                      label_smoothing=float(label_smoothing))
     _check_class_target(input, target)
+    _check_target_values(input, target, int(ignore_index))
     _check_class_weight(input, weight)
     return apply(L.cross_entropy, input, target, *present(weight), reduction=reduction,
                  ignore_index=int(ignore_index), label_smoothing=float(label_smoothing))
@@ -123,6 +137,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     _check_sizes(input, target, "binary_cross_entropy", strict=True)
+    _check_probabilities(input, "input")
+    _check_probabilities(target, "target")
     return apply(L.binary_cross_entropy, input, target, *present(weight),
                  reduction=_reduction(size_average, reduce, reduction))
 

@@ -2,7 +2,7 @@
 import jax
 import jax.numpy as jnp
 
-from ... import _dtypes as D
+from ... import _dtypes as D, _value_checks
 from ..._creation import _leaf
 from ..._dispatch import apply
 from ..._ops import nn as K
@@ -65,7 +65,12 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
                                   "weight explicitly instead.")
     if padding_idx is not None:
         padding_idx = _wrap_padding(padding_idx, weight.shape[0])
+    _check_rows(input, weight.shape[0])
     return apply(K.embedding, weight, input, padding_idx=padding_idx)
+
+
+def _check_rows(input, rows):
+    _value_checks.check(input, lambda i, xp: (i < 0) | (i >= rows), lambda v, at: IndexError("index out of range in self"))
 
 
 def _wrap_padding(padding_idx, n):
@@ -103,6 +108,9 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         segments = jnp.cumsum(marks) + jnp.zeros((), jnp.int64)
     if padding_idx is not None:
         padding_idx = _wrap_padding(padding_idx, weight.shape[0])
+    rows = weight.shape[0]
+    _value_checks.check(input, lambda i, xp: (i < 0) | (i >= rows), lambda v, at: RuntimeError(
+        f"Index {at} of input takes value {v} which is not in the valid range [0, {rows})"))
     return apply(K.embedding_bag, weight, indices, _leaf(segments), per_sample_weights, bags=int(bags), mode=mode,
                  padding_idx=padding_idx)
 
@@ -112,4 +120,8 @@ def one_hot(tensor, num_classes=-1):
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     if num_classes == -1:
         num_classes = int(jnp.max(tensor._value)) + 1 if tensor.numel() else 0
+    n = int(num_classes)
+    _value_checks.check(tensor, lambda i, xp: i >= n, lambda v, at: RuntimeError(
+        "Class values must be smaller than num_classes."))
+    _value_checks.check(tensor, lambda i, xp: i < 0, lambda v, at: RuntimeError("Class values must be non-negative."))
     return apply(K.one_hot, tensor, num_classes=int(num_classes))
