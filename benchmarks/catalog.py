@@ -183,6 +183,35 @@ WORKLOADS = (
                  note="150 MB = 143 MiB"),
          Measure("rss_growth", "RSS growth over the 200 shapes (MiB)")),
         process_per_side=True, quick_budget_s=15.0, source="issue 15 §6"),
+    Workload(
+        "mlp_adam_compiled", "compiled", "`mlp_adam` with `tapegrad.compile` of the whole step",
+        {TG: "`tapegrad.compile(step)` where `step(x, y)` is `opt.zero_grad()`, `model(x)`, `cross_entropy`, "
+             "`backward()`, `opt.step()`, `return loss`; `.item()` of the returned loss outside it",
+         PT: "the same step run eagerly with `import torch`",
+         JX: _JIT_NOTE + " (Adam written out)"},
+        (Measure("steady", "per step, warm", _r(JX, 1.02)),), source="issue 12 §1"),
+    Workload(
+        "transformer_adamw_compiled", "compiled", "`transformer_adamw` with `tapegrad.compile` of the whole step",
+        {TG: "`tapegrad.compile(step)` of the `transformer_adamw` step returning the loss; `.item()` outside it",
+         PT: "the same step run eagerly with `import torch`",
+         JX: _JIT_NOTE + " (AdamW written out)"},
+        (Measure("steady", "per step, warm", _r(JX, 1.02)),), source="issue 12 §1"),
+    Workload(
+        "first_calls_compiled", "compiled", "`transformer_adamw_compiled`: the first two calls in a fresh process",
+        {TG: "calls 1 and 2 of the compiled step: call 1 runs eagerly (it creates AdamW's state), call 2 "
+             "traces and compiles the whole step and runs it",
+         PT: "steps 1 and 2, eager",
+         JX: "calls 1 and 2 of the jitted step (the first compiles)"},
+        (Measure("calls12", "first two calls (compile included)", _r(JX, 1.5),
+                 note="the issue's target: compile time within 1.5× jax.jit's"),),
+        process_per_side=True, source="issue 12 §1"),
+    Workload(
+        "chain_compiled", "compiled", "`chain_fwd_bwd` with `tapegrad.compile` of forward + backward",
+        {TG: "`tapegrad.compile(f)` where `f(x)` runs the 200-op chain, `.sum().backward()` and returns "
+             "`x.grad` (set back to None); `[0].item()` of the result outside it",
+         PT: "the same function run eagerly with `import torch`",
+         JX: "`jax.jit(jax.grad(chain))`"},
+        (Measure("steady", "per step, warm", _r(PT, 0.15)),), source="issue 12 §1"),
 )
 
 BY_ID = {w.id: w for w in WORKLOADS}
