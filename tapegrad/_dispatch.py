@@ -30,6 +30,7 @@ make_view = None  # bound by _views (import cycle)
 _DIFFERENTIABLE_KINDS = frozenset("fc")
 Tensor = None  # bound by _tensor at import (avoids an import cycle)
 LAZY = [True]  # record ops as pending values (see _lazy); False runs each op eagerly
+FORWARD = [False]  # inside a forward-AD dual level (autograd.forward_ad): ops propagate tangents
 CAPTURE = [None]  # while a function is traced (eager ops): called with each op's arguments first
 
 
@@ -155,6 +156,9 @@ def apply(op, *args, **static):
                         r._attach(node, i)
     if LAZY[0]:
         _segment.add(outs[0].node, values, node)
+    if FORWARD[0]:
+        from .autograd import forward_ad
+        forward_ad.propagate(op, static, sig, args, result)
     return result
 
 
