@@ -32,7 +32,7 @@ DIFFERENTIABLE = frozenset(jnp.dtype(n) for n in ("float16", "bfloat16", "float3
                                                   "complex128"))
 Tensor = None  # bound by _tensor at import (avoids an import cycle)
 LAZY = [True]  # record ops as pending values (see _lazy); False runs each op eagerly
-FORWARD = [False]  # inside a forward-AD dual level (autograd.forward_ad): ops propagate tangents
+OBSERVERS = []  # called after each op with (op, static, signature, args, result): forward AD, fx's recorder
 CAPTURE = [None]  # while a function is traced (eager ops): called with each op's arguments first
 
 
@@ -158,9 +158,9 @@ def apply(op, *args, **static):
                         r._attach(node, i)
     if LAZY[0]:
         _segment.add(outs[0].node, values, node)
-    if FORWARD[0]:
-        from .autograd import forward_ad
-        forward_ad.propagate(op, static, sig, args, result)
+    if OBSERVERS:
+        for observe in tuple(OBSERVERS):
+            observe(op, static, sig, args, result)
     return result
 
 

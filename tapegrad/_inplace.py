@@ -96,7 +96,7 @@ def commit(t, out):
     if tuple(out.shape) != tuple(t.shape):
         raise RuntimeError(f"output with shape {list(t.shape)} doesn't match the broadcast shape "
                            f"{list(out.shape)}")
-    if _dispatch.FORWARD[0]:
+    if _dispatch.OBSERVERS:
         from .autograd import forward_ad
         forward_ad.inplace(t, out)
     node = out._grad_fn

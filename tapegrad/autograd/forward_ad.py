@@ -10,6 +10,7 @@ Differences from PyTorch: the tangent of a view is a new tensor, not a view of t
 an in-place op on a view updates the view's tangent but not its base's; autograd.Function nodes
 carry no tangent (PyTorch needs their `jvp` staticmethod).
 """
+import contextlib
 from collections import namedtuple
 
 import jax
@@ -33,7 +34,7 @@ def enter_dual_level():
     if _levels:
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
     _levels.append(_Level())
-    _dispatch.FORWARD[0] = True
+    _dispatch.OBSERVERS.append(propagate)
     return 0
 
 
@@ -47,7 +48,7 @@ def exit_dual_level(*, level=None):
         raise RuntimeError("Trying to exit a forward AD level that was not the last one that was created. "
                            "This is not supported.")
     _levels.pop()
-    _dispatch.FORWARD[0] = bool(_levels)
+    _dispatch.OBSERVERS.remove(propagate)
 
 
 class dual_level:
@@ -116,12 +117,18 @@ def unpack_dual(tensor, *, level=None):
     tangent = tangent_of(tensor) if level is None or level == len(_levels) - 1 else None
     if tangent is None:
         return UnpackedDualTensor(tensor, None)
-    forward, _dispatch.FORWARD[0] = _dispatch.FORWARD[0], False
-    try:
+    with _paused():
         primal = _view(tensor)
-    finally:
-        _dispatch.FORWARD[0] = forward
     return UnpackedDualTensor(primal, tangent)
+
+
+@contextlib.contextmanager
+def _paused():
+    _dispatch.OBSERVERS.remove(propagate)
+    try:
+        yield
+    finally:
+        _dispatch.OBSERVERS.append(propagate)
 
 
 def _view(tensor):
@@ -180,11 +187,8 @@ def propagate(op, static, sig, args, result):
     if not positions or not any(mask):
         return
     jop = _jvp_op(op, tuple(positions), mask)
-    _dispatch.FORWARD[0] = False   # the tangent op itself carries no tangent
-    try:
+    with _paused():   # the tangent op itself carries no tangent
         out = _dispatch.apply(jop, *args, *tangents, _cast=sig.cast, **dict(static))
-    finally:
-        _dispatch.FORWARD[0] = True
     outs = out if jop.nout > 1 else (out,)
     results = result if op.nout > 1 else (result,)
     for r, t in zip((r for r, keep in zip(results, mask) if keep), outs):
@@ -193,6 +197,6 @@ def propagate(op, static, sig, args, result):
 
 def inplace(t, out):
     """An in-place op wrote `out` into t: t now carries out's tangent."""
-    tangent = tangent_of(out)
+    tangent = tangent_of(out) if _levels else None
     if tangent is not None:
         _set_tangent(t, tangent)
