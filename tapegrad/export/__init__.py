@@ -108,6 +108,8 @@ def export(model, args, kwargs=None, *, dynamic_shapes=None, strict=False, prese
             if id(t) not in seen:
                 seen.add(id(t))
                 named.append((name, t))
+        order = {k: i for i, k in enumerate(model.state_dict())}   # the state_dict's order
+        named.sort(key=lambda item: order.get(item[0], len(order)))
     tensors = [t for _, t in named]
     out_tree = []
 
