@@ -44,6 +44,11 @@ def set_state(device_type, on, dt):
     ACTIVE[0] = any(e for e, _ in STATE.values())
 
 
+def key():
+    """The autocast state as a hashable value (tapegrad.compile guards on it)."""
+    return tuple(sorted(((k, v) for k, v in STATE.items() if v[0]), key=lambda kv: kv[0])) if ACTIVE[0] else ()
+
+
 def policy(name):
     """Decorate the public function `name` with its autocast policy (LOWER, FP32 or PROMOTE)."""
     kind = "lower" if name in LOWER else "fp32" if name in FP32 else "promote" if name in PROMOTE else None

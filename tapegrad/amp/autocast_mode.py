@@ -3,8 +3,8 @@
 The casting itself and PyTorch's op lists live in tapegrad/_autocast.py; this module is the public
 context manager and the state queries. `cache_enabled` is accepted: PyTorch caches the casts of leaf
 weights within a region to save time; tapegrad's deferred forward records each cast as an op, and XLA
-fuses repeated casts, so there is nothing to cache. tapegrad.compile reads the autocast state when it
-traces: a function compiled outside an autocast region runs as traced if later called inside one.
+fuses repeated casts, so there is nothing to cache. tapegrad.compile guards on the autocast state: a
+function called inside and outside autocast regions compiles one program for each.
 """
 import functools
 import warnings
