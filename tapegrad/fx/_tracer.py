@@ -13,7 +13,9 @@ import inspect
 import operator
 
 from .. import _dispatch
-from .graph import Graph, _map_nodes
+from .graph import Graph
+
+__all__ = ["OpCall", "record", "is_leaf_module"]
 
 
 class OpCall:
@@ -174,5 +176,3 @@ def record(root, fn, example_inputs):
     recorder.graph.output(recorder.to_graph(result))
     return recorder.graph, recorder.constants, result
 
-
-__all__ = ["OpCall", "record", "is_leaf_module", "_map_nodes"]
