@@ -255,3 +255,45 @@ def test_compile_guards_on_autocast(torch):
         return plain, cast, again
     for a, b in zip(*both(build)):
         assert_close(a, b, rtol=2e-2, atol=2e-2)
+
+
+def test_custom_fwd_and_bwd(torch):
+    def build(lib):
+        seen = []
+
+        class Square(lib.autograd.Function):
+            @staticmethod
+            @lib.amp.custom_fwd(device_type="cpu", cast_inputs=lib.float32)
+            def forward(ctx, a, b):
+                seen.append((a.dtype, lib.is_autocast_enabled("cpu")))
+                ctx.save_for_backward(a, b)
+                return a @ b
+
+            @staticmethod
+            @lib.amp.custom_bwd(device_type="cpu")
+            def backward(ctx, g):
+                a, b = ctx.saved_tensors
+                return g @ b.t(), a.t() @ g
+
+        class Plain(lib.autograd.Function):
+            @staticmethod
+            @lib.amp.custom_fwd(device_type="cpu")
+            def forward(ctx, a):
+                return a @ a
+
+            @staticmethod
+            @lib.amp.custom_bwd(device_type="cpu")
+            def backward(ctx, g):
+                return g @ g
+
+        a = _data(lib, 3, 3).bfloat16().requires_grad_()
+        b = _data(lib, 3, 3, seed=1).requires_grad_()
+        with lib.autocast("cpu"):
+            out = Square.apply(a, b)
+            plain = Plain.apply(_data(lib, 3, 3, seed=2))
+        out.sum().backward()
+        return [fold_repr(s) for s in seen] + [out, plain, a.grad, b.grad]
+    ours, theirs = both(build)
+    assert ours[0] == theirs[0]
+    for x, y in zip(ours[1:], theirs[1:]):
+        assert_close(x, y, rtol=2e-2, atol=2e-2)
