@@ -99,14 +99,15 @@ def make_dual(tensor, tangent, *, level=None):
     _check_level(level, "_make_dual")
     for name, t in (("primal", tensor), ("tangent", tangent)):
         if not (t.dtype.is_floating_point or t.dtype.is_complex):
-            raise ValueError(f"Expected {name} to be floating point or complex, but got: {t.dtype}")
+            raise ValueError(f"Expected {name} to be floating point or complex, but got: {t.dtype}. Convert it "
+                             "first, e.g. t.double().")
     if tuple(tangent.shape) != tuple(tensor.shape):
         raise RuntimeError("Trying to set a forward gradient that has a different size than that of the original "
                            f"Tensor, this is not supported. Tensor is of size {list(tensor.shape)} while the "
-                           f"given forward gradient is of size {list(tangent.shape)}.")
+                           f"given forward gradient is of size {list(tangent.shape)}. Pass a tangent of the tensor's shape.")
     if tangent_of(tensor) is not None:
         raise RuntimeError("Making a dual Tensor based on a Tensor that already has a forward gradient at the "
-                           f"same level {len(_levels) - 1} is not supported.")
+                           f"same level {len(_levels) - 1} is not supported. Use its primal: unpack_dual(t).primal.")
     dual = _view(tensor)
     _set_tangent(dual, tangent)
     return dual
