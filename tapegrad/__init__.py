@@ -67,6 +67,8 @@ from ._flags import (  # noqa: E402
     are_deterministic_algorithms_enabled, is_deterministic_algorithms_warn_only_enabled)
 from . import cuda, accelerator, backends  # noqa: E402
 from . import profiler  # noqa: E402,F401
+from . import amp, cpu  # noqa: E402,F401
+from .amp import autocast, is_autocast_enabled, get_autocast_dtype  # noqa: E402,F401
 
 globals().update(_CPU_CLASSES)   # FloatTensor, DoubleTensor, LongTensor, ...
 
@@ -75,3 +77,12 @@ short, int, long = int16, int32, int64
 cfloat, cdouble = complex64, complex128
 
 __version__ = "0.1.0"
+
+_LAZY_MODULES = frozenset({"jit", "fx", "onnx", "export"})   # imported on first use
+
+
+def __getattr__(name):
+    if name in _LAZY_MODULES:
+        import importlib
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'tapegrad' has no attribute {name!r}")

@@ -27,9 +27,12 @@ def _packed(tensor):
 
 make_view = None  # bound by _views (import cycle)
 
-_DIFFERENTIABLE_KINDS = frozenset("fc")
+# floating and complex dtypes (bfloat16's NumPy kind is "V", so kinds alone would miss it)
+DIFFERENTIABLE = frozenset(jnp.dtype(n) for n in ("float16", "bfloat16", "float32", "float64", "complex64",
+                                                  "complex128"))
 Tensor = None  # bound by _tensor at import (avoids an import cycle)
 LAZY = [True]  # record ops as pending values (see _lazy); False runs each op eagerly
+OBSERVERS = []  # called after each op with (op, static, signature, args, result): forward AD, fx's recorder
 CAPTURE = [None]  # while a function is traced (eager ops): called with each op's arguments first
 
 
@@ -91,7 +94,7 @@ class _Signature:
             promo = tuple((k[1], not k[0]) if type(k) is tuple else k for k in kinds)
             self.cast = _computation_dtype(rule, promo)
         self.avals = _lazy.abstract_eval(op, static, self.cast, kinds)
-        self.differentiable = tuple(dt.kind in _DIFFERENTIABLE_KINDS for _, dt in self.avals)
+        self.differentiable = tuple(dt in DIFFERENTIABLE for _, dt in self.avals)
         self.sid = _lazy.forward_signature(op, static, self.cast)
         self.plans = {}   # diff positions -> (needed, backward signature)
 
@@ -155,6 +158,9 @@ def apply(op, *args, **static):
                         r._attach(node, i)
     if LAZY[0]:
         _segment.add(outs[0].node, values, node)
+    if OBSERVERS:
+        for observe in tuple(OBSERVERS):
+            observe(op, static, sig, args, result)
     return result
 
 
@@ -164,7 +170,7 @@ def _record(op, static, sig, values, args, kinds):
     diff = []
     for i, t in enumerate(args):
         if isinstance(t, Tensor) and t._requires_grad and (allowed is None or i in allowed) \
-                and values[i].dtype.kind in _DIFFERENTIABLE_KINDS:
+                and values[i].dtype in DIFFERENTIABLE:
             edges.append(t._edge())
             diff.append(i)
         else:

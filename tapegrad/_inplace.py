@@ -4,6 +4,7 @@ Autograd sees an in-place op as the functional op followed by a rebase of the
 tensor's history onto the new node; on a view, as one CopySlices node on the
 base plus a rebased view. PyTorch's leaf checks apply while grad mode is on.
 """
+from . import _dispatch
 from . import _dtypes as D
 from ._dispatch import apply
 from ._grad_mode import _state
@@ -95,6 +96,9 @@ def commit(t, out):
     if tuple(out.shape) != tuple(t.shape):
         raise RuntimeError(f"output with shape {list(t.shape)} doesn't match the broadcast shape "
                            f"{list(out.shape)}")
+    if _dispatch.OBSERVERS:
+        from .autograd import forward_ad
+        forward_ad.inplace(t, out)
     node = out._grad_fn
     if node is not None:
         name_as_inplace(node)

@@ -98,7 +98,7 @@ def make_view(out, source, op, static, value, positions=()):
         out._requires_grad = True   # PyTorch's view requires grad when its base does, with no history
     # every view that could carry a gradient: its base may gain history later, in place (PyTorch then
     # gives the view one too)
-    if value.dtype.kind in "fc":
+    if value.dtype in _dispatch.DIFFERENTIABLE:
         views = _grad_views.get(source._storage)
         if views is None:
             views = _grad_views[source._storage] = weakref.WeakSet()

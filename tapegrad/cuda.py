@@ -163,3 +163,6 @@ seed_all = seed
 def initial_seed():
     _require_gpu()
     return _random.initial_seed()
+
+
+from .amp._deprecated import cuda as amp  # noqa: E402,F401  (torch.cuda.amp, deprecated in PyTorch)

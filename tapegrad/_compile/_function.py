@@ -20,6 +20,7 @@ from .._grad_mode import _state
 from .._recompiles import RecompileWarning
 from .._tensor import Tensor
 from . import _snapshot, _trace, _walk
+from .. import _autocast
 
 _OWNED = 3            # references to an array held by its storage alone: the storage, `a`, getrefcount's argument
 RECOMPILE_LIMIT = 8   # programs per function; a key beyond that runs eagerly (PyTorch's cache_size_limit)
@@ -68,7 +69,7 @@ class CompiledFunction:
                                                  None), args, kwargs)
         if walk.grad_fns:
             return self.fn(*args, **kwargs)   # part of a graph recorded outside: the tape runs it
-        key = (walk.key, _state.grad_enabled, _state.inference)
+        key = (walk.key, _state.grad_enabled, _state.inference, _autocast.key())
         program = self.programs.get(key)
         if program is not None and program is not _EAGER and not program.constants_hold():
             program = None
@@ -106,7 +107,7 @@ class CompiledFunction:
             walk = _walk.Walk(self._roots(args, kwargs))
             if walk.grad_fns:
                 return
-            key = (walk.key, _state.grad_enabled, _state.inference)
+            key = (walk.key, _state.grad_enabled, _state.inference, _autocast.key())
             if key not in self.programs:
                 self._compile(key, walk, args, kwargs)
         except _trace.GraphBreak as e:

@@ -4,8 +4,10 @@ import builtins
 from .._dispatch import apply
 from .._ops import linalg as L
 from ._common import SCALAR_NAME
+from .._autocast import policy
 
 
+@policy("cdist")
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     for name, x in (("X1", x1), ("X2", x2)):
         if x.ndim < 2:

@@ -9,6 +9,7 @@ from .._ops import linalg as L
 from .._tensor import Tensor
 from . import _return_types as RT
 from ._common import SCALAR_NAME, dims as _dims, numel_of, wrap_dim
+from .._autocast import policy
 
 
 class LinAlgError(RuntimeError):
@@ -37,6 +38,7 @@ def _mm_shape_error(a, b):
     return f"mat1 and mat2 shapes cannot be multiplied ({ma} and {mb})"
 
 
+@policy("matmul")
 def matmul(input, other, *, out=None):
     if input.ndim == 0 or other.ndim == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {input.ndim}D and "
@@ -83,6 +85,7 @@ def _check_matmul(input, other):
             raise RuntimeError(f"expected scalar type {ta} but found {tb}")
 
 
+@policy("mm")
 def mm(input, mat2, *, out=None):
     if input.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"{'self' if input.ndim != 2 else 'mat2'} must be a matrix")
@@ -93,6 +96,7 @@ def mm(input, mat2, *, out=None):
     return apply(L.mm, input, mat2)
 
 
+@policy("bmm")
 def bmm(input, mat2, *, out=None):
     if input.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
@@ -146,6 +150,7 @@ def outer(input, vec2, *, out=None):
 ger = outer
 
 
+@policy("einsum")
 def einsum(equation, *operands):
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
@@ -156,6 +161,7 @@ def einsum(equation, *operands):
     return apply(L.einsum, *operands, equation=equation)
 
 
+@policy("tensordot")
 def tensordot(a, b, dims=2, out=None):
     if isinstance(dims, Tensor):
         dims = dims.tolist()
@@ -169,11 +175,13 @@ def tensordot(a, b, dims=2, out=None):
     return apply(L.tensordot, a, b, dims=dims)
 
 
+@policy("addmm")
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     mm(mat1, mat2)  # shape and dtype checks
     return apply(L.addmm, input, mat1, mat2, beta, alpha)
 
 
+@policy("baddbmm")
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     bmm(batch1, batch2)
     return apply(L.baddbmm, input, batch1, batch2, beta, alpha)
@@ -199,6 +207,7 @@ def linalg_cross(input, other, *, dim=-1, out=None):
     return apply(L.cross, input, other, dim=d)
 
 
+@policy("trace")
 def trace(input):
     if input.ndim != 2:
         raise RuntimeError("trace: expected a matrix, but got tensor with dim " + str(input.ndim))
@@ -234,6 +243,7 @@ _SINGULAR = "The input matrix is singular, so the operation could not be complet
             "torch.linalg.matrix_rank or use torch.linalg.pinv instead."
 
 
+@policy("inv")
 def inv(A, *, out=None):
     _check_square(A, "inv")
     return _check_finite(apply(L.inv, A), "inv", _SINGULAR)
@@ -284,6 +294,7 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
                  unitriangular=builtins.bool(unitriangular))
 
 
+@policy("cholesky")
 def cholesky(A, *, upper=False, out=None):
     _check_square(A, "cholesky")
     return _check_finite(apply(L.cholesky, A, upper=builtins.bool(upper)), "cholesky",
@@ -322,6 +333,7 @@ def eigvalsh(A, UPLO="L", *, out=None):
     return apply(L.eigvalsh, A, UPLO=UPLO)
 
 
+@policy("pinv")
 def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
     _check_float(A, "pinv")
     return apply(L.pinv, A, hermitian=builtins.bool(hermitian))

@@ -9,6 +9,7 @@ from .._ops import reduction as R, sorting as S
 from .._tensor import Tensor
 from . import _return_types as RT
 from ._common import SCALAR_NAME, dims as _dims, wrap_dim
+from .._autocast import policy
 
 
 def _rdims(dim, t):
@@ -32,6 +33,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
                  dtype=_int_dtype(input, dtype))
 
 
+@policy("prod")
 def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
     return apply(R.prod, input, dim=_rdims(dim, input), keepdim=builtins.bool(keepdim),
                  dtype=_int_dtype(input, dtype))

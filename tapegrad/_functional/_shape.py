@@ -8,6 +8,7 @@ from .._dispatch import apply
 from .._ops import indexing as I, shape as S
 from .._tensor import Tensor
 from ._common import dims as _dims, numel_of, shape_args, wrap_dim
+from .._autocast import policy
 
 
 def _infer_shape(shape, numel):
@@ -204,6 +205,7 @@ def _tensor_list(tensors, name):
     return tensors
 
 
+@policy("cat")
 def cat(tensors, dim=0, *, out=None):
     tensors = _tensor_list(tensors, "cat")
     # PyTorch skips legacy empty 1-d tensors (shape [0]) when joining.
@@ -225,6 +227,7 @@ def cat(tensors, dim=0, *, out=None):
 concat = concatenate = cat
 
 
+@policy("stack")
 def stack(tensors, dim=0, *, out=None):
     tensors = _tensor_list(tensors, "stack")
     for i, x in enumerate(tensors):

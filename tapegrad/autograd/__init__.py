@@ -201,3 +201,4 @@ from .anomaly_mode import is_anomaly_check_nan_enabled  # noqa: E402,F401
 from .gradcheck import gradcheck, gradgradcheck, GradcheckError  # noqa: E402,F401
 from . import graph  # noqa: E402,F401
 from . import profiler  # noqa: E402,F401
+from . import forward_ad  # noqa: E402,F401

@@ -8,6 +8,7 @@ from ..._dispatch import apply
 from ..._ops import nn as K
 from ...random import _key
 from ._util import check_float, check_float_kernel, maybe_inplace
+from ..._autocast import policy
 
 
 def relu(input, inplace=False):
@@ -139,6 +140,7 @@ def glu(input, dim=-1):
     return apply(K.glu, input, dim=d)
 
 
+@policy("prelu")
 def prelu(input, weight):
     if weight.ndim > 1:
         raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.ndim}")

@@ -9,6 +9,7 @@ from ..._dispatch import apply
 from ..._ops import nn as K
 from .linear import linear
 from .sparse import keep_mask
+from ..._autocast import policy
 
 
 def _attend(q, k, v, mask, dropout_p, is_causal, scale):
@@ -27,6 +28,7 @@ def _attend(q, k, v, mask, dropout_p, is_causal, scale):
                  dropout_scale=dropout_scale)
 
 
+@policy("scaled_dot_product_attention")
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
                                  enable_gqa=False):
     if is_causal and attn_mask is not None:

@@ -3,8 +3,10 @@ from ..._dispatch import apply
 from ..._ops import nn as K
 from ..._ops import shape as SHAPE
 from ._util import check_same_dtype, check_tensor, ntuple, present
+from ..._autocast import policy
 
 
+@policy("linear")
 def linear(input, weight, bias=None):
     check_tensor(input)
     check_same_dtype(input, weight, what="weight")
@@ -99,14 +101,17 @@ def _conv(nd, input, weight, bias, stride, padding, dilation, groups):
     return out.squeeze(0) if unbatched else out
 
 
+@policy("conv1d")
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv(1, input, weight, bias, stride, padding, dilation, groups)
 
 
+@policy("conv2d")
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv(2, input, weight, bias, stride, padding, dilation, groups)
 
 
+@policy("conv3d")
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv(3, input, weight, bias, stride, padding, dilation, groups)
 
@@ -125,13 +130,16 @@ def _conv_transpose(nd, input, weight, bias, stride, padding, output_padding, gr
     return out.squeeze(0) if unbatched else out
 
 
+@policy("conv_transpose1d")
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     return _conv_transpose(1, input, weight, bias, stride, padding, output_padding, groups, dilation)
 
 
+@policy("conv_transpose2d")
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     return _conv_transpose(2, input, weight, bias, stride, padding, output_padding, groups, dilation)
 
 
+@policy("conv_transpose3d")
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     return _conv_transpose(3, input, weight, bias, stride, padding, output_padding, groups, dilation)

@@ -8,6 +8,7 @@ from ..._functional import broadcast_shapes, expand
 from ... import _value_checks
 from ..._ops import nn_loss as L
 from ._util import present, SCALAR_NAMES
+from ..._autocast import policy
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -55,16 +56,19 @@ def _check_sizes(input, target, name, strict=False, stacklevel=3):
                   "same size.", UserWarning, stacklevel=stacklevel)
 
 
+@policy("mse_loss")
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     input, target = _broadcast(input, target, "mse_loss")
     return apply(L.mse_loss, input, target, reduction=_reduction(size_average, reduce, reduction))
 
 
+@policy("l1_loss")
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     _check_sizes(input, target, "l1_loss")
     return apply(L.l1_loss, input, target, reduction=_reduction(size_average, reduce, reduction))
 
 
+@policy("smooth_l1_loss")
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     input, target = _broadcast(input, target, "smooth_l1_loss")
     if beta < 0:
@@ -73,6 +77,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
                  beta=float(beta))
 
 
+@policy("huber_loss")
 def huber_loss(input, target, reduction="mean", delta=1.0):
     input, target = _broadcast(input, target, "huber_loss")
     return apply(L.huber_loss, input, target, reduction=_reduction(None, None, reduction), delta=float(delta))
@@ -108,6 +113,7 @@ def _check_class_target(input, target):
                          f"({target.shape[0]}).")
 
 
+@policy("nll_loss")
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     _check_class_target(input, target)
     _check_class_weight(input, weight)
@@ -116,6 +122,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
                  ignore_index=int(ignore_index))
 
 
+@policy("cross_entropy")
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):
     reduction = _reduction(size_average, reduce, reduction)
@@ -135,6 +142,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                  ignore_index=int(ignore_index), label_smoothing=float(label_smoothing))
 
 
+@policy("binary_cross_entropy")
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     _check_sizes(input, target, "binary_cross_entropy", strict=True)
     _check_probabilities(input, "input")
@@ -143,6 +151,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                  reduction=_reduction(size_average, reduce, reduction))
 
 
+@policy("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction="mean", pos_weight=None):
     if tuple(target.shape) != tuple(input.shape):
@@ -157,6 +166,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
                  has_pos_weight=pos_weight is not None)
 
 
+@policy("kl_div")
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     reduction = _reduction(size_average, reduce, reduction, _REDUCTIONS + ("batchmean",))
     if reduction == "mean":
@@ -167,6 +177,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     return apply(L.kl_div, input, target, reduction=reduction, log_target=bool(log_target))
 
 
+@policy("cosine_embedding_loss")
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
     if input1.ndim != input2.ndim or tuple(input1.shape) != tuple(input2.shape):
         raise RuntimeError(f"cosine_embedding_loss: Input1 and Input2 must have the same shape, got "

@@ -1,0 +1,203 @@
+"""Forward-mode AD (PyTorch's torch.autograd.forward_ad): dual tensors whose tangents ride along every op.
+
+Inside `dual_level()`, a tensor made with `make_dual(x, tangent)` carries its tangent. Every op that
+goes through the op table (`_dispatch.apply`) and has an input with a tangent records a second op
+whose function is `jax.jvp` of the entry's pure function (one rule for every entry, built here): its
+result is the output's tangent. The tangent op is an ordinary recorded op, so it runs deferred like any
+other, and a tangent that depends on tensors requiring grad is differentiable (forward-over-reverse).
+
+Differences from PyTorch: the tangent of a view is a new tensor, not a view of the input's tangent;
+an in-place op on a view updates the view's tangent but not its base's; autograd.Function nodes
+carry no tangent (PyTorch needs their `jvp` staticmethod).
+"""
+import contextlib
+from collections import namedtuple
+
+import jax
+import jax.numpy as jnp
+
+from .. import _dispatch
+from .._ops._registry import KEEP, Op
+
+__all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual",
+           "dual_level"]
+
+_levels = []   # the active level tokens; PyTorch supports one level at a time
+
+
+class _Level:
+    __slots__ = ()
+
+
+def enter_dual_level():
+    """Enter a new forward-grad level; returns its index (0: PyTorch supports one level)."""
+    if _levels:
+        raise RuntimeError("Nested forward mode AD is not supported at the moment")
+    _levels.append(_Level())
+    _dispatch.OBSERVERS.append(propagate)
+    return 0
+
+
+def exit_dual_level(*, level=None):
+    """Exit the current level; every tangent made in it is dropped."""
+    if level is None:
+        level = len(_levels) - 1
+    if level < 0:
+        raise RuntimeError("Dual level must be a positive number.")
+    if level != len(_levels) - 1:
+        raise RuntimeError("Trying to exit a forward AD level that was not the last one that was created. "
+                           "This is not supported.")
+    _levels.pop()
+    _dispatch.OBSERVERS.remove(propagate)
+
+
+class dual_level:
+    """Context manager (and decorator) for a forward-AD level: tangents live until it exits."""
+
+    def __enter__(self):
+        return enter_dual_level()
+
+    def __exit__(self, *exc):
+        exit_dual_level()
+
+    def __call__(self, fn):
+        import functools
+
+        @functools.wraps(fn)
+        def wrapped(*args, **kwargs):
+            with dual_level():
+                return fn(*args, **kwargs)
+        return wrapped
+
+
+UnpackedDualTensor = namedtuple("UnpackedDualTensor", ["primal", "tangent"])
+UnpackedDualTensor.__doc__ = "Namedtuple returned by unpack_dual(): the primal view and the tangent."
+
+
+def _check_level(level, where):
+    if not _levels:
+        raise RuntimeError("Trying to create a dual Tensor for forward AD but no level exists, make sure to "
+                           "enter_dual_level() first.")
+    if level is not None and level != len(_levels) - 1:
+        raise RuntimeError(f"Invalid level given to {where}")
+
+
+def tangent_of(t):
+    """t's tangent at the active level, or None."""
+    fw = t.__dict__.get("_fw")
+    if fw is None or not _levels or fw[0] is not _levels[-1]:
+        return None
+    return fw[1]
+
+
+def _set_tangent(t, tangent):
+    t.__dict__["_fw"] = (_levels[-1], tangent)
+
+
+def make_dual(tensor, tangent, *, level=None):
+    """A view of `tensor` carrying `tangent` as its forward gradient (inside a dual_level)."""
+    _check_level(level, "_make_dual")
+    for name, t in (("primal", tensor), ("tangent", tangent)):
+        if not (t.dtype.is_floating_point or t.dtype.is_complex):
+            raise ValueError(f"Expected {name} to be floating point or complex, but got: {t.dtype}. Convert it "
+                             "first, e.g. t.double().")
+    if tuple(tangent.shape) != tuple(tensor.shape):
+        raise RuntimeError("Trying to set a forward gradient that has a different size than that of the original "
+                           f"Tensor, this is not supported. Tensor is of size {list(tensor.shape)} while the "
+                           f"given forward gradient is of size {list(tangent.shape)}. Pass a tangent of the tensor's shape.")
+    if tangent_of(tensor) is not None:
+        raise RuntimeError("Making a dual Tensor based on a Tensor that already has a forward gradient at the "
+                           f"same level {len(_levels) - 1} is not supported. Use its primal: unpack_dual(t).primal.")
+    dual = _view(tensor)
+    _set_tangent(dual, tangent)
+    return dual
+
+
+def unpack_dual(tensor, *, level=None):
+    """(primal, tangent): a view of `tensor` without its tangent, and the tangent (None if it has none)."""
+    tangent = tangent_of(tensor) if level is None or level == len(_levels) - 1 else None
+    if tangent is None:
+        return UnpackedDualTensor(tensor, None)
+    with _paused():
+        primal = _view(tensor)
+    return UnpackedDualTensor(primal, tangent)
+
+
+@contextlib.contextmanager
+def _paused():
+    _dispatch.OBSERVERS.remove(propagate)
+    try:
+        yield
+    finally:
+        _dispatch.OBSERVERS.append(propagate)
+
+
+def _view(tensor):
+    # PyTorch's dual and primal are views of the tensor (ViewBackward0 when it requires grad)
+    from .._ops import shape
+    return _dispatch.apply(shape.view, tensor, shape=tuple(tensor.shape))
+
+
+# ---- the tangent rule of every op-table entry -------------------------------------------------------
+
+_jvp_ops = {}
+
+
+def _jvp_op(op, positions, mask):
+    """An Op computing the tangents of op's outputs `mask` from its inputs and the tangents of `positions`."""
+    key = (op, positions, mask)
+    jop = _jvp_ops.get(key)
+    if jop is None:
+        n = len(positions)
+        single = sum(mask) == 1
+
+        def fn(*xs, _cast, **static):
+            values = list(xs[:-n])
+            if _cast is not None:   # the entry's computation dtype, as _dispatch.pure_fn casts
+                values = [v if v is None else jnp.asarray(v, _cast) for v in values]
+            primals = [values[i] for i in positions]
+            tangents = [jnp.asarray(t, p.dtype) for t, p in zip(xs[-n:], primals)]
+
+            def partial(*diff):
+                full = list(values)
+                for i, x in zip(positions, diff):
+                    full[i] = x
+                return op.fn(*full, **static)
+            _, out = jax.jvp(partial, primals, tangents)
+            outs = out if op.nout > 1 else (out,)
+            picked = tuple(o for o, keep in zip(outs, mask) if keep)
+            return picked[0] if single else picked
+        jop = _jvp_ops[key] = Op(op.name + "_jvp", fn, dtype_rule=KEEP, nout=sum(mask))
+    return jop
+
+
+def propagate(op, static, sig, args, result):
+    """Called by apply() inside a dual level: give `result` the tangents of op's outputs."""
+    from .._tensor import Tensor
+    if op.custom is not None:
+        return
+    allowed = op.diff
+    positions, tangents = [], []
+    for i, a in enumerate(args):
+        if isinstance(a, Tensor) and (allowed is None or i in allowed):
+            t = tangent_of(a)
+            if t is not None:
+                positions.append(i)
+                tangents.append(t)
+    mask = sig.differentiable
+    if not positions or not any(mask):
+        return
+    jop = _jvp_op(op, tuple(positions), mask)
+    with _paused():   # the tangent op itself carries no tangent
+        out = _dispatch.apply(jop, *args, *tangents, _cast=sig.cast, **dict(static))
+    outs = out if jop.nout > 1 else (out,)
+    results = result if op.nout > 1 else (result,)
+    for r, t in zip((r for r, keep in zip(results, mask) if keep), outs):
+        _set_tangent(r, t)
+
+
+def inplace(t, out):
+    """An in-place op wrote `out` into t: t now carries out's tangent."""
+    tangent = tangent_of(out) if _levels else None
+    if tangent is not None:
+        _set_tangent(t, tangent)

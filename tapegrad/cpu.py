@@ -1,0 +1,20 @@
+"""tapegrad.cpu (PyTorch's torch.cpu): the CPU device's module, with the deprecated `amp` namespace."""
+from .amp._deprecated import cpu as amp  # noqa: F401
+
+__all__ = ["is_available", "device_count", "current_device", "synchronize", "amp"]
+
+
+def is_available():
+    return True
+
+
+def device_count():
+    return 1
+
+
+def current_device():
+    return "cpu"
+
+
+def synchronize(device=None):
+    """Wait for pending CPU work: tapegrad's deferred values are computed when read, so nothing is queued."""
