@@ -67,6 +67,7 @@ from ._flags import (  # noqa: E402
     are_deterministic_algorithms_enabled, is_deterministic_algorithms_warn_only_enabled)
 from . import cuda, accelerator, backends  # noqa: E402
 from . import profiler  # noqa: E402,F401
+from . import distributed  # noqa: E402,F401
 
 globals().update(_CPU_CLASSES)   # FloatTensor, DoubleTensor, LongTensor, ...
 

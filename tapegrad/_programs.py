@@ -126,7 +126,7 @@ class Program:
 
 
 _COMPILE = object()
-_ArrayImpl = type(jax.numpy.zeros(()))
+_ArrayImpl = jax._src.array.ArrayImpl   # the concrete type (naming it starts no backend: see tapegrad.distributed)
 _SCALARS = (float, int, bool, complex)
 
 
@@ -185,7 +185,7 @@ def _run_on_numpy(program, args):
 
 def _numpy_allowed():
     """NumPy stands in for XLA only on a single CPU device (it would move data off an accelerator)."""
-    allowed = NUMPY_KERNELS[0] = NUMPY_KERNELS[0] and jax.default_backend() == "cpu" and jax.device_count() == 1
+    allowed = NUMPY_KERNELS[0] = NUMPY_KERNELS[0] and jax.default_backend() == "cpu" and jax.local_device_count() == 1
     return allowed
 
 
