@@ -9,8 +9,9 @@ from ._group import (GroupMember, destroy_process_group, get_backend, get_rank, 
                      is_available, is_initialized)
 
 group = GroupMember
+all_gather_single, reduce_scatter_single = all_gather_into_tensor, reduce_scatter_tensor   # PyTorch's newer names
 
 __all__ = ["ReduceOp", "Work", "GroupMember", "init_process_group", "destroy_process_group", "is_available",
            "is_initialized", "get_rank", "get_world_size", "get_backend", "barrier", "all_reduce", "reduce",
-           "broadcast", "all_gather", "all_gather_into_tensor", "reduce_scatter", "reduce_scatter_tensor",
+           "broadcast", "all_gather", "all_gather_into_tensor", "reduce_scatter", "reduce_scatter_tensor", "all_gather_single", "reduce_scatter_single",
            "all_gather_object", "broadcast_object_list"]

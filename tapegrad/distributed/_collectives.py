@@ -115,10 +115,10 @@ def _reduce_program(mesh, op, dtypes, scatter):
 
 
 @functools.lru_cache(maxsize=64)
-def _gather_program(mesh, src):
-    """The whole (world, ...) array on every process, or its row `src` when src is not None."""
-    fn = (lambda x: x) if src is None else (lambda x: x[src])
-    return jax.jit(fn, out_shardings=NamedSharding(mesh, PartitionSpec()))
+def _gather_program(mesh, src, n):
+    """The n whole (world, ...) arrays on every process, or their rows `src` when src is not None."""
+    fn = (lambda xs: xs) if src is None else (lambda xs: [x[src] for x in xs])
+    return jax.jit(fn, out_shardings=[NamedSharding(mesh, PartitionSpec())] * n)
 
 
 def reduce_arrays(values, op=ReduceOp.SUM):
@@ -132,13 +132,19 @@ def reduce_arrays(values, op=ReduceOp.SUM):
 
 def gather_array(value, src=None):
     """Every process's value stacked (world, ...), or process src's value."""
-    group = default_group()
-    if group.world_size == 1:
+    if default_group().world_size == 1:
         return value if src is not None else value[None]
     rows, mesh = _rows([value])
-    out = _gather_program(mesh, src)(rows[0])
-    local = out.addressable_data(0)
+    local = _gather_program(mesh, src, 1)(rows)[0].addressable_data(0)
     return jax.device_put(local, value.sharding) if src is not None else local
+
+
+def broadcast_arrays(values, src=0):
+    """Process src's values of several local arrays (one program for them all)."""
+    if default_group().world_size == 1 or not values:
+        return list(values)
+    rows, mesh = _rows(values)
+    return [_back(o, v) for o, v in zip(_gather_program(mesh, src, len(values))(rows), values)]
 
 
 # ---- PyTorch's functions -------------------------------------------------------------------------------
