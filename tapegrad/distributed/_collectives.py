@@ -76,6 +76,9 @@ def _home(platform):
 
 def _rows(values):
     """Each local array as this process's row of a global (world, *shape) array over the process mesh."""
+    for v in values:   # a traced step (tapegrad.compile) cannot hold a collective: it runs eagerly instead
+        if isinstance(v, jax.core.Tracer):
+            raise jax.errors.TracerArrayConversionError(v)
     platform = next(iter(values[0].devices())).platform
     mesh, home, world = _mesh(platform), _home(platform), jax.process_count()
     rows = NamedSharding(mesh, PartitionSpec("p"))
