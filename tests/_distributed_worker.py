@@ -36,6 +36,13 @@ def collectives(rank, world):
     t = torch.full((2,), float(rank * 10))
     dist.reduce(t, dst=0)
     out["reduce"] = t.tolist()
+    into = [torch.zeros(2) for _ in range(world)] if rank == 1 else None
+    dist.gather(torch.full((2,), rank + 7.0), into, dst=1)
+    out["gather"] = None if into is None else [g.tolist() for g in into]
+    part = torch.zeros(2, dtype=torch.int64)
+    dist.scatter(part, [torch.full((2,), 5 * i, dtype=torch.int64) for i in range(world)] if rank == 0 else None,
+                 src=0)
+    out["scatter"] = part.tolist()
     gathered = [torch.zeros(3) for _ in range(world)]
     dist.all_gather(gathered, torch.arange(3, dtype=torch.float32) + rank)
     out["all_gather"] = [g.tolist() for g in gathered]

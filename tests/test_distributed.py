@@ -270,3 +270,12 @@ def test_distributed_sampler_shuffles_per_epoch_and_checks_rank():
     from torch.utils.data import DistributedSampler as TorchSampler
     ours, theirs = _error(lambda: DistributedSampler([1], 2, 2)), _error(lambda: TorchSampler([1], 2, 2))
     assert ours == theirs
+
+
+def test_joining_a_group_after_devices_are_in_use_says_how_to_fix(monkeypatch):
+    for k, v in dict(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(_free_port()), RANK="0", WORLD_SIZE="2").items():
+        monkeypatch.setenv(k, v)
+    tapegrad.ones(1).tolist()   # JAX's devices are in use in this process
+    with pytest.raises(RuntimeError, match="init_process_group must be called before any tensor is created"):
+        dist.init_process_group("gloo")
+    assert not dist.is_initialized()

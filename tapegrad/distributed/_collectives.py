@@ -212,6 +212,37 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
     return _done(async_op)
 
 
+def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group_dst=None):
+    """Every process's tensor, written into rank dst's gather_list (the other ranks pass None)."""
+    _check_tensor(tensor)
+    dst = dst if dst is not None else (group_dst or 0)
+    group_ = default_group()
+    if group_.rank == dst and (gather_list is None or len(gather_list) != group_.world_size):
+        raise ValueError(f"gather: the destination rank needs a gather_list of {group_.world_size} tensors.")
+    rows = gather_array(tensor._value)
+    if group_.rank == dst:
+        for i, out in enumerate(gather_list):
+            out._set_value(jax.device_put(rows[i], out._value.sharding))
+    return _done(async_op)
+
+
+def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, group_src=None):
+    """tensor = rank src's scatter_list[rank] (the other ranks pass None)."""
+    _check_tensor(tensor)
+    src = src if src is not None else (group_src or 0)
+    group_ = default_group()
+    like = tensor._value
+    if group_.rank == src:
+        if scatter_list is None or len(scatter_list) != group_.world_size:
+            raise ValueError(f"scatter: the source rank needs a scatter_list of {group_.world_size} tensors.")
+        stacked = jnp.stack([jax.device_put(t._value, like.sharding).astype(like.dtype) for t in scatter_list])
+    else:   # a placeholder of the same shape: only src's rows are read
+        stacked = jnp.zeros((group_.world_size,) + like.shape, like.dtype, device=like.sharding)
+    rows = gather_array(stacked, src)
+    tensor._set_value(rows[group_.rank])
+    return _done(async_op)
+
+
 def _scatter_reduced(values, like, op):
     """Reduce the (world, ...) value over processes and keep this rank's row."""
     if default_group().world_size == 1:
