@@ -92,7 +92,12 @@ def train(rank, world):
             opt.step()
             losses.append(loss.item())
     grads = [p.grad.tolist() for p in model.parameters()]
-    return {"params": [p.tolist() for p in model.parameters()], "grads": grads, "losses": losses,
+    if os.environ.get("DIST_LIB") == "tapegrad":   # the replica spans this process's four devices
+        spread = {"params": [len(p._value.sharding.device_set) for p in model.parameters()],
+                  "grads": [len(p.grad._value.sharding.device_set) for p in model.parameters()]}
+    else:
+        spread = None
+    return {"spread": spread, "params": [p.tolist() for p in model.parameters()], "grads": grads, "losses": losses,
             "indices": list(sampler), "state_keys": list(ddp.state_dict().keys())}
 
 

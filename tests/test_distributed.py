@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import tapegrad
+from conftest import require
 import tapegrad.distributed as dist
 from tapegrad.nn.parallel import DistributedDataParallel
 from tapegrad.utils.data import DistributedSampler
@@ -43,14 +44,18 @@ def _finish(proc, out):
     return [json.load(open(os.path.join(out, f"rank{r}.json"))) for r in range(2)]
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    """Both libraries' results, rank by rank (the two launches run side by side)."""
-    ours_dir, theirs_dir = str(tmp_path_factory.mktemp("tapegrad")), str(tmp_path_factory.mktemp("torch"))
+def test_two_ranks_match_torchrun(tmp_path):
+    """One launch per library (side by side), checked three ways: one test, so a parallel run launches once."""
+    ours_dir, theirs_dir = str(tmp_path / "tapegrad"), str(tmp_path / "torch")
+    os.makedirs(ours_dir)
+    os.makedirs(theirs_dir)
     ours = _launch("tapegrad.distributed.run", ours_dir, "tapegrad",
                    {"XLA_FLAGS": "--xla_force_host_platform_device_count=4"})
     theirs = _launch("torch.distributed.run", theirs_dir, "torch", {"OMP_NUM_THREADS": "1"})
-    return _finish(ours, ours_dir), _finish(theirs, theirs_dir)
+    runs = _finish(ours, ours_dir), _finish(theirs, theirs_dir)
+    check_collectives_match_torch(runs)
+    check_ddp_training_matches_torch_ddp(runs)
+    check_ddp_training_matches_full_batch_in_one_process(runs)
 
 
 def _plain(value):
@@ -64,7 +69,7 @@ def _plain(value):
     return value
 
 
-def test_collectives_match_torch(runs):
+def check_collectives_match_torch(runs):
     ours, theirs = runs
     for mine, ref in zip(ours, theirs):
         mine, ref = _plain(mine), _plain(ref)
@@ -73,7 +78,7 @@ def test_collectives_match_torch(runs):
                 assert mine[key] == ref[key], key
 
 
-def test_ddp_training_matches_torch_ddp(runs):
+def check_ddp_training_matches_torch_ddp(runs):
     ours, theirs = runs
     for mine, ref in zip(ours, theirs):
         mine, ref = mine["train"], ref["train"]
@@ -84,11 +89,13 @@ def test_ddp_training_matches_torch_ddp(runs):
             for a, b in zip(mine[key], ref[key]):
                 np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
     assert ours[0]["train"]["params"] == ours[1]["train"]["params"]   # replicas stay identical
+    for mine in ours:   # each process's replica and gradients span its four devices (its batch split among them)
+        assert mine["train"]["spread"] == {"params": [4] * 4, "grads": [4] * 4}
 
 
-def test_ddp_training_matches_full_batch_in_one_process(runs):
+def check_ddp_training_matches_full_batch_in_one_process(runs):
     """Averaged gradients of the two ranks' batches are the full batch's: PyTorch in one process, same steps."""
-    torch = pytest.importorskip("torch")
+    torch = require("torch")
     ours, _ = runs
     rng = np.random.default_rng(0)
     x, y = torch.tensor(rng.standard_normal((32, 5)), dtype=torch.float32), torch.tensor(
@@ -141,13 +148,13 @@ def env_group(monkeypatch):
     for k, v in dict(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(_free_port()), RANK="0", WORLD_SIZE="1").items():
         monkeypatch.setenv(k, v)
     yield
-    for lib in (dist, pytest.importorskip("torch.distributed")):
+    for lib in (dist, require("torch.distributed")):
         if lib.is_initialized():
             lib.destroy_process_group()
 
 
 def test_uninitialized_errors_match_torch():
-    tdist = pytest.importorskip("torch.distributed")
+    tdist = require("torch.distributed")
     assert not dist.is_initialized() and dist.is_available()
     for name in ("get_rank", "get_world_size", "get_backend", "barrier"):
         ours, theirs = _error(getattr(dist, name)), _error(getattr(tdist, name))
@@ -157,7 +164,7 @@ def test_uninitialized_errors_match_torch():
 
 
 def test_missing_env_variable_matches_torch(monkeypatch):
-    tdist = pytest.importorskip("torch.distributed")
+    tdist = require("torch.distributed")
     for k in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"):
         monkeypatch.delenv(k, raising=False)
     ours, theirs = _error(lambda: dist.init_process_group("gloo")), _error(lambda: tdist.init_process_group("gloo"))
@@ -165,7 +172,7 @@ def test_missing_env_variable_matches_torch(monkeypatch):
 
 
 def test_group_of_one(env_group):
-    tdist = pytest.importorskip("torch.distributed")
+    tdist = require("torch.distributed")
     dist.init_process_group("gloo")
     tdist.init_process_group("gloo")
     assert (dist.get_rank(), dist.get_world_size(), dist.get_backend()) == (
@@ -214,7 +221,7 @@ def test_ddp_of_one_process_is_plain_training(env_group):
 
 
 def test_ddp_unused_parameter_error_matches_torch(env_group):
-    torch = pytest.importorskip("torch")
+    torch = require("torch")
     import torch.distributed as tdist
     dist.init_process_group("gloo")
     tdist.init_process_group("gloo")
@@ -242,7 +249,7 @@ def test_ddp_refuses_several_device_ids(env_group):
 @pytest.mark.parametrize("replicas", [1, 2, 3, 4])
 @pytest.mark.parametrize("drop_last", [False, True])
 def test_distributed_sampler_matches_torch(size, replicas, drop_last, monkeypatch):
-    torch = pytest.importorskip("torch")
+    torch = require("torch")
     from torch.utils.data import DistributedSampler as TorchSampler
     data = list(range(size))
     for rank in range(replicas):
@@ -266,7 +273,7 @@ def test_distributed_sampler_shuffles_per_epoch_and_checks_rank():
     first = list(s)
     s.set_epoch(1)
     assert list(s) != first and sorted(set(first) | set(DistributedSampler(list(range(50)), 2, 1))) == list(range(50))
-    torch = pytest.importorskip("torch")
+    torch = require("torch")
     from torch.utils.data import DistributedSampler as TorchSampler
     ours, theirs = _error(lambda: DistributedSampler([1], 2, 2)), _error(lambda: TorchSampler([1], 2, 2))
     assert ours == theirs

@@ -1,5 +1,9 @@
 """DistributedDataParallel: one model replica per process, gradients averaged over processes after backward.
 
+A process with several local devices of the module's platform (device_ids=None) replicates the module over
+them and splits each input's batch dimension among them, as DataParallel: XLA sums the per-device
+gradients inside the step's program, and the processes then average the results.
+
 As PyTorch's: parameters and buffers are broadcast from rank 0 at construction (and buffers before
 each forward), and each parameter's post-accumulate-grad hook marks it ready; when every parameter
 expected to get a gradient is ready, all gradients are averaged over the processes in one collective
@@ -40,6 +44,9 @@ class DistributedDataParallel(Module):
         self._ready = set()
         if init_sync:
             _broadcast_in_place(list(module.parameters()) + list(module.buffers()))
+        self._mesh = None if device_ids is not None else _local_mesh(params[0])
+        if self._mesh is not None:
+            _place(list(module.parameters()) + list(module.buffers()), self._mesh, None)
         for p in params:
             p.register_post_accumulate_grad_hook(self._grad_ready)
 
@@ -53,6 +60,8 @@ class DistributedDataParallel(Module):
                 "participate in calculating loss.")
         if self.broadcast_buffers:
             _broadcast_in_place(list(self.module.buffers()))
+        if self._mesh is not None:
+            inputs, kwargs = _split_batches((inputs, kwargs), self._mesh, self.dim)
         out = self.module(*inputs, **kwargs)
         if is_grad_enabled() and self.require_backward_grad_sync:
             self._expected = set(map(id, self._used(out) if self.find_unused_parameters else self._params))
@@ -115,6 +124,41 @@ class DistributedDataParallel(Module):
 
 def _index(device):
     return device if isinstance(device, int) else device.index
+
+
+def _local_mesh(param):
+    """A mesh over this process's devices of the parameter's platform, or None when it has one."""
+    import jax
+    import numpy as np
+    devices = jax.local_devices(backend=next(iter(param._value.devices())).platform)
+    return jax.sharding.Mesh(np.array(devices), ("batch",)) if len(devices) > 1 else None
+
+
+def _sharding(mesh, dim, shape):
+    """Split along dim when it divides evenly among the devices, else replicated."""
+    import jax
+    spec = [None] * len(shape)
+    if dim is not None and dim < len(shape) and shape[dim] % mesh.size == 0:
+        spec[dim] = "batch"
+    return jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec(*spec))
+
+
+def _place(tensors, mesh, dim):
+    import jax
+    for t in tensors:
+        t._set_value(jax.device_put(t._value, _sharding(mesh, dim, tuple(t.shape))))
+
+
+def _split_batches(tree, mesh, dim):
+    """Tensor inputs (outside autograd) with their batch dimension split over the mesh."""
+    import jax
+    from ..._tensor import Tensor
+
+    def split(x):
+        if not isinstance(x, Tensor) or x.requires_grad:   # a graph input keeps its place (and its history)
+            return x
+        return Tensor._wrap(jax.device_put(x._value, _sharding(mesh, dim, tuple(x.shape))))
+    return jax.tree_util.tree_map(split, tree)
 
 
 def _broadcast_in_place(tensors):
