@@ -286,3 +286,37 @@ def test_joining_a_group_after_devices_are_in_use_says_how_to_fix(monkeypatch):
     with pytest.raises(RuntimeError, match="init_process_group must be called before any tensor is created"):
         dist.init_process_group("gloo")
     assert not dist.is_initialized()
+
+
+def test_fully_shard_trains_as_pytorch_with_a_quarter_per_device():
+    """Parameters, gradients and Adam's state split along dim 0 over four devices; the training is PyTorch's."""
+    torch = require("torch")
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    p = subprocess.run([sys.executable, os.path.join(HERE, "_fsdp_worker.py")], env=env, capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-4000:]
+    ours = json.loads(p.stdout.strip().splitlines()[-1])
+    rng = np.random.default_rng(0)
+    x, y = (torch.tensor(rng.standard_normal(s), dtype=torch.float32) for s in ((12, 6), (12, 4)))
+    model = torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.Tanh(), torch.nn.Linear(16, 4))
+    with torch.no_grad():
+        for q in model.parameters():
+            q.copy_(torch.tensor(rng.standard_normal(tuple(q.shape)) * 0.5, dtype=torch.float32))
+    opt = torch.optim.Adam(model.parameters(), lr=0.05)
+    losses = []
+    for _ in range(3):
+        opt.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    np.testing.assert_allclose(ours["losses"], losses, rtol=1e-5)
+    for a, b in zip(ours["params"], model.parameters()):
+        np.testing.assert_allclose(a, b.detach().numpy(), rtol=1e-5, atol=1e-6)
+    assert set(ours["param_specs"] + ours["state_specs"]) == {"P('shard',)"}   # every row count divides by 4
+    assert all("'shard'" in spec for spec in ours["grad_specs"])   # gradients too (XLA picks the axis)
+    total = sum(q.numel() * q.element_size() for q in model.parameters())
+    steps = sum(s["step"].numel() * s["step"].element_size() for s in opt.state.values())   # scalars, replicated
+    assert ours["before"] == {"cpu:0": total}
+    assert ours["after"] == {f"cpu:{i}": 2 * total // 4 for i in range(4)}   # parameters and gradients, a quarter
+    assert ours["with_optimizer"] == {f"cpu:{i}": 4 * total // 4 + steps for i in range(4)}   # + Adam's moments
