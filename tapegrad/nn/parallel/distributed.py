@@ -24,6 +24,10 @@ class DistributedDataParallel(Module):
                  gradient_as_bucket_view=False, static_graph=False, **options):
         super().__init__()
         group = dist._group.default_group()
+        unsupported = sorted(k for k, v in options.items() if v not in (None, False))
+        if unsupported:   # mixed precision, device meshes, per-parameter hook placement...: not silently ignored
+            raise ValueError(f"DistributedDataParallel: tapegrad does not support {', '.join(unsupported)}; leave "
+                             f"them unset (gradients are averaged in one bucket when backward ends).")
         if device_ids is not None and len(device_ids) > 1:
             raise ValueError("device_ids can only be None or contain a single element. Run one process per "
                              "device (python -m tapegrad.distributed.run --nproc-per-node N).")
