@@ -50,7 +50,7 @@ def test_two_ranks_match_torchrun(tmp_path):
     os.makedirs(ours_dir)
     os.makedirs(theirs_dir)
     ours = _launch("tapegrad.distributed.run", ours_dir, "tapegrad",
-                   {"XLA_FLAGS": "--xla_force_host_platform_device_count=4"})
+                   {"XLA_FLAGS": "--xla_force_host_platform_device_count=4", "JAX_PLATFORMS": "cpu"})
     theirs = _launch("torch.distributed.run", theirs_dir, "torch", {"OMP_NUM_THREADS": "1"})
     runs = _finish(ours, ours_dir), _finish(theirs, theirs_dir)
     check_collectives_match_torch(runs)
@@ -291,7 +291,7 @@ def test_joining_a_group_after_devices_are_in_use_says_how_to_fix(monkeypatch):
 def test_fully_shard_trains_as_pytorch_with_a_quarter_per_device():
     """Parameters, gradients and Adam's state split along dim 0 over four devices; the training is PyTorch's."""
     torch = require("torch")
-    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""), JAX_PLATFORMS="cpu")
     p = subprocess.run([sys.executable, os.path.join(HERE, "_fsdp_worker.py")], env=env, capture_output=True,
                        text=True, timeout=120)
     assert p.returncode == 0, p.stderr[-4000:]
