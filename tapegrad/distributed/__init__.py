@@ -14,5 +14,6 @@ all_gather_single, reduce_scatter_single = all_gather_into_tensor, reduce_scatte
 
 __all__ = ["ReduceOp", "Work", "GroupMember", "init_process_group", "destroy_process_group", "is_available",
            "is_initialized", "get_rank", "get_world_size", "get_backend", "barrier", "all_reduce", "reduce",
-           "broadcast", "gather", "scatter", "all_gather", "all_gather_into_tensor", "reduce_scatter", "reduce_scatter_tensor", "all_gather_single", "reduce_scatter_single",
-           "all_gather_object", "broadcast_object_list"]
+           "broadcast", "gather", "scatter", "all_gather", "all_gather_into_tensor", "reduce_scatter",
+           "reduce_scatter_tensor", "all_gather_single", "reduce_scatter_single", "all_gather_object",
+           "broadcast_object_list"]
