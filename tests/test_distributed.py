@@ -182,6 +182,9 @@ def test_group_of_one(env_group):
     t = tapegrad.arange(3.0)
     assert dist.all_reduce(t, op=dist.ReduceOp.AVG) is None and t.tolist() == [0.0, 1.0, 2.0]
     assert dist.all_reduce(t, async_op=True).wait()
+    ours = _error(lambda: dist.all_reduce(t, op=dist.ReduceOp.BAND))
+    theirs = _error(lambda: tdist.all_reduce(require("torch").arange(3.0), op=tdist.ReduceOp.BAND))
+    assert ours[0] is theirs[0] and ours[1].startswith(theirs[1]), (ours, theirs)
     assert repr(dist.ReduceOp.SUM) == repr(tdist.ReduceOp.SUM)
     dist.destroy_process_group()
     assert not dist.is_initialized()

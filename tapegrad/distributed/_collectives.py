@@ -98,8 +98,8 @@ def _reducer(op, dtype):
         raise ValueError("ReduceOp.PREMUL_SUM is not supported by tapegrad: scale the tensor, then use ReduceOp.SUM.")
     if op in (ReduceOp.BAND, ReduceOp.BOR, ReduceOp.BXOR):
         if not (jnp.issubdtype(dtype, jnp.integer) or dtype == jnp.bool_):
-            raise RuntimeError(f"Cannot use ReduceOp.{op.name} with a floating point tensor: bitwise reductions "
-                               f"need integer or bool tensors.")
+            raise RuntimeError(f"Cannot use ReduceOp.{op.name} with non-integral dtype: bitwise reductions need "
+                               f"integer or bool tensors.")
         fn = {ReduceOp.BAND: jnp.bitwise_and, ReduceOp.BOR: jnp.bitwise_or, ReduceOp.BXOR: jnp.bitwise_xor}[op]
         return lambda a: functools.reduce(fn, [a[i] for i in range(a.shape[0])])
     if op == ReduceOp.AVG:
@@ -126,6 +126,8 @@ def _gather_program(mesh, src, n):
 
 def reduce_arrays(values, op=ReduceOp.SUM):
     """The elementwise reduction of each local array over the processes (one program for them all)."""
+    for v in values:   # an unsupported op fails alike in a group of one
+        _reducer(op, v.dtype)
     if default_group().world_size == 1 or not values:
         return list(values)
     rows, mesh = _rows(values)
