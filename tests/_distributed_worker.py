@@ -64,7 +64,7 @@ def collectives(rank, world):
 
 def train(rank, world):
     """A small MLP under DDP: ranks start from different weights (rank 0's are broadcast), take their
-    DistributedSampler share of the batches, and one step accumulates two micro-batches under no_sync."""
+    DistributedSampler share of the batches, and the last step accumulates two batches under no_sync."""
     rng = np.random.default_rng(0)
     x = torch.tensor(rng.standard_normal((32, 5)), dtype=torch.float32)
     y = torch.tensor(rng.standard_normal((32, 3)), dtype=torch.float32)
@@ -80,14 +80,19 @@ def train(rank, world):
     losses = []
     for epoch in range(2):
         sampler.set_epoch(epoch)
-        for xb, yb in loader:
-            opt.zero_grad()
-            if epoch == 1:   # two micro-batches, gradients averaged once
-                with ddp.no_sync():
-                    (0.5 * torch.nn.functional.mse_loss(ddp(xb[:4]), yb[:4])).backward()
-                loss = 0.5 * torch.nn.functional.mse_loss(ddp(xb[4:]), yb[4:])
-            else:
+        if epoch == 0:   # a step per batch
+            for xb, yb in loader:
+                opt.zero_grad()
                 loss = torch.nn.functional.mse_loss(ddp(xb), yb)
+                loss.backward()
+                opt.step()
+                losses.append(loss.item())
+        else:   # one step over both batches: the first one's gradients stay local (no_sync)
+            (xa, ya), (xb, yb) = list(loader)
+            opt.zero_grad()
+            with ddp.no_sync():
+                (0.5 * torch.nn.functional.mse_loss(ddp(xa), ya)).backward()
+            loss = 0.5 * torch.nn.functional.mse_loss(ddp(xb), yb)
             loss.backward()
             opt.step()
             losses.append(loss.item())

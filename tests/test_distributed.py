@@ -107,12 +107,10 @@ def check_ddp_training_matches_full_batch_in_one_process(runs):
             p.copy_(torch.tensor(init.standard_normal(tuple(p.shape)), dtype=torch.float32))
     opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     shares = [r["train"]["indices"] for r in ours]
-    for _ in range(2):
-        for k in range(2):
-            batch = shares[0][8 * k:8 * k + 8] + shares[1][8 * k:8 * k + 8]
-            opt.zero_grad()
-            torch.nn.functional.mse_loss(model(x[batch]), y[batch]).backward()
-            opt.step()
+    for batch in ([*shares[0][:8], *shares[1][:8]], [*shares[0][8:], *shares[1][8:]], shares[0] + shares[1]):
+        opt.zero_grad()   # each rank's k-th batch together; then both batches of both ranks (the no_sync step)
+        torch.nn.functional.mse_loss(model(x[batch]), y[batch]).backward()
+        opt.step()
     for a, b in zip(ours[0]["train"]["params"], model.parameters()):
         np.testing.assert_allclose(a, b.detach().numpy(), rtol=1e-5, atol=1e-6)
 
@@ -121,9 +119,14 @@ def test_launcher_sets_env_and_forwards_exit_code(tmp_path):
     script = tmp_path / "w.py"
     script.write_text("import os, sys\n"
                       "keys = ['RANK', 'LOCAL_RANK', 'WORLD_SIZE', 'LOCAL_WORLD_SIZE', 'MASTER_ADDR', 'MASTER_PORT']\n"
-                      "print(' '.join(os.environ[k] for k in keys), flush=True)\n"
-                      "if os.environ['RANK'] == '1':\n"
-                      "    import time; time.sleep(1); sys.exit(3)\n")
+                      "os.write(1, (' '.join(os.environ[k] for k in keys) + '\\n').encode())   # one write: no interleaving\n"
+                      f"done = {str(tmp_path / 'rank0-done')!r}\n"
+                      "if os.environ['RANK'] == '0':\n"
+                      "    open(done, 'w').close()\n"
+                      "else:   # fails once rank 0 has finished (a failure stops the other workers)\n"
+                      "    import time\n"
+                      "    while not os.path.exists(done): time.sleep(0.02)\n"
+                      "    time.sleep(0.2); sys.exit(3)\n")
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     p = subprocess.run([sys.executable, "-m", "tapegrad.distributed.run", "--nproc-per-node", "2", "--master-addr",
                         "127.0.0.1", "--master-port", "29999", str(script)], env=env, capture_output=True, text=True,
