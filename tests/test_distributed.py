@@ -35,11 +35,16 @@ def _launch(launcher, out, lib, extra_env=None):
     env = dict(os.environ, DIST_LIB=lib, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
                **(extra_env or {}))
     cmd = [sys.executable, "-m", launcher, "--nproc-per-node", "2", "--master-port", str(_free_port()), WORKER, out]
-    return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
 
 
 def _finish(proc, out):
-    text, _ = proc.communicate(timeout=120)
+    try:
+        text, _ = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, 9)   # the launcher and its workers (a rank waiting in a collective never ends)
+        raise
     assert proc.returncode == 0, text[-4000:]
     return [json.load(open(os.path.join(out, f"rank{r}.json"))) for r in range(2)]
 
@@ -52,7 +57,12 @@ def test_two_ranks_match_torchrun(tmp_path):
     ours = _launch("tapegrad.distributed.run", ours_dir, "tapegrad",
                    {"XLA_FLAGS": "--xla_force_host_platform_device_count=4", "JAX_PLATFORMS": "cpu"})
     theirs = _launch("torch.distributed.run", theirs_dir, "torch", {"OMP_NUM_THREADS": "1"})
-    runs = _finish(ours, ours_dir), _finish(theirs, theirs_dir)
+    try:
+        runs = _finish(ours, ours_dir), _finish(theirs, theirs_dir)
+    finally:
+        for proc in (ours, theirs):
+            if proc.poll() is None:
+                os.killpg(proc.pid, 9)
     check_collectives_match_torch(runs)
     check_ddp_training_matches_torch_ddp(runs)
     check_ddp_training_matches_full_batch_in_one_process(runs)
