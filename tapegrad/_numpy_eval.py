@@ -566,7 +566,7 @@ _target_cache = []
 def _target():
     if not _target_cache:
         import jax
-        device = jax.devices()[0]
+        device = jax.local_devices()[0]   # this process's (several processes: see distributed)
         _target_cache.append((device, jax.sharding.SingleDeviceSharding(device)))
     return _target_cache[0]
 

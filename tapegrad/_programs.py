@@ -19,7 +19,7 @@ import jax
 import numpy as np
 from jax import monitoring
 
-from . import _numpy_eval, _recompiles
+from . import _numpy_eval, _placement, _recompiles
 
 MAX_PROGRAMS = 256     # whole programs kept (each may hold executables for several shapes)
 MAX_KERNELS = 2048     # per-op kernels kept
@@ -94,7 +94,7 @@ class Program:
     plan that reads their outputs, which waits.
     """
 
-    __slots__ = ("fn", "jitted", "layout", "sync", "key", "compiles", "numpy", "ready", "__weakref__")
+    __slots__ = ("fn", "jitted", "layout", "sync", "key", "compiles", "spreads", "numpy", "ready", "__weakref__")
 
     def __init__(self, fn, sync=False, key=None):
         self.fn = fn
@@ -105,6 +105,7 @@ class Program:
         self.sync = sync
         self.key = key       # its cache key, to explain its compiles (_recompiles)
         self.compiles = 0    # one per set of input shapes it met
+        self.spreads = False  # its arguments have met on different device sets (_placement)
 
     def __call__(self, *args):
         if profiler is not None:   # a profile is recording: it times the call (autograd/profiler.py)
@@ -121,7 +122,16 @@ class Program:
         _local.active += 1
         outer, _local.current = _local.current, self
         try:
-            out = self.jitted(*args)
+            if self.spreads:
+                args = _placement.spread(args) or args
+            try:
+                out = self.jitted(*args)
+            except ValueError as e:   # single-device arguments meet a replicated module: see _placement
+                spread = _placement.spread(args) if "incompatible devices" in str(e) else None
+                if spread is None:
+                    raise
+                self.spreads = True
+                out = self.jitted(*spread)
             if self.sync or wait:
                 jax.block_until_ready(out)
             return out
@@ -131,7 +141,7 @@ class Program:
 
 
 _COMPILE = object()
-_ArrayImpl = type(jax.numpy.zeros(()))
+_ArrayImpl = jax._src.array.ArrayImpl   # the concrete type (naming it starts no backend: see tapegrad.distributed)
 _SCALARS = (float, int, bool, complex)
 
 
@@ -191,7 +201,7 @@ def _run_on_numpy(program, args):
 
 def _numpy_allowed():
     """NumPy stands in for XLA only on a single CPU device (it would move data off an accelerator)."""
-    allowed = NUMPY_KERNELS[0] = NUMPY_KERNELS[0] and jax.default_backend() == "cpu" and jax.device_count() == 1
+    allowed = NUMPY_KERNELS[0] = NUMPY_KERNELS[0] and jax.default_backend() == "cpu" and jax.local_device_count() == 1
     return allowed
 
 

@@ -17,7 +17,7 @@ def _accelerator():
     """(tapegrad device type, its JAX devices), or None."""
     for platform, kind in _KINDS:
         try:
-            found = jax.devices(platform)
+            found = jax.local_devices(backend=platform)
         except RuntimeError:
             continue
         if found:

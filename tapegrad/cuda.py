@@ -23,7 +23,7 @@ _current = [0]   # the index set_device chose
 @functools.lru_cache(maxsize=None)
 def _gpus():
     try:
-        return tuple(jax.devices("gpu"))
+        return tuple(jax.local_devices(backend="gpu"))   # this process's, as CUDA_VISIBLE_DEVICES
     except RuntimeError:
         return ()
 

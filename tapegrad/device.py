@@ -50,19 +50,22 @@ def to_jax_device(dev):
     dev = device(dev) if not isinstance(dev, device) else dev
     platform = _JAX_PLATFORM[dev.type]
     try:
-        devices = jax.devices(platform)
+        devices = jax.local_devices(backend=platform)   # this process's (several processes: tapegrad.distributed)
     except RuntimeError:
         raise RuntimeError(
             f"Torch not compiled with {dev.type.upper()} enabled: no JAX {platform} backend is available. "
             f"Install jax with {platform} support or use device='cpu'.") from None
     index = dev.index or 0
+    owned = [d for d in devices if d.id == index]   # a GPU process of several names its GPU by JAX's global id
+    if owned:
+        return owned[0]
     if index >= len(devices):
         raise RuntimeError(f"Invalid device ordinal {index}: only {len(devices)} {dev.type} device(s) present")
     return devices[index]
 
 
 def default_device():
-    return jax.devices()[0]
+    return jax.local_devices()[0]
 
 
 def is_available(kind="gpu"):

@@ -23,8 +23,19 @@ class Generator:
         seed = int(seed)
         self._seed = seed
         self._counter = 0
-        self._key = jax.random.key(seed & 0xFFFFFFFFFFFFFFFF if seed >= 0 else seed % (1 << 64))
+        self._made_key = None   # made at the first draw: making one starts JAX's backend (see tapegrad.distributed)
         return self
+
+    @property
+    def _key(self):
+        if self._made_key is None:
+            seed = self._seed
+            self._made_key = jax.random.key(seed & 0xFFFFFFFFFFFFFFFF if seed >= 0 else seed % (1 << 64))
+        return self._made_key
+
+    @_key.setter
+    def _key(self, key):
+        self._made_key = key
 
     def seed(self):
         import random as _pyrandom

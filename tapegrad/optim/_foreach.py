@@ -101,6 +101,9 @@ def _real_state(s, p):
 def full_on(t, shape, value, dtype):
     """An array of `value` placed on tensor t's device, made without running an XLA program (state
     buffers are created outside the step's program, so creating them must not compile anything)."""
+    spread = getattr(t._peek(), "sharding", None)   # a parameter over several devices: its state alike (FSDP)
+    if spread is not None and len(spread.device_set) > 1 and tuple(shape) == tuple(t.shape):
+        return jax.device_put(np.full(shape, value, dtype), spread)
     return jax.device_put(np.full(shape, value, dtype), to_jax_device(t.device))
 
 
