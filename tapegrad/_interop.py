@@ -6,12 +6,14 @@ tensor gives the tensor a new array and leaves an array already handed out uncha
 DLPack exports, which share memory with the tensor for its whole life. DLPack exports go through the
 same array (JAX's own `__dlpack__`); imports through `jax.numpy.from_dlpack`, which shares the
 producer's memory where JAX can (CPU arrays with aligned data, same-device accelerator arrays) and
-copies otherwise.
+copies otherwise. JAX imports only compact strides (a transpose, not a step slice): other arrays are
+made contiguous first (a copy).
 """
 import ctypes
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from . import _dtypes as D
 from ._tensor import Tensor
@@ -74,9 +76,25 @@ def from_dlpack(ext_tensor):
     if type(ext_tensor).__name__ == "PyCapsule":
         ext_tensor = _Capsule(ext_tensor)
     elif not hasattr(ext_tensor, "__dlpack__"):
-        raise TypeError(f"from_dlpack expects an object with __dlpack__ (a NumPy array, a torch.Tensor, a "
+        raise RuntimeError(f"from_dlpack expects an object with __dlpack__ (a NumPy array, a torch.Tensor, a "
                         f"jax.Array) or a DLPack capsule, got {type(ext_tensor).__name__}")
-    return from_jax(jnp.from_dlpack(ext_tensor))
+    try:
+        array = jnp.from_dlpack(ext_tensor)
+    except jax.errors.JaxRuntimeError as e:
+        if "striding" not in str(e) or isinstance(ext_tensor, _Capsule):
+            raise RuntimeError(f"from_dlpack could not import the array: {e}. Pass a contiguous copy "
+                               "(.contiguous(), numpy.ascontiguousarray).") from None
+        array = jnp.from_dlpack(_compact(ext_tensor))
+    return from_jax(array)
+
+
+def _compact(obj):
+    """A contiguous copy of a strided array (a step slice), which JAX cannot import as it is."""
+    if isinstance(obj, np.ndarray):
+        return np.ascontiguousarray(obj)
+    if callable(getattr(obj, "contiguous", None)):   # torch.Tensor
+        return obj.contiguous()
+    return np.ascontiguousarray(np.from_dlpack(obj))
 
 
 class _Capsule:
