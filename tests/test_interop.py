@@ -241,6 +241,30 @@ def test_from_jax_step_compiles_once_into_one_program(fresh_program_caches):
     assert tapegrad.autograd.backward_cache_info()["hits"] - info["hits"] == 5
 
 
+def test_from_jax_under_func_grad_and_compile():
+    mlp = tapegrad.func.from_jax(_mlp_jax)
+    x = tapegrad.randn(5, 3, dtype=tapegrad.float64)
+    eager, compiled = _mlp_params(tapegrad), _mlp_params(tapegrad)
+    (mlp(eager, x)["y"] ** 2).sum().backward()
+    grads = tapegrad.func.grad(lambda p: (mlp(p, x)["y"] ** 2).sum())({k: v.detach() for k, v in eager.items()})
+    for k in eager:
+        np.testing.assert_allclose(grads[k].numpy(), eager[k].grad.numpy(), rtol=1e-12)
+
+    def step(params, opt):
+        opt.zero_grad()
+        loss = (mlp(params, x)["y"] ** 2).sum()
+        loss.backward()
+        opt.step()
+        return loss
+    opts = {id(p): tapegrad.optim.SGD(p.values(), lr=0.05) for p in (eager, compiled)}
+    for p in eager.values():
+        p.grad = None
+    compiled_step = tapegrad.compile(step)
+    for _ in range(3):
+        a, b = step(eager, opts[id(eager)]), compiled_step(compiled, opts[id(compiled)])
+        np.testing.assert_allclose(a.item(), b.item(), rtol=1e-12)
+
+
 # ---- a module as a JAX function ---------------------------------------------------------------
 
 def _model():
