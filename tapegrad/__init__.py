@@ -57,6 +57,7 @@ from . import func  # noqa: E402
 from ._compile import compile  # noqa: E402
 from . import _dynamo  # noqa: E402,F401  (torch._dynamo.exc.Unsupported)
 from .serialization import save, load  # noqa: E402
+from ._interop import from_jax, from_dlpack  # noqa: E402  (jax.Array and DLPack interop; Tensor.jax())
 from ._faults import OutOfMemoryError  # noqa: E402
 # PyTorch's legacy API and device probing: typed tensor classes, Tensor.type(), torch.cuda, backends flags.
 from ._legacy import (  # noqa: E402

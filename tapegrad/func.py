@@ -16,9 +16,10 @@ import jax
 
 from . import _dispatch, _programs
 from .autograd._tracing import TRACER_ERRORS, Untraceable, discover, identity, swapped, tracing
+from ._jax_function import from_jax, to_jax  # noqa: E402,F401  (JAX functions as ops, modules as JAX functions)
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap", "functional_call",
-           "linearize", "stack_module_state"]
+           "linearize", "stack_module_state", "from_jax", "to_jax"]
 
 
 def _is_tensor(x):
