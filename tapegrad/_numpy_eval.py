@@ -326,6 +326,18 @@ def _concatenate(params):
     return lambda *xs: np.concatenate(xs, axis=axis)
 
 
+@_rule("stack")
+def _stack(params):
+    axis = params["axis"]
+    return lambda *xs: np.stack(xs, axis=axis)
+
+
+@_rule("unstack")
+def _unstack(params):
+    axis = params["axis"]
+    return lambda x: tuple(np.moveaxis(np.asarray(x), axis, 0))
+
+
 @_rule("split")
 def _split(params):
     sizes, axis = params["sizes"], params["axis"]
@@ -536,7 +548,7 @@ class Compiled:
             for fn, ins, outs, dtypes in self.steps:
                 r = fn(*[slots[i] for i in ins])
                 if len(outs) == 1:
-                    r = np.asarray(r)
+                    r = np.asarray(r[0] if type(r) is tuple else r)   # a multi-output rule giving one
                     slots[outs[0]] = r if r.dtype == dtypes[0] else r.astype(dtypes[0])
                 else:
                     for o, v, dt in zip(outs, r, dtypes):
@@ -569,6 +581,28 @@ def _target():
         device = jax.local_devices()[0]   # this process's (several processes: see distributed)
         _target_cache.append((device, jax.sharding.SingleDeviceSharding(device)))
     return _target_cache[0]
+
+
+def _scan(params, outvars):
+    """lax.scan as a Python loop over its body, itself evaluated with NumPy (RNN, LSTM and GRU layers are
+    scans: their kernels then run on first sight for any sequence length without a compile)."""
+    body = compile_jaxpr(params["jaxpr"])
+    if body is None:
+        raise _Unsupported
+    length, reverse = params["length"], params["reverse"]
+    n_consts, n_carry = params["num_consts"], params["num_carry"]
+    y_avals = [v.aval for v in outvars[n_carry:]]
+
+    def scan(*ins):
+        consts, carry, xs = ins[:n_consts], list(ins[n_consts:n_consts + n_carry]), ins[n_consts + n_carry:]
+        ys = [np.empty(a.shape, np.dtype(a.dtype)) for a in y_avals]
+        for i in (reversed(range(length)) if reverse else range(length)):
+            outs = body(*consts, *carry, *[x[i] for x in xs])
+            carry = outs[:n_carry]
+            for y, value in zip(ys, outs[n_carry:]):
+                y[i] = value
+        return (*carry, *ys)
+    return scan, body
 
 
 def compile_jaxpr(closed):
@@ -630,10 +664,15 @@ def compile_jaxpr(closed):
                 for v, s in zip(eqn.outvars, outs):
                     env[v] = s
                 continue
-            make = _RULES.get(name)
-            if make is None:
-                raise _Unsupported
-            fn = make(eqn.params)
+            if name == "scan":
+                fn, body = _scan(eqn.params, eqn.outvars)
+                work[0] += eqn.params["length"] * body.seconds
+                c.draws = c.draws or body.draws
+            else:
+                make = _RULES.get(name)
+                if make is None:
+                    raise _Unsupported
+                fn = make(eqn.params)
             work[0] += STEP_SECONDS + sum(_numel(v.aval) for v in eqn.outvars) * ELEMENT_SECONDS
             if name in ("random_bits", "random_split"):
                 c.draws = True

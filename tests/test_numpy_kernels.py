@@ -90,6 +90,14 @@ CASES = {
     "scatter_max": (lambda x, i, u: x.at[i].max(u), (F64, np.array([0, 0, 2]), R.standard_normal((3, 4)))),
     "scatter_drops_out_of_bounds": (lambda x, i: x.at[i].add(1.0, mode="drop"), (F64, np.array([1, 9]))),
     "batched_take_gradient": (jax.vmap(jax.grad(lambda x, i: x[i] ** 2)), (F64, np.array([3, 1, 0]))),
+    # scans (recurrent layers): forward, reverse, several carries, and the transposed scan of a gradient
+    "scan": (lambda h, xs, w: lax.scan(lambda c, x: (jnp.tanh(c @ w + x), c * 2), h, xs),
+             (R.standard_normal((2, 3)), R.standard_normal((5, 2, 3)), R.standard_normal((3, 3)))),
+    "scan_reverse_two_carries": (lambda xs: lax.scan(lambda c, x: ((c[0] + x, c[1] * x), None), (0.0, 1.0), xs,
+                                                     reverse=True)[0], (F64[0],)),
+    "scan_gradient": (jax.grad(lambda w, xs: lax.scan(lambda c, x: (jnp.tanh(c * w + x), c), 0.5, xs)[0]),
+                      (0.3, F64[0])),
+    "stack_unstack": (lambda x: (jnp.stack([x, x * 2], 1), *jnp.unstack(x[:1], axis=0)), (F32,)),
 }
 
 
@@ -275,3 +283,29 @@ def test_layer_initialisation_compiles_nothing():
         layer.weight.sum().item()
         assert tapegrad.randint(0, 10, (6,)).max().item() < 10
         assert xla.compiles == warm
+
+
+@pytest.mark.parametrize("mode", ["LSTM", "GRU", "RNN"])
+def test_recurrent_layers_run_new_lengths_without_compiling(torch, mode):
+    """A recurrent layer is a scan: forward and backward over a length never seen compile nothing, and
+    give PyTorch's values and gradients."""
+    tapegrad.manual_seed(0)
+    ours = getattr(tapegrad.nn, mode)(5, 7, batch_first=True)
+    theirs = getattr(torch.nn, mode)(5, 7, batch_first=True)
+    theirs.load_state_dict({k: torch.tensor(v.numpy()) for k, v in ours.state_dict().items()})
+    ours(tapegrad.ones(2, 3, 5))[0].sum().backward()   # the layer's own first-use programs
+    ours.zero_grad()
+    for length in (4, 9):
+        x = np.random.default_rng(length).standard_normal((2, length, 5)).astype(np.float32)
+        with counting() as xla:
+            out = ours(tapegrad.tensor(x))[0]
+            out.pow(2).sum().backward()
+            got = [out.detach().numpy()] + [p.grad.numpy() for p in ours.parameters()]
+            assert xla.compiles == 0
+        tout = theirs(torch.tensor(x))[0]
+        tout.pow(2).sum().backward()
+        want = [tout.detach().numpy()] + [p.grad.numpy() for p in theirs.parameters()]
+        for a, b in zip(got, want):
+            np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+        ours.zero_grad()
+        theirs.zero_grad()
