@@ -42,6 +42,11 @@ TRACE_SECONDS = 0.002
 # reassociates constants), so the two tiers may differ in the last bit of a uniform draw; a choice made
 # by shapes keeps `manual_seed(0); rand(n)` giving the same values on every call of a process.
 DRAW_SECONDS = 0.02
+# A pending computation (a plan: `.item()`, a no_grad evaluation) that comes back rents NumPy too, until
+# its rent reaches its own compile price: XLA:CPU's ~30 ms floor plus about 3 ms per primitive. An
+# evaluation loop over a few batch sizes then never compiles; a loop that runs on compiles once paid for.
+PLAN_COMPILE_SECONDS = 0.03
+PLAN_COMPILE_SECONDS_PER_STEP = 0.003
 NUMPY_KERNELS = [os.environ.get("TAPEGRAD_NUMPY_KERNELS", "1") != "0"]   # decided for CPU at first use
 
 _COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
@@ -148,10 +153,10 @@ _SCALARS = (float, int, bool, complex)
 class _Rented:
     """A kernel's NumPy evaluator for one set of input kinds, and the time spent on it so far."""
 
-    __slots__ = ("run", "tree", "seconds")
+    __slots__ = ("run", "tree", "seconds", "budget")
 
-    def __init__(self, run, tree, seconds):
-        self.run, self.tree, self.seconds = run, tree, seconds
+    def __init__(self, run, tree, seconds, budget):
+        self.run, self.tree, self.seconds, self.budget = run, tree, seconds, budget
 
 
 def _input_kinds(leaves):
@@ -185,9 +190,12 @@ def _run_on_numpy(program, args):
             run = _numpy_eval.compile_jaxpr(closed)
         except Exception:   # let jax.jit report whatever went wrong, with its own error
             run, shapes = None, None
-        rented = program.numpy[kinds] = _Rented(run, jax.tree_util.tree_structure(shapes), TRACE_SECONDS)
+        budget = NUMPY_BUDGET_SECONDS
+        if program.sync and run is not None:   # a whole plan: its compile costs more than a kernel's
+            budget = PLAN_COMPILE_SECONDS + PLAN_COMPILE_SECONDS_PER_STEP * len(run.steps)
+        rented = program.numpy[kinds] = _Rented(run, jax.tree_util.tree_structure(shapes), TRACE_SECONDS, budget)
     run = rented.run
-    if run is None or (run.seconds > DRAW_SECONDS if run.draws else rented.seconds >= NUMPY_BUDGET_SECONDS):
+    if run is None or (run.seconds > DRAW_SECONDS if run.draws else rented.seconds >= rented.budget):
         return _COMPILE
     try:
         outs = _numpy_eval.to_device(rented.run(*leaves), rented.run.out_avals)
@@ -277,7 +285,7 @@ def shapes_of(arrays):
     return tuple([(a.shape, a.dtype) for a in arrays])
 
 
-def lookup(key, shapes, make, count=True):
+def lookup(key, shapes, make, count=True, rent=False):
     """The program for structure `key` on inputs of `shapes`, or None: run it op by op this time.
 
     A structure is compiled for given shapes when it comes back with them: one-off structures and
@@ -293,6 +301,8 @@ def lookup(key, shapes, make, count=True):
         return None
     if p is None:
         p = compile(key, *make())
+        if rent:   # a plan: NumPy until its rent reaches its compile price (PLAN_COMPILE_SECONDS)
+            p.numpy = {}
     else:
         _stats["hits"] += 1
     p.ready.add(shapes)
