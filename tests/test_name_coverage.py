@@ -59,3 +59,25 @@ def test_stub_detection():
     assert tool._stub_reason(real) is None
     # PyTorch's own abstract method raises too: that is parity, not a refusal.
     assert tool.classify("optim.Optimizer.step", {}) == ("works", "")
+
+
+def test_extract_resolves_aliases_and_members(tmp_path):
+    spec = importlib.util.spec_from_file_location("torch_names_extract", TOOL.parent / "extract.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    code = ("import torch.nn as nn\nimport torch.nn.functional as F\nfrom torch import optim\n"
+            "from torch.utils.data import DataLoader as DL\n"
+            "def f(x, model, words):\n"
+            "    y = F.relu(nn.Linear(2, 2)(x)).sum()\n"
+            "    opt = optim.SGD(model.parameters(), lr=0.1)\n"
+            "    return x.view(-1).detach(), words.split(), torch.nn.functional.gelu\n")
+    for i in range(2):
+        (tmp_path / f"f{i}.py").write_text(code)
+    names = tool.extract([str(tmp_path)])
+    assert names["torch.nn.functional.relu"]["kind"] == "function"
+    assert names["torch.nn.Linear"]["kind"] == "class"
+    assert names["torch.optim.SGD"]["files"] == [f"{tmp_path.name}:f0.py", f"{tmp_path.name}:f1.py"]
+    assert "torch.utils.data.DataLoader" in names
+    assert {"Tensor.view", "Tensor.detach", "nn.Module.parameters"} <= set(names)
+    assert "Tensor.split" not in names  # also a str method: too ambiguous to count
+    assert "torch.nn.functional.gelu" not in names  # `torch` itself was never imported in this file
