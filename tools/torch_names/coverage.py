@@ -42,7 +42,17 @@ def _resolve(dotted):
                 obj = importlib.import_module(".".join(parts[:i + 1]))
             except ImportError:
                 raise LookupError(dotted) from None
+        if inspect.ismodule(obj) and not _inside(obj, parts[0]):
+            raise LookupError(dotted)
     return obj
+
+
+def _inside(module, package):
+    """An editable install's import hook can find a submodule in another checkout of the package: such a
+    module is not part of the package being checked."""
+    roots = [str(pathlib.Path(p).resolve()) for p in sys.modules[package].__path__]
+    where = str(pathlib.Path(getattr(module, "__file__", None) or "").resolve())
+    return any(where.startswith(root + "/") for root in roots)
 
 
 def _tapegrad_path(name):
