@@ -245,7 +245,7 @@ def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, mem
 def _recorded_move(src, moved):
     # Device moves keep gradients flowing: record as a differentiable copy (ToCopyBackward0).
     out = apply(E.to_dtype, src, dtype=src.dtype.np)
-    out._storage.value = moved._value
+    out._storage._raw = moved._value   # the moved array replaces the pending copy, which nobody reads
     return out
 
 

@@ -116,7 +116,12 @@ class Program:
         _local.active += 1
         outer, _local.current = _local.current, self
         try:
-            out = self.jitted(*args)
+            try:
+                out = self.jitted(*args)
+            except ValueError as e:   # arrays on one device beside arrays over several (DataParallel)
+                from .nn.parallel._sharding import on_common_devices
+                args = on_common_devices(args, e)
+                out = self.jitted(*args)
             if self.sync or wait:
                 jax.block_until_ready(out)
             return out

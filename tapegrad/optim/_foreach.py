@@ -100,8 +100,11 @@ def _real_state(s, p):
 
 def full_on(t, shape, value, dtype):
     """An array of `value` placed on tensor t's device, made without running an XLA program (state
-    buffers are created outside the step's program, so creating them must not compile anything)."""
-    return jax.device_put(np.full(shape, value, dtype), to_jax_device(t.device))
+    buffers are created outside the step's program, so creating them must not compile anything).
+    A parameter replicated over devices (DataParallel) gets state replicated alike."""
+    from ..nn.parallel._sharding import placement_like
+    target = placement_like(t, shape) or to_jax_device(t.device)
+    return jax.device_put(np.full(shape, value, dtype), target)
 
 
 def scalar(x, like):
