@@ -28,7 +28,8 @@ class DataParallel(Module):
         self.output_device = output_device if output_device is not None else self.device_ids[0]
         first = next(_states(module), None)
         self.src_device_obj = first.device if first is not None else None
-        self._replicate(compute=True)
+        if self._mesh is not None:
+            self._replicate(compute=True)
 
     def _replicate(self, compute=False):
         sharding = _sharding.replicated(self._mesh)
