@@ -11,7 +11,10 @@ class device:
     def __init__(self, type, index=None):
         if isinstance(type, device):
             type, index = type.type, type.index
-        elif isinstance(type, int):
+        elif isinstance(type, int):   # an index of the current accelerator, as PyTorch's
+            if not is_available("gpu"):
+                raise RuntimeError("Cannot access accelerator device when none is available. Pass "
+                                   "device='cpu', or use an index only where torch.cuda.is_available().")
             type, index = "cuda", type
         elif ":" in type:
             type, idx = type.split(":")

@@ -89,6 +89,12 @@ out = dp(x.transpose(0, 1))
 results["dim1"] = float(np.abs(out.detach().numpy() - lin(x.transpose(0, 1)).detach().numpy()).max())
 results["uneven"] = float(np.abs(torch.nn.DataParallel(lin)(torch.ones(5, 3)).detach().numpy()
                                  - lin(torch.ones(5, 3)).detach().numpy()).max())
+# an input that requires grad gets its gradient back through the split
+xg, xs = torch.randn(8, 3, requires_grad=True), None
+torch.nn.DataParallel(lin)(xg).pow(2).sum().backward()
+xs = xg.detach().clone().requires_grad_()
+lin(xs).pow(2).sum().backward()
+results["input_grad"] = float(np.abs(xg.grad.numpy() - xs.grad.numpy()).max())
 results["device_ids"] = torch.nn.DataParallel(lin).device_ids
 results["device_ids_subset"] = torch.nn.DataParallel(lin, device_ids=[0, 1]).device_ids
 json.dump(results, sys.stdout)
