@@ -89,7 +89,8 @@ class Program:
     plan that reads their outputs, which waits.
     """
 
-    __slots__ = ("fn", "jitted", "layout", "sync", "key", "compiles", "numpy", "ready", "__weakref__")
+    __slots__ = ("fn", "jitted", "layout", "sync", "key", "compiles", "numpy", "ready", "spread",
+                 "__weakref__")
 
     def __init__(self, fn, sync=False, key=None):
         self.fn = fn
@@ -100,6 +101,7 @@ class Program:
         self.sync = sync
         self.key = key       # its cache key, to explain its compiles (_recompiles)
         self.compiles = 0    # one per set of input shapes it met
+        self.spread = None   # the sharding its single-device arguments are replicated to (DataParallel)
 
     def __call__(self, *args):
         if profiler is not None:   # a profile is recording: it times the call (autograd/profiler.py)
@@ -116,12 +118,13 @@ class Program:
         _local.active += 1
         outer, _local.current = _local.current, self
         try:
+            if self.spread is not None:   # it met arrays on one device beside arrays over several
+                args = _sharding().spread(args, self.spread)
             try:
                 out = self.jitted(*args)
-            except ValueError as e:   # arrays on one device beside arrays over several (DataParallel)
-                from .nn.parallel._sharding import on_common_devices
-                args = on_common_devices(args, e)
-                out = self.jitted(*args)
+            except ValueError as e:
+                self.spread = _sharding().common_placement(args, e)
+                out = self.jitted(*_sharding().spread(args, self.spread))
             if self.sync or wait:
                 jax.block_until_ready(out)
             return out
@@ -131,6 +134,11 @@ class Program:
 
 
 _COMPILE = object()
+
+
+def _sharding():
+    from .nn.parallel import _sharding as module   # only reached once a program met DataParallel's arrays
+    return module
 _ArrayImpl = type(jax.numpy.zeros(()))
 _SCALARS = (float, int, bool, complex)
 

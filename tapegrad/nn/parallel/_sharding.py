@@ -7,6 +7,8 @@ take their inputs' shardings as given: the forward and backward compile as one S
 XLA inserts the all-reduce of the gradients (a sum over the batch shards) itself. Values computed
 from replicated parameters stay replicated, so the optimizer's update and its state do too.
 """
+import weakref
+
 import numpy as np
 import jax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
@@ -77,17 +79,42 @@ def placement_like(tensor, shape):
     return replicated(mesh)
 
 
-def on_common_devices(args, error):
-    """The arguments of a program with arrays committed to one device replicated over the devices
-    that others span, re-raising `error` when that is not the problem. Every JAX CPU device is
-    PyTorch's one 'cpu', so a target made on the CPU meets a batch split over the CPU devices (as
-    with PyTorch's DataParallel, whose output is gathered on the targets' device)."""
+def common_placement(args, error):
+    """Where a program's arguments committed to one device go when others span several devices (JAX
+    refused the call with `error`; re-raised when that is not why). Every JAX CPU device is PyTorch's
+    one 'cpu', so a target made on the CPU meets a batch split over the CPU devices (PyTorch's
+    DataParallel gathers its output on the target's device instead): it is replicated over them."""
     if "incompatible devices" not in str(error):
         raise error
-    leaves = [a for a in jax.tree.leaves(args) if isinstance(a, jax.Array)]
+    leaves = [a for a in jax.tree.leaves(args) if _concrete(a)]
+    if not leaves:
+        raise error
     widest = max((a.sharding for a in leaves), key=lambda s: len(s.device_set))
     if not isinstance(widest, NamedSharding) or len({d.platform for a in leaves for d in a.devices()}) > 1:
         raise error
-    target = replicated(widest.mesh)
-    return jax.tree.map(lambda a: jax.device_put(a, target) if isinstance(a, jax.Array) and len(
-        a.sharding.device_set) < len(widest.device_set) else a, args)
+    return replicated(widest.mesh)
+
+
+_replicas = {}   # id(array) -> (weak reference to it, its replicated copy): a target reused every step
+
+
+def spread(args, sharding):
+    """`args` with each array committed to fewer devices than `sharding` spans replicated over them."""
+    wide = len(sharding.device_set)
+
+    def move(a):
+        if not _concrete(a) or len(a.sharding.device_set) >= wide:
+            return a
+        ref, copy = _replicas.get(id(a), (None, None))
+        if ref is None or ref() is not a or copy.sharding != sharding:
+            if len(_replicas) > 256:
+                _replicas.clear()
+            copy = jax.device_put(a, sharding)
+            _replicas[id(a)] = (weakref.ref(a), copy)
+        return copy
+    return jax.tree.map(move, args)
+
+
+def _concrete(a):
+    """A jax.Array with data (a tracer, inside tapegrad.compile's trace, has no sharding to read)."""
+    return isinstance(a, jax.Array) and not isinstance(a, jax.core.Tracer)
