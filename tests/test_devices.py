@@ -47,6 +47,8 @@ MOVES = {
     "to_device": lambda t: t.ones(2).to(t.device("cuda", 0)),
     "to_kw": lambda t: t.ones(2, requires_grad=True).to(device="cuda:0", dtype=t.float64),
     "cuda": lambda t: t.ones(2).cuda(),
+    "cuda_index": lambda t: t.ones(2).cuda(1),
+    "cuda_device": lambda t: t.ones(2).cuda(t.device("cuda", 1)),
     "to_index": lambda t: t.ones(2).to(0),
     "device_index": lambda t: t.device(0),
     "zeros_index": lambda t: t.zeros(2, device=0),
