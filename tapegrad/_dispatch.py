@@ -18,6 +18,7 @@ from ._ops._registry import FLOAT, KEEP
 from .autograd import _saved
 from .autograd.anomaly_mode import _mode as _anomaly, remember
 from .autograd.graph import _stack as _graph_hooks
+from .device import MIXED_DEVICES, check_same_device
 
 
 def _packed(tensor):
@@ -120,6 +121,8 @@ def apply(op, *args, **static):
             values.append(a)
             kinds.append(type(a))
     kinds = tuple(kinds)
+    if MIXED_DEVICES[0]:
+        check_same_device([a for a in args if isinstance(a, Tensor)])
     key = (op, static, kinds)
     sig = _signatures.get(key)
     if sig is None:

@@ -245,7 +245,7 @@ def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, mem
 def _recorded_move(src, moved):
     # Device moves keep gradients flowing: record as a differentiable copy (ToCopyBackward0).
     out = apply(E.to_dtype, src, dtype=src.dtype.np)
-    out._storage.value = moved._value
+    out._storage._raw = moved._value   # the moved array replaces the pending copy, which nobody reads
     return out
 
 
@@ -256,7 +256,7 @@ for _name, _dtype in {"float": D.float32, "double": D.float64, "half": D.float16
                       "bool": D.bool_, "cfloat": D.complex64, "cdouble": D.complex128}.items():
     setattr(Tensor, _name, (lambda d: lambda self, memory_format=None: to(self, d))(_dtype))
 Tensor.cpu = lambda self: to(self, device="cpu")
-Tensor.cuda = lambda self, device=None, non_blocking=False: to(self, device=f"cuda:{device or 0}")
+Tensor.cuda = lambda self, device=None, non_blocking=False: to(self, device="cuda" if device is None else device)
 Tensor.new_tensor = lambda self, data, dtype=None, device=None, requires_grad=False: __import__(
     "tapegrad._creation", fromlist=["tensor"]).tensor(data, dtype=dtype or self.dtype,
                                                       device=device, requires_grad=requires_grad)

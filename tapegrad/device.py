@@ -6,12 +6,15 @@ _TORCH_TYPE = {"cpu": "cpu", "gpu": "cuda", "cuda": "cuda", "rocm": "cuda", "tpu
 
 
 class device:
-    __slots__ = ("type", "index")
+    __slots__ = ("type", "index", "_previous")
 
     def __init__(self, type, index=None):
         if isinstance(type, device):
             type, index = type.type, type.index
-        elif isinstance(type, int):
+        elif isinstance(type, int):   # an index of the current accelerator, as PyTorch's
+            if not is_available("gpu"):
+                raise RuntimeError("Cannot access accelerator device when none is available. Pass "
+                                   "device='cpu', or use an index only where torch.cuda.is_available().")
             type, index = "cuda", type
         elif ":" in type:
             type, idx = type.split(":")
@@ -34,6 +37,17 @@ class device:
     def __hash__(self):
         return hash((self.type, self.index))
 
+    # `with torch.device('cuda'):` makes it the default device of the creation functions, as PyTorch's.
+    def __enter__(self):
+        from ._creation import get_default_device, set_default_device
+        self._previous = get_default_device()
+        set_default_device(self)
+        return self
+
+    def __exit__(self, *exc):
+        from ._creation import set_default_device
+        set_default_device(self._previous)
+
 
 def device_of(array):
     """The tapegrad device of a jax.Array (CPU arrays print as 'cpu', GPU ones as 'cuda:N')."""
@@ -44,11 +58,18 @@ def device_of(array):
 
 _CPU = device("cpu")
 
+# Set once a tensor is placed on a GPU or TPU: only then can an op mix devices (every JAX CPU device is
+# PyTorch's 'cpu'), so CPU-only programs pay nothing for the check in dispatch.
+MIXED_DEVICES = [False]
+
 
 def to_jax_device(dev):
     """The jax.Device for a tapegrad device, with PyTorch's error when it is missing."""
     dev = device(dev) if not isinstance(dev, device) else dev
     platform = _JAX_PLATFORM[dev.type]
+    if dev.type == "cuda":
+        from .cuda import _require_gpu   # PyTorch's CPU build: AssertionError "Torch not compiled with CUDA enabled"
+        _require_gpu()
     try:
         devices = jax.local_devices(backend=platform)   # this process's (several processes: tapegrad.distributed)
     except RuntimeError:
@@ -61,6 +82,8 @@ def to_jax_device(dev):
         return owned[0]
     if index >= len(devices):
         raise RuntimeError(f"Invalid device ordinal {index}: only {len(devices)} {dev.type} device(s) present")
+    if platform != "cpu":
+        MIXED_DEVICES[0] = True
     return devices[index]
 
 
@@ -73,3 +96,22 @@ def is_available(kind="gpu"):
         return len(jax.devices(kind)) > 0
     except RuntimeError:
         return False
+
+
+def _device_error(a, b):
+    return RuntimeError(
+        f"Expected all tensors to be on the same device, but found at least two devices, {a} and {b}! "
+        "Move them to one device first, e.g. with .to(other.device).")
+
+
+def check_same_device(tensors):
+    """PyTorch's rule: an op's tensors share one device; a 0-dim CPU tensor may join any (it is a scalar)."""
+    first = None
+    for t in tensors:
+        d = t.device
+        if d.type == "cpu" and t.ndim == 0:
+            continue
+        if first is None:
+            first = d
+        elif d != first:
+            raise _device_error(*sorted((str(first), str(d))))

@@ -232,8 +232,10 @@ def test_ddp_of_one_process_is_plain_training(env_group):
             opt.zero_grad()
             m(x).square().mean().backward()
             opt.step()
+    # The second model's steps meet structures the first one made: they may run compiled where the first
+    # ran on NumPy (the same arithmetic, float32 rounding a few ulps apart).
     for a, b in zip(model.parameters(), plain.parameters()):
-        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-6)
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-8)
 
 
 def test_ddp_unused_parameter_error_matches_torch(env_group):

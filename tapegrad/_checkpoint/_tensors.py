@@ -111,6 +111,10 @@ def _target_device(saved, map_location):
 def _jax_device(target):
     try:
         return to_jax_device(target)
+    except AssertionError:   # PyTorch's CPU build
+        raise RuntimeError("Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is "
+                           "False. If you are running on a CPU-only machine, please use torch.load with "
+                           "map_location=torch.device('cpu') to map your storages to the CPU.") from None
     except RuntimeError as e:
         raise RuntimeError(f"Attempting to deserialize object on device '{target}', which is not available "
                            f"({e}). Pass map_location='cpu' (or another available device) to tapegrad.load.") \
