@@ -69,6 +69,9 @@ from . import cuda, accelerator, backends  # noqa: E402
 from . import profiler  # noqa: E402,F401
 
 globals().update(_CPU_CLASSES)   # FloatTensor, DoubleTensor, LongTensor, ...
+from ._inplace_functions import FUNCTIONS as _INPLACE_FUNCTIONS  # noqa: E402
+globals().update(_INPLACE_FUNCTIONS)   # torch.sin_(x), torch.clamp_(x, 0, 1), ...
+from ._functional._linalg import svd_legacy as svd  # noqa: E402  (torch.svd: V, some, compute_uv)
 
 half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
