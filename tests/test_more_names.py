@@ -4,7 +4,6 @@ import pytest
 import torch
 
 import tapegrad
-from tapegrad._inplace_functions import FUNCTIONS
 
 
 def test_every_torch_inplace_function_tapegrad_has_as_method_is_top_level():
