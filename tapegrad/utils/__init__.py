@@ -1,2 +1,2 @@
 """tapegrad.utils: data loading (tapegrad.utils.data), activation checkpointing (tapegrad.utils.checkpoint)."""
-from . import benchmark, checkpoint, data  # noqa: F401
+from . import benchmark, checkpoint, data, tensorboard  # noqa: F401
