@@ -40,3 +40,46 @@ def test_tensor_crosses_a_spawned_process():
     proc.join(timeout=60)
     assert proc.exitcode == 0
     assert isinstance(result, tapegrad.Tensor) and result.tolist() == [2.0, 5.0]
+
+
+# ---- DataLoader with worker processes ----------------------------------------------------------------
+import sys  # noqa: E402
+import os  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(__file__))
+import _mp_datasets as D  # noqa: E402
+from tapegrad.utils.data import DataLoader  # noqa: E402
+
+
+def test_worker_batches_equal_in_process_batches_in_order_across_persistent_epochs():
+    loader = DataLoader(D.Squares(), batch_size=3, num_workers=2, persistent_workers=True, prefetch_factor=2,
+                        worker_init_fn=D.record_init)
+    reference = [b[0].tolist() for b in DataLoader(D.Squares(), batch_size=3)]
+    for _ in range(2):
+        batches = list(loader)
+        assert [b[0].tolist() for b in batches] == reference
+        # Batches are handed out round-robin: worker 0 fetches batches 0 and 2, worker 1 batches 1 and 3.
+        assert [b[1].tolist()[0] for b in batches] == [0, 1, 0, 1]
+        assert [b[2].tolist() for b in batches] == [b[1].tolist() for b in batches]   # worker_init_fn ran
+    pool = loader._pool
+    assert pool is not None and all(p.is_alive() for p in pool.processes)
+    pool.shutdown()
+    loader._pool = None
+
+
+def test_iterable_dataset_split_by_worker_info_and_errors_from_workers():
+    got = sorted(x for batch in DataLoader(D.Counting(), batch_size=2, num_workers=2) for x in batch.tolist())
+    assert got == list(range(7))
+    with pytest.raises(KeyError, match="bad sample 2"):
+        list(DataLoader(D.Failing(), batch_size=1, num_workers=1))
+    assert tapegrad.utils.data.get_worker_info() is None
+
+
+def test_worker_only_options_need_workers_as_torch():
+    import torch.utils.data as tdata
+    for kwargs in (dict(prefetch_factor=2), dict(persistent_workers=True)):
+        with pytest.raises(ValueError) as et:
+            tdata.DataLoader(list(range(3)), **kwargs)
+        with pytest.raises(ValueError) as eg:
+            DataLoader(list(range(3)), **kwargs)
+        assert str(eg.value) == str(et.value)
