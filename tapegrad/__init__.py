@@ -52,7 +52,7 @@ from .autograd import is_anomaly_enabled, is_anomaly_check_nan_enabled  # noqa: 
 from . import nn  # noqa: E402
 from .nn._functional.activation import (  # noqa: E402
     softmax_function as softmax, log_softmax_function as log_softmax)
-from . import optim, utils, distributions, multiprocessing  # noqa: E402
+from . import optim, utils, distributions, multiprocessing, nested  # noqa: E402
 from . import func  # noqa: E402
 from ._compile import compile  # noqa: E402
 from . import _dynamo  # noqa: E402,F401  (torch._dynamo.exc.Unsupported)
