@@ -52,7 +52,7 @@ from .autograd import is_anomaly_enabled, is_anomaly_check_nan_enabled  # noqa: 
 from . import nn  # noqa: E402
 from .nn._functional.activation import (  # noqa: E402
     softmax_function as softmax, log_softmax_function as log_softmax)
-from . import optim, utils, distributions  # noqa: E402
+from . import optim, utils, distributions, multiprocessing, nested  # noqa: E402
 from . import func  # noqa: E402
 from ._compile import compile  # noqa: E402
 from . import _dynamo  # noqa: E402,F401  (torch._dynamo.exc.Unsupported)
@@ -73,6 +73,9 @@ from .amp import autocast, is_autocast_enabled, get_autocast_dtype  # noqa: E402
 from . import distributed  # noqa: E402,F401
 
 globals().update(_CPU_CLASSES)   # FloatTensor, DoubleTensor, LongTensor, ...
+from ._inplace_functions import FUNCTIONS as _INPLACE_FUNCTIONS  # noqa: E402
+globals().update(_INPLACE_FUNCTIONS)   # torch.sin_(x), torch.clamp_(x, 0, 1), ...
+from ._functional._linalg import svd_legacy as svd  # noqa: E402  (torch.svd: V, some, compute_uv)
 
 half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64

@@ -453,6 +453,8 @@ SPECS = {
     "qr": cases(Case(lambda lib, a: [x * x for x in lib.linalg.qr(a)], F(4, 3)),
                 Case(lambda lib, a: [x * x for x in lib.linalg.qr(a, mode="complete")], F(3, 3))),
     "svd": cases(Case(lambda lib, a: _svd_invariants(lib.linalg.svd(a, full_matrices=False)), F(4, 3))),
+    "matrix_exp": cases(Case(lambda lib, a: lib.linalg.matrix_exp(a), F(3, 3)),
+                        Case(lambda lib, a: lib.matrix_exp(a * 0.5), F(2, 2, 2))),
     "svdvals": cases(Case(lambda lib, a: lib.linalg.svdvals(a), F(3, 4))),
     "eigh": cases(Case(lambda lib, a: _eigh_invariants(lib.linalg.eigh(a + a.mT)), F(3, 3))),
     "eigvalsh": cases(Case(lambda lib, a: lib.linalg.eigvalsh(a + a.mT), F(3, 3))),

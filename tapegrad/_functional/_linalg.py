@@ -315,7 +315,23 @@ def qr(A, mode="reduced", *, out=None):
 
 def svd(A, full_matrices=True, *, driver=None, out=None):
     _check_float(A, "svd")
-    return RT.svd(*apply(L.svd, A, full_matrices=builtins.bool(full_matrices)))
+    return RT.linalg_svd(*apply(L.svd, A, full_matrices=builtins.bool(full_matrices)))
+
+
+def svd_legacy(input, some=True, compute_uv=True, *, out=None):
+    """PyTorch's torch.svd: V (not V^H); `some=False` gives full U and V; without compute_uv, U and V are zeros."""
+    _check_float(input, "svd")
+    u, s, vh = apply(L.svd, input, full_matrices=not some)
+    v = vh.mH
+    if not compute_uv:
+        from .._creation import zeros_like
+        return RT.svd(zeros_like(u).detach(), s, zeros_like(v).detach())
+    return RT.svd(u, s, v)
+
+
+def matrix_exp(A):
+    _check_square(A, "matrix_exp")
+    return apply(L.matrix_exp, A)
 
 
 def svdvals(A, *, driver=None, out=None):

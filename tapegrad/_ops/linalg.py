@@ -128,6 +128,7 @@ cholesky = defop("cholesky", _cholesky, dtype_rule=KEEP, node="linalg_cholesky_e
 qr = defop("qr", lambda a, mode: tuple(jnp.linalg.qr(a, mode=mode)), dtype_rule=KEEP, nout=2, node="linalg_qr")
 svd = defop("svd", lambda a, full_matrices: tuple(jnp.linalg.svd(a, full_matrices=full_matrices)),
             dtype_rule=KEEP, nout=3, node="linalg_svd")
+matrix_exp = defop("matrix_exp", lambda a: jax.scipy.linalg.expm(a), dtype_rule=KEEP, node="linalg_matrix_exp")
 svdvals = defop("svdvals", lambda a: jnp.linalg.svd(a, compute_uv=False), dtype_rule=KEEP, node="linalg_svd")
 eigh = defop("eigh", lambda a, UPLO: tuple(jnp.linalg.eigh(a, UPLO=UPLO, symmetrize_input=False)),
              dtype_rule=KEEP, nout=2, node="linalg_eigh")

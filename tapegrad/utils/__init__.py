@@ -1,2 +1,2 @@
 """tapegrad.utils: data loading (tapegrad.utils.data), activation checkpointing (tapegrad.utils.checkpoint)."""
-from . import checkpoint, data, dlpack  # noqa: F401
+from . import benchmark, checkpoint, data, dlpack, tensorboard  # noqa: F401

@@ -1,4 +1,5 @@
-"""tapegrad.utils.data: Dataset, DataLoader, samplers and collation with PyTorch's API (single process)."""
+"""tapegrad.utils.data: Dataset, DataLoader, samplers and collation with PyTorch's API (worker
+processes with num_workers > 0)."""
 from ._collate import default_collate, default_convert
 from .dataloader import DataLoader, get_worker_info
 from .distributed import DistributedSampler

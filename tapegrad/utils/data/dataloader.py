@@ -1,16 +1,13 @@
-"""DataLoader: batches from a dataset through a sampler and a collate function (in this process).
+"""DataLoader: batches from a dataset through a sampler and a collate function.
 
-Worker processes are not used: num_workers and the options tied to them are
-accepted and the data is loaded in the calling process, in the same order.
+num_workers=0 loads in the calling process; num_workers > 0 fetches batches in worker processes
+(started with "spawn" unless multiprocessing_context says otherwise; see _worker) and yields them in
+the same order.
 """
 from ._collate import default_collate, default_convert
 from .dataset import IterableDataset, TensorDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
-
-
-def get_worker_info():
-    """None: loading always happens in the main process."""
-    return None
+from ._worker import WorkerPool, get_worker_info, iterate  # noqa: F401
 
 
 class DataLoader:
@@ -25,6 +22,11 @@ class DataLoader:
                              "multiprocessing.")
         if timeout < 0:
             raise ValueError("timeout option should be non-negative")
+        if num_workers == 0 and prefetch_factor is not None:
+            raise ValueError("prefetch_factor option could only be specified in multiprocessing.let num_workers > 0 "
+                             "to enable multiprocessing, otherwise set prefetch_factor to None.")
+        if persistent_workers and num_workers == 0:
+            raise ValueError("persistent_workers option needs num_workers > 0")
         self.dataset = dataset
         self.num_workers = num_workers
         self.prefetch_factor = prefetch_factor
@@ -33,6 +35,8 @@ class DataLoader:
         self.worker_init_fn = worker_init_fn
         self.persistent_workers = persistent_workers
         self.generator = generator
+        self.multiprocessing_context = multiprocessing_context
+        self._pool = None
         self._iterable = isinstance(dataset, IterableDataset)
 
         if self._iterable:
@@ -88,9 +92,33 @@ class DataLoader:
         return len(self._index_sampler)
 
     def __iter__(self):
+        if self.num_workers > 0:
+            return self._iter_workers()
         if self._iterable:
             return self._iter_iterable()
         return self._iter_map()
+
+    def _iter_workers(self):
+        if self._pool is None:
+            self._pool = WorkerPool(self)
+        elif self._iterable:
+            self._pool.reset()
+        try:
+            yield from iterate(self, self._pool, self.timeout)
+        finally:
+            if not self.persistent_workers:
+                self._pool.shutdown()
+                self._pool = None
+
+    def __getstate__(self):
+        # Workers receive the loader (dataset, sampler, collate_fn), not its process pool.
+        state = dict(self.__dict__)
+        state["_pool"] = None
+        return state
+
+    def __del__(self):
+        if getattr(self, "_pool", None) is not None:
+            self._pool.shutdown()
 
     def _iter_map(self):
         fast = type(self.dataset) is TensorDataset and self.collate_fn is default_collate
