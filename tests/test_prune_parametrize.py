@@ -101,3 +101,68 @@ def test_errors():
             P.l1_unstructured(lib.nn.Linear(2, 2), "weight", amount=5)
         with pytest.raises(ValueError, match="has to be pruned before pruning can be removed"):
             P.remove(lib.nn.Linear(2, 2), "weight")
+
+
+# ---- parametrize ----
+
+import torch.nn.utils.parametrize as TZ  # noqa: E402
+import tapegrad.nn.utils.parametrize as MZ  # noqa: E402
+
+
+def _symmetric(lib):
+    class Symmetric(lib.nn.Module):
+        def forward(self, X):
+            return X.triu() + X.triu(1).transpose(-1, -2)
+
+    return Symmetric()
+
+
+def _split(lib):
+    class Split(lib.nn.Module):
+        def forward(self, a, b):
+            return a + b
+
+        def right_inverse(self, X):
+            return X * 0.25, X * 0.75
+
+    return Split()
+
+
+@pytest.mark.parametrize("make_param", [_symmetric, _split])
+def test_register_parametrization_matches_torch(make_param):
+    ref, mine = _pair(lambda m: m.Linear(3, 3))
+    TZ.register_parametrization(ref, "weight", make_param(torch))
+    MZ.register_parametrization(mine, "weight", make_param(tg))
+    assert type(mine).__name__ == type(ref).__name__ == "ParametrizedLinear"
+    assert TZ.is_parametrized(ref, "weight") and MZ.is_parametrized(mine, "weight")
+    assert not MZ.is_parametrized(mine, "bias")
+    _same_module(ref, mine)
+    np.testing.assert_allclose(mine.weight.detach().numpy(), ref.weight.detach().numpy(), rtol=1e-12)
+    x = torch.randn(2, 3, dtype=torch.float64)
+    t_out, m_out = ref(x), mine(tg.tensor(x.numpy()))
+    np.testing.assert_allclose(m_out.detach().numpy(), t_out.detach().numpy(), rtol=1e-12)
+    t_out.sum().backward(), m_out.sum().backward()
+    for (name, p), q in zip(ref.named_parameters(), mine.parameters()):
+        np.testing.assert_allclose(q.grad.numpy(), p.grad.numpy(), rtol=1e-12, err_msg=name)
+    with TZ.cached(), MZ.cached():
+        assert mine.weight is mine.weight
+    # Assigning goes through right_inverse (an error without one).
+    w = torch.randn(3, 3, dtype=torch.float64)
+    if make_param is _split:
+        ref.weight, mine.weight = w, tg.tensor(w.numpy())
+    else:
+        with pytest.raises(RuntimeError, match="does not implement right_inverse"):
+            ref.weight = w
+        with pytest.raises(RuntimeError, match="does not implement right_inverse"):
+            mine.weight = tg.tensor(w.numpy())
+    _same_module(ref, mine)
+    TZ.remove_parametrizations(ref, "weight"), MZ.remove_parametrizations(mine, "weight")
+    assert type(mine) is nn.Linear
+    _same_module(ref, mine)
+    assert isinstance(mine.weight, nn.Parameter)
+
+
+def test_parametrize_errors():
+    for Z, lib in ((TZ, torch), (MZ, tg)):
+        with pytest.raises(ValueError, match="does not have a parameter, a buffer, or a parametrized element"):
+            Z.register_parametrization(lib.nn.Linear(2, 2), "nope", _symmetric(lib))
