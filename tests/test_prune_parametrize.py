@@ -166,3 +166,19 @@ def test_parametrize_errors():
     for Z, lib in ((TZ, torch), (MZ, tg)):
         with pytest.raises(ValueError, match="does not have a parameter, a buffer, or a parametrized element"):
             Z.register_parametrization(lib.nn.Linear(2, 2), "nope", _symmetric(lib))
+
+
+@pytest.mark.parametrize("dim", [0, 1, None])
+def test_weight_norm_parametrization(dim):
+    make = lambda m: m.Conv1d(2, 3, 2) if dim != 1 else m.Linear(4, 3)
+    ref, mine = _pair(make)
+    torch.nn.utils.parametrizations.weight_norm(ref, dim=dim)
+    nn.utils.parametrizations.weight_norm(mine, dim=dim)
+    assert type(mine).__name__ == type(ref).__name__
+    _same_module(ref, mine)
+    x = torch.randn(2, 2, 5, dtype=torch.float64) if dim != 1 else torch.randn(2, 4, dtype=torch.float64)
+    t_out, m_out = ref(x), mine(tg.tensor(x.numpy()))
+    np.testing.assert_allclose(m_out.detach().numpy(), t_out.detach().numpy(), rtol=1e-10)
+    t_out.square().sum().backward(), m_out.square().sum().backward()
+    for (name, p), q in zip(ref.named_parameters(), mine.parameters()):
+        np.testing.assert_allclose(q.grad.numpy(), p.grad.numpy(), rtol=1e-9, atol=1e-12, err_msg=name)
