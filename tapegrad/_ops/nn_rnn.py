@@ -1,7 +1,10 @@
 """Recurrent layers (RNN, LSTM, GRU) as one kernel each: every layer and direction is a lax.scan.
 
 Inputs: x (T, B, I) time-major, h0 (L*D, B, H), [c0 for LSTM], then per layer and direction
-w_ih, w_hh[, b_ih, b_hh], then (training with dropout) one mask per layer but the last.
+w_ih, w_hh[, b_ih, b_hh], then (training with dropout) one mask per layer but the last, then (packed
+sequences) a (T, B) bool mask of the steps each sequence really has. Masked steps keep the carry and output
+zeros, so h_n is taken at each sequence's length and the reverse direction starts at it; the lengths are
+an input, not a static, so one compiled kernel serves every batch of the same padded shape.
 Outputs: output (T, B, D*H), h_n[, c_n].
 """
 import jax
@@ -49,7 +52,16 @@ def _cell(mode, nonlinearity):
     return {"RNN": rnn, "LSTM": lstm, "GRU": gru}[mode]
 
 
-def _rnn(x, *args, mode, nonlinearity, num_layers, bidirectional, has_bias, dropout_scale):
+def _masked(cell):
+    """A cell over (x_t, valid_t): where a sequence has ended, the carry passes through and the output is 0."""
+    def step(carry, xs, w):
+        x, v = xs
+        new, h = cell(carry, x, w)
+        return tuple(jnp.where(v, n, c) for n, c in zip(new, carry)), jnp.where(v, h, jnp.zeros_like(h))
+    return step
+
+
+def _rnn(x, *args, mode, nonlinearity, num_layers, bidirectional, has_bias, dropout_scale, packed=False):
     dirs = 2 if bidirectional else 1
     lstm = mode == "LSTM"
     args = list(args)
@@ -58,7 +70,13 @@ def _rnn(x, *args, mode, nonlinearity, num_layers, bidirectional, has_bias, drop
     per = 4 if has_bias else 2
     weights = [args[i * per:(i + 1) * per] for i in range(num_layers * dirs)]
     masks = args[num_layers * dirs * per:]
+    valid = masks.pop() if packed else None
     cell = _cell(mode, nonlinearity)
+    if packed:
+        cell = _masked(cell)
+        step_in = lambda layer_in: (layer_in, valid[..., None])
+    else:
+        step_in = lambda layer_in: layer_in
     h_n, c_n = [], []
     layer_in = x
     for layer in range(num_layers):
@@ -67,7 +85,7 @@ def _rnn(x, *args, mode, nonlinearity, num_layers, bidirectional, has_bias, drop
             k = layer * dirs + d
             carry = (h0[k], c0[k]) if lstm else (h0[k],)
             w = weights[k]
-            carry, ys = lax.scan(lambda c, xt, w=w: cell(c, xt, w), carry, layer_in, reverse=d == 1)
+            carry, ys = lax.scan(lambda c, xt, w=w: cell(c, xt, w), carry, step_in(layer_in), reverse=d == 1)
             outs.append(ys)
             h_n.append(carry[0])
             if lstm:

@@ -20,7 +20,9 @@ from .rnn_cell import RNNCellBase, RNNCell, LSTMCell, GRUCell  # noqa: F401
 from .dropout import Dropout, Dropout1d, Dropout2d  # noqa: F401
 from .sparse import Embedding, EmbeddingBag  # noqa: F401
 from .rnn import RNNBase, RNN, LSTM, GRU  # noqa: F401
-from .transformer import MultiheadAttention, TransformerEncoderLayer, TransformerEncoder  # noqa: F401
+from .transformer import (  # noqa: F401
+    MultiheadAttention, TransformerEncoderLayer, TransformerEncoder, TransformerDecoderLayer, TransformerDecoder,
+    Transformer)
 from .loss import (  # noqa: F401
     MSELoss, L1Loss, SmoothL1Loss, HuberLoss, NLLLoss, CrossEntropyLoss, BCELoss, BCEWithLogitsLoss, KLDivLoss,
     CosineEmbeddingLoss)

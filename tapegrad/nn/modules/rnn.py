@@ -9,6 +9,7 @@ from ..._ops import nn_rnn as K
 from .. import init
 from .._functional.sparse import keep_mask
 from ..parameter import Parameter
+from ..utils.rnn import PackedSequence, _padded_sorted, _repack
 from .module import Module
 
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
@@ -89,8 +90,9 @@ class RNNBase(Module):
             s += f", bidirectional={self.bidirectional}"
         return s
 
-    def _run(self, input, hx):
-        """Shared forward: returns (output, (h_n[, c_n])) with PyTorch's layouts."""
+    def _run(self, input, hx, valid=None):
+        """Shared forward: returns (output, (h_n[, c_n])) with PyTorch's layouts; with `valid` (packed
+        sequences), input is time-major and padded, and `valid` marks each sequence's real steps."""
         lstm = self.mode == "LSTM"
         if input.ndim not in (2, 3):
             raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got {input.ndim}D instead")
@@ -100,7 +102,7 @@ class RNNBase(Module):
             input = input.unsqueeze(1)
             if hx is not None:
                 hx = tuple(h.unsqueeze(1) for h in hx) if lstm else hx.unsqueeze(1)
-        elif self.batch_first:
+        elif self.batch_first and valid is None:
             input = input.transpose(0, 1)
         if input.shape[-1] != self.input_size:
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, "
@@ -120,7 +122,9 @@ class RNNBase(Module):
             masks = tuple(keep_mask((steps, batch, dirs * self.hidden_size), self.dropout)
                           for _ in range(self.num_layers - 1))
         op = K.lstm if lstm else K.rnn
-        outs = apply(op, input, *states, *self._flat_weights, *masks, mode="LSTM" if lstm else self.mode[:3],
+        packed = {} if valid is None else {"packed": True}
+        masks = masks if valid is None else masks + (C.tensor(valid, device=input.device),)
+        outs = apply(op, input, *states, *self._flat_weights, *masks, **packed, mode="LSTM" if lstm else self.mode[:3],
                      nonlinearity="relu" if self.mode == "RNN_RELU" else "tanh", num_layers=self.num_layers,
                      bidirectional=self.bidirectional, has_bias=self.bias,
                      dropout_scale=1.0 / (1.0 - self.dropout) if masks else 1.0)
@@ -128,12 +132,26 @@ class RNNBase(Module):
         if not batched:
             output = output.squeeze(1)
             hidden = tuple(h.squeeze(1) for h in hidden)
-        elif self.batch_first:
+        elif self.batch_first and valid is None:
             output = output.transpose(0, 1)
         return output, (hidden if lstm else hidden[0])
 
     def forward(self, input, hx=None):
+        if isinstance(input, PackedSequence):
+            return self._run_packed(input, hx)
         return self._run(input, hx)
+
+    def _run_packed(self, input, hx):
+        """A PackedSequence runs padded with a mask of real steps; the output is packed again."""
+        order, restore = input.sorted_indices, input.unsorted_indices
+        if hx is not None and order is not None:
+            hx = tuple(h.index_select(1, order) for h in hx) if self.mode == "LSTM" else hx.index_select(1, order)
+        padded, _, valid, rows = _padded_sorted(input)
+        output, hidden = self._run(padded, hx, valid)
+        if restore is not None:
+            hidden = (tuple(h.index_select(1, restore) for h in hidden) if self.mode == "LSTM"
+                      else hidden.index_select(1, restore))
+        return PackedSequence(_repack(output, rows), input.batch_sizes, order, restore), hidden
 
 
 class RNN(RNNBase):
