@@ -83,3 +83,19 @@ def test_worker_only_options_need_workers_as_torch():
         with pytest.raises(ValueError) as eg:
             DataLoader(list(range(3)), **kwargs)
         assert str(eg.value) == str(et.value)
+
+
+def test_spawn_runs_each_rank_and_reraises_a_childs_error(tmp_path, torch):
+    import _mp_spawn_targets as targets
+    mp.spawn(targets.write_rank, args=(str(tmp_path), "hello"), nprocs=2)
+    assert sorted(p.read_text() for p in tmp_path.iterdir()) == ["hello 0", "hello 1"]
+    raised = {}
+    for lib in (mp, torch.multiprocessing):   # each spawned torch child imports torch: one case only
+        with pytest.raises(lib.ProcessRaisedException) as raised[lib]:
+            lib.spawn(targets.fail_on_one, nprocs=2)
+    ours, theirs = (str(raised[lib].value) for lib in (mp, torch.multiprocessing))
+    assert ours.splitlines()[:3] == theirs.splitlines()[:3]   # "-- Process 1 terminated with ..."
+    assert "KeyError: 'rank one failed'" in ours
+    with pytest.raises(mp.ProcessExitedException, match="process 0 terminated with exit code 3") as info:
+        mp.spawn(targets.exit_three, nprocs=2)
+    assert info.value.exit_code == 3 and info.value.error_index == 0

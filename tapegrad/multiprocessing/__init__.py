@@ -8,7 +8,12 @@ child imports tapegrad (and JAX) again, about a second or two.
 import multiprocessing as _mp
 from multiprocessing import *  # noqa: F401,F403
 
-__all__ = list(_mp.__all__) + ["get_sharing_strategy", "set_sharing_strategy", "get_all_sharing_strategies"]
+from ._spawn import (ProcessContext, ProcessException, ProcessExitedException, ProcessRaisedException,  # noqa: F401
+                     spawn, start_processes)
+
+__all__ = list(_mp.__all__) + ["get_sharing_strategy", "set_sharing_strategy", "get_all_sharing_strategies",
+                               "spawn", "start_processes", "ProcessContext", "ProcessRaisedException",
+                               "ProcessExitedException"]
 
 _SHARING_STRATEGIES = {"file_system"}
 
