@@ -30,7 +30,8 @@ class Generator:
     def _key(self):
         if self._made_key is None:
             seed = self._seed
-            self._made_key = jax.random.key(seed & 0xFFFFFFFFFFFFFFFF if seed >= 0 else seed % (1 << 64))
+            with jax.ensure_compile_time_eval():   # a constant, even when the first draw is inside a trace
+                self._made_key = jax.random.key(seed & 0xFFFFFFFFFFFFFFFF if seed >= 0 else seed % (1 << 64))
         return self._made_key
 
     @_key.setter
