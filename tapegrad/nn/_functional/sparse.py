@@ -1,6 +1,7 @@
 """dropout, embedding, embedding_bag, one_hot."""
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ... import _dtypes as D, _value_checks
 from ..._creation import _leaf
@@ -94,7 +95,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
             raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch "
                              "of fixed length sequences.")
         bags, length = input.shape
-        segments = jnp.repeat(jnp.arange(bags), length)
+        segments = np.repeat(np.arange(bags, dtype=np.int64), length)
         indices = input.reshape(-1)
         if per_sample_weights is not None:
             per_sample_weights = per_sample_weights.reshape(-1)
@@ -103,15 +104,18 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
             raise ValueError("offsets has to be a 1D Tensor but got None")
         indices = input
         bags = offsets.shape[0] - (1 if include_last_offset else 0)
-        starts = offsets._value[:bags]
-        marks = jnp.zeros(indices.shape[0], jnp.int64).at[starts[1:]].add(1)
-        segments = jnp.cumsum(marks) + jnp.zeros((), jnp.int64)
+        # the bag of each index, computed on the host: offsets change every batch, and jnp here would
+        # compile a program for every new number of indices
+        starts = np.asarray(offsets._value)[:bags]
+        marks = np.zeros(indices.shape[0], np.int64)
+        np.add.at(marks, starts[1:], 1)
+        segments = np.cumsum(marks)
     if padding_idx is not None:
         padding_idx = _wrap_padding(padding_idx, weight.shape[0])
     rows = weight.shape[0]
     _value_checks.check(input, lambda i, xp: (i < 0) | (i >= rows), lambda v, at: RuntimeError(
         f"Index {at} of input takes value {v} which is not in the valid range [0, {rows})"))
-    return apply(K.embedding_bag, weight, indices, _leaf(segments), per_sample_weights, bags=int(bags), mode=mode,
+    return apply(K.embedding_bag, weight, indices, _leaf(jax.device_put(segments)), per_sample_weights, bags=int(bags), mode=mode,
                  padding_idx=padding_idx)
 
 
@@ -119,7 +123,7 @@ def one_hot(tensor, num_classes=-1):
     if tensor.dtype is not D.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     if num_classes == -1:
-        num_classes = int(jnp.max(tensor._value)) + 1 if tensor.numel() else 0
+        num_classes = int(np.max(np.asarray(tensor._value))) + 1 if tensor.numel() else 0
     n = int(num_classes)
     _value_checks.check(tensor, lambda i, xp: i >= n, lambda v, at: RuntimeError(
         "Class values must be smaller than num_classes."))
