@@ -5,6 +5,7 @@
     python -m benchmarks --only mlp_sgd,generate_40    # chosen workloads (a full run merges them into
                                                        # the results file of this device)
     python -m benchmarks --list             # the workloads and their targets
+    python -m benchmarks --device cuda      # on a GPU: PyTorch eager on CUDA, tapegrad and jax.jit on JAX's GPU
 
 Each workload runs in a process of its own (all of its sides in that one process, interleaved where it
 times steady steps), so no workload inherits another's compiled programs and a step that overruns its
@@ -104,12 +105,15 @@ def main(argv=None):
                                   "--quick writes only when this is given)")
     ap.add_argument("--budget", type=float, help="seconds per side and measure, for every workload "
                                                   "(default: each workload's own, see docs/benchmarks.md)")
+    ap.add_argument("--device", default="cpu", help="where the PyTorch-API sides create tensors: cpu (default) "
+                                                     "or cuda (jax.jit always uses JAX's default device)")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--side", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     # Cold figures: no workload may load programs an earlier benchmark run left in tapegrad's disk cache
     # (the worker processes inherit this).
     os.environ.setdefault("TAPEGRAD_COMPILATION_CACHE", "off")
+    os.environ["TAPEGRAD_BENCH_DEVICE"] = args.device   # read by sides.py in the worker processes
     if args.worker:
         return worker_main(args)
     if args.list:

@@ -1,9 +1,15 @@
 """The contestants' libraries, and the hand-written `jax.jit` step every JAX baseline uses."""
+import os
 import warnings
 
 import numpy as np
 
 from .catalog import PT, TG
+
+
+# `python -m benchmarks --device cuda`: the PyTorch-API sides create their tensors there (jax.jit uses JAX's
+# default device, the GPU when there is one).
+DEVICE = os.environ.get("TAPEGRAD_BENCH_DEVICE", "cpu")
 
 
 def libraries(h):
@@ -13,12 +19,14 @@ def libraries(h):
         try:
             import torch
             torch.manual_seed(0)
+            torch.set_default_device(DEVICE)
             out[PT] = torch
         except ImportError:
             pass
     if h.runs(TG):
         import tapegrad
         tapegrad.manual_seed(0)
+        tapegrad.set_default_device(DEVICE)
         out[TG] = tapegrad
     # references first: when tapegrad overruns its budget the baselines are already measured
     return out
