@@ -14,8 +14,16 @@ def _compiled(lib, fn):
     return lib.compile(fn) if lib.__name__ == "tapegrad" else fn
 
 
-def _item_of(step):
-    return lambda *a: step(*a).item()
+def _step_contestant(lib, model, opt, x, y, logits_and_targets):
+    """One training step (compiled on tapegrad's side) returning the loss; `.item()` read outside it."""
+    def step(x, y):
+        opt.zero_grad()
+        loss = lib.nn.functional.cross_entropy(*logits_and_targets(model(x), y))
+        loss.backward()
+        opt.step()
+        return loss
+    run = _compiled(lib, step)
+    return lambda: run(x, y).item()
 
 
 def _mlp_contestants(h):
@@ -24,16 +32,7 @@ def _mlp_contestants(h):
     for side, lib in libraries(h).items():
         model = mlp.sequential(lib, arrays)
         opt = lib.optim.Adam(model.parameters(), lr=1e-3)
-        x, y = lib.tensor(xn), lib.tensor(yn)
-
-        def step(x, y, lib=lib, model=model, opt=opt):
-            opt.zero_grad()
-            loss = lib.nn.functional.cross_entropy(model(x), y)
-            loss.backward()
-            opt.step()
-            return loss
-        run = _item_of(_compiled(lib, step))
-        out[side] = (lambda run=run, x=x, y=y: run(x, y))
+        out[side] = _step_contestant(lib, model, opt, lib.tensor(xn), lib.tensor(yn), lambda out, y: (out, y))
     if h.runs(JX):
         import jax.numpy as jnp
         p = to_jax(arrays)
@@ -49,17 +48,8 @@ def _transformer_contestants(h):
     out = {}
     for side, (lib, model) in models.items():
         opt = lib.optim.AdamW(model.parameters(), lr=transformer.LR, weight_decay=transformer.WD)
-        x, y = lib.tensor(tok), lib.tensor(tgt)
-
-        def step(x, y, lib=lib, model=model, opt=opt):
-            opt.zero_grad()
-            logits = model(x).reshape(-1, transformer.VOCAB)
-            loss = lib.nn.functional.cross_entropy(logits, y.reshape(-1))
-            loss.backward()
-            opt.step()
-            return loss
-        run = _item_of(_compiled(lib, step))
-        out[side] = (lambda run=run, x=x, y=y: run(x, y))
+        out[side] = _step_contestant(lib, model, opt, lib.tensor(tok), lib.tensor(tgt),
+                                     lambda out, y: (out.reshape(-1, transformer.VOCAB), y.reshape(-1)))
     if h.runs(JX):
         import jax.numpy as jnp
         p = to_jax(arrays)
