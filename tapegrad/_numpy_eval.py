@@ -4,13 +4,15 @@ XLA:CPU needs ~30 ms to compile even a one-op program (softmax ~180 ms), while N
 microseconds. A kernel met with new shapes is traced to a jaxpr (about a millisecond) and, when every
 primitive in it has a NumPy rule below, evaluated primitive by primitive; `_programs` decides when a
 kernel has run often enough to be worth compiling. Anything without an exact NumPy rule (sorts,
-convolutions, erf, half precision ...) makes the whole jaxpr unsupported, and the kernel
+convolutions, half precision ...) makes the whole jaxpr unsupported, and the kernel
 is compiled as before: this tier only ever saves compiles, it never changes which ops exist.
 
 The rules follow lax's semantics, not NumPy's where they differ (round-half-away, clamped dynamic
 slice starts, select_n's case order, dot_general's dimension numbers); results are cast to the dtype
 the jaxpr says, so NumPy's promotion never leaks.
 """
+import math
+
 import numpy as np
 
 from . import _numpy_random
@@ -153,6 +155,22 @@ def _erf_inv(params):
             p = np.where(central, a, b) + p * w
         return np.where(np.abs(d) == 1.0, d * np.inf, p * d)
     return erf_inv
+
+
+# erf/erfc (exact GELU): Python's math.erf element by element, in double (NumPy has no erf). About 150 ns
+# an element: large arrays reach a compile's price within a few calls (see ELEMENTS_PER_ERF).
+_ERF = {"erf": np.frompyfunc(math.erf, 1, 1), "erfc": np.frompyfunc(math.erfc, 1, 1)}
+ELEMENTS_PER_ERF = 150
+
+
+def _erf(name):
+    def make(params):
+        fn = _ERF[name]
+        return lambda x: fn(np.asarray(x, np.float64)).astype(np.float64)
+    return make
+
+
+_RULES["erf"], _RULES["erfc"] = _erf("erf"), _erf("erfc")
 
 
 @_rule("rsqrt")
@@ -700,6 +718,8 @@ def compile_jaxpr(closed):
                     raise _Unsupported
                 fn = make(eqn.params)
             work[0] += STEP_SECONDS + sum(_numel(v.aval) for v in eqn.outvars) * ELEMENT_SECONDS
+            if name in _ERF:
+                work[0] += _numel(eqn.outvars[0].aval) * ELEMENT_SECONDS * ELEMENTS_PER_ERF
             if name in ("random_bits", "random_split"):
                 c.draws = True
                 work[0] += _numel(eqn.outvars[0].aval) * ELEMENT_SECONDS * _numpy_random.ELEMENTS_PER_DRAW
