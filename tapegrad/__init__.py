@@ -31,7 +31,8 @@ from . import _views  # noqa: E402,F401  (binds view creation into dispatch)
 from . import _methods  # noqa: E402,F401  (attaches Tensor methods)
 from ._creation import (  # noqa: E402
     tensor, as_tensor, from_numpy, zeros, ones, empty, full, zeros_like, ones_like, empty_like, full_like,
-    arange, linspace, eye, scalar_tensor, set_default_device, get_default_device)
+    arange, linspace, logspace, tril_indices, triu_indices, eye, scalar_tensor, set_default_device,
+    get_default_device)
 from .random import (  # noqa: E402
     manual_seed, seed, initial_seed, get_rng_state, set_rng_state, Generator, rand, randn, randint,
     randperm, normal, rand_like, randn_like, randint_like)

@@ -254,6 +254,33 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False,
     return _leaf(jax.device_put(value, _jax_device(device)), requires_grad)
 
 
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False, out=None):
+    dtype = D.as_dtype(dtype) or D.get_default_dtype()
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    value = np.power(float(base), np.linspace(start, end, steps, dtype=np.float64)).astype(dtype.np)
+    return _leaf(jax.device_put(value, _jax_device(device)), requires_grad)
+
+
+def _triangle_indices(row, col, offset, lower, dtype, device):
+    for name, v in (("row", row), ("col", col)):
+        if v < 0:
+            raise RuntimeError(f"{name} must be non-negative, got{v}")
+    rows, cols = np.tril_indices(row, offset, col) if lower else np.triu_indices(row, offset, col)
+    value = np.stack([rows, cols]).astype((D.as_dtype(dtype) or D.int64).np)
+    return _leaf(jax.device_put(value, _jax_device(device)))
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """The (row, column) indices of the lower triangle of a row x col matrix, row by row."""
+    return _triangle_indices(row, col, offset, True, dtype, device)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """The (row, column) indices of the upper triangle of a row x col matrix, row by row."""
+    return _triangle_indices(row, col, offset, False, dtype, device)
+
+
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
     dtype = D.as_dtype(dtype) or D.get_default_dtype()
     for name, v in (("n", n), ("m", m)):

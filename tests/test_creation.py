@@ -133,6 +133,19 @@ def test_linspace(args):
     _same(lambda lib: lib.linspace(*args, dtype=lib.float64))
 
 
+@pytest.mark.parametrize("args", [(0, 2, 5), (-1, 1, 3, 2.0), (2, 2, 1), (0, 3, 0), (1.5, -0.5, 4, 3)])
+def test_logspace(args):
+    _same(lambda lib: lib.logspace(*args))
+    _same(lambda lib: lib.logspace(*args, dtype=lib.float64))
+
+
+@pytest.mark.parametrize("args", [(3, 4), (3, 4, 1), (4, 3, -1), (0, 3), (5, 2, -7), (3, 3, 9)])
+def test_triangle_indices(args):
+    _same(lambda lib: lib.tril_indices(*args))
+    _same(lambda lib: lib.triu_indices(*args))
+    _same(lambda lib: lib.tril_indices(*args, dtype=lib.int32))
+
+
 def test_creation_under_default_dtype_float64():
     def build(lib):
         lib.set_default_dtype(lib.float64)
@@ -152,6 +165,9 @@ def test_creation_under_default_dtype_float64():
     ("arange_wrong_sign", lambda L: L.arange(3, 0), RuntimeError),
     ("linspace_negative", lambda L: L.linspace(0, 1, -2), RuntimeError),
     ("eye_negative", lambda L: L.eye(-1), RuntimeError),
+    ("logspace_negative", lambda L: L.logspace(0, 1, -1), RuntimeError),
+    ("tril_indices_negative", lambda L: L.tril_indices(-1, 2), RuntimeError),
+    ("triu_indices_negative", lambda L: L.triu_indices(2, -3), RuntimeError),
     ("ragged", lambda L: L.tensor([[1, 2], [3]]), ValueError),
     ("ragged_deep", lambda L: L.tensor([[[1], [2]], [[3], []]]), ValueError),
     ("string", lambda L: L.tensor([1, "a"]), TypeError),
