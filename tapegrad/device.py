@@ -78,13 +78,11 @@ def to_jax_device(dev):
             f"Install jax with {platform} support or use device='cpu'.") from None
     index = dev.index or 0
     owned = [d for d in devices if d.id == index]   # a GPU process of several names its GPU by JAX's global id
-    if owned:
-        return owned[0]
-    if index >= len(devices):
+    if not owned and index >= len(devices):
         raise RuntimeError(f"Invalid device ordinal {index}: only {len(devices)} {dev.type} device(s) present")
     if platform != "cpu":
-        MIXED_DEVICES[0] = True
-    return devices[index]
+        MIXED_DEVICES[0] = True   # (also for a GPU named by its id: the check must be on whenever one is used)
+    return owned[0] if owned else devices[index]
 
 
 def default_device():

@@ -182,3 +182,20 @@ def test_mixed_devices_raise(fake_cuda):
     # a 0-dim CPU tensor is a scalar and may join a tensor on any device, as in PyTorch
     assert (a * tg.tensor(2.0)).tolist() == [2.0, 2.0]
     assert (b + b).tolist() == [2.0, 2.0]
+
+
+def test_using_a_gpu_by_its_id_switches_the_mixed_device_check_on(monkeypatch):
+    """The dispatch check is off until a tensor goes to an accelerator; naming the GPU by its JAX id
+    (the common single-GPU case) must switch it on too."""
+    import sys
+    import jax
+    from tapegrad import cuda
+    device_module = sys.modules["tapegrad.device"]   # (tapegrad.device is the class)
+
+    class FakeGpu:
+        id, platform = 0, "gpu"
+    monkeypatch.setattr(cuda, "_require_gpu", lambda: None)
+    monkeypatch.setattr(jax, "local_devices", lambda backend=None: [FakeGpu()])
+    monkeypatch.setattr(device_module, "MIXED_DEVICES", [False])
+    assert isinstance(device_module.to_jax_device("cuda"), FakeGpu)
+    assert device_module.MIXED_DEVICES[0]
