@@ -592,7 +592,7 @@ class Compiled:
             for fn, ins, outs, dtypes in self.steps:
                 r = fn(*[slots[i] for i in ins])
                 if len(outs) == 1:
-                    r = np.asarray(r[0] if type(r) is tuple else r)   # a multi-output rule giving one
+                    r = np.asarray(r)
                     slots[outs[0]] = r if r.dtype == dtypes[0] else r.astype(dtypes[0])
                 else:
                     for o, v, dt in zip(outs, r, dtypes):
@@ -730,6 +730,8 @@ def compile_jaxpr(closed):
             outs = [slot() for _ in eqn.outvars]
             for v, s in zip(eqn.outvars, outs):
                 env[v] = s
+            if eqn.primitive.multiple_results and len(outs) == 1:   # (unstack of one, a scan with one output)
+                fn = (lambda rule: lambda *xs: rule(*xs)[0])(fn)
             c.steps.append((fn, tuple(ins), tuple(outs), tuple(np_dtype(v.aval) for v in eqn.outvars)))
         return [read(v) for v in jaxpr.outvars]
 
