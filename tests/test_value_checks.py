@@ -90,3 +90,18 @@ def test_a_compiled_step_checks_values_in_its_program_and_writes_nothing(ids, ta
         np.testing.assert_array_equal(a, b)
     loss = compiled(good_ids, good_targets)   # the state is intact: training goes on
     assert np.isfinite(loss.item())
+
+
+def test_a_compiled_probability_check_reports_nan_as_pytorch():
+    w = tapegrad.ones(2, requires_grad=True)
+
+    @tapegrad.compile
+    def loss(p, y):
+        out = tapegrad.nn.functional.binary_cross_entropy(p * w, y)
+        out.backward()
+        return out
+    y = tapegrad.tensor([1.0, 0.0])
+    for _ in range(3):
+        loss(tapegrad.tensor([0.7, 0.2]), y)
+    with pytest.raises(RuntimeError, match="all elements of input should be between 0 and 1"):
+        loss(tapegrad.tensor([float("nan"), 0.2]), y)

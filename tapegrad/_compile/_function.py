@@ -189,7 +189,7 @@ class _Program:
                     for i, old in zip(traced.written, outs):   # the old values, handed back
                         storages[i]._raw = old
                     value, at = np.asarray(first).tolist()
-                    raise make_error(int(value) if value == int(value) else value, int(at))
+                    raise make_error(int(value) if value.is_integer() else value, int(at))   # (nan stays nan)
         made = self._commit(walk, outs)
         return _trace.build_result(traced.result, objects, made)
 
