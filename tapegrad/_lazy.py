@@ -262,7 +262,7 @@ class Plan:
         fn = None
         if len(self.nodes) <= _programs.MAX_PROGRAM_OPS:
             fn = _programs.lookup(("plan", self.key), _programs.shapes_of(self.inputs[0]),
-                                  lambda: (_plan_program(self.key),), count, rent=True)
+                                  lambda: (_plan_program(self.key),), count)
         if fn is None:
             resolved, _, results = self.evaluate(self.inputs, call="eager")
             for n, r in zip(self.nodes, results):

@@ -42,9 +42,11 @@ TRACE_SECONDS = 0.002
 # reassociates constants), so the two tiers may differ in the last bit of a uniform draw; a choice made
 # by shapes keeps `manual_seed(0); rand(n)` giving the same values on every call of a process.
 DRAW_SECONDS = 0.02
-# A pending computation (a plan: `.item()`, a no_grad evaluation) that comes back rents NumPy too, until
-# its rent reaches its own compile price: XLA:CPU's ~30 ms floor plus about 3 ms per primitive. An
-# evaluation loop over a few batch sizes then never compiles; a loop that runs on compiles once paid for.
+# A whole program that comes back (a training step, a backward, a pending computation such as `.item()` or
+# a no_grad evaluation) rents NumPy too, until its rent reaches its own compile price: XLA:CPU's ~30 ms
+# floor plus about 3 ms per primitive. An evaluation loop over a few batch sizes, or a training loop over
+# sequence lengths that each come back a few times, then never compiles; a loop that runs on compiles once
+# the rent has paid for it.
 PLAN_COMPILE_SECONDS = 0.03
 PLAN_COMPILE_SECONDS_PER_STEP = 0.003
 NUMPY_KERNELS = [os.environ.get("TAPEGRAD_NUMPY_KERNELS", "1") != "0"]   # decided for CPU at first use
@@ -99,7 +101,8 @@ class Program:
     plan that reads their outputs, which waits.
     """
 
-    __slots__ = ("fn", "jitted", "layout", "sync", "key", "compiles", "spreads", "numpy", "ready", "__weakref__")
+    __slots__ = ("fn", "jitted", "layout", "sync", "key", "compiles", "spreads", "numpy", "ready", "announce",
+                 "bought", "shapes", "renting", "__weakref__")
 
     def __init__(self, fn, sync=False, key=None):
         self.fn = fn
@@ -111,6 +114,10 @@ class Program:
         self.key = key       # its cache key, to explain its compiles (_recompiles)
         self.compiles = 0    # one per set of input shapes it met
         self.spreads = False  # its arguments have met on different device sets (_placement)
+        self.announce = None  # called once, before its first run on XLA (a step explaining its compile)
+        self.bought = set()   # a whole program's input shapes whose rent is spent: XLA only, no NumPy check
+        self.shapes = None    # the input shapes of the coming call (set by lookup)
+        self.renting = True   # whether the coming call may run on NumPy
 
     def __call__(self, *args):
         if profiler is not None:   # a profile is recording: it times the call (autograd/profiler.py)
@@ -119,10 +126,16 @@ class Program:
 
     def run(self, args, wait=False):
         """One execution; wait=True waits for the result even of a kernel (a profile timing it)."""
-        if self.numpy is not None and NUMPY_KERNELS[0]:   # (NumPy is synchronous: no wait needed)
+        if self.numpy is not None and self.renting and NUMPY_KERNELS[0]:   # (NumPy is synchronous: no wait)
             out = _run_on_numpy(self, args)
             if out is not _COMPILE:
                 return out
+            if self.sync:   # these shapes have paid their rent: skip the NumPy check from now on
+                self.bought.add(self.shapes)
+                self.renting = False
+        if self.announce is not None:
+            announce, self.announce = self.announce, None
+            announce()
         _stats["executions"] += 1
         _local.active += 1
         outer, _local.current = _local.current, self
@@ -195,7 +208,9 @@ def _run_on_numpy(program, args):
             budget = PLAN_COMPILE_SECONDS + PLAN_COMPILE_SECONDS_PER_STEP * len(run.steps)
         rented = program.numpy[kinds] = _Rented(run, jax.tree_util.tree_structure(shapes), TRACE_SECONDS, budget)
     run = rented.run
-    if run is None or (run.seconds > DRAW_SECONDS if run.draws else rented.seconds >= rented.budget):
+    # (a whole program that draws rents like any other: its tier follows its history, the same in every run)
+    if run is None or (run.seconds > DRAW_SECONDS if run.draws and not program.sync
+                       else rented.seconds >= rented.budget):
         return _COMPILE
     try:
         outs = _numpy_eval.to_device(rented.run(*leaves), rented.run.out_avals)
@@ -285,27 +300,27 @@ def shapes_of(arrays):
     return tuple([(a.shape, a.dtype) for a in arrays])
 
 
-def lookup(key, shapes, make, count=True, rent=False):
+def lookup(key, shapes, make, count=True):
     """The program for structure `key` on inputs of `shapes`, or None: run it op by op this time.
 
-    A structure is compiled for given shapes when it comes back with them: one-off structures and
+    A structure is traced into one program when it comes back with given shapes: one-off structures and
     one-off shapes (the last short batch, a new sequence length) run op by op through the shared kernels,
-    which on first sight cost no compile (see _numpy_eval). make() -> (fn, layout) builds the program.
+    which on first sight cost no compile (see _numpy_eval). The program then runs on NumPy until its rent
+    reaches its compile price (PLAN_COMPILE_SECONDS), and on XLA from then on. make() -> (fn, layout)
+    builds the program.
     `count=False` when the lookup is part of a larger one that counts its own miss.
     """
     p = _programs.get(key)
-    if p is not None and shapes in p.ready:
-        _stats["hits"] += 1
-        return p
-    if not seen_before((key, shapes), count):
-        return None
-    if p is None:
-        p = compile(key, *make())
-        if rent:   # a plan: NumPy until its rent reaches its compile price (PLAN_COMPILE_SECONDS)
+    if p is None or shapes not in p.ready:
+        if not seen_before((key, shapes), count):
+            return None
+        if p is None:
+            p = compile(key, *make(), first_sight=True)   # (the hit is counted below)
             p.numpy = {}
-    else:
-        _stats["hits"] += 1
-    p.ready.add(shapes)
+        p.ready.add(shapes)
+    _stats["hits"] += 1
+    p.shapes = shapes
+    p.renting = shapes not in p.bought
     return p
 
 

@@ -7,6 +7,8 @@ Import what you need in a test module:
 - `require(name)`: import a test dependency, or fail saying how to install it (never a skip).
 - `torch` fixture: the real PyTorch module.
 - `fresh_program_caches` fixture: empty program caches around a test that counts compiles.
+- `no_program_rent` fixture: a whole program compiles the second time it comes, without renting NumPy
+  first (for tests of the compiled tier itself; the rent is tested in test_program_rent.py).
 - `to_torch(t)` / `from_torch(t)`: copy values between the libraries (dtype kept, graph dropped).
 - `torch_dtype(d)` / `tg_dtype(d)`: the same dtype in the other library.
 - `assert_close(ours, theirs)`: same shape, dtype and values (tolerance by dtype).
@@ -87,6 +89,15 @@ def fresh_program_caches():
     tapegrad.autograd.clear_backward_cache()
     yield
     tapegrad.autograd.clear_backward_cache()
+
+
+@pytest.fixture
+def no_program_rent(monkeypatch):
+    """A whole program's compile price set to nothing: it compiles when it comes back, as it did before
+    programs rented NumPy. Tests of what the compiled tier does use it to reach that tier in two steps."""
+    from tapegrad import _programs
+    monkeypatch.setattr(_programs, "PLAN_COMPILE_SECONDS", 0.0)
+    monkeypatch.setattr(_programs, "PLAN_COMPILE_SECONDS_PER_STEP", 0.0)
 
 
 @pytest.fixture(autouse=True)

@@ -118,6 +118,7 @@ def _grads_at_each_tier(build):
     return grads
 
 
+@pytest.mark.usefixtures("no_program_rent")
 def test_compiled_and_node_by_node_tiers_agree():
     def build():
         x = tapegrad.tensor([[0.5, -1.0], [2.0, 3.0]], dtype=tapegrad.float64, requires_grad=True)

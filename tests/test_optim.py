@@ -316,6 +316,7 @@ def test_step_hooks():
 
 # ---- compiled calls -------------------------------------------------------------------------------------
 
+@pytest.mark.usefixtures("no_program_rent")
 @pytest.mark.parametrize("name", ["SGD", "Adam", "RMSprop", "Adagrad", "NAdam"])
 def test_one_program_per_step_over_twenty_params(name):
     """The update of 20 tensors runs inside the step's one XLA program; lr changes compile nothing."""

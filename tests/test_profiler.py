@@ -48,7 +48,7 @@ def _profiled_steps(step, n):
     return _steps(step, n)[0]
 
 
-@pytest.mark.usefixtures("fresh_program_caches")
+@pytest.mark.usefixtures("fresh_program_caches", "no_program_rent")
 def test_step_program_compiles_once_then_runs_and_ranges_hold_it(tmp_path):
     _, step = _loop()
     compiles_before = tapegrad.autograd.backward_cache_info()["compiles"]

@@ -12,7 +12,9 @@ from xla_events import counting
 info = tapegrad.autograd.backward_cache_info
 
 
-pytestmark = pytest.mark.usefixtures("fresh_program_caches")
+# The steps compile when they come back (no NumPy rent first): test_program_rent.py checks that the rent
+# ends in the same one program per step.
+pytestmark = pytest.mark.usefixtures("fresh_program_caches", "no_program_rent")
 
 
 def _data():

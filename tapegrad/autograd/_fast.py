@@ -55,12 +55,12 @@ def try_backward(root, seed, retain_graph):
         return False   # too long to compile whole: the general path runs it op by op
     arrays = seg.arrays
 
-    def make():
-        _recompiles.step_compiled(seg, key[1])
-        return _compile(key[1:])
-    program = _programs.lookup(key, _programs.shapes_of(arrays) + _programs.shapes_of(extra), make, count=False)
+    program = _programs.lookup(key, _programs.shapes_of(arrays) + _programs.shapes_of(extra),
+                               lambda: _compile(key[1:]), count=False)
     if program is None:
         return False   # first sight of this structure with these shapes: the general path runs it op by op
+    if not program.compiles:   # it may rent NumPy for a while: explain the compile when XLA is reached
+        program.announce = lambda: _recompiles.step_compiled(seg, key[1])
     if any(type(a) is Pending for a in arrays):
         arrays = _lazy.resolve_all(arrays)
     if extra:
