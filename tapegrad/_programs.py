@@ -347,6 +347,7 @@ def clear():
     _seen.clear()
     for cache in _elsewhere:
         cache.clear()
+    _recompiles.forget()
     for k in _stats:
         _stats[k] = 0.0 if k in _FLOAT_STATS else 0
 

@@ -108,6 +108,11 @@ def step_compiled(seg, flat):
     seen.append(flat)
 
 
+def forget():
+    """Drop the compiled structures remembered per step (the program caches were cleared)."""
+    _structures.clear()
+
+
 def _line(where):
     return "an unknown line" if where is None else f"{where[0]}:{where[1]}"
 

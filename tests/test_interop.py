@@ -216,7 +216,7 @@ def test_from_jax_gradcheck_first_and_second_order():
     assert tapegrad.autograd.gradgradcheck(f, (x, w))
 
 
-def test_from_jax_step_compiles_once_into_one_program(fresh_program_caches):
+def test_from_jax_step_compiles_once_into_one_program(fresh_program_caches, no_program_rent):
     mlp = tapegrad.func.from_jax(_mlp_jax)
     params = _mlp_params(tapegrad)
     x = tapegrad.randn(5, 3, dtype=tapegrad.float64)

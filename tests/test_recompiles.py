@@ -29,7 +29,7 @@ def _branchy_steps(model, opt, steps, repeats=2):
             opt.step()
 
 
-@pytest.mark.usefixtures("no_program_rent")   # the structures compile when they come back
+@pytest.mark.usefixtures("fresh_program_caches", "no_program_rent")   # structures compile when they come back
 def test_a_step_whose_ops_change_warns_once_naming_the_op_and_line():
     model, opt = _model()
     with pytest.warns(RecompileWarning) as caught:
