@@ -62,8 +62,11 @@ class Future:
         def run(fut):
             try:
                 out.set_result(callback(fut))
-            except Exception as exc:   # PyTorch marks the chained future with the callback's error
-                out.set_exception(exc)
+            except Exception as exc:   # PyTorch marks the chained future with a RuntimeError naming it
+                error = RuntimeError(f"Got the following error when running the callback: {type(exc).__name__}: "
+                                     f"{exc}")
+                error.__cause__ = exc
+                out.set_exception(error)
         self.add_done_callback(run)
         return out
 

@@ -76,7 +76,11 @@ def running_in(context):
 
 
 def new_context():
-    agent = _agent()
+    from ..rpc import api
+    if api._agent[0] is None:
+        raise RuntimeError("Need to initialize distributed autograd using torch.distributed.autograd.init() "
+                           "(tapegrad does it in rpc.init_rpc: call that first).")
+    agent = api._agent[0]
     if current() is not None:
         raise RuntimeError("Already have an autograd context id for this thread. Leave the current "
                            "dist_autograd.context() before entering another.")
