@@ -111,6 +111,15 @@ def helper_step(h):
     return torch.sin(h * SERVER["w3"])
 
 
+def all_grads(context_id):
+    """The parameter-server example's get_dist_gradients: the context's {tensor: grad} dict, sent back."""
+    return dict(dist_autograd.get_gradients(context_id))
+
+
+def describe(t):
+    return [t.requires_grad, t.is_leaf, t.tolist()]
+
+
 def grads_of(name, context_id):
     return dist_autograd.get_gradients(context_id)[SERVER[name]]
 
@@ -127,6 +136,22 @@ def make_linear(n_in, n_out, seed):
     return layer
 
 
+class Shard:
+    """A pipeline stage (PyTorch's pipeline example): its input arrives as an RRef, fetched here."""
+
+    def __init__(self, n_in, n_out, seed):
+        self.lock = threading.Lock()
+        self.layer = make_linear(n_in, n_out, seed)
+
+    def forward(self, x_rref):
+        x = x_rref.to_here()
+        with self.lock:
+            return torch.relu(self.layer(x))
+
+    def parameter_rrefs(self):
+        return [rpc.RRef(p) for p in self.layer.parameters()]
+
+
 def slow(seconds):
     time.sleep(seconds)
     return seconds
@@ -138,6 +163,7 @@ def basics():
     out = {}
     x = torch.arange(4, dtype=torch.float32)
     out["rpc_sync"] = rpc.rpc_sync("ps", torch.add, args=(x, 3)).tolist()
+    out["no_context"] = rpc.rpc_sync("ps", describe, args=(torch.ones(2, requires_grad=True),))
     out["kwargs"] = rpc.rpc_sync("ps", torch.sum, args=(x,), kwargs={"dim": 0}).item()
     fut = rpc.rpc_async("helper", torch.mul, args=(x, 2)).then(lambda f: f.value() + 1)
     out["then"] = fut.wait().tolist()
@@ -196,6 +222,7 @@ def distributed_autograd():
         dist_autograd.backward(cid, [loss], retain_graph=True)
         out["x_grad"] = dist_autograd.get_gradients(cid)[x].tolist()
         out["w_grad"] = rpc.rpc_sync("ps", ps_grads, args=(cid,)).tolist()
+        out["grads_dict"] = [[k.tolist(), v.tolist()] for k, v in rpc.rpc_sync("ps", all_grads, args=(cid,)).items()]
         dist_autograd.backward(cid, [loss * 2])   # accumulated in the context
         out["x_grad_twice"] = dist_autograd.get_gradients(cid)[x].tolist()
         out["w_grad_twice"] = rpc.rpc_sync("ps", ps_grads, args=(cid,)).tolist()
@@ -239,6 +266,24 @@ def training():
             "forward_async": [t.tolist() for t in wait_all(halves)]}
 
 
+def pipeline():
+    """Two stages on ps and helper, micro-batches passed as RRefs; autograd through to_here()."""
+    p1 = rpc.remote("ps", Shard, args=(4, 6, 50))
+    p2 = rpc.remote("helper", Shard, args=(6, 2, 60))
+    params = p1.remote().parameter_rrefs().to_here() + p2.remote().parameter_rrefs().to_here()
+    opt = DistributedOptimizer(torch.optim.SGD, params, lr=0.05)
+    x, y = array((6, 4), 70), array((6, 2), 71)
+    losses = []
+    for _ in range(2):
+        with dist_autograd.context() as cid:
+            outs = [p2.rpc_async().forward(p1.remote().forward(rpc.RRef(xs))) for xs in x.split(3)]
+            loss = torch.nn.functional.mse_loss(torch.cat(wait_all(outs)), y)
+            dist_autograd.backward(cid, [loss])
+            opt.step(cid)
+            losses.append(loss.item())
+    return {"losses": losses, "params": [p.to_here().tolist() for p in params]}
+
+
 def async_execution():
     batch = rpc.remote("ps", BatchSum, args=(2,))
     futs = [rpc.rpc_async("ps", BatchSum.add, args=(batch, torch.full((2,), float(i + 1)))) for i in range(2)]
@@ -254,7 +299,7 @@ def main():
     rpc.init_rpc(name, rank=rank, world_size=int(os.environ["WORLD_SIZE"]), rpc_backend_options=options)
     if rank == 0:
         results = {"basics": basics(), "errors": errors(), "autograd": distributed_autograd(),
-                   "training": training(), "async": async_execution()}
+                   "training": training(), "pipeline": pipeline(), "async": async_execution()}
         with open(os.path.join(sys.argv[1], "results.json"), "w") as f:
             json.dump(results, f)
     rpc.shutdown()

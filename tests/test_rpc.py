@@ -183,8 +183,7 @@ def test_distributed_autograd_matches_torch(runs):
 def test_distributed_autograd_matches_one_process_autograd(runs):
     torch = require("torch")
     ours, _ = runs
-    rng = lambda shape, seed: torch.tensor(np.random.default_rng(seed).standard_normal(shape), dtype=torch.float32)
-    x, w = rng((2, 3), 7).requires_grad_(), rng((3, 4), 1).requires_grad_()
+    x, w = _array(torch, (2, 3), 7).requires_grad_(), _array(torch, (3, 4), 1).requires_grad_()
     y = torch.tanh(x @ w)
     ((y * y).sum() + x.sum()).backward()
     got = ours["autograd"]
@@ -206,20 +205,25 @@ def test_remote_module_and_distributed_optimizer_match_torch(runs):
     assert ours["training"]["local_grads_untouched"] == [False, False]
 
 
+def _array(torch, shape, seed):
+    return torch.tensor(np.random.default_rng(seed).standard_normal(shape), dtype=torch.float32)
+
+
+def _linear(torch, n_in, n_out, seed):
+    """tests/_rpc_worker.py's make_linear, in plain PyTorch."""
+    layer = torch.nn.Linear(n_in, n_out)
+    with torch.no_grad():
+        layer.weight.copy_(_array(torch, (n_out, n_in), seed))
+        layer.bias.copy_(_array(torch, (n_out,), seed + 1))
+    return layer
+
+
 def test_model_parallel_training_matches_one_process(runs):
     torch = require("torch")
     ours, _ = runs
-    rng = lambda shape, seed: torch.tensor(np.random.default_rng(seed).standard_normal(shape), dtype=torch.float32)
-
-    def linear(n_in, n_out, seed):
-        layer = torch.nn.Linear(n_in, n_out)
-        with torch.no_grad():
-            layer.weight.copy_(rng((n_out, n_in), seed))
-            layer.bias.copy_(rng((n_out,), seed + 1))
-        return layer
-    first, second = linear(4, 3, 20), linear(3, 2, 30)
+    first, second = _linear(torch, 4, 3, 20), _linear(torch, 3, 2, 30)
     opt = torch.optim.SGD(list(first.parameters()) + list(second.parameters()), lr=0.1, momentum=0.9)
-    x, y = rng((5, 4), 40), rng((5, 2), 41)
+    x, y = _array(torch, (5, 4), 40), _array(torch, (5, 2), 41)
     losses = []
     for _ in range(3):
         opt.zero_grad()
@@ -230,6 +234,25 @@ def test_model_parallel_training_matches_one_process(runs):
     got = ours["training"]
     np.testing.assert_allclose(got["losses"], losses, rtol=1e-5)
     for mine, ref in zip(got["remote_params"] + got["local_params"], list(first.parameters()) + list(second.parameters())):
+        np.testing.assert_allclose(mine, ref.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_pipeline_through_rrefs_matches_torch(runs):
+    torch = require("torch")
+    ours, theirs = runs
+    _assert_close(ours["pipeline"], theirs["pipeline"])
+    first, second = _linear(torch, 4, 6, 50), _linear(torch, 6, 2, 60)
+    opt = torch.optim.SGD(list(first.parameters()) + list(second.parameters()), lr=0.05)
+    x, y = _array(torch, (6, 4), 70), _array(torch, (6, 2), 71)
+    losses = []
+    for _ in range(2):
+        opt.zero_grad()
+        loss = torch.nn.functional.mse_loss(torch.relu(second(torch.relu(first(x)))), y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    np.testing.assert_allclose(ours["pipeline"]["losses"], losses, rtol=1e-5)
+    for mine, ref in zip(ours["pipeline"]["params"], list(first.parameters()) + list(second.parameters())):
         np.testing.assert_allclose(mine, ref.detach().numpy(), rtol=1e-5, atol=1e-6)
 
 
