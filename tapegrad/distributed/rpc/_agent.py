@@ -58,7 +58,11 @@ class _Store(threading.Thread):
 
     def __init__(self, host, port, world_size):
         super().__init__(daemon=True, name="tapegrad-rpc-store")
-        self.server = socket.create_server((host, port))
+        try:
+            self.server = socket.create_server((host, port))
+        except OSError as exc:
+            raise RuntimeError(f"The server socket has failed to listen on {host}:{port} ({exc.strerror}). "
+                               "Another program holds MASTER_PORT: pick a free port.") from None
         self.world_size = world_size
 
     def run(self):
@@ -257,7 +261,10 @@ class Agent:
             message = _serialize.recv_frame(sock)
             if message is None:
                 return
-            self.pool.submit(self._serve, sock, send_lock, *message[1:])
+            try:
+                self.pool.submit(self._serve, sock, send_lock, *message[1:])
+            except RuntimeError:   # shut down meanwhile: no call is pending any more
+                return
 
     def _serve(self, sock, send_lock, call_id, sender, context_id, message_id, payload):
         from ..autograd import _context
