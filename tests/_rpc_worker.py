@@ -113,7 +113,7 @@ def helper_step(h):
 
 def all_grads(context_id):
     """The parameter-server example's get_dist_gradients: the context's {tensor: grad} dict, sent back."""
-    return dict(dist_autograd.get_gradients(context_id))
+    return {k.detach(): v for k, v in dist_autograd.get_gradients(context_id).items()}   # keys sent without autograd
 
 
 def describe(t):
@@ -164,6 +164,7 @@ def basics():
     x = torch.arange(4, dtype=torch.float32)
     out["rpc_sync"] = rpc.rpc_sync("ps", torch.add, args=(x, 3)).tolist()
     out["no_context"] = rpc.rpc_sync("ps", describe, args=(torch.ones(2, requires_grad=True),))
+    out["library_function"] = rpc.rpc_sync("helper", torch.tanh, args=(x,)).tolist()
     out["kwargs"] = rpc.rpc_sync("ps", torch.sum, args=(x,), kwargs={"dim": 0}).item()
     fut = rpc.rpc_async("helper", torch.mul, args=(x, 2)).then(lambda f: f.value() + 1)
     out["then"] = fut.wait().tolist()
@@ -222,11 +223,11 @@ def distributed_autograd():
         dist_autograd.backward(cid, [loss], retain_graph=True)
         out["x_grad"] = dist_autograd.get_gradients(cid)[x].tolist()
         out["w_grad"] = rpc.rpc_sync("ps", ps_grads, args=(cid,)).tolist()
-        out["grads_dict"] = [[k.tolist(), v.tolist()] for k, v in rpc.rpc_sync("ps", all_grads, args=(cid,)).items()]
         dist_autograd.backward(cid, [loss * 2])   # accumulated in the context
         out["x_grad_twice"] = dist_autograd.get_gradients(cid)[x].tolist()
         out["w_grad_twice"] = rpc.rpc_sync("ps", ps_grads, args=(cid,)).tolist()
         out["dot_grad"] = x.grad is None
+        out["grads_dict"] = [[k.tolist(), v.tolist()] for k, v in rpc.rpc_sync("ps", all_grads, args=(cid,)).items()]
         try:
             dist_autograd.backward(cid, [y])
         except RuntimeError as e:
@@ -256,7 +257,7 @@ def training():
     for _ in range(3):
         with dist_autograd.context() as cid:
             loss = torch.nn.functional.mse_loss(local(torch.tanh(remote(x))), y)
-            dist_autograd.backward(cid, [loss])
+            dist_autograd.backward(cid, [loss], retain_graph=True)
             opt.step(cid)
             losses.append(loss.item())
     halves = [remote.forward_async(x[:2]), remote.forward_async(x[2:])]
@@ -278,7 +279,7 @@ def pipeline():
         with dist_autograd.context() as cid:
             outs = [p2.rpc_async().forward(p1.remote().forward(rpc.RRef(xs))) for xs in x.split(3)]
             loss = torch.nn.functional.mse_loss(torch.cat(wait_all(outs)), y)
-            dist_autograd.backward(cid, [loss])
+            dist_autograd.backward(cid, [loss], retain_graph=True)
             opt.step(cid)
             losses.append(loss.item())
     return {"losses": losses, "params": [p.to_here().tolist() for p in params]}
@@ -298,8 +299,8 @@ def main():
     options = rpc.TensorPipeRpcBackendOptions(num_worker_threads=8, rpc_timeout=60)
     rpc.init_rpc(name, rank=rank, world_size=int(os.environ["WORLD_SIZE"]), rpc_backend_options=options)
     if rank == 0:
-        results = {"basics": basics(), "errors": errors(), "autograd": distributed_autograd(),
-                   "training": training(), "pipeline": pipeline(), "async": async_execution()}
+        results = {"autograd": distributed_autograd(), "training": training(), "pipeline": pipeline(),
+                   "basics": basics(), "async": async_execution(), "errors": errors()}
         with open(os.path.join(sys.argv[1], "results.json"), "w") as f:
             json.dump(results, f)
     rpc.shutdown()

@@ -93,6 +93,33 @@ def test_calls_before_init_rpc_raise_as_torch():
         tapegrad.distributed.nn.RemoteModule("worker1", tapegrad.nn.Linear, (2, 2))
 
 
+def test_one_worker_calls_itself():
+    """world_size 1 in this process: calls, RRefs and distributed autograd over the loopback to itself."""
+    torch = require("torch")
+    rpc, dist_autograd = tapegrad.distributed.rpc, tapegrad.distributed.autograd
+    options = rpc.TensorPipeRpcBackendOptions(init_method=f"tcp://127.0.0.1:{_free_port()}", num_worker_threads=4)
+    rpc.init_rpc("solo", rank=0, world_size=1, rpc_backend_options=options)
+    try:
+        with pytest.raises(RuntimeError, match="RPC is already initialized"):
+            rpc.init_rpc("again", rank=0, world_size=1, rpc_backend_options=options)
+        assert rpc.rpc_sync("solo", tapegrad.add, args=(tapegrad.ones(2), 1)).tolist() == [2.0, 2.0]
+        rref = rpc.remote(0, tapegrad.mul, args=(tapegrad.ones(2), 3))
+        assert rref.is_owner() and rref.to_here().tolist() == [3.0, 3.0] and rref.local_value().tolist() == [3.0, 3.0]
+        w = tapegrad.tensor([1.0, -2.0, 3.0], requires_grad=True)
+        with dist_autograd.context() as cid:
+            y = rpc.rpc_sync(rpc.get_worker_info(), tapegrad.sin, args=(w * w,))
+            dist_autograd.backward(cid, [(y * w).sum()])
+            got = dist_autograd.get_gradients(cid)[w]
+        assert w.grad is None
+        ref = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)
+        (torch.sin(ref * ref) * ref).sum().backward()
+        np.testing.assert_allclose(got.numpy(), ref.grad.numpy(), rtol=1e-6)
+    finally:
+        rpc.shutdown()
+    with pytest.raises(RuntimeError, match="RPC has not been initialized"):
+        rpc.shutdown()
+
+
 # ---- three workers, against torchrun with PyTorch's RPC -----------------------------------------
 
 def _free_port():

@@ -11,6 +11,7 @@ import pickle
 import struct
 import threading
 import traceback
+import types
 
 import numpy as np
 
@@ -55,7 +56,28 @@ class _Pickler(pickle.Pickler):
         if self.sends is not None and isinstance(obj, Tensor) and obj.requires_grad:
             self.sends.append(obj)
             return _received_tensor, (np.asarray(obj.detach()._value), len(self.sends) - 1)
+        if isinstance(obj, types.FunctionType) and "<locals>" in obj.__qualname__ \
+                and obj.__module__.startswith("tapegrad"):
+            public = _public_name(obj)
+            if public is not None:   # tapegrad.sin & co. are made by factories: sent by their public name
+                return _public_function, public
         return NotImplemented
+
+
+_PUBLIC_MODULES = ("tapegrad", "tapegrad.nn.functional", "tapegrad.linalg", "tapegrad.special", "tapegrad.fft")
+
+
+def _public_name(fn):
+    import importlib
+    for module in _PUBLIC_MODULES:
+        if getattr(importlib.import_module(module), fn.__name__, None) is fn:
+            return module, fn.__name__
+    return None
+
+
+def _public_function(module, name):
+    import importlib
+    return getattr(importlib.import_module(module), name)
 
 
 def dumps(obj, record_sends):
