@@ -110,10 +110,14 @@ def test_one_worker_calls_itself():
             y = rpc.rpc_sync(rpc.get_worker_info(), tapegrad.sin, args=(w * w,))
             dist_autograd.backward(cid, [(y * w).sum()])
             got = dist_autograd.get_gradients(cid)[w]
+            y = rpc.rpc_sync("solo", tapegrad.sin, args=(w * w,))   # a second pass adds to the context
+            dist_autograd.backward(cid, [(y * w).sum()])
+            twice = dist_autograd.get_gradients(cid)[w]
         assert w.grad is None
         ref = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)
         (torch.sin(ref * ref) * ref).sum().backward()
         np.testing.assert_allclose(got.numpy(), ref.grad.numpy(), rtol=1e-6)
+        np.testing.assert_allclose(twice.numpy(), 2 * ref.grad.numpy(), rtol=1e-6)
     finally:
         rpc.shutdown()
     with pytest.raises(RuntimeError, match="RPC has not been initialized"):

@@ -21,6 +21,9 @@ class RRef:
         self._created = None
         agent.owned_future(self._id).set_result(value)
 
+    def __class_getitem__(cls, item):   # RRef[Tensor] in annotations
+        return cls
+
     @classmethod
     def _make(cls, owner, rref_id, created=None):
         rref = cls.__new__(cls)
