@@ -71,7 +71,7 @@ from . import cuda, accelerator, backends  # noqa: E402
 from . import profiler  # noqa: E402,F401
 from . import amp, cpu  # noqa: E402,F401
 from .amp import autocast, is_autocast_enabled, get_autocast_dtype  # noqa: E402,F401
-from . import distributed  # noqa: E402,F401
+from . import distributed, futures  # noqa: E402,F401
 
 globals().update(_CPU_CLASSES)   # FloatTensor, DoubleTensor, LongTensor, ...
 from ._inplace_functions import FUNCTIONS as _INPLACE_FUNCTIONS  # noqa: E402

@@ -17,3 +17,10 @@ __all__ = ["ReduceOp", "Work", "GroupMember", "init_process_group", "destroy_pro
            "broadcast", "gather", "scatter", "all_gather", "all_gather_into_tensor", "reduce_scatter",
            "reduce_scatter_tensor", "all_gather_single", "reduce_scatter_single", "all_gather_object",
            "broadcast_object_list"]
+
+
+def __getattr__(name):   # rpc, autograd, optim, nn: loaded on first use, as `import torch.distributed.rpc`
+    if name in ("rpc", "autograd", "optim", "nn"):
+        import importlib
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
