@@ -84,7 +84,7 @@ cfloat, cdouble = complex64, complex128
 
 __version__ = "0.1.0"
 
-_LAZY_MODULES = frozenset({"jit", "fx", "onnx", "export"})   # imported on first use
+_LAZY_MODULES = frozenset({"jit", "fx", "onnx", "export", "testing", "hub", "version", "classes", "ops"})   # imported on first use
 
 
 def __getattr__(name):
