@@ -96,3 +96,121 @@ def test_assert_allclose_deprecated(torch):
         with pytest.raises(AssertionError) as theirs:
             torch.testing.assert_allclose(torch.tensor([1., 2.]), torch.tensor([1., 2.5]))
     assert str(ours.value) == str(theirs.value)
+
+
+# ---- hub, model_zoo ----------------------------------------------------------------------------------
+
+_HUBCONF = '''
+dependencies = ["numpy"]
+
+import tapegrad
+
+
+def tiny(n=2, bias=True):
+    """A Linear(n, 1) to test hub entry points."""
+    return tapegrad.nn.Linear(n, 1, bias=bias)
+
+
+def _private():
+    return None
+
+helper_constant = 3
+'''
+
+
+@pytest.fixture
+def served(tmp_path):
+    """A local HTTP server over tmp_path/www; yields (folder, base URL)."""
+    import functools
+    import http.server
+    import threading
+    root = tmp_path / "www"
+    root.mkdir()
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
+    handler.log_message = lambda *args: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield root, f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_hub_load_local_like_pytorch(torch, tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "hubconf.py").write_text(_HUBCONF)
+    model = tapegrad.hub.load(str(repo), "tiny", 3, source="local", bias=False)
+    assert isinstance(model, tapegrad.nn.Linear) and model.weight.shape == (1, 3) and model.bias is None
+    # the same hubconf through PyTorch's torch.hub raises the same errors
+    for call in (lambda hub: hub.load(str(repo), "nope", source="local"),
+                 lambda hub: hub.load(str(repo), "helper_constant", source="local"),
+                 lambda hub: hub.load(str(repo), 3, source="local"),
+                 lambda hub: hub.load(str(repo), "tiny", source="svn")):
+        ours, theirs = _error(lambda: call(tapegrad.hub)), _error(lambda: call(torch.hub))
+        assert ours == theirs and ours is not None
+    (repo / "hubconf.py").write_text(_HUBCONF.replace('["numpy"]', '["numpy", "no_such_package_xyz"]'))
+    ours, theirs = (_error(lambda: hub.load(str(repo), "tiny", source="local")) for hub in (tapegrad.hub, torch.hub))
+    assert ours == theirs == (RuntimeError, "Missing dependencies: no_such_package_xyz")
+
+
+def test_hub_dir(torch, tmp_path, monkeypatch):
+    monkeypatch.setattr(tapegrad.hub, "_hub_dir", None)
+    monkeypatch.setattr(torch.hub, "_hub_dir", None)
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path / "home"))
+    assert tapegrad.hub.get_dir() == torch.hub.get_dir() == str(tmp_path / "home" / "hub")
+    tapegrad.hub.set_dir(str(tmp_path / "elsewhere"))
+    assert tapegrad.hub.get_dir() == str(tmp_path / "elsewhere")
+
+
+def test_download_and_load_state_dict_from_url(torch, tmp_path, served):
+    import hashlib
+    root, base = served
+    torch.manual_seed(0)
+    state = torch.nn.Linear(3, 2).state_dict()
+    torch.save(state, root / "plain.pth")
+    digest = hashlib.sha256((root / "plain.pth").read_bytes()).hexdigest()
+    named = f"weights-{digest[:8]}.pth"
+    (root / named).write_bytes((root / "plain.pth").read_bytes())
+    # download_url_to_file: the bytes, a hash prefix checked, PyTorch's error for a wrong one
+    tapegrad.hub.download_url_to_file(f"{base}/plain.pth", str(tmp_path / "got.pth"), hash_prefix=digest[:10],
+                                      progress=False)
+    assert (tmp_path / "got.pth").read_bytes() == (root / "plain.pth").read_bytes()
+    ours = _error(lambda: tapegrad.hub.download_url_to_file(f"{base}/plain.pth", str(tmp_path / "bad.pth"),
+                                                            hash_prefix="0000", progress=False))
+    theirs = _error(lambda: torch.hub.download_url_to_file(f"{base}/plain.pth", str(tmp_path / "bad2.pth"),
+                                                           hash_prefix="0000", progress=False))
+    assert ours == theirs and ours[0] is RuntimeError
+    assert not (tmp_path / "bad.pth").exists() and [p.name for p in tmp_path.glob(".*partial")] == []
+    # load_state_dict_from_url (and model_zoo.load_url): cached under model_dir, read by tapegrad.load
+    from tapegrad.utils import model_zoo
+    for loader, url in ((tapegrad.hub.load_state_dict_from_url, f"{base}/{named}"),
+                        (model_zoo.load_url, (root / named).as_uri())):
+        got = loader(url, model_dir=str(tmp_path / "ckpt"), check_hash=True, progress=False)
+        assert set(got) == set(state)
+        for k in state:
+            np.testing.assert_array_equal(got[k].numpy(), state[k].numpy())
+    assert (tmp_path / "ckpt" / named).exists()
+    (root / "weights-deadbeef.pth").write_bytes((root / "plain.pth").read_bytes())
+    with pytest.raises(RuntimeError, match='invalid hash value \\(expected "deadbeef"'):
+        tapegrad.hub.load_state_dict_from_url(f"{base}/weights-deadbeef.pth", model_dir=str(tmp_path / "c2"),
+                                              check_hash=True, progress=False)
+
+
+def test_hub_github_source_from_an_archive(tmp_path, served, monkeypatch):
+    import zipfile
+    root, base = served
+    with zipfile.ZipFile(root / "repo.zip", "w") as z:
+        z.writestr("someone-tinyrepo-abc123/hubconf.py", _HUBCONF)
+    monkeypatch.setattr(tapegrad.hub, "_GITHUB_ARCHIVE", base + "/repo.zip?{owner}/{name}/{ref}")
+    tapegrad.hub.set_dir(str(tmp_path / "hub"))
+    try:
+        assert tapegrad.hub.list("someone/tinyrepo:main", trust_repo=True) == ["tiny"]
+        assert (tmp_path / "hub" / "someone_tinyrepo_main" / "hubconf.py").exists()
+        assert "someone_tinyrepo" in (tmp_path / "hub" / "trusted_list").read_text().split()
+        assert tapegrad.hub.help("someone/tinyrepo:main", "tiny") == "A Linear(n, 1) to test hub entry points."
+        (root / "repo.zip").unlink()   # cached now: no download
+        model = tapegrad.hub.load("someone/tinyrepo:main", "tiny", 4, verbose=False)
+        assert model.weight.shape == (1, 4)
+    finally:
+        monkeypatch.setattr(tapegrad.hub, "_hub_dir", None)
