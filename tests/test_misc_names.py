@@ -214,3 +214,109 @@ def test_hub_github_source_from_an_archive(tmp_path, served, monkeypatch):
         assert model.weight.shape == (1, 4)
     finally:
         monkeypatch.setattr(tapegrad.hub, "_hub_dir", None)
+
+
+# ---- version, devices, amp aliases, nccl, classes, ops.profiler -----------------------------------------
+
+def test_version(torch):
+    assert tapegrad.version.__version__ == tapegrad.__version__
+    import importlib.metadata
+    try:
+        importlib.metadata.version("jax-cuda12-plugin")
+    except importlib.metadata.PackageNotFoundError:
+        assert tapegrad.version.cuda is None and tapegrad.version.hip is None
+
+
+def test_pin_memory_and_device_index(torch):
+    x = tapegrad.arange(6.).reshape(2, 3)
+    assert x.is_pinned() is False
+    if tapegrad.accelerator.is_available():
+        p = x.pin_memory()
+        assert p.is_pinned() and p[0].is_pinned() and not x.is_pinned() and p.pin_memory() is p
+        np.testing.assert_array_equal(p.numpy(), x.numpy())
+        with tapegrad.accelerator.device_index(0):
+            assert tapegrad.accelerator.current_device_index() == 0
+        return
+    assert not torch.accelerator.is_available()
+    for call in (lambda lib, t: t.pin_memory(), lambda lib: lib.accelerator.set_device_index(0),
+                 lambda lib: lib.accelerator.device_index(0).__enter__()):
+        args = (lambda lib: (lib, lib.zeros(2))) if call.__code__.co_argcount == 2 else (lambda lib: (lib,))
+        ours, theirs = _error(lambda: call(*args(tapegrad))), _error(lambda: call(*args(torch)))
+        assert ours[0] is theirs[0] is RuntimeError and ours[1].startswith(theirs[1])
+    with tapegrad.accelerator.device_index(None):
+        pass
+
+
+def test_deprecated_amp_paths(torch):
+    from tapegrad.cpu.amp import autocast as cpu_autocast
+    from tapegrad.cuda.amp import GradScaler, autocast
+    for ours, theirs in ((GradScaler, torch.cuda.amp.GradScaler), (autocast, torch.cuda.amp.autocast),
+                         (cpu_autocast, torch.cpu.amp.autocast)):
+        with pytest.warns(FutureWarning) as got:
+            ours(enabled=False)
+        with pytest.warns(FutureWarning) as expected:
+            theirs(enabled=False)
+        assert str(got[0].message) == str(expected[0].message)
+
+
+def test_nccl_as_a_build_without_it(torch):
+    import tapegrad.cuda.nccl as nccl
+    assert nccl is tapegrad.cuda.nccl
+    with pytest.raises(AttributeError):
+        torch.cuda.nccl.version()
+    with pytest.raises(AttributeError, match="tapegrad.distributed"):
+        nccl.version()
+    with pytest.warns(UserWarning, match="not compiled with NCCL support"):
+        assert nccl.is_available([tapegrad.zeros(1)]) is False
+
+
+def test_classes_refuse_cpp_extensions(torch):
+    with pytest.raises(NotImplementedError, match="cannot load into tapegrad.*func.from_jax.*autograd.Function"):
+        tapegrad.classes.load_library("build/libinterpreter.so")
+    ours = _error(lambda: tapegrad.classes.NativeInterpretation.ElementwiseInterpreter())
+    theirs = _error(lambda: torch.classes.NativeInterpretation.ElementwiseInterpreter())
+    assert ours[0] is theirs[0] is RuntimeError and ours[1].startswith(theirs[1].split(" torch::class_")[0])
+
+
+def test_ops_profiler_range():
+    x = tapegrad.randn(4)
+    with tapegrad.autograd.profiler.profile() as prof:
+        handle = tapegrad.ops.profiler._record_function_enter("my_range")
+        tapegrad.relu(x).sum().item()
+        tapegrad.ops.profiler._record_function_exit(handle)
+    assert "my_range" in prof.key_averages().table()
+
+
+def test_nn_modules_paths(torch):
+    import importlib
+    for path in ("activation.MultiheadAttention", "activation.ReLU", "batchnorm.BatchNorm2d", "batchnorm._BatchNorm",
+                 "flatten.Flatten", "flatten.Unflatten", "linear.NonDynamicallyQuantizableLinear",
+                 "normalization.LayerNorm", "transformer.TransformerEncoderLayer", "container.ModuleList"):
+        module, name = path.rsplit(".", 1)
+        ours = getattr(importlib.import_module(f"tapegrad.nn.modules.{module}"), name)
+        assert getattr(importlib.import_module(f"torch.nn.modules.{module}"), name).__name__ == ours.__name__
+        if hasattr(torch.nn, name):
+            assert ours is getattr(tapegrad.nn, name)
+    from tapegrad.nn.modules.utils import _ntuple, _pair, _single, _triple
+    from torch.nn.modules import utils as theirs
+    for value in (3, (1, 2), [4, 5, 6]):
+        assert (_single(value), _pair(value), _triple(value), _ntuple(4)(value)) == (
+            theirs._single(value), theirs._pair(value), theirs._triple(value), theirs._ntuple(4)(value))
+
+
+def test_empty_strided(torch):
+    cases = [((2, 3), (1, 2)), ((2, 3), (4, 1)), ((2, 3, 4), (0, 4, 1)), ((2, 1, 4), (4, 4, 1)), ((), ()),
+             ((0, 3), (3, 1)), ((2, 3, 4, 5), (60, 1, 15, 3)), ((2, 3), (2, 6)), ((3, 4), (4, 1))]
+    for size, stride in cases:
+        for dtype, requires_grad in (("float32", False), ("float64", True)):
+            ours = tapegrad.empty_strided(size, stride, dtype=getattr(tapegrad, dtype), requires_grad=requires_grad)
+            theirs = torch.empty_strided(size, stride, dtype=getattr(torch, dtype), requires_grad=requires_grad)
+            assert (tuple(ours.shape), ours.stride(), str(ours.dtype).split(".")[1], ours.requires_grad,
+                    ours.is_leaf, ours.is_contiguous()) == (tuple(theirs.shape), theirs.stride(),
+                                                            str(theirs.dtype).split(".")[1], theirs.requires_grad,
+                                                            theirs.is_leaf, theirs.is_contiguous()), (size, stride)
+    for size, stride in (((2, 3), (1,)), ((2, 3), (-1, 2))):
+        ours = _error(lambda: tapegrad.empty_strided(size, stride))
+        assert ours == _error(lambda: torch.empty_strided(size, stride)) and ours[0] is RuntimeError
+    with pytest.raises(NotImplementedError, match="not those of a view"):
+        tapegrad.empty_strided((2, 2), (5, 2))
