@@ -1,0 +1,53 @@
+"""tapegrad's public functions called with a Proxy append a node instead of computing.
+
+PyTorch's functions check their arguments for `__torch_function__`; tapegrad's are plain Python
+functions, so importing tapegrad.fx replaces each public function in its namespace (tapegrad,
+tapegrad.nn.functional, tapegrad.linalg, tapegrad.ops.profiler) by a function of the same name,
+signature and docstring that looks for a Proxy among its arguments (one level into lists, tuples
+and dicts, as torch.cat([a, b]) needs) and otherwise calls the original. Call nodes name the
+replacement, so `node.target is tapegrad.add` holds. Tensor methods are untouched (a Proxy's own
+methods record them), and so is a process that never imports tapegrad.fx.
+"""
+import functools
+import sys
+import types
+
+from .proxy import _find_proxy
+
+_NAMESPACES = ("tapegrad", "tapegrad.nn.functional", "tapegrad.linalg", "tapegrad.ops.profiler")
+# functions whose answer about a Proxy is about the Proxy itself (as PyTorch's, which take no __torch_function__)
+_KEEP = {"is_tensor", "is_storage", "compile", "save", "load", "manual_seed", "seed", "initial_seed", "from_numpy",
+         "from_jax", "from_dlpack", "set_printoptions", "get_printoptions", "is_grad_enabled",
+         "is_inference_mode_enabled", "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "promote_types",
+         "get_default_dtype", "set_default_dtype", "get_default_device", "set_default_device", "symbolic_trace"}
+
+
+_made = {}   # original -> its replacement (a function public under two names gets one replacement)
+
+
+def _proxy_aware(fn):
+    if fn in _made:
+        return _made[fn]
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        proxy = _find_proxy(args, kwargs)
+        if proxy is None:
+            return fn(*args, **kwargs)
+        return proxy.tracer.create_proxy("call_function", call, args, kwargs)
+    call._fx_original = fn
+    _made[fn] = call
+    return call
+
+
+def install():
+    import tapegrad.linalg  # noqa: F401
+    import tapegrad.nn.functional  # noqa: F401
+    import tapegrad.ops.profiler  # noqa: F401
+    for module_name in _NAMESPACES:
+        namespace = sys.modules[module_name]
+        for name, value in list(vars(namespace).items()):
+            if (isinstance(value, types.FunctionType) and not name.startswith("__") and name not in _KEEP
+                    and not name.startswith(("set_", "get_")) and value.__module__.startswith("tapegrad")
+                    and not hasattr(value, "_fx_original")):
+                setattr(namespace, name, _proxy_aware(value))
