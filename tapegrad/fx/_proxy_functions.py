@@ -5,10 +5,12 @@ functions, so importing tapegrad.fx replaces each public function in its namespa
 tapegrad.nn.functional, tapegrad.linalg, tapegrad.ops.profiler) by a function of the same name,
 signature and docstring that looks for a Proxy among its arguments (one level into lists, tuples
 and dicts, as torch.cat([a, b]) needs) and otherwise calls the original. Call nodes name the
-replacement, so `node.target is tapegrad.add` holds. Tensor methods are untouched (a Proxy's own
+replacement, with nn.functional's arguments as PyTorch's Python functions pass them on (tensors
+positional, the other parameters by keyword), so `node.target is tapegrad.add` holds. Tensor methods are untouched (a Proxy's own
 methods record them), and so is a process that never imports tapegrad.fx.
 """
 import functools
+import inspect
 import sys
 import types
 
@@ -25,19 +27,44 @@ _KEEP = {"is_tensor", "is_storage", "compile", "save", "load", "manual_seed", "s
 _made = {}   # original -> its replacement (a function public under two names gets one replacement)
 
 
-def _proxy_aware(fn):
+def _proxy_aware(fn, as_keywords):
     if fn in _made:
         return _made[fn]
+    signature = inspect.signature(fn) if as_keywords else None
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
         proxy = _find_proxy(args, kwargs)
         if proxy is None:
             return fn(*args, **kwargs)
+        if signature is not None:
+            args, kwargs = _tensors_then_keywords(signature, args, kwargs)
         return proxy.tracer.create_proxy("call_function", call, args, kwargs)
     call._fx_original = fn
     _made[fn] = call
     return call
+
+
+def _tensors_then_keywords(signature, args, kwargs):
+    """torch.nn.functional's convention when it hands a call to a Proxy: the leading tensor arguments
+    positional, every other parameter (defaults filled in) by keyword."""
+    from .._tensor import Tensor
+    from .proxy import Proxy
+    try:
+        bound = signature.bind(*args, **kwargs)
+    except TypeError:
+        return args, kwargs
+    bound.apply_defaults()
+    items = list(bound.arguments.items())
+    lead = 0
+    while lead < len(items) and isinstance(items[lead][1], (Proxy, Tensor)) and \
+            signature.parameters[items[lead][0]].kind in (inspect.Parameter.POSITIONAL_ONLY,
+                                                          inspect.Parameter.POSITIONAL_OR_KEYWORD):
+        lead += 1
+    if any(signature.parameters[k].kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+           for k, _ in items):
+        return args, kwargs
+    return tuple(v for _, v in items[:lead]), dict(items[lead:])
 
 
 def install():
@@ -50,4 +77,4 @@ def install():
             if (isinstance(value, types.FunctionType) and not name.startswith("__") and name not in _KEEP
                     and not name.startswith(("set_", "get_")) and value.__module__.startswith("tapegrad")
                     and not hasattr(value, "_fx_original")):
-                setattr(namespace, name, _proxy_aware(value))
+                setattr(namespace, name, _proxy_aware(value, module_name == "tapegrad.nn.functional"))

@@ -59,9 +59,9 @@ class Tracer(TracerBase):
         return self.create_proxy("call_module", qualified_name, args, kwargs)
 
     def getattr(self, attr, attr_val, parameter_proxy_cache):
-        """A root parameter or buffer read inside forward: a get_attr Proxy (one per name)."""
-        from .._tensor import Tensor
-        if isinstance(attr_val, Tensor):
+        """A root parameter read inside forward: a get_attr Proxy (one per name)."""
+        from ..nn import Parameter
+        if isinstance(attr_val, Parameter):   # buffers stay tensors: create_arg makes their get_attr node
             name = self._tensor_names.get(id(attr_val))
             if name is not None:
                 if name not in parameter_proxy_cache:

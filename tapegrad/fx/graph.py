@@ -307,8 +307,8 @@ def _default_name(op, target):
 def _target_name(target):
     if isinstance(target, str):
         return target
-    if target is operator.getitem:
-        return "operator.getitem"
+    if getattr(target, "__module__", None) == "_operator":
+        return f"operator.{target.__name__}"
     if hasattr(target, "op"):
         return repr(target)
     return _public_path(target) or f"{getattr(target, '__module__', '')}.{getattr(target, '__name__', target)}"

@@ -14,7 +14,7 @@ __all__ = ["Match", "replace_pattern"]
 
 
 class Match(NamedTuple):
-    anchor: Node     # the node matched by the pattern's output
+    anchor: Node     # the pattern's node the match was found from (its output value)
     nodes_map: dict  # pattern node -> graph node
 
 
@@ -39,7 +39,7 @@ def replace_pattern(gm, pattern, replacement):
         if any(g in taken for g in inner) or not _self_contained(inner, node):
             continue
         taken.update(inner)
-        matches.append(Match(node, mapping))
+        matches.append(Match(pattern_out, mapping))
     for match in matches:
         _substitute(graph, match, [match.nodes_map.get(p) for p in pattern_inputs], replacement_graph)
     gm.recompile()
@@ -94,8 +94,10 @@ def _substitute(graph, match, inputs, replacement_graph):
         raise ValueError(f"tapegrad.fx.replace_pattern: the replacement takes {len(placeholders)} inputs but the "
                          f"pattern {len(inputs)}; give both the same parameters.")
     env.update(zip(placeholders, inputs))
-    result = None
-    with graph.inserting_before(match.anchor):
+    result, anchor = None, match.nodes_map[match.anchor]
+    order = {n: i for i, n in enumerate(graph.nodes)}
+    first_user = min(anchor.users, key=order.__getitem__)   # as torch.fx: the replacement goes just before it
+    with graph.inserting_before(first_user):
         for node in replacement_graph.nodes:
             if node.op == "placeholder":
                 continue
@@ -103,7 +105,7 @@ def _substitute(graph, match, inputs, replacement_graph):
                 result = _map_nodes(node.args[0], env.__getitem__)
                 continue
             env[node] = graph.node_copy(node, env.__getitem__)
-    match.anchor.replace_all_uses_with(result)
+    anchor.replace_all_uses_with(result)
     matched = {g for p, g in match.nodes_map.items() if p.op != "placeholder"}
     for node in reversed(list(graph.nodes)):   # the matched nodes, now unused, last first
         if node in matched and not node.users:
