@@ -465,3 +465,33 @@ def test_node_api_and_print_tabular(torch, capsys):
     assert table[2].split()[:3] == ["placeholder", "x", "x"] and len(table) == len(gm.graph.nodes) + 2
     assert tapegrad.fx.node.Target is not None
     assert tapegrad.fx.node.map_arg((1, [gm.graph.nodes.__iter__().__next__()]), lambda n: n.name) == (1, ["x"])
+
+
+def test_interpreter_subclass(torch):
+    """The fx profiling tutorial's pattern: an Interpreter whose run_node notes each node it runs."""
+    def interpreter(lib):
+        class Noting(lib.fx.Interpreter):
+            def __init__(self, module):
+                super().__init__(module)
+                self.ran = []
+
+            def run_node(self, n):
+                out = super().run_node(n)
+                self.ran.append((n.op, n.name))
+                return out
+
+            def call_function(self, target, args, kwargs):
+                if target is operator.mul:   # swap an op while interpreting
+                    return operator.sub(*args)
+                return super().call_function(target, args, kwargs)
+        return Noting
+    ours, theirs, x = _block_pair(torch)
+    gm, tgm = tapegrad.fx.symbolic_trace(ours), torch.fx.symbolic_trace(theirs)
+    our_run, their_run = interpreter(tapegrad)(gm), interpreter(torch)(tgm)
+    assert_close(our_run.run(from_torch(x)), their_run.run(x))
+    assert our_run.ran == their_run.ran
+    with pytest.raises(RuntimeError) as ours_error:
+        interpreter(tapegrad)(gm).run()
+    with pytest.raises(RuntimeError) as theirs_error:
+        interpreter(torch)(tgm).run()
+    assert str(ours_error.value).split("\n")[0] == str(theirs_error.value).split("\n")[0]

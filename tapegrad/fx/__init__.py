@@ -18,11 +18,13 @@ from ._symbolic_trace import Tracer, wrap
 from ._tracer import record
 from .graph import Graph, Node
 from .graph_module import GraphModule
+from .interpreter import Interpreter
 from .node import map_arg
 from .proxy import Proxy
 from .subgraph_rewriter import replace_pattern
 
-__all__ = ["symbolic_trace", "Tracer", "Graph", "GraphModule", "Node", "Proxy", "wrap", "replace_pattern", "map_arg"]
+__all__ = ["symbolic_trace", "Tracer", "Graph", "GraphModule", "Node", "Proxy", "wrap", "replace_pattern", "map_arg",
+           "Interpreter"]
 
 _proxy_functions.install()
 

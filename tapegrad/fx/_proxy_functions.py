@@ -40,6 +40,8 @@ def _proxy_aware(fn, as_keywords):
         if signature is not None:
             args, kwargs = _tensors_then_keywords(signature, args, kwargs)
         return proxy.tracer.create_proxy("call_function", call, args, kwargs)
+    # a code object of its own: tapegrad.compile's guards tell functions apart by their code
+    call.__code__ = call.__code__.replace(co_name=f"{fn.__module__}.{fn.__qualname__}")
     call._fx_original = fn
     _made[fn] = call
     return call
