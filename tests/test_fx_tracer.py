@@ -495,3 +495,33 @@ def test_interpreter_subclass(torch):
     with pytest.raises(RuntimeError) as theirs_error:
         interpreter(torch)(tgm).run()
     assert str(ours_error.value).split("\n")[0] == str(theirs_error.value).split("\n")[0]
+
+
+def test_concrete_args_specialize_with_a_check(torch):
+    def make(lib):
+        class M(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = lib.nn.Linear(3, 3)
+
+            def forward(self, x, flag=True, y=None, *, scale=2.0):
+                h = self.lin(x) + lib.ones(3)
+                h = lib.relu(h) if flag else h
+                h = h if y is None else h + y
+                return h * scale, lib.nn.functional.dropout(h, p=0.1, training=False)
+        return M()
+    torch.manual_seed(0)
+    theirs = make(torch)
+    ours = _copy_weights(make(tapegrad), theirs)
+    x = torch.randn(2, 3)
+    for concrete in ({"flag": False, "y": None}, {"flag": True}):
+        gm = tapegrad.fx.symbolic_trace(ours, concrete_args=concrete)
+        tgm = torch.fx.symbolic_trace(theirs, concrete_args=concrete)
+        _same_graph(gm, tgm)
+        flag = concrete["flag"]
+        y = None if "y" in concrete else torch.randn(3)
+        for a, b in zip(gm(from_torch(x), flag, None if y is None else from_torch(y)), tgm(x, flag, y)):
+            assert_close(a, b)
+        assert not gm.graph.eliminate_dead_code()
+    with pytest.raises(AssertionError, match="flag has been specialized to have value True but got another value"):
+        gm(from_torch(x), False)

@@ -121,6 +121,7 @@ class Tracer(TracerBase):
         for p in params:
             if p.name in concrete_args:
                 value = concrete_args[p.name]
+                self._specialized(p, value)
             elif p.kind == p.VAR_POSITIONAL:
                 raise NotImplementedError(f"tapegrad.fx traces named arguments only: {fn.__qualname__} takes "
                                           f"*{p.name}. Give the forward named parameters, or trace with "
@@ -135,6 +136,18 @@ class Tracer(TracerBase):
             else:
                 args.append(value)
         return args, kwargs
+
+    def _specialized(self, p, value):
+        """A concrete argument keeps its placeholder (<name>_1), checked at run time to hold the traced value."""
+        from ..nn import Module
+        from .._tensor import Tensor
+        default = () if p.default is p.empty else (p.default,)
+        proxy = self.create_proxy("placeholder", f"{p.name}_1", default, {})
+        message = f"{p.name} has been specialized to have value {value} but got another value"
+        if value is None:
+            self.create_proxy("call_function", _assert_is_none, (proxy, message), {})
+        elif not isinstance(value, (Tensor, Module)) and not callable(value):
+            self.create_proxy("call_function", _assert, (proxy == value, message), {})
 
     @contextlib.contextmanager
     def _patched(self, fn_globals):
@@ -177,3 +190,17 @@ def _leaf_function(fn):
         return proxy.tracer.create_proxy("call_function", fn, args, kwargs)
     return call
 
+
+
+def _assert(condition, message):
+    """torch._assert: the check a specialized argument's placeholder runs."""
+    if not condition:
+        raise AssertionError(message)
+
+
+def _assert_is_none(value, message):
+    if value is not None:
+        raise AssertionError(message)
+
+
+_assert._fx_impure = _assert_is_none._fx_impure = True

@@ -263,8 +263,9 @@ _LEGAL_OPS = {"placeholder", "get_attr", "call_function", "call_method", "call_m
 
 
 def _impure(node):
-    """A call kept without users: profiler ranges (their effect is the range)."""
-    return node.op == "call_function" and getattr(node.target, "__module__", "") == "tapegrad.ops.profiler"
+    """A call kept without users: profiler ranges (their effect is the range), a specialized argument's check."""
+    return node.op == "call_function" and (getattr(node.target, "__module__", "") == "tapegrad.ops.profiler"
+                                           or getattr(node.target, "_fx_impure", False))
 
 
 def _check_target(root, node):
