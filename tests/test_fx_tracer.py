@@ -525,3 +525,51 @@ def test_concrete_args_specialize_with_a_check(torch):
         assert not gm.graph.eliminate_dead_code()
     with pytest.raises(AssertionError, match="flag has been specialized to have value True but got another value"):
         gm(from_torch(x), False)
+
+
+def test_conv_bn_fuser_tutorial_pattern(torch):
+    """PyTorch's "Building a Convolution/Batch Norm fuser in FX" tutorial, written once for either library."""
+    import copy
+
+    def fuse(lib, model):
+        def fuse_conv_bn_eval(conv, bn):
+            fused = copy.deepcopy(conv)
+            scale = bn.weight * lib.rsqrt(bn.running_var + bn.eps)
+            bias = fused.bias if fused.bias is not None else lib.zeros_like(bn.running_mean)
+            fused.weight = lib.nn.Parameter(fused.weight * scale.reshape([-1] + [1] * (fused.weight.ndim - 1)))
+            fused.bias = lib.nn.Parameter((bias - bn.running_mean) * scale + bn.bias)
+            return fused
+        fx_model = lib.fx.symbolic_trace(copy.deepcopy(model))
+        modules = dict(fx_model.named_modules())
+        for node in fx_model.graph.nodes:
+            if node.op != "call_module" or not isinstance(modules[node.target], lib.nn.BatchNorm2d):
+                continue
+            conv_node = node.args[0]
+            if conv_node.op != "call_module" or not isinstance(modules[conv_node.target], lib.nn.Conv2d) \
+                    or len(conv_node.users) > 1:
+                continue
+            fused = fuse_conv_bn_eval(modules[conv_node.target], modules[node.target])
+            *parent, name = conv_node.target.rsplit(".", 1)
+            setattr(modules[parent[0] if parent else ""], name, fused)
+            node.replace_all_uses_with(conv_node)
+            fx_model.graph.erase_node(node)
+        fx_model.graph.lint()
+        fx_model.recompile()
+        return fx_model
+
+    ours, theirs, x = _block_pair(torch)
+    with torch.no_grad():
+        for m in theirs.modules():   # running statistics that differ from the defaults
+            if isinstance(m, torch.nn.BatchNorm2d):
+                m.running_mean.uniform_(-1, 1)
+                m.running_var.uniform_(0.5, 2)
+    _copy_weights(ours, theirs)
+    fused, tfused = fuse(tapegrad, ours), fuse(torch, theirs)
+    _same_graph(fused, tfused)
+    modules = dict(fused.named_modules())
+    assert not any(isinstance(modules[n.target], tapegrad.nn.BatchNorm2d) for n in fused.graph.nodes
+                   if n.op == "call_module")
+    with torch.no_grad():
+        expected = theirs(x)
+    np.testing.assert_allclose(fused(from_torch(x)).detach().numpy(), expected.numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(tfused(x).detach().numpy(), expected.numpy(), rtol=1e-4, atol=1e-5)
