@@ -573,3 +573,23 @@ def test_conv_bn_fuser_tutorial_pattern(torch):
         expected = theirs(x)
     np.testing.assert_allclose(fused(from_torch(x)).detach().numpy(), expected.numpy(), rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(tfused(x).detach().numpy(), expected.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_real_tensor_operators_with_proxy_operands(torch):
+    """A buffer or a constant on the left of an operator, as PyTorch's __torch_function__ records it."""
+    def make(lib):
+        class M(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("b", lib.ones(3) * 2)
+                self.register_buffer("pe", lib.arange(30.).reshape(10, 3))
+
+            def forward(self, x):
+                y = self.b + x
+                z = lib.ones(3) * y
+                return (2 - z @ self.b)[:, None] + self.pe[:4] + (self.b > x)
+        return M()
+    gm, tgm = tapegrad.fx.symbolic_trace(make(tapegrad)), torch.fx.symbolic_trace(make(torch))
+    _same_graph(gm, tgm)
+    x = torch.randn(4, 3)
+    assert_close(gm(from_torch(x)), tgm(x))

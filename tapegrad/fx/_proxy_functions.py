@@ -6,8 +6,9 @@ tapegrad.nn.functional, tapegrad.linalg, tapegrad.ops.profiler) by a function of
 signature and docstring that looks for a Proxy among its arguments (one level into lists, tuples
 and dicts, as torch.cat([a, b]) needs) and otherwise calls the original. Call nodes name the
 replacement, with nn.functional's arguments as PyTorch's Python functions pass them on (tensors
-positional, the other parameters by keyword), so `node.target is tapegrad.add` holds. Tensor methods are untouched (a Proxy's own
-methods record them), and so is a process that never imports tapegrad.fx.
+positional, the other parameters by keyword), so `node.target is tapegrad.add` holds. Tensor's operators
+learn Proxy operands the same way (`buffer + proxy`); as in PyTorch, indexing a real tensor with a
+Proxy and its named methods do not (`buffer.mul(proxy)` raises: write `buffer * proxy`). A process that never imports tapegrad.fx is untouched.
 """
 import functools
 import inspect
@@ -69,6 +70,35 @@ def _tensors_then_keywords(signature, args, kwargs):
     return tuple(v for _, v in items[:lead]), dict(items[lead:])
 
 
+# Tensor's operator -> the method PyTorch's __torch_function__ records when the other operand is a Proxy
+_TENSOR_OPERATORS = {"__add__": "add", "__sub__": "sub", "__mul__": "mul", "__truediv__": "div",
+                     "__floordiv__": "__floordiv__", "__mod__": "remainder", "__pow__": "pow", "__matmul__": "matmul",
+                     "__and__": "__and__", "__or__": "__or__", "__xor__": "__xor__", "__lshift__": "__lshift__",
+                     "__rshift__": "__rshift__", "__eq__": "eq", "__ne__": "ne", "__lt__": "lt", "__le__": "le",
+                     "__gt__": "gt", "__ge__": "ge"}
+
+
+def _tensor_operator(original, method_name):
+    """Tensor's operator with a Proxy operand (`buffer + proxy`): a call_method node, as PyTorch records it."""
+    from .proxy import Proxy
+
+    @functools.wraps(original)
+    def method(self, other):
+        if not isinstance(other, Proxy):
+            return original(self, other)
+        return other.tracer.create_proxy("call_method", method_name, (self, other), {})
+    method._fx_original = original
+    return method
+
+
+def _install_tensor_operators():
+    from .._tensor import Tensor
+    for name, method_name in _TENSOR_OPERATORS.items():
+        original = Tensor.__dict__.get(name)
+        if original is not None and not hasattr(original, "_fx_original"):
+            setattr(Tensor, name, _tensor_operator(original, method_name))
+
+
 def install():
     import tapegrad.linalg  # noqa: F401
     import tapegrad.nn.functional  # noqa: F401
@@ -80,3 +110,4 @@ def install():
                     and not name.startswith(("set_", "get_")) and value.__module__.startswith("tapegrad")
                     and not hasattr(value, "_fx_original")):
                 setattr(namespace, name, _proxy_aware(value, module_name == "tapegrad.nn.functional"))
+    _install_tensor_operators()
