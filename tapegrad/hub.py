@@ -55,7 +55,8 @@ def download_url_to_file(url, dst, hash_prefix=None, progress=True):
     request = Request(url, headers={"User-Agent": "torch.hub"})
     with urlopen(request) as response:
         total = response.headers.get("Content-Length") if hasattr(response, "headers") else None
-        tmp = os.path.join(os.path.dirname(os.path.abspath(dst)), f".{os.path.basename(dst)}.{uuid.uuid4().hex}.partial")
+        folder, base = os.path.split(os.path.abspath(dst))
+        tmp = os.path.join(folder, f".{base}.{uuid.uuid4().hex}.partial")
         digest = hashlib.sha256() if hash_prefix is not None else None
         done = 0
         try:
@@ -133,7 +134,8 @@ def _legacy_zip_load(filename, model_dir):
 def load(repo_or_dir, model, *args, source="github", trust_repo="check", force_reload=False, verbose=True,
          skip_validation=False, **kwargs):
     """Call the entry point `model` of repo_or_dir's hubconf.py with args and kwargs.
-    source='github': repo_or_dir is 'owner/name[:ref]', downloaded once into the hub dir; source='local': a directory."""
+    source='github': repo_or_dir is 'owner/name[:ref]', downloaded once into the hub dir;
+    source='local': a directory."""
     source = source.lower()
     if source not in ("github", "local"):
         raise ValueError(f'Unknown source: "{source}". Allowed values: "github" | "local".')
@@ -204,8 +206,8 @@ def _parse_repo_info(github):
                 raise
             ref = "master"
         except URLError as e:
-            ref = next((r for r in ("main", "master") if os.path.exists(os.path.join(get_dir(), f"{owner}_{name}_{r}"))),
-                       None)
+            cached = [r for r in ("main", "master") if os.path.exists(os.path.join(get_dir(), f"{owner}_{name}_{r}"))]
+            ref = cached[0] if cached else None
             if ref is None:
                 raise RuntimeError("It looks like there is no internet connection and the repo could not be found "
                                    f"in the cache ({get_dir()})") from e

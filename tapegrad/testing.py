@@ -215,7 +215,10 @@ def _mismatch_message(kind, extra, abs_diff, abs_idx, atol, rel_diff, rel_idx, r
     equality = rtol == 0 and atol == 0
 
     def line(name, diff, idx, tol):
-        text = f"{name.title()} difference: {diff}" if idx is None else f"Greatest {name} difference: {diff} at index {idx}"
+        if idx is None:
+            text = f"{name.title()} difference: {diff}"
+        else:
+            text = f"Greatest {name} difference: {diff} at index {idx}"
         return text + ("" if equality else f" (up to {tol} allowed)") + "\n"
 
     msg = f"{kind} are not {'equal' if equality else 'close'}!\n\n{extra.strip()}\n"

@@ -57,7 +57,8 @@ def _norm(value):
 
 def _nodes(graph):
     graph = getattr(graph, "graph", graph)
-    return [(n.op, n.name.replace("torch_", ""), _target(n.target), _norm(n.args), _norm(n.kwargs)) for n in graph.nodes]
+    return [(n.op, n.name.replace("torch_", ""), _target(n.target), _norm(n.args), _norm(n.kwargs))
+            for n in graph.nodes]
 
 
 def _same_graph(ours, theirs):

@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 import tapegrad
-from conftest import from_torch
 
 
 # ---- testing.assert_close --------------------------------------------------------------------------

@@ -8,7 +8,8 @@ and dicts, as torch.cat([a, b]) needs) and otherwise calls the original. Call no
 replacement, with nn.functional's arguments as PyTorch's Python functions pass them on (tensors
 positional, the other parameters by keyword), so `node.target is tapegrad.add` holds. Tensor's operators
 learn Proxy operands the same way (`buffer + proxy`); as in PyTorch, indexing a real tensor with a
-Proxy and its named methods do not (`buffer.mul(proxy)` raises: write `buffer * proxy`). A process that never imports tapegrad.fx is untouched.
+Proxy and its named methods do not (`buffer.mul(proxy)` raises: write `buffer * proxy`). A process
+that never imports tapegrad.fx is untouched.
 """
 import functools
 import inspect

@@ -68,16 +68,10 @@ class TracerBase:
 
 
 def _is_plain_value(a):
-    """dtypes, devices, sizes and memory formats pass into the graph as they are."""
+    """dtypes and devices pass into the graph as they are."""
     from .._dtypes import dtype
     from ..device import device
-    return isinstance(a, (dtype, device)) or type(a).__module__.startswith("tapegrad") and not _is_tensor(a) \
-        and not callable(a) and type(a).__name__ in ("Size", "memory_format", "layout")
-
-
-def _is_tensor(a):
-    from .._tensor import Tensor
-    return isinstance(a, Tensor)
+    return isinstance(a, (dtype, device))
 
 
 class GraphAppendingTracer(TracerBase):
