@@ -9,7 +9,7 @@ import weakref
 
 from ._tensor import Tensor
 
-_PINNED = weakref.WeakSet()   # storages of pinned tensors
+PINNED = weakref.WeakSet()   # storages of pinned tensors
 
 _DEVICE_ARGUMENT = "The argument 'device' of Tensor.{}() is deprecated. Please do not pass this argument."
 
@@ -28,14 +28,14 @@ def pin_memory(self, device=None):
     if is_pinned(self):
         return self
     out = self.clone()
-    _PINNED.add(out._storage)
+    PINNED.add(out._storage)
     return out
 
 
 def is_pinned(self, device=None):
     if device is not None:
         warnings.warn(_DEVICE_ARGUMENT.format("is_pinned"), DeprecationWarning, stacklevel=2)
-    return self._storage in _PINNED
+    return self._storage in PINNED
 
 
 Tensor.pin_memory = pin_memory

@@ -10,12 +10,16 @@ from ._creation import empty
 __all__ = ["empty_strided"]
 
 
-def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
-                  memory_format=None):
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
     if len(size) != len(stride):
         raise RuntimeError(f"dimensionality of sizes ({len(size)}) must match dimensionality of strides "
                            f"({len(stride)})")
+    if pin_memory:
+        from . import accelerator
+        if not accelerator.is_available():
+            raise RuntimeError("pin_memory=True requires a CUDA or other accelerator backend; no pinned memory "
+                               "allocator is available on this system.")
     if any(s < 0 for s in stride):
         raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and strides={list(stride)}")
     real = [d for d in range(len(size)) if size[d] > 1 and stride[d] > 0]
@@ -23,6 +27,9 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
         out = empty(size, dtype=dtype, device=device)
     else:
         out = _strided_view(size, stride, real, dtype, device)
+    if pin_memory:
+        from ._pinned import PINNED
+        PINNED.add(out._storage)
     return out.requires_grad_() if requires_grad else out
 
 

@@ -317,5 +317,10 @@ def test_empty_strided(torch):
     for size, stride in (((2, 3), (1,)), ((2, 3), (-1, 2))):
         ours = _error(lambda: tapegrad.empty_strided(size, stride))
         assert ours == _error(lambda: torch.empty_strided(size, stride)) and ours[0] is RuntimeError
+    if not tapegrad.accelerator.is_available():
+        ours = _error(lambda: tapegrad.empty_strided((2,), (1,), pin_memory=True))
+        assert ours == _error(lambda: torch.empty_strided((2,), (1,), pin_memory=True))
+    else:
+        assert tapegrad.empty_strided((2, 3), (1, 2), pin_memory=True).is_pinned()
     with pytest.raises(NotImplementedError, match="not those of a view"):
         tapegrad.empty_strided((2, 2), (5, 2))
