@@ -77,6 +77,8 @@ globals().update(_CPU_CLASSES)   # FloatTensor, DoubleTensor, LongTensor, ...
 from ._inplace_functions import FUNCTIONS as _INPLACE_FUNCTIONS  # noqa: E402
 globals().update(_INPLACE_FUNCTIONS)   # torch.sin_(x), torch.clamp_(x, 0, 1), ...
 from ._functional._linalg import svd_legacy as svd  # noqa: E402  (torch.svd: V, some, compute_uv)
+from ._strided import empty_strided  # noqa: E402
+from . import _pinned  # noqa: E402,F401  (Tensor.pin_memory, Tensor.is_pinned)
 
 half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
@@ -84,7 +86,7 @@ cfloat, cdouble = complex64, complex128
 
 __version__ = "0.1.0"
 
-_LAZY_MODULES = frozenset({"jit", "fx", "onnx", "export"})   # imported on first use
+_LAZY_MODULES = frozenset({"jit", "fx", "onnx", "export", "testing", "hub", "version", "classes", "ops"})   # imported on first use
 
 
 def __getattr__(name):

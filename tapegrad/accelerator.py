@@ -60,3 +60,34 @@ def synchronize(device=None):
     for array in jax.live_arrays():
         if set(array.devices()) & set(devices):
             array.block_until_ready()
+
+
+def set_device_index(device):
+    """Make `device` (an index, or a device of the accelerator's type) the current accelerator device."""
+    kind, devices = _require()
+    index = device if isinstance(device, int) else _device(device).index or 0
+    if kind == "cuda":
+        from . import cuda
+        cuda.set_device(index)
+    elif not 0 <= index < len(devices):
+        raise RuntimeError(f"Invalid device index {index}: only {len(devices)} {kind} device(s) present.")
+
+
+set_device_idx = set_device_index   # PyTorch's older name
+
+
+class device_index:
+    """Context manager: `device` (an index; None changes nothing) is the current accelerator device inside it."""
+
+    def __init__(self, device, /):
+        self.idx = device
+        self.prev_idx = -1
+
+    def __enter__(self):
+        if self.idx is not None:
+            self.prev_idx = current_device_index()
+            set_device_index(self.idx)
+
+    def __exit__(self, *exc_info):
+        if self.idx is not None:
+            set_device_index(self.prev_idx)

@@ -1,5 +1,9 @@
 """tapegrad.cpu (PyTorch's torch.cpu): the CPU device's module, with the deprecated `amp` namespace."""
+import sys as _sys
+
 from .amp._deprecated import cpu as amp  # noqa: F401
+
+_sys.modules[__name__ + ".amp"] = amp   # `from tapegrad.cpu.amp import autocast` (cpu is a module, not a package)
 
 __all__ = ["is_available", "device_count", "current_device", "synchronize", "amp"]
 

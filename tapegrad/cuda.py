@@ -166,3 +166,8 @@ def initial_seed():
 
 
 from .amp._deprecated import cuda as amp  # noqa: E402,F401  (torch.cuda.amp, deprecated in PyTorch)
+from . import _nccl as nccl  # noqa: E402  (torch.cuda.nccl: no NCCL of tapegrad's own)
+import sys as _sys  # noqa: E402
+
+# `from tapegrad.cuda.amp import GradScaler` imports them by name: cuda is a module, not a package
+_sys.modules.update({__name__ + ".amp": amp, __name__ + ".nccl": nccl})

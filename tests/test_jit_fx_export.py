@@ -85,23 +85,26 @@ def test_nodes_users_and_graph_edit(torch):
     _close(gm(*args), expected)
 
 
-def test_trace_a_function_and_first_call_recording(torch):
-    def f(a, b):
-        c = a @ b.t()
-        return tapegrad.nn.functional.softmax(c, dim=-1)[:, 1:] * 2.0
+def test_trace_a_function_recorded_or_symbolic(torch):
+    def make(lib):
+        def f(a, b):
+            c = a @ b.t()
+            return lib.nn.functional.softmax(c, dim=-1)[:, 1:] * 2.0
+        return f
+    f = make(tapegrad)
     a, b = torch.randn(3, 4), torch.randn(5, 4)
     expected = torch.softmax(a @ b.t(), dim=-1)[:, 1:] * 2.0
     gm = tapegrad.fx.symbolic_trace(f, example_inputs=(from_torch(a), from_torch(b)))
     names = [n.target.__name__ for n in gm.graph.nodes if n.op == "call_function"]
     assert "softmax" in names and "mul" in names
     assert_close(gm(from_torch(a), from_torch(b)), expected)
-    lazy = tapegrad.fx.symbolic_trace(f)
-    with pytest.raises(RuntimeError, match="records the ops one call runs"):
-        lazy.graph
-    assert_close(lazy(from_torch(a), from_torch(b)), expected)
-    assert [n.op for n in lazy.graph.nodes] == [n.op for n in gm.graph.nodes]
-    with pytest.raises(NotImplementedError, match="example_inputs"):
-        tapegrad.fx.symbolic_trace(f, concrete_args={"a": 1})
+    # without example inputs the trace is symbolic, as torch.fx's: the same nodes as PyTorch's graph
+    symbolic = tapegrad.fx.symbolic_trace(f)
+    theirs = torch.fx.symbolic_trace(make(torch))
+    assert [(n.op, n.name) for n in symbolic.graph.nodes] == [(n.op, n.name) for n in theirs.graph.nodes]
+    assert_close(symbolic(from_torch(a), from_torch(b)), expected)
+    with pytest.raises(ValueError, match="concrete_args is for symbolic tracing"):
+        tapegrad.fx.symbolic_trace(f, concrete_args={"a": 1}, example_inputs=(from_torch(a), from_torch(b)))
 
 
 # ---- jit -------------------------------------------------------------------------------------------

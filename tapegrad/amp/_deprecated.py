@@ -26,6 +26,7 @@ def namespace(device_type, default_dtype):
     for cls in (autocast, GradScaler):
         cls.__module__, cls.__qualname__ = f"tapegrad.{device_type}.amp", cls.__name__
     module = types.ModuleType(f"tapegrad.{device_type}.amp", __doc__)
+    module.__file__ = __file__   # its code is here (so tools locating a module's source find it)
     module.autocast, module.GradScaler = autocast, GradScaler
     return module
 

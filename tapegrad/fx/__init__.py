@@ -1,44 +1,51 @@
-"""tapegrad.fx (PyTorch's torch.fx): a module's forward as a Graph of the ops it records on the tape.
+"""tapegrad.fx (PyTorch's torch.fx): a program as a Graph of nodes, traced two ways.
 
-`symbolic_trace(root)` does not trace symbolically, as torch.fx does with Proxy objects: tapegrad
-records the ops that one real call puts on the tape (shapes and dtypes are known, no value is
-computed: ops are deferred). So:
-
-* the graph holds op-table entries (`tapegrad.ops.addmm`, `tapegrad.ops.view`...) as call_function
-  targets, not the Python functions or tensor methods the code called (there are no call_method
-  nodes); submodules from tapegrad.nn are call_module leaves as in torch.fx, parameters and buffers
-  of the root get_attr nodes, tensors made inside the call `_tensor_constant<i>` get_attr nodes;
-* Python control flow is resolved by the example (as torch.jit.trace, where torch.fx would raise
-  on a branch that reads a tensor), and the graph is specialised to the example's shapes: statics
-  such as a view's target shape are recorded values;
-* in-place ops are recorded as their functional op: rerunning the graph does not write to its inputs;
-* random draws made inside the call are part of the recording's constants, not drawn again.
-
-Without example inputs the graph is recorded by the GraphModule's first call.
+* `symbolic_trace(root)` and `Tracer().trace(root)` trace symbolically, as torch.fx does: forward runs
+  once on Proxy objects, and the graph holds what the code called: `operator.add` for `x + y`,
+  `tapegrad.add` for `tapegrad.add(x, y)`, call_method "add" for `x.add(y)`, submodules from
+  tapegrad.nn as call_module leaves, parameters and buffers as get_attr. No value is computed, and
+  control flow that reads a tensor raises TraceError, as in PyTorch. Proxies built by hand
+  (`Proxy(node, GraphAppendingTracer(graph))`) append nodes to an existing graph. Importing
+  tapegrad.fx makes tapegrad's public functions accept Proxies (see _proxy_functions.py).
+* `symbolic_trace(root, example_inputs=(x, ...))` (tapegrad's own) records the ops one real call
+  puts on the tape instead: shapes are the example's, control flow is resolved by the example (as
+  torch.jit.trace), and targets are op-table entries (`tapegrad.ops.addmm`), not the Python calls;
+  in-place ops are recorded as their functional op, random draws as constants. This traces code
+  that symbolic tracing cannot (a branch on a tensor's value), at the cost of specialising to it.
 """
-from ._tracer import OpCall, is_leaf_module, record
+from . import _proxy_functions
+from ._symbolic_trace import Tracer, wrap
+from ._tracer import record
 from .graph import Graph, Node
 from .graph_module import GraphModule
+from .interpreter import Interpreter
+from .node import map_arg
+from .proxy import Proxy
+from .subgraph_rewriter import replace_pattern
 
-__all__ = ["symbolic_trace", "Graph", "Node", "GraphModule"]
+__all__ = ["symbolic_trace", "Tracer", "Graph", "GraphModule", "Node", "Proxy", "wrap", "replace_pattern", "map_arg",
+           "Interpreter"]
+
+_proxy_functions.install()
 
 
 def symbolic_trace(root, concrete_args=None, *, example_inputs=None):
-    """A GraphModule recorded from root(*example_inputs) (a module or a function); see the module docstring."""
+    """A GraphModule of root (a module or a function): traced with Proxies, or, given example_inputs,
+    recorded from one real call root(*example_inputs) (see the module docstring)."""
     from ..nn import Module
-    if concrete_args is not None:
-        raise NotImplementedError("tapegrad.fx.symbolic_trace records one real call, so every argument is "
-                                  "concrete already: pass the values as example_inputs instead of concrete_args.")
-    module = root if isinstance(root, Module) else Module()
-    fn = root if isinstance(root, Module) else root
     name = type(root).__name__ if isinstance(root, Module) else getattr(root, "__name__", "GraphModule")
-    signature_of = root.forward if isinstance(root, Module) else root
-    recording = lambda r, f, args: record(r, _named(f, signature_of), tuple(args))
     if example_inputs is None:
-        return GraphModule._traced_on_first_call(module, fn, name, recording)
+        tracer = Tracer()
+        graph = tracer.trace(root, concrete_args)
+        return GraphModule(tracer.root, graph, name)
+    if concrete_args is not None:
+        raise ValueError("tapegrad.fx.symbolic_trace: concrete_args is for symbolic tracing; a recording from "
+                         "example_inputs has every argument concrete already. Pass one or the other.")
+    module = root if isinstance(root, Module) else Module()
+    signature_of = root.forward if isinstance(root, Module) else root
     if not isinstance(example_inputs, (tuple, list)):
         example_inputs = (example_inputs,)
-    graph, constants, _ = recording(module, fn, example_inputs)
+    graph, constants, _ = record(module, _named(root, signature_of), tuple(example_inputs))
     return GraphModule(module, graph, name, constants)
 
 

@@ -15,7 +15,11 @@ def _copy_attr(source, target, qualified_name):
             child = Module()
             setattr(target, part, child)
         target = child
-    setattr(target, field, getattr(source, field))
+    value = getattr(source, field)
+    if field in getattr(source, "_buffers", {}):
+        target.register_buffer(field, value)
+    else:
+        setattr(target, field, value)
 
 
 class GraphModule(Module):
@@ -25,10 +29,7 @@ class GraphModule(Module):
     def __init__(self, root, graph, class_name="GraphModule", constants=None):
         super().__init__()
         self.__class__ = type(class_name, (GraphModule,), {})
-        self._graph = None
-        self._pending = None
-        if graph is not None:
-            self._install(root, graph, constants or {})
+        self._install(root, graph, constants or {})
 
     def _install(self, root, graph, constants):
         for name, value in constants.items():
@@ -40,22 +41,8 @@ class GraphModule(Module):
                 else:
                     _copy_attr(root, self, node.target)
         self._graph = graph
+        graph.owning_module = self
         self.recompile()
-
-    @classmethod
-    def _traced_on_first_call(cls, root, fn, class_name, record):
-        """A GraphModule whose graph is recorded by its first call (symbolic_trace without example inputs)."""
-        gm = cls(root, None, class_name)
-        gm._pending = (root, fn, record)
-
-        def forward(self, *args):
-            root, fn, record = self._pending
-            graph, constants, _ = record(root, fn, args)
-            self._pending = None
-            self._install(root, graph, constants)
-            return self.forward(*args)
-        type(gm).forward = forward
-        return gm
 
     def _set_named(self, name, value):
         from ..nn import Parameter
@@ -67,23 +54,16 @@ class GraphModule(Module):
 
     @property
     def graph(self):
-        self._require_graph()
         return self._graph
-
-    def _require_graph(self):
-        if self._graph is None:
-            raise RuntimeError(
-                "This GraphModule has no graph yet: tapegrad.fx records the ops one call runs. Call it once "
-                "(gm(x)) or trace with example inputs: tapegrad.fx.symbolic_trace(model, example_inputs=(x,)).")
 
     @graph.setter
     def graph(self, graph):
         self._graph = graph
+        graph.owning_module = self
         self.recompile()
 
     @property
     def code(self):
-        self._require_graph()
         return self._code
 
     def recompile(self):
@@ -101,7 +81,7 @@ class GraphModule(Module):
         return text
 
     def __str__(self):
-        return super().__str__() + "\n\n\n" + (self._code if self._graph is not None else "")
+        return super().__str__() + "\n\n\n" + self._code
 
     def __repr__(self):
         return super().__repr__()

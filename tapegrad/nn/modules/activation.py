@@ -250,3 +250,6 @@ class LogSoftmax(_SoftmaxLike):
 
 class Softmin(_SoftmaxLike):
     _fn = "softmin"
+
+
+from .transformer import MultiheadAttention  # noqa: E402,F401  (PyTorch defines it in nn.modules.activation)

@@ -1,0 +1,4 @@
+"""PyTorch's module path torch.nn.modules.batchnorm (the classes live in normalization.py)."""
+from .normalization import _BatchNorm, BatchNorm1d, BatchNorm2d, BatchNorm3d  # noqa: F401
+
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
