@@ -9,6 +9,7 @@ requires_grad kept).
 import io
 import pickle
 import struct
+import sys
 import threading
 import traceback
 import types
@@ -56,10 +57,12 @@ class _Pickler(pickle.Pickler):
         if self.sends is not None and isinstance(obj, Tensor) and obj.requires_grad:
             self.sends.append(obj)
             return _received_tensor, (np.asarray(obj.detach()._value), len(self.sends) - 1)
-        if isinstance(obj, types.FunctionType) and "<locals>" in obj.__qualname__ \
-                and obj.__module__.startswith("tapegrad"):
+        if isinstance(obj, types.FunctionType) and obj.__module__.startswith("tapegrad") \
+                and getattr(sys.modules.get(obj.__module__), obj.__qualname__, None) is not obj:
+            # tapegrad.sin & co. are made by factories (and wrapped once tapegrad.fx is imported), so
+            # pickle cannot find them where they were defined: sent by their public name
             public = _public_name(obj)
-            if public is not None:   # tapegrad.sin & co. are made by factories: sent by their public name
+            if public is not None:
                 return _public_function, public
         return NotImplemented
 
