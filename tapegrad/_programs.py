@@ -114,7 +114,8 @@ class Program:
         self.key = key       # its cache key, to explain its compiles (_recompiles)
         self.compiles = 0    # one per set of input shapes it met
         self.spreads = False  # its arguments have met on different device sets (_placement)
-        self.announce = None  # called once, before its first run on XLA (a step explaining its compile)
+        self.announce = None  # called once, before its first run on XLA (a step explaining its compile);
+                              # False once that run happened
         self.bought = set()   # a whole program's input shapes whose rent is spent: XLA only, no NumPy check
         self.shapes = None    # the input shapes of the coming call (set by lookup)
         self.renting = True   # whether the coming call may run on NumPy
@@ -133,8 +134,8 @@ class Program:
             if self.sync:   # these shapes have paid their rent: skip the NumPy check from now on
                 self.bought.add(self.shapes)
                 self.renting = False
-        if self.announce is not None:
-            announce, self.announce = self.announce, None
+        if self.announce:
+            announce, self.announce = self.announce, False   # False: announced, never again
             announce()
         _stats["executions"] += 1
         _local.active += 1

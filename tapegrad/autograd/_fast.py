@@ -59,7 +59,7 @@ def try_backward(root, seed, retain_graph):
                                lambda: _compile(key[1:]), count=False)
     if program is None:
         return False   # first sight of this structure with these shapes: the general path runs it op by op
-    if not program.compiles:   # it may rent NumPy for a while: explain the compile when XLA is reached
+    if program.announce is None:   # it may rent NumPy for a while: explain the compile when XLA is reached
         program.announce = lambda: _recompiles.step_compiled(seg, key[1])
     if any(type(a) is Pending for a in arrays):
         arrays = _lazy.resolve_all(arrays)
