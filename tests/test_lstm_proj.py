@@ -91,11 +91,11 @@ def test_packed_sequence():
 
 
 def test_gradcheck_float64():
-    _, mine = _pair(num_layers=2, bidirectional=True)
+    mine = nn.LSTM(2, 3, proj_size=1, bidirectional=True, dtype=tg.float64)
     weights = [p.detach().clone().requires_grad_() for p in mine.parameters()]
-    x = tg.randn(3, 2, 3, dtype=tg.float64, requires_grad=True)
-    h0 = tg.randn(4, 2, 2, dtype=tg.float64, requires_grad=True)
-    c0 = tg.randn(4, 2, 5, dtype=tg.float64, requires_grad=True)
+    x = tg.randn(2, 1, 2, dtype=tg.float64, requires_grad=True)
+    h0 = tg.randn(2, 1, 1, dtype=tg.float64, requires_grad=True)
+    c0 = tg.randn(2, 1, 3, dtype=tg.float64, requires_grad=True)
 
     def f(x, h0, c0, *ws):
         for name, w in zip(mine._flat_weights_names, ws):
