@@ -5,9 +5,10 @@ import numpy as np
 
 from .. import _views
 from .._dispatch import apply
-from .._ops import indexing as I, shape as S
+from .. import _dtypes as D
+from .._ops import bitcast as B, indexing as I, shape as S
 from .._tensor import Tensor
-from ._common import dims as _dims, numel_of, shape_args, wrap_dim
+from ._common import SCALAR_NAME, dims as _dims, numel_of, shape_args, wrap_dim
 from .._autocast import policy
 
 
@@ -42,13 +43,36 @@ def reshape(input, *shape):
 
 
 def view(input, *shape):
-    if len(shape) == 1 and not isinstance(shape[0], (tuple, list, builtins.int, Tensor)):
-        raise NotImplementedError("view(dtype) is not supported; use .to(dtype)")
+    if len(shape) == 1 and isinstance(shape[0], D.dtype):
+        return _view_dtype(input, shape[0])
     shape = _infer_shape(shape_args(shape), input.numel())
     if not _viewable(input, shape):
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
                            "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
     return apply(S.view, input, shape=shape)
+
+
+def _view_dtype(input, dtype):
+    """PyTorch's view(dtype): the same bytes read as `dtype`; with a different element size the last dim
+    scales, under PyTorch's layout conditions. Not differentiable, as in PyTorch."""
+    src, new = input.dtype.itemsize, dtype.itemsize
+    if src != new:
+        what = f"to view {SCALAR_NAME[input.dtype.name]} as {SCALAR_NAME[dtype.name]} (different element sizes)"
+        if input.ndim == 0:
+            raise RuntimeError(f"self.dim() cannot be 0 {what}")
+        strides, offset = _views.layout(input)
+        if strides[-1] != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {strides[-1]}")
+        if new > src:
+            ratio = new // src
+            if input.shape[-1] % ratio:
+                raise RuntimeError(f"self.size(-1) must be divisible by {ratio} {what}, but got {input.shape[-1]}")
+            if offset % ratio:
+                raise RuntimeError(f"self.storage_offset() must be divisible by {ratio} {what}, but got {offset}")
+            for d, stride in enumerate(strides[:-1]):
+                if stride % ratio:
+                    raise RuntimeError(f"self.stride({d}) must be divisible by {ratio} {what}, but got {stride}")
+    return apply(B.view_dtype, input, dtype=dtype.np.name, src=input.dtype.np.name)
 
 
 def view_as(input, other):
