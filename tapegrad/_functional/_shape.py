@@ -75,6 +75,33 @@ def _view_dtype(input, dtype):
     return apply(B.view_dtype, input, dtype=dtype.np.name, src=input.dtype.np.name)
 
 
+def as_strided(input, size, stride, storage_offset=None):
+    """PyTorch's as_strided: a view of the input's storage. Positions outside the input's own elements are
+    read from its base (the storage's tensor), and the gradient then goes there."""
+    size, stride = tuple(builtins.int(n) for n in size), tuple(builtins.int(s) for s in stride)
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: "
+                           f"{list(stride)}")
+    strides, offset = _views.layout(input)
+    start = offset if storage_offset is None else builtins.int(storage_offset)
+    if start < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {start}")
+    raw, item = input._storage._raw, input.dtype.itemsize
+    needed = 0 if 0 in size else (start + sum((n - 1) * s for n, s in zip(size, stride)) + 1) * item
+    available = raw.size * raw.dtype.itemsize
+    if needed > available:
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {start}, and "
+                           f"itemsize {item} requiring a storage size of {needed} are out of bounds for storage "
+                           f"of size {available}. Pick sizes, strides and an offset inside the storage.")
+    inside = np.isin(S.strided_positions(size, stride, start), S.strided_positions(tuple(input.shape), strides, offset))
+    if not inside.all() and input._view is not None and input._view.base is not None:
+        input = input._view.base
+        strides, offset = _views.layout(input)
+    return apply(S.as_strided, input, size=size, stride=stride, offset=start, source=(strides, offset))
+
+
 def view_as(input, other):
     return view(input, tuple(other.shape))
 
