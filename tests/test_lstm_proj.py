@@ -116,10 +116,10 @@ def test_errors_match():
         with pytest.raises(ValueError) as m_err:
             nn.LSTM(3, 5, **kw)
         assert str(t_err.value) in str(m_err.value)
-    with pytest.raises(ValueError, match="proj_size argument is only supported for LSTM, not RNN or GRU"):
-        nn.GRU(3, 5, proj_size=2)
-    with pytest.raises(ValueError, match="proj_size argument is only supported for LSTM, not RNN or GRU"):
-        torch.nn.GRU(3, 5, proj_size=2)
+    for lib in (torch, tg):
+        for kind, size in (("GRU", 2), ("RNN", 7), ("GRU", 0)):   # any proj_size, even 0, is refused
+            with pytest.raises(ValueError, match="proj_size argument is only supported for LSTM, not RNN or GRU"):
+                getattr(lib.nn, kind)(3, 5, proj_size=size)
     ref, mine = _pair()
     for h, c in (((1, 3, 5), (1, 3, 5)), ((1, 3, 2), (1, 3, 2))):
         with pytest.raises(RuntimeError) as t_err:
