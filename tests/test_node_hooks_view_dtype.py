@@ -58,6 +58,21 @@ def test_hooks_replace_gradients_in_order():
     np.testing.assert_allclose(m_grad, t_grad)
 
 
+def test_multi_output_node_sees_none_for_outputs_without_gradient():
+    results = []
+    for lib, wrap in ((torch, lambda t: t.clone().requires_grad_()), (tg, lambda t: _tg(t, True))):
+        a = wrap(torch.tensor([[2.0, 1.0], [0.5, 3.0]], dtype=torch.float64))
+        sign, logabsdet = lib.linalg.slogdet(a)
+        log = []
+        logabsdet.grad_fn.register_prehook(lambda go: log.append(go) or (None, go[1] * 3))
+        logabsdet.grad_fn.register_hook(lambda gi, go: log.append(gi) or log.append(go))
+        logabsdet.backward()
+        results.append(([tuple(None if g is None else _np(g).tolist() for g in e) for e in log], _np(a.grad)))
+    assert [[None if g is None else np.round(g, 12).tolist() for g in e] for e in results[1][0]] == \
+        [[None if g is None else np.round(g, 12).tolist() for g in e] for e in results[0][0]]
+    np.testing.assert_allclose(results[1][1], results[0][1])
+
+
 def test_removed_hooks_and_scalar_inputs():
     def fn(lib, x, w, log):
         y = x + 2
