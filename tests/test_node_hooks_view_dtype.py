@@ -171,7 +171,9 @@ def test_view_dtype_is_a_view_without_grad():
         w[1] = 0
         y = lib.ones(2, 4, requires_grad=True, dtype=lib.float64)
         z = y.view(lib.float32)
-        result = (x.numpy().copy(), v.numpy().copy(), z.requires_grad, z.grad_fn, tuple(z.shape), z._base is y)
+        k = lib.ones(2).view(dtype=lib.int32)   # the keyword form
+        result = (x.numpy().copy(), v.numpy().copy(), z.requires_grad, z.grad_fn, tuple(z.shape), z._base is y,
+                  k.numpy().tolist(), tuple(lib.ones(2).view(size=(2, 1)).shape))
         if lib is torch:
             expect = result
     np.testing.assert_array_equal(result[0], expect[0])

@@ -42,9 +42,11 @@ def reshape(input, *shape):
     return apply(S.reshape_copy, input, shape=shape)
 
 
-def view(input, *shape):
-    if len(shape) == 1 and isinstance(shape[0], D.dtype):
-        return _view_dtype(input, shape[0])
+def view(input, *shape, dtype=None, size=None):
+    if dtype is not None or (len(shape) == 1 and isinstance(shape[0], D.dtype)):
+        return _view_dtype(input, dtype if dtype is not None else shape[0])
+    if size is not None:
+        shape = (size,)
     shape = _infer_shape(shape_args(shape), input.numel())
     if not _viewable(input, shape):
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
