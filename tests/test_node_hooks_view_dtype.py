@@ -73,6 +73,15 @@ def test_multi_output_node_sees_none_for_outputs_without_gradient():
     np.testing.assert_allclose(results[1][1], results[0][1])
 
 
+def test_prehook_may_drop_a_gradient():
+    def fn(lib, x, w, log):
+        y = (x * 3).exp()
+        y.grad_fn.register_prehook(lambda go: (None,))   # the node then sees zeros
+        (y + x * w).sum().backward()
+    (_, t_grad), (_, m_grad) = _both(fn)
+    np.testing.assert_allclose(m_grad, t_grad)
+
+
 def test_removed_hooks_and_scalar_inputs():
     def fn(lib, x, w, log):
         y = x + 2

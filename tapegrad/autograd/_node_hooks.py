@@ -53,11 +53,14 @@ def runner(nodes, as_tensor, from_tensor):
         hooks = nodes[i].fn_hooks
         if not hooks or not hooks[0]:
             return node_cts
-        outs = tuple(wrap(node_cts.get(k)) for k in range(nout))
+        given = tuple(wrap(node_cts.get(k)) for k in range(nout))
+        outs = given
         for hook in list(hooks[0].values()):
             new = hook(outs)
             if new is not None:
                 outs = _replaced(hook, outs, new)
+        # a gradient a hook set to None counts as zeros (PyTorch's undefined gradient)
+        outs = [t if t is not None or g is None else g.new_zeros(g.shape) for t, g in zip(outs, given)]
         return {k: unwrap(t) for k, t in enumerate(outs) if t is not None}
 
     def post(i, grads, cts, diff):
