@@ -205,7 +205,9 @@ Tensor.is_contiguous = lambda self, memory_format=None: _views.is_contiguous(sel
 Tensor.contiguous = contiguous
 # A stable fake address per storage: views of one base differ by their offset, as in PyTorch.
 Tensor.data_ptr = lambda self: id(self._storage) * 64 + _views.layout(self)[1] * self.dtype.itemsize
-Tensor._base = property(lambda self: self._view.base if self._view is not None else None)
+# a view made by a non-differentiable view op (view(dtype)) shares storage but has no _base, as in PyTorch
+Tensor._base = property(lambda self: self._view.base if self._view is not None and self._view.steps[-1][0].diff != ()
+                        else None)
 Tensor._is_view = lambda self: self._view is not None and self._view.base is not None
 Tensor.T = property(lambda self: F.permute(self, tuple(range(self.ndim))[::-1]) if self.ndim != 2 else F.t(self))
 Tensor.mT = property(lambda self: F.transpose(self, -2, -1))

@@ -55,8 +55,27 @@ def compose(steps):
     return read
 
 
+def _split_at_value_view(steps, view_positions):
+    """(before, the first step whose elements are not a selection (Op.value_view), after), with the
+    position arguments of each side; None if there is no such step."""
+    from ._ops.indexing import positions_in
+    used = 0
+    for k, (op, static) in enumerate(steps):
+        if op.value_view is not None:
+            return (steps[:k], view_positions[:used]), (op, static), (steps[k + 1:], view_positions[used:])
+        used += positions_in(static)
+    return None
+
+
 def scatter_into(steps, base, new, view_positions=()):
     """The base array with the elements selected by `steps` replaced by `new` (pure)."""
+    split = _split_at_value_view(steps, view_positions)
+    if split is not None:
+        # a bitcast or complex part: write below it, turn the result back with the step's own rule
+        (before, pos_before), (op, static), (after, pos_after) = split
+        inner = compose(before)(base, *pos_before)
+        changed = scatter_into(after, compose(((op, static),))(inner), new, pos_after)
+        return scatter_into(before, base, op.value_view[0](inner, changed, **dict(static)), pos_before)
     positions = compose(steps)(jnp.arange(base.size, dtype=jnp.int64).reshape(base.shape), *view_positions)
     new = jnp.broadcast_to(jnp.asarray(new, base.dtype), positions.shape)
     return base.reshape(-1).at[positions.reshape(-1)].set(new.reshape(-1)).reshape(base.shape)
@@ -150,6 +169,10 @@ def layout(t):
     """(strides, storage_offset) in elements. A view's are read off its recipe applied to an iota of the base."""
     if t._view is None:
         return contiguous_strides(tuple(t.shape)), 0
+    op, static = t._view.steps[-1]
+    if op.name == "as_strided":   # its layout is the one asked for (size-1 and empty dims included)
+        static = dict(static)
+        return static["stride"], static["offset"]
     base_shape = tuple(t._storage._raw.shape)
     positions = t._view.positions
     if traced_offsets:
@@ -165,7 +188,7 @@ def _host_positions(steps, positions, base_shape):
     """The recipe applied to an iota of the base, computed on the host (even while tapegrad.compile
     traces a function), with NumPy where it has the view ops' primitives: no XLA compile per layout."""
     from ._numpy_eval import compile_jaxpr
-    read = compose(steps)
+    read = _compose_positions(steps)
     spec = jax.ShapeDtypeStruct(base_shape, jnp.int64)
     iota = np.arange(int(np.prod(base_shape, dtype=np.int64)), dtype=np.int64).reshape(base_shape)
     run = compile_jaxpr(jax.make_jaxpr(lambda x: read(x, *positions))(spec))
@@ -173,6 +196,26 @@ def _host_positions(steps, positions, base_shape):
         return run(iota)[0]
     with jax.ensure_compile_time_eval():
         return np.asarray(read(jnp.asarray(iota), *positions))
+
+
+def _compose_positions(steps):
+    """compose(steps) for an iota of storage positions: steps with their own position rule (Op.value_view)
+    apply it instead of their function."""
+    if not any(op.value_view is not None for op, _ in steps):
+        return compose(steps)
+    from ._ops.indexing import positions_in
+
+    def read(x, *positions):
+        i = 0
+        for op, static in steps:
+            n = positions_in(static)
+            if op.value_view is not None:
+                x = op.value_view[1](x, **dict(static))
+            else:
+                x = compose(((op, static),))(x, *positions[i:i + n])
+            i += n
+        return x
+    return read
 
 
 def _strides_from_positions(pos):

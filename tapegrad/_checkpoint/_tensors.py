@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import _dtypes as D, _views
 from .._ops._registry import KEEP, Op
+from .._ops.shape import strided_positions
 from .._storage import Storage
 from .._tensor import Tensor
 from ..device import device as _device, to_jax_device
@@ -18,10 +19,7 @@ from ..device import device as _device, to_jax_device
 def _as_strided(a, size, stride, offset):
     # The elements at offset + sum(i_d * stride_d) of the flat array: any strided layout (overlapping or
     # stride 0 included) as one gather.
-    index = np.full(size, offset, np.int64)
-    for d, (n, st) in enumerate(zip(size, stride)):
-        index += (np.arange(n, dtype=np.int64) * st).reshape((n,) + (1,) * (len(size) - d - 1))
-    return a.reshape(-1)[index]
+    return a.reshape(-1)[strided_positions(size, stride, offset)]
 
 
 # A view step only (a recipe from the storage's array to a loaded tensor), not an op users call: kept out of

@@ -1,17 +1,17 @@
 """Complex numbers: parts, conjugates, polar form, real views."""
 from .. import _dtypes as D
 from .._dispatch import apply
-from .._ops import elementwise as E
+from .._ops import bitcast as B, elementwise as E
 
 
 def real(input):
-    return apply(E.real, input) if input.dtype.is_complex else input
+    return apply(B.real, input) if input.dtype.is_complex else input
 
 
 def imag(input):
     if not input.dtype.is_complex:
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-    return apply(E.imag, input)
+    return apply(B.imag, input)
 
 
 def conj(input):
@@ -56,7 +56,7 @@ def polar(abs, angle, *, out=None):
 def view_as_real(input):
     if not input.dtype.is_complex:
         raise RuntimeError("view_as_real is only supported for complex tensors")
-    return apply(E.view_as_real, input)
+    return apply(B.view_as_real, input)
 
 
 def view_as_complex(input):
@@ -65,4 +65,4 @@ def view_as_complex(input):
                            f"scalar type: {input.dtype.name}")
     if input.ndim == 0 or input.shape[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")
-    return apply(E.view_as_complex, input)
+    return apply(B.view_as_complex, input)

@@ -2,6 +2,7 @@
 import builtins
 
 import jax.numpy as jnp
+import numpy as np
 
 from .. import _dtypes as D
 from .._dispatch import apply
@@ -296,7 +297,7 @@ def mode(input, dim=-1, keepdim=False, *, out=None):
 
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     if dim is not None:
-        raise NotImplementedError("unique(dim=...) is not supported yet; use unique() on the flattened tensor.")
+        return _unique_dim(input, wrap_dim(dim, input.ndim), return_inverse, return_counts)
     # The number of distinct values decides the output shape: count on the host, as PyTorch syncs.
     size = builtins.int(jnp.unique(input._value).size)
     values, inverse, counts = apply(S.unique, input, size=size)
@@ -305,6 +306,26 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
         out += (inverse.reshape(input.shape),)
     if return_counts:
         out += (counts,)
+    return out[0] if len(out) == 1 else out
+
+
+def _unique_dim(input, d, return_inverse, return_counts):
+    """The distinct slices along d, sorted lexicographically (PyTorch sorts whatever `sorted` says). Found on
+    the host, as PyTorch syncs for the output's size; not differentiable, as in PyTorch."""
+    shape = tuple(input.shape)
+    if builtins.any(n == 0 for i, n in enumerate(shape) if i != d):
+        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique cannot be applied. "
+                           "Select a dimension of non-zero size elsewhere, or drop the empty dimensions.")
+    width = builtins.int(np.prod([n for i, n in enumerate(shape) if i != d], dtype=np.int64))
+    rows = np.moveaxis(np.asarray(input._value), d, 0).reshape(shape[d], width)
+    _, first, inverse, counts = np.unique(rows, axis=0, return_index=True, return_inverse=True,
+                                          return_counts=True)
+    from .._creation import tensor
+    out = (input.detach().index_select(d, tensor(first.astype(np.int64), device=input.device)),)
+    if return_inverse:
+        out += (tensor(inverse.reshape(-1).astype(np.int64), device=input.device),)
+    if return_counts:
+        out += (tensor(counts.astype(np.int64), device=input.device),)
     return out[0] if len(out) == 1 else out
 
 

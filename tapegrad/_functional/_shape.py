@@ -5,9 +5,10 @@ import numpy as np
 
 from .. import _views
 from .._dispatch import apply
-from .._ops import indexing as I, shape as S
+from .. import _dtypes as D
+from .._ops import bitcast as B, indexing as I, shape as S
 from .._tensor import Tensor
-from ._common import dims as _dims, numel_of, shape_args, wrap_dim
+from ._common import SCALAR_NAME, dims as _dims, numel_of, shape_args, wrap_dim
 from .._autocast import policy
 
 
@@ -41,14 +42,66 @@ def reshape(input, *shape):
     return apply(S.reshape_copy, input, shape=shape)
 
 
-def view(input, *shape):
-    if len(shape) == 1 and not isinstance(shape[0], (tuple, list, builtins.int, Tensor)):
-        raise NotImplementedError("view(dtype) is not supported; use .to(dtype)")
+def view(input, *shape, dtype=None, size=None):
+    if dtype is not None or (len(shape) == 1 and isinstance(shape[0], D.dtype)):
+        return _view_dtype(input, dtype if dtype is not None else shape[0])
+    if size is not None:
+        shape = (size,)
     shape = _infer_shape(shape_args(shape), input.numel())
     if not _viewable(input, shape):
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
                            "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
     return apply(S.view, input, shape=shape)
+
+
+def _view_dtype(input, dtype):
+    """PyTorch's view(dtype): the same bytes read as `dtype`; with a different element size the last dim
+    scales, under PyTorch's layout conditions. Not differentiable, as in PyTorch."""
+    src, new = input.dtype.itemsize, dtype.itemsize
+    if src != new:
+        what = f"to view {SCALAR_NAME[input.dtype.name]} as {SCALAR_NAME[dtype.name]} (different element sizes)"
+        if input.ndim == 0:
+            raise RuntimeError(f"self.dim() cannot be 0 {what}")
+        strides, offset = _views.layout(input)
+        if strides[-1] != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {strides[-1]}")
+        if new > src:
+            ratio = new // src
+            if input.shape[-1] % ratio:
+                raise RuntimeError(f"self.size(-1) must be divisible by {ratio} {what}, but got {input.shape[-1]}")
+            if offset % ratio:
+                raise RuntimeError(f"self.storage_offset() must be divisible by {ratio} {what}, but got {offset}")
+            for d, stride in enumerate(strides[:-1]):
+                if stride % ratio:
+                    raise RuntimeError(f"self.stride({d}) must be divisible by {ratio} {what}, but got {stride}")
+    return apply(B.view_dtype, input, dtype=dtype.np.name, src=input.dtype.np.name)
+
+
+def as_strided(input, size, stride, storage_offset=None):
+    """PyTorch's as_strided: a view of the input's storage. Positions outside the input's own elements are
+    read from its base (the storage's tensor), and the gradient then goes there."""
+    size, stride = tuple(builtins.int(n) for n in size), tuple(builtins.int(s) for s in stride)
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: "
+                           f"{list(stride)}")
+    strides, offset = _views.layout(input)
+    start = offset if storage_offset is None else builtins.int(storage_offset)
+    if start < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {start}")
+    raw, item = input._storage._raw, input.dtype.itemsize
+    needed = 0 if 0 in size else (start + sum((n - 1) * s for n, s in zip(size, stride)) + 1) * item
+    available = raw.size * raw.dtype.itemsize
+    if needed > available:
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {start}, and "
+                           f"itemsize {item} requiring a storage size of {needed} are out of bounds for storage "
+                           f"of size {available}. Pick sizes, strides and an offset inside the storage.")
+    inside = np.isin(S.strided_positions(size, stride, start), S.strided_positions(tuple(input.shape), strides, offset))
+    if not inside.all() and input._view is not None and input._view.base is not None:
+        input = input._view.base
+        strides, offset = _views.layout(input)
+    return apply(S.as_strided, input, size=size, stride=stride, offset=start, source=(strides, offset))
 
 
 def view_as(input, other):

@@ -33,17 +33,21 @@ class Op:
                 input, with a zero derivative, and so requires grad where JAX's formula would not.
     custom      for the op of an autograd.Function's node: how its backward runs (see autograd._function_node),
                 None for table entries, whose backward is jax.vjp of fn.
+    value_view  for a view whose elements are not a selection of the input's (a bitcast, the real part of
+                complex numbers): (write, positions). write(x, new, **static) is x with the view's elements
+                replaced by new; positions(p, **static) maps the storage positions of x's elements (in x's
+                element size) to the view's (in its own), as PyTorch's strides and offsets count them.
     wraps_scalars True when PyTorch wraps a Python scalar argument into a tensor input (add, sub,
                 mul, div), so it appears in grad_fn.next_functions as (None, 0).
     """
 
     __slots__ = ("name", "fn", "dtype_rule", "diff", "view", "saves_output", "saves_inputs", "nout",
                  "node_name", "node_class", "wraps_scalars", "overloads", "_node_classes", "fused_backward",
-                 "custom", "__weakref__")
+                 "custom", "value_view", "__weakref__")
 
     def __init__(self, name, fn, dtype_rule=SAME, diff=None, view=False, saves_output=False, nout=1,
                  node=None, node_name=None, wraps_scalars=False, overloads=(), saves_inputs=None,
-                 fused_backward=False):
+                 fused_backward=False, value_view=None):
         self.name = name
         self.fn = fn
         self.dtype_rule = dtype_rule
@@ -53,6 +57,7 @@ class Op:
         self.saves_inputs = saves_inputs
         self.fused_backward = fused_backward
         self.custom = None
+        self.value_view = value_view
         self.nout = nout
         self.wraps_scalars = wraps_scalars
         self.node_name = node_name or _camel(node or name) + "Backward0"

@@ -314,15 +314,11 @@ digamma = defop("digamma", lambda a: jss.digamma(a), dtype_rule=FLOAT)
 relu = defop("relu", lambda a: jnp.where(a > 0, a, jnp.zeros((), a.dtype)), dtype_rule=KEEP,
              saves_output=True, saves_inputs=(), fused_backward=True)
 
-# ---- complex parts (real/imag views are computed copies here) ------------------------------
+# ---- complex parts (real, imag and the real views are views: _ops/bitcast.py) ------------------
 angle = defop("angle", _angle, dtype_rule=FLOAT)
 conj_physical = defop("conj_physical", lambda a: jnp.conj(a), dtype_rule=KEEP)
-real = defop("real", lambda a: jnp.real(a), dtype_rule=KEEP)
-imag = defop("imag", lambda a: jnp.imag(a), dtype_rule=KEEP)
 complex = defop("complex", lambda re, im: jax.lax.complex(re, im), dtype_rule=KEEP)
 polar = defop("polar", lambda r, t: jax.lax.complex(r * jnp.cos(t), r * jnp.sin(t)), dtype_rule=KEEP)
-view_as_real = defop("view_as_real", lambda a: jnp.stack([jnp.real(a), jnp.imag(a)], -1), dtype_rule=KEEP)
-view_as_complex = defop("view_as_complex", lambda a: jax.lax.complex(a[..., 0], a[..., 1]), dtype_rule=KEEP)
 
 # ---- copies, casts, fills ---------------------------------------------------------------------
 to_dtype = defop("to_dtype", lambda a, dtype: a.astype(dtype), dtype_rule=KEEP, node="to_copy")

@@ -1,11 +1,12 @@
 """Recurrent layers (RNN, LSTM, GRU) as one kernel each: every layer and direction is a lax.scan.
 
 Inputs: x (T, B, I) time-major, h0 (L*D, B, H), [c0 for LSTM], then per layer and direction
-w_ih, w_hh[, b_ih, b_hh], then (training with dropout) one mask per layer but the last, then (packed
+w_ih, w_hh[, b_ih, b_hh][, w_hr (LSTM with proj_size > 0)], then (training with dropout) one mask per layer but the last, then (packed
 sequences) a (T, B) bool mask of the steps each sequence really has. Masked steps keep the carry and output
 zeros, so h_n is taken at each sequence's length and the reverse direction starts at it; the lengths are
 an input, not a static, so one compiled kernel serves every batch of the same padded shape.
-Outputs: output (T, B, D*H), h_n[, c_n].
+Outputs: output (T, B, D*H), h_n[, c_n]. With a projection (`proj`), h is w_hr @ (o * tanh(c)): h0, h_n and
+the output have the projection's size, c0 and c_n the hidden size.
 """
 import jax
 import jax.numpy as jnp
@@ -22,7 +23,7 @@ def _gates(x, h, w_ih, w_hh, b):
     return gi, gh
 
 
-def _cell(mode, nonlinearity):
+def _cell(mode, nonlinearity, proj=False):
     def rnn(carry, x, w):
         h, = carry
         gi, gh = _gates(x, h, *w[:2], w[2:])
@@ -32,10 +33,13 @@ def _cell(mode, nonlinearity):
 
     def lstm(carry, x, w):
         h, c = carry
+        w, w_hr = (w[:-1], w[-1]) if proj else (w, None)
         gi, gh = _gates(x, h, *w[:2], w[2:])
         i, f, g, o = jnp.split(gi + gh, 4, axis=-1)
         c = jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g)
         h = jax.nn.sigmoid(o) * jnp.tanh(c)
+        if proj:
+            h = h @ w_hr.T
         return (h, c), h
 
     def gru(carry, x, w):
@@ -61,17 +65,18 @@ def _masked(cell):
     return step
 
 
-def _rnn(x, *args, mode, nonlinearity, num_layers, bidirectional, has_bias, dropout_scale, packed=False):
+def _rnn(x, *args, mode, nonlinearity, num_layers, bidirectional, has_bias, dropout_scale, packed=False,
+         proj=False):
     dirs = 2 if bidirectional else 1
     lstm = mode == "LSTM"
     args = list(args)
     h0 = args.pop(0)
     c0 = args.pop(0) if lstm else None
-    per = 4 if has_bias else 2
+    per = (4 if has_bias else 2) + (1 if proj else 0)
     weights = [args[i * per:(i + 1) * per] for i in range(num_layers * dirs)]
     masks = args[num_layers * dirs * per:]
     valid = masks.pop() if packed else None
-    cell = _cell(mode, nonlinearity)
+    cell = _cell(mode, nonlinearity, proj)
     if packed:
         cell = _masked(cell)
         step_in = lambda layer_in: (layer_in, valid[..., None])

@@ -1,5 +1,6 @@
 """Shape ops. Those PyTorch returns as views share storage (view=True)."""
 import jax.numpy as jnp
+import numpy as np
 
 from ._registry import defop, overload, SAME, KEEP
 from .indexing import _getitem
@@ -26,7 +27,25 @@ def _repeat_interleave(a, repeats, dim, total):
     return jnp.repeat(a, repeats, axis=dim, total_repeat_length=total)
 
 
+def strided_positions(size, stride, offset):
+    """offset + sum(i_d * stride_d) for every index of `size`: storage positions of a strided layout."""
+    index = np.full(tuple(size), offset, np.int64)
+    for d, (n, st) in enumerate(zip(size, stride)):
+        index += (np.arange(n, dtype=np.int64) * st).reshape((n,) + (1,) * (len(size) - d - 1))
+    return index
+
+
+def _as_strided(a, size, stride, offset, source):
+    """The elements of `a` at the storage positions of (size, stride, offset), `a`'s own elements lying at
+    those of `source` = (strides, offset): one gather (its VJP sums overlapping elements' gradients)."""
+    have = strided_positions(a.shape, *source).reshape(-1)
+    order = np.argsort(have, kind="stable")
+    index = order[np.searchsorted(have[order], strided_positions(size, stride, offset))]
+    return a.reshape(-1)[index]
+
+
 # ---- views --------------------------------------------------------------------------
+as_strided = defop("as_strided", _as_strided, dtype_rule=KEEP, view=True)
 view = defop("view", lambda a, shape: jnp.reshape(a, shape), dtype_rule=KEEP, view=True)
 expand = defop("expand", lambda a, shape: jnp.broadcast_to(a, shape), dtype_rule=KEEP, view=True)
 transpose = defop("transpose", lambda a, dim0, dim1: jnp.swapaxes(a, dim0, dim1), dtype_rule=KEEP, view=True)

@@ -72,12 +72,13 @@ _TRACED = _Arith(jnp.ones, jnp.zeros, operator.add)
 _EAGER = _Arith(_kernel_ones, _kernel_zeros, _kernel_add)
 
 
-def _walk(key, saved, seeds, existing, call_node, arith, hooks_for=None):
+def _walk(key, saved, seeds, existing, call_node, arith, hooks_for=None, node_hooks=None):
     """Run the whole backward described by `key`; both the eager and the traced tier use this.
 
     call_node(i, sid, out_avals, kept, cotangents) -> the gradients of node i's differentiated arguments
     (None where a custom Function's backward returned None).
     existing: {target: array} grads to accumulate into (leaves by index -1-j, retained by (node, out)).
+    hooks_for(i, cotangents) runs tensor hooks; node_hooks = (pre, post) runs grad_fn hooks (_node_hooks).
     Returns {target: new grad} for leaves (-1-j) and retained outputs ((i, k)).
     """
     node_keys, nleaves, root_key = key
@@ -120,6 +121,8 @@ def _walk(key, saved, seeds, existing, call_node, arith, hooks_for=None):
         kept = saved[pos:pos + nkept]
         pos += nkept
         nout = sig[0].nout
+        if node_hooks is not None:
+            node_cts = node_hooks[0](i, node_cts, nout)
         if nout == 1:
             ct_list = [node_cts[0]]
         elif sig[0].custom is not None:
@@ -127,6 +130,8 @@ def _walk(key, saved, seeds, existing, call_node, arith, hooks_for=None):
         else:
             ct_list = [node_cts[k] if k in node_cts else arith.zeros(*out_avals[k]) for k in range(nout)]
         grads = call_node(i, sid, out_avals, kept, ct_list)
+        if node_hooks is not None:
+            grads = node_hooks[1](i, grads, [node_cts.get(k) for k in range(nout)], sig[3])
         for w, g in zip(wiring, grads):
             if w is None or g is None:
                 continue   # toward a node pruned away, or no gradient
@@ -294,7 +299,7 @@ def _general_backward(roots, seeds, retain_graph, wanted, accumulate):
         saved, existing_values, seeds = _split(resolved, len(graph.saved), len(existing_keys), seed_pattern)
         existing = dict(zip(existing_keys, existing_values))
         results = _walk(graph.key, saved, seeds, existing, _eager_calls(nodes), _EAGER,
-                        _hook_runner(nodes) if hooked else None)
+                        _hook_runner(nodes) if hooked else None, _node_hooks(nodes) if hooked else None)
         jax.block_until_ready(list(results.values()))   # fail here, before any grad is written
 
     if not retain_graph:
@@ -371,6 +376,12 @@ def _committed(g):
     if isinstance(g, jax.core.Tracer):
         return g
     return g if getattr(g, "committed", True) else jax.device_put(g, g.sharding)
+
+
+def _node_hooks(nodes, as_tensor=None, from_tensor=None):
+    from .._tensor import Tensor
+    from ._node_hooks import runner
+    return runner(nodes, as_tensor or Tensor._wrap, from_tensor or (lambda t: t._value))
 
 
 def _hook_runner(nodes, as_tensor=None, from_tensor=None):

@@ -28,7 +28,7 @@ class FunctionNode(FunctionCtx, Node):
         self._saved_objects = None
         self.op = self.args = self.sig = self.seg = None
         self.edges, self.out_avals, self.checks, self.tensor_args = (), (), [], ()
-        self.retained = self.hooks = None
+        self.retained = self.hooks = self.fn_hooks = None
         self.saves, self.pos, self.closed, self.seq = True, -1, False, -1
 
     @property

@@ -76,7 +76,7 @@ class Graph:
             if n.retained:
                 retained = tuple(sorted([k for k, ref in n.retained.items() if ref() is not None]))
                 retaining.append(i)
-            if n.hooks:
+            if n.hooks or n.fn_hooks:
                 hooked = True
             if n.op.custom is not None:
                 custom = True

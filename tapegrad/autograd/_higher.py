@@ -28,7 +28,7 @@ from .._grad_mode import enable_grad
 from .._ops._registry import KEEP, Op
 from . import _saved
 from ._backward_names import output_dependencies, output_names
-from ._engine import _TRACED, _Arith, _hook_runner, _node_backward, _traced_call, _walk, _with_retained
+from ._engine import _TRACED, _Arith, _hook_runner, _node_backward, _node_hooks, _traced_call, _walk, _with_retained
 from ._graph import Graph, targets_of
 from .graph import unpacked
 from ._hooks import checked_result, gradient_hooks, run_post_accumulate_hooks
@@ -249,7 +249,7 @@ def _node_by_node(graph, gkey, seeds, roots):
         saved += [(unpacked(n.args[i]), n.edges[i], guarded.get(i)) for i in _saved.kept_positions(n.sig)]
     seeds = [Tensor._wrap(jnp.ones(tuple(t.shape), t.dtype.np)) if s is None else s for t, s in zip(roots, seeds)]
     return _walk(gkey, saved, seeds, {}, _node_recorder(graph.nodes), _ON_TENSORS,
-                 _hook_runner(graph.nodes, _same, _same))
+                 _hook_runner(graph.nodes, _same, _same), _node_hooks(graph.nodes, _same, _same))
 
 
 def _same(t):

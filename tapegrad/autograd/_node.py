@@ -17,7 +17,7 @@ class Node:
     """
 
     __slots__ = ("op", "args", "edges", "out_avals", "seq", "checks", "retained", "hooks", "saves", "sig",
-                 "seg", "pos", "closed", "tensor_args", "__weakref__")
+                 "seg", "pos", "closed", "tensor_args", "fn_hooks", "__weakref__")
 
     def __init__(self, op, args, edges, out_avals, sig, checks, saves, tensor_args):
         self.op = op
@@ -29,6 +29,7 @@ class Node:
         self.checks = checks      # [(storage's VersionCounter, version, argument index or -1-output), ...]
         self.retained = None      # {output_index: weakref to a tensor that called retain_grad()}
         self.hooks = None         # {output_index: {id: hook}} from Tensor.register_hook
+        self.fn_hooks = None      # ({id: pre-hook}, {id: post-hook}) on the node itself (_node_hooks)
         self.saves = saves        # holds saved values: a second backward after freeing them fails
         self.seg = None           # tape segment, place in it, whether its whole graph lies inside it
         self.pos = -1
@@ -96,7 +97,14 @@ class Node:
         self.args = None
 
     def register_hook(self, hook):
-        raise NotImplementedError("Node.register_hook is not supported yet; use Tensor.register_hook")
+        """hook(grad_inputs, grad_outputs) -> None or new grad_inputs, after the node ran."""
+        from ._node_hooks import register
+        return register(self, hook, 1)
+
+    def register_prehook(self, hook):
+        """hook(grad_outputs) -> None or new grad_outputs, before the node runs."""
+        from ._node_hooks import register
+        return register(self, hook, 0)
 
     def __repr__(self):
         return f"<{type(self).__name__} object at {hex(id(self))}>"

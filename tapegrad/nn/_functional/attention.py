@@ -4,7 +4,8 @@ import math
 import jax.numpy as jnp
 
 from ... import _dtypes as D
-from ..._creation import _leaf
+from ..._creation import _leaf, zeros
+from ..._functional._shape import cat
 from ..._dispatch import apply
 from ..._ops import nn as K
 from .linear import linear
@@ -55,9 +56,6 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
                                  use_separate_proj_weight=False, q_proj_weight=None, k_proj_weight=None,
                                  v_proj_weight=None, static_k=None, static_v=None, average_attn_weights=True,
                                  is_causal=False):
-    if bias_k is not None or add_zero_attn or static_k is not None or static_v is not None:
-        raise NotImplementedError("MultiheadAttention with add_bias_kv, add_zero_attn or static keys is not "
-                                  "supported by tapegrad yet.")
     batched = query.ndim == 3
     if not batched:
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
@@ -66,7 +64,6 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     tgt_len, bsz, embed_dim = query.shape
     if embed_dim != embed_dim_to_check:
         raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed_dim}")
-    src_len = key.shape[0]
     head_dim = embed_dim // num_heads
     if use_separate_proj_weight:
         weights = (q_proj_weight, k_proj_weight, v_proj_weight)
@@ -76,12 +73,32 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     biases = (None,) * 3 if in_proj_bias is None else \
         (in_proj_bias[:embed_dim], in_proj_bias[embed_dim:2 * embed_dim], in_proj_bias[2 * embed_dim:])
     q, k, v = (linear(x, w, b) for x, w, b in zip((query, key, value), weights, biases))
+    attn = _float_mask(attn_mask, query.dtype)
+    pad = _float_mask(key_padding_mask, query.dtype)
+    # PyTorch's order: a bias_k/bias_v step appended to the projected keys, then static keys replace
+    # them, then a zero key and value appended; each appended key adds a 0 column to both masks.
+    if bias_k is not None and bias_v is not None:
+        if static_k is not None or static_v is not None:
+            raise AssertionError(f"bias cannot be added to static {'key' if static_k is not None else 'value'}.")
+        k = cat([k, bias_k.repeat(1, bsz, 1)])
+        v = cat([v, bias_v.repeat(1, bsz, 1)])
+        attn, pad = _zero_column(attn), _zero_column(pad)
+    elif bias_k is not None or bias_v is not None:
+        raise AssertionError("bias_k is set but bias_v is None" if bias_k is not None else
+                             "bias_v is set but bias_k is None")
 
     def heads(x, length):
         return x.reshape(length, bsz, num_heads, head_dim).permute(1, 2, 0, 3)
 
-    q, k, v = heads(q, tgt_len), heads(k, src_len), heads(v, src_len)
-    mask = _merged_mask(attn_mask, key_padding_mask, query.dtype, bsz, num_heads, tgt_len, src_len)
+    q, k, v = heads(q, tgt_len), heads(k, k.shape[0]), heads(v, v.shape[0])
+    k, v = _static(static_k, k, "static_k", bsz, num_heads, head_dim), \
+        _static(static_v, v, "static_v", bsz, num_heads, head_dim)
+    if add_zero_attn:
+        k = cat([k, zeros((bsz, num_heads, 1, head_dim), dtype=k.dtype, device=k.device)], dim=2)
+        v = cat([v, zeros((bsz, num_heads, 1, head_dim), dtype=v.dtype, device=v.device)], dim=2)
+        attn, pad = _zero_column(attn), _zero_column(pad)
+    src_len = k.shape[2]
+    mask = _merged_mask(attn, pad, query.dtype, bsz, num_heads, tgt_len, src_len)
     causal = is_causal and mask is None
     out, probs = _attend(q, k, v, mask, dropout_p if training else 0.0, causal, None)
     out = out.permute(2, 0, 1, 3).reshape(tgt_len * bsz, embed_dim)
@@ -95,9 +112,23 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     return out, (probs if batched else probs.squeeze(0))
 
 
-def _merged_mask(attn_mask, key_padding_mask, dtype, bsz, num_heads, tgt_len, src_len):
-    attn = _float_mask(attn_mask, dtype)
-    pad = _float_mask(key_padding_mask, dtype)
+def _zero_column(mask):
+    return None if mask is None else jnp.pad(mask, [(0, 0)] * (mask.ndim - 1) + [(0, 1)])
+
+
+def _static(given, computed, name, bsz, num_heads, head_dim):
+    """static_k / static_v, (bsz * num_heads, S, head_dim), in place of the projected keys or values."""
+    if given is None:
+        return computed
+    if given.shape[0] != bsz * num_heads:
+        raise AssertionError(f"expecting {name}.size(0) of {bsz * num_heads}, but got {given.shape[0]}")
+    if given.shape[2] != head_dim:
+        raise AssertionError(f"expecting {name}.size(2) of {head_dim}, but got {given.shape[2]}")
+    return given.reshape(bsz, num_heads, given.shape[1], head_dim)
+
+
+def _merged_mask(attn, pad, dtype, bsz, num_heads, tgt_len, src_len):
+    """The attention and key padding masks (canonical float arrays) as one (bsz, heads, L, S) additive mask."""
     if attn is None and pad is None:
         return None
     merged = jnp.zeros((bsz, num_heads, tgt_len, src_len), dtype.np)

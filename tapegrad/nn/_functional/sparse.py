@@ -4,7 +4,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from ... import _dtypes as D, _value_checks
-from ..._creation import _leaf
+from ..._creation import _leaf, zeros
+from ..._grad_mode import no_grad
 from ..._dispatch import apply
 from ..._ops import nn as K
 from ...random import _key
@@ -51,23 +52,36 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
     return _feature_dropout(input, p, training, inplace, 2)
 
 
-def _check_indices(input, name):
+def _check_indices(input, name, position=1):
     if input.dtype not in (D.int64, D.int32):
-        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+        raise RuntimeError(f"Expected tensor for argument #{position} 'indices' to have one of the following scalar types: "
                            f"Long, Int; but got torch.{SCALAR_NAMES[input.dtype.name]}Tensor instead (while "
                            f"checking arguments for {name}). Convert the indices with .long().")
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
               sparse=False):
-    _check_indices(input, "embedding")
     if max_norm is not None:
-        raise NotImplementedError("embedding(max_norm=...) is not supported by tapegrad yet; renormalise the "
-                                  "weight explicitly instead.")
+        _check_indices(input, "embedding_renorm_", 2)
+    _check_indices(input, "embedding")
     if padding_idx is not None:
         padding_idx = _wrap_padding(padding_idx, weight.shape[0])
     _check_rows(input, weight.shape[0])
+    if max_norm is not None:
+        _renorm_rows(weight, input, max_norm, norm_type)
     return apply(K.embedding, weight, input, padding_idx=padding_idx)
+
+
+def _renorm_rows(weight, indices, max_norm, norm_type):
+    """PyTorch's embedding_renorm_: the rows `indices` refers to whose norm exceeds max_norm are scaled in
+    place, without grad, by max_norm / (norm + 1e-7) (computed in double, applied in the weight's dtype)."""
+    with no_grad():
+        referenced = zeros(weight.shape[0], dtype=D.bool_, device=weight.device)
+        referenced[indices.reshape(-1)] = True
+        norms = weight.norm(p=norm_type, dim=1)
+        scale = (float(max_norm) / (norms.double() + 1e-7)).to(weight.dtype)
+        over = referenced & (norms > max_norm)
+        weight.mul_(scale.where(over, scale.new_ones(())).unsqueeze(1))
 
 
 def _check_rows(input, rows):
@@ -83,6 +97,8 @@ def _wrap_padding(padding_idx, n):
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False,
                   mode="mean", sparse=False, per_sample_weights=None, include_last_offset=False,
                   padding_idx=None):
+    if max_norm is not None:
+        _check_indices(input, "embedding_renorm_", 2)
     _check_indices(input, "embedding_bag")
     if mode not in ("sum", "mean", "max"):
         raise ValueError(f"mode has to be one of sum, mean or max, but got {mode}")
@@ -115,6 +131,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     rows = weight.shape[0]
     _value_checks.check(input, lambda i, xp: (i < 0) | (i >= rows), lambda v, at: RuntimeError(
         f"Index {at} of input takes value {v} which is not in the valid range [0, {rows})"))
+    if max_norm is not None:
+        _renorm_rows(weight, indices, max_norm, norm_type)
     return apply(K.embedding_bag, weight, indices, _leaf(jax.device_put(segments)), per_sample_weights, bags=int(bags), mode=mode,
                  padding_idx=padding_idx)
 

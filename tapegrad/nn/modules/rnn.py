@@ -29,8 +29,10 @@ class RNNBase(Module):
             raise ValueError("hidden_size must be greater than zero")
         if num_layers <= 0:
             raise ValueError("num_layers must be greater than zero")
-        if proj_size != 0:
-            raise NotImplementedError("LSTM(proj_size > 0) is not supported by tapegrad yet.")
+        if proj_size < 0:
+            raise ValueError("proj_size should be a positive integer or zero to disable projections")
+        if proj_size >= hidden_size:
+            raise ValueError("proj_size has to be smaller than hidden_size")
         self.mode = mode
         self.input_size = input_size
         self.hidden_size = hidden_size
@@ -42,14 +44,17 @@ class RNNBase(Module):
         self.proj_size = proj_size
         dirs = 2 if bidirectional else 1
         gate = _GATES[mode] * hidden_size
+        out_size = proj_size or hidden_size   # the size of h (and of each direction's output)
         self._flat_weights_names = []
         for layer in range(num_layers):
             for d in range(dirs):
-                layer_in = input_size if layer == 0 else hidden_size * dirs
+                layer_in = input_size if layer == 0 else out_size * dirs
                 suffix = "_reverse" if d == 1 else ""
-                shapes = [("weight_ih", (gate, layer_in)), ("weight_hh", (gate, hidden_size))]
+                shapes = [("weight_ih", (gate, layer_in)), ("weight_hh", (gate, out_size))]
                 if bias:
                     shapes += [("bias_ih", (gate,)), ("bias_hh", (gate,))]
+                if proj_size:
+                    shapes.append(("weight_hr", (proj_size, hidden_size)))
                 for name, shape in shapes:
                     full = f"{name}_l{layer}{suffix}"
                     setattr(self, full, Parameter(C.empty(shape, device=device, dtype=dtype)))
@@ -62,7 +67,7 @@ class RNNBase(Module):
 
     @property
     def all_weights(self):
-        per = 4 if self.bias else 2
+        per = (4 if self.bias else 2) + (1 if self.proj_size else 0)
         w = self._flat_weights
         return [w[i:i + per] for i in range(0, len(w), per)]
 
@@ -108,23 +113,28 @@ class RNNBase(Module):
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, "
                                f"got {input.shape[-1]}")
         steps, batch = input.shape[0], input.shape[1]
+        out_size = self.proj_size or self.hidden_size
+        sizes = (out_size, self.hidden_size) if lstm else (self.hidden_size,)   # h (projected), c
         if hx is None:
-            zeros = C.zeros((self.num_layers * dirs, batch, self.hidden_size), dtype=input.dtype,
-                            device=input.device)
-            hx = (zeros, zeros) if lstm else zeros
+            hx = tuple(C.zeros((self.num_layers * dirs, batch, n), dtype=input.dtype, device=input.device)
+                       for n in sizes)
+            hx = hx if lstm else hx[0]
         states = tuple(hx) if lstm else (hx,)
-        expected = (self.num_layers * dirs, batch, self.hidden_size)
-        for h in states:
+        for k, (h, n) in enumerate(zip(states, sizes)):
+            expected = (self.num_layers * dirs, batch, n)
             if tuple(h.shape) != expected:
-                raise RuntimeError(f"Expected hidden size {expected}, got {list(h.shape)}")
+                which = f"hidden[{k}]" if lstm else "hidden"
+                raise RuntimeError(f"Expected {which} size {expected}, got {list(h.shape)}")
         masks = ()
         if self.training and self.dropout > 0 and self.num_layers > 1:
-            masks = tuple(keep_mask((steps, batch, dirs * self.hidden_size), self.dropout)
+            masks = tuple(keep_mask((steps, batch, dirs * out_size), self.dropout)
                           for _ in range(self.num_layers - 1))
         op = K.lstm if lstm else K.rnn
-        packed = {} if valid is None else {"packed": True}
+        options = {} if valid is None else {"packed": True}
+        if self.proj_size:
+            options["proj"] = True
         masks = masks if valid is None else masks + (C.tensor(valid, device=input.device),)
-        outs = apply(op, input, *states, *self._flat_weights, *masks, **packed, mode="LSTM" if lstm else self.mode[:3],
+        outs = apply(op, input, *states, *self._flat_weights, *masks, **options, mode="LSTM" if lstm else self.mode[:3],
                      nonlinearity="relu" if self.mode == "RNN_RELU" else "tanh", num_layers=self.num_layers,
                      bidirectional=self.bidirectional, has_bias=self.bias,
                      dropout_scale=1.0 / (1.0 - self.dropout) if masks else 1.0)
@@ -154,8 +164,14 @@ class RNNBase(Module):
         return PackedSequence(_repack(output, rows), input.batch_sizes, order, restore), hidden
 
 
+def _no_projection(kwargs):
+    if "proj_size" in kwargs:
+        raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+
+
 class RNN(RNNBase):
     def __init__(self, *args, **kwargs):
+        _no_projection(kwargs)
         nonlinearity = kwargs.pop("nonlinearity", "tanh")
         if len(args) > 3:
             nonlinearity = args[3]
@@ -173,4 +189,5 @@ class LSTM(RNNBase):
 
 class GRU(RNNBase):
     def __init__(self, *args, **kwargs):
+        _no_projection(kwargs)
         super().__init__("GRU", *args, **kwargs)
