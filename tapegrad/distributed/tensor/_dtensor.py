@@ -5,14 +5,13 @@ and `to_local()` is that same data as a plain tensor (still spread over the devi
 piece. Computing with DTensors is computing with their arrays: XLA partitions each program from its
 inputs' shardings and inserts the communication PyTorch's sharding propagation would. Results of ops are
 plain tensors whose arrays carry the sharding XLA chose. Moves between placements (`redistribute`,
-`from_local`, `full_tensor`) are recorded ops (`jax.lax.with_sharding_constraint`), so gradients flow.
+`from_local`, `full_tensor`) are recorded copies (ToCopyBackward0) of the moved array, so gradients flow.
 """
 import jax
 from jax.sharding import NamedSharding, PartitionSpec
 
 from ..._storage import Storage
 from ..._tensor import Tensor
-from ...func import from_jax
 from ..device_mesh import DeviceMesh
 from .placement_types import Placement, Replicate, Shard
 
@@ -54,36 +53,28 @@ def _normalize(mesh, placements, ndim):
         raise ValueError(f"`placements` must have the same length as `device_mesh.ndim`! Found placements length: "
                          f"{len(placements)}, and device_mesh.ndim: {mesh.ndim}.")
     out = []
-    for p in placements:
+    for i, p in enumerate(placements):
         if not isinstance(p, Placement):
-            raise TypeError(f"placements must be Shard, Replicate or Partial, got {type(p).__name__}.")
+            raise RuntimeError(f"Trying to distribute tensor with unsupported placements {p} on device mesh "
+                               f"dimension {i}! Use Shard(dim), Replicate() or Partial().")
         if isinstance(p, Shard):
-            if not -max(ndim, 1) <= p.dim < max(ndim, 1) or ndim == 0:
-                raise IndexError(f"Shard(dim={p.dim}) is out of range for a tensor of {ndim} dimension(s).")
+            if not -ndim <= p.dim < ndim:   # PyTorch's assertion, raised as its type
+                raise AssertionError(f"Sharding dim {p.dim} greater than tensor ndim {ndim}: shard a dimension "
+                                     f"between {-ndim} and {ndim - 1}.")
             p = Shard(p.dim % ndim)
         out.append(p)
     return mesh, tuple(out)
 
 
-def _constrain_fn(a, sharding):
-    return jax.lax.with_sharding_constraint(a, sharding)
-
-
-_moves = {name: from_jax(_constrain_fn, name=name) for name in ("_FromTorchTensor", "_ToTorchTensor",
-                                                                 "Redistribute")}
-
-
-def _move(tensor, sharding, kind):
-    """`tensor` placed by `sharding`, as a plain Tensor; recorded (gradients flow back) when it requires grad."""
-    raw = tensor._peek()
-    if isinstance(raw, jax.Array) and len(raw.sharding.device_set) == 1 and len(sharding.device_set) > 1:
-        # data on one device (a user's input): a program cannot take it together with a mesh-wide constraint
-        from ..._methods import _recorded_move
-        moved = Tensor._wrap(jax.device_put(raw, sharding), tensor._inference)
-        return _recorded_move(tensor, moved) if tensor.requires_grad else moved
-    if not tensor.requires_grad:
-        return Tensor._wrap(_constrain_fn(tensor._value, sharding), tensor._inference)
-    return _moves[kind](tensor, sharding)
+def _move(tensor, sharding):
+    """`tensor`'s data placed by `sharding`, as a plain Tensor; a recorded copy (gradients flow back) when it
+    requires grad. The value is computed here: a program cannot take an array on one device (a user's
+    input) together with a constraint over the whole mesh, so the move is a device_put of the result."""
+    from ..._methods import _recorded_move
+    value = tensor._value
+    moved = Tensor._wrap(value if value.sharding == sharding else jax.device_put(value, sharding),
+                         tensor._inference)
+    return _recorded_move(tensor, moved) if tensor.requires_grad else moved
 
 
 def _make(tensor, mesh, placements):
@@ -113,17 +104,17 @@ class DTensor(Tensor):
         """`local_tensor` as a DTensor placed by `placements`. This process holds every shard, so the local
         tensor is the whole (global) tensor; it is moved to the placement, differentiably."""
         mesh, placements = _normalize(device_mesh, placements, local_tensor.ndim)
-        moved = _move(local_tensor, _sharding(mesh, placements, tuple(local_tensor.shape)), "_FromTorchTensor")
+        moved = _move(local_tensor, _sharding(mesh, placements, tuple(local_tensor.shape)))
         return _make(moved, mesh, placements)
 
     def to_local(self, *, grad_placements=None):
         """The data as a plain tensor (every shard: this process holds them all), still spread over the devices."""
-        return _move(self, self._value_sharding(), "_ToTorchTensor")
+        return _move(self, self._value_sharding())
 
     def redistribute(self, device_mesh=None, placements=None, *, async_op=False, forward_dtype=None,
                      backward_dtype=None):
         mesh, placements = _normalize(device_mesh or self._device_mesh, placements, self.ndim)
-        moved = _move(self, _sharding(mesh, placements, tuple(self.shape)), "Redistribute")
+        moved = _move(self, _sharding(mesh, placements, tuple(self.shape)))
         if forward_dtype is not None:
             moved = moved.to(forward_dtype)
         return _make(moved, mesh, placements)
@@ -136,7 +127,7 @@ class DTensor(Tensor):
         return _sharding(self._device_mesh, self._placements, tuple(self.shape))
 
     def __repr__(self, *, tensor_contents=None):
-        local = Tensor.__repr__(self.to_local().detach())
+        local = Tensor.__repr__(self)
         return f"DTensor(local_tensor={local}, device_mesh={self._device_mesh}, placements={self._placements})"
 
     __str__ = __repr__

@@ -16,9 +16,6 @@ def parallelize_module(module, device_mesh=None, parallelize_plan=None, *, src_d
     if not isinstance(device_mesh, DeviceMesh):
         raise TypeError(f"parallelize_module expects a DeviceMesh, got {type(device_mesh).__name__}: build one "
                         "with init_device_mesh.")
-    if device_mesh.ndim > 1:
-        raise ValueError(f"Tensor Parallel only accepts a 1D DeviceMesh, but found {device_mesh.ndim}D!If you have "
-                         "a 2-D or N-D device_mesh, consider passing in device_mesh[\"tp\"]")
     if parallelize_plan is None:
         return module
     if isinstance(parallelize_plan, ParallelStyle):

@@ -1,5 +1,5 @@
 """Tensor-parallel styles (PyTorch's ParallelStyle classes): how a module's parameters, inputs and outputs
-are placed over a one-dimensional DeviceMesh.
+are placed over a DeviceMesh (one placement per mesh dimension: pass a 1-D mesh, or mesh["tp"]).
 
 A style shards the parameters as PyTorch's does (DTensor parameters over jax.sharding) and adds hooks
 that place the inputs and outputs. The module's own forward is unchanged: XLA partitions the program from
