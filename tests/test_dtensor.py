@@ -244,3 +244,36 @@ def test_eight_devices_params_are_sharded(eight):
     assert d["spec"] == "P('dp', 'tp')" and d["full_spec"] == "P(None, None)" and d["full_equal"]
     assert d["leaf"] and d["requires_grad"] and d["grad_ok"] and d["is_dtensor"]
     assert d["prepared_spec"] == "P(None, None)"   # PrepareModuleInput moved Shard(0) to Replicate
+
+
+def test_backend_helpers_and_join_as_pytorch(pt):
+    import tapegrad.distributed as tg_dist
+    from tapegrad.distributed.algorithms import Join, JoinHook, Joinable
+    dist = pt.torch.distributed
+    assert tg_dist.is_nccl_available() == dist.is_nccl_available()   # no GPU here
+    assert tg_dist.is_gloo_available() == dist.is_gloo_available()
+    for device in ("cpu", "cuda", "cuda:1", pt.torch.device("cpu")):
+        assert tg_dist.get_default_backend_for_device(str(device)) == \
+            dist.distributed_c10d.get_default_backend_for_device(device)
+    ours = _raises(lambda: tg_dist.get_default_backend_for_device("foo"))
+    assert ours == _raises(lambda: dist.distributed_c10d.get_default_backend_for_device("foo"))
+    assert _raises(lambda: Join([])) == ("ValueError", "The join context manager requires at least one joinable")
+
+    calls = []
+
+    class Hook(JoinHook):
+        def post_hook(self, is_last_joiner):
+            calls.append(is_last_joiner)
+
+    class Counter(Joinable):
+        def __init__(self):
+            super().__init__()
+
+        def join_hook(self, **kwargs):
+            return Hook()
+
+        join_device = property(lambda self: "cpu")
+        join_process_group = property(lambda self: None)
+    with Join([Counter()]):
+        pass
+    assert calls == [True]

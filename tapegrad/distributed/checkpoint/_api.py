@@ -8,6 +8,8 @@ another. Objects with state_dict()/load_state_dict() (Stateful) are saved and re
 several processes (each holding local tensors, as under DistributedDataParallel) rank 0 writes and every
 process reads.
 """
+import warnings
+
 import jax
 
 from ..._tensor import Tensor
@@ -23,22 +25,20 @@ def _is_stateful(x):
     return not isinstance(x, Tensor) and isinstance(x, Stateful)
 
 
-def _has_tensor(x):
-    if isinstance(x, Tensor):
-        return True
+def _walked(x):
+    """Whether a state-dict value is walked into (PyTorch's rule): dicts, and lists holding a tensor, a dict or
+    a walked list. Tuples and other lists are values."""
     if isinstance(x, dict):
-        return any(_has_tensor(v) for v in x.values())
-    if isinstance(x, (list, tuple)):
-        return any(_has_tensor(v) for v in x)
-    return False
+        return True
+    return isinstance(x, list) and any(isinstance(v, (Tensor, dict)) or _walked(v) for v in x)
 
 
 def _leaves(tree, prefix=""):
-    """(key, container, slot, leaf) of a state dict: dicts (and lists holding tensors) are walked."""
+    """(key, container, slot, leaf) of a state dict, keys dotted as PyTorch's flattened ones."""
     items = tree.items() if isinstance(tree, dict) else enumerate(tree)
     for k, v in items:
         key = f"{prefix}{k}"
-        if isinstance(v, dict) or isinstance(v, (list, tuple)) and _has_tensor(v):
+        if _walked(v):
             yield from _leaves(v, key + ".")
         else:
             yield key, tree, k, v
@@ -121,12 +121,16 @@ def async_save(state_dict, *, checkpoint_id=None, storage_writer=None, planner=N
 
 
 def save_state_dict(state_dict, storage_writer, process_group=None, coordinator_rank=0, no_dist=False, planner=None):
-    """PyTorch's earlier name of save."""
+    """PyTorch's earlier name of save (deprecated there, with this warning)."""
+    warnings.warn("`save_state_dict` is deprecated and will be removed in future versions.Please use `save` instead.",
+                  FutureWarning, stacklevel=2)
     return save(state_dict, storage_writer=storage_writer, planner=planner, no_dist=no_dist)
 
 
 def load_state_dict(state_dict, storage_reader, process_group=None, coordinator_rank=0, no_dist=False, planner=None):
-    """PyTorch's earlier name of load."""
+    """PyTorch's earlier name of load (deprecated there, with this warning)."""
+    warnings.warn("`load_state_dict` is deprecated and will be removed in future versions. Please use `load` "
+                  "instead.", FutureWarning, stacklevel=2)
     return load(state_dict, storage_reader=storage_reader, planner=planner, no_dist=no_dist)
 
 
