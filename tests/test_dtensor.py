@@ -277,3 +277,14 @@ def test_backend_helpers_and_join_as_pytorch(pt):
     with Join([Counter()]):
         pass
     assert calls == [True]
+
+
+def test_parameter_of_a_dtensor_is_a_dtensor_as_pytorch(pt):
+    ours = tg.nn.Parameter(distribute_tensor(tg.ones(2, 2), init_device_mesh("cpu", (1,)), [Shard(0)]))
+    theirs = pt.torch.nn.Parameter(pt.tensor.distribute_tensor(pt.torch.ones(2, 2), pt.mesh.init_device_mesh(
+        "cpu", (1,)), [pt.tensor.Shard(0)]))
+    assert isinstance(ours, DTensor) and isinstance(ours, tg.nn.Parameter) and ours.requires_grad
+    assert isinstance(theirs, pt.tensor.DTensor) and isinstance(theirs, pt.torch.nn.Parameter)
+    assert repr(ours.placements) == repr(theirs.placements)
+    from tapegrad.distributed._tensor import Shard as OldShard   # PyTorch's earlier module path
+    assert OldShard is Shard
