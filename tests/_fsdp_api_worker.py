@@ -47,6 +47,12 @@ def main():
     fully_shard(mlp, mesh=mesh["dp"])
     result["fsdp_tp_specs"] = [spec(p) for p in mlp.parameters()]
     result["fsdp_tp_diff"] = (mlp(x) - expected).abs().max().item()
+    torch.manual_seed(1)   # the same with the wrapper class (PyTorch's fsdp_tp_example)
+    mlp = parallelize_module(nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 8)), mesh["tp"],
+                             {"0": ColwiseParallel(), "2": RowwiseParallel()})
+    wrapped = FullyShardedDataParallel(mlp, device_mesh=mesh["dp"], use_orig_params=True)
+    result["fsdp_class_tp_specs"] = [spec(p) for p in wrapped.parameters()]
+    result["fsdp_class_tp_diff"] = (wrapped(x) - expected).abs().max().item()
     print(json.dumps(result))
 
 

@@ -211,3 +211,4 @@ def test_eight_devices_shard_parameters(eight):
     # fully_shard over mesh["dp"] after parallelize_module over mesh["tp"]: dim 0 split over both
     assert eight["fsdp_tp_specs"] == ["P(('dp', 'tp'), None)", "P(('dp', 'tp'),)", "P('dp', 'tp')", "P('dp',)"]
     assert eight["fsdp_tp_diff"] < 1e-5
+    assert eight["fsdp_class_tp_specs"] == eight["fsdp_tp_specs"] and eight["fsdp_class_tp_diff"] < 1e-5
