@@ -36,6 +36,12 @@ def main():
     result["final"] = {n: p.tolist() for n, p in model.state_dict().items()}
     result["specs"] = {n: spec(p) for n, p in model.state_dict().items()}
     result["grad_devices"] = [len(p.grad._value.sharding.device_set) for p in model.parameters()]
+    # loading a state dict keeps the parameters sharded (copy_ keeps the destination's devices)
+    fresh = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 16))
+    model.load_state_dict(fresh.state_dict())
+    result["loaded_specs"] = [spec(p) for p in model.state_dict().values()]
+    result["loaded_equal"] = all(bool((a == b).all()) for a, b in zip(model.state_dict().values(),
+                                                                     fresh.state_dict().values()))
 
     # FSDP over "dp" on top of tensor parallelism over "tp" (PyTorch's fsdp_tp_example layout)
     mesh = init_device_mesh("cpu", (2, 4), mesh_dim_names=("dp", "tp"))

@@ -208,6 +208,7 @@ def test_eight_devices_shard_parameters(eight):
     assert eight["specs"] == {"0.weight": "P('shard',)", "0.bias": "P('shard',)", "2.weight": "P('shard',)",
                               "2.bias": "P('shard',)"}
     assert eight["grad_devices"] == [8, 8, 8, 8]
+    assert eight["loaded_specs"] == ["P('shard',)"] * 4 and eight["loaded_equal"]   # load_state_dict keeps them so
     # fully_shard over mesh["dp"] after parallelize_module over mesh["tp"]: dim 0 split over both
     assert eight["fsdp_tp_specs"] == ["P(('dp', 'tp'), None)", "P(('dp', 'tp'),)", "P('dp', 'tp')", "P('dp',)"]
     assert eight["fsdp_tp_diff"] < 1e-5
