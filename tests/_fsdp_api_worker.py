@@ -52,6 +52,7 @@ def main():
     parallelize_module(mlp, mesh["tp"], {"0": ColwiseParallel(), "2": RowwiseParallel()})
     fully_shard(mlp, mesh=mesh["dp"])
     result["fsdp_tp_specs"] = [spec(p) for p in mlp.parameters()]
+    result["fsdp_tp_placements"] = [[repr(q) for q in p.placements] for p in mlp.parameters()]
     result["fsdp_tp_diff"] = (mlp(x) - expected).abs().max().item()
     torch.manual_seed(1)   # the same with the wrapper class (PyTorch's fsdp_tp_example)
     mlp = parallelize_module(nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 8)), mesh["tp"],

@@ -121,6 +121,10 @@ def test_mixed_precision_policy_of_fully_shard_as_pytorch(torch):
     assert type(ours).__name__ == type(theirs).__name__ == "FSDPSequential"
     assert isinstance(ours, tg_fsdp.FSDPModule) and isinstance(ours, tg.nn.Sequential)
     assert type(ours[2]).__name__ == "FSDPSequential" and not isinstance(ours[0], tg_fsdp.FSDPModule)
+    from tapegrad.distributed.tensor import DTensor
+    for a, b in zip(ours.parameters(), theirs.parameters()):   # FSDP2's parameters are DTensors, Shard(0)
+        assert isinstance(a, DTensor) and isinstance(a, tg.nn.Parameter)
+        assert repr(a.placements) == repr(b.placements) and a.device_mesh.ndim == b.device_mesh.ndim
     x = torch.randn(5, 6)
     out_o, out_t = ours(from_torch(x)), theirs(x)
     assert_close(out_o, out_t, atol=3e-2, rtol=3e-2)
@@ -212,4 +216,5 @@ def test_eight_devices_shard_parameters(eight):
     # fully_shard over mesh["dp"] after parallelize_module over mesh["tp"]: dim 0 split over both
     assert eight["fsdp_tp_specs"] == ["P(('dp', 'tp'), None)", "P(('dp', 'tp'),)", "P('dp', 'tp')", "P('dp',)"]
     assert eight["fsdp_tp_diff"] < 1e-5
+    assert eight["fsdp_tp_placements"][2] == ["Shard(dim=0)", "Shard(dim=1)"]   # ('dp', 'tp') of the row-wise weight
     assert eight["fsdp_class_tp_specs"] == eight["fsdp_tp_specs"] and eight["fsdp_class_tp_diff"] < 1e-5

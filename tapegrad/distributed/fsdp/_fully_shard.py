@@ -159,10 +159,29 @@ def fully_shard(module, *, mesh=None, reshard_after_forward=True, shard_placemen
                          "along dim 0. Leave it unset.")
     mesh = check_mesh(mesh, "fully_shard")
     shard_states(module, mesh)
+    _as_dtensors(module, mesh)
     module.__class__ = _fsdp_class(type(module))
     module.__dict__.update(_fsdp_mp_policy=mp_policy, _fsdp_offload_policy=offload_policy,
                            _fsdp_reshard_after_forward=reshard_after_forward, _fsdp_mesh=mesh)
     return module
+
+
+def _as_dtensors(module, mesh):
+    """Parameters become DTensors, Shard(0) over the mesh (PyTorch's FSDP2 parameters are); a tensor-parallel
+    parameter on the same devices gains the mesh's dimensions in front of its own."""
+    from ..device_mesh import DeviceMesh
+    from ..tensor._dtensor import DTensor, DTensorParameter
+    from ..tensor.placement_types import Shard
+    if not isinstance(mesh, DeviceMesh):
+        mesh = DeviceMesh(next(iter(mesh.devices.flat)).platform, _jax_mesh=mesh, _dims=mesh.axis_names)
+    for p in module.parameters():
+        own = p._device_mesh if isinstance(p, DTensor) else None
+        if own is not None and own.jax_mesh == mesh.jax_mesh and not set(own._dims) & set(mesh._dims):
+            p._device_mesh = DeviceMesh(mesh.device_type, _jax_mesh=mesh.jax_mesh, _dims=mesh._dims + own._dims)
+            p._placements = (Shard(0),) * mesh.ndim + p._placements
+        elif own is None and p.ndim:
+            p.__class__ = DTensorParameter
+            p._device_mesh, p._placements = mesh, (Shard(0),) * mesh.ndim
 
 
 def _tensors(module, optimizer):
