@@ -6,8 +6,6 @@ import json
 import os
 import pathlib
 import socket
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -16,6 +14,8 @@ from conftest import assert_close, from_torch, require
 import tapegrad as tg
 import tapegrad.distributed.checkpoint as tg_dcp
 from tapegrad.distributed.checkpoint import state_dict as tg_sd
+
+from _background_worker import BackgroundWorker  # noqa: E402
 
 WORKER = pathlib.Path(__file__).with_name("_dist_checkpoint_worker.py")
 
@@ -176,14 +176,19 @@ def test_load_errors_as_pytorch(torch, tmp_path):
     assert repr(options).replace("tapegrad", "torch") == repr(torch.distributed.checkpoint.state_dict.StateDictOptions())
 
 
-@pytest.fixture(scope="module")
-def eight(tmp_path_factory):
+@pytest.fixture(scope="module", autouse=True)
+def _worker(tmp_path_factory):
+    """The 8-device run, started with the module's first test so that it runs alongside the others."""
     path = tmp_path_factory.mktemp("checkpoint")
-    env = dict(os.environ, PYTHONPATH=str(WORKER.parent.parent), JAX_PLATFORMS="cpu")
-    done = subprocess.run([sys.executable, str(WORKER), str(path)], capture_output=True, text=True, env=env,
-                          timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return path, json.loads(done.stdout)
+    worker = BackgroundWorker(WORKER, path)
+    yield path, worker
+    worker.stop()
+
+
+@pytest.fixture(scope="module")
+def eight(_worker):
+    path, worker = _worker
+    return path, worker.result()
 
 
 def test_eight_devices_checkpoint_loads_into_another_sharding(eight):

@@ -1,22 +1,21 @@
 """DeviceMesh, DTensor and tensor parallelism: against PyTorch on a one-device mesh (torch.distributed with
 gloo, world size 1), and on 8 simulated CPU devices (tests/_dtensor_worker.py, a subprocess) against
 PyTorch's unsharded model, with the parameters' jax shardings checked."""
-import json
 import os
 import pathlib
 import socket
-import subprocess
-import sys
 
 import numpy as np
 import pytest
-from conftest import assert_close, fold_repr, from_torch, require, to_torch
+from conftest import assert_close, fold_repr, from_torch, require
 
 import tapegrad as tg
 from tapegrad.distributed.device_mesh import init_device_mesh
 from tapegrad.distributed.tensor import DTensor, Replicate, Shard, distribute_tensor
 from tapegrad.distributed.tensor.parallel import (ColwiseParallel, PrepareModuleInput, RowwiseParallel,
                                                   SequenceParallel, parallelize_module)
+
+from _background_worker import BackgroundWorker  # noqa: E402
 
 WORKER = pathlib.Path(__file__).with_name("_dtensor_worker.py")
 
@@ -203,12 +202,17 @@ def test_errors_as_pytorch(pt):
     assert RowwiseParallel().output_layouts == (Replicate(),)
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _worker():
+    """The 8-device run, started with the module's first test so that it runs alongside the others."""
+    worker = BackgroundWorker(WORKER)
+    yield worker
+    worker.stop()
+
+
 @pytest.fixture(scope="module")
-def eight():
-    env = dict(os.environ, PYTHONPATH=str(WORKER.parent.parent), JAX_PLATFORMS="cpu")
-    done = subprocess.run([sys.executable, str(WORKER)], capture_output=True, text=True, env=env, timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout)
+def eight(_worker):
+    return _worker.result()
 
 
 def _torch_run(torch, model, run, x, steps):

@@ -2,12 +2,9 @@
 FSDPModule/MixedPrecisionPolicy, against PyTorch's FSDP on one process (gloo, world size 1); on 8 simulated
 CPU devices (tests/_fsdp_api_worker.py) training equals PyTorch's unsharded model and parameters are sharded."""
 import functools
-import json
 import os
 import pathlib
 import socket
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -19,6 +16,8 @@ from tapegrad.distributed.fsdp import wrap as tg_wrap
 
 # PyTorch warns that one process means NO_SHARD, and that state_dict_type is deprecated
 pytestmark = pytest.mark.filterwarnings("ignore:.*NO_SHARD", "ignore:FSDP.state_dict_type")
+from _background_worker import BackgroundWorker  # noqa: E402
+
 WORKER = pathlib.Path(__file__).with_name("_fsdp_api_worker.py")
 
 
@@ -181,12 +180,17 @@ def test_option_types_as_pytorch(torch):
                                          mixed_precision=tg_fsdp.MixedPrecision(keep_low_precision_grads=True))
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _worker():
+    """The 8-device run, started with the module's first test so that it runs alongside the others."""
+    worker = BackgroundWorker(WORKER)
+    yield worker
+    worker.stop()
+
+
 @pytest.fixture(scope="module")
-def eight():
-    env = dict(os.environ, PYTHONPATH=str(WORKER.parent.parent), JAX_PLATFORMS="cpu")
-    done = subprocess.run([sys.executable, str(WORKER)], capture_output=True, text=True, env=env, timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout)
+def eight(_worker):
+    return _worker.result()
 
 
 def test_eight_devices_train_as_unsharded_pytorch(eight):
