@@ -1,4 +1,4 @@
-"""parallelize_module: apply tensor-parallel styles to a module by plan (PyTorch's torch.distributed.tensor.parallel)."""
+"""parallelize_module: apply tensor-parallel styles to a module by plan (torch.distributed.tensor.parallel's)."""
 import fnmatch
 
 from ...device_mesh import DeviceMesh
