@@ -171,7 +171,7 @@ def init_device_mesh(device_type, mesh_shape, *, mesh_dim_names=None, backend_ov
     if n != len(devices):
         head = (f"Mesh should not be bigger than default world size {len(devices)}, but found {n} ranks!" if
                 n > len(devices) else f"Mesh of {n} ranks is smaller than the {len(devices)} devices of this process.")
-        raise RuntimeError(f"{head} A mesh spans all {len(devices)} {device_type} device(s) of this process: make "
-                           "its shape multiply to that (set XLA_FLAGS=--xla_force_host_platform_device_count=N for N CPU "
+        raise RuntimeError(f"{head} A mesh spans all {len(devices)} {device_type} device(s) of this process: make its "
+                           "shape multiply to that (XLA_FLAGS=--xla_force_host_platform_device_count=N gives N CPU "
                            "devices).")
     return DeviceMesh(device_type, np.arange(n).reshape(mesh_shape), mesh_dim_names=mesh_dim_names)
