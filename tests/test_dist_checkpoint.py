@@ -204,3 +204,19 @@ def test_eight_devices_checkpoint_loads_into_another_sharding(eight):
     tg_dcp.load(state, checkpoint_id=str(path))
     for name, value in r["params"].items():
         np.testing.assert_array_equal(model.state_dict()[name].numpy(), np.array(value, np.float32))
+
+
+@pytest.mark.filterwarnings("ignore:Getting submodules only")   # PyTorch's deprecation of `submodules`
+def test_state_dict_options_as_pytorch(torch):
+    keys = []
+    for lib, dcp, sd, side in _libs(torch):
+        m = _model(lib)
+        m[2].weight.requires_grad_(False)
+        options = sd.StateDictOptions(full_state_dict=True, cpu_offload=True, ignore_frozen_params=True)
+        full = sd.get_model_state_dict(m, options=options)
+        sub = sd.get_model_state_dict(m, submodules={m[2]},
+                                      options=sd.StateDictOptions(keep_submodule_prefixes=False))
+        keys.append((list(full), list(sub)))
+        for k, v in full.items():
+            assert bool((v == m.state_dict()[k]).all())
+    assert keys[0] == keys[1]
