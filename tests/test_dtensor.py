@@ -292,3 +292,25 @@ def test_parameter_of_a_dtensor_is_a_dtensor_as_pytorch(pt):
     assert repr(ours.placements) == repr(theirs.placements)
     from tapegrad.distributed._tensor import Shard as OldShard   # PyTorch's earlier module path
     assert OldShard is Shard
+
+
+def test_compiled_tensor_parallel_step_equals_eager():
+    """tapegrad.compile traces the styles' moves as sharding constraints in its program."""
+    mesh = init_device_mesh("cpu", (1,))
+    x = tg.randn(6, 4)
+    losses = []
+    for compiled in (False, True):
+        tg.manual_seed(0)
+        model = tg.nn.Sequential(tg.nn.Linear(4, 8), tg.nn.ReLU(), tg.nn.Linear(8, 4))
+        parallelize_module(model, mesh, {"0": ColwiseParallel(), "2": RowwiseParallel()})
+        opt = tg.optim.SGD(model.parameters(), lr=0.1)
+
+        def step(model=model, opt=opt):
+            opt.zero_grad()
+            loss = model(x).pow(2).sum()
+            loss.backward()
+            opt.step()
+            return loss
+        step = tg.compile(step) if compiled else step
+        losses.append([step().item() for _ in range(3)])
+    np.testing.assert_allclose(losses[0], losses[1], rtol=1e-6)

@@ -72,8 +72,11 @@ def _move(tensor, sharding):
     input) together with a constraint over the whole mesh, so the move is a device_put of the result."""
     from ..._methods import _recorded_move
     value = tensor._value
-    moved = Tensor._wrap(value if value.sharding == sharding else jax.device_put(value, sharding),
-                         tensor._inference)
+    if isinstance(value, jax.core.Tracer):   # inside tapegrad.compile's trace: a constraint in its program
+        value = jax.lax.with_sharding_constraint(value, sharding)
+    elif value.sharding != sharding:
+        value = jax.device_put(value, sharding)
+    moved = Tensor._wrap(value, tensor._inference)
     return _recorded_move(tensor, moved) if tensor.requires_grad else moved
 
 
@@ -141,7 +144,8 @@ def distribute_tensor(tensor, device_mesh=None, placements=None, *, src_data_ran
         raise ValueError(f"Cannot distribute a DTensor with device mesh {tensor._device_mesh} to a different device "
                          f"mesh {device_mesh}: use DTensor.redistribute.")
     mesh, placements = _normalize(device_mesh, placements, tensor.ndim)
-    value = jax.device_put(tensor.detach()._value, _sharding(mesh, placements, tuple(tensor.shape)))
+    # a copy: the new leaf must not share a buffer with `tensor` (a compiled step donates its parameters)
+    value = jax.device_put(tensor.detach()._value, _sharding(mesh, placements, tuple(tensor.shape)), may_alias=False)
     out = object.__new__(DTensor)._init(Storage(value), None, tensor._inference)
     out._device_mesh, out._placements = mesh, placements
     if tensor.requires_grad:
