@@ -3,7 +3,7 @@ import builtins
 
 from . import _dtypes as D
 from . import _functional as F
-from . import _views
+from . import _placement, _views
 from ._dispatch import apply
 from ._functional import _random
 from ._indexing import getitem, setitem, parse
@@ -157,6 +157,7 @@ def copy_(self, src, non_blocking=False):
                 or src.ndim > self.ndim:
             raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
                                f"{list(F.broadcast_shapes(tuple(src.shape), tuple(self.shape)))}")
+        src = _placement.follow(src, self)
     return inplace(self, E.copy, src)
 
 

@@ -44,3 +44,22 @@ def _replicated(a, sharding):
 def _concrete(a):
     """A jax.Array with data (a tracer, inside tapegrad.compile's trace, has no sharding to read)."""
     return isinstance(a, jax.Array) and not isinstance(a, jax.core.Tracer)
+
+
+def follow(src, dest):
+    """src, moved to dest's devices when dest is spread over several and src sits on one (copy_ keeps the
+    destination's placement, as PyTorch's copy_ keeps its device): loading a state dict into a sharded module
+    keeps it sharded. Any other src is returned as it is."""
+    raw = dest._storage._raw if dest._view is None else None
+    if not _concrete(raw) or len(raw.sharding.device_set) == 1 or tuple(src.shape) != tuple(raw.shape):
+        return src
+    value = src._value   # the destination is spread (rare): where src lies is known once it is computed
+    if not _concrete(value) or len(value.sharding.device_set) != 1 or \
+            next(iter(raw.devices())).platform != next(iter(value.devices())).platform:
+        return src
+    from ._tensor import Tensor
+    moved = Tensor._wrap(jax.device_put(value, raw.sharding), src._inference)
+    if not src.requires_grad:
+        return moved
+    from ._methods import _recorded_move
+    return _recorded_move(src, moved)

@@ -142,3 +142,40 @@ def destroy_process_group(group=None):
         import jax
         jax.distributed.shutdown()
     _default[0] = None
+
+
+def is_gloo_available():
+    return True   # JAX's CPU collectives between processes go through gloo
+
+
+def is_mpi_available():
+    return False
+
+
+def is_nccl_available():
+    """Whether GPU collectives (NCCL, through JAX's CUDA plugin) are available; asked without starting JAX's
+    devices when they are not in use yet (init_process_group must come first)."""
+    import importlib.util
+    from jax._src import xla_bridge
+    if xla_bridge.backends_are_initialized():
+        from ..cuda import _gpus
+        return bool(_gpus())
+    return any(importlib.util.find_spec(name) is not None for name in ("jax_cuda12_plugin", "jax_cuda13_plugin"))
+
+
+_DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia",
+                 "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
+
+
+def get_default_backend_for_device(device):
+    """PyTorch's default backend of a device type: 'gloo' for cpu, 'nccl' for cuda."""
+    kind = device if isinstance(device, str) else getattr(device, "type", str(device))
+    kind = kind.split(":")[0]
+    if kind not in _DEVICE_TYPES:
+        raise RuntimeError(f"Expected one of {', '.join(_DEVICE_TYPES)} device type at start of device string: "
+                           f"{device}")
+    backends = {"cpu": "gloo", "cuda": "nccl", "xla": "xla", "meta": "gloo"}
+    if kind not in backends:
+        raise RuntimeError(f"Default backend not registered for device : {kind}. tapegrad's backends are gloo "
+                           "(cpu) and nccl (cuda).")
+    return backends[kind]

@@ -17,6 +17,9 @@ class Parameter(Tensor):
         if not isinstance(data, Tensor):
             raise TypeError(f"Parameter expects a Tensor as data, but got {type(data).__name__}. "
                             "Wrap it first: nn.Parameter(torch.tensor(data)).")
+        if cls is Parameter and hasattr(data, "_placements"):   # nn.Parameter(dtensor) is a DTensor, as PyTorch's
+            from ..distributed.tensor._dtensor import to_parameter
+            return to_parameter(data, requires_grad)
         return cls._from_tensor(data, requires_grad)
 
     def __init__(self, data=None, requires_grad=True):
