@@ -1,0 +1,33 @@
+"""Sparse COO kernels: a sparse tensor is (indices, values, size) and these entries take its values as an
+ordinary array, so gradients reach the values (masked to the pattern, as PyTorch's sparse gradients are)."""
+import jax
+import jax.numpy as jnp
+
+from ._registry import defop, overload, KEEP
+
+
+def _sparse_mm(indices, values, dense, rows, via):
+    # row r of the product sums values[k] * dense[col_k] over the entries k of row r
+    return jax.ops.segment_sum(values[:, None] * dense[indices[1]], indices[0], num_segments=rows)
+
+
+def _to_dense(indices, values, size):
+    return jnp.zeros(size, values.dtype).at[tuple(indices)].add(values)
+
+
+def _segment_sum(values, segments, count, node):
+    return jax.ops.segment_sum(values, segments, num_segments=count)
+
+
+# values of sparse_coo_tensor(indices, values) as recorded (an identity, under PyTorch's node name)
+sparse_coo_tensor = defop("sparse_coo_tensor", lambda values: values, dtype_rule=KEEP,
+                          node_name="SparseCooTensorWithDimsAndTensorsBackward0")
+sparse_mm = defop("sparse_mm", _sparse_mm, dtype_rule=KEEP, diff=(1, 2), node="sparse_addmm",
+                  overloads=[overload("MmBackward0", via="mm")])
+to_dense = defop("to_dense", _to_dense, dtype_rule=KEEP, diff=(1,))
+# the entries of a dense tensor at given indices: the values of its to_sparse()
+to_sparse = defop("to_sparse", lambda x, indices, full: x[tuple(indices)], dtype_rule=KEEP, diff=(0,),
+                  overloads=[overload("ToSparseBackward1", full=True)])
+# entries sharing a segment summed: coalesce() and sparse.sum over some dimensions
+sparse_segment_sum = defop("sparse_segment_sum", _segment_sum, dtype_rule=KEEP, diff=(0,),
+                           node="coalesce", overloads=[overload("SparseSumBackward0", node="sum")])
