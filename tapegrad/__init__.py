@@ -55,7 +55,7 @@ from .nn._functional.activation import (  # noqa: E402
     softmax_function as softmax, log_softmax_function as log_softmax)
 from . import optim, utils, distributions, multiprocessing, nested  # noqa: E402
 from . import func  # noqa: E402
-from . import sparse  # noqa: E402  (sparse COO tensors)
+from . import sparse, masked  # noqa: E402  (sparse COO tensors, MaskedTensor)
 from ._layout import layout, strided, sparse_coo  # noqa: E402
 from .sparse import sparse_coo_tensor, spmm  # noqa: E402
 from ._compile import compile  # noqa: E402
