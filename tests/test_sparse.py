@@ -108,12 +108,19 @@ def test_mm_matmul_spmm_with_a_sparse_left_operand():
                      (lambda lib, s, d: lib.spmm(s, d), "MmBackward0"),
                      (lambda lib, s, d: lib.sparse.mm(s, d), "SparseAddmmBackward0")):
         ts, ms = _grad_pair(make, op)
+        # torch.mm gives a sparse leaf the dense product grad @ dense^T, torch.sparse.mm the sparse masked one
+        assert ms.grad.is_sparse == ts.grad.is_sparse
+        _repr_equal(ts.grad, ms.grad)
         assert type(op(tg, ms, tg.ones(3, 2, dtype=tg.float64)).grad_fn).__name__ == name
-    # the sparse operand's gradient is masked to its pattern (torch.sparse.mm's): PyTorch's torch.mm gives a
-    # sparse leaf the dense product instead (a documented difference)
-    dense = ts.grad.to_dense().numpy()
-    mask = _coo(torch).to_dense().numpy() != 0
-    np.testing.assert_allclose(ms.grad.to_dense().numpy(), np.where(mask, dense, 0), rtol=1e-12)
+    # both: the dense gradient plus the sparse one
+    d = torch.arange(6.0, dtype=torch.float64).reshape(3, 2)
+    t, m = _both(make)
+    for lib, s, dense in ((torch, t, d), (tg, m, tg.tensor(d.numpy()))):
+        lib.sparse.mm(s, dense).sum().backward()
+        lib.mm(s, dense).sum().backward()
+    _repr_equal(t.grad, m.grad)
+    m.grad = None
+    assert m.grad is None
     # a dense vector on the right
     t, m = _both(lambda lib: _coo(lib) @ lib.tensor([1.0, 2.0, 3.0]))
     _close(m, t)
@@ -140,6 +147,10 @@ def test_to_sparse_gradients_reach_the_dense_tensor():
     d = torch.arange(6.0, dtype=torch.float64).reshape(3, 2)
     torch.sparse.mm(ts, d).pow(2).sum().backward()
     tg.sparse.mm(ms, tg.tensor(d.numpy())).pow(2).sum().backward()
+    _close(mx.grad, x.grad, rtol=1e-12)
+    # torch.mm passes the dense gradient to x unmasked
+    torch.mm(ts, d).pow(2).sum().backward()
+    tg.mm(ms, tg.tensor(d.numpy())).pow(2).sum().backward()
     _close(mx.grad, x.grad, rtol=1e-12)
 
 
@@ -206,14 +217,14 @@ def test_errors_point_at_to_dense():
         with pytest.raises(RuntimeError, match="expected scalar type Float but found Double"):
             lib.mm(s, lib.ones(3, 2, dtype=lib.float64))
         with pytest.raises(RuntimeError, match="indices and values must have same nnz"):
-            lib.sparse_coo_tensor(IDX, [1.0, 2.0], (2, 3))
+            lib.sparse_coo_tensor(IDX, [1.0, 2.0], (2, 3), check_invariants=True)
         with pytest.raises(RuntimeError, match="indices must be sparse_dim x nnz"):
-            lib.sparse_coo_tensor([0, 1], [1.0, 2.0], (2, 3))
+            lib.sparse_coo_tensor([0, 1], [1.0, 2.0], (2, 3), check_invariants=True)
         with pytest.raises(RuntimeError, match="size is inconsistent with indices: for dim 0, size is 2 but found "
                                                "index 5"):
             lib.sparse_coo_tensor([[0, 5]], [1.0, 2.0], (2,), check_invariants=True)
         with pytest.raises(RuntimeError, match="'len\\(size\\) == sparse_dim \\+ dense_dim' is not satisfied"):
-            lib.sparse_coo_tensor([[0, 1]], [1.0, 2.0], (2, 3, 4))
+            lib.sparse_coo_tensor([[0, 1]], [1.0, 2.0], (2, 3, 4), check_invariants=True)
 
 
 def test_spmm_finite_differences():

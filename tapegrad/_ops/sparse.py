@@ -2,13 +2,19 @@
 ordinary array, so gradients reach the values (masked to the pattern, as PyTorch's sparse gradients are)."""
 import jax
 import jax.numpy as jnp
+from jax import lax
 
 from ._registry import defop, overload, KEEP
 
 
-def _sparse_mm(indices, values, dense, rows, via):
+def _sparse_mm(indices, values, dense, sink, rows, via):
     # row r of the product sums values[k] * dense[col_k] over the entries k of row r
-    return jax.ops.segment_sum(values[:, None] * dense[indices[1]], indices[0], num_segments=rows)
+    out = jax.ops.segment_sum(values[:, None] * dense[indices[1]], indices[0], num_segments=rows)
+    if sink is None:
+        return out
+    # sink: zeros shaped as the sparse operand, whose gradient is PyTorch's dense one (grad @ dense^T), for
+    # torch.mm with a sparse leaf that requires grad; it adds nothing to the value
+    return out + (sink - lax.stop_gradient(sink)) @ dense
 
 
 def _to_dense(indices, values, size):
@@ -22,7 +28,7 @@ def _segment_sum(values, segments, count, node):
 # values of sparse_coo_tensor(indices, values) as recorded (an identity, under PyTorch's node name)
 sparse_coo_tensor = defop("sparse_coo_tensor", lambda values: values, dtype_rule=KEEP,
                           node_name="SparseCooTensorWithDimsAndTensorsBackward0")
-sparse_mm = defop("sparse_mm", _sparse_mm, dtype_rule=KEEP, diff=(1, 2), node="sparse_addmm",
+sparse_mm = defop("sparse_mm", _sparse_mm, dtype_rule=KEEP, diff=(1, 2, 3), node="sparse_addmm",
                   overloads=[overload("MmBackward0", via="mm")])
 to_dense = defop("to_dense", _to_dense, dtype_rule=KEEP, diff=(1,))
 # the entries of a dense tensor at given indices: the values of its to_sparse()

@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import _printing
 from .._dispatch import apply
+from .._grad_mode import is_grad_enabled
 from .._layout import sparse_coo
 from .._ops import sparse as K
 from .._tensor import Tensor, _NON_LEAF_GRAD_WARNING
@@ -50,6 +51,8 @@ class SparseTensor(Tensor):
         self._init(_NO_STORAGE, None, False)
         self._sp_indices, self._sp_values = indices, values
         self._sp_size, self._sp_coalesced = tuple(int(s) for s in size), bool(coalesced)
+        self._sp_sink = None     # a leaf's dense gradient from torch.mm (see sparse_mm)
+        self._sp_dense = None    # (tensor, version) this one was made from by to_sparse()
         return self
 
     # ---- metadata ---------------------------------------------------------------------------------------------
@@ -120,10 +123,18 @@ class SparseTensor(Tensor):
 
     @property
     def grad(self):
-        """The values' gradient on this tensor's pattern, coalesced (PyTorch's masked gradient)."""
+        """The values' gradient on this tensor's pattern, coalesced (PyTorch's masked gradient); dense when
+        torch.mm gave it a dense one, as in PyTorch."""
         if not self.is_leaf:
             warnings.warn(_NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
             return None
+        sparse = self._sparse_grad()
+        dense = None if self._sp_sink is None else self._sp_sink._grad
+        if dense is None:
+            return sparse
+        return dense if sparse is None else dense + sparse.to_dense()
+
+    def _sparse_grad(self):
         g = self._sp_values._grad
         if g is None:
             return None
@@ -142,6 +153,8 @@ class SparseTensor(Tensor):
             raise RuntimeError("tapegrad's sparse tensors only accept grad = None; their gradient is their "
                                "values' gradient (set tensor._values().grad instead).")
         self._sp_values.grad = None
+        if self._sp_sink is not None:
+            self._sp_sink.grad = None
 
     def detach(self):
         return SparseTensor._make(self._sp_indices, self._sp_values.detach(), self._sp_size, self._sp_coalesced)
@@ -309,7 +322,10 @@ def to_sparse(input, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=
         nonzero = nonzero.any(axis=tuple(range(sparse_dim, data.ndim)))
     indices = _as_tensor(np.stack(np.nonzero(nonzero)).astype(np.int64).reshape(sparse_dim, -1))
     values = apply(K.to_sparse, input, indices, full=full)
-    return SparseTensor._make(indices, values, input.shape, True)
+    result = SparseTensor._make(indices, values, input.shape, True)
+    if input.requires_grad:
+        result._sp_dense = (input, input._version)
+    return result
 
 
 # ---- printing --------------------------------------------------------------------------------------------------
@@ -365,9 +381,22 @@ def sparse_mm(sparse, dense, via="sparse_addmm"):
     if dense.dtype is not sparse.dtype:
         raise RuntimeError(f"expected scalar type {_TYPE.get(sparse.dtype.name, sparse.dtype.name)} but found "
                            f"{_TYPE.get(dense.dtype.name, dense.dtype.name)}")
-    out = apply(K.sparse_mm, sparse._sp_indices, sparse._sp_values, dense.unsqueeze(1) if vector else dense,
-                rows=sparse.shape[0], via=via)
-    return out.squeeze(1) if vector else out
+    if vector:
+        return sparse_mm(sparse, dense.unsqueeze(1), via).squeeze(1)
+    values, sink = sparse._sp_values, None
+    if via == "mm" and values.requires_grad and is_grad_enabled():
+        # PyTorch's mm gives the sparse operand the dense gradient grad @ dense^T: a leaf keeps it in a sink,
+        # a tensor made by to_sparse() passes it on to the dense tensor (unmasked)
+        origin = sparse._sp_dense
+        if origin is not None and origin[0]._version == origin[1]:
+            from .._functional._linalg import mm
+            return mm(origin[0], dense)
+        if sparse.is_leaf:
+            if sparse._sp_sink is None:
+                from .._creation import zeros
+                sparse._sp_sink = zeros(sparse.shape, dtype=sparse.dtype, requires_grad=True)
+            values, sink = values.detach(), sparse._sp_sink
+    return apply(K.sparse_mm, sparse._sp_indices, values, dense, sink, rows=sparse.shape[0], via=via)
 
 
 def sparse_sum(input, dim=None, dtype=None):
