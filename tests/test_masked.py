@@ -129,6 +129,8 @@ def test_errors():
         b = m.masked_tensor(lib.ones(2), lib.tensor([False, True]))
         with pytest.raises(ValueError, match="Input masks must match"):
             a + b
+    with pytest.raises(TypeError, match="data layout of tapegrad.sparse_coo is not supported.*to_dense"):
+        tg.masked.masked_tensor(tg.ones(2).to_sparse(), tg.tensor([True, False]).to_sparse())
     with pytest.warns(UserWarning, match="The PyTorch API of MaskedTensors is in prototype stage"):
         tg.masked.masked_tensor(tg.ones(2), tg.tensor([True, False]))
 

@@ -146,6 +146,9 @@ def _make_checked(data, mask, requires_grad=False):
     if isinstance(mask, MaskedTensor) or not isinstance(mask, Tensor):
         raise TypeError("mask must be a Tensor")
     warnings.warn(_PROTOTYPE_WARNING, UserWarning, stacklevel=3)
+    if data.is_sparse or mask.is_sparse:
+        raise TypeError(f"data layout of {data.layout} is not supported by tapegrad's MaskedTensor (PyTorch's "
+                        "also takes sparse COO/CSR data). Pass dense data and mask: call .to_dense() on them.")
     if data.requires_grad:
         warnings.warn("It is not recommended to create a MaskedTensor with a tensor that requires_grad. To avoid "
                       "this, you can use data.detach().clone()", UserWarning, stacklevel=3)
