@@ -4,7 +4,6 @@ import builtins
 import math
 
 from .. import _dtypes as D
-from .._tensor import Tensor
 
 __all__ = ["sum", "prod", "amax", "amin", "argmax", "argmin", "mean", "norm", "var", "std", "softmax",
            "log_softmax", "softmin", "normalize", "logsumexp"]
