@@ -12,26 +12,58 @@ import jax
 import numpy as np
 
 from .. import _printing
-from .._dispatch import apply
+from .._dispatch import Redirect, apply
 from .._grad_mode import is_grad_enabled
 from .._layout import sparse_coo
 from .._ops import sparse as K
 from .._tensor import Tensor, _NON_LEAF_GRAD_WARNING
 
-_NO_DENSE = ("Could not run this operation with arguments from the 'SparseCPU' backend: tapegrad's sparse COO "
-             "tensors support to_dense(), coalesce(), sparse.sum, sparse.mm/mm/matmul with the sparse tensor on "
-             "the left, neg, mul/div by a scalar and t(). Call .to_dense() first for other ops.")
+_SUPPORTED = ("tapegrad's sparse COO tensors support to_dense(), coalesce(), sparse.sum, sparse.mm/mm/matmul with "
+              "the sparse tensor on the left, t(), scalar mul/div and the unary ops that keep zeros (neg, abs, sin, "
+              "sqrt, relu...). Call .to_dense() first for other ops.")
+_NO_DENSE = "Could not run this operation with arguments from the 'SparseCPU' backend: " + _SUPPORTED
+
+# Unary ops with f(0) == 0 that PyTorch runs on a sparse tensor's values; the nonlinear ones coalesce first
+# (duplicates must be summed before f applies), as PyTorch's do.
+_LINEAR_UNARY = frozenset({"neg", "positive"})
+_COALESCED_UNARY = frozenset({"abs", "sin", "sinh", "tan", "tanh", "asin", "asinh", "atan", "atanh", "sqrt",
+                              "relu", "sign", "sgn", "expm1", "log1p", "floor", "ceil", "round", "trunc", "frac", "square",
+                              "erf", "erfinv", "deg2rad", "rad2deg", "signbit", "isnan", "isinf", "nan_to_num"})
 
 
 class _NoDenseStorage:
-    """Stands in for a sparse tensor's storage: every dense code path that reaches for it raises."""
+    """A sparse tensor's storage: apply() reading it hands the op to `_dispatch_op`; other dense access refuses."""
     __slots__ = ()
+
+    @property
+    def _raw(self):
+        raise Redirect(_dispatch_op)
 
     def __getattr__(self, name):
         raise NotImplementedError(_NO_DENSE)
 
 
 _NO_STORAGE = _NoDenseStorage()
+
+
+def _dispatch_op(op, args, static):
+    """An op-table entry met with a sparse argument: run it on the values where PyTorch does, else refuse."""
+    name, kw = op.name, dict(static)
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    if len(tensors) == 1:
+        s = tensors[0]
+        if len(args) == 1 and name in _LINEAR_UNARY:
+            return s._with_values(apply(op, s._sp_values, **kw))
+        if len(args) == 1 and name in _COALESCED_UNARY:
+            c = s.coalesce()
+            return c._with_values(apply(op, c._sp_values, **kw))
+        if name == "mul" or (name == "div" and args[0] is s):   # by a Python scalar: linear
+            return s._with_values(apply(op, *[s._sp_values if a is s else a for a in args], **kw))
+        if name == "pow" and args[0] is s:
+            c = s.coalesce()
+            return c._with_values(apply(op, c._sp_values, *args[1:], **kw))
+    raise NotImplementedError(f"Could not run 'aten::{name}' with arguments from the 'SparseCPU' backend. "
+                              + _SUPPORTED)
 
 
 def _as_tensor(data, dtype=None):
@@ -206,25 +238,6 @@ class SparseTensor(Tensor):
 
     def _with_values(self, values):
         return SparseTensor._make(self._sp_indices, values, self._sp_size, self._sp_coalesced)
-
-    def neg(self):
-        return self._with_values(-self._sp_values)
-
-    __neg__ = neg
-
-    def mul(self, other):
-        if isinstance(other, Tensor) and (other.is_sparse or other.dim() > 0):
-            raise NotImplementedError("tapegrad's sparse tensors multiply by a scalar only. " + _NO_DENSE)
-        return self._with_values(self._sp_values * other)
-
-    __mul__ = __rmul__ = mul
-
-    def div(self, other):
-        if isinstance(other, Tensor) and (other.is_sparse or other.dim() > 0):
-            raise NotImplementedError("tapegrad's sparse tensors divide by a scalar only. " + _NO_DENSE)
-        return self._with_values(self._sp_values / other)
-
-    __truediv__ = div
 
     def add(self, other, *, alpha=1):
         if isinstance(other, Tensor) and not other.is_sparse:
