@@ -51,6 +51,13 @@ def test_construction_and_repr(make):
     np.testing.assert_array_equal(m.to_dense().detach().numpy(), t.to_dense().detach().numpy())
 
 
+def test_requires_grad_belongs_to_the_sparse_tensor():
+    for lib in (torch, tg):
+        v = lib.tensor([1.0, 2.0, 3.0])
+        s = lib.sparse_coo_tensor(IDX, v, (2, 3), check_invariants=True).requires_grad_()
+        assert s.requires_grad and s.is_leaf and not v.requires_grad
+
+
 def test_dense_tensors_are_strided():
     x = tg.ones(2)
     assert x.layout is tg.strided and not x.is_sparse and x.to_dense() is x

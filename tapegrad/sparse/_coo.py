@@ -309,12 +309,10 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
         if nnz and idx[d].max() >= size[d]:
             raise RuntimeError(f"size is inconsistent with indices: for dim {d}, size is {size[d]} but found index "
                                f"{idx[d].max()}")
-    if requires_grad:
-        values = values.detach().requires_grad_()
-    elif values.requires_grad:
-        from .._grad_mode import is_grad_enabled
-        if is_grad_enabled():
-            values = apply(K.sparse_coo_tensor, values)
+    if values.requires_grad and is_grad_enabled() and not requires_grad:
+        values = apply(K.sparse_coo_tensor, values)
+    else:   # shares the data, not the tensor: requires_grad_() on the result leaves `values` alone
+        values = values.detach().requires_grad_(requires_grad)
     coalesced = nnz <= 1 if is_coalesced is None else is_coalesced
     return SparseTensor._make(indices, values, size, coalesced)
 
