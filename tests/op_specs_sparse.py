@@ -19,7 +19,10 @@ SPECS = {
     "to_dense": cases(Case(lambda lib, i, v: _coo(lib, i, v, (3, 3, 2)).to_dense(), A(DUPLICATES), F(4, 2))),
     "to_sparse": cases(Case(lambda lib, x: lib.sparse.mm(x.to_sparse(), x.mT), F(3, 4)),
                        Case(lambda lib, x: lib.sparse.sum(x.to_sparse(1), 0), F(3, 2))),
+    "sparse_values": cases(Case(lambda lib, i, v: _coo(lib, i, v).coalesce().values() * 2, A(ROWS_COLS), F(4))),
     "sparse_segment_sum": cases(
         Case(lambda lib, i, v: _coo(lib, i, v).coalesce().values(), A(DUPLICATES), F(4)),
-        Case(lambda lib, i, v: lib.sparse.sum(_coo(lib, i, v), 1).to_dense(), A(DUPLICATES), F(4))),
+        Case(lambda lib, i, v: lib.sparse.sum(_coo(lib, i, v), 1).to_dense(), A(DUPLICATES), F(4)),
+        Case(lambda lib, i, v: lib.sparse.sum(_coo(lib, i, v, (3, 3, 2)), (0, 1, 2)), A(DUPLICATES), F(4, 2)),
+        Case(lambda lib, i, v: lib.sparse.sum(_coo(lib, i, v, (3, 3, 2)), (0, 1)), A(DUPLICATES), F(4, 2))),
 }

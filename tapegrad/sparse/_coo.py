@@ -116,7 +116,7 @@ class SparseTensor(Tensor):
         return self._sp_indices
 
     def _values(self):
-        return self._sp_values
+        return self._sp_values.detach()   # PyTorch's _values() is not differentiable; values() is
 
     def indices(self):
         if not self._sp_coalesced:
@@ -126,7 +126,7 @@ class SparseTensor(Tensor):
     def values(self):
         if not self._sp_coalesced:
             raise RuntimeError("Cannot get values on an uncoalesced tensor, please call .coalesce() first")
-        return self._sp_values
+        return apply(K.sparse_values, self._sp_values)
 
     def __len__(self):
         return self._sp_size[0]
@@ -392,10 +392,10 @@ def sparse_mm(sparse, dense, via="sparse_addmm"):
     if dense.dtype is not sparse.dtype:
         raise RuntimeError(f"expected scalar type {_TYPE.get(sparse.dtype.name, sparse.dtype.name)} but found "
                            f"{_TYPE.get(dense.dtype.name, dense.dtype.name)}")
-    if vector:
-        return sparse_mm(sparse, dense.unsqueeze(1), via).squeeze(1)
+    if vector and via == "mm":
+        via = "mv"
     values, sink = sparse._sp_values, None
-    if via == "mm" and values.requires_grad and is_grad_enabled():
+    if via != "sparse_addmm" and values.requires_grad and is_grad_enabled():
         # PyTorch's mm gives the sparse operand the dense gradient grad @ dense^T: a leaf keeps it in a sink,
         # a tensor made by to_sparse() passes it on to the dense tensor (unmasked)
         origin = sparse._sp_dense
@@ -427,13 +427,13 @@ def sparse_sum(input, dim=None, dtype=None):
         return SparseTensor._make(input._sp_indices, values.sum(dense_axes), _drop(input.shape, dims),
                                   input._sp_coalesced)
     if not kept:   # every sparse dimension summed: a dense result
-        return values.sum([0] + dense_axes)
+        return apply(K.sparse_segment_sum, values, _as_tensor(np.zeros(input._nnz(), np.int64)), count=1,
+                     node="sum", dense_axes=tuple(dense_axes), drop=True)
     sizes = tuple(input.shape[d] for d in kept)
     linear = _linear_index(input._sp_indices.numpy()[kept], sizes)
     unique, inverse = np.unique(linear, return_inverse=True)
-    summed = apply(K.sparse_segment_sum, values, _as_tensor(inverse.reshape(-1)), count=len(unique), node="sum")
-    if dense_axes:
-        summed = summed.sum(dense_axes)
+    summed = apply(K.sparse_segment_sum, values, _as_tensor(inverse.reshape(-1)), count=len(unique), node="sum",
+                   dense_axes=tuple(dense_axes))
     indices = np.stack(np.unravel_index(unique, sizes)).astype(np.int64)
     return SparseTensor._make(_as_tensor(indices), summed, _drop(input.shape, dims), True)
 
