@@ -38,8 +38,9 @@ CAPTURE = [None]  # while a function is traced (eager ops): called with each op'
 
 
 class Redirect(Exception):
-    """Raised by the storage of a Tensor subclass that implements ops over other tensors (tapegrad.masked's
-    MaskedTensor) when apply() reads it: apply hands the call to `handler(op, args, static)`."""
+    """Raised by the storage of a Tensor subclass that implements ops over other tensors (tapegrad.sparse's
+    SparseTensor, tapegrad.masked's MaskedTensor) when apply() reads it: apply hands the call to
+    `handler(op, args, static)`, as PyTorch's dispatcher hands an op to a layout's or a subclass's kernels."""
 
     def __init__(self, handler):
         super().__init__(handler)
