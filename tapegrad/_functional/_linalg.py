@@ -116,6 +116,9 @@ def bmm(input, mat2, *, out=None):
 
 
 def mv(input, vec, *, out=None):
+    if input.is_sparse:
+        from ..sparse._coo import sparse_mm
+        return sparse_mm(input, vec, via="mv")
     if input.ndim != 2 or vec.ndim != 1 or input.shape[1] != vec.shape[0]:
         raise RuntimeError(f"size mismatch, got input ({input.shape[0] if input.ndim else 0}), mat "
                            f"({'x'.join(map(str, input.shape))}), vec ({'x'.join(map(str, vec.shape))})")

@@ -1,7 +1,7 @@
 """tapegrad.sparse: PyTorch's sparse COO tensors for the common cases (see _coo.py for the representation).
 
 `tapegrad.sparse_coo_tensor(indices, values, size)`, `Tensor.to_sparse()`, `to_dense()`, `coalesce()`,
-`sparse.mm` / `spmm` / `mm` / `matmul` / `@` with the sparse tensor on the left, `sparse.sum`, `t()`, scalar
+`sparse.mm` / `spmm` / `mm` / `mv` / `matmul` / `@` with the sparse tensor on the left, `sparse.sum`, `t()`, scalar
 mul/div and the unary ops that keep zeros. Other ops on a sparse tensor raise NotImplementedError; call
 `.to_dense()` first.
 """
