@@ -37,6 +37,16 @@ OBSERVERS = []  # called after each op with (op, static, signature, args, result
 CAPTURE = [None]  # while a function is traced (eager ops): called with each op's arguments first
 
 
+class Redirect(Exception):
+    """Raised by the storage of a Tensor subclass that implements ops over other tensors (tapegrad.sparse's
+    SparseTensor, tapegrad.masked's MaskedTensor) when apply() reads it: apply hands the call to
+    `handler(op, args, static)`, as PyTorch's dispatcher hands an op to a layout's or a subclass's kernels."""
+
+    def __init__(self, handler):
+        super().__init__(handler)
+        self.handler = handler
+
+
 def forward_fn(op, static, cast):
     """The jitted forward of an op for given statics and computation dtype."""
     return _programs.kernel(("forward", op, static, cast), lambda: pure_fn(op, static, cast))
@@ -110,16 +120,19 @@ def apply(op, *args, **static):
     values = []
     kinds = []
     needs_grad = False
-    for a in args:
-        if isinstance(a, Tensor):
-            v = a._storage._raw if a._view is None else a._view_value()
-            values.append(v)
-            kinds.append((v.shape, v.dtype))
-            if a._requires_grad:
-                needs_grad = True
-        else:
-            values.append(a)
-            kinds.append(type(a))
+    try:
+        for a in args:
+            if isinstance(a, Tensor):
+                v = a._storage._raw if a._view is None else a._view_value()
+                values.append(v)
+                kinds.append((v.shape, v.dtype))
+                if a._requires_grad:
+                    needs_grad = True
+            else:
+                values.append(a)
+                kinds.append(type(a))
+    except Redirect as r:   # a tensor subclass that runs ops itself (no cost to the ordinary path)
+        return r.handler(op, args, static)
     kinds = tuple(kinds)
     if MIXED_DEVICES[0]:
         check_same_device([a for a in args if isinstance(a, Tensor)])

@@ -151,14 +151,15 @@ def _tensor_str(values, indent):
     return _nested_str(values, indent, summarize, _Formatter(shown), None)
 
 
-def _add_suffixes(tensor_str, suffixes, indent):
+def _add_suffixes(tensor_str, suffixes, indent, force_newline=False):
     parts = [tensor_str]
     # PyTorch's arithmetic, off by two when there is no newline; kept for identical wrapping.
     last_line_len = len(tensor_str) - tensor_str.rfind("\n") + 1
     for suffix in suffixes:
-        if last_line_len + len(suffix) + 2 > _opts["linewidth"]:
+        if force_newline or last_line_len + len(suffix) + 2 > _opts["linewidth"]:
             parts.append(",\n" + " " * indent + suffix)
             last_line_len = indent + len(suffix)
+            force_newline = False
         else:
             parts.append(", " + suffix)
             last_line_len += len(suffix) + 2

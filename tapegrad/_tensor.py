@@ -138,6 +138,20 @@ class Tensor:
     def is_cpu(self):
         return self.device.type == "cpu"
 
+    is_sparse = False   # tapegrad.sparse's SparseTensor says True
+
+    @property
+    def layout(self):
+        from ._layout import strided
+        return strided
+
+    def to_sparse(self, *args, **kwargs):
+        from .sparse._coo import to_sparse
+        return to_sparse(self, *args, **kwargs)
+
+    def to_dense(self, dtype=None, *, masked_grad=None):
+        return self if dtype is None else self.to(dtype)
+
     def is_floating_point(self):
         return self.dtype.is_floating_point
 

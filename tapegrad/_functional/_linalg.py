@@ -40,6 +40,9 @@ def _mm_shape_error(a, b):
 
 @policy("matmul")
 def matmul(input, other, *, out=None):
+    if input.is_sparse:
+        from ..sparse._coo import sparse_mm
+        return sparse_mm(input, other, via="mm")
     if input.ndim == 0 or other.ndim == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {input.ndim}D and "
                            f"{other.ndim}D")
@@ -87,6 +90,9 @@ def _check_matmul(input, other):
 
 @policy("mm")
 def mm(input, mat2, *, out=None):
+    if input.is_sparse:
+        from ..sparse._coo import sparse_mm
+        return sparse_mm(input, mat2, via="mm")
     if input.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"{'self' if input.ndim != 2 else 'mat2'} must be a matrix")
     _check_mm_dtype(input, mat2)
@@ -110,6 +116,9 @@ def bmm(input, mat2, *, out=None):
 
 
 def mv(input, vec, *, out=None):
+    if input.is_sparse:
+        from ..sparse._coo import sparse_mm
+        return sparse_mm(input, vec, via="mv")
     if input.ndim != 2 or vec.ndim != 1 or input.shape[1] != vec.shape[0]:
         raise RuntimeError(f"size mismatch, got input ({input.shape[0] if input.ndim else 0}), mat "
                            f"({'x'.join(map(str, input.shape))}), vec ({'x'.join(map(str, vec.shape))})")

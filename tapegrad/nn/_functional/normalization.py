@@ -78,8 +78,11 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     from ..._tensor import _wrap_dim
     check_float(input, "normalize")
     p = float(p)
-    return apply(K.normalize, input, p=int(p) if p == builtins.int(p) else p, dim=_wrap_dim(dim, input.ndim),
-                 eps=float(eps))
+    result = apply(K.normalize, input, p=int(p) if p == builtins.int(p) else p, dim=_wrap_dim(dim, input.ndim),
+                   eps=float(eps))
+    if out is None:
+        return result
+    return out.copy_(result)
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,

@@ -1,7 +1,11 @@
-"""tapegrad.nn.utils: gradient clipping and parameter/vector conversion."""
+"""tapegrad.nn.utils: gradient clipping, parameter/vector conversion, parametrizations, pruning,
+weight and spectral normalization."""
 from .clip_grad import clip_grad_norm, clip_grad_norm_, clip_grad_value_, get_total_norm, clip_grads_with_norm_
 from .convert_parameters import parameters_to_vector, vector_to_parameters
 from . import parametrize, parametrizations, prune, rnn  # noqa: F401
+from .weight_norm import weight_norm, remove_weight_norm
+from .spectral_norm import spectral_norm, remove_spectral_norm
 
 __all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_",
-           "parameters_to_vector", "vector_to_parameters", "parametrize", "parametrizations", "prune", "rnn"]
+           "parameters_to_vector", "vector_to_parameters", "parametrize", "parametrizations", "prune", "rnn",
+           "weight_norm", "remove_weight_norm", "spectral_norm", "remove_spectral_norm"]

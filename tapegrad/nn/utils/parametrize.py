@@ -45,7 +45,10 @@ class ParametrizationList(ModuleList):
         with _tg.no_grad():
             for module in reversed(list(self)):
                 if hasattr(module, "right_inverse"):
-                    new = module.right_inverse(new)
+                    try:
+                        new = module.right_inverse(new)
+                    except NotImplementedError:
+                        pass   # as PyTorch: a right_inverse that cannot run counts as the identity here
         self.is_tensor = isinstance(new, _tg.Tensor)
         if not self.is_tensor and not isinstance(new, (list, tuple)):
             raise ValueError("'right_inverse' must return a Tensor or a Sequence of tensors (list, tuple...). "

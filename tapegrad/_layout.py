@@ -1,0 +1,23 @@
+"""PyTorch's tensor layouts: `strided` (every dense tensor) and `sparse_coo` (tapegrad.sparse)."""
+
+
+class layout:
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"tapegrad.{self.name}"
+
+    def __reduce__(self):
+        return (_by_name, (self.name,))
+
+
+def _by_name(name):
+    return LAYOUTS[name]
+
+
+strided = layout("strided")
+sparse_coo = layout("sparse_coo")
+LAYOUTS = {"strided": strided, "sparse_coo": sparse_coo}

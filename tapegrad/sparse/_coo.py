@@ -1,0 +1,442 @@
+"""SparseTensor: PyTorch's sparse COO tensor as (indices, values, size) over two ordinary tensors.
+
+`indices` is an int64 tensor (sparse_dim, nnz) held on the host's terms (nnz is data: building one reads
+values), `values` a tensor (nnz, *dense_shape) that carries the autograd history: a sparse tensor requires
+grad, is a leaf and has a grad_fn as its values do, and its gradient is its values' gradient on its
+pattern -- PyTorch's masked sparse gradient. Dense code paths never see a sparse tensor: its storage is a
+stand-in that refuses, so an op without a sparse rule raises NotImplementedError pointing at to_dense().
+"""
+import warnings
+
+import jax
+import numpy as np
+
+from .. import _printing
+from .._dispatch import Redirect, apply
+from .._grad_mode import is_grad_enabled
+from .._layout import sparse_coo
+from .._ops import sparse as K
+from .._tensor import Tensor, _NON_LEAF_GRAD_WARNING
+
+_SUPPORTED = ("tapegrad's sparse COO tensors support to_dense(), coalesce(), sparse.sum, sparse.mm/mm/matmul with "
+              "the sparse tensor on the left, t(), scalar mul/div and the unary ops that keep zeros (neg, abs, sin, "
+              "sqrt, relu...). Call .to_dense() first for other ops.")
+_NO_DENSE = "Could not run this operation with arguments from the 'SparseCPU' backend: " + _SUPPORTED
+
+# Unary ops with f(0) == 0 that PyTorch runs on a sparse tensor's values; the nonlinear ones coalesce first
+# (duplicates must be summed before f applies), as PyTorch's do.
+_LINEAR_UNARY = frozenset({"neg", "positive"})
+_COALESCED_UNARY = frozenset({"abs", "sin", "sinh", "tan", "tanh", "asin", "asinh", "atan", "atanh", "sqrt",
+                              "relu", "sign", "sgn", "expm1", "log1p", "floor", "ceil", "round", "trunc", "frac", "square",
+                              "erf", "erfinv", "deg2rad", "rad2deg", "signbit", "isnan", "isinf", "nan_to_num"})
+
+
+class _NoDenseStorage:
+    """A sparse tensor's storage: apply() reading it hands the op to `_dispatch_op`; other dense access refuses."""
+    __slots__ = ()
+
+    @property
+    def _raw(self):
+        raise Redirect(_dispatch_op)
+
+    def __getattr__(self, name):
+        raise NotImplementedError(_NO_DENSE)
+
+
+_NO_STORAGE = _NoDenseStorage()
+
+
+def _dispatch_op(op, args, static):
+    """An op-table entry met with a sparse argument: run it on the values where PyTorch does, else refuse."""
+    name, kw = op.name, dict(static)
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    if len(tensors) == 1:
+        s = tensors[0]
+        if len(args) == 1 and name in _LINEAR_UNARY:
+            return s._with_values(apply(op, s._sp_values, **kw))
+        if len(args) == 1 and name in _COALESCED_UNARY:
+            c = s.coalesce()
+            return c._with_values(apply(op, c._sp_values, **kw))
+        if name == "mul" or (name == "div" and args[0] is s):   # by a Python scalar: linear
+            return s._with_values(apply(op, *[s._sp_values if a is s else a for a in args], **kw))
+        if name == "pow" and args[0] is s:
+            c = s.coalesce()
+            return c._with_values(apply(op, c._sp_values, *args[1:], **kw))
+    raise NotImplementedError(f"Could not run 'aten::{name}' with arguments from the 'SparseCPU' backend. "
+                              + _SUPPORTED)
+
+
+def _as_tensor(data, dtype=None):
+    from .._creation import tensor
+    return data if isinstance(data, Tensor) else tensor(data, dtype=dtype)
+
+
+class SparseTensor(Tensor):
+    """A sparse COO tensor (layout tapegrad.sparse_coo). Build one with `tapegrad.sparse_coo_tensor` or
+    `Tensor.to_sparse()`."""
+
+    is_sparse = True
+
+    @classmethod
+    def _make(cls, indices, values, size, coalesced):
+        self = object.__new__(cls)
+        self._init(_NO_STORAGE, None, False)
+        self._sp_indices, self._sp_values = indices, values
+        self._sp_size, self._sp_coalesced = tuple(int(s) for s in size), bool(coalesced)
+        self._sp_sink = None     # a leaf's dense gradient from torch.mm (see sparse_mm)
+        self._sp_dense = None    # (tensor, version) this one was made from by to_sparse()
+        return self
+
+    # ---- metadata ---------------------------------------------------------------------------------------------
+
+    def _peek(self):
+        return jax.ShapeDtypeStruct(self._sp_size, self._sp_values._peek().dtype)
+
+    @property
+    def layout(self):
+        return sparse_coo
+
+    @property
+    def device(self):
+        return self._sp_values.device
+
+    def sparse_dim(self):
+        return self._sp_indices.shape[0]
+
+    def dense_dim(self):
+        return self._sp_values.dim() - 1
+
+    def _nnz(self):
+        return self._sp_indices.shape[1]
+
+    def is_coalesced(self):
+        return self._sp_coalesced
+
+    def _indices(self):
+        return self._sp_indices
+
+    def _values(self):
+        return self._sp_values.detach()   # PyTorch's _values() is not differentiable; values() is
+
+    def indices(self):
+        if not self._sp_coalesced:
+            raise RuntimeError("Cannot get indices on an uncoalesced tensor, please call .coalesce() first")
+        return self._sp_indices
+
+    def values(self):
+        if not self._sp_coalesced:
+            raise RuntimeError("Cannot get values on an uncoalesced tensor, please call .coalesce() first")
+        return apply(K.sparse_values, self._sp_values)
+
+    def __len__(self):
+        return self._sp_size[0]
+
+    # ---- autograd: the values' -----------------------------------------------------------------------------
+
+    @property
+    def requires_grad(self):
+        return self._sp_values.requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag):
+        self._sp_values.requires_grad_(flag)
+
+    def requires_grad_(self, requires_grad=True):
+        self._sp_values.requires_grad_(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self):
+        return self._sp_values.is_leaf
+
+    @property
+    def grad_fn(self):
+        return self._sp_values.grad_fn
+
+    @property
+    def grad(self):
+        """The values' gradient on this tensor's pattern, coalesced (PyTorch's masked gradient); dense when
+        torch.mm gave it a dense one, as in PyTorch."""
+        if not self.is_leaf:
+            warnings.warn(_NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+            return None
+        sparse = self._sparse_grad()
+        dense = None if self._sp_sink is None else self._sp_sink._grad
+        if dense is None:
+            return sparse
+        return dense if sparse is None else dense + sparse.to_dense()
+
+    def _sparse_grad(self):
+        g = self._sp_values._grad
+        if g is None:
+            return None
+        if self._sp_coalesced:
+            return SparseTensor._make(self._sp_indices, g, self._sp_size, True)
+        # duplicates share one position and so one gradient: keep each position once
+        linear = _linear_index(self._sp_indices.numpy(), self._sp_size[:self.sparse_dim()])
+        _, first = np.unique(linear, return_index=True)
+        first = _as_tensor(first)
+        return SparseTensor._make(self._sp_indices.index_select(1, first), g.detach().index_select(0, first),
+                                  self._sp_size, True)
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            raise RuntimeError("tapegrad's sparse tensors only accept grad = None; their gradient is their "
+                               "values' gradient (set tensor._values().grad instead).")
+        self._sp_values.grad = None
+        if self._sp_sink is not None:
+            self._sp_sink.grad = None
+
+    def detach(self):
+        return SparseTensor._make(self._sp_indices, self._sp_values.detach(), self._sp_size, self._sp_coalesced)
+
+    def clone(self, *, memory_format=None):
+        return SparseTensor._make(self._sp_indices.clone(), self._sp_values.clone(), self._sp_size,
+                                  self._sp_coalesced)
+
+    # ---- conversions ----------------------------------------------------------------------------------------
+
+    def to_dense(self, dtype=None, *, masked_grad=True):
+        dense = apply(K.to_dense, self._sp_indices, self._sp_values, size=self._sp_size)
+        return dense if dtype is None else dense.to(dtype)
+
+    def to_sparse(self, *args, **kwargs):
+        return self
+
+    def coalesce(self):
+        if self._sp_coalesced:
+            return self
+        sizes = self._sp_size[:self.sparse_dim()]
+        linear = _linear_index(self._sp_indices.numpy(), sizes)
+        unique, inverse = np.unique(linear, return_inverse=True)
+        indices = np.stack(np.unravel_index(unique, sizes)) if sizes else np.zeros((0, len(unique)), np.int64)
+        values = apply(K.sparse_segment_sum, self._sp_values, _as_tensor(inverse.reshape(-1)), count=len(unique),
+                       node="coalesce")
+        return SparseTensor._make(_as_tensor(indices.astype(np.int64)), values, self._sp_size, True)
+
+    def to(self, *args, **kwargs):
+        values = self._sp_values.to(*args, **kwargs)
+        return self if values is self._sp_values else \
+            SparseTensor._make(self._sp_indices, values, self._sp_size, self._sp_coalesced)
+
+    def double(self):
+        from .._dtypes import float64
+        return self.to(float64)
+
+    def float(self):
+        from .._dtypes import float32
+        return self.to(float32)
+
+    def numpy(self, *, force=False):
+        raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() first.")
+
+    def tolist(self):
+        raise TypeError("can't convert Sparse layout tensor to a list. Use Tensor.to_dense() first.")
+
+    # ---- ops with a sparse rule ---------------------------------------------------------------------------------
+
+    def _with_values(self, values):
+        return SparseTensor._make(self._sp_indices, values, self._sp_size, self._sp_coalesced)
+
+    def add(self, other, *, alpha=1):
+        if isinstance(other, Tensor) and not other.is_sparse:
+            raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
+        raise NotImplementedError("add of sparse tensors: " + _NO_DENSE)
+
+    __add__ = add
+
+    def t(self):
+        if self.dim() != 2 or self.sparse_dim() != 2:
+            raise RuntimeError(f"t() expects a tensor with <= 2 sparse and 0 dense dimensions, but got "
+                               f"{self.sparse_dim()} sparse and {self.dense_dim()} dense dimensions. Call "
+                               ".to_dense() first for other layouts.")
+        return SparseTensor._make(self._sp_indices.flip(0), self._sp_values, self._sp_size[::-1], False)
+
+    def sum(self, dim=None, keepdim=False, dtype=None):
+        if keepdim:
+            raise NotImplementedError("sum(keepdim=True) of a sparse tensor: " + _NO_DENSE)
+        return sparse_sum(self, dim, dtype=dtype)
+
+    def __repr__(self):
+        return _repr(self)
+
+    __str__ = __repr__
+
+    def __bool__(self):
+        raise RuntimeError("Boolean value of a sparse tensor is ambiguous. Call .to_dense() first.")
+
+    __hash__ = object.__hash__
+
+
+def _linear_index(indices, sizes):
+    if not sizes:
+        return np.zeros(indices.shape[1], np.int64)
+    return np.ravel_multi_index(tuple(indices), sizes) if indices.shape[1] else np.zeros(0, np.int64)
+
+
+# ---- construction ----------------------------------------------------------------------------------------------
+
+def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pin_memory=False,
+                      requires_grad=False, check_invariants=None, is_coalesced=None):
+    """PyTorch's sparse_coo_tensor: `values[k]` at position `indices[:, k]` (duplicates add up)."""
+    from .._dtypes import int64
+    indices = _as_tensor(indices)
+    values = _as_tensor(values, dtype)
+    if indices.dtype is not int64:
+        indices = indices.to(int64)
+    if dtype is not None and values.dtype is not dtype:
+        values = values.to(dtype)
+    if device is not None:
+        indices, values = indices.to(device), values.to(device)
+    if indices.dim() != 2:
+        raise RuntimeError(f"indices must be sparse_dim x nnz, but got: {list(indices.shape)}")
+    sparse_dim, nnz = indices.shape
+    if values.dim() == 0 or values.shape[0] != nnz:
+        raise RuntimeError(f"indices and values must have same nnz, but got nnz from indices: {nnz}, nnz from "
+                           f"values: {values.shape[0] if values.dim() else 1}")
+    idx = indices.detach().numpy()
+    if size is None:
+        size = tuple(int(m) + 1 for m in idx.max(axis=1)) if nnz else (0,) * sparse_dim
+        size = size + tuple(values.shape[1:])
+    size = tuple(size)
+    if len(size) != sparse_dim + values.dim() - 1:
+        raise RuntimeError(f"'len(size) == sparse_dim + dense_dim' is not satisfied: len(size) = {len(size)}, "
+                           f"sparse_dim = {sparse_dim}, dense_dim = {values.dim() - 1}")
+    for d in range(sparse_dim):   # PyTorch checks these only with check_invariants; unchecked, they corrupt memory
+        if nnz and idx[d].min() < 0:
+            raise RuntimeError(f"found negative index {idx[d].min()} for dim {d}")
+        if nnz and idx[d].max() >= size[d]:
+            raise RuntimeError(f"size is inconsistent with indices: for dim {d}, size is {size[d]} but found index "
+                               f"{idx[d].max()}")
+    if values.requires_grad and is_grad_enabled() and not requires_grad:
+        values = apply(K.sparse_coo_tensor, values)
+    else:   # shares the data, not the tensor: requires_grad_() on the result leaves `values` alone
+        values = values.detach().requires_grad_(requires_grad)
+    coalesced = nnz <= 1 if is_coalesced is None else is_coalesced
+    return SparseTensor._make(indices, values, size, coalesced)
+
+
+def to_sparse(input, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+    """The sparse COO tensor of a dense one: its nonzero entries (rows of the first `sparse_dim` dims)."""
+    if layout is not None and layout is not sparse_coo:
+        raise NotImplementedError(f"to_sparse(layout={layout}): tapegrad supports the sparse_coo layout only.")
+    if input.is_sparse:
+        return input
+    full = sparse_dim is None
+    sparse_dim = input.dim() if full else sparse_dim
+    if not 0 < sparse_dim <= input.dim() and input.dim():
+        raise RuntimeError(f"sparse_dim must be in [1, {input.dim()}] but got {sparse_dim}")
+    data = input.detach().numpy()
+    nonzero = data != 0
+    if data.ndim > sparse_dim:
+        nonzero = nonzero.any(axis=tuple(range(sparse_dim, data.ndim)))
+    indices = _as_tensor(np.stack(np.nonzero(nonzero)).astype(np.int64).reshape(sparse_dim, -1))
+    values = apply(K.to_sparse, input, indices, full=full)
+    result = SparseTensor._make(indices, values, input.shape, True)
+    if input.requires_grad:
+        result._sp_dense = (input, input._version)
+    return result
+
+
+# ---- printing --------------------------------------------------------------------------------------------------
+
+def _repr(t):
+    from .._dtypes import get_default_dtype
+    P = _printing
+    default = get_default_dtype().name
+    indent = len("tensor(")
+    suffixes = []
+    if t.device.type != "cpu":
+        suffixes.append(f"device='{t.device}'")
+    suffixes += [f"size={tuple(t.shape)}", f"nnz={t._nnz()}"]
+    complex_default = "complex128" if default == "float64" else "complex64"
+    if t.dtype.name not in (default, complex_default, "int64", "bool"):
+        suffixes.append(f"dtype=tapegrad.{t.dtype.name}")
+    parts = []
+    for name, part in (("indices", t._sp_indices), ("values", t._sp_values)):
+        arr = P._widen(np.asarray(part.detach().numpy()))
+        text = P._tensor_str(arr, indent + len(name) + len("=tensor(")) if arr.size else "[]"
+        if arr.size == 0:
+            text += f", size={tuple(arr.shape)}"
+        parts.append(f"{name}=tensor({text})")
+    body = "tensor(" + parts[0] + ",\n" + " " * indent + parts[1]
+    suffixes.append(f"layout={sparse_coo}")
+    if t.grad_fn is not None:
+        suffixes.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
+    elif t.requires_grad:
+        suffixes.append("requires_grad=True")
+    return P._add_suffixes(body, suffixes, indent, force_newline=True)
+
+
+# ---- products and sums ---------------------------------------------------------------------------------------
+
+_TYPE = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
+         "int32": "Int", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+def sparse_mm(sparse, dense, via="sparse_addmm"):
+    """sparse (n, m) @ dense (m, p) -> dense (n, p); the sparse operand's gradient is masked to its pattern."""
+    if not isinstance(sparse, SparseTensor):
+        raise RuntimeError("tapegrad.sparse.mm expects a sparse COO tensor as its first argument. Convert it with "
+                           ".to_sparse() or call tapegrad.mm for two dense tensors.")
+    if isinstance(dense, SparseTensor):
+        raise NotImplementedError("sparse @ sparse: " + _NO_DENSE)
+    vector = dense.dim() == 1
+    if sparse.dim() != 2 or sparse.sparse_dim() != 2 or dense.dim() not in (1, 2):
+        bad = dense.dim() if sparse.dim() == 2 else sparse.dim()
+        raise RuntimeError(f"addmm: matrices expected, got {bad}D tensor")
+    if dense.shape[0] != sparse.shape[1]:
+        raise RuntimeError(f"addmm: Argument #3 (dense): Expected dim 0 size {sparse.shape[1]}, got "
+                           f"{dense.shape[0]}")
+    if dense.dtype is not sparse.dtype:
+        raise RuntimeError(f"expected scalar type {_TYPE.get(sparse.dtype.name, sparse.dtype.name)} but found "
+                           f"{_TYPE.get(dense.dtype.name, dense.dtype.name)}")
+    if vector and via == "mm":
+        via = "mv"
+    values, sink = sparse._sp_values, None
+    if via != "sparse_addmm" and values.requires_grad and is_grad_enabled():
+        # PyTorch's mm gives the sparse operand the dense gradient grad @ dense^T: a leaf keeps it in a sink,
+        # a tensor made by to_sparse() passes it on to the dense tensor (unmasked)
+        origin = sparse._sp_dense
+        if origin is not None and origin[0]._version == origin[1]:
+            from .._functional._linalg import mm
+            return mm(origin[0], dense)
+        if sparse.is_leaf:
+            if sparse._sp_sink is None:
+                from .._creation import zeros
+                sparse._sp_sink = zeros(sparse.shape, dtype=sparse.dtype, requires_grad=True)
+            values, sink = values.detach(), sparse._sp_sink
+    return apply(K.sparse_mm, sparse._sp_indices, values, dense, sink, rows=sparse.shape[0], via=via)
+
+
+def sparse_sum(input, dim=None, dtype=None):
+    """PyTorch's torch.sparse.sum: a dense result when every sparse dimension is summed, else a sparse one."""
+    if not isinstance(input, SparseTensor):
+        raise RuntimeError("coalesce expected sparse coordinate tensor layout but got Strided. Call .sum() on a "
+                           "dense tensor.")
+    values = input._sp_values if dtype is None else input._sp_values.to(dtype)
+    if dim is None:
+        return values.sum()
+    from .._tensor import _wrap_dim
+    dims = sorted({_wrap_dim(d, input.dim()) for d in ((dim,) if isinstance(dim, int) else dim)})
+    nsparse = input.sparse_dim()
+    dense_axes = [d - nsparse + 1 for d in dims if d >= nsparse]
+    kept = [d for d in range(nsparse) if d not in dims]
+    if len(kept) == nsparse:   # dense dimensions only
+        return SparseTensor._make(input._sp_indices, values.sum(dense_axes), _drop(input.shape, dims),
+                                  input._sp_coalesced)
+    if not kept:   # every sparse dimension summed: a dense result
+        return apply(K.sparse_segment_sum, values, _as_tensor(np.zeros(input._nnz(), np.int64)), count=1,
+                     node="sum", dense_axes=tuple(dense_axes), drop=True)
+    sizes = tuple(input.shape[d] for d in kept)
+    linear = _linear_index(input._sp_indices.numpy()[kept], sizes)
+    unique, inverse = np.unique(linear, return_inverse=True)
+    summed = apply(K.sparse_segment_sum, values, _as_tensor(inverse.reshape(-1)), count=len(unique), node="sum",
+                   dense_axes=tuple(dense_axes))
+    indices = np.stack(np.unravel_index(unique, sizes)).astype(np.int64)
+    return SparseTensor._make(_as_tensor(indices), summed, _drop(input.shape, dims), True)
+
+
+def _drop(shape, dims):
+    return tuple(s for d, s in enumerate(shape) if d not in dims)
