@@ -50,6 +50,18 @@ SPECS = {
                       Case(lambda lib, x: _f(lib).avg_pool1d(x, 2), F(1, 2, 7))),
     "adaptive_avg_pool": cases(Case(lambda lib, x: _f(lib).adaptive_avg_pool2d(x, (3, 2)), F(2, 2, 7, 5))),
     "adaptive_max_pool": cases(Case(lambda lib, x: _f(lib).adaptive_max_pool2d(x, 3), F(1, 2, 7, 5))),
+    # pooling_indices.py: where the maxima are (ties and NaNs: tests/test_pool_indices.py), their values, unpooling
+    "max_pool_indices": cases(Case(lambda lib, x: _f(lib).max_pool3d(x, 2, 1, 1, return_indices=True)[1],
+                                   F(2, 3, 4, 5), grad=False)),
+    "max_pool_with_indices": cases(Case(lambda lib, x: _f(lib).max_pool2d(x, 3, 2, 1, ceil_mode=True,
+                                                                           return_indices=True), F(2, 2, 7, 6)),
+                                   Case(lambda lib, x: _f(lib).max_pool1d(x, 2, dilation=2, return_indices=True),
+                                        F(2, 7))),
+    "adaptive_max_pool_with_indices": cases(Case(lambda lib, x: _f(lib).adaptive_max_pool2d(x, (3, 4),
+                                                                                             return_indices=True),
+                                                 F(1, 2, 7, 5))),
+    "max_unpool": cases(Case(lambda lib, x: _f(lib).max_unpool2d(*_f(lib).max_pool2d(x, 2, return_indices=True), 2,
+                                                                 output_size=(5, 7)), F(2, 2, 5, 7))),
     "batch_norm_train": cases(Case(lambda lib, x, w, b: _f(lib).batch_norm(x, None, None, w, b, training=True),
                                    F(4, 3, 5), F(3), F(3))),
     "batch_norm_eval": cases(Case(lambda lib, x, w, b: _f(lib).batch_norm(
