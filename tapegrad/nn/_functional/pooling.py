@@ -52,6 +52,9 @@ def _max_pool(nd, input, kernel_size, stride, padding, dilation, ceil_mode, retu
 
 
 def _with_indices(values_op, input, windows):
+    if len(windows) == 1:  # PyTorch pools 1-d as 2-d planes of height 1
+        values, indices = _with_indices(values_op, input.unsqueeze(-2), (("window", 1, 1, 1, 1, 0, 1),) + windows)
+        return values.squeeze(-2), indices.squeeze(-2)
     indices = apply(PI.max_pool_indices, input, windows=windows)
     return apply(values_op, input, indices, nd=len(windows)), indices
 

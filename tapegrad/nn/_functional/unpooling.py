@@ -40,7 +40,9 @@ def _max_unpool(nd, input, indices, kernel_size, stride, padding, output_size):
         planes *= s
     _value_checks.check(indices, lambda i, xp: (i < 0) | (i >= planes), lambda v, at: RuntimeError(
         f"Found an invalid max index: {int(v)} (output volumes are of size {'x'.join(map(str, size))})"))
-    return apply(PI.max_unpool, input, indices, size=size)
+    if nd == 1:  # PyTorch unpools 1-d as 2-d planes of width 1
+        return apply(PI.max_unpool, input.unsqueeze(-1), indices.unsqueeze(-1), size=size + (1,), nd=2).squeeze(-1)
+    return apply(PI.max_unpool, input, indices, size=size, nd=nd)
 
 
 def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
