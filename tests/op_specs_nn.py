@@ -85,6 +85,15 @@ SPECS = {
     "pad": cases(Case(lambda lib, x: _f(lib).pad(x, (1, 2, 0, -1)), F(2, 3, 4)),
                  Case(lambda lib, x: _f(lib).pad(x, (2, 1), mode="reflect"), F(2, 3, 4))),
     "interpolate": cases(Case(lambda lib, x: _f(lib).interpolate(x, scale_factor=2, mode="bilinear"), F(1, 2, 3, 4)),
-                         Case(lambda lib, x: _f(lib).interpolate(x, size=5, mode="nearest"), F(1, 2, 3))),
+                         Case(lambda lib, x: _f(lib).interpolate(x, size=5, mode="nearest"), F(1, 2, 3)),
+                         Case(lambda lib, x: _f(lib).interpolate(x, size=(4, 7), mode="bicubic", align_corners=True),
+                              F(1, 2, 3, 5)),
+                         Case(lambda lib, x: _f(lib).interpolate(x, size=(3, 2), mode="bilinear", antialias=True),
+                              F(1, 2, 7, 5)),
+                         Case(lambda lib, x: _f(lib).interpolate(x, scale_factor=(1.5, 0.5, 2), mode="trilinear"),
+                              F(1, 1, 2, 4, 3)),
+                         # the gradient follows PyTorch's backward indices, not the forward's: no finite differences
+                         Case(lambda lib, x: _f(lib).interpolate(x, scale_factor=1.1, mode="nearest"), F(1, 2, 7),
+                              fd=False)),
     "one_hot": cases(Case(lambda lib, i: _f(lib).one_hot(i, 4), I(5, high=4), grad=False)),
 }

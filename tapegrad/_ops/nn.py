@@ -6,6 +6,7 @@ says which are present. Inputs arrive as they are (KEEP): the Python wrappers in
 Loss kernels live in `nn_loss.py`, recurrent layers in `nn_rnn.py`.
 """
 import math
+from functools import partial
 
 import jax
 import jax.numpy as jnp
@@ -393,20 +394,38 @@ def _pad(x, *value, pads, mode):
     return jnp.pad(x, pads, mode=_PAD_MODES[mode])
 
 
-def _interp_axis(x, axis, index0, index1, weight1):
-    a = jnp.take(x, index0, axis=axis)
-    if index1 is None:
-        return a
-    b = jnp.take(x, index1, axis=axis)
-    w = jnp.asarray(weight1, x.dtype).reshape((-1,) + (1,) * (x.ndim - axis - 1))
-    return a + (b - a) * w
+def _taps(x, taps, axis):
+    """sum over taps of weight * x[index] along axis; one tap without weight for nearest."""
+    indices, weights = taps
+    if weights is None:
+        return jnp.take(x, np.asarray(indices[0]), axis=axis)
+    shape = (-1,) + (1,) * (x.ndim - axis - 1)
+    out = None
+    for index, weight in zip(indices, weights):
+        term = jnp.take(x, np.asarray(index), axis=axis) * jnp.asarray(np.asarray(weight), x.dtype).reshape(shape)
+        out = term if out is None else out + term
+    return out
+
+
+@partial(jax.custom_jvp, nondiff_argnums=(1, 2, 3))
+def _routed_taps(x, taps, backward_taps, axis):
+    return _taps(x, taps, axis)
+
+
+@_routed_taps.defjvp
+def _routed_taps_jvp(taps, backward_taps, axis, primals, tangents):
+    # Where PyTorch's backward kernel computes other indices or weights than its forward (see
+    # nn/_functional/_interp_plan.py), the gradient is the backward's, not the derivative of the forward.
+    return _routed_taps(primals[0], taps, backward_taps, axis), _taps(tangents[0], backward_taps, axis)
 
 
 def _interpolate(x, plan):
+    """Per spatial axis, last first (PyTorch's order): the axis's taps (nn/_functional/_interp_plan.py)."""
     nd = len(plan)
-    for i, (index0, index1, weight1) in enumerate(plan):
-        x = _interp_axis(x, x.ndim - nd + i, np.asarray(index0), None if index1 is None else np.asarray(index1),
-                         None if weight1 is None else np.asarray(weight1))
+    for i in reversed(range(nd)):
+        taps, backward_taps = plan[i]
+        axis = x.ndim - nd + i
+        x = _taps(x, taps, axis) if backward_taps is None else _routed_taps(x, taps, backward_taps, axis)
     return x
 
 

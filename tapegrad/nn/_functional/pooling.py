@@ -99,14 +99,17 @@ def _adaptive_size(input, nd, output_size):
 
 
 def adaptive_avg_pool1d(input, output_size):
+    check_float_kernel(input, "adaptive_avg_pool2d")
     return apply(K.adaptive_avg_pool, input, output_size=_adaptive_size(input, 1, output_size))
 
 
 def adaptive_avg_pool2d(input, output_size):
+    check_float_kernel(input, "adaptive_avg_pool2d")
     return apply(K.adaptive_avg_pool, input, output_size=_adaptive_size(input, 2, output_size))
 
 
 def adaptive_avg_pool3d(input, output_size):
+    check_float_kernel(input, "adaptive_avg_pool3d_cpu")
     return apply(K.adaptive_avg_pool, input, output_size=_adaptive_size(input, 3, output_size))
 
 

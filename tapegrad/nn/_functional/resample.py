@@ -1,8 +1,4 @@
-"""pad and interpolate."""
-import math
-
-import numpy as np
-
+"""pad, pixel_shuffle and pixel_unshuffle (interpolate: interpolate.py)."""
 from ..._dispatch import apply
 from ..._ops import nn as K
 from ..._tensor import Tensor
@@ -36,76 +32,6 @@ def _check_mode_pad(input, pairs, mode, n):
             raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input dimension, "
                                f"but got: padding ({lo}, {hi}) at dimension {input.ndim - 1} of input "
                                f"{list(input.shape)}")
-
-
-def _scales(input, nd, size, scale_factor, recompute_scale_factor):
-    spatial = tuple(input.shape[2:])
-    if size is not None:
-        if scale_factor is not None:
-            raise ValueError("only one of size or scale_factor should be defined")
-        out = tuple(size) if isinstance(size, (tuple, list)) else (size,) * nd
-        return tuple(int(s) for s in out), (None,) * nd
-    if scale_factor is None:
-        raise ValueError("either size or scale_factor should be defined")
-    factors = tuple(scale_factor) if isinstance(scale_factor, (tuple, list)) else (scale_factor,) * nd
-    out = tuple(int(math.floor(s * f)) for s, f in zip(spatial, factors))
-    return out, (None,) * nd if recompute_scale_factor else tuple(float(f) for f in factors)
-
-
-def _nearest_axis(n_in, n_out, scale, exact):
-    s = np.float32(n_in / n_out if scale is None else 1.0 / scale)
-    dst = np.arange(n_out, dtype=np.float32)
-    src = np.floor(((dst + np.float32(0.5)) if exact else dst) * s).astype(np.int64)
-    return tuple(np.minimum(src, n_in - 1).tolist()), None, None
-
-
-def _linear_axis(n_in, n_out, scale, align_corners):
-    dst = np.arange(n_out, dtype=np.float64)
-    if align_corners:
-        s = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
-        src = dst * s
-    else:
-        s = n_in / n_out if scale is None else 1.0 / scale
-        src = np.maximum((dst + 0.5) * s - 0.5, 0.0)
-    i0 = np.floor(src).astype(np.int64)
-    i0 = np.minimum(i0, n_in - 1)
-    i1 = np.minimum(i0 + 1, n_in - 1)
-    return tuple(i0.tolist()), tuple(i1.tolist()), tuple((src - i0).tolist())
-
-
-_LINEAR_MODES = {"linear": 1, "bilinear": 2, "trilinear": 3}
-
-
-def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
-                recompute_scale_factor=None, antialias=False):
-    nd = input.ndim - 2
-    if nd < 1:
-        raise ValueError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for the "
-                         f"modes: nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact "
-                         f"(got {mode})")
-    if mode in ("nearest", "nearest-exact", "area") and align_corners is not None:
-        raise ValueError("align_corners option can only be set with the interpolating modes: "
-                         "linear | bilinear | bicubic | trilinear")
-    out_size, scales = _scales(input, nd, size, scale_factor, recompute_scale_factor)
-    spatial = tuple(input.shape[2:])
-    if mode in ("nearest", "nearest-exact"):
-        plan = tuple(_nearest_axis(i, o, s, mode == "nearest-exact") for i, o, s in zip(spatial, out_size, scales))
-    elif mode in _LINEAR_MODES:
-        if _LINEAR_MODES[mode] != nd:
-            raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs "
-                                      f"{_LINEAR_MODES[mode] + 2}D input")
-        plan = tuple(_linear_axis(i, o, s, bool(align_corners)) for i, o, s in zip(spatial, out_size, scales))
-    elif mode == "area":
-        from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
-        return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[nd - 1](input, out_size)
-    else:
-        raise NotImplementedError(f"interpolate mode {mode!r} is not supported by tapegrad yet; use nearest, "
-                                  "linear, bilinear, trilinear or area.")
-    return apply(K.interpolate, input, plan=plan)
-
-
-def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
-    return interpolate(input, size, scale_factor, mode, align_corners)
 
 
 def pixel_shuffle(input, upscale_factor):

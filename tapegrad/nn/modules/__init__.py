@@ -14,7 +14,7 @@ from .activation import (  # noqa: F401
 from .distance import CosineSimilarity, PairwiseDistance  # noqa: F401
 from .pixelshuffle import PixelShuffle, PixelUnshuffle  # noqa: F401
 from .padding import ReflectionPad1d, ReflectionPad2d, ReplicationPad1d, ReplicationPad2d  # noqa: F401
-from .upsampling import Upsample  # noqa: F401
+from .upsampling import Upsample, UpsamplingNearest2d, UpsamplingBilinear2d  # noqa: F401
 from .instancenorm import InstanceNorm1d, InstanceNorm2d  # noqa: F401
 from .rnn_cell import RNNCellBase, RNNCell, LSTMCell, GRUCell  # noqa: F401
 from .dropout import Dropout, Dropout1d, Dropout2d  # noqa: F401
