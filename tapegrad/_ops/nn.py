@@ -384,14 +384,29 @@ def _attention(q, k, v, *extra, scale, causal, mask_kind, dropout_scale):
 attention = _nn("attention", _attention, diff=(0, 1, 2, 3), nout=2, node="scaled_dot_product_attention")
 
 # ---- padding, resampling -------------------------------------------------------------------------
-_PAD_MODES = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
+def _pad_index(n, lo, hi, mode):
+    """Where each output of a reflect/replicate/circular pad reads its input along one dim, with PyTorch's
+    formulas (negative pads crop first): its padding kernels' index(), and circular as its composite does."""
+    out = np.arange(n + lo + hi)
+    if mode == "circular":
+        inner = n + min(lo, 0) + min(hi, 0)
+        index = max(-lo, 0) + np.mod(out - max(lo, 0), max(inner, 1))
+    elif mode == "reflect":
+        index = np.where(out < lo, 2 * lo - out, np.where(out < n + lo, out, 2 * (n + lo - 1) - out))
+        index = index + max(-lo, 0) - max(lo, 0)
+    else:
+        index = np.clip(out, lo, n + lo - 1) + max(-lo, 0) - max(lo, 0)
+    return np.clip(index, 0, n - 1)
 
 
 def _pad(x, *value, pads, mode):
     if mode == "constant":
         fill = value[0].astype(x.dtype) if value else _zero(x)
         return lax.pad(x, fill, [(lo, hi, 0) for lo, hi in pads])
-    return jnp.pad(x, pads, mode=_PAD_MODES[mode])
+    for axis, (lo, hi) in enumerate(pads):
+        if lo or hi:
+            x = jnp.take(x, _pad_index(x.shape[axis], lo, hi, mode), axis=axis)
+    return x
 
 
 def _taps(x, taps, axis):
