@@ -1,4 +1,4 @@
-"""F.interpolate / nn.Upsample in every mode PyTorch has on CPU, against PyTorch: values, gradients
+"""F.interpolate / nn.Upsample in every mode PyTorch has on CPU (lanczos included), against PyTorch: values, gradients
 (including where its backward kernels index differently from its forward), dtypes and errors; float64
 finite differences."""
 import numpy as np
@@ -54,6 +54,8 @@ CASES = [
     ((1, 3, 5, 6), dict(mode="bilinear", scale_factor=(2.2, 0.4), antialias=True)),
     ((1, 3, 9, 8), dict(mode="bicubic", size=(3, 5), antialias=True)),
     ((1, 3, 5, 8), dict(mode="bicubic", scale_factor=(1.6, 0.45), antialias=True, align_corners=True)),
+    ((1, 3, 9, 8), dict(mode="lanczos", size=(4, 11), antialias=True)),
+    ((1, 2, 5, 9), dict(mode="lanczos", scale_factor=(2.3, 0.3), antialias=True)),
     # an axis whose size stays: the antialiased forward skips it, PyTorch's backward resamples it
     ((1, 2, 3, 8), dict(mode="bilinear", scale_factor=1.1, antialias=True)),
     ((2, 3, 10), dict(mode="area", size=4)),
@@ -135,6 +137,9 @@ ERRORS = [
     ((1, 2, 3, 4), dict()),
     ((1, 2, 3, 4), dict(size=2, recompute_scale_factor=True)),
     ((1, 2, 3, 4), dict(size=2, mode="nearest", align_corners=True)),
+    ((1, 2, 3, 4), dict(size=2, mode="lanczos")),
+    ((1, 2, 3, 4), dict(size=2, mode="lanczos", antialias=True, align_corners=True)),
+    ((1, 2, 3), dict(size=2, mode="lanczos")),
     ((1, 2, 3, 4), dict(size=2, mode="area", align_corners=False)),
     ("long", dict(size=2, mode="bilinear")),
     ("long", dict(size=2, mode="bicubic")),

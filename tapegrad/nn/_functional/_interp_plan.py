@@ -6,7 +6,7 @@ where they differ from its forward's (else None): its kernels do not always agre
 first, as PyTorch's CPU kernels do. Everything here is computed on the host in PyTorch's own arithmetic:
 its `opmath` type (float32 for float32 inputs, float64 for float64), its coordinate formulas
 (ATen/native/UpSample.h), the float32 `floorf` it rounds with, and bicubic's A = -0.75. Antialiasing
-follows PyTorch's separable kernel (PIL's filters: triangle, and Keys' cubic with a = -0.5).
+follows PyTorch's separable kernel (PIL's filters: triangle, Keys' cubic with a = -0.5, Lanczos-3).
 """
 import numpy as np
 
@@ -108,6 +108,21 @@ def _keys_cubic(x, ft):
     return np.where(x < 1, _cubic1(x, a), np.where(x < 2, _cubic2(x, a), ft(0))).astype(ft)
 
 
+def _sinc(x, ft):
+    safe = np.where(x == 0, ft(1), x * ft(np.pi)).astype(ft)
+    return np.where(x == 0, ft(1), np.sin(safe) / safe).astype(ft)
+
+
+def _lanczos3(x, ft):
+    # PyTorch's sinc(x) * sinc(x / 3.0): the second factor is computed in double (x / 3.0 is a double)
+    x = np.abs(x)
+    w = _sinc(x, ft).astype(np.float64) * _sinc(x.astype(np.float64) / 3.0, np.float64)
+    return np.where(x < 3, w, 0).astype(ft)
+
+
+_FILTERS = {2: _triangle, 4: _keys_cubic, 6: _lanczos3}
+
+
 def antialiased(n_in, n_out, scale, align_corners, taps, ft):
     """PyTorch's _upsample_{bilinear,bicubic}2d_aa weights: the filter stretched by the scale when
     downsampling, cut to the input, normalised to sum 1. The forward skips an axis whose size stays; the
@@ -127,7 +142,7 @@ def _antialiased_taps(n_in, n_out, scale, align_corners, taps, ft):
                     0, width)
     j = np.arange(width)[:, None]
     x = ((((j + xmin).astype(ft) - center).astype(np.float64) + 0.5) * np.float64(invscale)).astype(ft)
-    w = (_triangle if taps == 2 else _keys_cubic)(x, ft)
+    w = _FILTERS[taps](x, ft)
     w = np.where(j < xsize, w, ft(0)).astype(ft)
     total = np.zeros(n_out, ft)
     for k in range(width):   # PyTorch sums the taps in order, in opmath

@@ -100,12 +100,14 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.ndim == 4):
         raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a "
                          "4-D tensor as input")
-    known = {"nearest": (1, 2, 3), "nearest-exact": (1, 2, 3), "area": (1, 2, 3), "bicubic": (2,)}
+    known = {"nearest": (1, 2, 3), "nearest-exact": (1, 2, 3), "area": (1, 2, 3), "bicubic": (2,), "lanczos": (2,)}
     if mode in _LINEAR and dim in (1, 2, 3) and _LINEAR[mode] != dim:
         raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {_LINEAR[mode] + 2}D input")
     if mode == "lanczos" and dim == 2:
-        raise NotImplementedError("interpolate(mode='lanczos') is not supported by tapegrad yet; use "
-                                  "mode='bicubic' with antialias=True, the closest PIL filter it has.")
+        if align_corners:
+            raise ValueError("Lanczos mode does not support align_corners=True")
+        if not antialias:
+            raise ValueError("Lanczos mode requires antialias=True")
     if dim not in known.get(mode, (_LINEAR.get(mode),)):
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for "
                                   f"the modes: {_MODES} (got {mode})")
@@ -122,7 +124,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         if mode.startswith("nearest"):
             axis = P.nearest(n, o, s, mode == "nearest-exact", dim == 2, ft)
         elif antialias:
-            axis = P.antialiased(n, o, s, align_corners, 2 if mode == "bilinear" else 4, ft)
+            axis = P.antialiased(n, o, s, align_corners, {"bilinear": 2, "bicubic": 4, "lanczos": 6}[mode], ft)
         elif mode == "bicubic":
             axis = P.cubic(n, o, s, align_corners, ft)
         else:
