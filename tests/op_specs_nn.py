@@ -60,6 +60,13 @@ SPECS = {
     "adaptive_max_pool_with_indices": cases(Case(lambda lib, x: _f(lib).adaptive_max_pool2d(x, (3, 4),
                                                                                              return_indices=True),
                                                  F(1, 2, 7, 5))),
+    "fractional_max_pool_indices": cases(Case(lambda lib, x: _f(lib).fractional_max_pool2d(
+        x, 2, output_size=(3, 4), return_indices=True, _random_samples=lib.tensor([[[0.3, 0.7], [0.9, 0.1]]],
+                                                                                   dtype=x.dtype))[1],
+        F(1, 2, 6, 7), grad=False)),
+    "fractional_max_pool_with_indices": cases(Case(lambda lib, x: _f(lib).fractional_max_pool3d(
+        x, (1, 2, 2), output_size=(2, 3, 2), _random_samples=lib.tensor([[[0.2, 0.5, 0.8]]], dtype=x.dtype)),
+        F(1, 1, 3, 5, 4))),
     "max_unpool": cases(Case(lambda lib, x: _f(lib).max_unpool2d(*_f(lib).max_pool2d(x, 2, return_indices=True), 2,
                                                                  output_size=(5, 7)), F(2, 2, 5, 7))),
     "batch_norm_train": cases(Case(lambda lib, x, w, b: _f(lib).batch_norm(x, None, None, w, b, training=True),

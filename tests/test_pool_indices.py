@@ -168,3 +168,49 @@ def test_max_unpool_errors(case):
     # which bad index is named depends on PyTorch's thread order: compare the message around it
     head, _, tail = str(theirs).partition("index: ")
     assert str(ours).startswith(head) and str(ours).endswith(tail.split(" ", 1)[-1]), (ours, theirs)
+
+
+FRACTIONAL = [
+    (2, (2, 3, 7, 9), 2, (4, 5), False), (2, (3, 6, 8), (3, 2), (4, 7), True), (2, (1, 2, 9, 9), 3, (7, 1), False),
+    (3, (2, 2, 5, 6, 7), 2, (3, 4, 5), True), (3, (2, 6, 5, 4), (1, 2, 2), (5, 2, 1), False),
+]
+
+
+@pytest.mark.parametrize("nd,shape,kernel,out,ties", FRACTIONAL)
+def test_fractional_max_pool_against_pytorch(nd, shape, kernel, out, ties):
+    x = _data(shape, nd + 21, ties=ties)
+    planes = (shape[0] if len(shape) == nd + 2 else 1, shape[-nd - 1], nd)
+    samples = np.random.default_rng(nd).random(planes)
+    _same(lambda F, t: getattr(F, f"fractional_max_pool{nd}d")(
+        t, kernel, output_size=out, return_indices=True, _random_samples=(torch if F is torch.nn.functional else
+                                                                          tg).tensor(samples)), x)
+
+
+def test_fractional_modules_and_random_samples():
+    assert repr(tg.nn.FractionalMaxPool2d(3, output_size=2)) == repr(torch.nn.FractionalMaxPool2d(3, output_size=2))
+    pool = tg.nn.FractionalMaxPool3d(2, output_ratio=0.5, return_indices=True)
+    values, indices = pool(tg.randn(2, 3, 8, 6, 4))
+    assert tuple(values.shape) == (2, 3, 4, 3, 2) and indices.dtype == tg.int64
+    out = tg.nn.FractionalMaxPool2d(2, output_ratio=(0.5, 0.4))(tg.randn(3, 10, 10))
+    assert tuple(out.shape) == (3, 5, 4)
+
+
+@pytest.mark.parametrize("case", ["no size", "too large 2d", "too large 3d", "samples dtype", "samples batch",
+                                  "samples channels", "rank", "float ratio 2d", "module ratio"])
+def test_fractional_errors(case):
+    def call(lib):
+        F = lib.nn.functional
+        x, s = lib.zeros(2, 3, 5, 6), lib.rand(2, 3, 2)
+        return {"no size": lambda: F.fractional_max_pool2d(x, 2, _random_samples=s),
+                "too large 2d": lambda: F.fractional_max_pool2d(x, 3, output_size=(3, 5), _random_samples=s),
+                "too large 3d": lambda: F.fractional_max_pool3d(lib.zeros(1, 1, 5, 5, 5), 2, output_size=4,
+                                                                _random_samples=lib.rand(1, 1, 3)),
+                "samples dtype": lambda: F.fractional_max_pool2d(x, 2, output_size=2, _random_samples=s.double()),
+                "samples batch": lambda: F.fractional_max_pool2d(x, 2, output_size=2, _random_samples=s[:1]),
+                "samples channels": lambda: F.fractional_max_pool2d(x, 2, output_size=2, _random_samples=s[:, :2]),
+                "rank": lambda: F.fractional_max_pool2d(x[0, 0], 2, output_size=2, _random_samples=s),
+                "float ratio 2d": lambda: F.fractional_max_pool2d(x, 2, output_ratio=0.5, _random_samples=s),
+                "module ratio": lambda: lib.nn.FractionalMaxPool2d(2, output_ratio=1.5)}[case]()
+    theirs, ours = _error(lambda: call(torch)), _error(lambda: call(tg))
+    assert type(ours) is type(theirs)
+    assert str(ours).startswith(str(theirs)), (ours, theirs)

@@ -7,7 +7,8 @@ every window at once. The values are then a gather at those indices, so the grad
 scatter to the index (`max_pool2d_with_indices_backward`).
 
 A window is described per spatial dim by a static tuple: ("window", size, out, kernel, stride, pad,
-dilation) for max_pool, ("adaptive", size, out) for adaptive_max_pool.
+dilation) for max_pool, ("adaptive", size, out) for adaptive_max_pool. Fractional max pooling's windows
+start at positions drawn per plane, so they are computed in the kernel from its samples.
 """
 from functools import partial
 
@@ -70,6 +71,45 @@ def _max_pool_indices(x, windows):
     return jnp.broadcast_to(index, x.shape[:lead] + index.shape[-nd:])
 
 
+def _fractional_starts(sample, n, k, out, dtype):
+    """PyTorch's generate_intervals: window starts from one sample in [0, 1), in the input's dtype."""
+    if out == 1:
+        return jnp.full(sample.shape + (1,), n - k, jnp.int64)
+    alpha = jnp.asarray(n - k, dtype) / jnp.asarray(out - 1, dtype)
+    i = jnp.arange(out - 1, dtype=dtype)
+    s = sample[..., None].astype(dtype)
+    starts = ((i + s) * alpha).astype(jnp.int32) - (s * alpha).astype(jnp.int32)
+    last = jnp.full(sample.shape + (1,), n - k, jnp.int64)
+    return jnp.concatenate([starts.astype(jnp.int64), last], axis=-1)
+
+
+def _fractional_max_pool_indices(x, samples, kernel, out):
+    """samples (*lead, nd): PyTorch's per-plane draws, ordered W, H for 2-d and T, H, W for 3-d."""
+    nd = len(kernel)
+    lead = x.ndim - nd
+    spatial = x.shape[lead:]
+    order = (1, 0) if nd == 2 else (0, 1, 2)
+    starts = [_fractional_starts(samples[..., order[d]], spatial[d], kernel[d], out[d], x.dtype) for d in range(nd)]
+    flat = x.reshape(x.shape[:lead] + (-1,))
+
+    def at(offsets):
+        index = 0
+        for d, o in enumerate(offsets):
+            shape = x.shape[:lead] + (1,) * d + (out[d],) + (1,) * (nd - 1 - d)
+            index = index + (starts[d] + o).reshape(shape) * int(np.prod(spatial[d + 1:]))
+        index = jnp.broadcast_to(index, x.shape[:lead] + tuple(out))
+        value = jnp.take_along_axis(flat, index.reshape(x.shape[:lead] + (-1,)), axis=-1).reshape(index.shape)
+        return value, index
+
+    best, index = at((0,) * nd)
+    floating = jnp.issubdtype(x.dtype, jnp.inexact)
+    for offsets in np.ndindex(*kernel):
+        value, where = at(offsets)
+        take = (value > best) | jnp.isnan(value) if floating else value > best
+        best, index = jnp.where(take, value, best), jnp.where(take, where, index)
+    return index
+
+
 def _take_flat(x, index, nd):
     """x's values at flat per-plane positions: x (*lead, *spatial), index (*lead, *out), nd spatial dims."""
     lead = x.ndim - nd
@@ -109,5 +149,10 @@ max_pool_with_indices = defop("max_pool_with_indices", _take_flat, dtype_rule=KE
 adaptive_max_pool_with_indices = defop("adaptive_max_pool_with_indices", _take_flat, dtype_rule=KEEP, diff=(0,),
                                        node="adaptive_max_pool2d",
                                        overloads=[overload("AdaptiveMaxPool3DBackward0", nd=3)])
+fractional_max_pool_indices = defop("fractional_max_pool_indices", _fractional_max_pool_indices, dtype_rule=KEEP,
+                                    diff=())
+fractional_max_pool_with_indices = defop("fractional_max_pool_with_indices", _take_flat, dtype_rule=KEEP, diff=(0,),
+                                         node="fractional_max_pool2d",
+                                         overloads=[overload("FractionalMaxPool3DBackward0", nd=3)])
 max_unpool = defop("max_unpool", lambda x, index, size, nd: _max_unpool(x, index, size), dtype_rule=KEEP,
                    diff=(0,), node="max_unpool2d", overloads=[overload("MaxUnpool3DBackward0", nd=3)])
