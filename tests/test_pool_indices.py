@@ -135,8 +135,8 @@ def _error(fn):
 
 
 @pytest.mark.parametrize("case", ["int adaptive 1d", "int adaptive 3d", "int max_pool1d", "adaptive 1d rank",
-                                  "adaptive 3d rank", "bad index", "int32 indices", "indices shape", "output_size range",
-                                  "output_size length", "3d index"])
+                                  "adaptive 3d rank", "bad index", "int32 indices", "indices shape",
+                                  "output_size range", "output_size length", "3d index", "rank 2d", "rank 1d"])
 def test_max_unpool_errors(case):
     def call(lib):
         F = lib.nn.functional
@@ -148,6 +148,10 @@ def test_max_unpool_errors(case):
         if case.startswith("adaptive"):
             nd = int(case[-4])
             return getattr(F, f"adaptive_max_pool{nd}d")(lib.zeros((1,) * (nd + 3)), 1)
+        if case.startswith("rank"):
+            nd = int(case[-2])
+            z = lib.zeros((4,) * nd)   # one dim short of unbatched
+            return getattr(F, f"max_unpool{nd}d")(z, z.long(), 2)
         x = lib.tensor(_data((1, 2, 4, 4), 0))
         y, i = F.max_pool2d(x, 2, return_indices=True)
         if case == "bad index":

@@ -2,8 +2,9 @@
 
 An axis plan is (taps, backward taps). Taps are (indices, weights): K taps, each an index and a weight
 per output position (weights None for nearest). Backward taps are those PyTorch's backward kernel uses
-where they differ from its forward's (else None): its kernels do not always agree. The kernel (`_ops.nn.interpolate`) sums weight * input[index] over the taps, last axis
-first, as PyTorch's CPU kernels do. Everything here is computed on the host in PyTorch's own arithmetic:
+where they differ from its forward's (else None): its kernels do not always agree. The kernel
+(`_ops.nn.interpolate`) sums weight * input[index] over the taps, last axis first, as PyTorch's CPU
+kernels do. Everything here is computed on the host in PyTorch's own arithmetic:
 its `opmath` type (float32 for float32 inputs, float64 for float64), its coordinate formulas
 (ATen/native/UpSample.h), the float32 `floorf` it rounds with, and bicubic's A = -0.75. Antialiasing
 follows PyTorch's separable kernel (PIL's filters: triangle, Keys' cubic with a = -0.5, Lanczos-3).

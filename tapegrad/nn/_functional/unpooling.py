@@ -32,9 +32,10 @@ def _max_unpool(nd, input, indices, kernel_size, stride, padding, output_size):
     if tuple(indices.shape) != tuple(input.shape):
         raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor ({list(input.shape)}) "
                            f"but got indices tensor with shape: {list(indices.shape)}")
-    if input.ndim not in (nd + 1, nd + 2) or (nd == 1 and input.ndim not in (2, 3)):
-        raise RuntimeError(f"max_unpool{nd}d: Expected {nd + 1}D or {nd + 2}D input tensor, but got "
-                           f"{list(input.shape)}")
+    kernel_nd, rank = max(nd, 2), input.ndim + (nd == 1)   # 1-d runs as 2-d on an unsqueezed input
+    if rank not in (kernel_nd + 1, kernel_nd + 2):
+        raise RuntimeError(f"Input to max_unpooling{kernel_nd}d should be a {kernel_nd + 1}d or {kernel_nd + 2}d "
+                           f"Tensor, but got a tensor with {rank} dimensions.")
     planes = 1
     for s in size:
         planes *= s
