@@ -101,6 +101,17 @@ def test_upsample_modules():
         assert repr(make(tg.nn)) == repr(make(torch.nn))
 
 
+@pytest.mark.parametrize("name,kw", [("upsample", dict(scale_factor=2, mode="bicubic")),
+                                     ("upsample_nearest", dict(size=(5, 3))),
+                                     ("upsample_bilinear", dict(scale_factor=1.5))])
+def test_deprecated_upsample_functions(name, kw):
+    x = np.random.default_rng(4).standard_normal((1, 2, 3, 4))
+    for lib in (torch, tg):
+        with pytest.warns(UserWarning, match=f"`nn.functional.{name}` is deprecated"):
+            getattr(lib.nn.functional, name)(lib.tensor(x), **kw)
+    _compare(x, lambda lib, t: getattr(lib.nn.functional, name)(t, **kw))
+
+
 def test_gradcheck_float64():
     F = tg.nn.functional
     x = tg.tensor(np.random.default_rng(5).standard_normal((1, 1, 4, 3)), requires_grad=True)

@@ -1,6 +1,7 @@
 """F.interpolate / F.upsample: PyTorch's argument handling, then one gather-and-weight kernel whose
 per-axis plan (`_interp_plan`) holds PyTorch's indices and weights for the mode."""
 import operator
+import warnings
 
 from ... import _dtypes
 from ..._dispatch import apply
@@ -133,5 +134,20 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     return apply(K.interpolate, input, plan=tuple(plan))
 
 
+def _deprecated(name):
+    warnings.warn(f"`nn.functional.{name}` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=3)
+
+
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    _deprecated("upsample")
     return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    _deprecated("upsample_nearest")
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    _deprecated("upsample_bilinear")
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
