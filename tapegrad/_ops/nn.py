@@ -6,6 +6,7 @@ says which are present. Inputs arrive as they are (KEEP): the Python wrappers in
 Loss kernels live in `nn_loss.py`, recurrent layers in `nn_rnn.py`.
 """
 import math
+from functools import partial
 
 import jax
 import jax.numpy as jnp
@@ -383,30 +384,63 @@ def _attention(q, k, v, *extra, scale, causal, mask_kind, dropout_scale):
 attention = _nn("attention", _attention, diff=(0, 1, 2, 3), nout=2, node="scaled_dot_product_attention")
 
 # ---- padding, resampling -------------------------------------------------------------------------
-_PAD_MODES = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
+def _pad_index(n, lo, hi, mode):
+    """Where each output of a reflect/replicate/circular pad reads its input along one dim, with PyTorch's
+    formulas (negative pads crop first): its padding kernels' index(), and circular as its composite does."""
+    out = np.arange(n + lo + hi)
+    if mode == "circular":
+        inner = n + min(lo, 0) + min(hi, 0)
+        index = max(-lo, 0) + np.mod(out - max(lo, 0), max(inner, 1))
+    elif mode == "reflect":
+        index = np.where(out < lo, 2 * lo - out, np.where(out < n + lo, out, 2 * (n + lo - 1) - out))
+        index = index + max(-lo, 0) - max(lo, 0)
+    else:
+        index = np.clip(out, lo, n + lo - 1) + max(-lo, 0) - max(lo, 0)
+    return np.clip(index, 0, n - 1)
 
 
 def _pad(x, *value, pads, mode):
     if mode == "constant":
         fill = value[0].astype(x.dtype) if value else _zero(x)
         return lax.pad(x, fill, [(lo, hi, 0) for lo, hi in pads])
-    return jnp.pad(x, pads, mode=_PAD_MODES[mode])
+    for axis, (lo, hi) in enumerate(pads):
+        if lo or hi:
+            x = jnp.take(x, _pad_index(x.shape[axis], lo, hi, mode), axis=axis)
+    return x
 
 
-def _interp_axis(x, axis, index0, index1, weight1):
-    a = jnp.take(x, index0, axis=axis)
-    if index1 is None:
-        return a
-    b = jnp.take(x, index1, axis=axis)
-    w = jnp.asarray(weight1, x.dtype).reshape((-1,) + (1,) * (x.ndim - axis - 1))
-    return a + (b - a) * w
+def _taps(x, taps, axis):
+    """sum over taps of weight * x[index] along axis; one tap without weight for nearest."""
+    indices, weights = taps
+    if weights is None:
+        return jnp.take(x, np.asarray(indices[0]), axis=axis)
+    shape = (-1,) + (1,) * (x.ndim - axis - 1)
+    out = None
+    for index, weight in zip(indices, weights):
+        term = jnp.take(x, np.asarray(index), axis=axis) * jnp.asarray(np.asarray(weight), x.dtype).reshape(shape)
+        out = term if out is None else out + term
+    return out
+
+
+@partial(jax.custom_jvp, nondiff_argnums=(1, 2, 3))
+def _routed_taps(x, taps, backward_taps, axis):
+    return _taps(x, taps, axis)
+
+
+@_routed_taps.defjvp
+def _routed_taps_jvp(taps, backward_taps, axis, primals, tangents):
+    # Where PyTorch's backward kernel computes other indices or weights than its forward (see
+    # nn/_functional/_interp_plan.py), the gradient is the backward's, not the derivative of the forward.
+    return _routed_taps(primals[0], taps, backward_taps, axis), _taps(tangents[0], backward_taps, axis)
 
 
 def _interpolate(x, plan):
+    """Per spatial axis, last first (PyTorch's order): the axis's taps (nn/_functional/_interp_plan.py)."""
     nd = len(plan)
-    for i, (index0, index1, weight1) in enumerate(plan):
-        x = _interp_axis(x, x.ndim - nd + i, np.asarray(index0), None if index1 is None else np.asarray(index1),
-                         None if weight1 is None else np.asarray(weight1))
+    for i in reversed(range(nd)):
+        taps, backward_taps = plan[i]
+        axis = x.ndim - nd + i
+        x = _taps(x, taps, axis) if backward_taps is None else _routed_taps(x, taps, backward_taps, axis)
     return x
 
 

@@ -8,13 +8,17 @@ from ._functional.linear import (  # noqa: F401
     linear, bilinear, conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d)
 from ._functional.pooling import (  # noqa: F401
     max_pool1d, max_pool2d, max_pool3d, avg_pool1d, avg_pool2d, avg_pool3d, adaptive_avg_pool1d,
-    adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d, adaptive_max_pool2d)
+    adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d, adaptive_max_pool2d, adaptive_max_pool3d)
+from ._functional.unpooling import max_unpool1d, max_unpool2d, max_unpool3d  # noqa: F401
+from ._functional.fractional_pooling import fractional_max_pool2d, fractional_max_pool3d  # noqa: F401
 from ._functional.normalization import (  # noqa: F401
     batch_norm, layer_norm, group_norm, rms_norm, normalize, instance_norm)
 from ._functional.sparse import (  # noqa: F401
     dropout, dropout1d, dropout2d, embedding, embedding_bag, one_hot)
 from ._functional.attention import scaled_dot_product_attention, multi_head_attention_forward  # noqa: F401
-from ._functional.resample import pad, interpolate, upsample, pixel_shuffle, pixel_unshuffle  # noqa: F401
+from ._functional.resample import pixel_shuffle, pixel_unshuffle  # noqa: F401
+from ._functional.padding import pad  # noqa: F401
+from ._functional.interpolate import interpolate, upsample, upsample_nearest, upsample_bilinear  # noqa: F401
 from ._functional.loss import (  # noqa: F401
     mse_loss, l1_loss, smooth_l1_loss, huber_loss, nll_loss, cross_entropy, binary_cross_entropy,
     binary_cross_entropy_with_logits, kl_div, cosine_embedding_loss)

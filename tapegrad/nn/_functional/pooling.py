@@ -1,7 +1,7 @@
 """Max, average and adaptive pooling."""
 from ..._dispatch import apply
-from ..._ops import nn as K
-from ._util import ntuple
+from ..._ops import nn as K, pooling_indices as PI
+from ._util import check_float_kernel, ntuple
 
 
 def _batched(input, nd, name):
@@ -39,12 +39,24 @@ def _window_plan(input, nd, kernel_size, stride, padding, dilation, ceil_mode):
 
 
 def _max_pool(nd, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
-    if return_indices:
-        raise NotImplementedError(f"max_pool{nd}d(return_indices=True) is not supported by tapegrad yet; "
-                                  "compute argmax separately if you need the indices.")
     _batched(input, nd, f"max_pool{nd}d")
     kernel, stride, pads, _, dilation = _window_plan(input, nd, kernel_size, stride, padding, dilation, ceil_mode)
-    return apply(K.max_pool, input, kernel=kernel, stride=stride, pads=pads, dilation=dilation)
+    if not return_indices:
+        if nd == 1:
+            check_float_kernel(input, "max_pool1d_impl")  # PyTorch's 1-d kernel without indices has no int version
+        return apply(K.max_pool, input, kernel=kernel, stride=stride, pads=pads, dilation=dilation)
+    spatial = input.shape[input.ndim - nd:]
+    windows = tuple(("window", n, (n + lo + hi - d * (k - 1) - 1) // s + 1, k, s, lo, d)
+                    for n, k, s, (lo, hi), d in zip(spatial, kernel, stride, pads, dilation))
+    return _with_indices(PI.max_pool_with_indices, input, windows)
+
+
+def _with_indices(values_op, input, windows):
+    if len(windows) == 1:  # PyTorch pools 1-d as 2-d planes of height 1
+        values, indices = _with_indices(values_op, input.unsqueeze(-2), (("window", 1, 1, 1, 1, 0, 1),) + windows)
+        return values.squeeze(-2), indices.squeeze(-2)
+    indices = apply(PI.max_pool_indices, input, windows=windows)
+    return apply(values_op, input, indices, nd=len(windows)), indices
 
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
@@ -87,21 +99,35 @@ def _adaptive_size(input, nd, output_size):
 
 
 def adaptive_avg_pool1d(input, output_size):
+    check_float_kernel(input, "adaptive_avg_pool2d")
     return apply(K.adaptive_avg_pool, input, output_size=_adaptive_size(input, 1, output_size))
 
 
 def adaptive_avg_pool2d(input, output_size):
+    check_float_kernel(input, "adaptive_avg_pool2d")
     return apply(K.adaptive_avg_pool, input, output_size=_adaptive_size(input, 2, output_size))
 
 
 def adaptive_avg_pool3d(input, output_size):
+    check_float_kernel(input, "adaptive_avg_pool3d_cpu")
     return apply(K.adaptive_avg_pool, input, output_size=_adaptive_size(input, 3, output_size))
 
 
+_ADAPTIVE_MAX_KERNEL = {1: "adaptive_max_pool2d", 2: "adaptive_max_pool2d", 3: "adaptive_max_pool3d_cpu"}
+
+
 def _adaptive_max(input, nd, output_size, return_indices):
-    if return_indices:
-        raise NotImplementedError("adaptive_max_pool(return_indices=True) is not supported by tapegrad yet.")
-    return apply(K.adaptive_max_pool, input, output_size=_adaptive_size(input, nd, output_size))
+    if input.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor for argument #1 "
+                           "'self' (while checking arguments for adaptive_max_pool1d)" if nd == 1 else
+                           f"adaptive_max_pool{nd}d(): Expected {nd + 1}D or {nd + 2}D tensor, but got: "
+                           f"{list(input.shape)}")
+    check_float_kernel(input, _ADAPTIVE_MAX_KERNEL[nd])
+    size = _adaptive_size(input, nd, output_size)
+    if not return_indices:
+        return apply(K.adaptive_max_pool, input, output_size=size)
+    windows = tuple(("adaptive", n, o) for n, o in zip(input.shape[input.ndim - nd:], size))
+    return _with_indices(PI.adaptive_max_pool_with_indices, input, windows)
 
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):
@@ -110,3 +136,7 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
     return _adaptive_max(input, 2, output_size, return_indices)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    return _adaptive_max(input, 3, output_size, return_indices)

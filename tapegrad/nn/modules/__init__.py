@@ -5,7 +5,7 @@ from .linear import Identity, Linear, Bilinear, Flatten, Unflatten  # noqa: F401
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d  # noqa: F401
 from .pooling import (  # noqa: F401
     MaxPool1d, MaxPool2d, MaxPool3d, AvgPool1d, AvgPool2d, AvgPool3d, AdaptiveAvgPool1d, AdaptiveAvgPool2d,
-    AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d)
+    AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d)
 from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, LayerNorm, GroupNorm, RMSNorm  # noqa: F401
 from .activation import (  # noqa: F401
     ReLU, LeakyReLU, ELU, CELU, SELU, GELU, SiLU, Mish, Softplus, Tanh, Sigmoid, Hardtanh, ReLU6, Softmax,
@@ -13,8 +13,12 @@ from .activation import (  # noqa: F401
     PReLU)
 from .distance import CosineSimilarity, PairwiseDistance  # noqa: F401
 from .pixelshuffle import PixelShuffle, PixelUnshuffle  # noqa: F401
-from .padding import ReflectionPad1d, ReflectionPad2d, ReplicationPad1d, ReplicationPad2d  # noqa: F401
-from .upsampling import Upsample  # noqa: F401
+from .padding import (  # noqa: F401
+    ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d,
+    CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d, ZeroPad1d, ZeroPad2d,
+    ZeroPad3d)
+from .fractional_pooling import FractionalMaxPool2d, FractionalMaxPool3d  # noqa: F401
+from .upsampling import Upsample, UpsamplingNearest2d, UpsamplingBilinear2d  # noqa: F401
 from .instancenorm import InstanceNorm1d, InstanceNorm2d  # noqa: F401
 from .rnn_cell import RNNCellBase, RNNCell, LSTMCell, GRUCell  # noqa: F401
 from .dropout import Dropout, Dropout1d, Dropout2d  # noqa: F401
