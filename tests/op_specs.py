@@ -336,7 +336,9 @@ SPECS = {
     "unsqueeze": cases(Case(lambda lib, a: a.unsqueeze(1), F(2, 3)), Case(lambda lib, a: lib.unsqueeze(a, -1), F(2))),
     "squeeze": cases(Case(lambda lib, a: a.squeeze(), F(2, 1, 3, 1)), Case(lambda lib, a: a.squeeze((1, 3)), F(2, 1, 3, 1)),
                      Case(lambda lib, a: lib.squeeze(a, 0), F(2, 1))),
-    "alias": cases(Case(lambda lib, a: a.reshape(2, 3), F(2, 3))),
+    "alias": cases(Case(lambda lib, a: _legacy_wrap(lib, a) * 2, F(2, 3))),
+    "reshape_alias": cases(Case(lambda lib, a: a.t().reshape(3, 2, 2), F(4, 3)),
+                           Case(lambda lib, a: a.mT.reshape(2, 3, 2), F(2, 2, 3))),
     "diagonal": cases(Case(lambda lib, a: a.diagonal(), F(3, 3)), Case(lambda lib, a: lib.diagonal(a, 1, 0, 2), F(3, 2, 4))),
     "split": cases(Case(lambda lib, a: a.split(2, 1), F(2, 5)), Case(lambda lib, a: lib.split(a, [1, 3], 0), F(4, 2)),
                    Case(lambda lib, a: a.chunk(3), F(5))),
@@ -492,6 +494,11 @@ SPECS = {
     "standard_gamma": cases(Case(lambda lib, a: _bounded(lib._standard_gamma(a), lib, 0, 1e9), F(40, low=0.5, high=4),
                                  compare=False, grad=False, fd=False)),
 }
+
+
+def _legacy_wrap(lib, a):
+    # The legacy constructor of a's own dtype wraps it (an alias sharing its storage).
+    return (lib.DoubleTensor if a.dtype == lib.float64 else lib.FloatTensor)(a)
 
 
 def _setitem(a, index, value):

@@ -6,6 +6,7 @@ import numpy as np
 
 from .._dispatch import apply
 from .._ops import linalg as L
+from .._ops import shape as S_OPS
 from .._tensor import Tensor
 from . import _return_types as RT
 from ._common import SCALAR_NAME, dims as _dims, numel_of, wrap_dim
@@ -44,7 +45,61 @@ def matmul(input, other, *, out=None):
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {input.ndim}D and "
                            f"{other.ndim}D")
     _check_matmul(input, other)
-    return apply(L.matmul, input, other)
+    return _matmul_as_pytorch(input, other)
+
+
+def _matmul_as_pytorch(a, b):
+    """matmul as the ops PyTorch dispatches it to (at::native::_matmul_impl), so its graph reads the same:
+    dot, mv, mm (a vector unsqueezed to a row), the larger operand folded into rows for mm/mv when the
+    smaller one requires grad or the fold is a view, else bmm over the expanded batch dims."""
+    from . import _shape as S
+    da, db = a.ndim, b.ndim
+    if da <= 2 and db <= 2:   # the matmul entry records dot, mv or mm by rank
+        if da == 1 and db == 2:
+            return apply(L.matmul, S.unsqueeze(a, 0), b).squeeze_(0)
+        return apply(L.matmul, a, b)
+    if _should_fold(a, b):
+        transpose = db > da
+        t1 = S.transpose(b, -2, -1) if transpose else a
+        t2 = (S.t(a) if da == 2 else a) if transpose else b
+        shape = tuple(t1.shape[:-1])
+        folded = S.reshape(t1, numel_of(shape), t1.shape[-1])
+        if t2.ndim == 1:
+            return apply(S_OPS.reshape_copy, apply(L.matmul, folded, t2), shape=shape)
+        out = apply(S_OPS.reshape_copy, apply(L.matmul, folded, t2), shape=shape + (t2.shape[1],))
+        return S.transpose(out, -2, -1).contiguous() if transpose else out
+    n, m1 = (a.shape[-2] if da > 1 else 1), a.shape[-1]
+    m2, p = (b.shape[-2], b.shape[-1]) if db > 1 else (b.shape[0], 1)
+    batch = tuple(np.broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2])))
+    count = numel_of(batch)
+    a3 = S.reshape(S.expand(a, batch + (n, m1)), count, n, m1)
+    if db == 1:
+        b3 = S.unsqueeze(S.reshape(S.expand(b, batch + (m2,)), count, m2), 2)
+    else:
+        b3 = S.reshape(S.expand(b, batch + (m2, p)), count, m2, p)
+    out = apply(L.bmm, a3, b3)
+    if db == 1:
+        out = S.squeeze(out, -1)
+    return apply(S_OPS.reshape_copy, out, shape=batch + ((n,) if da > 1 else ()) + ((p,) if db > 1 else ()))
+
+
+def _should_fold(a, b):
+    # PyTorch's should_fold: fold the larger operand (>= 3 dims) into a matrix when the other has <= 2 dims
+    # and requires grad (a smaller gradient in the backward), or when the fold is a view.
+    larger = a.ndim >= b.ndim
+    t1_shape = tuple(a.shape) if larger else tuple(b.shape[:-2]) + (b.shape[-1], b.shape[-2])
+    if not (len(t1_shape) >= 3 and (b.ndim if larger else a.ndim) <= 2):
+        return False
+    if (b if larger else a).requires_grad:
+        return True
+    if a.ndim == 2:
+        return False
+    if numel_of(t1_shape) == 0:
+        return True
+    strides = a.stride() if larger else b.stride()
+    if not larger:
+        strides = strides[:-2] + (strides[-1], strides[-2])
+    return all(strides[i] == strides[i + 1] * t1_shape[i + 1] for i in range(len(t1_shape) - 2))
 
 
 _TYPE = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",

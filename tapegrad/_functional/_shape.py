@@ -34,11 +34,13 @@ def _viewable(input, shape):
 
 def reshape(input, *shape):
     shape = _infer_shape(shape_args(shape), input.numel())
-    if shape == tuple(input.shape):
-        return apply(S.alias, input)
-    if _viewable(input, shape):
+    # As PyTorch: a view of a contiguous tensor, an alias with new strides of a viewable one, else the
+    # contiguous clone viewed (CloneBackward0 under UnsafeViewBackward0).
+    if input._view is None or _views.is_contiguous(input):
         return apply(S.view, input, shape=shape)
-    return apply(S.reshape_copy, input, shape=shape)
+    if _viewable(input, shape):
+        return apply(S.reshape_alias, input, shape=shape)
+    return apply(S.reshape_copy, input.clone(), shape=shape)
 
 
 def view(input, *shape):

@@ -36,6 +36,9 @@ unsqueeze = defop("unsqueeze", lambda a, dim: jnp.expand_dims(a, dim), dtype_rul
 squeeze = defop("squeeze", _squeeze, dtype_rule=KEEP, view=True,
                 overloads=[overload("SqueezeBackward1", dim=int), overload("SqueezeBackward2", dim=tuple)])
 alias = defop("alias", lambda a: a, dtype_rule=KEEP, view=True)
+# reshape of a non-contiguous tensor that strides alone can reshape (PyTorch's _reshape_alias).
+reshape_alias = defop("reshape_alias", lambda a, shape: jnp.reshape(a, shape), dtype_rule=KEEP, view=True,
+                      node="_reshape_alias")
 diagonal = defop("diagonal", lambda a, offset, dim1, dim2: jnp.diagonal(a, offset, dim1, dim2), dtype_rule=KEEP,
                  view=True)
 # split/chunk/unbind pieces are basic-index views of the input (their own node names).
