@@ -140,6 +140,9 @@ SPECS = {
     "atan2": _binary("atan2") + cases(Case(lambda lib, a, b: lib.arctan2(a, b), D("int64", 3), D("int32", 3))),
     "hypot": _binary("hypot"),
     "xlogy": cases(Case(lambda lib, a, b: lib.xlogy(a, b), F(2, 3), F(3, **POS)),
+                   # F.kl_div records PyTorch's pointwise formula (xlogy) and reduction
+                   Case(lambda lib, x, y: lib.nn.functional.kl_div(x, y, reduction="batchmean"), F(3, 4),
+                        F(3, 4, low=0.1, high=1.0)),
                    Case(lambda lib, b: lib.xlogy(2.0, b), F(3, **POS)),
                    # zeros in both: d/da is 0 where b <= 0, d/db is NaN at 0 / 0
                    Case(lambda lib, a, b: a.xlogy(b), A([0.0, 0.0, 1.5, 0.0], "float64"),
@@ -154,6 +157,9 @@ SPECS = {
                    Case(lambda lib, a: lib.clamp(a, min=0.5), F(2, 3)),
                    Case(lambda lib, a, m: a.clamp(max=m), F(2, 3), F(3))),
     "clamp_min": cases(Case(lambda lib, a: lib.clamp_min(a, 0.5), F(2, 3)),
+                       # F.normalize: the input over its norm clamped at eps, as PyTorch records it
+                       Case(lambda lib, x: lib.nn.functional.normalize(x, dim=1), F(3, 4)),
+                       Case(lambda lib, x: lib.nn.functional.normalize(x, p=3.0, dim=0), F(3, 4)),
                        Case(lambda lib, a: a.clamp_min(0), D("int32", 4)),
                        Case(lambda lib, a, m: a.clamp_min(m), F(2, 3), F(3))),
     "clamp_max": cases(Case(lambda lib, a: lib.clamp_max(a, 0.5), F(2, 3)),
@@ -187,7 +193,13 @@ SPECS = {
 
     # ---- unary ---------------------------------------------------------------------------------------
     "neg": _unary("neg") + cases(Case(lambda lib, a: -a, D("int32", 3)), Case(lambda lib, a: -a, C(3))),
-    "abs": _unary("abs") + cases(Case(lambda lib, a: a.abs(), D("int64", 3)), Case(lambda lib, a: abs(a), C(3))),
+    # PyTorch's add.Scalar, recorded by composites: F.rms_norm is x * rsqrt(mean(x ** 2) + eps) * weight
+    "add_scalar": cases(Case(lambda lib, x, w: lib.nn.functional.rms_norm(x, [4], w), F(3, 4), F(4)),
+                        Case(lambda lib, x: lib.nn.functional.rms_norm(x, (2, 3), eps=0.1), F(2, 2, 3))),
+    "abs": _unary("abs") + cases(Case(lambda lib, a: a.abs(), D("int64", 3)), Case(lambda lib, a: abs(a), C(3)),
+                                 # F.l1_loss: |input - target|, then the reduction, as PyTorch records it
+                                 Case(lambda lib, x, y: lib.nn.functional.l1_loss(x, y, reduction="sum"), F(3, 4),
+                                      F(3, 4))),
     "sign": _unary("sign") + cases(Case(lambda lib, a: a.sign(), D("int64", 3))),
     "sgn": _unary("sgn") + cases(Case(lambda lib, a: a.sgn(), C(3))),
     "floor": _unary("floor") + cases(Case(lambda lib, a: a.floor(), D("int64", 3))),
@@ -228,8 +240,9 @@ SPECS = {
 
     # ---- complex -------------------------------------------------------------------------------------
     "angle": cases(Case(lambda lib, a: lib.angle(a), C(2, 3)), Case(lambda lib, a: a.angle(), F(4), fd=False)),
-    "conj_physical": cases(Case(lambda lib, a: lib.conj(a) * a.sin(), C(3)),
+    "conj_physical": cases(Case(lambda lib, a: lib.conj_physical(a) * a.sin(), C(3)),
                            Case(lambda lib, a: a.conj_physical(), C(3))),
+    "conj": cases(Case(lambda lib, a: lib.conj(a) * a, C(3)), Case(lambda lib, a: a.mH.exp(), C(2, 3))),
     "real": cases(Case(lambda lib, a: (a * a).real, C(2, 3)), Case(lambda lib, a: lib.real(a.exp()), C(3))),
     "imag": cases(Case(lambda lib, a: (a * a).imag, C(2, 3)), Case(lambda lib, a: lib.imag(a), C(3))),
     "complex": cases(Case(lambda lib, a, b: lib.complex(a, b).exp(), F(3), F(3))),
@@ -346,10 +359,10 @@ SPECS = {
     "select": cases(Case(lambda lib, a: a[1], F(3, 2)), Case(lambda lib, a: a.select(1, -1), F(3, 2)),
                     Case(lambda lib, a: a[..., 0], F(2, 3))),
     "slice": cases(Case(lambda lib, a: a[1:], F(3, 2)), Case(lambda lib, a: a.narrow(1, 1, 2), F(2, 4)),
-                   Case(lambda lib, a: a[::2, 1::2], F(5, 4)),
+                   Case(lambda lib, a: a[::2, 1::2], F(5, 4)), Case(lambda lib, a: a[:], F(2)),
                    Case(lambda lib, a: lib.tensor_split(a, 3, 1), F(2, 4))),   # slices, as PyTorch's
     "index_unsqueeze": cases(Case(lambda lib, a: a[None], F(3)), Case(lambda lib, a: a[:, None], F(2, 3))),
-    "index_alias": cases(Case(lambda lib, a: a[...], F(3)), Case(lambda lib, a: a[:], F(2))),
+    "index_alias": cases(Case(lambda lib, a: a[...], F(3)), Case(lambda lib, a: a[:, 0:3], F(2, 3))),
 
     # ---- shape copies -------------------------------------------------------------------------------------
     "flip": cases(Case(lambda lib, a: a.flip(0), F(2, 3)), Case(lambda lib, a: lib.flip(a, (0, 1)), F(2, 3)),

@@ -15,11 +15,11 @@ def imag(input):
 
 
 def conj(input):
-    return apply(E.conj_physical, input) if input.dtype.is_complex else input
+    return apply(E.conj, input) if input.dtype.is_complex else input
 
 
 def conj_physical(input, *, out=None):
-    return conj(input)
+    return apply(E.conj_physical, input) if input.dtype.is_complex else input
 
 
 def resolve_conj(input):

@@ -153,6 +153,8 @@ def _isclose(a, b, rtol, atol, equal_nan):
 
 # ---- binary arithmetic ------------------------------------------------------------
 add = defop("add", lambda a, b: a + b, wraps_scalars=True)
+# PyTorch's add.Scalar overload, which its C++ composites call (rms_norm's + eps): no wrapped scalar edge.
+add_scalar = defop("add_scalar", lambda a, b: a + b, diff=(0,), node_name="AddBackward1")
 add_scaled = defop("add_scaled", lambda a, b, alpha: a + alpha * b, diff=(0, 1), node="add", wraps_scalars=True)
 sub = defop("sub", lambda a, b: a - b, wraps_scalars=True)
 sub_scaled = defop("sub_scaled", lambda a, b, alpha: a - alpha * b, diff=(0, 1), node="sub", wraps_scalars=True)
@@ -317,6 +319,8 @@ relu = defop("relu", lambda a: jnp.where(a > 0, a, jnp.zeros((), a.dtype)), dtyp
 # ---- complex parts (real/imag views are computed copies here) ------------------------------
 angle = defop("angle", _angle, dtype_rule=FLOAT)
 conj_physical = defop("conj_physical", lambda a: jnp.conj(a), dtype_rule=KEEP)
+# PyTorch's conj is a lazy view (its conjugate bit); here it is computed, under PyTorch's node name.
+conj = defop("conj", lambda a: jnp.conj(a), dtype_rule=KEEP)
 real = defop("real", lambda a: jnp.real(a), dtype_rule=KEEP)
 imag = defop("imag", lambda a: jnp.imag(a), dtype_rule=KEEP)
 complex = defop("complex", lambda re, im: jax.lax.complex(re, im), dtype_rule=KEEP)

@@ -299,31 +299,12 @@ def _group_norm(x, *rest, groups, eps):
     return _affine(y, rest, _channel_shape(x))
 
 
-def _rms_norm(x, *rest, ndim, eps):
-    axes = tuple(range(x.ndim - ndim, x.ndim))
-    y = x * lax.rsqrt(jnp.mean(jnp.square(x), axis=axes, keepdims=True) + eps)
-    return y * rest[0] if rest else y
-
-
 batch_norm_train = _nn("batch_norm_train", _batch_norm_train, nout=3, node="native_batch_norm")
 batch_norm_eval = _nn("batch_norm_eval", _batch_norm_eval, diff=(0, 3, 4), node="native_batch_norm")
 layer_norm = _nn("layer_norm", _layer_norm, node="native_layer_norm")
 group_norm = _nn("group_norm", _group_norm, node="native_group_norm")
-rms_norm = _nn("rms_norm", _rms_norm, node="rms_norm")
 
 
-def _normalize(x, p, dim, eps):
-    if p == 2:
-        sq = jnp.sum(x * x, axis=dim, keepdims=True)
-        # sqrt's gradient at 0 is infinite; PyTorch's norm backward gives 0 there.
-        safe = jnp.where(sq > 0, sq, 1)
-        norm = jnp.where(sq > 0, jnp.sqrt(safe), 0)
-    else:
-        norm = jnp.sum(jnp.abs(x) ** p, axis=dim, keepdims=True) ** (1 / p)
-    return x / jnp.maximum(norm, eps)
-
-
-normalize = _nn("normalize", _normalize, node="div")
 
 # ---- dropout, embedding -------------------------------------------------------------------------
 dropout = _nn("dropout", lambda x, mask, scale: x * mask.astype(x.dtype) * jnp.asarray(scale, x.dtype),
@@ -386,7 +367,7 @@ attention = _nn("attention", _attention, diff=(0, 1, 2, 3), nout=2, node="scaled
 _PAD_MODES = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
 
 
-def _pad(x, *value, pads, mode):
+def _pad(x, *value, pads, mode, spatial=None):
     if mode == "constant":
         fill = value[0].astype(x.dtype) if value else _zero(x)
         return lax.pad(x, fill, [(lo, hi, 0) for lo, hi in pads])
@@ -402,7 +383,7 @@ def _interp_axis(x, axis, index0, index1, weight1):
     return a + (b - a) * w
 
 
-def _interpolate(x, plan):
+def _interpolate(x, plan, kind=None):
     nd = len(plan)
     for i, (index0, index1, weight1) in enumerate(plan):
         x = _interp_axis(x, x.ndim - nd + i, np.asarray(index0), None if index1 is None else np.asarray(index1),
@@ -410,6 +391,14 @@ def _interpolate(x, plan):
     return x
 
 
-pad = _nn("pad", _pad, diff=(0,), node="constant_pad_nd")
-interpolate = _nn("interpolate", _interpolate, node="upsample")
+# PyTorch names the node after the mode and the number of padded (spatial) dims: ReflectionPad2DBackward0.
+pad = _nn("pad", _pad, diff=(0,), node="constant_pad_nd",
+          overloads=[overload(f"{name}Pad{n}DBackward0", mode=mode, spatial=n)
+                     for mode, name in (("reflect", "Reflection"), ("replicate", "Replication")) for n in (1, 2, 3)])
+# kind: PyTorch's upsample kernel ("nearest2d", "bilinear2d"...), which names the node.
+_UPSAMPLE = {"nearest": "Nearest", "nearest_exact": "NearestExact", "linear": "Linear", "bilinear": "Bilinear",
+             "trilinear": "Trilinear"}
+interpolate = _nn("interpolate", _interpolate, node="upsample",
+                  overloads=[overload(f"Upsample{name}{n}DBackward0", kind=f"{mode}{n}d")
+                             for mode, name in _UPSAMPLE.items() for n in (1, 2, 3)])
 one_hot = _nn("one_hot", lambda x, num_classes: jax.nn.one_hot(x, num_classes, dtype=jnp.int64), diff=())

@@ -34,13 +34,7 @@ def _huber(x, y, reduction, delta):
     return _reduce(jnp.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)), reduction)
 
 
-def _l1(x, y, reduction):
-    # sign-based gradient, 0 where x == y, as PyTorch's AbsBackward.
-    return _reduce(jnp.abs(x - y), reduction)
-
-
 mse_loss = _loss("mse_loss", lambda x, y, reduction: _reduce(jnp.square(x - y), reduction))
-l1_loss = _loss("l1_loss", _l1, node="mean")
 smooth_l1_loss = _loss("smooth_l1_loss", _smooth_l1)
 huber_loss = _loss("huber_loss", _huber)
 
@@ -137,16 +131,6 @@ def _bce_with_logits(x, y, *extra, reduction, has_weight, has_pos_weight):
     return _reduce(loss, reduction)
 
 
-def _kl_div(x, y, reduction, log_target):
-    if log_target:
-        loss = jnp.exp(y) * (y - x)
-    else:
-        loss = jax.scipy.special.xlogy(y, y) - y * x
-    if reduction == "batchmean":
-        return jnp.sum(loss) / (x.shape[0] if x.ndim else 1)
-    return _reduce(loss, reduction)
-
-
 def _cosine_embedding(x1, x2, y, reduction, margin):
     eps = 1e-12
     dim = x1.ndim - 1
@@ -161,5 +145,4 @@ def _cosine_embedding(x1, x2, y, reduction, margin):
 binary_cross_entropy = _loss("binary_cross_entropy", _bce, diff=(0, 1))
 # weight and pos_weight are not differentiable in PyTorch (nor inputs of its node).
 binary_cross_entropy_with_logits = _loss("binary_cross_entropy_with_logits", _bce_with_logits, diff=(0, 1))
-kl_div = _loss("kl_div", _kl_div)
 cosine_embedding_loss = _loss("cosine_embedding_loss", _cosine_embedding, diff=(0, 1), node="mean")

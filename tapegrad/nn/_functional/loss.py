@@ -64,8 +64,13 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
 
 @policy("l1_loss")
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    _check_sizes(input, target, "l1_loss")
-    return apply(L.l1_loss, input, target, reduction=_reduction(size_average, reduce, reduction))
+    reduction = _reduction(size_average, reduce, reduction)
+    input, target = _broadcast(input, target, "l1_loss")
+    return _reduced((input - target).abs(), reduction)   # as PyTorch's graph: SubBackward0, AbsBackward0, the reduction
+
+
+def _reduced(loss, reduction):
+    return loss.mean() if reduction == "mean" else loss.sum() if reduction == "sum" else loss
 
 
 @policy("smooth_l1_loss")
@@ -174,7 +179,11 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
                       "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
                       "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
                       UserWarning, stacklevel=2)
-    return apply(L.kl_div, input, target, reduction=reduction, log_target=bool(log_target))
+    # PyTorch's pointwise formula, then its reduction (batchmean: the sum over the batch size), as ops
+    pointwise = target.exp() * (target - input) if log_target else target.xlogy(target) - target * input
+    if reduction == "batchmean":
+        return _reduced(pointwise, "sum") / input.shape[0] if input.ndim else _reduced(pointwise, "sum")
+    return _reduced(pointwise, reduction)
 
 
 @policy("cosine_embedding_loss")

@@ -22,7 +22,7 @@ def pad(input, pad, mode="constant", value=None):
     pairs = [(0, 0)] * (input.ndim - n) + [(int(pad[2 * i]), int(pad[2 * i + 1])) for i in reversed(range(n))]
     if mode != "constant":
         _check_mode_pad(input, pairs, mode, n)
-        return apply(K.pad, input, pads=tuple(pairs), mode=mode)
+        return apply(K.pad, input, pads=tuple(pairs), mode=mode, spatial=n)
     fill = () if value is None or value == 0 else (value if isinstance(value, Tensor) else
                                                    input.new_tensor(value),)
     return apply(K.pad, input, *fill, pads=tuple(pairs), mode=mode)
@@ -101,7 +101,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     else:
         raise NotImplementedError(f"interpolate mode {mode!r} is not supported by tapegrad yet; use nearest, "
                                   "linear, bilinear, trilinear or area.")
-    return apply(K.interpolate, input, plan=plan)
+    return apply(K.interpolate, input, plan=plan, kind=f"{mode.replace('-', '_')}{nd}d")
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
