@@ -17,8 +17,14 @@ SPECS = {
                                 I(4, high=3)),
                            Case(lambda lib, x, t: _f(lib).cross_entropy(x, t, ignore_index=0), F(2, 3, 5),
                                 I(2, 5, high=3))),
-    "cross_entropy_probs": cases(Case(lambda lib, x, t: _f(lib).cross_entropy(x, _f(lib).softmax(t, dim=1)),
-                                      F(4, 3), F(4, 3))),
+    # cross_entropy with class probabilities: PyTorch's composite, its mean a DivBackward1 by the row count
+    "div_scalar": cases(Case(lambda lib, x, t: _f(lib).cross_entropy(x, _f(lib).softmax(t, dim=1)), F(4, 3), F(4, 3)),
+                        Case(lambda lib, x, t, w: _f(lib).cross_entropy(x, t, weight=w), F(2, 3, 2), F(2, 3, 2), F(3))),
+    # ... with label smoothing: the target scaled (MulBackward1) and shifted (AddBackward1)
+    "mul_scalar": cases(Case(lambda lib, x, t: _f(lib).cross_entropy(x, _f(lib).softmax(t, dim=0), reduction="sum",
+                                                                     label_smoothing=0.2), F(3), F(3)),
+                        Case(lambda lib, x, t: _f(lib).cross_entropy(x, t, reduction="none", label_smoothing=0.1),
+                             F(2, 3), F(2, 3))),
     "binary_cross_entropy": cases(Case(lambda lib, x, y: _f(lib).binary_cross_entropy(lib.sigmoid(x), y), F(3, 4),
                                        F(3, 4, low=0.0, high=1.0))),
     "binary_cross_entropy_with_logits": cases(Case(

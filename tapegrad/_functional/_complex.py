@@ -5,13 +5,14 @@ from .._ops import elementwise as E
 
 
 def real(input):
-    return apply(E.real, input) if input.dtype.is_complex else input
+    # As PyTorch: a select of view_as_real (SelectBackward0 over ViewAsRealBackward0).
+    return apply(E.view_as_real, input)[..., 0] if input.dtype.is_complex else input
 
 
 def imag(input):
     if not input.dtype.is_complex:
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-    return apply(E.imag, input)
+    return apply(E.view_as_real, input)[..., 1]
 
 
 def conj(input):

@@ -227,7 +227,27 @@ def tensordot(a, b, dims=2, out=None):
             if a.shape[x] != b.shape[y]:
                 raise RuntimeError(f"contracted dimensions need to match, but first has size {a.shape[x]} in dim "
                                    f"{x} and second has size {b.shape[y]} in dim {y}")
-    return apply(L.tensordot, a, b, dims=dims)
+    if not isinstance(dims, tuple):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        dims = (tuple(range(a.ndim - dims, a.ndim)), tuple(range(dims)))
+    return _tensordot_as_pytorch(a, b, *dims)
+
+
+def _tensordot_as_pytorch(a, b, dims1, dims2):
+    """tensordot as PyTorch records it: each operand permuted (free dims first for a, last for b) and
+    reshaped to a matrix, mm, and a view to the free dims; dot of the flattened operands when every
+    dim is contracted."""
+    from . import _shape as S
+    free1 = [d for d in range(a.ndim) if d not in dims1]
+    free2 = [d for d in range(b.ndim) if d not in dims2]
+    t1, t2 = S.permute(a, *free1, *dims1), S.permute(b, *dims2, *free2)
+    sizes = tuple(a.shape[d] for d in free1) + tuple(b.shape[d] for d in free2)
+    if not free1 and not free2:
+        return S.view(apply(L.dot, S.flatten(t1), S.flatten(t2)), sizes)
+    size1, size2 = numel_of(a.shape[d] for d in free1), numel_of(b.shape[d] for d in free2)
+    csize = numel_of(a.shape[d] for d in dims1)
+    return S.reshape(apply(L.mm, S.reshape(t1, size1, csize), S.reshape(t2, csize, size2)), sizes)
 
 
 @policy("addmm")
@@ -243,7 +263,13 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
 
 
 def kron(input, other, *, out=None):
-    return apply(L.kron, input, other)
+    # As PyTorch: each operand viewed with a unit dim interleaved, multiplied (broadcast), viewed back.
+    n = max(input.ndim, other.ndim)
+    a_shape = (1,) * (n - input.ndim) + tuple(input.shape)
+    b_shape = (1,) * (n - other.ndim) + tuple(other.shape)
+    a = apply(S_OPS.reshape_copy, input, shape=tuple(x for s in a_shape for x in (s, 1)))
+    b = apply(S_OPS.reshape_copy, other, shape=tuple(x for s in b_shape for x in (1, s)))
+    return apply(S_OPS.reshape_copy, a * b, shape=tuple(x * y for x, y in zip(a_shape, b_shape)))
 
 
 def cross(input, other, dim=None, *, out=None):

@@ -87,24 +87,8 @@ def _cross_entropy(x, target, *weight, reduction, ignore_index, label_smoothing)
     return (1 - label_smoothing) * nll + smooth * (label_smoothing / n_classes)
 
 
-def _cross_entropy_probs(x, target, *weight, reduction, label_smoothing):
-    class_dim = 1 if x.ndim > 1 else 0
-    n_classes = x.shape[class_dim]
-    logp = jax.nn.log_softmax(x, axis=class_dim)
-    if label_smoothing > 0:
-        target = target * (1 - label_smoothing) + label_smoothing / n_classes
-    terms = logp * target
-    if weight:
-        terms = terms * weight[0].reshape(_class_shape(logp))
-    loss = -jnp.sum(terms, axis=class_dim)
-    if reduction == "mean":
-        return jnp.sum(loss) / (x.size // n_classes)
-    return jnp.sum(loss) if reduction == "sum" else loss
-
-
 nll_loss = _loss("nll_loss", _nll_loss, diff=(0,))
 cross_entropy = _loss("cross_entropy", _cross_entropy, diff=(0,), node="nll_loss")
-cross_entropy_probs = _loss("cross_entropy_probs", _cross_entropy_probs, diff=(0, 1), node="div")
 
 
 # ---- binary and divergence losses ---------------------------------------------------------------

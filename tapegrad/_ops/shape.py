@@ -51,6 +51,7 @@ unbind = defop("unbind", _getitem, dtype_rule=KEEP, view=True)
 reshape_copy = defop("reshape_copy", lambda a, shape: jnp.reshape(a, shape), dtype_rule=KEEP,
                      node="unsafe_view")
 flip = defop("flip", lambda a, dims: jnp.flip(a, dims), dtype_rule=KEEP)
+rot90 = defop("rot90", lambda a, k, dims: jnp.rot90(a, k, dims), dtype_rule=KEEP)
 # dims None: the flattened tensor is rolled (one node, as PyTorch's).
 roll = defop("roll", lambda a, shifts, dims: jnp.roll(a, shifts if dims is not None else shifts[0], dims),
              dtype_rule=KEEP)

@@ -6,7 +6,7 @@ from ..._dispatch import apply
 from ..._grad_mode import is_grad_enabled
 from ..._functional import broadcast_shapes, expand
 from ... import _value_checks
-from ..._ops import nn_loss as L
+from ..._ops import elementwise as E, nn_loss as L
 from ._util import present, SCALAR_NAMES
 from ..._autocast import policy
 
@@ -138,13 +138,29 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
             raise RuntimeError(f"Expected floating point type target to have the same shape as input, got "
                                f"{list(target.shape)} and {list(input.shape)}. Class-index targets must be "
                                "integers.")
-        return apply(L.cross_entropy_probs, input, target, *present(weight), reduction=reduction,
-                     label_smoothing=float(label_smoothing))
+        return _cross_entropy_probs(input, target, weight, reduction, float(label_smoothing))
     _check_class_target(input, target)
     _check_target_values(input, target, int(ignore_index))
     _check_class_weight(input, weight)
     return apply(L.cross_entropy, input, target, *present(weight), reduction=reduction,
                  ignore_index=int(ignore_index), label_smoothing=float(label_smoothing))
+
+
+def _cross_entropy_probs(input, target, weight, reduction, label_smoothing):
+    """Class-probability targets as PyTorch's composite: -(log_softmax(input) * target [* weight]) summed
+    over the classes, the mean divided by the number of rows (DivBackward1)."""
+    from .activation import log_softmax
+    class_dim = 1 if input.ndim > 1 else 0
+    n_classes = input.shape[class_dim]
+    if label_smoothing > 0:
+        target = apply(E.add_scalar, apply(E.mul_scalar, target, 1 - label_smoothing), label_smoothing / n_classes)
+    terms = log_softmax(input, class_dim) * target
+    if weight is not None:
+        terms = terms * (weight.view((1, -1) + (1,) * (input.ndim - 2)) if input.ndim > 1 else weight)
+    if reduction == "none":
+        return -terms.sum(class_dim)
+    total = -terms.sum()
+    return apply(E.div_scalar, total, input.numel() // n_classes) if reduction == "mean" else total
 
 
 @policy("binary_cross_entropy")
