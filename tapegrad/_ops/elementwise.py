@@ -156,6 +156,7 @@ add = defop("add", lambda a, b: a + b, wraps_scalars=True)
 # PyTorch's Tensor-Scalar overloads, which its C++ composites call (rms_norm's + eps, cross_entropy's
 # division by the batch size): no wrapped scalar edge.
 add_scalar = defop("add_scalar", lambda a, b: a + b, diff=(0,), node_name="AddBackward1")
+sub_scalar = defop("sub_scalar", lambda a, b: a - b, diff=(0,), node_name="SubBackward1")
 mul_scalar = defop("mul_scalar", lambda a, b: a * b, diff=(0,), node_name="MulBackward1")
 div_scalar = defop("div_scalar", lambda a, b: a / b, dtype_rule=FLOAT, diff=(0,), node_name="DivBackward1")
 add_scaled = defop("add_scaled", lambda a, b, alpha: a + alpha * b, diff=(0, 1), node="add", wraps_scalars=True)

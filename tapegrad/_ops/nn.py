@@ -112,12 +112,9 @@ log_softmax = _nn("log_softmax", lambda x, dim: jax.nn.log_softmax(x, axis=dim),
 # F.linear records what PyTorch records (t, addmm or mm, views): see nn/_functional/linear.py.
 
 
-def _bilinear(x1, x2, w, *bias):
-    y = jnp.einsum("...i,oij,...j->...o", x1, w, x2)
-    return y + bias[0] if bias else y
-
-
-bilinear = _nn("bilinear", _bilinear, node="trilinear")
+# F.bilinear's product of rows (N, in1) and (N, in2) through the weight (out, in1, in2), as PyTorch's
+# _trilinear call: the inputs are flattened to rows and the bias added around it.
+trilinear = _nn("trilinear", lambda x1, w, x2: jnp.einsum("ni,oij,nj->no", x1, w, x2))
 
 # ---- convolution -------------------------------------------------------------------------------
 _SPATIAL = {1: "H", 2: "HW", 3: "DHW"}

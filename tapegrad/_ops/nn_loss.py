@@ -115,18 +115,6 @@ def _bce_with_logits(x, y, *extra, reduction, has_weight, has_pos_weight):
     return _reduce(loss, reduction)
 
 
-def _cosine_embedding(x1, x2, y, reduction, margin):
-    eps = 1e-12
-    dim = x1.ndim - 1
-    prod = jnp.sum(x1 * x2, axis=dim)
-    denom = jnp.sqrt((jnp.sum(x1 * x1, axis=dim) + eps) * (jnp.sum(x2 * x2, axis=dim) + eps))
-    cos = prod / denom
-    zero = jnp.zeros((), cos.dtype)
-    loss = jnp.where(y == 1, 1 - cos, zero) + jnp.where(y == -1, jnp.maximum(cos - margin, 0), zero)
-    return _reduce(loss, reduction)
-
-
 binary_cross_entropy = _loss("binary_cross_entropy", _bce, diff=(0, 1))
 # weight and pos_weight are not differentiable in PyTorch (nor inputs of its node).
 binary_cross_entropy_with_logits = _loss("binary_cross_entropy_with_logits", _bce_with_logits, diff=(0, 1))
-cosine_embedding_loss = _loss("cosine_embedding_loss", _cosine_embedding, diff=(0, 1), node="mean")

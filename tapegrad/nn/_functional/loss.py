@@ -207,5 +207,14 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
     if input1.ndim != input2.ndim or tuple(input1.shape) != tuple(input2.shape):
         raise RuntimeError(f"cosine_embedding_loss: Input1 and Input2 must have the same shape, got "
                            f"{list(input1.shape)} and {list(input2.shape)}")
-    return apply(L.cosine_embedding_loss, input1, input2, target,
-                 reduction=_reduction(size_average, reduce, reduction), margin=float(margin))
+    reduction = _reduction(size_average, reduce, reduction)
+    # PyTorch's composite, op for op: the cosine of each pair, then 1 - cos or max(cos - margin, 0) by target
+    from ..._creation import zeros_like
+    from ..._functional import where
+    dim = target.ndim
+    squares = [apply(E.add_scalar, (x * x).sum(dim), 1e-12) for x in (input1, input2)]
+    cos = (input1 * input2).sum(dim) / (squares[0] * squares[1]).sqrt()
+    zeros = zeros_like(cos)
+    pos = apply(E.sub, 1, cos)
+    neg = apply(E.sub_scalar, cos, float(margin)).clamp_min(0)
+    return _reduced(where(target == 1, pos, zeros) + where(target == -1, neg, zeros), reduction)

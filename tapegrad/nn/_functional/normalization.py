@@ -1,5 +1,4 @@
 """batch_norm, layer_norm, group_norm, rms_norm, normalize."""
-import builtins
 import math
 
 import numpy as np
@@ -78,7 +77,6 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
-    from ..._tensor import _wrap_dim
     check_float(input, "normalize")
     # PyTorch's composite: the input over its norm, clamped below at eps and expanded
     return input / input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
