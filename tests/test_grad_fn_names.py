@@ -54,7 +54,7 @@ KNOWN_DIFFERENCES = {
     # composites PyTorch records as several nodes where tapegrad records one fused entry (or a different
     # composition): SDPA's math kernel (bmm, softmax...), einsum's pairwise
     # permute/bmm/view contractions, cross_entropy with label smoothing
-    # (NllLoss + MulBackward1...) or > 2-d input (NllLoss2DBackward0 over views), matrix_norm (vector_norm or
+    # (NllLoss + MulBackward1..., tapegrad one fused entry), matrix_norm (vector_norm or
     # svdvals, then amax/amin/sum), logdet (where over slogdet's outputs)
     "spec:attention", "spec:einsum", "spec:cross_entropy",
     "spec:matrix_norm", "spec:slogdet",

@@ -6,7 +6,7 @@ are trailing inputs flagged by statics.
 import jax
 import jax.numpy as jnp
 
-from ._registry import defop, KEEP
+from ._registry import defop, overload, KEEP
 
 
 def _loss(name, fn, **meta):
@@ -87,7 +87,8 @@ def _cross_entropy(x, target, *weight, reduction, ignore_index, label_smoothing)
     return (1 - label_smoothing) * nll + smooth * (label_smoothing / n_classes)
 
 
-nll_loss = _loss("nll_loss", _nll_loss, diff=(0,))
+# A 4-d input is PyTorch's nll_loss2d (other ranks above 2 are viewed as 4-d first).
+nll_loss = _loss("nll_loss", _nll_loss, diff=(0,), overloads=[overload("NllLoss2DBackward0", "4")])
 cross_entropy = _loss("cross_entropy", _cross_entropy, diff=(0,), node="nll_loss")
 
 

@@ -123,8 +123,18 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     _check_class_target(input, target)
     _check_class_weight(input, weight)
     _check_target_values(input, target, int(ignore_index))
-    return apply(L.nll_loss, input, target, *present(weight), reduction=_reduction(size_average, reduce, reduction),
-                 ignore_index=int(ignore_index))
+    return _nll_loss_nd(input, target, weight, _reduction(size_average, reduce, reduction), int(ignore_index))
+
+
+def _nll_loss_nd(input, target, weight, reduction, ignore_index):
+    # As PyTorch's nll_loss_nd: inputs of 3 or more than 4 dims are viewed as 4-d for nll_loss2d, and an
+    # unreduced result viewed back to the target's shape.
+    if input.ndim in (1, 2, 4):
+        return apply(L.nll_loss, input, target, *present(weight), reduction=reduction, ignore_index=ignore_index)
+    n, c = input.shape[0], input.shape[1]
+    out = apply(L.nll_loss, input.contiguous().view(n, c, 1, -1), target.contiguous().view(n, 1, -1),
+                *present(weight), reduction=reduction, ignore_index=ignore_index)
+    return out.view(tuple(target.shape)) if reduction == "none" else out
 
 
 @policy("cross_entropy")
@@ -142,6 +152,10 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     _check_class_target(input, target)
     _check_target_values(input, target, int(ignore_index))
     _check_class_weight(input, weight)
+    if label_smoothing == 0:   # as PyTorch: nll_loss of log_softmax
+        from .activation import log_softmax
+        return _nll_loss_nd(log_softmax(input, 1 if input.ndim > 1 else 0), target, weight, reduction,
+                            int(ignore_index))
     return apply(L.cross_entropy, input, target, *present(weight), reduction=reduction,
                  ignore_index=int(ignore_index), label_smoothing=float(label_smoothing))
 
