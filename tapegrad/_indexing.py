@@ -98,11 +98,84 @@ _VIEW_OPS = {"select": I.select, "slice": I.slice_, "unsqueeze": I.index_unsquee
 def getitem(t, index):
     spec, arrays, kind = parse(t, index)
     if kind == "index":
+        if isinstance(index, tuple):
+            steps, advanced = _advanced_split(t, index)
+            if steps:   # PyTorch applies the ints, slices and Nones as views first, then indexes
+                out = t
+                for step in steps:
+                    out = getitem(out, step)
+                return getitem(out, advanced)
         return apply(I.index, t, *(Tensor._wrap(a) for a in arrays), spec=spec)
+    if isinstance(index, slice):
+        kind = "slice"   # a lone slice is recorded even when it spans the whole dimension, as PyTorch's
+    elif isinstance(index, tuple) and kind != "alias":
+        steps = _basic_steps(t, index)
+        if len(steps) != 1:   # several views, one per index, as PyTorch applies them (or none: an alias)
+            out = t
+            for step in steps:
+                out = getitem(out, step)
+            return out if steps else apply(I.index_alias, t, spec=(Ellipsis,))
     if kind in ("select", "slice"):
         spec, positions = I.dynamic_spec(spec, tuple(t.shape))
         return apply(_VIEW_OPS[kind], t, *positions, spec=spec)
     return apply(_VIEW_OPS[kind], t, spec=spec)
+
+
+def _basic_steps(t, items):
+    """PyTorch's applySlicing: a basic index tuple as one index per view it records, left to right (an int
+    selects, a slice slices unless it spans the whole dimension, None unsqueezes), in the dims of the
+    tensor each step meets."""
+    shape = list(t.shape)
+    consumed = builtins.sum(_consumes(x) for x in items)
+    steps, dim, source = [], 0, 0
+    for x in items:
+        if x is Ellipsis:
+            skip = len(t.shape) - consumed
+            dim, source = dim + skip, source + skip
+            continue
+        lead = (slice(None),) * dim
+        if x is None:
+            steps.append(lead + (None,))
+            dim += 1
+        elif isinstance(x, slice):
+            size = t.shape[source]
+            if x.indices(size) != (0, size, 1):
+                steps.append(lead + (x,))
+            dim, source = dim + 1, source + 1
+        else:
+            steps.append(lead + (x,))
+            source += 1
+    return steps
+
+
+def _advanced_split(t, items):
+    """(the basic steps of an index tuple holding tensors, the tensor index left for their result)."""
+    basic, tensors = [], []
+    dim = 0
+    for x in items:
+        if x is None or x is Ellipsis or isinstance(x, (slice, builtins.int, np.integer)):
+            basic.append(x)
+            if x is Ellipsis:
+                n = len(t.shape) - builtins.sum(_consumes(y) for y in items)
+                tensors.append((dim, None, n))
+                dim += n
+            elif not isinstance(x, (builtins.int, np.integer)):
+                dim += 1
+        else:
+            n = _consumes(x)
+            basic += [slice(None)] * n
+            tensors.append((dim, x, n))
+            dim += n
+    steps = _basic_steps(t, tuple(basic))
+    if not steps:
+        return [], None
+    # the result's dims: the basic steps removed the ints' dims and added the Nones'
+    advanced, covered = [], 0
+    for d, x, n in tensors:
+        if x is not None:
+            advanced += [slice(None)] * (d - covered) + [x]
+            covered = d + n
+    return steps, tuple(advanced)
 
 
 def _selects_whole(t, index):

@@ -42,6 +42,7 @@ def check_inplace(t, operands=()):
 # ones, so their nodes print under other names (x.acosh_() -> AcoshBackward1, x.squeeze_(0) -> SqueezeBackward4).
 _INPLACE_NODE_NAMES = {
     "AcoshBackward0": "AcoshBackward1", "AsinhBackward0": "AsinhBackward1", "AtanhBackward0": "AtanhBackward1",
+    "ConjPhysicalBackward0": "ConjPhysicalBackward1",
     "FillBackward0": "FillBackward2", "FillBackward1": "FillBackward3", "SqueezeBackward0": "SqueezeBackward3", "SqueezeBackward1": "SqueezeBackward4",
     "SqueezeBackward2": "SqueezeBackward5", "TBackward0": "TBackward1", "TransposeBackward0": "TransposeBackward1",
     "UnsqueezeBackward0": "UnsqueezeBackward1",

@@ -97,6 +97,8 @@ _INPLACE = [
 ]
 for _name in _INPLACE:
     setattr(Tensor, _name + "_", _inplace_method(getattr(F, _name), _name + "_"))
+# In place, PyTorch records conj_physical_ on real tensors too (ConjPhysicalBackward1).
+Tensor.conj_physical_ = _inplace_method(lambda self: apply(E.conj_physical, self), "conj_physical_")
 
 
 def _inplace_comparison(op, name):
@@ -210,9 +212,9 @@ Tensor.data_ptr = lambda self: id(self._storage) * 64 + _views.layout(self)[1] *
 Tensor._base = property(lambda self: self._view.base if self._view is not None and self._view.steps[-1][0].diff != ()
                         else None)
 Tensor._is_view = lambda self: self._view is not None and self._view.base is not None
-Tensor.T = property(lambda self: F.permute(self, tuple(range(self.ndim))[::-1]) if self.ndim != 2 else F.t(self))
+Tensor.T = property(lambda self: F.permute(self, tuple(range(self.ndim))[::-1]))
 Tensor.mT = property(lambda self: F.transpose(self, -2, -1))
-Tensor.H = property(lambda self: F.conj(Tensor.T.fget(self)))
+Tensor.H = property(lambda self: F.adjoint(self) if self.ndim == 2 else F.conj(self))
 Tensor.mH = property(lambda self: F.adjoint(self))
 
 

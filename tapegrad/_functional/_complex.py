@@ -5,21 +5,22 @@ from .._ops import bitcast as B, elementwise as E
 
 
 def real(input):
-    return apply(B.real, input) if input.dtype.is_complex else input
+    # As PyTorch: a select of view_as_real (SelectBackward0 over ViewAsRealBackward0); writes go through
+    return apply(B.view_as_real, input)[..., 0] if input.dtype.is_complex else input
 
 
 def imag(input):
     if not input.dtype.is_complex:
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-    return apply(B.imag, input)
+    return apply(B.view_as_real, input)[..., 1]
 
 
 def conj(input):
-    return apply(E.conj_physical, input) if input.dtype.is_complex else input
+    return apply(E.conj, input) if input.dtype.is_complex else input
 
 
 def conj_physical(input, *, out=None):
-    return conj(input)
+    return apply(E.conj_physical, input) if input.dtype.is_complex else input
 
 
 def resolve_conj(input):

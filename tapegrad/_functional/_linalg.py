@@ -6,6 +6,7 @@ import numpy as np
 
 from .._dispatch import apply
 from .._ops import linalg as L
+from .._ops import shape as S_OPS
 from .._tensor import Tensor
 from . import _return_types as RT
 from ._common import SCALAR_NAME, dims as _dims, numel_of, wrap_dim
@@ -47,7 +48,61 @@ def matmul(input, other, *, out=None):
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {input.ndim}D and "
                            f"{other.ndim}D")
     _check_matmul(input, other)
-    return apply(L.matmul, input, other)
+    return _matmul_as_pytorch(input, other)
+
+
+def _matmul_as_pytorch(a, b):
+    """matmul as the ops PyTorch dispatches it to (at::native::_matmul_impl), so its graph reads the same:
+    dot, mv, mm (a vector unsqueezed to a row), the larger operand folded into rows for mm/mv when the
+    smaller one requires grad or the fold is a view, else bmm over the expanded batch dims."""
+    from . import _shape as S
+    da, db = a.ndim, b.ndim
+    if da <= 2 and db <= 2:   # the matmul entry records dot, mv or mm by rank
+        if da == 1 and db == 2:
+            return apply(L.matmul, S.unsqueeze(a, 0), b).squeeze_(0)
+        return apply(L.matmul, a, b)
+    if _should_fold(a, b):
+        transpose = db > da
+        t1 = S.transpose(b, -2, -1) if transpose else a
+        t2 = (S.t(a) if da == 2 else a) if transpose else b
+        shape = tuple(t1.shape[:-1])
+        folded = S.reshape(t1, numel_of(shape), t1.shape[-1])
+        if t2.ndim == 1:
+            return apply(S_OPS.reshape_copy, apply(L.matmul, folded, t2), shape=shape)
+        out = apply(S_OPS.reshape_copy, apply(L.matmul, folded, t2), shape=shape + (t2.shape[1],))
+        return S.transpose(out, -2, -1).contiguous() if transpose else out
+    n, m1 = (a.shape[-2] if da > 1 else 1), a.shape[-1]
+    m2, p = (b.shape[-2], b.shape[-1]) if db > 1 else (b.shape[0], 1)
+    batch = tuple(np.broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2])))
+    count = numel_of(batch)
+    a3 = S.reshape(S.expand(a, batch + (n, m1)), count, n, m1)
+    if db == 1:
+        b3 = S.unsqueeze(S.reshape(S.expand(b, batch + (m2,)), count, m2), 2)
+    else:
+        b3 = S.reshape(S.expand(b, batch + (m2, p)), count, m2, p)
+    out = apply(L.bmm, a3, b3)
+    if db == 1:
+        out = S.squeeze(out, -1)
+    return apply(S_OPS.reshape_copy, out, shape=batch + ((n,) if da > 1 else ()) + ((p,) if db > 1 else ()))
+
+
+def _should_fold(a, b):
+    # PyTorch's should_fold: fold the larger operand (>= 3 dims) into a matrix when the other has <= 2 dims
+    # and requires grad (a smaller gradient in the backward), or when the fold is a view.
+    larger = a.ndim >= b.ndim
+    t1_shape = tuple(a.shape) if larger else tuple(b.shape[:-2]) + (b.shape[-1], b.shape[-2])
+    if not (len(t1_shape) >= 3 and (b.ndim if larger else a.ndim) <= 2):
+        return False
+    if (b if larger else a).requires_grad:
+        return True
+    if a.ndim == 2:
+        return False
+    if numel_of(t1_shape) == 0:
+        return True
+    strides = a.stride() if larger else b.stride()
+    if not larger:
+        strides = strides[:-2] + (strides[-1], strides[-2])
+    return all(strides[i] == strides[i + 1] * t1_shape[i + 1] for i in range(len(t1_shape) - 2))
 
 
 _TYPE = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
@@ -181,7 +236,27 @@ def tensordot(a, b, dims=2, out=None):
             if a.shape[x] != b.shape[y]:
                 raise RuntimeError(f"contracted dimensions need to match, but first has size {a.shape[x]} in dim "
                                    f"{x} and second has size {b.shape[y]} in dim {y}")
-    return apply(L.tensordot, a, b, dims=dims)
+    if not isinstance(dims, tuple):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        dims = (tuple(range(a.ndim - dims, a.ndim)), tuple(range(dims)))
+    return _tensordot_as_pytorch(a, b, *dims)
+
+
+def _tensordot_as_pytorch(a, b, dims1, dims2):
+    """tensordot as PyTorch records it: each operand permuted (free dims first for a, last for b) and
+    reshaped to a matrix, mm, and a view to the free dims; dot of the flattened operands when every
+    dim is contracted."""
+    from . import _shape as S
+    free1 = [d for d in range(a.ndim) if d not in dims1]
+    free2 = [d for d in range(b.ndim) if d not in dims2]
+    t1, t2 = S.permute(a, *free1, *dims1), S.permute(b, *dims2, *free2)
+    sizes = tuple(a.shape[d] for d in free1) + tuple(b.shape[d] for d in free2)
+    if not free1 and not free2:
+        return S.view(apply(L.dot, S.flatten(t1), S.flatten(t2)), sizes)
+    size1, size2 = numel_of(a.shape[d] for d in free1), numel_of(b.shape[d] for d in free2)
+    csize = numel_of(a.shape[d] for d in dims1)
+    return S.reshape(apply(L.mm, S.reshape(t1, size1, csize), S.reshape(t2, csize, size2)), sizes)
 
 
 @policy("addmm")
@@ -197,7 +272,13 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
 
 
 def kron(input, other, *, out=None):
-    return apply(L.kron, input, other)
+    # As PyTorch: each operand viewed with a unit dim interleaved, multiplied (broadcast), viewed back.
+    n = max(input.ndim, other.ndim)
+    a_shape = (1,) * (n - input.ndim) + tuple(input.shape)
+    b_shape = (1,) * (n - other.ndim) + tuple(other.shape)
+    a = apply(S_OPS.reshape_copy, input, shape=tuple(x for s in a_shape for x in (s, 1)))
+    b = apply(S_OPS.reshape_copy, other, shape=tuple(x for s in b_shape for x in (1, s)))
+    return apply(S_OPS.reshape_copy, a * b, shape=tuple(x * y for x, y in zip(a_shape, b_shape)))
 
 
 def cross(input, other, dim=None, *, out=None):

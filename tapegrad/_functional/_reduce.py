@@ -72,11 +72,11 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=N
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return var(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
+    return tuple(apply(R.var_mean, input, **_var_args(input, dim, unbiased, keepdim, correction)))
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
+    return tuple(apply(R.std_mean, input, **_var_args(input, dim, unbiased, keepdim, correction)))
 
 
 def _check_nonempty(input, name, dim=None):

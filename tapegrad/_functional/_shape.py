@@ -35,11 +35,13 @@ def _viewable(input, shape):
 
 def reshape(input, *shape):
     shape = _infer_shape(shape_args(shape), input.numel())
-    if shape == tuple(input.shape):
-        return apply(S.alias, input)
-    if _viewable(input, shape):
+    # As PyTorch: a view of a contiguous tensor, an alias with new strides of a viewable one, else the
+    # contiguous clone viewed (CloneBackward0 under UnsafeViewBackward0).
+    if input._view is None or _views.is_contiguous(input):
         return apply(S.view, input, shape=shape)
-    return apply(S.reshape_copy, input, shape=shape)
+    if _viewable(input, shape):
+        return apply(S.reshape_alias, input, shape=shape)
+    return apply(S.reshape_copy, input.clone(), shape=shape)
 
 
 def view(input, *shape, dtype=None, size=None):
@@ -431,15 +433,14 @@ def roll(input, shifts, dims=None):
 
 
 def rot90(input, k=1, dims=(0, 1)):
-    k %= 4
-    d0, d1 = dims
-    if k == 1:
-        return flip(input, d1).transpose(d0, d1)
-    if k == 2:
-        return flip(input, d0, d1)
-    if k == 3:
-        return flip(input, d0).transpose(d0, d1)
-    return input.clone()
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if input.ndim < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {input.ndim}")
+    d0, d1 = wrap_dim(dims[0], input.ndim), wrap_dim(dims[1], input.ndim)
+    if d0 == d1:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}")
+    return apply(S.rot90, input, k=builtins.int(k) % 4, dims=(d0, d1))   # one node, as PyTorch's
 
 
 def _triangle(op):
@@ -482,12 +483,27 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
             from .._creation import arange
             input = arange(len(counts))
     else:
-        total = None
         rep = builtins.int(repeats)
+        if rep < 0:
+            raise RuntimeError("repeats can not be negative")
+        return _repeat_each(input, rep, dim)
     d = None if dim is None else wrap_dim(dim, input.ndim)
     if total is None:
         total = rep * (input.numel() if d is None else input.shape[d])
     return apply(S.repeat_interleave, input, repeats if isinstance(repeats, Tensor) else rep, dim=d, total=total)
+
+
+def _repeat_each(input, rep, dim):
+    # As PyTorch for a count: each element unsqueezed, expanded `rep` times, copied and viewed back.
+    if dim is None:
+        input, d = flatten(input), 0
+    else:
+        d = wrap_dim(dim, input.ndim)
+    x = unsqueeze(input, d + 1)
+    shape = list(x.shape)
+    shape[d + 1] = rep
+    out = tuple(input.shape[:d]) + (input.shape[d] * rep,) + tuple(input.shape[d + 1:])
+    return view(expand(x, tuple(shape)).clone(), out)
 
 
 def diagonal(input, offset=0, dim1=0, dim2=1):

@@ -1,5 +1,5 @@
 """Views whose elements are not a selection of the input's: view(dtype) (the same bytes read as another
-dtype) and the parts of complex numbers (real, imag, view_as_real, view_as_complex).
+dtype) and the parts of complex numbers (view_as_real, view_as_complex; real and imag select from view_as_real).
 
 Each entry carries Op.value_view = (write, positions): how a write through the view changes the input,
 and how storage positions map (PyTorch counts strides and offsets in the view's element size).
@@ -71,15 +71,6 @@ view_dtype = defop("view_dtype", lambda a, dtype, src: _view_dtype(a, dtype), dt
                                _view_dtype_positions))
 
 
-def _with_part(x, new, index):
-    new = new.astype(jnp.real(x).dtype)
-    return lax.complex(new, jnp.imag(x)) if index == 0 else lax.complex(jnp.real(x), new)
-
-
-real = defop("real", lambda a: jnp.real(a), dtype_rule=KEEP, view=True,
-             value_view=(lambda x, new: _with_part(x, new, 0), lambda p: p * 2))
-imag = defop("imag", lambda a: jnp.imag(a), dtype_rule=KEEP, view=True,
-             value_view=(lambda x, new: _with_part(x, new, 1), lambda p: p * 2 + 1))
 view_as_real = defop("view_as_real", lambda a: jnp.stack([jnp.real(a), jnp.imag(a)], -1), dtype_rule=KEEP,
                      view=True, value_view=(lambda x, new: lax.complex(new[..., 0], new[..., 1]).astype(x.dtype),
                                             lambda p: jnp.stack([p * 2, p * 2 + 1], -1)))

@@ -153,6 +153,12 @@ def _isclose(a, b, rtol, atol, equal_nan):
 
 # ---- binary arithmetic ------------------------------------------------------------
 add = defop("add", lambda a, b: a + b, wraps_scalars=True)
+# PyTorch's Tensor-Scalar overloads, which its C++ composites call (rms_norm's + eps, cross_entropy's
+# division by the batch size): no wrapped scalar edge.
+add_scalar = defop("add_scalar", lambda a, b: a + b, diff=(0,), node_name="AddBackward1")
+sub_scalar = defop("sub_scalar", lambda a, b: a - b, diff=(0,), node_name="SubBackward1")
+mul_scalar = defop("mul_scalar", lambda a, b: a * b, diff=(0,), node_name="MulBackward1")
+div_scalar = defop("div_scalar", lambda a, b: a / b, dtype_rule=FLOAT, diff=(0,), node_name="DivBackward1")
 add_scaled = defop("add_scaled", lambda a, b, alpha: a + alpha * b, diff=(0, 1), node="add", wraps_scalars=True)
 sub = defop("sub", lambda a, b: a - b, wraps_scalars=True)
 sub_scaled = defop("sub_scaled", lambda a, b, alpha: a - alpha * b, diff=(0, 1), node="sub", wraps_scalars=True)
@@ -317,6 +323,8 @@ relu = defop("relu", lambda a: jnp.where(a > 0, a, jnp.zeros((), a.dtype)), dtyp
 # ---- complex parts (real, imag and the real views are views: _ops/bitcast.py) ------------------
 angle = defop("angle", _angle, dtype_rule=FLOAT)
 conj_physical = defop("conj_physical", lambda a: jnp.conj(a), dtype_rule=KEEP)
+# PyTorch's conj is a lazy view (its conjugate bit); here it is computed, under PyTorch's node name.
+conj = defop("conj", lambda a: jnp.conj(a), dtype_rule=KEEP)
 complex = defop("complex", lambda re, im: jax.lax.complex(re, im), dtype_rule=KEEP)
 polar = defop("polar", lambda r, t: jax.lax.complex(r * jnp.cos(t), r * jnp.sin(t)), dtype_rule=KEEP)
 

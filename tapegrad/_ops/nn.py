@@ -113,12 +113,9 @@ log_softmax = _nn("log_softmax", lambda x, dim: jax.nn.log_softmax(x, axis=dim),
 # F.linear records what PyTorch records (t, addmm or mm, views): see nn/_functional/linear.py.
 
 
-def _bilinear(x1, x2, w, *bias):
-    y = jnp.einsum("...i,oij,...j->...o", x1, w, x2)
-    return y + bias[0] if bias else y
-
-
-bilinear = _nn("bilinear", _bilinear, node="trilinear")
+# F.bilinear's product of rows (N, in1) and (N, in2) through the weight (out, in1, in2), as PyTorch's
+# _trilinear call: the inputs are flattened to rows and the bias added around it.
+trilinear = _nn("trilinear", lambda x1, w, x2: jnp.einsum("ni,oij,nj->no", x1, w, x2))
 
 # ---- convolution -------------------------------------------------------------------------------
 _SPATIAL = {1: "H", 2: "HW", 3: "DHW"}
@@ -300,31 +297,12 @@ def _group_norm(x, *rest, groups, eps):
     return _affine(y, rest, _channel_shape(x))
 
 
-def _rms_norm(x, *rest, ndim, eps):
-    axes = tuple(range(x.ndim - ndim, x.ndim))
-    y = x * lax.rsqrt(jnp.mean(jnp.square(x), axis=axes, keepdims=True) + eps)
-    return y * rest[0] if rest else y
-
-
 batch_norm_train = _nn("batch_norm_train", _batch_norm_train, nout=3, node="native_batch_norm")
 batch_norm_eval = _nn("batch_norm_eval", _batch_norm_eval, diff=(0, 3, 4), node="native_batch_norm")
 layer_norm = _nn("layer_norm", _layer_norm, node="native_layer_norm")
 group_norm = _nn("group_norm", _group_norm, node="native_group_norm")
-rms_norm = _nn("rms_norm", _rms_norm, node="rms_norm")
 
 
-def _normalize(x, p, dim, eps):
-    if p == 2:
-        sq = jnp.sum(x * x, axis=dim, keepdims=True)
-        # sqrt's gradient at 0 is infinite; PyTorch's norm backward gives 0 there.
-        safe = jnp.where(sq > 0, sq, 1)
-        norm = jnp.where(sq > 0, jnp.sqrt(safe), 0)
-    else:
-        norm = jnp.sum(jnp.abs(x) ** p, axis=dim, keepdims=True) ** (1 / p)
-    return x / jnp.maximum(norm, eps)
-
-
-normalize = _nn("normalize", _normalize, node="div")
 
 # ---- dropout, embedding -------------------------------------------------------------------------
 dropout = _nn("dropout", lambda x, mask, scale: x * mask.astype(x.dtype) * jnp.asarray(scale, x.dtype),
@@ -399,7 +377,7 @@ def _pad_index(n, lo, hi, mode):
     return np.clip(index, 0, n - 1)
 
 
-def _pad(x, *value, pads, mode):
+def _pad(x, *value, pads, mode, spatial=None):
     if mode == "constant":
         fill = value[0].astype(x.dtype) if value else _zero(x)
         return lax.pad(x, fill, [(lo, hi, 0) for lo, hi in pads])
@@ -434,8 +412,9 @@ def _routed_taps_jvp(taps, backward_taps, axis, primals, tangents):
     return _routed_taps(primals[0], taps, backward_taps, axis), _taps(tangents[0], backward_taps, axis)
 
 
-def _interpolate(x, plan):
-    """Per spatial axis, last first (PyTorch's order): the axis's taps (nn/_functional/_interp_plan.py)."""
+def _interpolate(x, plan, kind=None):
+    """Per spatial axis, last first (PyTorch's order): the axis's taps (nn/_functional/_interp_plan.py).
+    kind (PyTorch's upsample kernel, "bilinear2d"...) only names the node."""
     nd = len(plan)
     for i in reversed(range(nd)):
         taps, backward_taps = plan[i]
@@ -444,6 +423,16 @@ def _interpolate(x, plan):
     return x
 
 
-pad = _nn("pad", _pad, diff=(0,), node="constant_pad_nd")
-interpolate = _nn("interpolate", _interpolate, node="upsample")
+# PyTorch names the node after the mode and the number of padded (spatial) dims: ReflectionPad2DBackward0.
+pad = _nn("pad", _pad, diff=(0,), node="constant_pad_nd",
+          overloads=[overload(f"{name}Pad{n}DBackward0", mode=mode, spatial=n)
+                     for mode, name in (("reflect", "Reflection"), ("replicate", "Replication")) for n in (1, 2, 3)])
+# kind: PyTorch's upsample kernel ("nearest2d", "bilinear2d"...), which names the node.
+_UPSAMPLE = {"nearest": "Nearest", "nearest_exact": "NearestExact", "linear": "Linear", "bilinear": "Bilinear",
+             "trilinear": "Trilinear", "bicubic": "Bicubic"}
+interpolate = _nn("interpolate", _interpolate, node="upsample",
+                  overloads=[overload(f"Upsample{name}{n}DBackward0", kind=f"{mode}{n}d")
+                             for mode, name in _UPSAMPLE.items() for n in (1, 2, 3)]
+                  + [overload(f"Upsample{name}2DAaBackward0", kind=f"{mode}2d_aa")
+                     for mode, name in (("bilinear", "Bilinear"), ("bicubic", "Bicubic"), ("lanczos", "Lanczos"))])
 one_hot = _nn("one_hot", lambda x, num_classes: jax.nn.one_hot(x, num_classes, dtype=jnp.int64), diff=())

@@ -6,7 +6,7 @@ are trailing inputs flagged by statics.
 import jax
 import jax.numpy as jnp
 
-from ._registry import defop, KEEP
+from ._registry import defop, overload, KEEP
 
 
 def _loss(name, fn, **meta):
@@ -34,13 +34,7 @@ def _huber(x, y, reduction, delta):
     return _reduce(jnp.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)), reduction)
 
 
-def _l1(x, y, reduction):
-    # sign-based gradient, 0 where x == y, as PyTorch's AbsBackward.
-    return _reduce(jnp.abs(x - y), reduction)
-
-
 mse_loss = _loss("mse_loss", lambda x, y, reduction: _reduce(jnp.square(x - y), reduction))
-l1_loss = _loss("l1_loss", _l1, node="mean")
 smooth_l1_loss = _loss("smooth_l1_loss", _smooth_l1)
 huber_loss = _loss("huber_loss", _huber)
 
@@ -93,24 +87,9 @@ def _cross_entropy(x, target, *weight, reduction, ignore_index, label_smoothing)
     return (1 - label_smoothing) * nll + smooth * (label_smoothing / n_classes)
 
 
-def _cross_entropy_probs(x, target, *weight, reduction, label_smoothing):
-    class_dim = 1 if x.ndim > 1 else 0
-    n_classes = x.shape[class_dim]
-    logp = jax.nn.log_softmax(x, axis=class_dim)
-    if label_smoothing > 0:
-        target = target * (1 - label_smoothing) + label_smoothing / n_classes
-    terms = logp * target
-    if weight:
-        terms = terms * weight[0].reshape(_class_shape(logp))
-    loss = -jnp.sum(terms, axis=class_dim)
-    if reduction == "mean":
-        return jnp.sum(loss) / (x.size // n_classes)
-    return jnp.sum(loss) if reduction == "sum" else loss
-
-
-nll_loss = _loss("nll_loss", _nll_loss, diff=(0,))
+# A 4-d input is PyTorch's nll_loss2d (other ranks above 2 are viewed as 4-d first).
+nll_loss = _loss("nll_loss", _nll_loss, diff=(0,), overloads=[overload("NllLoss2DBackward0", "4")])
 cross_entropy = _loss("cross_entropy", _cross_entropy, diff=(0,), node="nll_loss")
-cross_entropy_probs = _loss("cross_entropy_probs", _cross_entropy_probs, diff=(0, 1), node="div")
 
 
 # ---- binary and divergence losses ---------------------------------------------------------------
@@ -137,29 +116,6 @@ def _bce_with_logits(x, y, *extra, reduction, has_weight, has_pos_weight):
     return _reduce(loss, reduction)
 
 
-def _kl_div(x, y, reduction, log_target):
-    if log_target:
-        loss = jnp.exp(y) * (y - x)
-    else:
-        loss = jax.scipy.special.xlogy(y, y) - y * x
-    if reduction == "batchmean":
-        return jnp.sum(loss) / (x.shape[0] if x.ndim else 1)
-    return _reduce(loss, reduction)
-
-
-def _cosine_embedding(x1, x2, y, reduction, margin):
-    eps = 1e-12
-    dim = x1.ndim - 1
-    prod = jnp.sum(x1 * x2, axis=dim)
-    denom = jnp.sqrt((jnp.sum(x1 * x1, axis=dim) + eps) * (jnp.sum(x2 * x2, axis=dim) + eps))
-    cos = prod / denom
-    zero = jnp.zeros((), cos.dtype)
-    loss = jnp.where(y == 1, 1 - cos, zero) + jnp.where(y == -1, jnp.maximum(cos - margin, 0), zero)
-    return _reduce(loss, reduction)
-
-
 binary_cross_entropy = _loss("binary_cross_entropy", _bce, diff=(0, 1))
 # weight and pos_weight are not differentiable in PyTorch (nor inputs of its node).
 binary_cross_entropy_with_logits = _loss("binary_cross_entropy_with_logits", _bce_with_logits, diff=(0, 1))
-kl_div = _loss("kl_div", _kl_div)
-cosine_embedding_loss = _loss("cosine_embedding_loss", _cosine_embedding, diff=(0, 1), node="mean")

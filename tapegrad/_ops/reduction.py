@@ -39,6 +39,12 @@ prod = defop("prod", lambda a, dim, keepdim, dtype: jnp.prod(a, axis=dim, keepdi
 var = defop("var", _var, dtype_rule=KEEP)
 std = defop("std", lambda a, dim, correction, keepdim: _safe_sqrt(_var(a, dim, correction, keepdim)),
             dtype_rule=KEEP, **SELF_AND_RESULT)
+# One node with both results, as PyTorch's (VarMeanBackward0, StdMeanBackward0).
+var_mean = defop("var_mean", lambda a, dim, correction, keepdim: (
+    _var(a, dim, correction, keepdim), jnp.mean(a, axis=dim, keepdims=keepdim)), dtype_rule=KEEP, nout=2)
+std_mean = defop("std_mean", lambda a, dim, correction, keepdim: (
+    _safe_sqrt(_var(a, dim, correction, keepdim)), jnp.mean(a, axis=dim, keepdims=keepdim)), dtype_rule=KEEP,
+    nout=2)
 # Ties share the gradient evenly (PyTorch's amax/amin and full max()/min()); JAX's max rule does the same.
 @functools.lru_cache(maxsize=None)
 def _scaled_by_count(reduce, dim, keepdim):

@@ -55,6 +55,9 @@ unsqueeze = defop("unsqueeze", lambda a, dim: jnp.expand_dims(a, dim), dtype_rul
 squeeze = defop("squeeze", _squeeze, dtype_rule=KEEP, view=True,
                 overloads=[overload("SqueezeBackward1", dim=int), overload("SqueezeBackward2", dim=tuple)])
 alias = defop("alias", lambda a: a, dtype_rule=KEEP, view=True)
+# reshape of a non-contiguous tensor that strides alone can reshape (PyTorch's _reshape_alias).
+reshape_alias = defop("reshape_alias", lambda a, shape: jnp.reshape(a, shape), dtype_rule=KEEP, view=True,
+                      node="_reshape_alias")
 diagonal = defop("diagonal", lambda a, offset, dim1, dim2: jnp.diagonal(a, offset, dim1, dim2), dtype_rule=KEEP,
                  view=True)
 # split/chunk/unbind pieces are basic-index views of the input (their own node names).
@@ -67,6 +70,7 @@ unbind = defop("unbind", _getitem, dtype_rule=KEEP, view=True)
 reshape_copy = defop("reshape_copy", lambda a, shape: jnp.reshape(a, shape), dtype_rule=KEEP,
                      node="unsafe_view")
 flip = defop("flip", lambda a, dims: jnp.flip(a, dims), dtype_rule=KEEP)
+rot90 = defop("rot90", lambda a, k, dims: jnp.rot90(a, k, dims), dtype_rule=KEEP)
 # dims None: the flattened tensor is rolled (one node, as PyTorch's).
 roll = defop("roll", lambda a, shifts, dims: jnp.roll(a, shifts if dims is not None else shifts[0], dims),
              dtype_rule=KEEP)

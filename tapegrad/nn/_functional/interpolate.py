@@ -135,7 +135,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         else:
             axis = P.linear(n, o, s, align_corners, ft)
         plan.append(P.as_static(axis))
-    return apply(K.interpolate, input, plan=tuple(plan))
+    kind = f"{mode.replace('-', '_')}{dim}d" + ("_aa" if antialias else "")   # names the node, as PyTorch's kernel
+    return apply(K.interpolate, input, plan=tuple(plan), kind=kind)
 
 
 def _deprecated(name):

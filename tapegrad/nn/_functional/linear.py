@@ -50,7 +50,10 @@ def bilinear(input1, input2, weight, bias=None):
     if input1.shape[-1] != weight.shape[1] or input2.shape[-1] != weight.shape[2]:
         raise RuntimeError(f"bilinear(): input sizes {input1.shape[-1]} and {input2.shape[-1]} do not match "
                            f"the weight of size {list(weight.shape)}")
-    return apply(K.bilinear, input1, input2, weight, *present(bias))
+    # As PyTorch: the inputs flattened to rows, _trilinear, a view back to the leading dims, + bias.
+    rows = apply(K.trilinear, input1.reshape(-1, input1.shape[-1]), weight, input2.reshape(-1, input2.shape[-1]))
+    out = rows.reshape(*input1.shape[:-1], weight.shape[0])
+    return out if bias is None else out + bias
 
 
 def _batched(input, nd, name):

@@ -6,7 +6,7 @@ from ..._dispatch import apply
 from ..._grad_mode import is_grad_enabled
 from ..._functional import broadcast_shapes, expand
 from ... import _value_checks
-from ..._ops import nn_loss as L
+from ..._ops import elementwise as E, nn_loss as L
 from ._util import present, SCALAR_NAMES
 from ..._autocast import policy
 
@@ -64,8 +64,13 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
 
 @policy("l1_loss")
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    _check_sizes(input, target, "l1_loss")
-    return apply(L.l1_loss, input, target, reduction=_reduction(size_average, reduce, reduction))
+    reduction = _reduction(size_average, reduce, reduction)
+    input, target = _broadcast(input, target, "l1_loss")
+    return _reduced((input - target).abs(), reduction)   # as PyTorch's graph: SubBackward0, AbsBackward0, the reduction
+
+
+def _reduced(loss, reduction):
+    return loss.mean() if reduction == "mean" else loss.sum() if reduction == "sum" else loss
 
 
 @policy("smooth_l1_loss")
@@ -118,8 +123,18 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     _check_class_target(input, target)
     _check_class_weight(input, weight)
     _check_target_values(input, target, int(ignore_index))
-    return apply(L.nll_loss, input, target, *present(weight), reduction=_reduction(size_average, reduce, reduction),
-                 ignore_index=int(ignore_index))
+    return _nll_loss_nd(input, target, weight, _reduction(size_average, reduce, reduction), int(ignore_index))
+
+
+def _nll_loss_nd(input, target, weight, reduction, ignore_index):
+    # As PyTorch's nll_loss_nd: inputs of 3 or more than 4 dims are viewed as 4-d for nll_loss2d, and an
+    # unreduced result viewed back to the target's shape.
+    if input.ndim in (1, 2, 4):
+        return apply(L.nll_loss, input, target, *present(weight), reduction=reduction, ignore_index=ignore_index)
+    n, c = input.shape[0], input.shape[1]
+    out = apply(L.nll_loss, input.contiguous().view(n, c, 1, -1), target.contiguous().view(n, 1, -1),
+                *present(weight), reduction=reduction, ignore_index=ignore_index)
+    return out.view(tuple(target.shape)) if reduction == "none" else out
 
 
 @policy("cross_entropy")
@@ -133,13 +148,33 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
             raise RuntimeError(f"Expected floating point type target to have the same shape as input, got "
                                f"{list(target.shape)} and {list(input.shape)}. Class-index targets must be "
                                "integers.")
-        return apply(L.cross_entropy_probs, input, target, *present(weight), reduction=reduction,
-                     label_smoothing=float(label_smoothing))
+        return _cross_entropy_probs(input, target, weight, reduction, float(label_smoothing))
     _check_class_target(input, target)
     _check_target_values(input, target, int(ignore_index))
     _check_class_weight(input, weight)
+    if label_smoothing == 0:   # as PyTorch: nll_loss of log_softmax
+        from .activation import log_softmax
+        return _nll_loss_nd(log_softmax(input, 1 if input.ndim > 1 else 0), target, weight, reduction,
+                            int(ignore_index))
     return apply(L.cross_entropy, input, target, *present(weight), reduction=reduction,
                  ignore_index=int(ignore_index), label_smoothing=float(label_smoothing))
+
+
+def _cross_entropy_probs(input, target, weight, reduction, label_smoothing):
+    """Class-probability targets as PyTorch's composite: -(log_softmax(input) * target [* weight]) summed
+    over the classes, the mean divided by the number of rows (DivBackward1)."""
+    from .activation import log_softmax
+    class_dim = 1 if input.ndim > 1 else 0
+    n_classes = input.shape[class_dim]
+    if label_smoothing > 0:
+        target = apply(E.add_scalar, apply(E.mul_scalar, target, 1 - label_smoothing), label_smoothing / n_classes)
+    terms = log_softmax(input, class_dim) * target
+    if weight is not None:
+        terms = terms * (weight.view((1, -1) + (1,) * (input.ndim - 2)) if input.ndim > 1 else weight)
+    if reduction == "none":
+        return -terms.sum(class_dim)
+    total = -terms.sum()
+    return apply(E.div_scalar, total, input.numel() // n_classes) if reduction == "mean" else total
 
 
 @policy("binary_cross_entropy")
@@ -174,7 +209,11 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
                       "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
                       "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
                       UserWarning, stacklevel=2)
-    return apply(L.kl_div, input, target, reduction=reduction, log_target=bool(log_target))
+    # PyTorch's pointwise formula, then its reduction (batchmean: the sum over the batch size), as ops
+    pointwise = target.exp() * (target - input) if log_target else target.xlogy(target) - target * input
+    if reduction == "batchmean":
+        return _reduced(pointwise, "sum") / input.shape[0] if input.ndim else _reduced(pointwise, "sum")
+    return _reduced(pointwise, reduction)
 
 
 @policy("cosine_embedding_loss")
@@ -182,5 +221,14 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
     if input1.ndim != input2.ndim or tuple(input1.shape) != tuple(input2.shape):
         raise RuntimeError(f"cosine_embedding_loss: Input1 and Input2 must have the same shape, got "
                            f"{list(input1.shape)} and {list(input2.shape)}")
-    return apply(L.cosine_embedding_loss, input1, input2, target,
-                 reduction=_reduction(size_average, reduce, reduction), margin=float(margin))
+    reduction = _reduction(size_average, reduce, reduction)
+    # PyTorch's composite, op for op: the cosine of each pair, then 1 - cos or max(cos - margin, 0) by target
+    from ..._creation import zeros_like
+    from ..._functional import where
+    dim = target.ndim
+    squares = [apply(E.add_scalar, (x * x).sum(dim), 1e-12) for x in (input1, input2)]
+    cos = (input1 * input2).sum(dim) / (squares[0] * squares[1]).sqrt()
+    zeros = zeros_like(cos)
+    pos = apply(E.sub, 1, cos)
+    neg = apply(E.sub_scalar, cos, float(margin)).clamp_min(0)
+    return _reduced(where(target == 1, pos, zeros) + where(target == -1, neg, zeros), reduction)

@@ -1,12 +1,11 @@
 """batch_norm, layer_norm, group_norm, rms_norm, normalize."""
-import builtins
 import math
 
 import numpy as np
 
 from ..._dispatch import apply
 from ..._grad_mode import no_grad
-from ..._ops import nn as K
+from ..._ops import elementwise as K_E, nn as K
 from ._util import check_float, check_same_dtype, present
 
 
@@ -71,18 +70,17 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     ndim = _normalized_ndim(input, normalized_shape, "rms_norm")
     if eps is None:
         eps = float(np.finfo(input.dtype.np).eps)
-    return apply(K.rms_norm, input, *present(weight), ndim=ndim, eps=float(eps))
+    # PyTorch's composite: x * rsqrt(mean(x ** 2) + eps), times the weight
+    dims = tuple(range(input.ndim - ndim, input.ndim))
+    out = input * apply(K_E.add_scalar, input.pow(2).mean(dims, keepdim=True), float(eps)).rsqrt()
+    return out if weight is None else out * weight
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
-    from ..._tensor import _wrap_dim
     check_float(input, "normalize")
-    p = float(p)
-    result = apply(K.normalize, input, p=int(p) if p == builtins.int(p) else p, dim=_wrap_dim(dim, input.ndim),
-                   eps=float(eps))
-    if out is None:
-        return result
-    return out.copy_(result)
+    # PyTorch's composite: the input over its norm, clamped below at eps and expanded
+    result = input / input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    return result if out is None else out.copy_(result)
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,

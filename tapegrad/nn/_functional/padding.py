@@ -44,7 +44,7 @@ def pad(input, pad, mode="constant", value=None):
     if any(o < 0 for o in out):
         shape = list(input.shape[:input.ndim - n]) + out
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(out)}: {shape}")
-    return apply(K.pad, input, pads=tuple(pairs), mode=mode)
+    return apply(K.pad, input, pads=tuple(pairs), mode=mode, spatial=n)   # spatial: names the node
 
 
 def _check_circular(spatial, sides, out):

@@ -42,8 +42,11 @@ def _max_pool(nd, input, kernel_size, stride, padding, dilation, ceil_mode, retu
     _batched(input, nd, f"max_pool{nd}d")
     kernel, stride, pads, _, dilation = _window_plan(input, nd, kernel_size, stride, padding, dilation, ceil_mode)
     if not return_indices:
-        if nd == 1:
+        if nd == 1:   # as PyTorch: 2-d pooling over a unit row (UnsqueezeBackward0, then SqueezeBackward1)
             check_float_kernel(input, "max_pool1d_impl")  # PyTorch's 1-d kernel without indices has no int version
+            out = apply(K.max_pool, input.unsqueeze(-2), kernel=(1,) + kernel, stride=(1,) + stride,
+                        pads=((0, 0),) + pads, dilation=(1,) + dilation)
+            return out.squeeze(-2)
         return apply(K.max_pool, input, kernel=kernel, stride=stride, pads=pads, dilation=dilation)
     spatial = input.shape[input.ndim - nd:]
     windows = tuple(("window", n, (n + lo + hi - d * (k - 1) - 1) // s + 1, k, s, lo, d)
@@ -74,6 +77,11 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 def _avg_pool(nd, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
     _batched(input, nd, f"avg_pool{nd}d")
     kernel, stride, pads, padding, _ = _window_plan(input, nd, kernel_size, stride, padding, 1, ceil_mode)
+    if nd == 1:   # as PyTorch: 2-d pooling over a unit row
+        out = apply(K.avg_pool, input.unsqueeze(-2), kernel=(1,) + kernel, stride=(1,) + stride,
+                    pads=((0, 0),) + pads, padding=(0,) + padding, count_include_pad=bool(count_include_pad),
+                    divisor_override=divisor_override)
+        return out.squeeze(-2)
     return apply(K.avg_pool, input, kernel=kernel, stride=stride, pads=pads, padding=padding,
                  count_include_pad=bool(count_include_pad), divisor_override=divisor_override)
 
