@@ -70,6 +70,9 @@ KNOWN_DIFFERENCES = {
     # nodes PyTorch records for ops it cannot differentiate (unique, scatter with reduce: a backward that
     # raises) or for random draws from tensor parameters (normal); tapegrad records none, or differentiates
     "generated:normal", "generated:unique", "spec:unique", "spec:scatter",
+    # circular padding: PyTorch's is a composite of slice copies into a new tensor (CopySlices nodes);
+    # tapegrad records one pad node (reflect and replicate are named as PyTorch's kernels)
+    "spec:pad",
 }
 
 
