@@ -3,6 +3,7 @@ import warnings
 
 from ..._dispatch import apply
 from ..._ops import nn_grid as K
+from ._util import SCALAR_NAMES
 
 _ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
                   "Please specify align_corners=True if the old behavior is desired. See the documentation of "
@@ -20,18 +21,20 @@ def affine_grid(theta, size, align_corners=None):
     align_corners = _align(align_corners)
     if not theta.is_floating_point():
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
-    size = tuple(int(s) for s in size)
     if len(size) not in (4, 5):
         raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
                                   f"respectively. Got size {size}.")
     dims = len(size) - 2
     if theta.ndim != 3 or tuple(theta.shape[1:]) != (dims, dims + 1):
-        from ..._size import Size
         raise ValueError(f"Expected a batch of {dims}D affine matrices of shape Nx{dims}x{dims + 1} for size "
-                         f"{Size(size)}. Got {theta.shape}.")
-    if min(size) <= 0:
+                         f"{size}. Got {theta.shape}.")
+    if align_corners and min(size[2:]) == 1:
+        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
+                      "align_corners=True. This is not an intended use case of affine_grid. See the "
+                      "documentation of affine_grid for details.", stacklevel=2)
+    elif min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
-    return apply(K.affine_grid, theta, size=size, align_corners=align_corners)
+    return apply(K.affine_grid, theta, size=tuple(int(s) for s in size), align_corners=align_corners)
 
 
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
@@ -42,18 +45,28 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
                          f"'reflection', but got: '{padding_mode}'")
     align_corners = _align(align_corners)
-    if input.dtype != grid.dtype:
-        raise RuntimeError(f"grid_sampler(): expected input and grid to have same dtype, but input has "
-                           f"{input.dtype} and grid has {grid.dtype}")
-    if input.ndim != grid.ndim:
-        raise RuntimeError(f"grid_sampler(): expected grid to have same number of dimensions as input, but got "
-                           f"input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    sizes = f"input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}"
     if input.shape[0] != grid.shape[0]:
-        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but got input with "
-                           f"sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but got {sizes}")
     if grid.shape[-1] != input.ndim - 2:
         raise RuntimeError(f"grid_sampler(): expected grid to have size {input.ndim - 2} in last dimension, but "
                            f"got grid with sizes {list(grid.shape)}")
+    for i in range(2, input.ndim):
+        if input.shape[i] == 0:
+            raise RuntimeError(f"grid_sampler(): expected input to have non-empty spatial dimensions, but input "
+                               f"has sizes {list(input.shape)} with dimension {i} being empty")
+    if mode == "bicubic" and input.ndim != 4:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+    if input.ndim != grid.ndim or input.ndim not in (4, 5):
+        rank = 4 if input.ndim == 4 else 5
+        raise RuntimeError(f"grid_sampler(): expected {rank}D input and grid with same number of dimensions, "
+                           f"but got {sizes}")
+    if input.dtype != grid.dtype:
+        raise RuntimeError(f"expected scalar type {SCALAR_NAMES[input.dtype.name]} but found "
+                           f"{SCALAR_NAMES[grid.dtype.name]}")
+    if not input.is_floating_point():
+        raise NotImplementedError(f"\"grid_sampler_2d_cpu_kernel_impl\" not implemented for "
+                                  f"'{SCALAR_NAMES[input.dtype.name]}'")
     if input.ndim != 4 or mode == "bicubic":
         raise NotImplementedError("grid_sample: tapegrad samples 4-D inputs (N, C, H, W) in bilinear or nearest "
                                   "mode; resample 5-D volumes slice by slice or use interpolate.")
