@@ -55,6 +55,7 @@ from .nn._functional.activation import (  # noqa: E402
     softmax_function as softmax, log_softmax_function as log_softmax)
 from . import optim, utils, distributions, multiprocessing, nested  # noqa: E402
 from . import func  # noqa: E402
+from .func import vmap  # noqa: E402
 from . import sparse, masked  # noqa: E402  (sparse COO tensors, MaskedTensor)
 from ._layout import layout, strided, sparse_coo  # noqa: E402
 from .sparse import sparse_coo_tensor, spmm  # noqa: E402
@@ -86,10 +87,13 @@ from . import _pinned  # noqa: E402,F401  (Tensor.pin_memory, Tensor.is_pinned)
 half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
 cfloat, cdouble = complex64, complex128
+import math as _math  # noqa: E402
+inf, nan, pi, e, newaxis = _math.inf, _math.nan, _math.pi, _math.e, None
 
 __version__ = "0.1.0"
 
-_LAZY_MODULES = frozenset({"jit", "fx", "onnx", "export", "testing", "hub", "version", "classes", "ops"})   # imported on first use
+_LAZY_MODULES = frozenset({"jit", "fx", "onnx", "export", "testing", "hub", "version", "classes", "ops",
+                           "functional"})   # imported on first use
 
 
 def __getattr__(name):

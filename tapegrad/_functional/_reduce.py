@@ -331,6 +331,28 @@ def _unique_dim(input, d, return_inverse, return_counts):
     return out[0] if len(out) == 1 else out
 
 
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """Each run of equal elements (or equal slices along dim) collapsed to one. Found on the host, as PyTorch
+    syncs for the output's size. The output is detached, as unique's: PyTorch's has a backward that only
+    raises (its derivative is not implemented)."""
+    shape = tuple(input.shape)
+    d = None if dim is None else wrap_dim(dim, input.ndim)
+    data = np.asarray(input._value)
+    rows = data.reshape(-1, 1) if d is None else np.moveaxis(data, d, 0).reshape(shape[d] if shape else 1, -1)
+    changed = np.any(rows[1:] != rows[:-1], axis=1)
+    starts = np.concatenate([[0], np.flatnonzero(changed) + 1]) if len(rows) else np.zeros(0, np.int64)
+    from .._creation import tensor
+    index = tensor(starts.astype(np.int64), device=input.device)
+    out = (input.detach().reshape(-1).index_select(0, index) if d is None
+           else input.detach().index_select(d, index),)
+    if return_inverse:
+        inverse = np.cumsum(np.concatenate([[0], changed])) if len(rows) else np.zeros(0, np.int64)
+        out += (tensor(inverse.astype(np.int64).reshape(shape if d is None else (-1,)), device=input.device),)
+    if return_counts:
+        out += (tensor(np.diff(np.append(starts, len(rows))).astype(np.int64), device=input.device),)
+    return out[0] if len(out) == 1 else out
+
+
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None, out=None):
     if side is not None and side not in ("left", "right"):
         raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}")

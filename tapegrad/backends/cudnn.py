@@ -1,4 +1,5 @@
 """tapegrad.backends.cudnn: PyTorch's cuDNN flags, accepted and stored (see tapegrad.backends)."""
+import contextlib
 import sys
 import types
 
@@ -28,6 +29,22 @@ def _flag(name):
             raise RuntimeError(f"{_SETTERS[name]} expects a bool, but got {type(value).__name__}")
         _flags[name] = value
     return property(get, set)
+
+
+@contextlib.contextmanager
+def flags(enabled=False, benchmark=False, benchmark_limit=10, deterministic=False, allow_tf32=True,
+          fp32_precision="none", depthwise_kernel="auto"):
+    """PyTorch's flags(): the four flags set for the block (defaults as PyTorch's), restored after it.
+    benchmark_limit, fp32_precision and depthwise_kernel choose cuDNN kernels, which JAX picks itself."""
+    saved = dict(_flags)
+    module = sys.modules[__name__]
+    for name, value in (("enabled", enabled), ("benchmark", benchmark), ("deterministic", deterministic),
+                        ("allow_tf32", allow_tf32)):
+        setattr(module, name, value)
+    try:
+        yield
+    finally:
+        _flags.update(saved)
 
 
 class _CudnnModule(types.ModuleType):

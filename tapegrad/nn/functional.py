@@ -19,6 +19,7 @@ from ._functional.attention import scaled_dot_product_attention, multi_head_atte
 from ._functional.resample import pixel_shuffle, pixel_unshuffle  # noqa: F401
 from ._functional.padding import pad  # noqa: F401
 from ._functional.interpolate import interpolate, upsample, upsample_nearest, upsample_bilinear  # noqa: F401
+from ._functional.grid import affine_grid, grid_sample  # noqa: F401
 from ._functional.loss import (  # noqa: F401
     mse_loss, l1_loss, smooth_l1_loss, huber_loss, nll_loss, cross_entropy, binary_cross_entropy,
     binary_cross_entropy_with_logits, kl_div, cosine_embedding_loss)

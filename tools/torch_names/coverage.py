@@ -27,6 +27,11 @@ NAMES = HERE / "names.json"
 NOTES = HERE / "notes.json"
 BASELINE = HERE / "baseline.json"
 OUT = ROOT / "docs" / "names.md"
+# Sources read only in part, and how (said on the page so that its figures are read for what they are).
+_PARTIAL = ("pytorch/tutorials is read in part: 67 of the roughly 250 Python files of its beginner_source and "
+            "intermediate_source folders (the main tutorials first), their code lines (imports, torch calls, member "
+            "calls) transcribed file by file, because the repository is too large to fetch whole; a member used by "
+            "one tutorial file and one other source may be missing from the list.")
 _MEMBER_OWNERS = {"Tensor": "Tensor", "nn.Module": "nn.Module", "optim.Optimizer": "optim.Optimizer"}
 
 
@@ -143,7 +148,7 @@ def render(names, rows):
              f"Sources: {names['file_count']} Python files of " + ", ".join(names["repositories"]) + ". "
              "A name is a module-level PyTorch name written in the code (aliases resolved), or a member of "
              "`Tensor`, `nn.Module` or `optim.Optimizer` read off a value in two or more files (a guess without "
-             "types: a member name shared by Tensor and Module is listed under both).", "",
+             "types: a member name shared by Tensor and Module is listed under both). " + _PARTIAL, "",
              "Status: **works** (resolves in tapegrad and is not a stub), **differs** (works, with the difference "
              "noted), **refused** (exists but raises NotImplementedError, or is refused by design; the reason "
              "is noted), **missing** (does not resolve).", "",

@@ -4,7 +4,9 @@
 
 Each argument is a bare git directory (read at HEAD) or a plain folder, optionally followed by `:` and the
 comma-separated folders to read (e.g. `/mirrors/pytorch+tutorials/repo:beginner_source,intermediate_source`).
-A git directory named `.../owner+name/repo` is labelled `owner/name`; files are listed as `owner/name:path`.
+A git directory named `.../owner+name/repo` is labelled `owner/name`, and so is a plain folder named
+`owner+name` (e.g. files saved one by one from a repository too large to clone); files are listed as
+`owner/name:path`.
 
 Two kinds of name are collected, with Python's `ast` and the real PyTorch as the judge of what is public:
 - module-level names: imports and attribute chains rooted at a torch alias (`import torch.nn as nn`,
@@ -38,7 +40,7 @@ def _sources(spec):
     subdirs = [s.strip("/") + "/" for s in subdirs.split(",") if s]
     path = pathlib.Path(where).resolve()
     is_git = (path / "HEAD").is_file() and (path / "objects").is_dir()
-    repo = path.parent.name.replace("+", "/", 1) if is_git and path.name == "repo" else path.name
+    repo = (path.parent.name if is_git and path.name == "repo" else path.name).replace("+", "/", 1)
     if is_git:
         listing = subprocess.run(["git", "--git-dir", str(path), "ls-tree", "-r", "--name-only", "HEAD"],
                                  check=True, capture_output=True, text=True).stdout.split("\n")
