@@ -104,4 +104,12 @@ SPECS = {
                          Case(lambda lib, x: _f(lib).interpolate(x, scale_factor=1.1, mode="nearest"), F(1, 2, 7),
                               fd=False)),
     "one_hot": cases(Case(lambda lib, i: _f(lib).one_hot(i, 4), I(5, high=4), grad=False)),
+    "affine_grid": cases(Case(lambda lib, t: _f(lib).affine_grid(t, (2, 1, 3, 4), align_corners=False), F(2, 2, 3)),
+                         Case(lambda lib, t: _f(lib).affine_grid(t, (1, 1, 2, 3, 2), align_corners=True), F(1, 3, 4))),
+    "grid_sample_2d": cases(
+        Case(lambda lib, x, g: _f(lib).grid_sample(x, g, align_corners=False), F(1, 2, 4, 5), F(1, 3, 3, 2, low=-1.2, high=1.2)),
+        Case(lambda lib, x, g: _f(lib).grid_sample(x, g, padding_mode="border", align_corners=True), F(2, 1, 3, 3),
+             F(2, 2, 4, 2, low=-1.1, high=1.1)),
+        Case(lambda lib, x, g: _f(lib).grid_sample(x, g, mode="nearest", padding_mode="reflection", align_corners=False),
+             F(1, 1, 4, 4), F(1, 2, 2, 2, low=-0.9, high=0.9), fd=False)),
 }
