@@ -68,6 +68,8 @@ from ._faults import OutOfMemoryError  # noqa: E402
 from ._legacy import (  # noqa: E402
     is_tensor, is_storage, is_floating_point, is_complex, numel, set_default_tensor_type)
 from ._legacy import CPU_CLASSES as _CPU_CLASSES  # noqa: E402
+from ._memory_format import (  # noqa: E402,F401
+    memory_format, contiguous_format, channels_last, channels_last_3d, preserve_format)
 from ._flags import (  # noqa: E402
     set_float32_matmul_precision, get_float32_matmul_precision, use_deterministic_algorithms,
     are_deterministic_algorithms_enabled, is_deterministic_algorithms_warn_only_enabled)

@@ -3,7 +3,7 @@ import builtins
 
 from . import _dtypes as D
 from . import _functional as F
-from . import _placement, _views
+from . import _memory_format, _placement, _views
 from ._dispatch import apply
 from ._functional import _random
 from ._indexing import getitem, setitem, parse
@@ -199,12 +199,12 @@ def _stride(self, dim=None):
 
 
 def contiguous(self, memory_format=None):
-    return self if _views.is_contiguous(self) else F.clone(self)
+    return _memory_format.contiguous(self, memory_format)
 
 
 Tensor.stride = _stride
 Tensor.storage_offset = lambda self: _views.layout(self)[1]
-Tensor.is_contiguous = lambda self, memory_format=None: _views.is_contiguous(self)
+Tensor.is_contiguous = lambda self, memory_format=None: _memory_format.is_contiguous(self, memory_format)
 Tensor.contiguous = contiguous
 # A stable fake address per storage: views of one base differ by their offset, as in PyTorch.
 Tensor.data_ptr = lambda self: id(self._storage) * 64 + _views.layout(self)[1] * self.dtype.itemsize
@@ -244,6 +244,8 @@ def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, mem
         out = moved if not out._requires_grad else _recorded_move(out, moved)
     if copy and out is self:
         out = F.clone(self)
+    if memory_format is not None and memory_format is not _memory_format.preserve_format:
+        out = _memory_format.contiguous(out, memory_format)
     return out
 
 

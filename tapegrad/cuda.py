@@ -132,10 +132,6 @@ def memory_allocated(device=None):
     return _memory("bytes_in_use", device)
 
 
-def max_memory_allocated(device=None):
-    return _memory("peak_bytes_in_use", device)
-
-
 def memory_reserved(device=None):
     return _memory("bytes_reserved", device)
 
@@ -167,7 +163,11 @@ def initial_seed():
 
 from .amp._deprecated import cuda as amp  # noqa: E402,F401  (torch.cuda.amp, deprecated in PyTorch)
 from . import _nccl as nccl  # noqa: E402  (torch.cuda.nccl: no NCCL of tapegrad's own)
+from ._cuda_streams import (  # noqa: E402,F401
+    Event, Stream, StreamContext, current_stream, default_stream, max_memory_allocated, reset_max_memory_allocated,
+    reset_peak_memory_stats, stream)
+from . import _cuda_memory as memory  # noqa: E402  (torch.cuda.memory)
 import sys as _sys  # noqa: E402
 
 # `from tapegrad.cuda.amp import GradScaler` imports them by name: cuda is a module, not a package
-_sys.modules.update({__name__ + ".amp": amp, __name__ + ".nccl": nccl})
+_sys.modules.update({__name__ + ".amp": amp, __name__ + ".nccl": nccl, __name__ + ".memory": memory})

@@ -1,4 +1,9 @@
-"""tapegrad.backends.cuda: `matmul.allow_tf32` (JAX's matmul precision) and is_built()."""
+"""tapegrad.backends.cuda: `matmul.allow_tf32` (JAX's matmul precision), is_built() and the attention-backend
+flags (stored; they change nothing under XLA)."""
+import contextlib
+import enum
+import warnings
+
 from .. import _flags
 from ._probe import has_devices, has_plugin
 
@@ -39,3 +44,50 @@ class cuBLASModule:
 
 
 matmul = cuBLASModule()
+
+
+# ---- scaled dot-product attention backends ----------------------------------------------------------
+# PyTorch picks a fused attention kernel by these flags; tapegrad's attention is one XLA computation
+# whatever they say (XLA fuses it), so they are stored and reported, and change nothing.
+class SDPBackend(enum.Enum):
+    ERROR = -1
+    MATH = 0
+    FLASH_ATTENTION = 1
+    EFFICIENT_ATTENTION = 2
+    CUDNN_ATTENTION = 3
+    OVERRIDEABLE = 4
+
+    def __int__(self):
+        return self.value
+
+
+_sdp = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True}
+
+
+def _sdp_flag(name):
+    def enable(enabled):
+        _sdp[name] = bool(enabled)
+
+    def enabled():
+        return _sdp[name]
+    return enable, enabled
+
+
+enable_flash_sdp, flash_sdp_enabled = _sdp_flag("flash")
+enable_mem_efficient_sdp, mem_efficient_sdp_enabled = _sdp_flag("mem_efficient")
+enable_math_sdp, math_sdp_enabled = _sdp_flag("math")
+enable_cudnn_sdp, cudnn_sdp_enabled = _sdp_flag("cudnn")
+
+
+@contextlib.contextmanager
+def sdp_kernel(enable_flash=True, enable_math=True, enable_mem_efficient=True, enable_cudnn=True):
+    warnings.warn("`torch.backends.cuda.sdp_kernel()` is deprecated. In the future, this context manager will be "
+                  "removed. Please see `torch.nn.attention.sdpa_kernel()` for the new context manager, with updated "
+                  "signature.", FutureWarning, stacklevel=3)
+    saved = dict(_sdp)
+    _sdp.update(flash=bool(enable_flash), math=bool(enable_math), mem_efficient=bool(enable_mem_efficient),
+                cudnn=bool(enable_cudnn))
+    try:
+        yield {}
+    finally:
+        _sdp.update(saved)
