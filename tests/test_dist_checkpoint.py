@@ -5,37 +5,25 @@ tensor-parallel one and, here, into a model on one device."""
 import json
 import os
 import pathlib
-import socket
 
 import numpy as np
 import pytest
-from conftest import assert_close, from_torch, require
+from conftest import assert_close, from_torch
 
 import tapegrad as tg
 import tapegrad.distributed.checkpoint as tg_dcp
 from tapegrad.distributed.checkpoint import state_dict as tg_sd
 
 from _background_worker import BackgroundWorker  # noqa: E402
+from _gloo import one_process_group  # noqa: E402
 
 WORKER = pathlib.Path(__file__).with_name("_dist_checkpoint_worker.py")
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def torch():
-    torch = require("torch")
-    import torch.distributed as dist
-    import torch.distributed.checkpoint  # noqa: F401
-    import torch.distributed.checkpoint.state_dict  # noqa: F401
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(_free_port()), RANK="0", WORLD_SIZE="1")
-    dist.init_process_group("gloo")
-    yield torch
-    dist.destroy_process_group()
+    with one_process_group("torch.distributed.checkpoint", "torch.distributed.checkpoint.state_dict") as torch:
+        yield torch
 
 
 def _libs(torch):

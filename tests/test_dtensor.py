@@ -1,9 +1,7 @@
 """DeviceMesh, DTensor and tensor parallelism: against PyTorch on a one-device mesh (torch.distributed with
 gloo, world size 1), and on 8 simulated CPU devices (tests/_dtensor_worker.py, a subprocess) against
 PyTorch's unsharded model, with the parameters' jax shardings checked."""
-import os
 import pathlib
-import socket
 
 import numpy as np
 import pytest
@@ -16,27 +14,18 @@ from tapegrad.distributed.tensor.parallel import (ColwiseParallel, PrepareModule
                                                   SequenceParallel, parallelize_module)
 
 from _background_worker import BackgroundWorker  # noqa: E402
+from _gloo import one_process_group  # noqa: E402
 
 WORKER = pathlib.Path(__file__).with_name("_dtensor_worker.py")
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
 def pt():
     """PyTorch with a one-process gloo group, and its tensor-parallel names."""
-    torch = require("torch")
-    import torch.distributed as dist
-    from torch.distributed import device_mesh, tensor
-    from torch.distributed.tensor import parallel
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(_free_port()), RANK="0", WORLD_SIZE="1")
-    dist.init_process_group("gloo")
-    yield type("PT", (), dict(torch=torch, mesh=device_mesh, tensor=tensor, parallel=parallel))
-    dist.destroy_process_group()
+    with one_process_group("torch.distributed.tensor.parallel") as torch:
+        from torch.distributed import device_mesh, tensor
+        from torch.distributed.tensor import parallel
+        yield type("PT", (), dict(torch=torch, mesh=device_mesh, tensor=tensor, parallel=parallel))
 
 
 def _raises(fn):

@@ -2,9 +2,7 @@
 FSDPModule/MixedPrecisionPolicy, against PyTorch's FSDP on one process (gloo, world size 1); on 8 simulated
 CPU devices (tests/_fsdp_api_worker.py) training equals PyTorch's unsharded model and parameters are sharded."""
 import functools
-import os
 import pathlib
-import socket
 
 import numpy as np
 import pytest
@@ -17,26 +15,15 @@ from tapegrad.distributed.fsdp import wrap as tg_wrap
 # PyTorch warns that one process means NO_SHARD, and that state_dict_type is deprecated
 pytestmark = pytest.mark.filterwarnings("ignore:.*NO_SHARD", "ignore:FSDP.state_dict_type")
 from _background_worker import BackgroundWorker  # noqa: E402
+from _gloo import one_process_group  # noqa: E402
 
 WORKER = pathlib.Path(__file__).with_name("_fsdp_api_worker.py")
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def torch():
-    torch = require("torch")
-    import torch.distributed as dist
-    import torch.distributed.fsdp  # noqa: F401
-    import torch.distributed.fsdp.wrap  # noqa: F401
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(_free_port()), RANK="0", WORLD_SIZE="1")
-    dist.init_process_group("gloo")
-    yield torch
-    dist.destroy_process_group()
+    with one_process_group("torch.distributed.fsdp", "torch.distributed.fsdp.wrap") as torch:
+        yield torch
 
 
 def _mlp(lib):
