@@ -137,13 +137,47 @@ def _angle(a):
     if jnp.iscomplexobj(a):
         return jnp.angle(a)
     pi = jnp.asarray(jnp.pi, a.dtype)
-    return jnp.where(jnp.isnan(a), a, jnp.where(a < 0, pi, jnp.zeros((), a.dtype)))
+    # NaN stays NaN, with no gradient (PyTorch's angle_backward is 0 for real inputs)
+    return jnp.where(jnp.isnan(a), jax.lax.stop_gradient(a), jnp.where(a < 0, pi, jnp.zeros((), a.dtype)))
 
 
-def _logit(a, eps):
+def _unary_with_derivative(fn, derivative):
+    """fn(a, *static) differentiated by derivative(a, *static): PyTorch's formula where JAX's differs at a point."""
+    f = jax.custom_jvp(fn, nondiff_argnums=tuple(range(1, fn.__code__.co_argcount)))
+
+    def jvp(*args):
+        static, ((a,), (t,)) = args[:-2], args[-2:]
+        return f(a, *static), derivative(a, *static) * t
+    f.defjvp(jvp)
+    return f
+
+
+def _logit_value(a, eps):
     if eps is not None:
         a = _clamp(a, eps, 1 - eps)
     return jnp.log(a / (1 - a))
+
+
+def _logit_derivative(a, eps):
+    # PyTorch's logit_backward: 1 / (a (1 - a)), NaN outside [0, 1] (0 outside [eps, 1 - eps] with eps)
+    slope = 1 / (a * (1 - a))
+    if eps is None:
+        return jnp.where((a < 0) | (a > 1), jnp.asarray(jnp.nan, a.dtype), slope)
+    return jnp.where((a < eps) | (a > 1 - eps), jnp.zeros((), a.dtype), slope)
+
+
+_logit = _unary_with_derivative(_logit_value, _logit_derivative)
+
+
+def _digamma(a):
+    # PyTorch's digamma(0) is -inf (JAX's NaN)
+    return jnp.where(a == 0, jnp.asarray(-jnp.inf, a.dtype), jss.digamma(a))
+
+
+# lgamma' is PyTorch's digamma (-inf at 0); digamma' is inf at 0 as PyTorch's polygamma(1, 0)
+_lgamma = _unary_with_derivative(lambda a: jss.gammaln(a), _digamma)
+_digamma_op = _unary_with_derivative(
+    _digamma, lambda a: jnp.where(a == 0, jnp.asarray(jnp.inf, a.dtype), jss.polygamma(1, a)))
 
 
 def _nan_to_num(a, nan, posinf, neginf):
@@ -334,10 +368,8 @@ erfc = defop("erfc", lambda a: jss.erfc(a), dtype_rule=FLOAT)
 # jnp.sinc's derivative is 0 at 0, as PyTorch's
 sinc = defop("sinc", lambda a: jnp.sinc(a), dtype_rule=FLOAT)
 erfinv = defop("erfinv", lambda a: jss.erfinv(a), dtype_rule=FLOAT)
-lgamma = defop("lgamma", lambda a: jss.gammaln(a), dtype_rule=FLOAT)
-# PyTorch's digamma(0) is -inf (JAX's NaN)
-digamma = defop("digamma", lambda a: jnp.where(a == 0, -jnp.inf, jss.digamma(a)).astype(jss.digamma(a).dtype),
-                dtype_rule=FLOAT)
+lgamma = defop("lgamma", lambda a: _lgamma(a), dtype_rule=FLOAT)
+digamma = defop("digamma", lambda a: _digamma_op(a), dtype_rule=FLOAT)
 # where(a <= 0): NaN stays NaN and keeps its gradient, as PyTorch's threshold_backward
 relu = defop("relu", lambda a: jnp.where(a <= 0, jnp.zeros((), a.dtype), a), dtype_rule=KEEP,
              saves_output=True, saves_inputs=(), fused_backward=True)

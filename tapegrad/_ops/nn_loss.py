@@ -105,7 +105,9 @@ def _bce(x, y, *weight, reduction):
 def _bce_with_logits(x, y, *extra, reduction, has_weight, has_pos_weight):
     extra = list(extra)
     weight = extra.pop(0) if has_weight else None
-    softplus_neg = jnp.log1p(jnp.exp(-jnp.abs(x))) + jnp.maximum(-x, 0)   # log(1 + exp(-x)), stable
+    # log(1 + exp(-x)), stable; logaddexp's derivative is -sigmoid(-x) at x == 0 too, where the
+    # |x| + max(-x, 0) form's kinks add up to the wrong slope
+    softplus_neg = jnp.logaddexp(-x, jnp.zeros((), x.dtype))
     if has_pos_weight:
         log_weight = 1 + (extra.pop(0) - 1) * y
         loss = (1 - y) * x + log_weight * softplus_neg
