@@ -22,7 +22,7 @@ import tapegrad
 
 from conftest import require
 from op_specs import F
-from test_op_table import SPECS, _call, _compare_gradients, _compare_outputs, _draw, _flatten, _loss, _make, _numpy
+from test_op_table import SPECS, _call, _compare_gradients, _compare_outputs, _draw, _loss, _make, _numpy
 
 torch = require("torch")
 
@@ -123,13 +123,18 @@ def _weights(outputs):
             if o.requires_grad and o.dtype.is_floating_point else None for o in outputs]
 
 
-def _grads(lib, case, name, index, arrays, weights):
-    inputs = _make(lib, arrays, True)
-    loss = _loss(lib, _call(lib, case, name, index, inputs), weights)
+def _run(lib, case, name, index, arrays, weights):
+    """The case's outputs and, when a weighted loss of them carries a gradient, the inputs' gradients.
+
+    One forward with gradients recorded serves both comparisons (one program per case and variant)."""
+    inputs = _make(lib, arrays, case.grad)
+    outputs = _call(lib, case, name, index, inputs)
+    if weights is None:
+        weights = _weights(outputs)
+    loss = _loss(lib, outputs, weights) if case.grad else None
     if not getattr(loss, "requires_grad", False):
-        return None
-    loss.backward()
-    return [None if t.grad is None else _numpy(t.grad) for t in inputs]
+        return outputs, weights, None
+    return outputs, weights, lambda: (loss.backward(), [None if t.grad is None else _numpy(t.grad) for t in inputs])[1]
 
 
 def _mismatch(name, index, variant):
@@ -137,25 +142,22 @@ def _mismatch(name, index, variant):
     case = SPECS[name][index]
     arrays = _inputs(case, name, index, variant)
     try:
-        theirs = _call(torch, case, name, index, _make(torch, arrays, False))
+        theirs, weights, their_backward = _run(torch, case, name, index, arrays, None)
     except Exception:  # noqa: BLE001  PyTorch raised: its own undefined point
         return None
     try:
-        ours = _call(tapegrad, case, name, index, _make(tapegrad, arrays, False))
+        ours, _, our_backward = _run(tapegrad, case, name, index, arrays, weights)
         _compare_outputs(ours, theirs, case, "float64")
     except Exception as e:  # noqa: BLE001  reported as the mismatch
         return f"values: {type(e).__name__}: {str(e).strip()[:400]}"
-    if not case.grad:
+    if their_backward is None:
         return None
     try:
-        weights = _weights(_flatten(case.fn(torch, *_make(torch, arrays, True))))
-        their_grads = _grads(torch, case, name, index, arrays, weights)
+        their_grads = their_backward()
     except Exception:  # noqa: BLE001  PyTorch's backward raised
         return None
-    if their_grads is None:
-        return None
     try:
-        _compare_gradients(_grads(tapegrad, case, name, index, arrays, weights), their_grads, "float64")
+        _compare_gradients(our_backward() if our_backward else [None] * len(arrays), their_grads, "float64")
     except Exception as e:  # noqa: BLE001  reported as the mismatch
         return f"gradients: {type(e).__name__}: {str(e).strip()[:400]}"
     return None
