@@ -66,8 +66,6 @@ KNOWN = {
     "binary_cross_entropy_with_logits:0": "an infinite target: PyTorch's gradient is NaN, tapegrad's inf",
     "cdist:1": "p=inf distances with infinite coordinates: PyTorch gives inf, tapegrad NaN (inf - inf)",
     "cumprod:0": "gradient after a zero followed by inf: PyTorch's is NaN, tapegrad's -inf",
-    "huber_loss:0": "an infinite difference: PyTorch's gradient is +-delta, tapegrad's NaN (inf * 0 in the quadratic branch)",
-    "smooth_l1_loss:0": "an infinite difference: PyTorch's gradient is +-1/n, tapegrad's NaN (inf * 0 in the quadratic branch)",
     "lerp:1": "an infinite endpoint: PyTorch's weight gradient is inf, tapegrad's NaN",
     "remainder:0": "divisor inf: PyTorch's divisor gradient is NaN, tapegrad's inf",
     "trilinear:0": "inf times 0 in the contraction: PyTorch's gradient is NaN where tapegrad's is inf",

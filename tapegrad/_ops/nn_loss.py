@@ -26,12 +26,20 @@ def _smooth_l1(x, y, reduction, beta):
     d = jnp.abs(x - y)
     if beta == 0:
         return _reduce(d, reduction)
-    return _reduce(jnp.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta), reduction)
+    small = _inside(d, beta)
+    return _reduce(jnp.where(d < beta, 0.5 * small * small / beta, d - 0.5 * beta), reduction)
 
 
 def _huber(x, y, reduction, delta):
     d = jnp.abs(x - y)
-    return _reduce(jnp.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)), reduction)
+    small = _inside(d, delta)
+    return _reduce(jnp.where(d < delta, 0.5 * small * small, delta * (d - 0.5 * delta)), reduction)
+
+
+def _inside(d, bound):
+    # d inside the quadratic piece (or NaN), 0 outside: an infinite d then sends no inf * 0 = NaN through
+    # the piece where() discards (PyTorch's gradient there is the linear piece's); NaN keeps a NaN gradient
+    return jnp.where((d < bound) | jnp.isnan(d), d, jnp.zeros((), d.dtype))
 
 
 mse_loss = _loss("mse_loss", lambda x, y, reduction: _reduce(jnp.square(x - y), reduction))
