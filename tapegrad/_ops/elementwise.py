@@ -22,7 +22,7 @@ def abs_real(a):
 def _abs_real_jvp(primals, tangents):
     # PyTorch's derivative of |a| is sign(a), 0 at 0; JAX's takes 1 there
     (a,), (t,) = primals, tangents
-    return jnp.abs(a), jnp.sign(a) * t
+    return jnp.abs(a), _sign(a) * t
 
 
 def _pow(a, b):
@@ -82,10 +82,11 @@ def _remainder(a, b):
 
 
 def _max_split(a, b, pick):
-    # PyTorch splits the gradient evenly between a and b where they tie; NaN propagates.
+    # PyTorch splits the gradient evenly between a and b where they tie; NaN propagates, and where a
+    # NaN makes them unordered both get the whole gradient.
     if not _is_float(a):
         return jnp.where(pick(a, b), a, b)
-    return jnp.where(pick(a, b), a, jnp.where(pick(b, a), b, a * 0.5 + b * 0.5))
+    return jnp.where(pick(a, b), a, jnp.where(pick(b, a), b, jnp.where(a == b, a * 0.5 + b * 0.5, a + b)))
 
 
 def _fmax(a, b, pick):
@@ -94,15 +95,33 @@ def _fmax(a, b, pick):
 
 
 def _clamp(a, lo, hi):
-    # PyTorch passes the gradient through where lo <= a <= hi (inclusive), unlike jnp.clip's ties.
+    # PyTorch's value min(max(a, lo), hi) (NaN in a or a bound gives NaN) and its clamp_backward masks: a
+    # gets the gradient where lo <= a <= hi (inclusive, unlike jnp.clip's ties), lo where a < lo < hi, hi
+    # where a > hi or hi < lo; elsewhere (NaN, a < lo == hi) the value is a constant.
+    lo = None if lo is None else jnp.asarray(lo, a.dtype)
+    hi = None if hi is None else jnp.asarray(hi, a.dtype)
+    value = a if lo is None else jnp.maximum(a, lo)
+    value = jax.lax.stop_gradient(value if hi is None else jnp.minimum(value, hi))
+    out = value
+    inside = jnp.ones(a.shape, bool)
     if lo is not None:
-        a = jnp.where(a < lo, jnp.asarray(lo, a.dtype), a)
+        inside = inside & (a >= lo)
     if hi is not None:
-        a = jnp.where(a > hi, jnp.asarray(hi, a.dtype), a)
-    return a
+        inside = inside & (a <= hi)
+    out = jnp.where(inside, a, out)
+    if lo is not None:
+        out = jnp.where((a < lo) if hi is None else (a < lo) & (lo < hi), lo, out)
+    if hi is not None:
+        out = jnp.where((a > hi) if lo is None else (a > hi) | (hi < lo), hi, out)
+    if _is_float(a):
+        out = out + jnp.where(jnp.isnan(value), value, jnp.zeros((), a.dtype))
+    return out
 
 
 def _sign(a):
+    # PyTorch's sign of NaN is 0
+    if _is_float(a):
+        return jnp.where(jnp.isnan(a), jnp.zeros((), a.dtype), jnp.sign(a))
     return jnp.sign(a) if a.dtype != jnp.bool_ else a
 
 
@@ -118,13 +137,47 @@ def _angle(a):
     if jnp.iscomplexobj(a):
         return jnp.angle(a)
     pi = jnp.asarray(jnp.pi, a.dtype)
-    return jnp.where(jnp.isnan(a), a, jnp.where(a < 0, pi, jnp.zeros((), a.dtype)))
+    # NaN stays NaN, with no gradient (PyTorch's angle_backward is 0 for real inputs)
+    return jnp.where(jnp.isnan(a), jax.lax.stop_gradient(a), jnp.where(a < 0, pi, jnp.zeros((), a.dtype)))
 
 
-def _logit(a, eps):
+def _unary_with_derivative(fn, derivative):
+    """fn(a, *static) differentiated by derivative(a, *static): PyTorch's formula where JAX's differs at a point."""
+    f = jax.custom_jvp(fn, nondiff_argnums=tuple(range(1, fn.__code__.co_argcount)))
+
+    def jvp(*args):
+        static, ((a,), (t,)) = args[:-2], args[-2:]
+        return f(a, *static), derivative(a, *static) * t
+    f.defjvp(jvp)
+    return f
+
+
+def _logit_value(a, eps):
     if eps is not None:
         a = _clamp(a, eps, 1 - eps)
     return jnp.log(a / (1 - a))
+
+
+def _logit_derivative(a, eps):
+    # PyTorch's logit_backward: 1 / (a (1 - a)), NaN outside [0, 1] (0 outside [eps, 1 - eps] with eps)
+    slope = 1 / (a * (1 - a))
+    if eps is None:
+        return jnp.where((a < 0) | (a > 1), jnp.asarray(jnp.nan, a.dtype), slope)
+    return jnp.where((a < eps) | (a > 1 - eps), jnp.zeros((), a.dtype), slope)
+
+
+_logit = _unary_with_derivative(_logit_value, _logit_derivative)
+
+
+def _digamma(a):
+    # PyTorch's digamma(0) is -inf (JAX's NaN)
+    return jnp.where(a == 0, jnp.asarray(-jnp.inf, a.dtype), jss.digamma(a))
+
+
+# lgamma' is PyTorch's digamma (-inf at 0); digamma' is inf at 0 as PyTorch's polygamma(1, 0)
+_lgamma = _unary_with_derivative(lambda a: jss.gammaln(a), _digamma)
+_digamma_op = _unary_with_derivative(
+    _digamma, lambda a: jnp.where(a == 0, jnp.asarray(jnp.inf, a.dtype), jss.polygamma(1, a)))
 
 
 def _nan_to_num(a, nan, posinf, neginf):
@@ -315,9 +368,10 @@ erfc = defop("erfc", lambda a: jss.erfc(a), dtype_rule=FLOAT)
 # jnp.sinc's derivative is 0 at 0, as PyTorch's
 sinc = defop("sinc", lambda a: jnp.sinc(a), dtype_rule=FLOAT)
 erfinv = defop("erfinv", lambda a: jss.erfinv(a), dtype_rule=FLOAT)
-lgamma = defop("lgamma", lambda a: jss.gammaln(a), dtype_rule=FLOAT)
-digamma = defop("digamma", lambda a: jss.digamma(a), dtype_rule=FLOAT)
-relu = defop("relu", lambda a: jnp.where(a > 0, a, jnp.zeros((), a.dtype)), dtype_rule=KEEP,
+lgamma = defop("lgamma", lambda a: _lgamma(a), dtype_rule=FLOAT)
+digamma = defop("digamma", lambda a: _digamma_op(a), dtype_rule=FLOAT)
+# where(a <= 0): NaN stays NaN and keeps its gradient, as PyTorch's threshold_backward
+relu = defop("relu", lambda a: jnp.where(a <= 0, jnp.zeros((), a.dtype), a), dtype_rule=KEEP,
              saves_output=True, saves_inputs=(), fused_backward=True)
 
 # ---- complex parts (real, imag and the real views are views: _ops/bitcast.py) ------------------

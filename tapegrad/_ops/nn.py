@@ -48,10 +48,17 @@ def _hardtanh(x, lo, hi):
     return jnp.where(x <= lo, jnp.asarray(lo, x.dtype), jnp.where(x >= hi, jnp.asarray(hi, x.dtype), x))
 
 
+def _nan_or_zero(x):
+    # PyTorch's shrink kernels keep NaN (its value, and the gradient of its scalar kernel)
+    return jnp.where(jnp.isnan(x), x, _zero(x))
+
+
 def _elu(x, alpha, scale, input_scale):
     # where(), not minimum(): PyTorch's derivative at 0 is the negative branch's, whole
-    neg = alpha * jnp.expm1(jnp.where(x > 0, jnp.zeros((), x.dtype), x) * input_scale)
-    return scale * jnp.where(x > 0, x, neg)
+    # NaN takes the positive branch, as PyTorch's backward (its test is x <= 0)
+    positive = (x > 0) | jnp.isnan(x)
+    neg = alpha * jnp.expm1(jnp.where(positive, jnp.zeros((), x.dtype), x) * input_scale)
+    return scale * jnp.where(positive, x, neg)
 
 
 leaky_relu = _nn("leaky_relu", lambda x, slope: jnp.where(x > 0, x, x * slope), fused_backward=True)
@@ -63,13 +70,13 @@ softplus = _nn("softplus", _softplus)
 hardtanh = _nn("hardtanh", _hardtanh, fused_backward=True)
 # PyTorch's backward kernels of these take the input as a recorded argument (fused_backward), and pass the
 # gradient only strictly inside each linear piece: where() sends none to the constant side of a bound.
-threshold = _nn("threshold", lambda x, th, value: jnp.where(x > th, x, jnp.asarray(value, x.dtype)),
+threshold = _nn("threshold", lambda x, th, value: jnp.where(x <= th, jnp.asarray(value, x.dtype), x),
                 fused_backward=True)
 hardsigmoid = _nn("hardsigmoid", lambda x: _hardsigmoid(x), fused_backward=True)
 softshrink = _nn("softshrink", lambda x, lambd: jnp.where(x > lambd, x - lambd, jnp.where(x < -lambd, x + lambd,
-                                                                                           _zero(x))),
+                                                                                           _nan_or_zero(x))),
                  fused_backward=True)
-hardshrink = _nn("hardshrink", lambda x, lambd: jnp.where((x > lambd) | (x < -lambd), x, _zero(x)),
+hardshrink = _nn("hardshrink", lambda x, lambd: jnp.where((x > lambd) | (x < -lambd), x, _nan_or_zero(x)),
                  fused_backward=True)
 # The slope is a Python scalar (evaluation: the mean of the bounds) or a tensor of drawn slopes (training).
 rrelu = _nn("rrelu", lambda x, slope: jnp.where(x > 0, x, x * slope), diff=(0,), node="rrelu_with_noise",
@@ -78,7 +85,8 @@ rrelu = _nn("rrelu", lambda x, slope: jnp.where(x > 0, x, x * slope), diff=(0,),
 
 @jax.custom_jvp
 def _hardsigmoid(x):
-    return jnp.where((x > -3) & (x < 3), (x + 3) / 6, jnp.where(x >= 3, jnp.ones((), x.dtype), _zero(x)))
+    middle = (x > -3) & (x < 3) | jnp.isnan(x)
+    return jnp.where(middle, (x + 3) / 6, jnp.where(x >= 3, jnp.ones((), x.dtype), _zero(x)))
 
 
 @_hardsigmoid.defjvp
@@ -91,7 +99,10 @@ def _hardsigmoid_jvp(primals, tangents):
 
 def _hardswish(x):
     # PyTorch's derivative is the middle piece's (x / 3 + 1/2) strictly inside (-3, 3), the outer pieces' at the ends.
-    return jnp.where(x <= -3, _zero(x), jnp.where(x < 3, x * (x + 3) / 6, x))
+    # x * 0 below -3: PyTorch's -inf gives NaN there
+    # (the middle piece on a finite stand-in outside it, so no inf * 0 reaches the gradient)
+    inner = jnp.where((x > -3) & (x < 3), x, _zero(x))
+    return jnp.where(x <= -3, x * 0, jnp.where(x < 3, inner * (inner + 3) / 6, x))
 
 
 def _glu(x, dim):

@@ -26,12 +26,20 @@ def _smooth_l1(x, y, reduction, beta):
     d = jnp.abs(x - y)
     if beta == 0:
         return _reduce(d, reduction)
-    return _reduce(jnp.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta), reduction)
+    small = _inside(d, beta)
+    return _reduce(jnp.where(d < beta, 0.5 * small * small / beta, d - 0.5 * beta), reduction)
 
 
 def _huber(x, y, reduction, delta):
     d = jnp.abs(x - y)
-    return _reduce(jnp.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)), reduction)
+    small = _inside(d, delta)
+    return _reduce(jnp.where(d < delta, 0.5 * small * small, delta * (d - 0.5 * delta)), reduction)
+
+
+def _inside(d, bound):
+    # d inside the quadratic piece (or NaN), 0 outside: an infinite d then sends no inf * 0 = NaN through
+    # the piece where() discards (PyTorch's gradient there is the linear piece's); NaN keeps a NaN gradient
+    return jnp.where((d < bound) | jnp.isnan(d), d, jnp.zeros((), d.dtype))
 
 
 mse_loss = _loss("mse_loss", lambda x, y, reduction: _reduce(jnp.square(x - y), reduction))
@@ -105,7 +113,9 @@ def _bce(x, y, *weight, reduction):
 def _bce_with_logits(x, y, *extra, reduction, has_weight, has_pos_weight):
     extra = list(extra)
     weight = extra.pop(0) if has_weight else None
-    softplus_neg = jnp.log1p(jnp.exp(-jnp.abs(x))) + jnp.maximum(-x, 0)   # log(1 + exp(-x)), stable
+    # log(1 + exp(-x)), stable; logaddexp's derivative is -sigmoid(-x) at x == 0 too, where the
+    # |x| + max(-x, 0) form's kinks add up to the wrong slope
+    softplus_neg = jnp.logaddexp(-x, jnp.zeros((), x.dtype))
     if has_pos_weight:
         log_weight = 1 + (extra.pop(0) - 1) * y
         loss = (1 - y) * x + log_weight * softplus_neg

@@ -27,7 +27,8 @@ def _cell(mode, nonlinearity, proj=False):
     def rnn(carry, x, w):
         h, = carry
         gi, gh = _gates(x, h, *w[:2], w[2:])
-        act = jnp.tanh if nonlinearity == "tanh" else (lambda v: jnp.maximum(v, 0))
+        # where(), not maximum(): PyTorch's relu gradient at 0 is 0, maximum's is split in half
+        act = jnp.tanh if nonlinearity == "tanh" else (lambda v: jnp.where(v <= 0, jnp.zeros((), v.dtype), v))
         h = act(gi + gh)
         return (h,), h
 
