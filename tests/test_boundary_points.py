@@ -90,6 +90,10 @@ KNOWN = {
     "svd:0": "repeated/zero singular values: the singular vectors are any basis of the degenerate subspace",
     "svdvals:0": "repeated singular values: the gradient depends on the singular-vector basis chosen",
     "matrix_norm:1": "nuclear norm of a rank-one matrix: its zero singular values' vectors are any basis",
+    # sampling at non-finite positions
+    "grid_sample_2d:0": "grid coordinates of inf/NaN: PyTorch's kernel turns them into sample indices its own way",
+    "grid_sample_2d:1": "grid coordinates of inf/NaN: PyTorch's kernel turns them into sample indices its own way",
+    "grid_sample_2d:2": "grid coordinates of inf/NaN (nearest): PyTorch's gradient to the input at those samples differs",
 }
 
 
