@@ -49,6 +49,10 @@ DRAW_SECONDS = 0.02
 # the rent has paid for it.
 PLAN_COMPILE_SECONDS = 0.03
 PLAN_COMPILE_SECONDS_PER_STEP = 0.003
+# Renting is for structures whose future is unknown. One that comes back STEADY_STREAK times in a row
+# (no other structure of its kind in between: a training loop over fixed shapes, truncated BPTT's
+# chunks) is a steady loop, whose many later calls pay for the compile at once: it is compiled then.
+STEADY_STREAK = 3
 NUMPY_KERNELS = [os.environ.get("TAPEGRAD_NUMPY_KERNELS", "1") != "0"]   # decided for CPU at first use
 
 _COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
@@ -256,6 +260,18 @@ class _LRU:
         self.entries.clear()
 
 
+_streaks = {}   # kind of whole program ("step", "plan", ...) -> (last Program, its shapes, calls in a row)
+
+
+def _steady(key, p, shapes):
+    """Whether `p` now has STEADY_STREAK calls with `shapes` in a row among the programs of its kind."""
+    kind = key[0] if type(key) is tuple and key else None
+    last = _streaks.get(kind)
+    n = last[2] + 1 if last is not None and last[0] is p and last[1] == shapes else 1
+    _streaks[kind] = (p, shapes, n)
+    return n >= STEADY_STREAK
+
+
 _programs = _LRU(MAX_PROGRAMS)
 _kernels = _LRU(MAX_KERNELS)
 _seen = _LRU(MAX_SEEN)
@@ -307,8 +323,8 @@ def lookup(key, shapes, make, count=True):
     A structure is traced into one program when it comes back with given shapes: one-off structures and
     one-off shapes (the last short batch, a new sequence length) run op by op through the shared kernels,
     which on first sight cost no compile (see _numpy_eval). The program then runs on NumPy until its rent
-    reaches its compile price (PLAN_COMPILE_SECONDS), and on XLA from then on. make() -> (fn, layout)
-    builds the program.
+    reaches its compile price (PLAN_COMPILE_SECONDS), or until it has come STEADY_STREAK times in a row,
+    and on XLA from then on. make() -> (fn, layout) builds the program.
     `count=False` when the lookup is part of a larger one that counts its own miss.
     """
     p = _programs.get(key)
@@ -321,6 +337,8 @@ def lookup(key, shapes, make, count=True):
         p.ready.add(shapes)
     _stats["hits"] += 1
     p.shapes = shapes
+    if shapes not in p.bought and _steady(key, p, shapes):
+        p.bought.add(shapes)
     p.renting = shapes not in p.bought
     return p
 
@@ -346,6 +364,7 @@ def clear():
     _programs.clear()
     _kernels.clear()
     _seen.clear()
+    _streaks.clear()
     for cache in _elsewhere:
         cache.clear()
     _recompiles.forget()

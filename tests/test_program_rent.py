@@ -5,7 +5,6 @@ into one program, which runs on NumPy until the time spent so (estimated from it
 compile price; from then on it runs compiled. Steps whose shapes come back only a few times (variable
 sequence lengths) therefore never compile, and a steady loop still ends as one XLA program per step.
 """
-import math
 import warnings
 
 import numpy as np
@@ -29,28 +28,47 @@ def _step_program():
     return steps[0]
 
 
-def test_a_steady_loop_rents_then_runs_one_compiled_program_per_step(monkeypatch):
-    # a lower price than the default (about a thousand steps of this small model): the same rule, sooner
-    monkeypatch.setattr(_programs, "PLAN_COMPILE_SECONDS", 0.02)
-    monkeypatch.setattr(_programs, "PLAN_COMPILE_SECONDS_PER_STEP", 0.0)
+def test_a_loop_that_repeats_one_structure_compiles_it_at_once_then_one_program_per_step():
     step = LOOPS["nn + Adam + item()"]()
     with counting() as xla:
         sightings = 0
         while xla.compiles == 0:
             step()
             sightings += 1
-            assert sightings < 10_000, "the step never compiled"
+            assert sightings < 100, "the step never compiled"
+        # Adam's first steps differ (no state yet, state created); the regular step runs op by op at first
+        # sight, then its program comes STEADY_STREAK times in a row and compiles: no rent to pay first
+        assert _programs.STEADY_STREAK < sightings <= 3 + _programs.STEADY_STREAK
         assert xla.compiles == 1 and xla.executions == 1
-        rented = next(iter(_step_program().numpy.values()))
-        # Adam's first three steps differ (no state yet, state created, the first regular step); the
-        # regular step runs op by op at first sight, then on NumPy until the rent reaches the price
-        calls = math.ceil((rented.budget - _programs.TRACE_SECONDS) / rented.run.seconds)
-        assert sightings <= 3 + calls + 1
-        assert rented.seconds >= rented.budget
         before = (xla.compiles, xla.executions)
         for _ in range(6):
             step()
         assert (xla.compiles, xla.executions) == (before[0], before[1] + 6)
+
+
+def test_structures_that_alternate_rent_until_the_rent_pays_for_the_compile(monkeypatch):
+    # a lower price than the default (hundreds of calls of this small model): the same rule, sooner
+    monkeypatch.setattr(_programs, "PLAN_COMPILE_SECONDS", 0.01)
+    monkeypatch.setattr(_programs, "PLAN_COMPILE_SECONDS_PER_STEP", 0.0)
+    tapegrad.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 1))
+    batches = [tapegrad.randn(n, 8) for n in (6, 10)]   # two shapes, never twice in a row
+
+    def step(x):
+        model.zero_grad()
+        model(x).pow(2).mean().backward()
+
+    with counting() as xla:
+        step(batches[0])   # the kernels XLA compiles (a first backward's ones)
+        kernels = xla.compiles
+        calls = 0
+        while xla.compiles == kernels:
+            step(batches[calls % 2])
+            calls += 1
+            assert calls < 10_000, "the rent never paid for a compile"
+    rented = [r for key, p in _programs._programs.entries.items() if key[0] == "step" for r in p.numpy.values()]
+    assert calls > 2 * _programs.STEADY_STREAK   # no streak: it rented
+    assert any(r.seconds >= r.budget for r in rented)   # and compiled when its rent reached the price
 
 
 def _grads(build):
