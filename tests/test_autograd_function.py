@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import tapegrad
+from tapegrad import _programs
 from conftest import assert_close, both, fold_repr
 
 
@@ -105,7 +106,7 @@ def test_traced_backward_compiles_with_the_step(torch):
     """A traceable backward runs inside the step's compiled program after the first steps."""
     Exp = _functions(tapegrad)[0]
     x = _x(tapegrad)
-    for _ in range(3):
+    for _ in range(1 + _programs.STEADY_STREAK):   # first sight, then the streak that compiles a steady loop
         x.grad = None
         Exp.apply(x * 2).sum().backward()
     before = tapegrad.autograd.backward_cache_info()
