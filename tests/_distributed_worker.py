@@ -114,6 +114,7 @@ def main():
     result["train"] = train(rank, world)
     with open(os.path.join(sys.argv[1], f"rank{rank}.json"), "w") as f:
         json.dump(result, f)
+    dist.barrier()   # no rank tears its connections down while another still uses them (gloo aborts then)
     dist.destroy_process_group()
 
 
