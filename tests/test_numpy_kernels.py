@@ -18,6 +18,7 @@ from jax import lax
 import tapegrad
 from tapegrad import _numpy_eval, _programs
 
+from conftest import require
 from xla_events import counting
 
 R = np.random.default_rng(0)
@@ -316,7 +317,7 @@ def test_recurrent_layers_run_new_lengths_without_compiling(torch, mode):
 def test_erf_inv_is_at_least_as_accurate_as_xlas():
     """float32 erf_inv (normal draws) on NumPy: Giles' approximation evaluated in double, against a
     50-digit reference; XLA evaluates the same polynomial in float32."""
-    mpmath = pytest.importorskip("mpmath")
+    mpmath = require("mpmath")
     mpmath.mp.dps = 50
     x = np.concatenate([np.linspace(-0.999999, 0.999999, 2001, dtype=np.float32), np.float32([0.0, 0.5, -0.25])])
     run = _numpy_eval.compile_jaxpr(jax.make_jaxpr(jax.scipy.special.erfinv)(x))

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 import tapegrad
+from conftest import require
 
-pytest.importorskip("tensorboardX")
+require("tensorboardX")   # a test dependency: missing, the run fails saying how to install it
 from tensorboardX.proto import event_pb2  # noqa: E402
 from tapegrad.utils.tensorboard import SummaryWriter  # noqa: E402
 
