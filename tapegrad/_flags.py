@@ -9,9 +9,10 @@ float32 matmul and convolution traced afterwards (jax.jit retraces when it chang
     'medium'    'bfloat16'          bfloat16
 
 `get_float32_matmul_precision` reads JAX's setting back. JAX's own default (None) depends on the
-device: full float32 on CPUs ('highest', PyTorch's default), TF32 on recent NVIDIA GPUs ('high'), one
-bfloat16 pass on TPUs ('medium'); call set_float32_matmul_precision('highest') for PyTorch's numerics
-on a GPU. `torch.backends.cuda.matmul.allow_tf32` is the same setting seen as a flag.
+device: full float32 on CPUs, TF32 on recent NVIDIA GPUs, one bfloat16 pass on TPUs. PyTorch's default
+is 'highest' on every device, so importing tapegrad sets JAX's default to float32 unless it was already
+chosen (JAX_DEFAULT_MATMUL_PRECISION or jax.config): the same matmul numerics as PyTorch on a GPU, and
+'high' a call away as in PyTorch. `torch.backends.cuda.matmul.allow_tf32` is the same setting seen as a flag.
 
 Determinism is stored only: XLA runs deterministically on CPUs, and on GPUs only when started with
 XLA_FLAGS=--xla_gpu_deterministic_ops=true (a process-wide flag read before the first computation).
@@ -44,6 +45,9 @@ def get_float32_matmul_precision():
         return _BACKEND_DEFAULT.get(jax.default_backend(), "highest")
     return _FROM_JAX.get(value, "highest")
 
+
+if jax.config.jax_default_matmul_precision is None:
+    jax.config.update("jax_default_matmul_precision", _TO_JAX["highest"])
 
 _deterministic = {"mode": False, "warn_only": False}
 

@@ -1,5 +1,6 @@
 """PyTorch's legacy and device-probing API against real PyTorch: Variable, FloatTensor & co., Tensor.type(),
 is_tensor & co., default dtype and print options end to end, torch.cuda, torch.accelerator, torch.backends."""
+import os
 import warnings
 
 import jax
@@ -33,7 +34,7 @@ def _restore_flags():
     torch.set_float32_matmul_precision("highest")
     tapegrad.use_deterministic_algorithms(False)
     _set_torch_deterministic(False)
-    jax.config.update("jax_default_matmul_precision", None)
+    tapegrad.set_float32_matmul_precision("highest")
 
 
 def outcome(fn):
@@ -315,8 +316,7 @@ def test_matmul_precision_maps_to_jax():
             lib.set_float32_matmul_precision("low")
         return out + [lib.get_float32_matmul_precision()]
 
-    if not HAS_GPU:   # JAX's default on a GPU is TF32, not PyTorch's float32
-        assert_same_outcomes(*both(build))
+    assert_same_outcomes(*both(build))   # 'highest' on every device, as PyTorch's default
     for ours, jax_name in (("high", "tensorfloat32"), ("medium", "bfloat16"), ("highest", "float32")):
         tapegrad.set_float32_matmul_precision(ours)
         assert jax.config.jax_default_matmul_precision == jax_name
@@ -341,3 +341,15 @@ def test_backend_probes_and_determinism():
     ours, theirs = both(build)
     assert ours[:-1] == theirs[:-1] and ours[-1][0] == theirs[-1][0] == "TypeError"
     assert "must be bool, not str" in ours[-1][1] and "must be bool, not str" in theirs[-1][1]
+
+
+def test_matmul_precision_defaults_to_pytorchs_on_every_device():
+    """Importing tapegrad chooses PyTorch's 'highest' (JAX would pick TF32 on a GPU), unless JAX's was chosen."""
+    import subprocess
+    import sys
+    probe = "import tapegrad, jax; print(tapegrad.get_float32_matmul_precision(), jax.config.jax_default_matmul_precision)"
+    for env, expected in (({}, "highest float32"), ({"JAX_DEFAULT_MATMUL_PRECISION": "tensorfloat32"},
+                                                   "high tensorfloat32")):
+        env = {k: v for k, v in os.environ.items() if k != "JAX_DEFAULT_MATMUL_PRECISION"} | env
+        out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
+        assert out.stdout.split() == expected.split()
