@@ -9,6 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python}
+# several test and benchmark processes share the GPU: none may take most of its memory up front (JAX's default)
+export XLA_PYTHON_CLIENT_PREALLOCATE=false
 $PY - <<'PYCHECK'
 import jax, torch
 gpu = jax.default_backend() == "gpu"
