@@ -25,7 +25,7 @@ import weakref
 import jax
 import numpy as np
 
-from . import _faults, _programs
+from . import _chunks, _faults, _programs
 
 try:  # private but long-stable: marks a traced value weakly typed, as a Python scalar is
     from jax._src.lax.lax import _convert_element_type
@@ -263,6 +263,12 @@ class Plan:
         if len(self.nodes) <= _programs.MAX_PROGRAM_OPS:
             fn = _programs.lookup(("plan", self.key), _programs.shapes_of(self.inputs[0]),
                                   lambda: (_plan_program(self.key),), count)
+        else:
+            steady = _chunks.long_and_seen("plan-chunks", self.key, count)
+            if steady is not None:
+                resolved, live = _chunks.run_plan(*self.key, self.inputs, steady)
+                self.write_back([live[code] for code in self.live])
+                return resolved
         if fn is None:
             resolved, _, results = self.evaluate(self.inputs, call="eager")
             for n, r in zip(self.nodes, results):

@@ -26,8 +26,8 @@ MAX_KERNELS = 2048     # per-op kernels kept
 MAX_SEEN = 8192        # structures remembered as seen once
 
 # XLA:CPU compile time grows with program size (~10-50 ms per recorded op measured here, faster on small
-# programs), so a structure is compiled whole only up to MAX_PROGRAM_OPS recorded ops; longer tapes (a
-# 400-step unrolled RNN) always run op by op through the shared kernels, whose cost grows linearly.
+# programs), so a structure is compiled whole only up to MAX_PROGRAM_OPS recorded ops; a longer tape (a
+# 400-step unrolled RNN) runs op by op when first seen, and in bounded chunks once it comes back (_chunks).
 MAX_PROGRAM_OPS = 1024
 
 # A kernel met with new shapes runs its jaxpr on NumPy (see _numpy_eval) until the time spent so on those
@@ -315,6 +315,32 @@ def seen_before(key, count=True):
 def shapes_of(arrays):
     """The part of a program's inputs that jax.jit compiles for: each array's shape and dtype."""
     return tuple([(a.shape, a.dtype) for a in arrays])
+
+
+def tape_steady(kind, key):
+    """Whether the long tape `key` (run in chunks, see _chunks) came STEADY_STREAK times in a row among the
+    tapes of its kind. A tape's chunks follow its streak, not their own: a loop's identical chunks come many
+    times in a row inside one run, which says nothing about whether the tape will come back."""
+    last = _streaks.get(kind)
+    n = last[2] + 1 if last is not None and last[1] == key else 1
+    _streaks[kind] = (None, key, n)
+    return n >= STEADY_STREAK
+
+
+def chunk(key, shapes, make, steady):
+    """The program for one chunk of a long tape that was seen before: built at once (renting NumPy until
+    it is bought), bought when its tape is steady."""
+    p = _programs.get(key)
+    if p is None:
+        p = compile(key, *make(), first_sight=True)
+        p.numpy = {}
+    p.ready.add(shapes)
+    _stats["hits"] += 1
+    p.shapes = shapes
+    if steady:
+        p.bought.add(shapes)
+    p.renting = shapes not in p.bought
+    return p
 
 
 def lookup(key, shapes, make, count=True):

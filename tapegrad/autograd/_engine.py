@@ -12,8 +12,8 @@ import jax
 import jax.numpy as jnp
 
 from . import _saved, anomaly_mode
-from .. import _faults, _lazy, _programs, _segment
-from . import _fast
+from .. import _chunks, _faults, _lazy, _programs, _segment
+from . import _chunked, _fast
 from ._hooks import checked_result, gradient_hooks, run_post_accumulate_hooks
 from ._graph import Graph, targets_of
 
@@ -72,18 +72,19 @@ _TRACED = _Arith(jnp.ones, jnp.zeros, operator.add)
 _EAGER = _Arith(_kernel_ones, _kernel_zeros, _kernel_add)
 
 
-def _walk(key, saved, seeds, existing, call_node, arith, hooks_for=None, node_hooks=None):
+def _walk(key, saved, seeds, existing, call_node, arith, hooks_for=None, node_hooks=None, carried=None):
     """Run the whole backward described by `key`; both the eager and the traced tier use this.
 
     call_node(i, sid, out_avals, kept, cotangents) -> the gradients of node i's differentiated arguments
     (None where a custom Function's backward returned None).
     existing: {target: array} grads to accumulate into (leaves by index -1-j, retained by (node, out)).
     hooks_for(i, cotangents) runs tensor hooks; node_hooks = (pre, post) runs grad_fn hooks (_node_hooks).
+    carried: {leaf target: array} sums that leaves' gradients start from (a chunk of a longer walk: _chunked).
     Returns {target: new grad} for leaves (-1-j) and retained outputs ((i, k)).
     """
     node_keys, nleaves, root_key = key
     cts = [dict() for _ in node_keys]
-    leaf_grads = {}
+    leaf_grads = dict(carried) if carried else {}
     add = arith.add
 
     def send(target, out, g):
@@ -195,6 +196,18 @@ def _compile(key, existing_keys, seed_pattern, plan_key):
     return whole, out_keys
 
 
+def _chunk_program(subkey, carry_pattern):
+    """One chunk of a long walk (see _chunked): seeds and carried sums in, the exits' sums out."""
+    nexits = subkey[1]
+
+    def run(kept, seeds, carried):
+        carried = iter(carried)
+        start = {-1 - e: next(carried) for e, c in enumerate(carry_pattern) if c}
+        results = _walk(subkey, kept, seeds, {}, _traced_call, _TRACED, carried=start)
+        return [results.get(-1 - e) for e in range(nexits)]
+    return run
+
+
 def _run_compiled(program, out_keys, plan):
     outs, live = program(plan.packed_inputs())
     plan.write_back(live)
@@ -287,7 +300,9 @@ def _general_backward(roots, seeds, retain_graph, wanted, accumulate):
                       + [t._peek() for t in roots])
     key = ("backward", graph.key, existing_keys, seed_pattern, plan.key)
     program = None
-    if not (hooked or graph.python or anomaly_mode.is_anomaly_enabled()) and len(graph.nodes) + len(plan.nodes) <= _programs.MAX_PROGRAM_OPS:
+    plain = not (hooked or graph.python or anomaly_mode.is_anomaly_enabled())
+    long_graph = plain and len(graph.nodes) + len(plan.nodes) > _programs.MAX_PROGRAM_OPS   # run in chunks
+    if plain and not long_graph:
         program = _programs.lookup(key, _programs.shapes_of(plan.inputs[0]),
                                    lambda: _compile(graph.key, existing_keys, seed_pattern, plan.key))
     if program is not None:
@@ -298,8 +313,15 @@ def _general_backward(roots, seeds, retain_graph, wanted, accumulate):
         _keep_root_values(roots, resolved[len(resolved) - len(roots):])
         saved, existing_values, seeds = _split(resolved, len(graph.saved), len(existing_keys), seed_pattern)
         existing = dict(zip(existing_keys, existing_values))
-        results = _walk(graph.key, saved, seeds, existing, _eager_calls(nodes), _EAGER,
-                        _hook_runner(nodes) if hooked else None, _node_hooks(nodes) if hooked else None)
+        results = None
+        if long_graph and not (graph.retaining or wanted is not None):
+            steady = _chunks.long_and_seen("backward-chunks", (graph.key, seed_pattern))
+            if steady is not None:
+                grads = _chunked.walk(graph.key, saved, seeds, steady, _chunk_program, _EAGER)
+                results = {j: g if existing.get(j) is None else _kernel_add(existing[j], g) for j, g in grads.items()}
+        if results is None:
+            results = _walk(graph.key, saved, seeds, existing, _eager_calls(nodes), _EAGER,
+                            _hook_runner(nodes) if hooked else None, _node_hooks(nodes) if hooked else None)
         jax.block_until_ready(list(results.values()))   # fail here, before any grad is written
 
     if not retain_graph:
