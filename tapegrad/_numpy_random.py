@@ -19,7 +19,8 @@ ELEMENTS_PER_DRAW = 60
 
 
 def is_threefry_key(aval):
-    return str(getattr(aval, "dtype", "")) == "key<fry>"
+    dtype = getattr(aval, "dtype", None)   # (NumPy's own dtypes are never keys: skip their slow str())
+    return dtype is not None and not isinstance(dtype, np.dtype) and str(dtype) == "key<fry>"
 
 
 def partitionable():

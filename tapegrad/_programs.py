@@ -19,7 +19,7 @@ import jax
 import numpy as np
 from jax import monitoring
 
-from . import _numpy_eval, _placement, _recompiles
+from . import _background, _numpy_eval, _placement, _recompiles
 
 MAX_PROGRAMS = 256     # whole programs kept (each may hold executables for several shapes)
 MAX_KERNELS = 2048     # per-op kernels kept
@@ -73,11 +73,19 @@ _FLOAT_STATS = ("compile_seconds",)
 
 
 def _on_event(event, **_):
+    job = _background.current_job()
+    if job is not None:   # a compile off the caller's thread: accounted when the caller collects it
+        job.events.append((_on_event, (event,)))
+        return
     if event == _DISK_HIT_EVENT and _local.active:
         _local.loading += 1
 
 
 def _on_duration(event, seconds, **_):
+    job = _background.current_job()
+    if job is not None:
+        job.events.append((_on_duration, (event, seconds)))
+        return
     if event != _COMPILE_EVENT or not _local.active:
         return
     if _local.loading:   # JAX reports a program loaded from the persistent cache as a compile too
@@ -106,7 +114,7 @@ class Program:
     """
 
     __slots__ = ("fn", "jitted", "layout", "sync", "key", "compiles", "spreads", "numpy", "ready", "announce",
-                 "bought", "shapes", "renting", "__weakref__")
+                 "bought", "shapes", "renting", "jobs", "__weakref__")
 
     def __init__(self, fn, sync=False, key=None):
         self.fn = fn
@@ -123,6 +131,7 @@ class Program:
         self.bought = set()   # a whole program's input shapes whose rent is spent: XLA only, no NumPy check
         self.shapes = None    # the input shapes of the coming call (set by lookup)
         self.renting = True   # whether the coming call may run on NumPy
+        self.jobs = None      # a whole program's compiles off the caller's thread, by input shapes
 
     def __call__(self, *args):
         if profiler is not None:   # a profile is recording: it times the call (autograd/profiler.py)
@@ -131,13 +140,18 @@ class Program:
 
     def run(self, args, wait=False):
         """One execution; wait=True waits for the result even of a kernel (a profile timing it)."""
-        if self.numpy is not None and self.renting and NUMPY_KERNELS[0]:   # (NumPy is synchronous: no wait)
-            out = _run_on_numpy(self, args)
-            if out is not _COMPILE:
-                return out
-            if self.sync:   # these shapes have paid their rent: skip the NumPy check from now on
-                self.bought.add(self.shapes)
-                self.renting = False
+        if self.numpy is not None and NUMPY_KERNELS[0]:   # (NumPy is synchronous: no wait)
+            if self.renting:
+                out = _run_on_numpy(self, args)
+                if out is not _COMPILE:
+                    return out
+                if self.sync:   # these shapes have paid their rent: skip the NumPy check from now on
+                    self.bought.add(self.shapes)
+                    self.renting = False
+            if self.sync and _background.enabled():
+                out = self._while_compiling(args)
+                if out is not _COMPILE:
+                    return out
         if self.announce:
             announce, self.announce = self.announce, False   # False: announced, never again
             announce()
@@ -163,7 +177,41 @@ class Program:
             _local.current = outer
 
 
+    def _while_compiling(self, args):
+        """NumPy's outputs while XLA compiles these shapes off this thread (see _background); _COMPILE once
+        the compile is done (the XLA call then finds its executable), or when NumPy cannot run it."""
+        jobs = self.jobs
+        if jobs is None:
+            jobs = self.jobs = {}
+        job = jobs.get(self.shapes)
+        if job is _COLLECTED:
+            return _COMPILE
+        if job is None:
+            try:
+                lowered = self.jitted.lower(*args)   # tracing runs tapegrad's Python: on this thread
+            except Exception:   # the call reports it
+                jobs[self.shapes] = _COLLECTED
+                return _COMPILE
+            job = jobs[self.shapes] = _background.submit(lowered.compile)
+        if not job.done:
+            out = _run_on_numpy(self, args, rent=False)
+            if out is not _COMPILE:
+                return out
+            job.wait()
+        jobs[self.shapes] = _COLLECTED
+        _local.active += 1
+        outer, _local.current = _local.current, self
+        try:
+            for listener, event in job.events:   # as if this thread had compiled
+                listener(*event)
+        finally:
+            _local.active -= 1
+            _local.current = outer
+        return _COMPILE
+
+
 _COMPILE = object()
+_COLLECTED = object()
 _ArrayImpl = jax._src.array.ArrayImpl   # the concrete type (naming it starts no backend: see tapegrad.distributed)
 _SCALARS = (float, int, bool, complex)
 
@@ -192,8 +240,9 @@ def _input_kinds(leaves):
     return tuple(kinds)
 
 
-def _run_on_numpy(program, args):
-    """The kernel's outputs computed with NumPy, or _COMPILE when it should run compiled."""
+def _run_on_numpy(program, args, rent=True):
+    """The kernel's outputs computed with NumPy, or _COMPILE when it should run compiled (rent=False: only
+    when NumPy cannot run it)."""
     leaves, tree = jax.tree_util.tree_flatten(args)
     kinds = _input_kinds(leaves)
     if kinds is None:
@@ -214,7 +263,8 @@ def _run_on_numpy(program, args):
         rented = program.numpy[kinds] = _Rented(run, jax.tree_util.tree_structure(shapes), TRACE_SECONDS, budget)
     run = rented.run
     # (a whole program that draws rents like any other: its tier follows its history, the same in every run)
-    if run is None or (run.seconds > DRAW_SECONDS if run.draws and not program.sync
+    if run is None or (run.draws if not rent   # (a draw's tier never depends on when a compile ends)
+                       else run.seconds > DRAW_SECONDS if run.draws and not program.sync
                        else rented.seconds >= rented.budget):
         return _COMPILE
     try:

@@ -7,6 +7,7 @@ Import what you need in a test module:
 - `require(name)`: import a test dependency, or fail saying how to install it (never a skip).
 - `torch` fixture: the real PyTorch module.
 - `fresh_program_caches` fixture: empty program caches around a test that counts compiles.
+- `background_compile` fixture: compiles run off the caller's thread, as outside the tests.
 - `no_program_rent` fixture: a whole program compiles the second time it comes, without renting NumPy
   first (for tests of the compiled tier itself; the rent is tested in test_program_rent.py).
 - `to_torch(t)` / `from_torch(t)`: copy values between the libraries (dtype kept, graph dropped).
@@ -24,8 +25,11 @@ import numpy as np
 import pytest
 
 # Compile counts are part of what the tests check: no test may find programs an earlier run left on
-# disk (tests/test_warm_start.py turns the cache on in its own subprocesses).
+# disk (tests/test_warm_start.py turns the cache on in its own subprocesses). For the same reason a
+# program compiles on the caller's thread, at a step the test can name, not when a worker thread is done
+# (tests/test_background_compile.py tests compiling off the thread).
 os.environ.setdefault("TAPEGRAD_COMPILATION_CACHE", "off")
+os.environ.setdefault("TAPEGRAD_BACKGROUND_COMPILE", "0")
 
 import tapegrad  # noqa: E402
 
@@ -98,6 +102,12 @@ def no_program_rent(monkeypatch):
     from tapegrad import _programs
     monkeypatch.setattr(_programs, "PLAN_COMPILE_SECONDS", 0.0)
     monkeypatch.setattr(_programs, "PLAN_COMPILE_SECONDS_PER_STEP", 0.0)
+
+
+@pytest.fixture
+def background_compile(monkeypatch):
+    from tapegrad import _background
+    monkeypatch.setattr(_background, "ENABLED", [True])
 
 
 @pytest.fixture(autouse=True)

@@ -1,0 +1,94 @@
+"""Compiles off the caller's thread.
+
+When a whole program has earned its compile (its NumPy rent is spent, or its loop is steady), the caller
+would wait for XLA: a second or more for a training step on a CPU. Instead the program is traced on the
+caller's thread (tracing runs tapegrad's own Python) and handed here; XLA's compile, which releases the
+GIL, runs on one worker thread while the caller goes on running the program on NumPy. The first call after
+the compile has finished runs on XLA, whose call finds the executable the worker put in jax.jit's cache.
+
+Compiles are serialised on one worker: two at once would only share the same cores. What a compile
+reports (JAX's compile event) is kept with its job and accounted on the caller's thread when the job is
+collected, so counters and recompile warnings read as if the caller had compiled.
+
+Which tier computes a call then depends on when a compile ends, and NumPy and XLA may differ in the last
+bit of a float: so under `use_deterministic_algorithms(True)`, and with TAPEGRAD_BACKGROUND_COMPILE=0,
+compiles run on the caller's thread and every run of a script computes the same bits. Programs that draw
+random numbers always do.
+"""
+import os
+import queue
+import threading
+
+from ._flags import are_deterministic_algorithms_enabled
+
+ENABLED = [os.environ.get("TAPEGRAD_BACKGROUND_COMPILE", "1") != "0"]
+
+
+def enabled():
+    return ENABLED[0] and not are_deterministic_algorithms_enabled()
+
+
+class Job:
+    __slots__ = ("finished", "error", "events")
+
+    def __init__(self):
+        self.finished = threading.Event()
+        self.error = None
+        self.events = []   # what JAX reported while it ran: (listener, args), replayed by the caller
+
+    @property
+    def done(self):
+        return self.finished.is_set()
+
+    def wait(self):
+        self.finished.wait()
+
+
+class _Worker(threading.local):
+    job = None   # on the worker's thread: the job being compiled
+
+
+_worker_state = _Worker()
+_queue = queue.SimpleQueue()
+_thread = None
+_lock = threading.Lock()
+
+
+def current_job():
+    """The job compiling on this thread (None on any other thread)."""
+    return _worker_state.job
+
+
+def drain():
+    """Wait until every compile handed to the worker has finished."""
+    job = _last[0]
+    if job is not None:
+        job.wait()
+
+
+_last = [None]
+
+
+def submit(compile_fn):
+    """Run compile_fn() on the worker thread; returns its Job (done, error, events)."""
+    global _thread
+    job = _last[0] = Job()
+    with _lock:
+        if _thread is None:
+            _thread = threading.Thread(target=_work, name="tapegrad-compile", daemon=True)
+            _thread.start()
+    _queue.put((job, compile_fn))
+    return job
+
+
+def _work():
+    while True:
+        job, compile_fn = _queue.get()
+        _worker_state.job = job
+        try:
+            compile_fn()
+        except BaseException as e:   # the caller's own call compiles again and reports it
+            job.error = e
+        finally:
+            _worker_state.job = None
+            job.finished.set()
