@@ -56,12 +56,22 @@ def _is_library(module_name):
     return module_name == "tapegrad" or module_name.startswith("tapegrad.")
 
 
+_library_code = {}   # code object -> whether it is tapegrad's (asked once per function, not once per op)
+
+
 def where_recorded():
     """(file, line) of the innermost caller outside tapegrad: the user's line that records an op."""
     f = sys._getframe(2)
+    known = _library_code
     while f is not None:
-        if not _is_library(f.f_globals.get("__name__", "")):
-            return (f.f_code.co_filename, f.f_lineno)
+        code = f.f_code
+        library = known.get(code)
+        if library is None:
+            if len(known) > 4096:   # code made at run time (exec, notebooks) must not pile up
+                known.clear()
+            library = known[code] = _is_library(f.f_globals.get("__name__", ""))
+        if not library:
+            return (code.co_filename, f.f_lineno)
         f = f.f_back
     return None
 

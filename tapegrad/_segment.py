@@ -21,9 +21,10 @@ from ._lazy import Pending, SCALAR_KINDS
 
 MAX_NODES = 4096  # bound what one segment keeps alive when no backward ever comes
 # A segment without autograd nodes (a no_grad loop) is flushed -- its live values computed, as one program
-# once the structure repeats -- when an op is recorded from the same line as the segment's first op and at
-# least FLUSH_MIN ops were recorded: windows then hold whole loop iterations and repeat exactly, so an
-# evaluation loop keeps flat memory and compiles one program, not one per iteration.
+# once the structure repeats -- when the segment's first op (the same op from the same line) is recorded
+# again and at least FLUSH_MIN ops were recorded: windows then hold whole loop iterations and repeat
+# exactly, so an evaluation loop keeps flat memory and compiles one program, not one per iteration. (The
+# line alone is not enough: a loop written on one line records all its ops from it.)
 FLUSH_MIN = 64
 
 
@@ -87,7 +88,8 @@ def add(lnode, values, anode):
     """Append one recorded op (its LazyNode and, if autograd recorded it, its Node)."""
     seg = _current.segment
     n = len(seg.nodes)
-    if n >= FLUSH_MIN and not seg.recorded_grad and lnode.where is not None and lnode.where == seg.first_where:
+    if n >= FLUSH_MIN and not seg.recorded_grad and lnode.where is not None and lnode.where == seg.first_where \
+            and lnode.sid == seg.flat[0]:
         flush(seg)
         seg = _current.segment
     elif n >= MAX_NODES:
