@@ -1,6 +1,8 @@
 """gradcheck / gradgradcheck with complex inputs and outputs against PyTorch: Wirtinger derivatives, the real
 and imaginary parts of complex outputs (and, in forward mode, of complex inputs) checked separately, slow and
 fast mode, PyTorch's messages when a gradient is wrong, raise_exception=False."""
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -153,6 +155,13 @@ def test_gradgradcheck(name):
         assert ours == theirs == (True, True)
 
 
+@pytest.mark.parametrize("name", ["abs", "real_to_complex"])
+def test_gradgradcheck_forward_over_reverse(name):
+    kw = dict(check_fwd_over_rev=True)
+    theirs = _gradcheck(torch, GRADGRAD[name], check=torch.autograd.gradgradcheck, **kw)
+    assert _gradcheck(tg, GRADGRAD[name], check=tg.autograd.gradgradcheck, **kw) == theirs == (True, True)
+
+
 def test_gradgradcheck_finds_a_wrong_second_derivative():
     def build(lib):
         class Square(lib.autograd.Function):   # its backward is right but not differentiable through x
@@ -171,3 +180,18 @@ def test_gradgradcheck_finds_a_wrong_second_derivative():
         ok, (kind, message) = _gradcheck(lib, build, check=lib.autograd.gradgradcheck)
         assert not ok and kind == "GradcheckError"
         assert "part of complex outputs only, Jacobian mismatch for output 0 with respect to input 0," in message
+
+
+def test_real_gradient_of_a_complex_product_casts_without_numpy_warnings():
+    # the real input's gradient is the real part of a complex one; the NumPy tier (first sight of a graph)
+    # casts it as lax does, without NumPy's ComplexWarning (shapes unique to this test keep it first sight)
+    grads = []
+    for lib in (torch, tg):
+        x = lib.tensor(np.linspace(-1, 1, 7), requires_grad=True)
+        a = lib.tensor(np.linspace(-1, 1, 7) * (2 - 1j))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            (x * a).exp().real.sum().backward()
+        assert not [w for w in caught if "discards the imaginary part" in str(w.message)]
+        grads.append(x.grad.numpy())
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-12)

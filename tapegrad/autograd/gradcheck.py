@@ -41,6 +41,8 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
               check_batched_forward_grad=False, check_forward_ad=False, check_backward_ad=True, fast_mode=False,
               masked=None):
     """True when the gradients of func at inputs match finite differences; else GradcheckError (or False)."""
+    if not (check_forward_ad or check_backward_ad):
+        raise AssertionError("Expected at least one of check_forward_ad or check_backward_ad to be True")
     inputs = _as_tuple(inputs)
     for i, t in enumerate(inputs):
         if _requires_grad(t) and t.dtype.name not in ("float64", "complex128"):
@@ -198,25 +200,49 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
                   masked=None):
     """gradcheck of the gradient of func (w.r.t. its inputs and the incoming gradients): second derivatives."""
     from . import grad
-    from .. import rand, view_as_complex
+    from .. import func as transforms, rand, view_as_complex
+    if not (check_fwd_over_rev or check_rev_over_rev):
+        raise AssertionError("Expected at least one of check_fwd_over_rev or check_rev_over_rev to be True")
+    if check_undefined_grad and not check_rev_over_rev:
+        raise AssertionError("Setting check_undefined_grad=True requires check_rev_over_rev to be True")
     inputs = _as_tuple(inputs)
-    outputs = [o for o in _as_tuple(func(*inputs)) if _requires_grad(o)]
+    outputs = _as_tuple(func(*inputs))
+    keep = [k for k, o in enumerate(outputs) if _requires_grad(o)]
     if grad_outputs is None:   # PyTorch draws them in [-1, 1) (both parts of a complex number), requiring grad
         def draw(o):
             if o.is_complex():
                 part = o.real.dtype
                 return view_as_complex(rand(tuple(o.shape) + (2,), dtype=part) * 2 - 1).requires_grad_()
             return (rand(tuple(o.shape), dtype=o.dtype) * 2 - 1).requires_grad_()
-        grad_outputs = tuple(draw(o) for o in outputs)
+        grad_outputs = tuple(draw(outputs[k]) for k in keep)
     grad_outputs = _as_tuple(grad_outputs)
     n = len(inputs)
+    wrt = [i for i, x in enumerate(inputs) if _requires_grad(x)]
 
-    def first_order(*args):
+    def first_order(*args):   # the gradient as the tape records it (reverse over reverse)
         xs, gs = args[:n], args[n:]
         outs = [o for o in _as_tuple(func(*xs)) if _requires_grad(o)]
-        wrt = [x for x in xs if _requires_grad(x)]
-        found = grad(outs, wrt, gs, create_graph=True, allow_unused=True)
+        found = grad(outs, [x for x in xs if _requires_grad(x)], gs, create_graph=True, allow_unused=True)
         return tuple(g for g in found if g is not None)
-    return gradcheck(first_order, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
-                     raise_exception=raise_exception, fast_mode=fast_mode, check_forward_ad=check_fwd_over_rev,
-                     check_backward_ad=check_rev_over_rev)
+
+    def first_order_traced(*args):
+        # forward mode does not run through gradients taken on the tape: the same gradient by tapegrad.func.vjp
+        xs, gs = args[:n], args[n:]
+
+        def of_wrt(*ts):
+            full = list(xs)
+            for i, t in zip(wrt, ts):
+                full[i] = t
+            found = _as_tuple(func(*full))
+            return tuple(found[k] for k in keep)
+        _, pull = transforms.vjp(of_wrt, *[xs[i] for i in wrt])
+        # differentiable outputs, as the tape's gradients are (gradcheck checks outputs that require grad)
+        return tuple(g if g.requires_grad else g.requires_grad_() for g in pull(tuple(gs)))
+    checks = dict(eps=eps, atol=atol, rtol=rtol, raise_exception=raise_exception, fast_mode=fast_mode)
+    ok = True
+    if check_rev_over_rev:
+        ok = gradcheck(first_order, inputs + grad_outputs, **checks)
+    if ok and check_fwd_over_rev:
+        ok = gradcheck(first_order_traced, inputs + grad_outputs, check_forward_ad=True, check_backward_ad=False,
+                       **checks)
+    return ok
