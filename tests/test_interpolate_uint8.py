@@ -133,3 +133,14 @@ def test_modes_pytorch_refuses(shape, kw):
     with pytest.raises(NotImplementedError) as ours:
         tg.nn.functional.interpolate(tg.tensor(x), **kw)
     assert str(theirs.value) in str(ours.value)
+
+
+def test_repeated_calls_stay_exact():
+    # the first call of a new plan runs on the NumPy tier, repeats on a compiled program: both exact
+    x = np.random.default_rng(5).integers(0, 256, (2, 3, 37, 23), dtype=np.uint8)
+    for mode, antialias in (("bicubic", False), ("lanczos", True)):
+        expected = torch.nn.functional.interpolate(torch.from_numpy(x), size=(19, 41), mode=mode,
+                                                   antialias=antialias).numpy()
+        for _ in range(5):
+            ours = tg.nn.functional.interpolate(tg.tensor(x), size=(19, 41), mode=mode, antialias=antialias)
+            np.testing.assert_array_equal(ours.numpy(), expected)
