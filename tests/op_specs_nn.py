@@ -1,5 +1,5 @@
 """Specs for the nn kernels (tapegrad/_ops/nn.py); see op_specs.py for the format."""
-from op_specs import A, F, I, Case, cases
+from op_specs import A, D, F, I, Case, cases
 
 
 def _f(lib):
@@ -103,6 +103,8 @@ SPECS = {
                          # the gradient follows PyTorch's backward indices, not the forward's: no finite differences
                          Case(lambda lib, x: _f(lib).interpolate(x, scale_factor=1.1, mode="nearest"), F(1, 2, 7),
                               fd=False)),
+    "interpolate_fixed_point": cases(Case(lambda lib, x: _f(lib).interpolate(x, size=(3, 7), mode="bicubic"),
+                                          D("uint8", 1, 3, 5, 4, low=0, high=256), grad=False)),
     "one_hot": cases(Case(lambda lib, i: _f(lib).one_hot(i, 4), I(5, high=4), grad=False)),
     "affine_grid": cases(Case(lambda lib, t: _f(lib).affine_grid(t, (2, 1, 3, 4), align_corners=False), F(2, 2, 3)),
                          Case(lambda lib, t: _f(lib).affine_grid(t, (1, 1, 2, 3, 2), align_corners=True), F(1, 3, 4))),

@@ -434,6 +434,23 @@ def _interpolate(x, plan, kind=None):
     return x
 
 
+def _interpolate_fixed_point(x, plan):
+    """uint8 resampling as PyTorch's separable kernel: per spatial axis, last first, int16 weights with
+    `precision` fraction bits (nn/_functional/_interp_fixed_point.py) summed in int32, rounded, clamped to
+    a byte that the next axis reads. An axis whose size stays has no plan."""
+    nd = len(plan)
+    for i in reversed(range(nd)):
+        if plan[i] is None:
+            continue
+        indices, weights, precision = plan[i]
+        axis = x.ndim - nd + i
+        index = np.asarray(indices)   # K taps by n_out
+        w = jnp.asarray(np.asarray(weights, np.int32).reshape(index.shape + (1,) * (x.ndim - axis - 1)))
+        acc = jnp.sum(jnp.take(x, index, axis=axis).astype(jnp.int32) * w, axis=axis, dtype=jnp.int32)
+        x = jnp.clip((acc + (1 << (precision - 1))) >> precision, 0, 255).astype(jnp.uint8)
+    return x
+
+
 # PyTorch names the node after the mode and the number of padded (spatial) dims: ReflectionPad2DBackward0.
 pad = _nn("pad", _pad, diff=(0,), node="constant_pad_nd",
           overloads=[overload(f"{name}Pad{n}DBackward0", mode=mode, spatial=n)
@@ -446,4 +463,5 @@ interpolate = _nn("interpolate", _interpolate, node="upsample",
                              for mode, name in _UPSAMPLE.items() for n in (1, 2, 3)]
                   + [overload(f"Upsample{name}2DAaBackward0", kind=f"{mode}2d_aa")
                      for mode, name in (("bilinear", "Bilinear"), ("bicubic", "Bicubic"), ("lanczos", "Lanczos"))])
+interpolate_fixed_point = _nn("interpolate_fixed_point", _interpolate_fixed_point, diff=())
 one_hot = _nn("one_hot", lambda x, num_classes: jax.nn.one_hot(x, num_classes, dtype=jnp.int64), diff=())

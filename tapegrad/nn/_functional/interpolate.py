@@ -6,6 +6,7 @@ import warnings
 from ... import _dtypes
 from ..._dispatch import apply
 from ..._ops import nn as K
+from . import _interp_fixed_point as FP
 from . import _interp_plan as P
 from ._util import check_float_kernel
 
@@ -117,11 +118,10 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[dim - 1](input, out)
     spatial = list(input.shape[2:])
     _check_sizes(spatial, out)
-    if input.dtype is _dtypes.uint8 and not mode.startswith("nearest"):
-        raise NotImplementedError(f"interpolate(mode={mode!r}) of a uint8 tensor is not supported by tapegrad yet "
-                                  "(PyTorch computes it with 16-bit fixed-point weights); interpolate x.float(), then "
-                                  "round and clamp to [0, 255].")
-    if input.dtype is not _dtypes.uint8:
+    if input.dtype is _dtypes.uint8 and mode in ("bilinear", "bicubic", "lanczos"):   # PyTorch's int16 weights
+        plan = tuple(FP.axis(n, o, s, align_corners, mode, antialias) for n, o, s in zip(spatial, out, scales))
+        return apply(K.interpolate_fixed_point, input, plan=plan)
+    if not (input.dtype is _dtypes.uint8 and mode.startswith("nearest")):
         check_float_kernel(input, _kernel_name(mode, dim, antialias))
     ft = P.np.float64 if input.dtype is _dtypes.float64 else P.np.float32
     plan = []
