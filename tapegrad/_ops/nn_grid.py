@@ -1,6 +1,5 @@
 """Spatial transformer kernels: affine_grid (a grid of sampling points from affine matrices) and grid_sample
 (input read at those points), with PyTorch's coordinate conventions (aten/src/ATen/native/GridSampler.h)."""
-import itertools
 import math
 
 import jax.numpy as jnp
@@ -69,39 +68,41 @@ def _pad(coord, size, padding_mode, align_corners, dims):
 
 # ---- sampling ------------------------------------------------------------------------------------------------
 
-def _reader(x, out_spatial):
-    """read(points) -> (values, inside): x at integer points (one array per spatial axis, in x's axis order),
-    zero outside the input; `inside` broadcasts against the values."""
+def _read(x, points):
+    """x (N, C, *spatial) at integer points (one array (N, *rest) per spatial axis, in x's axis order), as
+    (N, C, *rest), outside points reading 0; and whether each point is inside, as (N, 1, *rest)."""
     n, c, spatial = x.shape[0], x.shape[1], x.shape[2:]
-    flat = x.reshape(n, c, -1)
-    strides = [math.prod(spatial[i + 1:]) for i in range(len(spatial))]
-
-    def read(points):
-        inside = np.bool_(True)
-        index = 0
-        for p, size, stride in zip(points, spatial, strides):
-            inside = inside & (p >= 0) & (p <= size - 1)
-            index = index + jnp.clip(p, 0, size - 1).astype(jnp.int64) * stride
-        index = index.reshape(n, 1, -1)
-        values = jnp.take_along_axis(flat, jnp.broadcast_to(index, (n, c, index.shape[-1])), axis=2)
-        inside = inside[:, None]
-        return jnp.where(inside, values.reshape((n, c) + out_spatial), 0), inside
-
-    return read
+    points = jnp.broadcast_arrays(*points)
+    inside, index = np.bool_(True), 0
+    for p, size in zip(points, spatial):
+        inside = inside & (p >= 0) & (p <= size - 1)
+        index = index * size + jnp.clip(p, 0, size - 1).astype(jnp.int64)
+    rest = index.shape[1:]
+    index = index.reshape(n, 1, -1)
+    values = jnp.take_along_axis(x.reshape(n, c, -1), jnp.broadcast_to(index, (n, c, index.shape[-1])), axis=2)
+    inside = inside[:, None]
+    return jnp.where(inside, values.reshape((n, c) + rest), 0), inside
 
 
-def _linear(read, coords, skip_outside):
-    """(Bi/tri)linear interpolation between the 2**d corners around each point. PyTorch's 2-D kernel multiplies
-    an outside corner's zero by its weight; its 3-D kernel skips the corner (they differ at NaN weights)."""
+def _on_axis(pair, axis, dims):
+    """A trailing axis of 2 or 4 taps moved to trailing position `axis` of `dims` (the others of size 1)."""
+    return pair.reshape(pair.shape[:-1] + tuple(pair.shape[-1] if a == axis else 1 for a in range(dims)))
+
+
+def _linear(x, coords, skip_outside):
+    """(Bi/tri)linear interpolation between the 2**d corners around each point, read in one gather. PyTorch's 2-D
+    kernel multiplies an outside corner's zero by its weight; its 3-D kernel skips the corner (NaN weights)."""
+    dims = len(coords)
     lows = [jnp.floor(c) for c in coords]
-    highs = [(c - low)[:, None] for c, low in zip(coords, lows)]
-    out = 0
-    for corner in itertools.product((0, 1), repeat=len(coords)):
-        values, inside = read([low + k for low, k in zip(lows, corner)])
-        weight = math.prod([h if k else 1 - h for h, k in zip(highs[::-1], corner[::-1])])   # x first, as PyTorch
-        term = values * weight
-        out = out + (jnp.where(inside, term, 0) if skip_outside else term)
-    return out
+    points = [_on_axis(jnp.stack([low, low + 1], -1), a, dims) for a, low in enumerate(lows)]
+    highs = [c - low for c, low in zip(coords, lows)]
+    weights = [_on_axis(jnp.stack([1 - h, h], -1), a, dims) for a, h in enumerate(highs)]
+    weight = math.prod(weights[::-1])[:, None]   # x's factor first, as PyTorch
+    values, inside = _read(x, points)
+    terms = values * weight
+    if skip_outside:
+        terms = jnp.where(inside, terms, 0)
+    return terms.sum(axis=tuple(range(-dims, 0)))
 
 
 def _cubic_coefficients(t):
@@ -109,38 +110,31 @@ def _cubic_coefficients(t):
     a = _CUBIC_A
     near = lambda s: ((a + 2) * s - (a + 3)) * s * s + 1          # noqa: E731  |s| <= 1
     far = lambda s: ((a * s - 5 * a) * s + 8 * a) * s - 4 * a      # noqa: E731  1 < |s| < 2
-    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+    return jnp.stack([far(t + 1), near(t), near(1 - t), far(2 - t)], -1)
 
 
-def _bicubic(read, ix, iy, sizes, padding_mode, align_corners):
+def _bicubic(x, iy, ix, padding_mode, align_corners):
     """PyTorch's bicubic path: the source point is only unnormalized; each of the 4x4 taps around it is padded."""
-    h, w = sizes
-    x0, y0 = jnp.floor(ix), jnp.floor(iy)
-    cx = [c[:, None] for c in _cubic_coefficients(ix - x0)]
-    cy = [c[:, None] for c in _cubic_coefficients(iy - y0)]
-    taps_x = [_pad(x0 + k, w, padding_mode, align_corners, 2) for k in (-1, 0, 1, 2)]
-    out = 0
-    for i, k in enumerate((-1, 0, 1, 2)):
-        tap_y = _pad(y0 + k, h, padding_mode, align_corners, 2)
-        row = 0
-        for j in range(4):
-            row = row + cx[j] * read([tap_y, taps_x[j]])[0]
-        out = out + cy[i] * row
-    return out
+    h, w = x.shape[2:]
+    y0, x0 = jnp.floor(iy), jnp.floor(ix)
+    taps = jnp.arange(-1, 3, dtype=x.dtype)
+    tap_y = _pad(y0[..., None] + taps, h, padding_mode, align_corners, 2)
+    tap_x = _pad(x0[..., None] + taps, w, padding_mode, align_corners, 2)
+    values, _ = _read(x, [_on_axis(tap_y, 0, 2), _on_axis(tap_x, 1, 2)])   # (N, C, H', W', 4, 4)
+    rows = (values * _cubic_coefficients(ix - x0)[:, None, ..., None, :]).sum(-1)
+    return (rows * _cubic_coefficients(iy - y0)[:, None]).sum(-1)
 
 
 def _grid_sample(x, grid, mode, padding_mode, align_corners):
     sizes = x.shape[2:]
-    read = _reader(x, grid.shape[1:-1])
     # grid's last axis holds (x, y[, z]): x indexes the last input axis
     coords = [_unnormalize(grid[..., len(sizes) - 1 - i], s, align_corners, len(sizes)) for i, s in enumerate(sizes)]
     if mode == "bicubic":
-        return _bicubic(read, coords[1], coords[0], sizes, padding_mode, align_corners)
+        return _bicubic(x, *coords, padding_mode, align_corners)
     coords = [_pad(c, s, padding_mode, align_corners, len(sizes)) for c, s in zip(coords, sizes)]
     if mode == "nearest":
-        values, _ = read([jnp.round(c) for c in coords])   # round half to even, as PyTorch's nearbyint
-        return values
-    return _linear(read, coords, skip_outside=len(sizes) == 3)
+        return _read(x, [jnp.round(c) for c in coords])[0]   # round half to even, as PyTorch's nearbyint
+    return _linear(x, coords, skip_outside=len(sizes) == 3)
 
 
 affine_grid = defop("affine_grid", _affine_grid, dtype_rule=KEEP, node_name="AffineGridGeneratorBackward0")
