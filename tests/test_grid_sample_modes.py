@@ -23,15 +23,16 @@ def _sample(lib, x, grid, weight, **kw):
     return out, xt.grad, gt.grad, type(out.grad_fn).__name__
 
 
-def _compare(torch, x, grid, grid_rtol=None, **kw):
+def _compare(torch, x, grid, grid_tol=(1e-9, 1e-12), **kw):
     weight = np.random.default_rng(1).normal(size=x.shape[:2] + grid.shape[1:-1]).astype(x.dtype)
     theirs = _sample(torch, x, grid, weight, **kw)
     ours = _sample(tapegrad, x, grid, weight, **kw)
     assert ours[3] == theirs[3]
     assert_close(ours[0], theirs[0])
     assert_close(ours[1], theirs[1])
-    # the grid gradient sums C * 2**d (or 16) products scaled by size / 2: float32 rounding grows with them
-    assert_close(ours[2], theirs[2], rtol=grid_rtol, atol=grid_rtol)
+    # PyTorch's grid gradient is its own formula (JAX's is the chain rule) summing C * 16 bicubic terms of up to
+    # ~25: in float32 the two roundings differ by a few units of that size's last place
+    assert_close(ours[2], theirs[2], rtol=grid_tol[0], atol=grid_tol[1])
 
 
 @pytest.mark.parametrize("dims,mode", NEW_MODES)
@@ -43,7 +44,7 @@ def test_values_and_gradients_at_random_points(torch, dims, mode, padding_mode, 
     x_shape, grid_shape = SHAPES[dims]
     x = rng.normal(size=x_shape).astype(dtype)
     grid = rng.uniform(-1.6, 1.6, size=grid_shape).astype(dtype)   # a third of the points outside the input
-    _compare(torch, x, grid, grid_rtol=1e-4 if dtype == "float32" else None,
+    _compare(torch, x, grid, grid_tol=(1e-5, 5e-5) if dtype == "float32" else (1e-9, 1e-12),
              mode=mode, padding_mode=padding_mode, align_corners=align_corners)
 
 
