@@ -75,6 +75,23 @@ def test_finite_differences(dims, mode, padding_mode):
                                                         align_corners=align_corners), (x, grid))
 
 
+@pytest.mark.parametrize("dims,mode", [(5, "bilinear"), (4, "bicubic")])
+def test_second_derivatives(torch, dims, mode):
+    """Gradients of a loss of the gradients (create_graph), as a gradient penalty takes them."""
+    rng = np.random.default_rng(6)
+    x = rng.normal(size=SHAPES[dims][0])
+    grid = rng.uniform(-1.3, 1.3, size=SHAPES[dims][1])
+    results = []
+    for lib in (tapegrad, torch):
+        xt, gt = lib.tensor(x, requires_grad=True), lib.tensor(grid, requires_grad=True)
+        out = lib.nn.functional.grid_sample(xt, gt, mode=mode, padding_mode="reflection", align_corners=False)
+        gx, gg = lib.autograd.grad(out.pow(2).sum(), (xt, gt), create_graph=True)
+        (gx.pow(2).sum() + gg.sum()).backward()
+        results.append((xt.grad, gt.grad))
+    for ours, theirs in zip(*results):
+        assert_close(ours, theirs)
+
+
 @pytest.mark.parametrize("align_corners", [False, True])
 def test_volume_spatial_transformer(torch, align_corners):
     """affine_grid for a 5-D size, then trilinear sampling: the 3-D spatial transformer and its theta gradient."""
