@@ -93,10 +93,10 @@ KNOWN = {
     "matrix_norm:1": "nuclear norm of a rank-one matrix: its zero singular values' vectors are any basis",
     # sampling at non-finite grid coordinates (PyTorch's 3-D kernel: std::min/max clip in its forward, branches in
     # its backward, so a NaN coordinate reads the last pixel but sends that pixel no gradient)
-    "grid_sample_3d:0": "inf/NaN grid coordinates: a skipped corner's NaN weight gives tapegrad's grid gradient 0 * NaN",
-    "grid_sample_3d:1": "NaN grid coordinates (border): PyTorch's backward sends the pixel its forward read no gradient",
-    "grid_sample_3d:2": "NaN grid coordinates (reflection): PyTorch's backward sends the pixel its forward read no gradient",
-    "grid_sample_3d:3": "NaN grid coordinates (nearest): PyTorch's backward sends the pixel its forward read no gradient",
+    "grid_sample_3d:0": "inf/NaN grid coordinates: a skipped corner's NaN weight makes tapegrad's grid gradient NaN",
+    "grid_sample_3d:1": "NaN grid coordinates (border): PyTorch's backward gives the pixel its forward read no gradient",
+    "grid_sample_3d:2": "NaN grid coordinates (reflection): PyTorch's backward gives the pixel it read no gradient",
+    "grid_sample_3d:3": "NaN grid coordinates (nearest): PyTorch's backward gives the pixel it read no gradient",
 }
 
 # "op:case index:variant" where PyTorch's own kernel crashes the process (no exception to catch): not run there.
