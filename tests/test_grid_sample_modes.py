@@ -109,6 +109,21 @@ def test_volume_spatial_transformer(torch, align_corners):
         assert_close(ours, theirs)
 
 
+@pytest.mark.parametrize("x_shape,grid_shape,mode", [
+    ((0, 2, 3, 4), (0, 2, 2, 2), "bicubic"), ((0, 1, 2, 3, 4), (0, 2, 2, 2, 3), "bilinear"),
+    ((1, 0, 2, 3, 4), (1, 1, 2, 2, 3), "bilinear"), ((1, 2, 3, 4), (1, 0, 2, 2), "bicubic"),
+    ((1, 1, 2, 3, 4), (1, 0, 2, 2, 3), "nearest")])
+def test_empty_batch_channels_and_grids(torch, x_shape, grid_shape, mode):
+    results = []
+    for lib in (tapegrad, torch):
+        x, grid = lib.zeros(*x_shape, requires_grad=True), lib.zeros(*grid_shape, requires_grad=True)
+        out = lib.nn.functional.grid_sample(x, grid, mode=mode, align_corners=False)
+        out.sum().backward()
+        results.append((out, x.grad, grid.grad))
+    for ours, theirs in zip(*results):
+        assert_close(ours, theirs)
+
+
 def test_errors_match_torch(torch):
     def cases(lib):
         F, z = lib.nn.functional, lib.zeros

@@ -77,9 +77,10 @@ def _read(x, points):
     for p, size in zip(points, spatial):
         inside = inside & (p >= 0) & (p <= size - 1)
         index = index * size + jnp.clip(p, 0, size - 1).astype(jnp.int64)
-    rest = index.shape[1:]
-    index = index.reshape(n, 1, -1)
-    values = jnp.take_along_axis(x.reshape(n, c, -1), jnp.broadcast_to(index, (n, c, index.shape[-1])), axis=2)
+    rest = index.shape[1:]   # sizes spelled out, not -1: a batch or channel axis may be empty
+    index = index.reshape(n, 1, math.prod(rest))
+    flat = x.reshape(n, c, math.prod(spatial))
+    values = jnp.take_along_axis(flat, jnp.broadcast_to(index, (n, c, index.shape[-1])), axis=2)
     inside = inside[:, None]
     return jnp.where(inside, values.reshape((n, c) + rest), 0), inside
 
