@@ -6,6 +6,10 @@ def _f(lib):
     return lib.nn.functional
 
 
+def _grid_sample(**kw):
+    return lambda lib, x, g: _f(lib).grid_sample(x, g, **kw)
+
+
 def _act(name, **kw):
     return cases(Case(lambda lib, x: getattr(_f(lib), name)(x, **kw), F(3, 4)))
 
@@ -113,5 +117,20 @@ SPECS = {
         Case(lambda lib, x, g: _f(lib).grid_sample(x, g, padding_mode="border", align_corners=True), F(2, 1, 3, 3),
              F(2, 2, 4, 2, low=-1.1, high=1.1)),
         Case(lambda lib, x, g: _f(lib).grid_sample(x, g, mode="nearest", padding_mode="reflection", align_corners=False),
-             F(1, 1, 4, 4), F(1, 2, 2, 2, low=-0.9, high=0.9), fd=False)),
+             F(1, 1, 4, 4), F(1, 2, 2, 2, low=-0.9, high=0.9), fd=False),
+        Case(_grid_sample(mode="bicubic", align_corners=False), F(1, 2, 4, 5), F(1, 3, 3, 2, low=-1.2, high=1.2)),
+        Case(_grid_sample(mode="bicubic", padding_mode="border", align_corners=True), F(2, 1, 3, 4),
+             F(2, 2, 3, 2, low=-1.3, high=1.3)),
+        Case(_grid_sample(mode="bicubic", padding_mode="reflection", align_corners=False), F(1, 1, 4, 4),
+             F(1, 2, 3, 2, low=-1.5, high=1.5))),
+    "grid_sample_3d": cases(
+        Case(_grid_sample(align_corners=False), F(1, 2, 3, 4, 3), F(1, 2, 3, 2, 3, low=-1.2, high=1.2)),
+        Case(_grid_sample(padding_mode="border", align_corners=True), F(2, 1, 2, 3, 3),
+             F(2, 2, 2, 2, 3, low=-1.1, high=1.1)),
+        Case(_grid_sample(padding_mode="reflection", align_corners=True), F(1, 1, 3, 3, 2),
+             F(1, 2, 2, 2, 3, low=-1.6, high=1.6)),
+        Case(_grid_sample(mode="nearest", padding_mode="reflection", align_corners=False), F(1, 1, 3, 3, 3),
+             F(1, 2, 2, 2, 3, low=-0.9, high=0.9), fd=False),
+        Case(_grid_sample(mode="nearest", align_corners=True), F(1, 2, 2, 3, 4), F(1, 2, 3, 2, 3, low=-1.3, high=1.3),
+             fd=False)),
 }

@@ -205,11 +205,3 @@ def test_grid_sample_errors(torch):
         ]
     for ours, theirs in zip(cases(tapegrad), cases(torch)):
         assert _error(ours) == _error(theirs)
-
-
-def test_grid_sample_refuses_volumes_and_bicubic():
-    z = tapegrad.zeros
-    with pytest.raises(NotImplementedError, match="4-D inputs"):
-        tapegrad.nn.functional.grid_sample(z(1, 1, 2, 3, 3), z(1, 2, 2, 2, 3), align_corners=False)
-    with pytest.raises(NotImplementedError, match="bilinear or nearest"):
-        tapegrad.nn.functional.grid_sample(z(1, 1, 3, 3), z(1, 2, 2, 2), mode="bicubic", align_corners=False)

@@ -64,10 +64,8 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     if input.dtype != grid.dtype:
         raise RuntimeError(f"expected scalar type {SCALAR_NAMES[input.dtype.name]} but found "
                            f"{SCALAR_NAMES[grid.dtype.name]}")
+    kernel = "grid_sampler_2d_cpu_kernel_impl" if input.ndim == 4 else "grid_sampler3d_cpu"
     if not input.is_floating_point():
-        raise NotImplementedError(f"\"grid_sampler_2d_cpu_kernel_impl\" not implemented for "
-                                  f"'{SCALAR_NAMES[input.dtype.name]}'")
-    if input.ndim != 4 or mode == "bicubic":
-        raise NotImplementedError("grid_sample: tapegrad samples 4-D inputs (N, C, H, W) in bilinear or nearest "
-                                  "mode; resample 5-D volumes slice by slice or use interpolate.")
-    return apply(K.grid_sample_2d, input, grid, mode=mode, padding_mode=padding_mode, align_corners=align_corners)
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{SCALAR_NAMES[input.dtype.name]}'")
+    op = K.grid_sample_2d if input.ndim == 4 else K.grid_sample_3d
+    return apply(op, input, grid, mode=mode, padding_mode=padding_mode, align_corners=align_corners)
