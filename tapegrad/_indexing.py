@@ -139,7 +139,7 @@ def _basic_steps(t, items):
             dim += 1
         elif isinstance(x, slice):
             size = t.shape[source]
-            if x.indices(size) != (0, size, 1):
+            if x != slice(None) and x.indices(size) != (0, size, 1):   # `:` spans a dimension of any (symbolic) size
                 steps.append(lead + (x,))
             dim, source = dim + 1, source + 1
         else:

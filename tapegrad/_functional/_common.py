@@ -3,6 +3,7 @@ import builtins
 import math
 import numbers
 
+import jax
 import numpy as np
 
 from .. import _dtypes as D
@@ -69,7 +70,7 @@ def shape_args(shape):
         shape = shape[0]
     if len(shape) == 1 and isinstance(shape[0], Tensor):
         shape = shape[0].tolist()
-    return tuple(builtins.int(s) for s in shape)
+    return tuple(s if jax.export.is_symbolic_dim(s) else builtins.int(s) for s in shape)   # symbols: export
 
 
 def is_float(t):

@@ -52,6 +52,9 @@ def dynamic_spec(spec, shape):
             out.append(("i",))
             ints.append(s % shape[d])
             d += 1
+        elif s == (None, None, None):   # `:`, the whole dimension (of any size, a symbolic one included)
+            out.append(s)
+            d += 1
         else:
             r = range(*slice(*s).indices(shape[d]))
             if len(r) == 0 or (r.start == 0 and len(r) == shape[d] and r.step == 1):
