@@ -219,7 +219,11 @@ def test_jit_trace_with_keyword_inputs_and_trace_module_methods(torch):
     kw = tapegrad.jit.trace_module(ours, {"forward": {"x": ox, "y": oy}}, example_inputs_is_kwarg=True)
     assert_close(kw(ox, oy), torch.jit.trace_module(theirs, {"forward": {"x": x, "y": y}},
                                                     example_inputs_is_kwarg=True)(x, y))
+    # a list of example inputs is the inputs; a module's other method is traced with trace_module only
+    assert_close(tapegrad.jit.trace(f, [ox, ox])(ox, ox), torch.jit.trace(f, [x, x + 1])(x, x))
     for lib, m, v in ((tapegrad, ours, ox), (torch, theirs, x)):
+        with pytest.raises(AttributeError, match="trace doesn't support compiling individual module's functions"):
+            lib.jit.trace(m.scaled, (v, v))
         with pytest.raises(AttributeError, match="expected a dictionary of \\(method_name, input\\) pairs"):
             lib.jit.trace_module(m, [v])
         with pytest.raises(AttributeError, match="'M' object has no attribute 'nope'"):

@@ -196,7 +196,11 @@ class TracedModule(ScriptModule):
 
 
 def _as_tuple(example_inputs):
-    return example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
+    """PyTorch's make_tuple: one tensor (or dict) is one input, another iterable its inputs."""
+    from .._tensor import Tensor
+    if isinstance(example_inputs, (Tensor, dict)):
+        return (example_inputs,)
+    return example_inputs if isinstance(example_inputs, tuple) else tuple(example_inputs)
 
 
 def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inputs=None, check_tolerance=1e-5,
@@ -214,6 +218,9 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
     if isinstance(module, Module) and (func is module or func.__name__ == "forward"):
         inputs = example_inputs if example_inputs is not None else example_kwarg_inputs
         return trace_module(module, {"forward": inputs}, example_inputs_is_kwarg=isinstance(example_kwarg_inputs, dict))
+    if isinstance(module, Module):
+        raise AttributeError("trace doesn't support compiling individual module's functions.\nPlease use "
+                             f"trace_module: tapegrad.jit.trace_module(model, {{{func.__name__!r}: example_inputs}}).")
     if isinstance(example_kwarg_inputs, dict):
         return ScriptFunction(func, example_kwarg_inputs)
     return ScriptFunction(func, _as_tuple(example_inputs))
