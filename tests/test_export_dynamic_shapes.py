@@ -148,3 +148,31 @@ def test_export_dynamic_batch_through_views_and_indexing(torch):
     for n in (1, 6):
         x = torch.randn(n, 2, 4, 4)
         assert_close(ep.module()(from_torch(x)), theirs(x), rtol=1e-5, atol=1e-5)
+
+
+def test_export_derived_dims_like_torch(torch):
+    """d + 1, 2*d + 1: a size that follows a Dim's (names, bounds, guards and arithmetic errors as PyTorch's)."""
+    from torch.export import Dim as TDim
+    Dim = tapegrad.export.Dim
+    d, td = Dim("d", min=3, max=20), TDim("d", min=3, max=20)
+    for make in (lambda v: v + 1, lambda v: 2 * v + 1, lambda v: v - 1, lambda v: (v + 1) * 2):
+        ours, theirs = make(d), make(td)
+        assert (repr(ours), ours.__name__, ours.min, ours.max) == (repr(theirs), theirs.__name__, theirs.min,
+                                                                   theirs.max)
+    for make in (lambda v: v + 1.5, lambda v: 1 - v, lambda v: v * -2):
+        assert _error(lambda: make(d)) == _error(lambda: make(td))
+
+    def make(lib):
+        class Shift(lib.nn.Module):
+            def forward(self, x, y):
+                return x[1:] * y
+        return Shift()
+    x, y = torch.randn(6), torch.randn(5)
+    ep = tapegrad.export.export(make(tapegrad), (from_torch(x), from_torch(y)),
+                                dynamic_shapes={"x": {0: d + 1}, "y": {0: d}})
+    tep = torch.export.export(make(torch), (x, y), dynamic_shapes={"x": {0: td + 1}, "y": {0: td}})
+    x2, y2 = torch.randn(12), torch.randn(11)
+    assert_close(ep.module()(from_torch(x2), from_torch(y2)), x2[1:] * y2)
+    for a, b in ((9, 7), (3, 2), (30, 29)):
+        ours_error = _error(lambda: ep.module()(tapegrad.ones(a), tapegrad.ones(b)))
+        assert ours_error == _error(lambda: tep.module()(torch.ones(a), torch.ones(b))), (a, b)

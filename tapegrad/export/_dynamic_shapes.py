@@ -71,7 +71,7 @@ class _DimHint:
 
 class Dim:
     """A named dynamic dimension, Dim("batch", min=2, max=64): every input dimension marked with it has
-    that size (one symbol), anywhere in [min, max]."""
+    that size (one symbol), anywhere in [min, max]. `2 * d + 1` is a dimension derived from it."""
 
     AUTO = _DimHint("AUTO")
     DYNAMIC = _DimHint("DYNAMIC")
@@ -91,15 +91,86 @@ class Dim:
         bounds = "".join(f", {k}={v}" for k, v in (("min", low), ("max", high)) if v is not None)
         return f"Dim('{self.__name__}'{bounds})"
 
+    # derived dims: increasing linear functions A*d + B of a Dim, as PyTorch allows
+    _scale, _offset = 1, 0
+
+    @property
+    def _root(self):
+        return self
+
+    def __add__(self, other):
+        if type(other) is not int:
+            raise NotImplementedError(f"Attempted to add {other} to {self.__name__}, where an integer was expected. "
+                                      f"{_LINEAR}")
+        return _DerivedDim(self._root, self._scale, self._offset + other)
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        if type(other) is not int:
+            raise NotImplementedError(f"Attempted to subtract {other} from {self.__name__}, where an integer was "
+                                      f"expected. {_LINEAR}")
+        return _DerivedDim(self._root, self._scale, self._offset - other)
+
+    def __rsub__(self, other):
+        raise NotImplementedError(f"Attempted to negate {self.__name__}. {_LINEAR}")
+
+    def __mul__(self, other):
+        if type(other) is not int or other <= 0:
+            raise NotImplementedError(f"Attempted to multiply {other} with {self.__name__}, where a positive integer "
+                                      f"was expected. {_LINEAR}")
+        return _DerivedDim(self._root, self._scale * other, self._offset * other)
+
+    __rmul__ = __mul__
+
+
+_LINEAR = "(Only increasing linear operations with integer coefficients are supported.)"
+
+
+class _DerivedDim(Dim):
+    """scale*root + offset: a dimension whose size follows a Dim's (its name as PyTorch prints it: 2*d + 1)."""
+
+    def __init__(self, root, scale, offset):
+        self._base, self._scale, self._offset = root, scale, offset
+        self.__name__ = _linear(root.__name__, scale, offset)
+
+    @property
+    def _root(self):
+        return self._base
+
+    @property
+    def min(self):
+        return self._scale * self._base.min + self._offset
+
+    @property
+    def max(self):
+        return self._base.max if self._base.max == int_oo else self._scale * self._base.max + self._offset
+
+    def __repr__(self):
+        return self.__name__
+
+
+def _linear(x, scale, offset):
+    """scale*x + offset written as sympy writes it (d + 1, 2*d - 3)."""
+    term = x if scale == 1 else f"{scale}*{x}"
+    return term if offset == 0 else f"{term} + {offset}" if offset > 0 else f"{term} - {-offset}"
+
 
 @dataclasses.dataclass(frozen=True)
 class Axis:
-    """One input dimension: static (symbol None) or a symbol with bounds; kind "named", "AUTO" or "DYNAMIC"."""
+    """One input dimension: static (symbol None) or scale*symbol + offset, the symbol's bounds [min, max];
+    kind "named", "AUTO" or "DYNAMIC"."""
     size: int
     symbol: str = None
     min: int = 0
     max: object = int_oo
     kind: str = "static"
+    scale: int = 1
+    offset: int = 0
+
+    def bounds(self):
+        high = self.max if self.max == int_oo else self.scale * self.max + self.offset
+        return self.scale * self.min + self.offset, high
 
 
 def _user_error(message, sep="\n"):
@@ -151,8 +222,11 @@ def axes(dynamic_shapes, names, args):
                     raise RuntimeError(f"Static shape constraint of {entry} does not match input size of {size}, "
                                        f"for L['{name}'].size()[{d}]")
                 continue
+            scale, offset = 1, 0
             if isinstance(entry, Dim):
-                low, high, symbol, kind = entry.min, entry.max, entry.__name__, "named"
+                root = entry._root
+                low, high, symbol, kind = root.min, root.max, root.__name__, "named"
+                scale, offset = entry._scale, entry._offset
             elif isinstance(entry, _DimHint):
                 low = 0 if entry.min is None else entry.min
                 high = int_oo if entry.max is None else entry.max
@@ -161,9 +235,10 @@ def axes(dynamic_shapes, names, args):
                 raise _user_error(f"Unexpected dimension mapped to index {d} in input tensor shape {spec} specified "
                                   f"at `dynamic_shapes['{name}']` (expected None, an int, a Dim, Dim.AUTO, "
                                   f"Dim.STATIC, or Dim.DYNAMIC,  but got {entry!r} instead)")
-            if not low <= size <= high:
-                raise RuntimeError(f"{size} not in range [{low}, {high}]")
-            row[d] = Axis(size, symbol, low, high, kind)
+            axis = Axis(size, symbol, low, high, kind, scale, offset)
+            if not axis.bounds()[0] <= size <= axis.bounds()[1]:
+                raise RuntimeError(f"{size} not in range [{axis.bounds()[0]}, {axis.bounds()[1]}]")
+            row[d] = axis
         out.append(row)
     return out
 
@@ -173,7 +248,7 @@ def _hint_names(per_input):
     taken = set()
     for spec in per_input:
         entries = spec.values() if isinstance(spec, dict) else spec if isinstance(spec, (tuple, list)) else ()
-        taken.update(e.__name__ for e in entries if isinstance(e, Dim))
+        taken.update(e._root.__name__ for e in entries if isinstance(e, Dim))
     return (f"s{i}" for i in itertools.count() if f"s{i}" not in taken)
 
 
@@ -203,13 +278,16 @@ def symbolic_shapes(rows):
     # a lower bound of 2 or less is not a constraint: PyTorch does not guard it, and a size of 1 runs
     constraints = [f"{s} >= {low}" for s, (low, _) in symbols.items() if low > 2]
     constraints += [f"{s} <= {high}" for s, (_, high) in symbols.items() if high != int_oo]
-    exprs = dict(zip(symbols, jax.export.symbolic_shape(", ".join(symbols), constraints=constraints)))
-    return [tuple(exprs[a.symbol] if a.symbol is not None else a.size for a in row) for row in rows]
+    terms = list(dict.fromkeys([*symbols] + [_linear(a.symbol, a.scale, a.offset) for row in rows for a in row
+                                             if a.symbol is not None]))
+    exprs = dict(zip(terms, jax.export.symbolic_shape(", ".join(terms), constraints=constraints)))
+    return [tuple(exprs[_linear(a.symbol, a.scale, a.offset)] if a.symbol is not None else a.size for a in row)
+            for row in rows]
 
 
 def check_call(names, rows, shapes):
     """PyTorch's guards for a call with these input shapes (AssertionError "Guard failed: ...")."""
-    seen = {}
+    seen = {}   # symbol -> (the first axis with it, where, its size)
     for name, row, shape in zip(names, rows, shapes):
         for d, (a, n) in enumerate(zip(row, shape)):
             where = f"{name}.size()[{d}]"
@@ -218,27 +296,43 @@ def check_call(names, rows, shapes):
                     raise AssertionError(f"Guard failed: {where} == {a.size}")
                 continue
             if a.symbol in seen:
-                if n != seen[a.symbol][1]:
-                    raise AssertionError(f"Guard failed: {where} == {seen[a.symbol][0]}")
+                first, first_where, first_n = seen[a.symbol]
+                if n * first.scale != a.scale * (first_n - first.offset) + a.offset * first.scale:
+                    same = (a.scale, a.offset) == (first.scale, first.offset)
+                    raise AssertionError(f"Guard failed: {where} == {first_where}" if same else
+                                         f"Guard failed: {_relative(first, first_where, a)} == {where}")
                 continue
-            seen[a.symbol] = (where, n)
-            if a.min > 2 and n < a.min:   # PyTorch does not guard a lower bound of 0, 1 or 2
-                raise AssertionError(f"Guard failed: {where} >= {a.min}")
-            if a.max != int_oo and n > a.max:
-                raise AssertionError(f"Guard failed: {where} <= {a.max}")
-            if n == 0:
-                raise RuntimeError(f"tapegrad.export: {where} is dynamic and got size 0; JAX's symbolic dimensions "
-                                   "are at least 1, so an empty input cannot run this program. Export again for it "
-                                   "(static shapes).")
+            seen[a.symbol] = (a, where, n)
+            low, high = a.bounds()
+            if a.min > 2 and n < low:   # PyTorch does not guard a lower bound of 0, 1 or 2
+                raise AssertionError(f"Guard failed: {where} >= {low}")
+            if high != int_oo and n > high:
+                raise AssertionError(f"Guard failed: {where} <= {high}")
+            if (n - a.offset) % a.scale:
+                raise AssertionError(f"Guard failed: {_linear(where, 1, -a.offset)} % {a.scale} == 0")
+            if n == 0 or n == a.offset:
+                raise RuntimeError(f"tapegrad.export: {where} is dynamic and got size {n}; JAX's symbolic "
+                                   "dimensions are at least 1, so this input cannot run this program. Export again "
+                                   "for it (static shapes).")
+
+
+def _relative(first, where, a):
+    """The size `a` must have, in terms of the first input dimension with its symbol (as PyTorch writes it)."""
+    if first.scale == 1:   # symbol = where - first.offset
+        offset = a.offset - a.scale * first.offset
+        term = where if a.scale == 1 else f"{a.scale}*{where}"
+        return term if offset == 0 else f"{offset} + {term}"
+    return f"{a.scale}*(({where} - {first.offset})//{first.scale}) + {a.offset}"
 
 
 def to_json(rows):
-    return [[[a.size, a.symbol, a.min, None if a.max == int_oo else a.max, a.kind] for a in row] for row in rows]
+    return [[[a.size, a.symbol, a.min, None if a.max == int_oo else a.max, a.kind, a.scale, a.offset] for a in row]
+            for row in rows]
 
 
 def from_json(data):
-    return [[Axis(size, symbol, low, int_oo if high is None else high, kind) for size, symbol, low, high, kind in row]
-            for row in data]
+    return [[Axis(size, symbol, low, int_oo if high is None else high, kind, scale, offset)
+             for size, symbol, low, high, kind, scale, offset in row] for row in data]
 
 
 def from_avals(avals):
