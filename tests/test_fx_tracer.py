@@ -625,7 +625,8 @@ def test_varargs_and_kwargs_forwards_trace_as_torch_fx(torch):
     theirs = make(torch)
     ours = _copy_weights(make(tapegrad), theirs)
     x, a, b = torch.randn(2, 3), torch.randn(3), torch.randn(3)
-    cases = [(ours, theirs, lambda gm, cv: gm(cv(x), cv(a), scale=2.0)), (f, f, lambda gm, cv: gm(cv(x), cv(a), 4, cv(b))),
+    cases = [(ours, theirs, lambda gm, cv: gm(cv(x), cv(a), scale=2.0)),
+             (f, f, lambda gm, cv: gm(cv(x), cv(a), 4, cv(b))),
              (g, g, lambda gm, cv: gm(cv(x), cv(b), cv(a)))]
     for root, troot, call in cases:
         gm, tgm = tapegrad.fx.symbolic_trace(root), torch.fx.symbolic_trace(troot)

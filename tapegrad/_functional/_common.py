@@ -3,8 +3,8 @@ import builtins
 import math
 import numbers
 
-import jax
 import numpy as np
+from jax.export import is_symbolic_dim
 
 from .. import _dtypes as D
 from .._tensor import Tensor, _wrap_dim
@@ -70,7 +70,8 @@ def shape_args(shape):
         shape = shape[0]
     if len(shape) == 1 and isinstance(shape[0], Tensor):
         shape = shape[0].tolist()
-    return tuple(s if jax.export.is_symbolic_dim(s) else builtins.int(s) for s in shape)   # symbols: export
+    # a symbolic size (tapegrad.export with dynamic shapes) stays one
+    return tuple(s if type(s) is builtins.int or is_symbolic_dim(s) else builtins.int(s) for s in shape)
 
 
 def is_float(t):
