@@ -139,7 +139,7 @@ def _basic_steps(t, items):
             dim += 1
         elif isinstance(x, slice):
             size = t.shape[source]
-            if x.indices(size) != (0, size, 1):
+            if x != slice(None) and x.indices(size) != (0, size, 1):   # `:` spans a dimension of any (symbolic) size
                 steps.append(lead + (x,))
             dim, source = dim + 1, source + 1
         else:
@@ -201,6 +201,7 @@ def setitem(t, index, value):
     from ._grad_mode import _state
     from ._inplace import VIEW_OF_LEAF_ERROR, inplace
     from ._overlap import has_internal_overlap
+    from ._views import shares_addresses
     spec, arrays, _ = parse(t, index)
     if not arrays and _state.grad_enabled and t.requires_grad and t.is_leaf and not _selects_whole(t, index):
         # basic indexing writes through a view of t (PyTorch slices, then copies): the error names the view
@@ -208,9 +209,9 @@ def setitem(t, index, value):
     value = scalar_or_tensor(value)
     if isinstance(value, Tensor) and value.dtype.is_complex and not t.dtype.is_complex:
         raise RuntimeError("value cannot be converted to type without overflow")
-    if not arrays and has_internal_overlap(t):
-        # elements share memory: write through the indexed view, as PyTorch does, so that every element
-        # at a written address changes (and an indexed view that still overlaps itself is refused)
+    if not arrays and (has_internal_overlap(t) or (t._view is not None and shares_addresses(t._view.steps))):
+        # elements share memory (expand, as_strided): write through the indexed view, as PyTorch does, so that
+        # every element at a written address changes (an indexed view that still expands is refused)
         getitem(t, index).copy_(value)
         return
     inplace(t, I.index_put, value, *(Tensor._wrap(a) for a in arrays), spec=spec)

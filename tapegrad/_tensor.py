@@ -4,6 +4,7 @@ This module holds the state and the autograd-facing attributes (requires_grad,
 grad, grad_fn, is_leaf, retain_grad, detach, backward) and conversions. The
 maths methods are attached from the op table by `_methods.py`.
 """
+import math
 import warnings
 import weakref
 
@@ -115,7 +116,8 @@ class Tensor:
         return len(self._peek().shape)
 
     def numel(self):
-        return int(np.prod(self._peek().shape, dtype=np.int64))
+        n = math.prod(self._peek().shape)   # a product of symbols while tapegrad.export traces dynamic dims
+        return n if type(n) is int or jax.export.is_symbolic_dim(n) else int(n)
 
     nelement = numel
 

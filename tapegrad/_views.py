@@ -95,7 +95,21 @@ def write(t, value):
     info, storage = t._view, t._storage
     storage.write(_dispatch.compute(copy_slices, (("steps", info.steps),),
                                     [storage._raw, value, *info.positions]))
-    info.value, info.version = value, storage.version
+    # elements that share an address hold the last write to it, not `value`: read them back
+    info.value, info.version = value, storage.version if not shares_addresses(info.steps) else -1
+
+
+def shares_addresses(steps):
+    """Whether an as_strided step puts several elements at one address."""
+    for op, static in steps:
+        if op.name == "as_strided":
+            static = dict(static)
+            reach = 1
+            for stride, size in sorted((s, n) for n, s in zip(static["size"], static["stride"]) if n > 1):
+                if stride < reach:
+                    return True
+                reach = stride * size
+    return False
 
 
 def make_view(out, source, op, static, value, positions=()):
@@ -233,7 +247,7 @@ def _strides_from_positions(pos):
 
 
 def is_contiguous(t):
-    if t._view is None:
+    if t._view is None or 0 in t.shape:   # PyTorch: an empty tensor is contiguous, whatever its strides
         return True
     strides, _ = layout(t)
     expected = 1

@@ -594,3 +594,88 @@ def test_real_tensor_operators_with_proxy_operands(torch):
     _same_graph(gm, tgm)
     x = torch.randn(4, 3)
     assert_close(gm(from_torch(x)), tgm(x))
+
+
+def _signature_and_bindings(code):
+    """The generated forward's def line and its `name = parameter` lines (PyTorch's drop their `; x = None`)."""
+    lines = [line.split(";")[0] for line in code.splitlines()]
+    return [line for line in lines if line.startswith("def ") or " = " in line and line.split(" = ")[1].isidentifier()]
+
+
+def test_varargs_and_kwargs_forwards_trace_as_torch_fx(torch):
+    """*args and **kwargs are one placeholder each (target "*args", named _args), read by getitem nodes; keyword-only
+    parameters become positional; the generated forward keeps the signature and runs as PyTorch's."""
+    def make(lib):
+        class M(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = lib.nn.Linear(3, 3)
+
+            def forward(self, x, *args, **kwargs):
+                return self.lin(x) + args[0] * kwargs["scale"]
+        return M()
+
+    def f(input, *args, y=3):
+        return input * y + args[1]
+
+    def g(*args):
+        return args[0] - args[1]
+
+    torch.manual_seed(0)
+    theirs = make(torch)
+    ours = _copy_weights(make(tapegrad), theirs)
+    x, a, b = torch.randn(2, 3), torch.randn(3), torch.randn(3)
+    cases = [(ours, theirs, lambda gm, cv: gm(cv(x), cv(a), scale=2.0)),
+             (f, f, lambda gm, cv: gm(cv(x), cv(a), 4, cv(b))),
+             (g, g, lambda gm, cv: gm(cv(x), cv(b), cv(a)))]
+    for root, troot, call in cases:
+        gm, tgm = tapegrad.fx.symbolic_trace(root), torch.fx.symbolic_trace(troot)
+        _same_graph(gm, tgm)
+        assert [(n.name, n.target) for n in gm.graph.nodes if n.op == "placeholder"] == \
+            [(n.name, n.target) for n in tgm.graph.nodes if n.op == "placeholder"]
+        assert _signature_and_bindings(gm.code) == _signature_and_bindings(tgm.code)
+        assert_close(call(gm, from_torch), call(tgm, lambda t: t))
+    # a Graph built by hand names a starred placeholder as torch.fx does
+    for lib in (tapegrad, torch):
+        graph = lib.fx.Graph()
+        graph.output(graph.placeholder("*args"))
+        assert [(n.name, n.target) for n in graph.nodes][0] == ("_args", "*args")
+
+
+def test_varargs_misuse_and_concrete_args_as_torch_fx(torch):
+    def uses_len(x, *args):
+        return x + len(args)
+
+    def iterates(x, *args):
+        for a in args:
+            x = x + a
+        return x
+    for fn, error in ((uses_len, RuntimeError), (iterates, tapegrad.fx.proxy.TraceError)):
+        with pytest.raises(error) as ours:
+            tapegrad.fx.symbolic_trace(fn)
+        with pytest.raises(Exception) as theirs:
+            torch.fx.symbolic_trace(fn)
+        assert type(theirs.value).__name__ == type(ours.value).__name__
+        assert str(ours.value).split(".")[0] == str(theirs.value).split(".")[0].replace("torch.", "tapegrad.")
+
+    def make(lib):
+        class M(lib.nn.Module):
+            def forward(self, *args):
+                return args[0] * len(args) + args[1]
+        return M()
+    # a tuple of concrete args for forward(self, *args): one input_<i> placeholder per entry, args a real tuple
+    gm = tapegrad.fx.symbolic_trace(make(tapegrad), concrete_args=(tapegrad.fx.PH, tapegrad.fx.PH))
+    tgm = torch.fx.symbolic_trace(make(torch), concrete_args=(torch.fx.PH, torch.fx.PH))
+    _same_graph(gm, tgm)
+    x, y = torch.randn(3), torch.randn(3)
+    assert_close(gm(from_torch(x), from_torch(y)), tgm(x, y))
+
+    def f(x, y, *args):
+        return x + y + args[0]
+    gm = tapegrad.fx.symbolic_trace(f, concrete_args=(tapegrad.fx.PH, 2))
+    tgm = torch.fx.symbolic_trace(f, concrete_args=(torch.fx.PH, 2))
+    _same_graph(gm, tgm)
+    assert_close(gm(from_torch(x), 2, from_torch(y)), tgm(x, 2, y))
+    for lib in (tapegrad, torch):
+        with pytest.raises(RuntimeError, match="Tracing expected 2 arguments but got 1 concrete arguments"):
+            lib.fx.symbolic_trace(f, concrete_args=(lib.fx.PH,))

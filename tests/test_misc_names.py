@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import tapegrad
+from conftest import assert_close, from_torch
 
 
 # ---- testing.assert_close --------------------------------------------------------------------------
@@ -322,5 +323,34 @@ def test_empty_strided(torch):
         assert ours == _error(lambda: torch.empty_strided((2,), (1,), pin_memory=True))
     else:
         assert tapegrad.empty_strided((2, 3), (1, 2), pin_memory=True).is_pinned()
-    with pytest.raises(NotImplementedError, match="not those of a view"):
-        tapegrad.empty_strided((2, 2), (5, 2))
+
+
+def test_empty_strided_any_strides_hold_what_is_written(torch):
+    """Gaps, overlapping and stride-0 layouts: strides as asked, writes through the tensor read back as PyTorch's
+    (elements that share an address read the last value written there)."""
+    cases = [((2, 2), (5, 2)), ((3, 3), (1, 1)), ((2, 3), (3, 2)), ((4,), (0,)), ((2, 1, 4), (4, 100, 1)),
+             ((0, 3), (1, 5)), ((3, 2), (1, 1))]
+    for size, stride in cases:
+        ours, theirs = tapegrad.empty_strided(size, stride), torch.empty_strided(size, stride)
+        assert (tuple(ours.shape), ours.stride(), ours.is_contiguous(), ours._base is None, ours.is_leaf) == (
+            tuple(theirs.shape), theirs.stride(), theirs.is_contiguous(), theirs._base is None, theirs.is_leaf)
+        if 0 in size:
+            continue
+        ours.fill_(2.0)
+        theirs.fill_(2.0)
+        ours[0] = 5.0
+        theirs[0] = 5.0
+        assert_close(ours, theirs)
+        if 0 in stride:
+            continue   # copy_ into an expanded layout is refused (internal overlap), checked elsewhere
+        src = torch.arange(float(theirs.numel())).reshape(size)
+        ours.copy_(from_torch(src))
+        theirs.copy_(src)
+        assert_close(ours, theirs)
+        assert_close(ours * 2, theirs * 2)
+    ours, theirs = tapegrad.empty_strided((2, 2), (3, 1)), torch.empty_strided((2, 2), (3, 1))
+    ours.fill_(1.5).requires_grad_()
+    theirs.fill_(1.5).requires_grad_()
+    (ours * ours).sum().backward()
+    (theirs * theirs).sum().backward()
+    assert_close(ours.grad, theirs.grad)

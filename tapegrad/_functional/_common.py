@@ -4,6 +4,7 @@ import math
 import numbers
 
 import numpy as np
+from jax.export import is_symbolic_dim
 
 from .. import _dtypes as D
 from .._tensor import Tensor, _wrap_dim
@@ -69,7 +70,8 @@ def shape_args(shape):
         shape = shape[0]
     if len(shape) == 1 and isinstance(shape[0], Tensor):
         shape = shape[0].tolist()
-    return tuple(builtins.int(s) for s in shape)
+    # a symbolic size (tapegrad.export with dynamic shapes) stays one
+    return tuple(s if type(s) is builtins.int or is_symbolic_dim(s) else builtins.int(s) for s in shape)
 
 
 def is_float(t):

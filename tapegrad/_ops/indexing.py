@@ -52,6 +52,13 @@ def dynamic_spec(spec, shape):
             out.append(("i",))
             ints.append(s % shape[d])
             d += 1
+        elif s == (None, None, None):   # `:`, the whole dimension (of any size, a symbolic one included)
+            out.append(s)
+            d += 1
+        elif jax.export.is_symbolic_dim(shape[d]) and s[1:] in ((None, None), (None, 1)) and (s[0] or 0) >= 0:
+            out.append(("s", shape[d] - (s[0] or 0), 1))   # `k:` of a symbolic size (tapegrad.export)
+            ints.append(s[0] or 0)
+            d += 1
         else:
             r = range(*slice(*s).indices(shape[d]))
             if len(r) == 0 or (r.start == 0 and len(r) == shape[d] and r.step == 1):

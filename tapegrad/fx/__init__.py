@@ -14,7 +14,7 @@
   that symbolic tracing cannot (a branch on a tensor's value), at the cost of specialising to it.
 """
 from . import _proxy_functions
-from ._symbolic_trace import Tracer, wrap
+from ._symbolic_trace import PH, Tracer, wrap
 from ._tracer import record
 from .graph import Graph, Node
 from .graph_module import GraphModule
@@ -24,7 +24,7 @@ from .proxy import Proxy
 from .subgraph_rewriter import replace_pattern
 
 __all__ = ["symbolic_trace", "Tracer", "Graph", "GraphModule", "Node", "Proxy", "wrap", "replace_pattern", "map_arg",
-           "Interpreter"]
+           "Interpreter", "PH"]
 
 _proxy_functions.install()
 

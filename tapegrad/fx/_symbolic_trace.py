@@ -8,11 +8,12 @@ import builtins
 import contextlib
 import functools
 import inspect
+import types
 
 from .graph import Graph
 from .proxy import TracerBase, _find_proxy
 
-__all__ = ["Tracer", "wrap"]
+__all__ = ["Tracer", "wrap", "PH"]
 
 _wrapped = {}   # (id(globals), name) -> globals: functions `wrap` keeps as call_function leaves
 
@@ -101,9 +102,9 @@ class Tracer(TracerBase):
         for name, t in list(self.root.named_parameters()) + list(self.root.named_buffers()):
             self._tensor_names.setdefault(id(t), name)
         self._collect_tensor_attrs(self.root, "")
-        args, kwargs = self._placeholders(fn, skip_self=is_module, concrete_args=concrete_args or {})
+        call, args = self._placeholders(fn, skip_self=is_module, concrete_args=concrete_args or {})
         with self._patched(fn.__globals__):
-            result = fn(self.root, *args, **kwargs) if is_module else fn(*args, **kwargs)
+            result = call(self.root, *args) if is_module else call(*args)
             self.create_node("output", "output", (self.create_arg(result),), {})
         return self.graph
 
@@ -116,38 +117,51 @@ class Tracer(TracerBase):
             self._collect_tensor_attrs(child, f"{prefix}{k}.")
 
     def _placeholders(self, fn, skip_self, concrete_args):
+        """(fn to call, its positional arguments): a placeholder per parameter, as torch.fx makes them.
+        Keyword-only parameters become positional ones; `*args` and `**kwargs` are one placeholder each
+        (target "*args", named _args), passed as the Proxy itself: fn's code is patched to take them as
+        plain parameters, so `args[0]` is a getitem node and iterating them a TraceError, as in torch.fx."""
         params = list(inspect.signature(fn).parameters.values())[1 if skip_self else 0:]
-        args, kwargs = [], {}
-        for p in params:
+        named = [p for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+        varargs = next((p for p in params if p.kind == p.VAR_POSITIONAL), None)
+        varkw = next((p for p in params if p.kind == p.VAR_KEYWORD), None)
+        if isinstance(concrete_args, tuple):
+            if concrete_args and (varargs or varkw) and len(named) + skip_self == 1:
+                # torch.fx's flat case: a forward(self, *args) traced for so many inputs, input_<i>
+                return fn, [self.create_proxy("placeholder", f"input_{i}", (), {}) for i in range(len(concrete_args))]
+            if len(concrete_args) != len(named):
+                raise RuntimeError(f"Tracing expected {len(named)} arguments but got {len(concrete_args)} concrete "
+                                   "arguments")
+            concrete_args = dict(zip((p.name for p in named), concrete_args))
+        args = []
+        for p in named:
             if p.name in concrete_args:
-                value = concrete_args[p.name]
-                self._specialized(p, value)
-            elif p.kind == p.VAR_POSITIONAL:
-                raise NotImplementedError(f"tapegrad.fx traces named arguments only: {fn.__qualname__} takes "
-                                          f"*{p.name}. Give the forward named parameters, or trace with "
-                                          f"example_inputs.")
-            elif p.kind == p.VAR_KEYWORD:
-                continue
+                args.append(self._specialized(p, concrete_args[p.name]))
             else:
-                default = p.default
-                value = self.create_proxy("placeholder", p.name, () if default is p.empty else (default,), {})
-            if p.kind == p.KEYWORD_ONLY:
-                kwargs[p.name] = value
-            else:
-                args.append(value)
-        return args, kwargs
+                default = () if p.default is p.empty else (p.default,)
+                args.append(self.create_proxy("placeholder", p.name, default, {}))
+        for p, star in ((varargs, "*"), (varkw, "**")):
+            if p is not None:
+                args.append(self.create_proxy("placeholder", star + p.name, (), {}))
+        if varargs or varkw or any(p.kind == p.KEYWORD_ONLY for p in named):
+            fn = _positional(fn, len(args) + skip_self)
+        return fn, args
 
     def _specialized(self, p, value):
-        """A concrete argument keeps its placeholder (<name>_1), checked at run time to hold the traced value."""
+        """A concrete argument keeps its placeholder (<name>_1), checked at run time to hold the traced value
+        (PH: the placeholder is the argument). Returns what the traced code receives."""
         from ..nn import Module
         from .._tensor import Tensor
         default = () if p.default is p.empty else (p.default,)
         proxy = self.create_proxy("placeholder", f"{p.name}_1", default, {})
+        if isinstance(value, PHBase):
+            return proxy
         message = f"{p.name} has been specialized to have value {value} but got another value"
         if value is None:
             self.create_proxy("call_function", _assert_is_none, (proxy, message), {})
         elif not isinstance(value, (Tensor, Module)) and not callable(value):
             self.create_proxy("call_function", _assert, (proxy == value, message), {})
+        return value
 
     @contextlib.contextmanager
     def _patched(self, fn_globals):
@@ -178,6 +192,25 @@ class Tracer(TracerBase):
                     del namespace[name]
                 else:
                     namespace[name] = original
+
+
+class PHBase:
+    """A concrete argument that stays an input: traced as a placeholder named <name>_1 (torch.fx's PH)."""
+
+    def __repr__(self):
+        return "PH"
+
+
+PH = PHBase()
+
+
+def _positional(fn, count):
+    """fn with its first `count` parameters (keyword-only, *args and **kwargs included) plain positional ones,
+    so that a Proxy is passed as `args` itself (torch.fx patches the code object the same way)."""
+    code = fn.__code__
+    flags = code.co_flags & ~(inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
+    code = code.replace(co_argcount=count, co_posonlyargcount=0, co_kwonlyargcount=0, co_flags=flags)
+    return types.FunctionType(code, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
 
 
 def _leaf_function(fn):

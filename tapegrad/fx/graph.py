@@ -157,7 +157,7 @@ class Graph:
 
     def placeholder(self, name, type_expr=None, default_value=inspect.Signature.empty):
         args = () if default_value is inspect.Signature.empty else (default_value,)
-        return self.create_node("placeholder", name, args, name=name.lstrip("*"))
+        return self.create_node("placeholder", name, args)
 
     def get_attr(self, qualified_name, type_expr=None):
         return self.create_node("get_attr", qualified_name, name=qualified_name.replace(".", "_"))
@@ -239,7 +239,7 @@ class Graph:
         self._nodes.remove(node)
 
     def _unique(self, name):
-        name = re.sub(r"\W", "_", name) or "_"
+        name = re.sub(r"\W+", "_", name) or "_"
         if name[0].isdigit():
             name = "_" + name
         base, n = name, 0
@@ -421,10 +421,11 @@ def _codegen(graph, root):
     for node in graph._nodes:
         args = ", ".join([literal(a) for a in node.args] + [f"{k}={literal(v)}" for k, v in node.kwargs.items()])
         target = node.target
-        if node.op == "placeholder":
-            star = target[:len(target) - len(target.lstrip("*"))]
+        if node.op == "placeholder":   # the parameter is the target (`*args`); the node's name is bound to it
             default = f" = {literal(node.args[0])}" if node.args else ""
-            params.append(f"{star}{node.name}{default}")
+            params.append(f"{target}{default}")
+            if target.lstrip("*") != node.name:
+                body.append(f"{node.name} = {target.lstrip('*')}")
         elif node.op == "get_attr":
             body.append(f"{node.name} = {_attribute(root, target)}")
         elif node.op == "call_module":

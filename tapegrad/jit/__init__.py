@@ -2,7 +2,9 @@
 
 tapegrad has no TorchScript: Python code is what runs. `trace(fn_or_module, example_inputs)` and
 `script(fn_or_module)` return callables whose calls go through `tapegrad.compile` (one XLA program per
-input shapes, the module's parameters as inputs). `.graph` and `.code` of a traced function or module
+input shapes, the module's parameters as inputs). Example inputs may be keyword ones
+(`example_kwarg_inputs={"x": x}`), and `trace_module(m, {"forward": ..., "other": ...})` traces each
+method named (the result has those methods). `.graph` and `.code` of a traced function or module
 are the tapegrad.fx graph recorded from the example inputs (tapegrad's ops, not TorchScript IR);
 `.code` of a scripted one is its Python source. `save`/`load` refuse with the ways to do it instead
 (`tapegrad.save` of a state_dict, or `tapegrad.export`). `ignore`, `unused`, `export` mark nothing:
@@ -88,25 +90,55 @@ class _Scripted:
         return self._code
 
     def _record(self, root, fn, example_inputs):
-        from .. import fx
+        """The fx graph of one call of fn (root's forward if fn is None) on the example inputs: a tuple, or a
+        dict of keyword inputs (placeholders in fn's parameter order)."""
+        from ..fx import GraphModule
+        from ..fx._tracer import record
+        call, values = _positional(fn if fn is not None else root, example_inputs)
+        owner = root if root is not None else Module()
         _tracing[0] += 1
         try:
-            gm = fx.symbolic_trace(root if root is not None else fn, example_inputs=example_inputs)
+            graph, constants, _ = record(owner, call, values)
         finally:
             _tracing[0] -= 1
-        self._graph, self._code = gm.graph, gm.code
+        gm = GraphModule(owner, graph, getattr(fn, "__name__", type(owner).__name__), constants)
+        method = fn.__name__ if root is not None and fn is not None else "forward"   # a traced method keeps its name
+        self._graph, self._code = gm.graph, gm.code.replace("def forward(", f"def {method}(", 1)
+
+
+def _positional(fn, example_inputs):
+    """(a function taking the example inputs positionally, with their names as its signature, the inputs)."""
+    signature = inspect.signature(fn.forward if isinstance(fn, Module) else fn)
+    if isinstance(example_inputs, dict):
+        names = [n for n in signature.parameters if n in example_inputs]
+        for key in example_inputs:
+            if key not in signature.parameters:
+                raise NameError(f"'{key}' is not in forward() method's arguments, valid arguments name are "
+                                f"[{','.join(signature.parameters)}]")
+
+        def call(*values):
+            return fn(**dict(zip(names, values)))
+        values = tuple(example_inputs[n] for n in names)
+        parameters = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names]
+        call.__signature__ = inspect.Signature(parameters)
+        return call, values
+
+    def call(*values):
+        return fn(*values)
+    call.__signature__ = signature
+    return call, example_inputs
 
 
 class ScriptFunction(_Scripted):
-    """A function run through tapegrad.compile."""
+    """A function (or a module's method) run through tapegrad.compile."""
 
-    def __init__(self, fn, example_inputs=None):
+    def __init__(self, fn, example_inputs=None, owner=None):
         from .._compile import compile
         self._fn = fn
         self._compiled = compile(fn)
         self._graph, self._code = None, _source(fn)
         if example_inputs is not None:
-            self._record(None, fn, example_inputs)
+            self._record(owner, fn, example_inputs)
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args, **kwargs):
@@ -115,9 +147,10 @@ class ScriptFunction(_Scripted):
 
 class ScriptModule(Module, _Scripted):
     """A module whose calls run through tapegrad.compile; it shares the original's submodules, parameters and
-    buffers (same objects, same state_dict keys)."""
+    buffers (same objects, same state_dict keys). Traced, it has the methods traced (trace_module): forward
+    only if it was one of them, each other one a ScriptFunction attribute."""
 
-    def __init__(self, original, example_inputs=None):
+    def __init__(self, original, example_inputs=None, methods=None):
         super().__init__()
         from .._compile import compile
         for name, child in original._modules.items():
@@ -127,14 +160,21 @@ class ScriptModule(Module, _Scripted):
         for name, b in original._buffers.items():
             self._buffers[name] = b
         object.__setattr__(self, "_original", original)
-        object.__setattr__(self, "_compiled", compile(original))
         self.training = original.training
+        methods = {"forward": example_inputs} if methods is None else methods
+        object.__setattr__(self, "_compiled", compile(original) if "forward" in methods else None)
         self._graph, self._code = None, _source(type(original).forward)
-        if example_inputs is not None:
-            self._record(original, None, example_inputs)
+        if methods.get("forward") is not None:
+            self._record(original, None, methods["forward"])
+        for name, inputs in methods.items():
+            if name != "forward":
+                object.__setattr__(self, name, ScriptFunction(getattr(original, name), inputs, owner=original))
 
-    def forward(self, *args, **kwargs):
-        return self._compiled(*args, **kwargs)
+    @property
+    def forward(self):
+        if self._compiled is None:   # trace_module without "forward": as PyTorch's module, it has none
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute 'forward'")
+        return self._compiled
 
     def train(self, mode=True):
         self._original.train(mode)
@@ -156,32 +196,50 @@ class TracedModule(ScriptModule):
 
 
 def _as_tuple(example_inputs):
-    return example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
+    """PyTorch's make_tuple: one tensor (or dict) is one input, another iterable its inputs."""
+    from .._tensor import Tensor
+    if isinstance(example_inputs, (Tensor, dict)):
+        return (example_inputs,)
+    return example_inputs if isinstance(example_inputs, tuple) else tuple(example_inputs)
 
 
 def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inputs=None, check_tolerance=1e-5,
           strict=True, _force_outplace=False, _module_class=None, _compilation_unit=None,
           example_kwarg_inputs=None, _store_inputs=True):
-    """func (a function or module) run once on example_inputs; returns a callable over tapegrad.compile."""
+    """func (a function or module) run once on example_inputs, or on example_kwarg_inputs (a dict of keyword
+    inputs); returns a callable over tapegrad.compile."""
     if example_inputs is None:
-        if example_kwarg_inputs is not None:
-            raise NotImplementedError("tapegrad.jit.trace records positional example inputs: pass "
-                                      "example_inputs=(x, ...) instead of example_kwarg_inputs.")
-        raise RuntimeError("example_kwarg_inputs or example_inputs must be provided: trace runs the function "
-                           "once on them, e.g. tapegrad.jit.trace(model, (x,)).")
-    inputs = _as_tuple(example_inputs)
-    if isinstance(func, Module):
-        return TracedModule(func, inputs)
-    return ScriptFunction(func, inputs)
+        if example_kwarg_inputs is None:
+            raise RuntimeError("example_kwarg_inputs or example_inputs must be provided: trace runs the function "
+                               "once on them, e.g. tapegrad.jit.trace(model, (x,)).")
+        if not isinstance(example_kwarg_inputs, dict):
+            raise RuntimeError("example_kwarg_inputs should be a dict, e.g. {'x': x}")
+    module = func if isinstance(func, Module) else getattr(func, "__self__", None)
+    if isinstance(module, Module) and (func is module or func.__name__ == "forward"):
+        inputs = example_inputs if example_inputs is not None else example_kwarg_inputs
+        return trace_module(module, {"forward": inputs}, example_inputs_is_kwarg=isinstance(example_kwarg_inputs, dict))
+    if isinstance(module, Module):
+        raise AttributeError("trace doesn't support compiling individual module's functions.\nPlease use "
+                             f"trace_module: tapegrad.jit.trace_module(model, {{{func.__name__!r}: example_inputs}}).")
+    if isinstance(example_kwarg_inputs, dict):
+        return ScriptFunction(func, example_kwarg_inputs)
+    return ScriptFunction(func, _as_tuple(example_inputs))
 
 
-def trace_module(mod, inputs, **kwargs):
-    """trace of mod's forward with inputs {"forward": example_inputs} (other methods are not traced)."""
-    extra = set(inputs) - {"forward"}
-    if extra:
-        raise NotImplementedError(f"tapegrad.jit.trace_module traces forward only, not {sorted(extra)}: call "
-                                  "those methods on the module itself.")
-    return trace(mod, inputs["forward"], **kwargs)
+def trace_module(mod, inputs, optimize=None, check_trace=True, check_inputs=None, check_tolerance=1e-5,
+                 strict=True, _force_outplace=False, _module_class=None, _compilation_unit=None,
+                 example_inputs_is_kwarg=False, _store_inputs=True):
+    """mod with each method named in `inputs` ({"forward": example_inputs, "other": ...}) traced on its example
+    inputs (dicts of keyword inputs with example_inputs_is_kwarg=True); the result has those methods."""
+    if not isinstance(mod, Module):
+        raise AttributeError("expected tapegrad.nn.Module as the first argument")
+    if not isinstance(inputs, dict):
+        raise AttributeError("expected a dictionary of (method_name, input) pairs")
+    methods = {}
+    for name, example in inputs.items():
+        getattr(mod, name)   # AttributeError for a method mod lacks, as PyTorch
+        methods[name] = example if isinstance(example, dict) and example_inputs_is_kwarg else _as_tuple(example)
+    return TracedModule(mod, methods=methods)
 
 
 def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
