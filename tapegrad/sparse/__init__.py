@@ -5,14 +5,14 @@
 mul/div and the unary ops that keep zeros. Other ops on a sparse tensor raise NotImplementedError; call
 `.to_dense()` first.
 """
-from ._coo import SparseTensor, sparse_coo_tensor, to_sparse, sparse_mm as mm, sparse_sum as sum  # noqa: F401
+from ._coo import SparseTensor, sparse_coo_tensor, to_sparse, sparse_sum as sum  # noqa: F401
+from ._matmul import sparse_mm as mm  # noqa: F401
 
 
 
 def spmm(input, mat2):
     """PyTorch's torch.spmm: torch.mm with a sparse COO first operand."""
-    from ._coo import sparse_mm
-    return sparse_mm(input, mat2, via="mm")
+    return mm(input, mat2, via="mm")
 
 
 __all__ = ["mm", "sum"]
