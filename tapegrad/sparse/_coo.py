@@ -400,7 +400,7 @@ def sparse_sum(input, dim=None, dtype=None, *, keepdim=False, node="sum"):
         values_shape = (count, *dense_shape)
     summed = apply(K.sparse_segment_sum, values, _as_tensor(inverse), count=count, node=node,
                    dense_axes=dense_axes, shape=values_shape)
-    return SparseTensor._make(_as_tensor(indices), summed, tuple(shape), not keepdim)
+    return SparseTensor._make(_as_tensor(indices), summed, tuple(shape), not keepdim or count <= 1)
 
 
 def tensor_sum(input, dim=None, keepdim=False, dtype=None):
