@@ -82,8 +82,9 @@ def _segment_sum(values, segments, count, node, dense_axes=(), drop=False, shape
 
 
 # values of sparse_coo_tensor(indices, values) as recorded (an identity, under PyTorch's node name)
-sparse_coo_tensor = defop("sparse_coo_tensor", lambda values: values, dtype_rule=KEEP,
-                          node_name="SparseCooTensorWithDimsAndTensorsBackward0")
+sparse_coo_tensor = defop("sparse_coo_tensor", lambda values, csr=False: values, dtype_rule=KEEP,
+                          node_name="SparseCooTensorWithDimsAndTensorsBackward0",
+                          overloads=[overload("SparseCompressedTensorBackward0", csr=True)])
 # Tensor.values(): a view of the values, differentiable (PyTorch's _values() is not)
 sparse_values = defop("sparse_values", lambda values: values, dtype_rule=KEEP, view=True,
                       node_name="ValuesBackward0")
@@ -93,8 +94,8 @@ sparse_mm = defop("sparse_mm", _sparse_mm, dtype_rule=KEEP, diff=(1, 2, 3), node
                              overload("SparseAddmmBackward0", optional=(0,), via="sparse_addmm")])
 to_dense = defop("to_dense", _to_dense, dtype_rule=KEEP, diff=(1,))
 # the entries of a dense tensor at given indices: the values of its to_sparse()
-to_sparse = defop("to_sparse", lambda x, indices, full: x[tuple(indices)], dtype_rule=KEEP, diff=(0,),
-                  overloads=[overload("ToSparseBackward1", full=True)])
+to_sparse = defop("to_sparse", lambda x, indices, full, csr: x[tuple(indices)], dtype_rule=KEEP, diff=(0,),
+                  overloads=[overload("ToSparseCsrBackward0", csr=True), overload("ToSparseBackward1", full=True)])
 # entries sharing a segment summed: coalesce() and sparse.sum over some dimensions
 sparse_segment_sum = defop("sparse_segment_sum", _segment_sum, dtype_rule=KEEP, diff=(0,),
                            node="coalesce", overloads=[overload("SparseSumBackward0", node="sum"),

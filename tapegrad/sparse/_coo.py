@@ -14,7 +14,7 @@ import numpy as np
 from .. import _printing
 from .._dispatch import Redirect, apply
 from .._grad_mode import is_grad_enabled, no_grad
-from .._layout import sparse_coo
+from .._layout import sparse_coo, sparse_csr
 from .._ops import sparse as K
 from .._tensor import Tensor, _NON_LEAF_GRAD_WARNING
 from . import _pattern as P
@@ -52,6 +52,9 @@ def _dispatch_op(op, args, static):
     """An op-table entry met with a sparse argument: run it on the values where PyTorch does, else refuse."""
     name, kw = op.name, dict(static)
     tensors = [a for a in args if isinstance(a, Tensor)]
+    if any(t.is_sparse_csr for t in tensors):
+        from ._csr import dispatch_op
+        return dispatch_op(name, args)
     if name in ("add", "sub", "add_scaled", "sub_scaled"):
         from ._add import add
         alpha = args[2] if len(args) > 2 else 1
@@ -82,6 +85,7 @@ class SparseTensor(Tensor):
     `Tensor.to_sparse()`."""
 
     is_sparse = True
+    _layout_name = "Sparse"   # PyTorch's name in messages
 
     @classmethod
     def _make(cls, indices, values, size, coalesced):
@@ -183,7 +187,7 @@ class SparseTensor(Tensor):
         if g is None:
             return None
         if self._sp_coalesced:
-            return SparseTensor._make(self._sp_indices, g, self._sp_size, True)
+            return type(self)._make(self._sp_indices, g, self._sp_size, True)
         # duplicates share one position and so one gradient: keep each position once
         linear = P.linear(self._sp_indices.numpy(), self._sp_size[:self.sparse_dim()])
         _, first = np.unique(linear, return_index=True)
@@ -201,10 +205,10 @@ class SparseTensor(Tensor):
             self._sp_sink.grad = None
 
     def detach(self):
-        return SparseTensor._make(self._sp_indices, self._sp_values.detach(), self._sp_size, self._sp_coalesced)
+        return type(self)._make(self._sp_indices, self._sp_values.detach(), self._sp_size, self._sp_coalesced)
 
     def clone(self, *, memory_format=None):
-        return SparseTensor._make(self._sp_indices.clone(), self._sp_values.clone(), self._sp_size,
+        return type(self)._make(self._sp_indices.clone(), self._sp_values.clone(), self._sp_size,
                                   self._sp_coalesced)
 
     # ---- conversions ----------------------------------------------------------------------------------------
@@ -228,7 +232,7 @@ class SparseTensor(Tensor):
     def to(self, *args, **kwargs):
         values = self._sp_values.to(*args, **kwargs)
         return self if values is self._sp_values else \
-            SparseTensor._make(self._sp_indices, values, self._sp_size, self._sp_coalesced)
+            type(self)._make(self._sp_indices, values, self._sp_size, self._sp_coalesced)
 
     def double(self):
         from .._dtypes import float64
@@ -239,15 +243,15 @@ class SparseTensor(Tensor):
         return self.to(float32)
 
     def numpy(self, *, force=False):
-        raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() first.")
+        raise TypeError(f"can't convert {self._layout_name} layout tensor to numpy. Use Tensor.to_dense() first.")
 
     def tolist(self):
-        raise TypeError("can't convert Sparse layout tensor to a list. Use Tensor.to_dense() first.")
+        raise TypeError(f"can't convert {self._layout_name} layout tensor to a list. Use Tensor.to_dense() first.")
 
     # ---- ops with a sparse rule ---------------------------------------------------------------------------------
 
     def _with_values(self, values):
-        return SparseTensor._make(self._sp_indices, values, self._sp_size, self._sp_coalesced)
+        return type(self)._make(self._sp_indices, values, self._sp_size, self._sp_coalesced)
 
     def t(self):
         if self.dim() != 2 or self.sparse_dim() != 2:
@@ -258,6 +262,9 @@ class SparseTensor(Tensor):
 
     def sum(self, dim=None, keepdim=False, dtype=None):
         return tensor_sum(self, dim, keepdim, dtype)
+
+    def _repr_parts(self):
+        return ("indices", self._sp_indices), ("values", self._sp_values)
 
     def __repr__(self):
         return _repr(self)
@@ -312,10 +319,15 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
     return SparseTensor._make(indices, values, size, coalesced)
 
 
-def to_sparse(input, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
-    """The sparse COO tensor of a dense one: its nonzero entries (rows of the first `sparse_dim` dims)."""
+def to_sparse(input, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None, csr=False):
+    """The sparse COO tensor of a dense one: its nonzero entries (rows of the first `sparse_dim` dims);
+    layout=sparse_csr: the CSR one (csr: the COO tensor of a CSR one's entries, recorded as to_sparse_csr)."""
+    if layout is sparse_csr:
+        from ._csr import to_sparse_csr
+        return to_sparse_csr(input)
     if layout is not None and layout is not sparse_coo:
-        raise NotImplementedError(f"to_sparse(layout={layout}): tapegrad supports the sparse_coo layout only.")
+        raise NotImplementedError(f"to_sparse(layout={layout}): tapegrad supports the sparse_coo and sparse_csr "
+                                  "layouts only. Convert to one of them.")
     if input.is_sparse:
         return input
     full = sparse_dim is None
@@ -327,7 +339,7 @@ def to_sparse(input, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=
     if data.ndim > sparse_dim:
         nonzero = nonzero.any(axis=tuple(range(sparse_dim, data.ndim)))
     indices = _as_tensor(np.stack(np.nonzero(nonzero)).astype(np.int64).reshape(sparse_dim, -1))
-    values = apply(K.to_sparse, input, indices, full=full)
+    values = apply(K.to_sparse, input, indices, full=full, csr=csr)
     result = SparseTensor._make(indices, values, input.shape, True)
     if input.requires_grad:
         result._sp_dense = (input, input._version)
@@ -349,19 +361,19 @@ def _repr(t):
     if t.dtype.name not in (default, complex_default, "int64", "bool"):
         suffixes.append(f"dtype=tapegrad.{t.dtype.name}")
     parts = []
-    for name, part in (("indices", t._sp_indices), ("values", t._sp_values)):
+    for name, part in t._repr_parts():
         arr = P._widen(np.asarray(part.detach().numpy()))
         text = P._tensor_str(arr, indent + len(name) + len("=tensor(")) if arr.size else "[]"
         if arr.size == 0:
             text += f", size={tuple(arr.shape)}"
         parts.append(f"{name}=tensor({text})")
-    body = "tensor(" + parts[0] + ",\n" + " " * indent + parts[1]
-    suffixes.append(f"layout={sparse_coo}")
+    body = "tensor(" + (",\n" + " " * indent).join(parts)
+    suffixes.append(f"layout={t.layout}")
     if t.grad_fn is not None:
         suffixes.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
-    return P._add_suffixes(body, suffixes, indent, force_newline=True)
+    return P._add_suffixes(body, suffixes, indent, force_newline=t.is_sparse)   # COO's; CSR's fill the line
 
 
 # ---- sums ---------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ from .._dispatch import apply
 from .._functional._linalg import _TYPE
 from .._ops import sparse as K
 from . import _pattern as P
+from ._coo import SparseTensor, _as_tensor
 from ._routes import dense_term, routes, sparse_term
 
 def _type(t):
@@ -16,14 +17,15 @@ def _type(t):
 def sparse_mm(a, b, via="sparse_addmm"):
     """a @ b with a sparse operand: `via` is the PyTorch function called (sparse_addmm: torch.sparse.mm,
     mm: torch.mm / matmul / @, mv: torch.mv)."""
-    if not (a.is_sparse or b.is_sparse):
+    sparse_a, sparse_b = isinstance(a, SparseTensor), isinstance(b, SparseTensor)   # COO or CSR
+    if not (sparse_a or sparse_b):
         raise RuntimeError("tapegrad.sparse.mm expects a sparse COO tensor as an argument. Convert one with "
                            ".to_sparse() or call tapegrad.mm for two dense tensors.")
-    if a.is_sparse and b.is_sparse:
+    if sparse_a and sparse_b:
         return _sparse_sparse(a, b, via)
-    if b.is_sparse and via == "sparse_addmm":   # PyTorch's (sparse^T @ dense^T)^T, the gradient masked
+    if sparse_b and via == "sparse_addmm":   # PyTorch's (sparse^T @ dense^T)^T, the gradient masked
         return _sparse_dense(b.t(), a.transpose(0, 1), via).transpose(0, 1)
-    if b.is_sparse:
+    if sparse_b:
         return _dense_sparse(a, b)
     return _sparse_dense(a, b, via)
 
@@ -101,7 +103,6 @@ def _sparse_sparse(a, b, via):
     if rb_routes:   # b's gradient: a^T @ grad
         pattern, rb = _term(rb_routes, P.matmul(ai[::-1], result, p)[0], b, masked)
         bv, arb = bv.detach(), _pairs_into(ai, pattern, p, positions)
-    from ._coo import SparseTensor, _as_tensor
     node = "sparse_sparse_matmul" if masked else "mm"
     values = apply(K.sparse_sparse_mm, av, bv, _as_tensor(np.stack([pa, pb, out])), ra, rab, rb, arb,
                    count=count, node=node)
@@ -112,7 +113,6 @@ def _term(rs, positions, operand, masked):
     """An operand's route term on its gradient's pattern, the product at `positions`; masked (torch.sparse.mm):
     PyTorch's sparse_mask_like_grad, the operand's own pattern when it is coalesced and smaller, else the
     product's with zeros off the operand's pattern. Returns the pattern and the term."""
-    from ._coo import _as_tensor
     own = operand._sp_indices.numpy()
     size = tuple(operand.shape)
     if masked and operand._sp_coalesced and own.shape[1] < len(positions):
@@ -127,7 +127,6 @@ def _term(rs, positions, operand, masked):
 
 def _pairs_into(x, y, cols, result):
     """The pairs of x @ y that land on the result's positions, numbered as the result's entries."""
-    from ._coo import _as_tensor
     positions, px, py, out = P.matmul(x, y, cols)
     found, where = P.lookup(positions[out], result)
     return _as_tensor(np.stack([px[found], py[found], where[found]]))

@@ -61,9 +61,10 @@ def _leaf_sink(leaf, indices, shape):
 def sparse_term(rs, indices, shape):
     """Zeros of `shape` (nnz, *dense) on the distinct positions `indices` (a Tensor), whose gradient reaches
     each route on those positions; None when there are no routes."""
+    from ._coo import SparseTensor
     terms = []
     for target, factor in rs:
-        if target.is_sparse:
+        if isinstance(target, SparseTensor):
             terms.append(apply(K.sparse_route, _leaf_sink(target, indices, shape), None, factor=factor))
         else:
             terms.append(apply(K.sparse_route, target, indices, factor=factor))
@@ -73,9 +74,10 @@ def sparse_term(rs, indices, shape):
 def dense_term(rs, shape):
     """Zeros of the full `shape` whose gradient reaches each route densely (PyTorch's gradient from a dense
     consumer such as torch.mm or dense + sparse); None when there are no routes."""
+    from ._coo import SparseTensor
     terms = []
     for target, factor in rs:
-        if target.is_sparse:
+        if isinstance(target, SparseTensor):
             if target._sp_sink is None:
                 from .._creation import zeros
                 target._sp_sink = zeros(shape, dtype=target.dtype, requires_grad=True)
