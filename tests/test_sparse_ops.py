@@ -77,8 +77,8 @@ def test_sparse_plus_sparse(op, coalesced, consumer):
     lambda lib: lib.sub(_coo(lib, (lib.zeros(2, 0, dtype=lib.int64), lib.zeros(0))), _coo(lib, A, coalesce=True),
                         alpha=3),
     lambda lib: _coo(lib, A) - _coo(lib, (lib.zeros(2, 0, dtype=lib.int64), lib.zeros(0))),
-    lambda lib: _coo(lib, ([[1, 0]], [[1.0, 2.0], [3.0, 4.0]]), (2, 2)) + _coo(lib, ([[1, 1]], [[1.0, 2.0], [3.0, 4.0]]),
-                                                                              (2, 2)),
+    lambda lib: _coo(lib, ([[1, 0]], [[1.0, 2.0], [3.0, 4.0]]), (2, 2))
+    + _coo(lib, ([[1, 1]], [[1.0, 2.0], [3.0, 4.0]]), (2, 2)),
     lambda lib: _coo(lib, ([[0]], [1.0]), (1, ), coalesce=True) + _coo(lib, ([[0]], [-1.0]), (1,), coalesce=True),
 ])
 def test_sparse_plus_sparse_dtypes_hybrids_and_empty_operands(make):
@@ -185,8 +185,10 @@ def test_dense_times_sparse(fn, operand):
         d = _weights(lib, (2, 2)).requires_grad_()
         v = lib.tensor([3.0, 4.0, 5.0], dtype=lib.float64, requires_grad=True)
         x = lib.tensor([[0.0, 2.0, 0.0], [3.0, 0.0, 1.0]], dtype=lib.float64, requires_grad=True)
-        s, wants = {"leaf": lambda: (_coo(lib, A),) * 2, "values": lambda: (lib.sparse_coo_tensor(A[0], v * 1, (2, 3)), v),
-                    "to_sparse": lambda: (x.to_sparse(), x), "sum": lambda: (_coo(lib, A) + _coo(lib, B), None)}[operand]()
+        s, wants = {"leaf": lambda: (_coo(lib, A),) * 2,
+                    "values": lambda: (lib.sparse_coo_tensor(A[0], v * 1, (2, 3)), v),
+                    "to_sparse": lambda: (x.to_sparse(), x),
+                    "sum": lambda: (_coo(lib, A) + _coo(lib, B), None)}[operand]()
         y = {"mm": lib.mm, "matmul": lib.matmul, "@": lambda p, q: p @ q, "sparse.mm": lib.sparse.mm}[fn](d, s)
         (y * _weights(lib, (2, 3))).sum().backward()
         return y, d.grad, None if wants is None else wants.grad

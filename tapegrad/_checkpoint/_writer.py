@@ -80,7 +80,7 @@ class _CheckpointPickler(pickle._Pickler):
 
     def reducer_override(self, obj):
         if isinstance(obj, Tensor):
-            if obj.is_sparse or obj.is_sparse_csr:
+            if obj.is_sparse or obj.is_sparse_csr is True:   # (MaskedTensor.is_sparse_csr is a method)
                 return self._reduce_sparse(obj)
             return self._reduce_tensor(obj)
         if isinstance(obj, Size):

@@ -52,7 +52,7 @@ def _dispatch_op(op, args, static):
     """An op-table entry met with a sparse argument: run it on the values where PyTorch does, else refuse."""
     name, kw = op.name, dict(static)
     tensors = [a for a in args if isinstance(a, Tensor)]
-    if any(t.is_sparse_csr for t in tensors):
+    if any(t.is_sparse_csr is True for t in tensors):   # (MaskedTensor.is_sparse_csr is a method)
         from ._csr import dispatch_op
         return dispatch_op(name, args)
     if name in ("add", "sub", "add_scaled", "sub_scaled"):
