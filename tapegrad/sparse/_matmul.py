@@ -65,7 +65,8 @@ def _dense_sparse(dense, sparse):
     if dense.dim() == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are 0D and "
                            f"{sparse.dim()}D")
-    rows = dense.reshape(-1, dense.shape[-1]) if dense.dim() != 2 else dense
+    rows = dense if dense.dim() == 2 else dense.unsqueeze(0) if dense.dim() == 1 else \
+        dense.reshape(-1, dense.shape[-1])   # as PyTorch's matmul: a vector as a row, batches folded
     _check_sparse_dense(sparse, rows, transposed=True)
     values, sink = sparse._sp_values, None
     rs = routes(sparse)
@@ -73,7 +74,7 @@ def _dense_sparse(dense, sparse):
         values, sink = values.detach(), dense_term(rs, sparse.shape)
     out = apply(K.dense_sparse_mm, rows, sparse._sp_indices, values, sink, cols=sparse.shape[1])
     if dense.dim() == 1:
-        return out.squeeze(0)
+        return out.squeeze_(0)
     return out if dense.dim() == 2 else out.reshape(*dense.shape[:-1], sparse.shape[1])
 
 
