@@ -106,3 +106,22 @@ def test_refusals():
                                                   "backend.*to_sparse"):
         m.exp()
     np.testing.assert_array_equal(m.to_sparse().to_dense().numpy(), np.asarray(X, np.float32))
+
+
+def test_csr_times_csr_is_csr():
+    def run(lib):
+        a = lib.sparse_csr_tensor(*CSR, (3, 3), requires_grad=True)
+        b = lib.sparse_csr_tensor(*CSR, (3, 3), requires_grad=True)
+        y = a @ b
+        (y.to_dense() * lib.arange(9.0).reshape(3, 3)).sum().backward()
+        return y, a.grad, b.grad
+    for m, t in zip(*reversed(_both(run))):
+        _same(m, t)
+    for lib in (torch, tg):
+        c, s = lib.tensor(X).to_sparse_csr(), lib.tensor(X).to_sparse()
+        with pytest.raises(RuntimeError, match=r"addmm: computation on CPU is not implemented for SparseCsr \+ "
+                                               "SparseCsr @ Sparse"):
+            lib.mm(c, s)
+        with pytest.raises(RuntimeError, match=r"addmm: computation on CPU is not implemented for Sparse \+ Sparse "
+                                               "@ SparseCsr"):
+            lib.mm(s, c)

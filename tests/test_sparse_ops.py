@@ -303,3 +303,30 @@ def test_finite_differences():
     assert tg.autograd.gradcheck(add, (v, w))
     assert tg.autograd.gradcheck(product, (v, r))
     assert tg.autograd.gradcheck(dense_product, (v, r))
+
+
+def test_in_place_add_and_sub():
+    def run(lib):
+        a = _coo(lib, DUP, requires_grad=False)
+        a += _coo(lib, B, requires_grad=False)
+        a.sub_(_coo(lib, A, coalesce=True, requires_grad=False), alpha=2)
+        d = _weights(lib, (2, 3))
+        d += a
+        return a, d
+    for m, t in zip(*reversed(_both(run))):
+        _same(m, t)
+    for lib in (torch, tg):
+        with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place"):
+            _coo(lib, A).add_(_coo(lib, B, requires_grad=False))
+        with pytest.raises(RuntimeError, match="Can't convert result type Double to output Long in add operation"):
+            _coo(lib, A, requires_grad=False, dtype=lib.int64).add_(_coo(lib, B, requires_grad=False))
+
+
+def test_sparse_mm_of_dense_tensors():
+    def run(lib):
+        x = _weights(lib, (2, 3)).requires_grad_()
+        y = lib.sparse.mm(x, _weights(lib, (3, 2)))
+        y.sum().backward()
+        return y, x.grad
+    for m, t in zip(*reversed(_both(run))):
+        _same(m, t)

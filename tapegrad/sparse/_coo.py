@@ -20,9 +20,9 @@ from .._tensor import Tensor, _NON_LEAF_GRAD_WARNING
 from . import _pattern as P
 from ._routes import routes
 
-_SUPPORTED = ("tapegrad's sparse COO tensors support to_dense(), coalesce(), sparse.sum, sparse.mm/mm/matmul with "
-              "the sparse tensor on the left, t(), scalar mul/div and the unary ops that keep zeros (neg, abs, sin, "
-              "sqrt, relu...). Call .to_dense() first for other ops.")
+_SUPPORTED = ("tapegrad's sparse COO tensors support to_dense(), coalesce(), sparse.sum and sum(), sparse +/- sparse, "
+              "dense +/- sparse, products with sparse operands (sparse.mm, mm, matmul, @), t(), scalar mul/div and "
+              "the unary ops that keep zeros (neg, abs, sin, sqrt, relu...). Call .to_dense() first for other ops.")
 _NO_DENSE = "Could not run this operation with arguments from the 'SparseCPU' backend: " + _SUPPORTED
 
 # Unary ops with f(0) == 0 that PyTorch runs on a sparse tensor's values; the nonlinear ones coalesce first
@@ -174,9 +174,10 @@ class SparseTensor(Tensor):
             warnings.warn(_NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
             return None
         sparse, extra = self._sparse_grad(), self._sp_extra
-        if extra is not None:
+        if extra is not None:   # (kept as COO; a CSR leaf's gradient is CSR)
             with no_grad():
-                sparse = extra if sparse is None else sparse + extra
+                sparse = extra if sparse is None else sparse.to_sparse() + extra
+                sparse = sparse.to_sparse_csr() if self.is_sparse_csr is True else sparse
         dense = None if self._sp_sink is None else self._sp_sink._grad
         if dense is None:
             return sparse
@@ -252,6 +253,32 @@ class SparseTensor(Tensor):
 
     def _with_values(self, values):
         return type(self)._make(self._sp_indices, values, self._sp_size, self._sp_coalesced)
+
+    def add_(self, other, *, alpha=1):
+        return self._add_in_place(other, alpha, "add")
+
+    def sub_(self, other, *, alpha=1):
+        return self._add_in_place(other, -alpha, "sub")
+
+    __iadd__, __isub__ = add_, sub_
+
+    def _add_in_place(self, other, alpha, node):
+        """PyTorch's in-place add of a sparse tensor: this one takes the sum's entries (rebound, so tensors
+        recorded from its old value keep it: tapegrad has no version check to fail there, as PyTorch's does)."""
+        from ._add import add
+        from .._inplace import _CAST_NAMES, _can_cast
+        if self.is_leaf and self.requires_grad and is_grad_enabled():
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        out = add(self, other, alpha, node)
+        values = out._sp_values
+        if values.dtype is not self.dtype:
+            if not _can_cast(values.dtype, self.dtype):
+                raise RuntimeError(f"Can't convert result type {_CAST_NAMES[values.dtype.name]} to output "
+                                   f"{_CAST_NAMES[self.dtype.name]} in {node} operation")
+            values = values.to(self.dtype)
+        self._sp_indices, self._sp_values, self._sp_coalesced = out._sp_indices, values, out._sp_coalesced
+        self._sp_routes = out._sp_routes
+        return self
 
     def t(self):
         if self.dim() != 2 or self.sparse_dim() != 2:

@@ -18,11 +18,16 @@ def sparse_mm(a, b, via="sparse_addmm"):
     """a @ b with a sparse operand: `via` is the PyTorch function called (sparse_addmm: torch.sparse.mm,
     mm: torch.mm / matmul / @, mv: torch.mv)."""
     sparse_a, sparse_b = isinstance(a, SparseTensor), isinstance(b, SparseTensor)   # COO or CSR
-    if not (sparse_a or sparse_b):
-        raise RuntimeError("tapegrad.sparse.mm expects a sparse COO tensor as an argument. Convert one with "
-                           ".to_sparse() or call tapegrad.mm for two dense tensors.")
+    if not (sparse_a or sparse_b):   # PyTorch's sparse.mm of dense tensors: (b^T @ a^T)^T
+        from .._functional._linalg import mm
+        return mm(b.transpose(0, 1), a.transpose(0, 1)).transpose(0, 1)
     if sparse_a and sparse_b:
-        return _sparse_sparse(a, b, via)
+        if a.is_sparse_csr is not b.is_sparse_csr:
+            kinds = [t._layout_name for t in (a, a, b)]
+            raise RuntimeError(f"addmm: computation on CPU is not implemented for {kinds[0]} + {kinds[1]} @ "
+                               f"{kinds[2]}. Convert both to one layout (to_sparse(), to_sparse_csr()).")
+        out = _sparse_sparse(a, b, via)   # CSR @ CSR is CSR: the same entries, row by row
+        return type(a)._make(out._sp_indices, out._sp_values, out._sp_size, True) if a.is_sparse_csr else out
     if sparse_b and via == "sparse_addmm":   # PyTorch's (sparse^T @ dense^T)^T, the gradient masked
         return _sparse_dense(b.t(), a.transpose(0, 1), via).transpose(0, 1)
     if sparse_b:
