@@ -49,8 +49,8 @@ def _pad(x):
 def _sparse_add(a, b, take_a, take_b, routed, take_r, alpha, dtype, node):
     # a + alpha * b entry by entry (take_*: which entry of each operand a result entry adds; the operand's
     # length for none), plus the operands' route term (on the result's distinct positions, see sparse/_routes)
-    a, b = jnp.asarray(a, dtype), jnp.asarray(b, dtype)
-    out = _pad(a)[take_a] + alpha * _pad(b)[take_b] if alpha != 1 else _pad(a)[take_a] + _pad(b)[take_b]
+    a, b = _pad(jnp.asarray(a, dtype))[take_a], _pad(jnp.asarray(b, dtype))[take_b]
+    out = a + (b if alpha == 1 else alpha * b)
     return out if routed is None else out + _pad(jnp.asarray(routed, dtype))[take_r]
 
 

@@ -210,7 +210,7 @@ class SparseTensor(Tensor):
 
     def clone(self, *, memory_format=None):
         return type(self)._make(self._sp_indices.clone(), self._sp_values.clone(), self._sp_size,
-                                  self._sp_coalesced)
+                                self._sp_coalesced)
 
     # ---- conversions ----------------------------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""Products with sparse COO operands: sparse @ dense, dense @ sparse, sparse @ sparse, with PyTorch's checks,
+"""Products with sparse (COO or CSR) operands: sparse @ dense, dense @ sparse, sparse @ sparse, with PyTorch's checks,
 result layouts and gradients (masked to the sparse operand's pattern by torch.sparse.mm, dense or on the
 product's pattern by torch.mm; see _routes.py for gradients outside an operand's pattern)."""
 import numpy as np
@@ -9,6 +9,7 @@ from .._ops import sparse as K
 from . import _pattern as P
 from ._coo import SparseTensor, _as_tensor
 from ._routes import dense_term, routes, sparse_term
+
 
 def _type(t):
     return _TYPE.get(t.dtype.name, t.dtype.name)
