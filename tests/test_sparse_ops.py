@@ -330,3 +330,26 @@ def test_sparse_mm_of_dense_tensors():
         return y, x.grad
     for m, t in zip(*reversed(_both(run))):
         _same(m, t)
+
+
+@pytest.mark.parametrize("expr", [
+    lambda lib, a, b: 2 * a - b,
+    lambda lib, a, b: -a + b,
+    lambda lib, a, b: a / 4 + b,
+    lambda lib, a, b: a.coalesce() + b,
+    lambda lib, a, b: a.clone() - b * 3,
+    lambda lib, a, b: (a + b).coalesce() + b,
+    lambda lib, a, b: lib.mm(-a + 2 * b, _weights(lib, (3, 2))),
+])
+def test_scaled_and_coalesced_operands_pass_gradients_on(expr):
+    # PyTorch hands k * a's gradient (on any pattern) on to a: the same for leaves through these ops
+    def run(lib):
+        a, b = _coo(lib, DUP), _coo(lib, B)
+        c = expr(lib, a, b)
+        dense = c.to_dense() if c.is_sparse else c
+        (dense * _weights(lib, tuple(dense.shape))).sum().backward()
+        return c, a.grad, b.grad
+    (tc, ta, tb), (mc, ma, mb) = _both(run)
+    _same(mc, tc)
+    _same_grad(ma, ta)
+    _same_grad(mb, tb)

@@ -18,7 +18,7 @@ from .._layout import sparse_coo, sparse_csr
 from .._ops import sparse as K
 from .._tensor import Tensor, _NON_LEAF_GRAD_WARNING
 from . import _pattern as P
-from ._routes import routes
+from ._routes import combined, routes
 
 _SUPPORTED = ("tapegrad's sparse COO tensors support to_dense(), coalesce(), sparse.sum and sum(), sparse +/- sparse, "
               "dense +/- sparse, products with sparse operands (sparse.mm, mm, matmul, @), t(), scalar mul/div and "
@@ -62,12 +62,14 @@ def _dispatch_op(op, args, static):
     if len(tensors) == 1:
         s = tensors[0]
         if len(args) == 1 and name in _LINEAR_UNARY:
-            return s._with_values(apply(op, s._sp_values, **kw))
+            return s._with_values(apply(op, s._sp_values, **kw), -1 if name == "neg" else 1)
         if len(args) == 1 and name in _COALESCED_UNARY:
             c = s.coalesce()
             return c._with_values(apply(op, c._sp_values, **kw))
         if name == "mul" or (name == "div" and args[0] is s):   # by a Python scalar: linear
-            return s._with_values(apply(op, *[s._sp_values if a is s else a for a in args], **kw))
+            k = next(a for a in args if a is not s)
+            return s._with_values(apply(op, *[s._sp_values if a is s else a for a in args], **kw),
+                                  k if name == "mul" else 1 / k)
         if name == "pow" and args[0] is s:
             c = s.coalesce()
             return c._with_values(apply(op, c._sp_values, *args[1:], **kw))
@@ -96,7 +98,7 @@ class SparseTensor(Tensor):
         self._sp_sink = None     # a leaf's dense gradient (from torch.mm, dense + sparse...; see _routes)
         self._sp_extra = None    # a leaf's gradient on other patterns than its own (see _routes)
         self._sp_dense = None    # (tensor, version) this one was made from by to_sparse()
-        self._sp_routes = None   # where an add's result's gradient goes (see _routes)
+        self._sp_routes = None   # where a derived tensor's gradient goes on (see _routes)
         return self
 
     # ---- metadata ---------------------------------------------------------------------------------------------
@@ -209,8 +211,7 @@ class SparseTensor(Tensor):
         return type(self)._make(self._sp_indices, self._sp_values.detach(), self._sp_size, self._sp_coalesced)
 
     def clone(self, *, memory_format=None):
-        return type(self)._make(self._sp_indices.clone(), self._sp_values.clone(), self._sp_size,
-                                self._sp_coalesced)
+        return self._with_values(self._sp_values.clone(), 1)
 
     # ---- conversions ----------------------------------------------------------------------------------------
 
@@ -228,12 +229,13 @@ class SparseTensor(Tensor):
         indices, inverse = P.unique(self._sp_indices.numpy(), sizes)
         values = apply(K.sparse_segment_sum, self._sp_values, _as_tensor(inverse), count=indices.shape[1],
                        node="coalesce")
-        return SparseTensor._make(_as_tensor(indices), values, self._sp_size, True)
+        out = SparseTensor._make(_as_tensor(indices), values, self._sp_size, True)
+        out._sp_routes = combined((routes(self), 1)) or None   # the same positions: the gradient passes on
+        return out
 
     def to(self, *args, **kwargs):
         values = self._sp_values.to(*args, **kwargs)
-        return self if values is self._sp_values else \
-            type(self)._make(self._sp_indices, values, self._sp_size, self._sp_coalesced)
+        return self if values is self._sp_values else self._with_values(values, 1)
 
     def double(self):
         from .._dtypes import float64
@@ -251,8 +253,13 @@ class SparseTensor(Tensor):
 
     # ---- ops with a sparse rule ---------------------------------------------------------------------------------
 
-    def _with_values(self, values):
-        return type(self)._make(self._sp_indices, values, self._sp_size, self._sp_coalesced)
+    def _with_values(self, values, factor=None):
+        """This tensor's pattern with other values; factor: they are this one's times it, so the result passes
+        its gradient on to this one's routes (see _routes)."""
+        out = type(self)._make(self._sp_indices, values, self._sp_size, self._sp_coalesced)
+        if factor is not None:
+            out._sp_routes = combined((routes(self), factor)) or None
+        return out
 
     def add_(self, other, *, alpha=1):
         return self._add_in_place(other, alpha, "add")

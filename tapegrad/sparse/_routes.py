@@ -6,7 +6,8 @@ and b c's gradient (on c's pattern), `a @ b` gives a the product grad @ b^T (on 
 `x.to_sparse()` passes them on to x. tapegrad's gradients flow through a tensor's values, which hold its own
 pattern only; so a sparse tensor also knows its *routes*: the tensors that take its gradient on any pattern,
 each with a factor -- itself when it is a leaf that requires grad, x for x.to_sparse(), the routes of an
-add's operands (the second scaled by alpha) for the add's result. An op giving its operand a gradient on
+add's operands (the second scaled by alpha) for the add's result, and a tensor's own routes (scaled) for its
+negation, scalar multiples, clone, to() and coalesce(), which keep its positions. An op giving its operand a gradient on
 another pattern reads the operand's values detached and adds a term of zeros whose gradient reaches the
 routes: `sparse_term` on given positions (a fresh leaf folded into the sparse leaf's gradient once backward
 has written it, or a gather from x), `dense_term` on every position (the leaf's dense sink, or x itself).
