@@ -1,4 +1,4 @@
-"""PyTorch's tensor layouts: `strided` (every dense tensor) and `sparse_coo` (tapegrad.sparse)."""
+"""PyTorch's tensor layouts: `strided` (every dense tensor), `sparse_coo` and `sparse_csr` (tapegrad.sparse)."""
 
 
 class layout:
@@ -20,4 +20,5 @@ def _by_name(name):
 
 strided = layout("strided")
 sparse_coo = layout("sparse_coo")
-LAYOUTS = {"strided": strided, "sparse_coo": sparse_coo}
+sparse_csr = layout("sparse_csr")
+LAYOUTS = {"strided": strided, "sparse_coo": sparse_coo, "sparse_csr": sparse_csr}

@@ -141,6 +141,11 @@ class Tensor:
         return self.device.type == "cpu"
 
     is_sparse = False   # tapegrad.sparse's SparseTensor says True
+    is_sparse_csr = False   # and its SparseCsrTensor this
+
+    def to_sparse_csr(self, dense_dim=None):
+        from .sparse._csr import to_sparse_csr
+        return to_sparse_csr(self)
 
     @property
     def layout(self):

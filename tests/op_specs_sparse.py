@@ -24,5 +24,26 @@ SPECS = {
         Case(lambda lib, i, v: _coo(lib, i, v).coalesce().values(), A(DUPLICATES), F(4)),
         Case(lambda lib, i, v: lib.sparse.sum(_coo(lib, i, v), 1).to_dense(), A(DUPLICATES), F(4)),
         Case(lambda lib, i, v: lib.sparse.sum(_coo(lib, i, v, (3, 3, 2)), (0, 1, 2)), A(DUPLICATES), F(4, 2)),
-        Case(lambda lib, i, v: lib.sparse.sum(_coo(lib, i, v, (3, 3, 2)), (0, 1)), A(DUPLICATES), F(4, 2))),
+        Case(lambda lib, i, v: lib.sparse.sum(_coo(lib, i, v, (3, 3, 2)), (0, 1)), A(DUPLICATES), F(4, 2)),
+        Case(lambda lib, i, v: _coo(lib, i, v, (3, 3, 2)).sum((0, 1), keepdim=True), A(DUPLICATES), F(4, 2))),
+    # sparse + sparse merges the entry lists; an operand made by to_sparse() takes the gradient on the
+    # result's pattern (sparse_route)
+    "sparse_add": cases(
+        Case(lambda lib, i, v, w: (_coo(lib, i, v) + _coo(lib, ROWS_COLS, w)).to_dense(), A(DUPLICATES), F(4), F(4)),
+        Case(lambda lib, i, v, w: lib.sub(_coo(lib, i, v, (3, 3, 2)), _coo(lib, i, w, (3, 3, 2)).coalesce(),
+                                          alpha=2).to_dense(), A(DUPLICATES), F(4, 2), F(4, 2))),
+    # operands made by to_sparse() take their gradient through routes, on the pattern PyTorch gives them
+    "sparse_route": cases(
+        Case(lambda lib, x, i, w: (x.to_sparse() - _coo(lib, i, w)).to_dense(), F(3, 3), A(DUPLICATES), F(4)),
+        Case(lambda lib, x, y, d: lib.mm(x.to_sparse() + y.to_sparse(), d), F(3, 3), F(3, 3), F(3, 2)),
+        Case(lambda lib, x, i, w: (_coo(lib, i, w) @ x.to_sparse()).to_dense(), F(3, 2), A(ROWS_COLS), F(4)),
+        Case(lambda lib, x, y: lib.mm(x.to_sparse(), y.to_sparse()).to_dense(), F(2, 3), F(3, 2)),
+        Case(lambda lib, d, x: lib.mm(d, x.to_sparse()), F(2, 3), F(3, 2))),
+    "sparse_sparse_mm": cases(
+        Case(lambda lib, i, v, w: lib.sparse.mm(_coo(lib, i, v), _coo(lib, ROWS_COLS, w)).to_dense(),
+             A(DUPLICATES), F(4), F(4)),
+        Case(lambda lib, i, v, w: (_coo(lib, i, v) @ _coo(lib, ROWS_COLS, w)).to_dense(), A(ROWS_COLS), F(4), F(4))),
+    "dense_sparse_mm": cases(
+        Case(lambda lib, d, i, v: d @ _coo(lib, i, v), F(2, 3), A(DUPLICATES), F(4)),
+        Case(lambda lib, d, i, v: d @ _coo(lib, i, v), F(3), A(ROWS_COLS), F(4))),
 }

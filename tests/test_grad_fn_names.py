@@ -73,6 +73,10 @@ KNOWN_DIFFERENCES = {
     # circular padding: PyTorch's is a composite of slice copies into a new tensor (CopySlices nodes);
     # tapegrad records one pad node (reflect and replicate are named as PyTorch's kernels)
     "spec:pad",
+    # a sparse operand made by to_sparse() (or a sparse leaf) takes a gradient on another pattern than its
+    # own through a route term (sparse/_routes.py): its values are read detached ((None, 0) in
+    # next_functions) and the route node (SparseRouteBackward0) stands where PyTorch lists ToSparseBackward
+    "spec:sparse_route",
 }
 
 

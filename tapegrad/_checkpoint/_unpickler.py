@@ -92,6 +92,10 @@ class CheckpointUnpickler(pickle.Unpickler):
                 return self._rebuild_parameter
         if module == "torch._tensor" and name == "_rebuild_from_type_v2":
             return self._rebuild_from_type
+        if module == "torch._utils" and name == "_rebuild_sparse_tensor":
+            return _rebuild_sparse
+        if module == "torch.serialization" and name == "_get_layout":
+            return _get_layout
         return None
 
     def persistent_load(self, pid):
@@ -125,6 +129,28 @@ class CheckpointUnpickler(pickle.Unpickler):
         if new_type.is_parameter and not getattr(t, "_is_parameter", False):
             t = parameter(t, t.requires_grad)
         return t
+
+
+def _get_layout(name):
+    from .._layout import LAYOUTS
+    layout = LAYOUTS.get(name[len("torch."):] if name.startswith("torch.") else None)
+    if layout is None:
+        raise NotImplementedError(f"{name}: tapegrad's tensors have the strided, sparse_coo and sparse_csr layouts "
+                                  "only. Save the tensor converted to one of them (to_sparse(), to_dense()).")
+    return layout
+
+
+def _rebuild_sparse(layout, data):
+    """PyTorch's _rebuild_sparse_tensor: a COO tensor from (indices, values, size[, is_coalesced]), a CSR one
+    from (crow_indices, col_indices, values, size); both checked as they are built."""
+    from .. import sparse
+    from .._layout import sparse_coo, sparse_csr
+    if layout is sparse_coo:
+        indices, values, size = data[:3]
+        return sparse.sparse_coo_tensor(indices, values, size, is_coalesced=data[3] if len(data) > 3 else None)
+    if layout is sparse_csr:
+        return sparse.sparse_csr_tensor(*data)
+    raise pickle.UnpicklingError(f"_rebuild_sparse_tensor: unsupported layout {layout!r}")
 
 
 def _tapegrad_counterpart(module, name):

@@ -48,6 +48,8 @@ class _Global:
 
 _REBUILD_TENSOR = _Global("torch._utils", "_rebuild_tensor_v2")
 _REBUILD_PARAMETER = _Global("torch._utils", "_rebuild_parameter")
+_REBUILD_SPARSE = _Global("torch._utils", "_rebuild_sparse_tensor")
+_GET_LAYOUT = _Global("torch.serialization", "_get_layout")
 
 
 class _SavedStorage:
@@ -78,6 +80,8 @@ class _CheckpointPickler(pickle._Pickler):
 
     def reducer_override(self, obj):
         if isinstance(obj, Tensor):
+            if obj.is_sparse or obj.is_sparse_csr is True:   # (MaskedTensor.is_sparse_csr is a method)
+                return self._reduce_sparse(obj)
             return self._reduce_tensor(obj)
         if isinstance(obj, Size):
             return _Global("torch", "Size"), (tuple(obj),)
@@ -98,6 +102,17 @@ class _CheckpointPickler(pickle._Pickler):
             inner = _Rebuild(_REBUILD_TENSOR, args[:4] + (False, OrderedDict()))
             return _REBUILD_PARAMETER, (inner, t.requires_grad, OrderedDict())
         return _REBUILD_TENSOR, args
+
+    def _reduce_sparse(self, t):
+        """PyTorch's _rebuild_sparse_tensor(layout, data): data is (indices, values, size, is_coalesced) for COO,
+        (crow_indices, col_indices, values, size) for CSR; requires_grad is not saved, as in PyTorch."""
+        layout = _Rebuild(_GET_LAYOUT, (f"torch.{t.layout.name}",))
+        values = t._sp_values.detach()
+        if t.is_sparse:
+            data = (t._sp_indices.detach(), values, Size(t.shape), t.is_coalesced())
+        else:
+            data = (t.crow_indices(), t.col_indices(), values, Size(t.shape))
+        return _REBUILD_SPARSE, (layout, data)
 
     def _storage_of(self, t):
         """(the _SavedStorage, storage offset, strides) for tensor t."""

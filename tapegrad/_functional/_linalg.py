@@ -41,8 +41,8 @@ def _mm_shape_error(a, b):
 
 @policy("matmul")
 def matmul(input, other, *, out=None):
-    if input.is_sparse:
-        from ..sparse._coo import sparse_mm
+    if input.is_sparse or other.is_sparse:
+        from ..sparse._matmul import sparse_mm
         return sparse_mm(input, other, via="mm")
     if input.ndim == 0 or other.ndim == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {input.ndim}D and "
@@ -145,8 +145,8 @@ def _check_matmul(input, other):
 
 @policy("mm")
 def mm(input, mat2, *, out=None):
-    if input.is_sparse:
-        from ..sparse._coo import sparse_mm
+    if input.is_sparse or mat2.is_sparse:
+        from ..sparse._matmul import sparse_mm
         return sparse_mm(input, mat2, via="mm")
     if input.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"{'self' if input.ndim != 2 else 'mat2'} must be a matrix")
@@ -172,7 +172,7 @@ def bmm(input, mat2, *, out=None):
 
 def mv(input, vec, *, out=None):
     if input.is_sparse:
-        from ..sparse._coo import sparse_mm
+        from ..sparse._matmul import sparse_mm
         return sparse_mm(input, vec, via="mv")
     if input.ndim != 2 or vec.ndim != 1 or input.shape[1] != vec.shape[0]:
         raise RuntimeError(f"size mismatch, got input ({input.shape[0] if input.ndim else 0}), mat "

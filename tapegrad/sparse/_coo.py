@@ -13,14 +13,16 @@ import numpy as np
 
 from .. import _printing
 from .._dispatch import Redirect, apply
-from .._grad_mode import is_grad_enabled
-from .._layout import sparse_coo
+from .._grad_mode import is_grad_enabled, no_grad
+from .._layout import sparse_coo, sparse_csr
 from .._ops import sparse as K
 from .._tensor import Tensor, _NON_LEAF_GRAD_WARNING
+from . import _pattern as P
+from ._routes import combined, routes
 
-_SUPPORTED = ("tapegrad's sparse COO tensors support to_dense(), coalesce(), sparse.sum, sparse.mm/mm/matmul with "
-              "the sparse tensor on the left, t(), scalar mul/div and the unary ops that keep zeros (neg, abs, sin, "
-              "sqrt, relu...). Call .to_dense() first for other ops.")
+_SUPPORTED = ("tapegrad's sparse COO tensors support to_dense(), coalesce(), sparse.sum and sum(), sparse +/- sparse, "
+              "dense +/- sparse, products with sparse operands (sparse.mm, mm, matmul, @), t(), scalar mul/div and "
+              "the unary ops that keep zeros (neg, abs, sin, sqrt, relu...). Call .to_dense() first for other ops.")
 _NO_DENSE = "Could not run this operation with arguments from the 'SparseCPU' backend: " + _SUPPORTED
 
 # Unary ops with f(0) == 0 that PyTorch runs on a sparse tensor's values; the nonlinear ones coalesce first
@@ -50,15 +52,24 @@ def _dispatch_op(op, args, static):
     """An op-table entry met with a sparse argument: run it on the values where PyTorch does, else refuse."""
     name, kw = op.name, dict(static)
     tensors = [a for a in args if isinstance(a, Tensor)]
+    if any(t.is_sparse_csr is True for t in tensors):   # (MaskedTensor.is_sparse_csr is a method)
+        from ._csr import dispatch_op
+        return dispatch_op(name, args)
+    if name in ("add", "sub", "add_scaled", "sub_scaled"):
+        from ._add import add
+        alpha = args[2] if len(args) > 2 else 1
+        return add(args[0], args[1], -alpha if name.startswith("sub") else alpha, name[:3])
     if len(tensors) == 1:
         s = tensors[0]
         if len(args) == 1 and name in _LINEAR_UNARY:
-            return s._with_values(apply(op, s._sp_values, **kw))
+            return s._with_values(apply(op, s._sp_values, **kw), -1 if name == "neg" else 1)
         if len(args) == 1 and name in _COALESCED_UNARY:
             c = s.coalesce()
             return c._with_values(apply(op, c._sp_values, **kw))
         if name == "mul" or (name == "div" and args[0] is s):   # by a Python scalar: linear
-            return s._with_values(apply(op, *[s._sp_values if a is s else a for a in args], **kw))
+            k = next(a for a in args if a is not s)
+            return s._with_values(apply(op, *[s._sp_values if a is s else a for a in args], **kw),
+                                  k if name == "mul" else 1 / k)
         if name == "pow" and args[0] is s:
             c = s.coalesce()
             return c._with_values(apply(op, c._sp_values, *args[1:], **kw))
@@ -76,6 +87,7 @@ class SparseTensor(Tensor):
     `Tensor.to_sparse()`."""
 
     is_sparse = True
+    _layout_name = "Sparse"   # PyTorch's name in messages
 
     @classmethod
     def _make(cls, indices, values, size, coalesced):
@@ -83,8 +95,10 @@ class SparseTensor(Tensor):
         self._init(_NO_STORAGE, None, False)
         self._sp_indices, self._sp_values = indices, values
         self._sp_size, self._sp_coalesced = tuple(int(s) for s in size), bool(coalesced)
-        self._sp_sink = None     # a leaf's dense gradient from torch.mm (see sparse_mm)
+        self._sp_sink = None     # a leaf's dense gradient (from torch.mm, dense + sparse...; see _routes)
+        self._sp_extra = None    # a leaf's gradient on other patterns than its own (see _routes)
         self._sp_dense = None    # (tensor, version) this one was made from by to_sparse()
+        self._sp_routes = None   # where a derived tensor's gradient goes on (see _routes)
         return self
 
     # ---- metadata ---------------------------------------------------------------------------------------------
@@ -155,12 +169,17 @@ class SparseTensor(Tensor):
 
     @property
     def grad(self):
-        """The values' gradient on this tensor's pattern, coalesced (PyTorch's masked gradient); dense when
-        torch.mm gave it a dense one, as in PyTorch."""
+        """The values' gradient on this tensor's pattern, coalesced (PyTorch's masked gradient), plus what ops
+        gave it on other patterns; dense when an op gave it a dense one (torch.mm, dense + sparse), as in
+        PyTorch."""
         if not self.is_leaf:
             warnings.warn(_NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
             return None
-        sparse = self._sparse_grad()
+        sparse, extra = self._sparse_grad(), self._sp_extra
+        if extra is not None:   # (kept as COO; a CSR leaf's gradient is CSR)
+            with no_grad():
+                sparse = extra if sparse is None else sparse.to_sparse() + extra
+                sparse = sparse.to_sparse_csr() if self.is_sparse_csr is True else sparse
         dense = None if self._sp_sink is None else self._sp_sink._grad
         if dense is None:
             return sparse
@@ -171,9 +190,9 @@ class SparseTensor(Tensor):
         if g is None:
             return None
         if self._sp_coalesced:
-            return SparseTensor._make(self._sp_indices, g, self._sp_size, True)
+            return type(self)._make(self._sp_indices, g, self._sp_size, True)
         # duplicates share one position and so one gradient: keep each position once
-        linear = _linear_index(self._sp_indices.numpy(), self._sp_size[:self.sparse_dim()])
+        linear = P.linear(self._sp_indices.numpy(), self._sp_size[:self.sparse_dim()])
         _, first = np.unique(linear, return_index=True)
         first = _as_tensor(first)
         return SparseTensor._make(self._sp_indices.index_select(1, first), g.detach().index_select(0, first),
@@ -184,16 +203,15 @@ class SparseTensor(Tensor):
         if value is not None:
             raise RuntimeError("tapegrad's sparse tensors only accept grad = None; their gradient is their "
                                "values' gradient (set tensor._values().grad instead).")
-        self._sp_values.grad = None
+        self._sp_values.grad = self._sp_extra = None
         if self._sp_sink is not None:
             self._sp_sink.grad = None
 
     def detach(self):
-        return SparseTensor._make(self._sp_indices, self._sp_values.detach(), self._sp_size, self._sp_coalesced)
+        return type(self)._make(self._sp_indices, self._sp_values.detach(), self._sp_size, self._sp_coalesced)
 
     def clone(self, *, memory_format=None):
-        return SparseTensor._make(self._sp_indices.clone(), self._sp_values.clone(), self._sp_size,
-                                  self._sp_coalesced)
+        return self._with_values(self._sp_values.clone(), 1)
 
     # ---- conversions ----------------------------------------------------------------------------------------
 
@@ -208,17 +226,16 @@ class SparseTensor(Tensor):
         if self._sp_coalesced:
             return self
         sizes = self._sp_size[:self.sparse_dim()]
-        linear = _linear_index(self._sp_indices.numpy(), sizes)
-        unique, inverse = np.unique(linear, return_inverse=True)
-        indices = np.stack(np.unravel_index(unique, sizes)) if sizes else np.zeros((0, len(unique)), np.int64)
-        values = apply(K.sparse_segment_sum, self._sp_values, _as_tensor(inverse.reshape(-1)), count=len(unique),
+        indices, inverse = P.unique(self._sp_indices.numpy(), sizes)
+        values = apply(K.sparse_segment_sum, self._sp_values, _as_tensor(inverse), count=indices.shape[1],
                        node="coalesce")
-        return SparseTensor._make(_as_tensor(indices.astype(np.int64)), values, self._sp_size, True)
+        out = SparseTensor._make(_as_tensor(indices), values, self._sp_size, True)
+        out._sp_routes = combined((routes(self), 1)) or None   # the same positions: the gradient passes on
+        return out
 
     def to(self, *args, **kwargs):
         values = self._sp_values.to(*args, **kwargs)
-        return self if values is self._sp_values else \
-            SparseTensor._make(self._sp_indices, values, self._sp_size, self._sp_coalesced)
+        return self if values is self._sp_values else self._with_values(values, 1)
 
     def double(self):
         from .._dtypes import float64
@@ -229,22 +246,46 @@ class SparseTensor(Tensor):
         return self.to(float32)
 
     def numpy(self, *, force=False):
-        raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() first.")
+        raise TypeError(f"can't convert {self._layout_name} layout tensor to numpy. Use Tensor.to_dense() first.")
 
     def tolist(self):
-        raise TypeError("can't convert Sparse layout tensor to a list. Use Tensor.to_dense() first.")
+        raise TypeError(f"can't convert {self._layout_name} layout tensor to a list. Use Tensor.to_dense() first.")
 
     # ---- ops with a sparse rule ---------------------------------------------------------------------------------
 
-    def _with_values(self, values):
-        return SparseTensor._make(self._sp_indices, values, self._sp_size, self._sp_coalesced)
+    def _with_values(self, values, factor=None):
+        """This tensor's pattern with other values; factor: they are this one's times it, so the result passes
+        its gradient on to this one's routes (see _routes)."""
+        out = type(self)._make(self._sp_indices, values, self._sp_size, self._sp_coalesced)
+        if factor is not None:
+            out._sp_routes = combined((routes(self), factor)) or None
+        return out
 
-    def add(self, other, *, alpha=1):
-        if isinstance(other, Tensor) and not other.is_sparse:
-            raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
-        raise NotImplementedError("add of sparse tensors: " + _NO_DENSE)
+    def add_(self, other, *, alpha=1):
+        return self._add_in_place(other, alpha, "add")
 
-    __add__ = add
+    def sub_(self, other, *, alpha=1):
+        return self._add_in_place(other, -alpha, "sub")
+
+    __iadd__, __isub__ = add_, sub_
+
+    def _add_in_place(self, other, alpha, node):
+        """PyTorch's in-place add of a sparse tensor: this one takes the sum's entries (rebound, so tensors
+        recorded from its old value keep it: tapegrad has no version check to fail there, as PyTorch's does)."""
+        from ._add import add
+        from .._inplace import _CAST_NAMES, _can_cast
+        if self.is_leaf and self.requires_grad and is_grad_enabled():
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        out = add(self, other, alpha, node)
+        values = out._sp_values
+        if values.dtype is not self.dtype:
+            if not _can_cast(values.dtype, self.dtype):
+                raise RuntimeError(f"Can't convert result type {_CAST_NAMES[values.dtype.name]} to output "
+                                   f"{_CAST_NAMES[self.dtype.name]} in {node} operation")
+            values = values.to(self.dtype)
+        self._sp_indices, self._sp_values, self._sp_coalesced = out._sp_indices, values, out._sp_coalesced
+        self._sp_routes = out._sp_routes
+        return self
 
     def t(self):
         if self.dim() != 2 or self.sparse_dim() != 2:
@@ -254,9 +295,10 @@ class SparseTensor(Tensor):
         return SparseTensor._make(self._sp_indices.flip(0), self._sp_values, self._sp_size[::-1], False)
 
     def sum(self, dim=None, keepdim=False, dtype=None):
-        if keepdim:
-            raise NotImplementedError("sum(keepdim=True) of a sparse tensor: " + _NO_DENSE)
-        return sparse_sum(self, dim, dtype=dtype)
+        return tensor_sum(self, dim, keepdim, dtype)
+
+    def _repr_parts(self):
+        return ("indices", self._sp_indices), ("values", self._sp_values)
 
     def __repr__(self):
         return _repr(self)
@@ -267,12 +309,6 @@ class SparseTensor(Tensor):
         raise RuntimeError("Boolean value of a sparse tensor is ambiguous. Call .to_dense() first.")
 
     __hash__ = object.__hash__
-
-
-def _linear_index(indices, sizes):
-    if not sizes:
-        return np.zeros(indices.shape[1], np.int64)
-    return np.ravel_multi_index(tuple(indices), sizes) if indices.shape[1] else np.zeros(0, np.int64)
 
 
 # ---- construction ----------------------------------------------------------------------------------------------
@@ -317,10 +353,15 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
     return SparseTensor._make(indices, values, size, coalesced)
 
 
-def to_sparse(input, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
-    """The sparse COO tensor of a dense one: its nonzero entries (rows of the first `sparse_dim` dims)."""
+def to_sparse(input, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None, csr=False):
+    """The sparse COO tensor of a dense one: its nonzero entries (rows of the first `sparse_dim` dims);
+    layout=sparse_csr: the CSR one (csr: the COO tensor of a CSR one's entries, recorded as to_sparse_csr)."""
+    if layout is sparse_csr:
+        from ._csr import to_sparse_csr
+        return to_sparse_csr(input)
     if layout is not None and layout is not sparse_coo:
-        raise NotImplementedError(f"to_sparse(layout={layout}): tapegrad supports the sparse_coo layout only.")
+        raise NotImplementedError(f"to_sparse(layout={layout}): tapegrad supports the sparse_coo and sparse_csr "
+                                  "layouts only. Convert to one of them.")
     if input.is_sparse:
         return input
     full = sparse_dim is None
@@ -332,7 +373,7 @@ def to_sparse(input, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=
     if data.ndim > sparse_dim:
         nonzero = nonzero.any(axis=tuple(range(sparse_dim, data.ndim)))
     indices = _as_tensor(np.stack(np.nonzero(nonzero)).astype(np.int64).reshape(sparse_dim, -1))
-    values = apply(K.to_sparse, input, indices, full=full)
+    values = apply(K.to_sparse, input, indices, full=full, csr=csr)
     result = SparseTensor._make(indices, values, input.shape, True)
     if input.requires_grad:
         result._sp_dense = (input, input._version)
@@ -354,64 +395,27 @@ def _repr(t):
     if t.dtype.name not in (default, complex_default, "int64", "bool"):
         suffixes.append(f"dtype=tapegrad.{t.dtype.name}")
     parts = []
-    for name, part in (("indices", t._sp_indices), ("values", t._sp_values)):
+    for name, part in t._repr_parts():
         arr = P._widen(np.asarray(part.detach().numpy()))
         text = P._tensor_str(arr, indent + len(name) + len("=tensor(")) if arr.size else "[]"
         if arr.size == 0:
             text += f", size={tuple(arr.shape)}"
         parts.append(f"{name}=tensor({text})")
-    body = "tensor(" + parts[0] + ",\n" + " " * indent + parts[1]
-    suffixes.append(f"layout={sparse_coo}")
+    body = "tensor(" + (",\n" + " " * indent).join(parts)
+    suffixes.append(f"layout={t.layout}")
     if t.grad_fn is not None:
         suffixes.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
-    return P._add_suffixes(body, suffixes, indent, force_newline=True)
+    return P._add_suffixes(body, suffixes, indent, force_newline=t.is_sparse)   # COO's; CSR's fill the line
 
 
-# ---- products and sums ---------------------------------------------------------------------------------------
+# ---- sums ---------------------------------------------------------------------------------------
 
-_TYPE = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
-         "int32": "Int", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
-
-
-def sparse_mm(sparse, dense, via="sparse_addmm"):
-    """sparse (n, m) @ dense (m, p) -> dense (n, p); the sparse operand's gradient is masked to its pattern."""
-    if not isinstance(sparse, SparseTensor):
-        raise RuntimeError("tapegrad.sparse.mm expects a sparse COO tensor as its first argument. Convert it with "
-                           ".to_sparse() or call tapegrad.mm for two dense tensors.")
-    if isinstance(dense, SparseTensor):
-        raise NotImplementedError("sparse @ sparse: " + _NO_DENSE)
-    vector = dense.dim() == 1
-    if sparse.dim() != 2 or sparse.sparse_dim() != 2 or dense.dim() not in (1, 2):
-        bad = dense.dim() if sparse.dim() == 2 else sparse.dim()
-        raise RuntimeError(f"addmm: matrices expected, got {bad}D tensor")
-    if dense.shape[0] != sparse.shape[1]:
-        raise RuntimeError(f"addmm: Argument #3 (dense): Expected dim 0 size {sparse.shape[1]}, got "
-                           f"{dense.shape[0]}")
-    if dense.dtype is not sparse.dtype:
-        raise RuntimeError(f"expected scalar type {_TYPE.get(sparse.dtype.name, sparse.dtype.name)} but found "
-                           f"{_TYPE.get(dense.dtype.name, dense.dtype.name)}")
-    if vector and via == "mm":
-        via = "mv"
-    values, sink = sparse._sp_values, None
-    if via != "sparse_addmm" and values.requires_grad and is_grad_enabled():
-        # PyTorch's mm gives the sparse operand the dense gradient grad @ dense^T: a leaf keeps it in a sink,
-        # a tensor made by to_sparse() passes it on to the dense tensor (unmasked)
-        origin = sparse._sp_dense
-        if origin is not None and origin[0]._version == origin[1]:
-            from .._functional._linalg import mm
-            return mm(origin[0], dense)
-        if sparse.is_leaf:
-            if sparse._sp_sink is None:
-                from .._creation import zeros
-                sparse._sp_sink = zeros(sparse.shape, dtype=sparse.dtype, requires_grad=True)
-            values, sink = values.detach(), sparse._sp_sink
-    return apply(K.sparse_mm, sparse._sp_indices, values, dense, sink, rows=sparse.shape[0], via=via)
-
-
-def sparse_sum(input, dim=None, dtype=None):
-    """PyTorch's torch.sparse.sum: a dense result when every sparse dimension is summed, else a sparse one."""
+def sparse_sum(input, dim=None, dtype=None, *, keepdim=False, node="sum"):
+    """PyTorch's torch.sparse.sum: a dense result when every sparse dimension is summed, else a sparse one,
+    coalesced. keepdim (Tensor.sum's): that result unsqueezed at each summed dimension, as PyTorch's, so a
+    sparse one gains a sparse dimension where it can."""
     if not isinstance(input, SparseTensor):
         raise RuntimeError("coalesce expected sparse coordinate tensor layout but got Strided. Call .sum() on a "
                            "dense tensor.")
@@ -421,22 +425,50 @@ def sparse_sum(input, dim=None, dtype=None):
     from .._tensor import _wrap_dim
     dims = sorted({_wrap_dim(d, input.dim()) for d in ((dim,) if isinstance(dim, int) else dim)})
     nsparse = input.sparse_dim()
-    dense_axes = [d - nsparse + 1 for d in dims if d >= nsparse]
+    dense_axes = tuple(d - nsparse + 1 for d in dims if d >= nsparse)
     kept = [d for d in range(nsparse) if d not in dims]
-    if len(kept) == nsparse:   # dense dimensions only
-        return SparseTensor._make(input._sp_indices, values.sum(dense_axes), _drop(input.shape, dims),
-                                  input._sp_coalesced)
+    shape = [n for d, n in enumerate(input.shape) if d not in dims]
     if not kept:   # every sparse dimension summed: a dense result
+        keep_shape = tuple(1 if d in dims else n for d, n in enumerate(input.shape)) if keepdim else None
         return apply(K.sparse_segment_sum, values, _as_tensor(np.zeros(input._nnz(), np.int64)), count=1,
-                     node="sum", dense_axes=tuple(dense_axes), drop=True)
-    sizes = tuple(input.shape[d] for d in kept)
-    linear = _linear_index(input._sp_indices.numpy()[kept], sizes)
-    unique, inverse = np.unique(linear, return_inverse=True)
-    summed = apply(K.sparse_segment_sum, values, _as_tensor(inverse.reshape(-1)), count=len(unique), node="sum",
-                   dense_axes=tuple(dense_axes))
-    indices = np.stack(np.unravel_index(unique, sizes)).astype(np.int64)
-    return SparseTensor._make(_as_tensor(indices), summed, _drop(input.shape, dims), True)
+                     node=node, dense_axes=dense_axes, drop=True, shape=keep_shape)
+    indices, inverse = P.unique(input._sp_indices.numpy()[kept], tuple(input.shape[d] for d in kept))
+    count = indices.shape[1]
+    values_shape = None
+    if keepdim:   # PyTorch's unsqueeze of a sparse tensor: a sparse dimension at d <= sparse_dim, else dense
+        dense_shape = shape[len(kept):]
+        for d in dims:
+            if d <= indices.shape[0]:
+                indices = np.insert(indices, d, 0, axis=0)
+            else:
+                dense_shape.insert(d - indices.shape[0], 1)
+            shape.insert(d, 1)
+        values_shape = (count, *dense_shape)
+    summed = apply(K.sparse_segment_sum, values, _as_tensor(inverse), count=count, node=node,
+                   dense_axes=dense_axes, shape=values_shape)
+    return SparseTensor._make(_as_tensor(indices), summed, tuple(shape), not keepdim or count <= 1)
 
 
-def _drop(shape, dims):
-    return tuple(s for d, s in enumerate(shape) if d not in dims)
+def tensor_sum(input, dim=None, keepdim=False, dtype=None):
+    """Tensor.sum of a sparse tensor: dense when every sparse dimension is summed, with PyTorch's dense
+    gradient (SumBackward); a sparse result's backward is refused, as PyTorch's (it cannot expand a sparse
+    gradient)."""
+    from .._tensor import _wrap_dim
+    if keepdim and dim is None:
+        dim = tuple(range(input.dim()))
+    dims = None if dim is None else {_wrap_dim(d, input.dim()) for d in ((dim,) if isinstance(dim, int) else dim)}
+    dense_result = dims is None or all(d in dims for d in range(input.sparse_dim()))
+    if dense_result and routes(input):
+        from ._add import dense_form
+        return dense_form(input).sum(dim, keepdim, dtype=dtype)
+    out = sparse_sum(input, dim, dtype, keepdim=keepdim, node="tensor_sum")
+    if not dense_result and out.requires_grad:
+        out.grad_fn.register_prehook(_refuse_sparse_expand)
+    return out
+
+
+def _refuse_sparse_expand(grad_outputs):
+    raise RuntimeError("expand is unsupported for Sparse tensors: the gradient of Tensor.sum with a sparse "
+                       "result cannot be computed (as in PyTorch). Use tapegrad.sparse.sum instead.")
+
+

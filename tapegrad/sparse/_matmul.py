@@ -1,0 +1,139 @@
+"""Products with sparse (COO or CSR) operands: sparse @ dense, dense @ sparse, sparse @ sparse, with PyTorch's checks,
+result layouts and gradients (masked to the sparse operand's pattern by torch.sparse.mm, dense or on the
+product's pattern by torch.mm; see _routes.py for gradients outside an operand's pattern)."""
+import numpy as np
+
+from .._dispatch import apply
+from .._functional._linalg import _TYPE
+from .._ops import sparse as K
+from . import _pattern as P
+from ._coo import SparseTensor, _as_tensor
+from ._routes import dense_term, routes, sparse_term
+
+
+def _type(t):
+    return _TYPE.get(t.dtype.name, t.dtype.name)
+
+
+def sparse_mm(a, b, via="sparse_addmm"):
+    """a @ b with a sparse operand: `via` is the PyTorch function called (sparse_addmm: torch.sparse.mm,
+    mm: torch.mm / matmul / @, mv: torch.mv)."""
+    sparse_a, sparse_b = isinstance(a, SparseTensor), isinstance(b, SparseTensor)   # COO or CSR
+    if not (sparse_a or sparse_b):   # PyTorch's sparse.mm of dense tensors: (b^T @ a^T)^T
+        from .._functional._linalg import mm
+        return mm(b.transpose(0, 1), a.transpose(0, 1)).transpose(0, 1)
+    if sparse_a and sparse_b:
+        if a.is_sparse_csr is not b.is_sparse_csr:
+            kinds = [t._layout_name for t in (a, a, b)]
+            raise RuntimeError(f"addmm: computation on CPU is not implemented for {kinds[0]} + {kinds[1]} @ "
+                               f"{kinds[2]}. Convert both to one layout (to_sparse(), to_sparse_csr()).")
+        out = _sparse_sparse(a, b, via)   # CSR @ CSR is CSR: the same entries, row by row
+        return type(a)._make(out._sp_indices, out._sp_values, out._sp_size, True) if a.is_sparse_csr else out
+    if sparse_b and via == "sparse_addmm":   # PyTorch's (sparse^T @ dense^T)^T, the gradient masked
+        return _sparse_dense(b.t(), a.transpose(0, 1), via).transpose(0, 1)
+    if sparse_b:
+        return _dense_sparse(a, b)
+    return _sparse_dense(a, b, via)
+
+
+def _check_sparse_dense(sparse, dense, transposed=False):
+    """PyTorch's checks of sparse (n, m) @ dense (m, p); transposed: of dense @ sparse, which PyTorch
+    computes as (sparse^T @ dense^T)^T."""
+    if sparse.dim() != 2 or sparse.sparse_dim() != 2 or dense.dim() not in (1, 2):
+        bad = dense.dim() if sparse.dim() == 2 else sparse.dim()
+        raise RuntimeError(f"addmm: matrices expected, got {bad}D tensor")
+    inner, got = (sparse.shape[0], dense.shape[-1]) if transposed else (sparse.shape[1], dense.shape[0])
+    if inner != got:
+        raise RuntimeError(f"addmm: Argument #3 (dense): Expected dim 0 size {inner}, got {got}")
+    if dense.dtype is not sparse.dtype:
+        raise RuntimeError(f"expected scalar type {_type(sparse)} but found {_type(dense)}")
+
+
+def _sparse_dense(sparse, dense, via):
+    """sparse (n, m) @ dense (m, p) -> dense (n, p); torch.mm's gradient of the sparse operand is dense,
+    torch.sparse.mm's is masked to its pattern (through the values)."""
+    _check_sparse_dense(sparse, dense)
+    if dense.dim() == 1 and via == "mm":
+        via = "mv"
+    values, sink = sparse._sp_values, None
+    rs = routes(sparse) if via != "sparse_addmm" else None
+    if rs:
+        values, sink = values.detach(), dense_term(rs, sparse.shape)
+    return apply(K.sparse_mm, sparse._sp_indices, values, dense, sink, rows=sparse.shape[0], via=via)
+
+
+def _dense_sparse(dense, sparse):
+    """dense (..., n, m) @ sparse (m, p) -> dense (..., n, p), PyTorch's MmBackward0; the sparse operand's
+    gradient is dense (dense^T @ grad), as PyTorch's."""
+    if sparse.dim() == 2 and sparse.sparse_dim() < 2:
+        raise RuntimeError(f"sparse transpose: transposed dimensions must be sparse Got sparse_dim: "
+                           f"{sparse.sparse_dim()}, d0: 0, d1: 1")
+    if dense.dim() == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are 0D and "
+                           f"{sparse.dim()}D")
+    rows = dense if dense.dim() == 2 else dense.unsqueeze(0) if dense.dim() == 1 else \
+        dense.reshape(-1, dense.shape[-1])   # as PyTorch's matmul: a vector as a row, batches folded
+    _check_sparse_dense(sparse, rows, transposed=True)
+    values, sink = sparse._sp_values, None
+    rs = routes(sparse)
+    if rs:
+        values, sink = values.detach(), dense_term(rs, sparse.shape)
+    out = apply(K.dense_sparse_mm, rows, sparse._sp_indices, values, sink, cols=sparse.shape[1])
+    if dense.dim() == 1:
+        return out.squeeze_(0)
+    return out if dense.dim() == 2 else out.reshape(*dense.shape[:-1], sparse.shape[1])
+
+
+def _sparse_sparse(a, b, via):
+    """sparse (n, m) @ sparse (m, p) -> sparse (n, p), coalesced; each operand's gradient lies on the
+    pattern of the product of the result's gradient with the other operand (torch.sparse.mm: masked to the
+    operand's own pattern there)."""
+    for s in (a, b):
+        if s.dense_dim():
+            raise RuntimeError(f"sparse_sparse_matmul_cpu: scalar values expected, got {s.dense_dim()}D values")
+    if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({'x'.join(map(str, a.shape))} and "
+                           f"{'x'.join(map(str, b.shape))})")
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"mat1 dtype {_type(a)} does not match mat2 dtype {_type(b)}")
+    (n, m), p = a.shape, b.shape[1]
+    ai, bi = a._sp_indices.numpy(), b._sp_indices.numpy()
+    positions, pa, pb, out = P.matmul(ai, bi, p)
+    count = len(positions)
+    av, bv, ra, rb, rab, arb = a._sp_values, b._sp_values, None, None, None, None
+    masked = via == "sparse_addmm"
+    ra_routes, rb_routes = routes(a), routes(b)
+    result = P.unravel(positions, (n, p))
+    if ra_routes:   # a's gradient: grad @ b^T
+        pattern, ra = _term(ra_routes, P.matmul(result, bi[::-1], m)[0], a, masked)
+        av, rab = av.detach(), _pairs_into(pattern, bi, p, positions)
+    if rb_routes:   # b's gradient: a^T @ grad
+        pattern, rb = _term(rb_routes, P.matmul(ai[::-1], result, p)[0], b, masked)
+        bv, arb = bv.detach(), _pairs_into(ai, pattern, p, positions)
+    node = "sparse_sparse_matmul" if masked else "mm"
+    values = apply(K.sparse_sparse_mm, av, bv, _as_tensor(np.stack([pa, pb, out])), ra, rab, rb, arb,
+                   count=count, node=node)
+    return SparseTensor._make(_as_tensor(result), values, (n, p), True)
+
+
+def _term(rs, positions, operand, masked):
+    """An operand's route term on its gradient's pattern, the product at `positions`; masked (torch.sparse.mm):
+    PyTorch's sparse_mask_like_grad, the operand's own pattern when it is coalesced and smaller, else the
+    product's with zeros off the operand's pattern. Returns the pattern and the term."""
+    own = operand._sp_indices.numpy()
+    size = tuple(operand.shape)
+    if masked and operand._sp_coalesced and own.shape[1] < len(positions):
+        return own, sparse_term(rs, operand._sp_indices, (own.shape[1],))
+    pattern = P.unravel(positions, size)
+    term = sparse_term(rs, _as_tensor(pattern), (len(positions),))
+    if masked:
+        found, _ = P.lookup(positions, np.unique(P.linear(own, size)))
+        term = term * _as_tensor(found.astype(np.dtype(term.dtype.np)))
+    return pattern, term
+
+
+def _pairs_into(x, y, cols, result):
+    """The pairs of x @ y that land on the result's positions, numbered as the result's entries."""
+    positions, px, py, out = P.matmul(x, y, cols)
+    found, where = P.lookup(positions[out], result)
+    return _as_tensor(np.stack([px[found], py[found], where[found]]))
