@@ -19,8 +19,10 @@ tensors of the same shape, dtype and requires_grad, each reached once, and write
 changing their shapes. A program that changes anything else (sets a grad to None, advances a Python
 counter) keeps no guard: the next call walks in full.
 
-Identity does not see a storage's value change shape in place; tapegrad never does that (`set_`,
-`resize_`, `.data =` and the shape-changing in-place ops rebind the tensor to a new storage).
+Identity does not see a storage's value change shape or dtype in place; tapegrad never does that
+(`.data =`, `Module.to`/`half()`, and the shape-changing in-place ops such as `t_` and `unsqueeze_`
+rebind the tensor to a new storage). A Guard holds the state it checks (as the program's last call
+left it) until the next call.
 """
 import operator
 from itertools import chain
@@ -29,10 +31,10 @@ import numpy as np
 
 from .._tensor import Tensor
 from ._snapshot import MISSING, resolve
-from ._walk import DICT, LIST, OBJECT, Walk, _is_library, function_roots
+from ._walk import DICT, LIST, OBJECT, TooLarge, Walk, _is_library, function_roots
 
 _is = operator.is_
-_values = operator.methodcaller("values")
+_values = dict.values   # (an OrderedDict's own order shows in its keys, iterated as it orders them)
 _fields = operator.attrgetter("_storage", "_view", "_grad_fn", "_requires_grad", "_grad")
 _code = operator.attrgetter("__code__")
 
@@ -122,7 +124,10 @@ class Guard:
         kept = roots[2:]
         if extra != self.extra or len(kept) != len(self.roots) or not all(map(_is, kept, self.roots)):
             return None
-        walk = Walk(roots[:2])
+        try:
+            walk = Walk(roots[:2])
+        except TooLarge:
+            return None
         if walk.grad_fns or walk.key != self.key_args or not self.ids.isdisjoint(walk.index) \
                 or not self.storage_ids.isdisjoint(walk.storage_index):
             return None
