@@ -84,11 +84,14 @@ def function_roots(fn):
 
 
 class Walk:
+    _optimizer = _generator = None   # the classes, imported at the first walk (they import tapegrad.nn)
+
     def __init__(self, roots, split=None):
-        from ..optim.optimizer import Optimizer
-        from ..random import Generator
-        self._optimizer = Optimizer
-        self._generator = Generator   # its key and counter are program inputs of their own (see _trace)
+        if Walk._optimizer is None:
+            from ..optim.optimizer import Optimizer
+            from ..random import Generator
+            Walk._optimizer = Optimizer
+            Walk._generator = Generator   # its key and counter are program inputs of their own (see _trace)
         self.objects = []
         self.index = {}
         self.tokens = []
