@@ -99,12 +99,16 @@ class Guard:
         # where the commit's replacements show in the snapshot: the entry that held the old tensor (a
         # grad field, a dict value), and the old tensor's own fields (the snapshot's last entries)
         fields = len(guard.snapshot) - 5 * len(guard.tensors)
+        entries = {id(guard.objects[q]): [] for q, _, _, _ in guard.plan}
+        for j, e in enumerate(guard.snapshot):
+            if id(e) in entries:
+                entries[id(e)].append(j)
         guard.patches = []
         for q, _, ti, _ in guard.plan:
-            entries = [j for j, e in enumerate(guard.snapshot) if e is guard.objects[q]]
-            if len(entries) != 1:
+            at = entries[id(guard.objects[q])]
+            if len(at) != 1:
                 return None
-            guard.patches.append((entries[0], fields + 5 * ti))
+            guard.patches.append((at[0], fields + 5 * ti))
         return guard
 
     def _now(self):
