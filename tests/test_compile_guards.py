@@ -252,3 +252,17 @@ def test_a_steady_call_walks_only_its_arguments(monkeypatch):
     # the first call runs eagerly (creates Adam's state), the second traces; the others are steady
     assert len(full) <= 3, full
     assert step._compiled.compiled == 1
+
+
+def test_a_clone_taken_between_steady_calls_keeps_its_values():
+    """A clone may share its array with the parameter: the program must not donate (overwrite) it."""
+    w = _training(tapegrad)
+    step = tapegrad.compile(w.step)
+    for _ in range(3):
+        w.call(step)
+    clone = w.model[0].weight.clone()
+    expected = clone.detach().numpy().copy()
+    w.call(step)
+    assert step._compiled.guard is not None
+    np.testing.assert_array_equal(clone.detach().numpy(), expected)
+    assert not np.array_equal(w.model[0].weight.detach().numpy(), expected)   # the step did update it

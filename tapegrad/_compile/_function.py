@@ -183,13 +183,11 @@ class _Program:
         """Run on the state `walk` reached and commit; `guard` (if any) is advanced past the commit."""
         traced = self.traced
         storages = walk.storages
-        donated = []
-        for i in traced.written:
-            a = storages[i].value
-            # Donate only an array nothing else holds (a clone sharing it would lose its data).
-            if sys.getrefcount(a) > _OWNED:
-                a = jax.device_put(a, a.sharding, may_alias=False)
-            donated.append(a)
+        donated = [storages[i].value for i in traced.written]
+        # Donate only an array nothing else holds (a clone sharing it would lose its data).
+        if donated and max(map(sys.getrefcount, donated)) > _OWNED:
+            donated = [a if sys.getrefcount(a) <= _OWNED + 1 else jax.device_put(a, a.sharding, may_alias=False)
+                       for a in donated]   # (+1: the comprehension's own reference)
         kept = [storages[i].value for i in self.kept]
         gen = _random.default_generator
         objects = walk.objects
