@@ -255,7 +255,7 @@ def test_a_steady_call_walks_only_its_arguments(monkeypatch):
 
 
 def test_a_clone_taken_between_steady_calls_keeps_its_values():
-    """A clone may share its array with the parameter: the program must not donate (overwrite) it."""
+    """The program donates (updates in place) the parameters it writes; a clone must keep its values."""
     w = _training(tapegrad)
     step = tapegrad.compile(w.step)
     for _ in range(3):
