@@ -64,8 +64,7 @@ def _compare(ours, theirs):
         _same(p.grad, q.grad, name + ".grad")
         state = ours.opt.state.get(p, {})
         for k, v in theirs.opt.state.get(q, {}).items():
-            if k != "step":
-                _same(state[k], v, f"{name} {k}")
+            _same(state[k], v, f"{name} {k}")
     for (name, b), c in zip(ours.model.named_buffers(), theirs.model.buffers()):
         _same(b, c, name)
 
@@ -166,8 +165,8 @@ def step(x, y):
 def _with_globals(lib):
     """A step whose module globals (its own namespace) hold a tensor, a flag, a dict, a list and an object."""
     w = _training(lib, "SGD", lr=0.05)
-    w.globals = dict(__name__="stepmodule", lib=lib, model=w.model, opt=w.opt, OFFSET=lib.tensor(0.5), SQUARE=False, RATES={"l1": 0.01},
-                     EXTRA=[], cfg=types.SimpleNamespace(scale=1.0), sum=sum)
+    w.globals = dict(__name__="stepmodule", lib=lib, model=w.model, opt=w.opt, OFFSET=lib.tensor(0.5), SQUARE=False,
+                     RATES={"l1": 0.01}, EXTRA=[], cfg=types.SimpleNamespace(scale=1.0), sum=sum)
     exec(_STEP_SOURCE, w.globals)
     w.step = w.globals["step"]
     return w

@@ -4,9 +4,10 @@ Per call: walk the state (`_walk`; its key is the guard), find the program trace
 and compile it on first sight), run it with the written storages donated, and only when it has
 succeeded write the results back: storages, new tensors (a new `.grad`), Python changes, learning
 rates, the generator's counter. A steady call (the state as the last call left it) walks its
-arguments alone: `_guard` checks the rest by identity and runs the last call's program. A call whose key has no program yet and cannot have one runs eagerly:
-its trace created state (the first optimizer step), its result carries a graph for the caller, or a
-graph break was found (then every later call runs eagerly too, after one warning).
+arguments alone: `_guard` checks the rest by identity and runs the last call's program. A call whose
+key has no program yet and cannot have one runs eagerly: its trace created state (the first optimizer
+step), its result carries a graph for the caller, or a graph break was found (then every later call
+runs eagerly too, after one warning).
 """
 import sys
 import warnings
@@ -23,7 +24,7 @@ from .._tensor import Tensor
 from . import _guard, _snapshot, _trace, _walk
 from .. import _autocast
 
-_OWNED = 3            # references to an array held by its storage alone: the storage, `a`, getrefcount's argument
+_OWNED = 3            # references to an array held by its storage alone: the storage, a list, getrefcount's argument
 RECOMPILE_LIMIT = 8   # programs per function; a key beyond that runs eagerly (PyTorch's cache_size_limit)
 _EAGER = "eager"      # a key whose calls run eagerly (the state it creates, or a graph for the caller)
 

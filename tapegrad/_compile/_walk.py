@@ -48,13 +48,15 @@ def _is_library(module):
     return module is None or module.split(".", 1)[0] in _LIBRARIES
 
 
-_GLOBAL_NAMES = {}
+_GLOBAL_NAMES = {}   # code -> its names (bounded: code made by exec would otherwise pile up)
 
 
 def global_names(code):
     """Names a code object (and the code nested in it: lambdas, comprehensions) may read as globals."""
     names = _GLOBAL_NAMES.get(code)
     if names is None:
+        if len(_GLOBAL_NAMES) > 4096:
+            _GLOBAL_NAMES.clear()
         found = list(code.co_names)
         for c in code.co_consts:
             if isinstance(c, types.CodeType):
