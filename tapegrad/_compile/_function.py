@@ -3,9 +3,11 @@
 Per call: walk the state (`_walk`; its key is the guard), find the program traced for that key (trace
 and compile it on first sight), run it with the written storages donated, and only when it has
 succeeded write the results back: storages, new tensors (a new `.grad`), Python changes, learning
-rates, the generator's counter. A call whose key has no program yet and cannot have one runs eagerly:
-its trace created state (the first optimizer step), its result carries a graph for the caller, or a
-graph break was found (then every later call runs eagerly too, after one warning).
+rates, the generator's counter. A steady call (the state as the last call left it) walks its
+arguments alone: `_guard` checks the rest by identity and runs the last call's program. A call whose
+key has no program yet and cannot have one runs eagerly: its trace created state (the first optimizer
+step), its result carries a graph for the caller, or a graph break was found (then every later call
+runs eagerly too, after one warning).
 """
 import sys
 import warnings
@@ -19,10 +21,10 @@ from .. import random as _random
 from .._grad_mode import _state
 from .._recompiles import RecompileWarning
 from .._tensor import Tensor
-from . import _snapshot, _trace, _walk
+from . import _guard, _snapshot, _trace, _walk
 from .. import _autocast
 
-_OWNED = 3            # references to an array held by its storage alone: the storage, `a`, getrefcount's argument
+_OWNED = 3            # references to an array held by its storage alone: the storage, a list, getrefcount's argument
 RECOMPILE_LIMIT = 8   # programs per function; a key beyond that runs eagerly (PyTorch's cache_size_limit)
 _EAGER = "eager"      # a key whose calls run eagerly (the state it creates, or a graph for the caller)
 
@@ -41,6 +43,7 @@ class CompiledFunction:
         self.broken = None     # the GraphBreak that made this function eager
         self.warned_limit = False
         self.calls = 0
+        self.guard = None      # the last call's _guard.Guard: a steady call skips the full walk
         target = getattr(fn, "__func__", fn)
         self.code_roots = isinstance(target, type(_walk.function_roots)) and not _walk._is_library(
             target.__module__)
@@ -62,14 +65,23 @@ class CompiledFunction:
         if self.broken is not None:
             return self.fn(*args, **kwargs)
         self.calls += 1
+        roots = self._roots(args, kwargs)
+        extra = (_state.grad_enabled, _state.inference, _autocast.key())
+        guard, self.guard = self.guard, None   # kept again only by a call that succeeds
+        if guard is not None:
+            reached = guard.reach(roots, extra)
+            if reached is not None and guard.program.constants_hold():
+                result = guard.program.run(reached, guard)
+                self.guard = guard
+                return result
         try:
-            walk = _walk.Walk(self._roots(args, kwargs))
+            walk = _walk.Walk(roots, split=2)
         except _walk.TooLarge:
             return self._break(_trace.GraphBreak(f"the function reaches more than {_walk.MAX_OBJECTS} objects",
                                                  None), args, kwargs)
         if walk.grad_fns:
             return self.fn(*args, **kwargs)   # part of a graph recorded outside: the tape runs it
-        key = (walk.key, _state.grad_enabled, _state.inference, _autocast.key())
+        key = (walk.key,) + extra
         program = self.programs.get(key)
         if program is not None and program is not _EAGER and not program.constants_hold():
             program = None
@@ -90,7 +102,10 @@ class CompiledFunction:
                 return result
         if program is _EAGER:
             return self.fn(*args, **kwargs)
-        return program.run(walk)
+        guard = _guard.Guard.make(walk, program.traced, program, extra, roots)
+        result = program.run(walk, guard)
+        self.guard = guard
+        return result
 
     def _compile(self, key, walk, args, kwargs):
         try:
@@ -165,16 +180,15 @@ class _Program:
                 return False
         return True
 
-    def run(self, walk):
+    def run(self, walk, guard=None):
+        """Run on the state `walk` reached and commit; `guard` (if any) is advanced past the commit."""
         traced = self.traced
         storages = walk.storages
-        donated = []
-        for i in traced.written:
-            a = storages[i].value
-            # Donate only an array nothing else holds (a clone sharing it would lose its data).
-            if sys.getrefcount(a) > _OWNED:
-                a = jax.device_put(a, a.sharding, may_alias=False)
-            donated.append(a)
+        donated = [storages[i].value for i in traced.written]
+        # Donate only an array nothing else holds (a clone sharing it would lose its data).
+        if donated and max(map(sys.getrefcount, donated)) > _OWNED:
+            donated = [a if sys.getrefcount(a) <= _OWNED + 1 else jax.device_put(a, a.sharding, may_alias=False)
+                       for a in donated]   # (+1: the comprehension's own reference)
         kept = [storages[i].value for i in self.kept]
         gen = _random.default_generator
         objects = walk.objects
@@ -185,12 +199,14 @@ class _Program:
             n = len(traced.checks)
             flags, firsts, outs = outs[-2 * n:-n], outs[-n:], outs[:-2 * n]
             for flag, first, make_error in zip(flags, firsts, traced.checks):
-                if bool(flag):
+                if np.asarray(flag):   # (through NumPy: a jax bool() costs several times more)
                     for i, old in zip(traced.written, outs):   # the old values, handed back
                         storages[i]._raw = old
                     value, at = np.asarray(first).tolist()
                     raise make_error(int(value) if value.is_integer() else value, int(at))   # (nan stays nan)
         made = self._commit(walk, outs)
+        if guard is not None:
+            guard.advance(made)
         return _trace.build_result(traced.result, objects, made)
 
     def _commit(self, walk, outs):

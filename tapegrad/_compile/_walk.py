@@ -18,6 +18,9 @@ It yields, in a deterministic order:
   guarded values, so a schedule never recompiles.
 * `views`: every view tensor reached (`X[i:i+bs]` passed in). Its recipe (view ops and their static
   arguments) is guarded; its offsets are program inputs, so a new offset never recompiles.
+
+`split` roots (the call's arguments) are walked first and the lengths of every list at that point kept
+in `cut`, so `_guard` can walk the arguments alone at the next call and reuse the rest.
 """
 import types
 from collections import OrderedDict, defaultdict
@@ -45,13 +48,21 @@ def _is_library(module):
     return module is None or module.split(".", 1)[0] in _LIBRARIES
 
 
+_GLOBAL_NAMES = {}   # code -> its names (bounded: code made by exec would otherwise pile up)
+
+
 def global_names(code):
     """Names a code object (and the code nested in it: lambdas, comprehensions) may read as globals."""
-    names = list(code.co_names)
-    for c in code.co_consts:
-        if isinstance(c, types.CodeType):
-            names.extend(global_names(c))
-    return tuple(dict.fromkeys(names))
+    names = _GLOBAL_NAMES.get(code)
+    if names is None:
+        if len(_GLOBAL_NAMES) > 4096:
+            _GLOBAL_NAMES.clear()
+        found = list(code.co_names)
+        for c in code.co_consts:
+            if isinstance(c, types.CodeType):
+                found.extend(global_names(c))
+        names = _GLOBAL_NAMES[code] = tuple(dict.fromkeys(found))
+    return names
 
 
 _MISSING = object()
@@ -75,11 +86,14 @@ def function_roots(fn):
 
 
 class Walk:
-    def __init__(self, roots):
-        from ..optim.optimizer import Optimizer
-        from ..random import Generator
-        self._optimizer = Optimizer
-        self._generator = Generator   # its key and counter are program inputs of their own (see _trace)
+    _optimizer = _generator = None   # the classes, imported at the first walk (they import tapegrad.nn)
+
+    def __init__(self, roots, split=None):
+        if Walk._optimizer is None:
+            from ..optim.optimizer import Optimizer
+            from ..random import Generator
+            Walk._optimizer = Optimizer
+            Walk._generator = Generator   # its key and counter are program inputs of their own (see _trace)
         self.objects = []
         self.index = {}
         self.tokens = []
@@ -92,10 +106,22 @@ class Walk:
         # Empty containers (a module's dozen hook dicts) are tokens only: cheap to walk. A trace that
         # fills one cannot be replayed (_snapshot), as with any container the function creates.
         self.empties = []
+        self.functions = []    # user functions walked (their code and roots are guarded)
+        self.sets = []         # non-empty sets (opaque, but an emptied one would be a token of its own)
+        self.revisits = []     # positions met again
+        self.shared = []       # storage indices met again (a view or detach of a walked tensor)
         self._groups = set()
-        for r in roots:
+        self.cut = None
+        for i, r in enumerate(roots):
+            if i == split:
+                self.cut = self._lengths()
             self.visit(r)
         self.key = tuple(self.tokens)
+
+    def _lengths(self):
+        return {name: len(getattr(self, name)) for name in (
+            "objects", "tokens", "storages", "containers", "lifted", "views", "empties", "functions", "sets",
+            "revisits", "shared")}
 
     def _new(self, obj):
         pos = len(self.objects)
@@ -121,6 +147,7 @@ class Walk:
         pos = self.index.get(id(obj))
         if pos is not None:
             tokens.append(("@", pos))
+            self.revisits.append(pos)
             return
         pos = self._new(obj)
         if isinstance(obj, Tensor):
@@ -147,6 +174,7 @@ class Walk:
                 self.visit(v)
         elif isinstance(obj, types.FunctionType):
             tokens.append(("fn", obj.__code__))
+            self.functions.append(obj)
             if not _is_library(obj.__module__):
                 for r in function_roots(obj):
                     self.visit(r)
@@ -157,6 +185,8 @@ class Walk:
         elif isinstance(obj, _OPAQUE) or isinstance(obj, self._generator) or not hasattr(obj, "__dict__") or (
                 _is_library(t.__module__) and not t.__module__.startswith("tapegrad.")):
             tokens.append(("id", id(obj)))   # opaque: the same object, whatever it holds
+            if t is set:
+                self.sets.append(obj)
         else:
             tokens.append(("obj", t))
             if isinstance(obj, self._optimizer):
@@ -172,6 +202,8 @@ class Walk:
         if si is None:
             si = self.storage_index[id(s)] = len(self.storages)
             self.storages.append(s)
+        else:
+            self.shared.append(si)
         raw = s._raw
         view = t._view
         if t._grad_fn is not None:
