@@ -191,13 +191,17 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
                                      reduction="mean", pos_weight=None):
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    return _bce_with_logits(input, target, weight, pos_weight, _reduction(size_average, reduce, reduction))
+
+
+def _bce_with_logits(input, target, weight, pos_weight, reduction):
     for name, t in (("weight", weight), ("pos_weight", pos_weight)):
         if t is not None and t.requires_grad and is_grad_enabled():
             raise RuntimeError(f"The function 'binary_cross_entropy_with_logits' is not differentiable with respect to "
                                f"argument '{name}'. This input cannot have requires_grad True. Pass "
                                f"{name}.detach().")
     return apply(L.binary_cross_entropy_with_logits, input, target, *present(weight, pos_weight),
-                 reduction=_reduction(size_average, reduce, reduction), has_weight=weight is not None,
+                 reduction=reduction, has_weight=weight is not None,
                  has_pos_weight=pos_weight is not None)
 
 
@@ -209,6 +213,10 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
                       "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
                       "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
                       UserWarning, stacklevel=2)
+    return _kl_div(input, target, reduction, log_target)
+
+
+def _kl_div(input, target, reduction, log_target):
     # PyTorch's pointwise formula, then its reduction (batchmean: the sum over the batch size), as ops
     pointwise = target.exp() * (target - input) if log_target else target.xlogy(target) - target * input
     if reduction == "batchmean":
@@ -232,3 +240,21 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
     pos = apply(E.sub, 1, cos)
     neg = apply(E.sub_scalar, cos, float(margin)).clamp_min(0)
     return _reduced(where(target == 1, pos, zeros) + where(target == -1, neg, zeros), reduction)
+
+
+# torch.kl_div and torch.binary_cross_entropy_with_logits: ATen's functions, whose reduction is
+# at::Reduction's integer (0 none, 1 mean, 2 sum); no batchmean, no deprecated size_average/reduce. Called
+# without one they do not reduce (PyTorch's Python binding cannot parse the schema's default, Mean).
+def _reduction_enum(reduction):
+    if reduction not in (0, 1, 2):
+        raise ValueError(f"{reduction} is not a valid value for reduction: pass 0 (none), 1 (mean) or 2 (sum)")
+    return _REDUCTIONS[reduction]
+
+
+def aten_kl_div(input, target, reduction=0, log_target=False):
+    return _kl_div(input, target, _reduction_enum(reduction), log_target)
+
+
+def aten_binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=0):
+    # ATen's function broadcasts input and target (nn.functional's checks their sizes first)
+    return _bce_with_logits(input, target, weight, pos_weight, _reduction_enum(reduction))
