@@ -52,9 +52,8 @@ OPERATORS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "pow": "**", "remai
 # "generated:<op>" / "spec:<op>" whose nodes still differ from PyTorch's (see the module docstring).
 KNOWN_DIFFERENCES = {
     # composites PyTorch records as several nodes where tapegrad records one fused entry (or a different
-    # composition): SDPA's math kernel (bmm, softmax...), cross_entropy with label smoothing
-    # (NllLoss + MulBackward1..., tapegrad one fused entry)
-    "spec:attention", "spec:cross_entropy",
+    # composition): SDPA's math kernel (bmm, softmax...)
+    "spec:attention",
     # recurrent layers with plain-tensor weights: PyTorch unrolls them step by step, tapegrad runs its one kernel
     "spec:lstm", "spec:rnn",
     # in-place through a view: PyTorch's CopySlices lists the wrapped in-place node's other inputs as its

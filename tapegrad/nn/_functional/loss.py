@@ -152,12 +152,39 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     _check_class_target(input, target)
     _check_target_values(input, target, int(ignore_index))
     _check_class_weight(input, weight)
-    if label_smoothing == 0:   # as PyTorch: nll_loss of log_softmax
-        from .activation import log_softmax
-        return _nll_loss_nd(log_softmax(input, 1 if input.ndim > 1 else 0), target, weight, reduction,
-                            int(ignore_index))
-    return apply(L.cross_entropy, input, target, *present(weight), reduction=reduction,
-                 ignore_index=int(ignore_index), label_smoothing=float(label_smoothing))
+    from .activation import log_softmax
+    class_dim = 1 if input.ndim > 1 else 0
+    logp = log_softmax(input, class_dim)   # as PyTorch: nll_loss of log_softmax
+    nll = _nll_loss_nd(logp, target, weight, reduction, int(ignore_index))
+    if label_smoothing == 0:
+        return nll
+    return _label_smoothing(logp, nll, target, weight, reduction, int(ignore_index), float(label_smoothing))
+
+
+def _label_smoothing(logp, nll, target, weight, reduction, ignore_index, label_smoothing):
+    """PyTorch's cross_entropy_loss_label_smoothing, op for op: the negated sum of log-probabilities over
+    the classes (weighted), zero at ignored targets, reduced, and mixed with nll_loss."""
+    class_dim = 1 if logp.ndim > 1 else 0
+    n_classes = logp.shape[class_dim]
+    if weight is not None:
+        shape = [1] * logp.ndim
+        shape[class_dim] = weight.shape[0]
+        smooth = -(logp * weight.view(*shape)).sum(class_dim)
+    else:
+        smooth = -logp.sum(class_dim)
+    ignored = target == ignore_index
+    smooth.masked_fill_(ignored, 0.0)
+    if reduction == "mean":
+        if weight is not None:
+            # the weights of the counted targets; PyTorch gathers them with masked_select (a host sync), the
+            # same sum as its branch for tensor subclasses used here: gather everywhere, zero the ignored
+            picked = weight.gather(0, target.masked_fill(ignored, 0).flatten()).view(tuple(target.shape))
+            smooth = smooth.sum() / picked.masked_fill(ignored, 0).sum()
+        else:
+            smooth = smooth.sum() / (~ignored).sum()
+    elif reduction == "sum":
+        smooth = smooth.sum()
+    return apply(E.mul_scalar, nll, 1 - label_smoothing) + apply(E.mul_scalar, smooth, label_smoothing / n_classes)
 
 
 def _cross_entropy_probs(input, target, weight, reduction, label_smoothing):
