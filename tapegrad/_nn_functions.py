@@ -5,6 +5,7 @@ torch.binary_cross_entropy_with_logits take ATen's signature (reduction as an in
 """
 from ._tensor import Tensor
 from .nn._functional.activation import hardshrink, threshold, rrelu, prelu  # noqa: F401
+from .nn._functional.sparse import native_dropout  # noqa: F401
 from .nn._functional.loss import (  # noqa: F401
     aten_kl_div as kl_div, aten_binary_cross_entropy_with_logits as binary_cross_entropy_with_logits)
 

@@ -114,7 +114,13 @@ SPECS = {
     "rsub": cases(Case(lambda lib, a: 2 - a, F(3)), Case(lambda lib, a: 1.5 - a, D("int64", 3))),
     "mul": cases(Case(lambda lib, a, b: a * b, F(2, 3), F(3)), Case(lambda lib, a: a * True, D("uint8", 3)),
                  Case(lambda lib, a, b: a * b, C(3), C(3)),
-                 Case(lambda lib, a, b: lib.einsum("i,j->ij", [a, b]), F(2), F(3))),   # einsum without contraction
+                 Case(lambda lib, a, b: lib.einsum("i,j->ij", [a, b]), F(2), F(3)),   # einsum without contraction
+                 # dropout on the CPU: the input times bernoulli noise / (1 - p), in place too; feature dropout
+                 Case(lambda lib, a: lib.nn.functional.dropout(a, 0.4), F(3, 4), grad=False, compare=False),
+                 Case(lambda lib, a: lib.nn.functional.dropout(a * 1, 0.4, inplace=True), F(3, 4), grad=False,
+                      compare=False),
+                 Case(lambda lib, a: lib.nn.functional.dropout2d(a, 0.4), F(2, 3, 2, 2), grad=False, compare=False),
+                 Case(lambda lib, a: lib.nn.functional.dropout(a, 1.0), F(3))),
     "div": cases(Case(lambda lib, a, b: a / b, F(2, 3), F(3, **POS)), Case(lambda lib, a: a / 3, D("int64", 4)),
                  Case(lambda lib, a, b: lib.true_divide(a, b), C(3), C(3, **POS))),
     "div_trunc": cases(Case(lambda lib, a, b: lib.div(a, b, rounding_mode="trunc"), F(5), F(5, **POS)),

@@ -77,7 +77,10 @@ SPECS = {
         F(4, 3), F(3), F(3))),
     "layer_norm": cases(Case(lambda lib, x, w, b: _f(lib).layer_norm(x, (3, 4), w, b), F(2, 3, 4), F(3, 4), F(3, 4))),
     "group_norm": cases(Case(lambda lib, x, w, b: _f(lib).group_norm(x, 2, w, b), F(3, 4, 5), F(4), F(4))),
-    "dropout": cases(Case(lambda lib, x: _f(lib).dropout(x, 0.5), F(3, 4), grad=False, compare=False)),
+    # native_dropout: the fused kernel PyTorch's CUDA dropout records (NativeDropoutBackward0); its CPU
+    # dropout multiplies by a noise tensor (the mul spec)
+    "dropout": cases(Case(lambda lib, x: lib.native_dropout(x, 0.5, True)[0], F(3, 4), grad=False, compare=False),
+                     Case(lambda lib, x: lib.native_dropout(x, 0.3, False), F(3, 4))),
     "embedding": cases(Case(lambda lib, w, i: _f(lib).embedding(i, w), F(5, 3), I(2, 4, high=5)),
                        # the padding row gets no gradient by design, so finite differences disagree there
                        Case(lambda lib, w, i: _f(lib).embedding(i, w, padding_idx=1), F(5, 3), I(2, 4, high=5),

@@ -60,9 +60,6 @@ KNOWN_DIFFERENCES = {
     # own edges, tapegrad's copy_slices entry takes the in-place result as an input; an indexed write
     # (x[mask] = v, index_put) is IndexPutBackward0 there, a CopySlices here
     "spec:copy_slices", "spec:view_replay", "spec:index_put",
-    # dropout: PyTorch's CPU kernel multiplies by a mask (MulBackward0), its CUDA one is native_dropout;
-    # tapegrad records native_dropout on every device
-    "spec:dropout",
     # nodes PyTorch records for ops it cannot differentiate (unique, scatter with reduce: a backward that
     # raises) or for random draws from tensor parameters (normal); tapegrad records none, or differentiates
     "generated:normal", "generated:unique", "spec:unique", "spec:scatter",
