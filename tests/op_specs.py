@@ -528,6 +528,12 @@ SPECS = {
     # ---- random fills: values differ by design; shapes, dtypes and ranges are compared -----------------------
     "uniform": cases(Case(lambda lib, a: _bounded((a * 1).uniform_(-1, 2), lib, -1, 2), F(50), compare=False)),
     "normal": cases(Case(lambda lib, a: (a * 1).normal_(3, 0.1), F(200), compare=False)),
+    # torch.normal of tensor means/stds: draws, and a zero gradient to them by PyTorch's definition
+    "normal_tensor": cases(Case(lambda lib, m, s: lib.normal(m, s), F(3, 4), F(4, low=0.1, high=1.0), compare=False,
+                                fd=False),
+                           Case(lambda lib, m: lib.normal(m, 0.5), F(3), compare=False, fd=False),
+                           Case(lambda lib, s: lib.normal(1.0, s), F(2, 2, low=0.1, high=1.0), compare=False,
+                                fd=False)),
     "exponential": cases(Case(lambda lib, a: _bounded((a * 1).exponential_(), lib, 0, 1e9), F(50), compare=False)),
     "random": cases(Case(lambda lib, a: _bounded(a.clone().random_(2, 5), lib, 2, 4), D("int64", 40), compare=False),
                     Case(lambda lib, a: _bounded((a * 1).random_(4), lib, 0, 3), F(40), compare=False)),

@@ -61,8 +61,8 @@ KNOWN_DIFFERENCES = {
     # (x[mask] = v, index_put) is IndexPutBackward0 there, a CopySlices here
     "spec:copy_slices", "spec:view_replay", "spec:index_put",
     # nodes PyTorch records for ops it cannot differentiate (unique, scatter with reduce: a backward that
-    # raises) or for random draws from tensor parameters (normal); tapegrad records none, or differentiates
-    "generated:normal", "generated:unique", "spec:unique", "spec:scatter",
+    # raises); tapegrad records none, or differentiates
+    "generated:unique", "spec:unique", "spec:scatter",
     # circular padding: PyTorch's is a composite of slice copies into a new tensor (CopySlices nodes);
     # tapegrad records one pad node (reflect and replicate are named as PyTorch's kernels)
     "spec:pad",
