@@ -89,6 +89,10 @@ KNOWN = {
     "svdvals:0": "repeated singular values: the gradient depends on the singular-vector basis chosen",
     "svdvals_uv:0": "nuclear norm of a rank-one matrix: its zero singular values' vectors are any basis",
     "svdvals_uv:2": "-2-norm of rank-deficient matrices: the smallest (repeated, zero) singular value's vectors are any basis",
+    # attention's fused CPU kernel: an online softmax over blocks of keys
+    "attention:0": "NaN/inf in q, k, v: PyTorch's fused kernel (blockwise online softmax) spreads NaN to other outputs",
+    "attention:1": "NaN/inf in q, k, v: PyTorch's fused kernel's gradient is NaN where tapegrad's is 0 (masked keys)",
+    "attention:2": "NaN/inf in q, k, v: PyTorch's fused kernel (blockwise online softmax) spreads NaN to other outputs",
     # sampling at non-finite positions
     "grid_sample_2d:0": "grid coordinates of inf/NaN: PyTorch's kernel turns them into sample indices its own way",
     "grid_sample_2d:1": "grid coordinates of inf/NaN: PyTorch's kernel turns them into sample indices its own way",
