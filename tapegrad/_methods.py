@@ -171,11 +171,17 @@ def index_put_(self, indices, values, accumulate=False):
     spec, arrays, _ = parse(self, tuple(indices))
     values = F.scalar_or_tensor(values)
     return inplace(self, I.index_put, values, *(Tensor._wrap(a) for a in arrays), spec=spec,
-                   accumulate=builtins.bool(accumulate))
+                   accumulate=builtins.bool(accumulate), whole=True)
 
 
 def index_put(self, indices, values, accumulate=False):
-    return index_put_(self.clone(), indices, values, accumulate)
+    # out of place, one IndexPutBackward0 on self and values (as PyTorch), not a clone written in place
+    spec, arrays, _ = parse(self, tuple(indices))
+    out = apply(I.index_put, self, F.scalar_or_tensor(values), *(Tensor._wrap(a) for a in arrays), spec=spec,
+                accumulate=builtins.bool(accumulate), whole=True)
+    if out.dtype is not self.dtype:
+        out = apply(E.to_dtype, out, dtype=self.dtype.np)
+    return out
 
 
 def where(self, condition, other):

@@ -58,10 +58,10 @@ KNOWN_DIFFERENCES = {
     "spec:safe_softmax",
     # recurrent layers with plain-tensor weights: PyTorch unrolls them step by step, tapegrad runs its one kernel
     "spec:lstm", "spec:rnn",
-    # in-place through a view: PyTorch's CopySlices lists the wrapped in-place node's other inputs as its
-    # own edges, tapegrad's copy_slices entry takes the in-place result as an input; an indexed write
-    # (x[mask] = v, index_put) is IndexPutBackward0 there, a CopySlices here
-    "spec:copy_slices", "spec:view_replay", "spec:index_put",
+    # in-place through a view: PyTorch's CopySlices wraps the in-place op's node and lists that node's other
+    # inputs as its own edges (base, then e.g. mul_'s wrapped scalar or add_'s tensor); tapegrad records the
+    # op on the view (its node reading the view through a select) and a copy_slices node taking that result
+    "spec:copy_slices", "spec:view_replay",
     # nodes PyTorch records for ops it cannot differentiate (unique, scatter with reduce: a backward that
     # raises); tapegrad records none, or differentiates
     "generated:unique", "spec:unique", "spec:scatter",

@@ -106,7 +106,7 @@ def positions_in(static):
     return 0
 
 
-def _setitem(a, v, *arrays, spec, accumulate=False):
+def _setitem(a, v, *arrays, spec, accumulate=False, whole=False):
     v = jnp.asarray(v, a.dtype) if not hasattr(v, "dtype") else v.astype(a.dtype)
     if accumulate:
         return a.at[build_index(spec, arrays)].add(v)
@@ -260,7 +260,10 @@ slice_ = defop("slice", _dynamic_getitem, dtype_rule=KEEP, diff=(0,), view=True)
 index_unsqueeze = defop("index_unsqueeze", _getitem, dtype_rule=KEEP, diff=(0,), view=True, node="unsqueeze")
 index_alias = defop("index_alias", _getitem, dtype_rule=KEEP, diff=(0,), view=True, node="alias")
 index = defop("index", _getitem, dtype_rule=KEEP, diff=(0,))
-index_put = defop("index_put", _setitem, dtype_rule=KEEP, diff=(0, 1), node_name="torch::autograd::CopySlices")
+# x[i] = v: PyTorch's index_put_ on x itself (IndexPutBackward0) when the index is only tensors, full slices
+# and `...` (`whole`), else on the view its other items make (CopySlices); a Python value is a wrapped scalar.
+index_put = defop("index_put", _setitem, dtype_rule=KEEP, diff=(0, 1), node_name="torch::autograd::CopySlices",
+                  wraps_scalars=True, overloads=[overload("IndexPutBackward0", whole=True)])
 
 
 def _copy_slices(base, new, *positions, steps):
