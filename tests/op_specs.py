@@ -342,8 +342,15 @@ SPECS = {
     "max_values": cases(Case(lambda lib, a: a.max(1), F(2, 3)), Case(lambda lib, a: lib.max(a, 0, keepdim=True), F(2, 3)),
                         Case(lambda lib, a: a.max(0), A([[1.0, 3.0], [1.0, 2.0]], "float64"), fd=False)),
     "min_values": cases(Case(lambda lib, a: a.min(1), F(2, 3)), Case(lambda lib, a: lib.min(a, -1), D("int32", 2, 3))),
+    # unique's nodes cannot be differentiated, in PyTorch as here (tests/test_no_derivative.py)
     "unique": cases(Case(lambda lib, a: lib.unique(a, return_inverse=True, return_counts=True), D("int64", 3, 4)),
-                    Case(lambda lib, a: a.round().unique(), F(6), grad=False)),
+                    Case(lambda lib, a: a.round().unique(), F(6), grad=False, fd=False)),
+    "unique_take": cases(Case(lambda lib, a: lib.unique(a, dim=1, return_counts=True),
+                              A([[1.0, 2.0, 1.0, 0.5], [3.0, 4.0, 3.0, 0.5]], "float64"), grad=False, fd=False),
+                         Case(lambda lib, a: lib.unique_consecutive(a, return_inverse=True),
+                              A([1.0, 1.0, 2.0, 2.0, 1.0], "float64"), grad=False, fd=False),
+                         Case(lambda lib, a: lib.unique_consecutive(a, dim=0),
+                              A([[1.0, 2.0], [1.0, 2.0], [0.0, 2.0]], "float64"), grad=False, fd=False)),
 
     # ---- shape views ---------------------------------------------------------------------------------------
     "view": cases(Case(lambda lib, a: a.view(3, 2), F(2, 3)), Case(lambda lib, a: a.reshape(-1), F(2, 3)),
@@ -425,7 +432,8 @@ SPECS = {
     "gather": cases(Case(lambda lib, a, i: a.gather(1, i), F(3, 4), I(3, 2, high=4)),
                     Case(lambda lib, a, i: lib.gather(a, 0, i), F(3, 4), I(2, 3, high=3))),
     "scatter": cases(Case(lambda lib, a, i, s: a.scatter(1, i, s), F(3, 4), A([[0, 1], [2, 3], [3, 0]]), F(3, 2)),
-                     Case(lambda lib, a, i, s: lib.scatter(a, 0, i, s, reduce="add"), F(3, 2), A([[0, 1], [0, 1]]), F(2, 2), grad=False)),
+                     Case(lambda lib, a, i, s: lib.scatter(a, 0, i, s, reduce="add"), F(3, 2), A([[0, 1], [0, 1]]), F(2, 2),
+                          grad=False, fd=False)),
     "scatter_value": cases(Case(lambda lib, a, i: a.scatter(1, i, 2.5), F(3, 4), A([[0, 1], [2, 3], [3, 0]]))),
     "scatter_add": cases(Case(lambda lib, a, i, s: a.scatter_add(0, i, s), F(3, 4), I(4, 4, high=3), F(4, 4))),
     "scatter_reduce": cases(*(Case(lambda lib, a, i, s, r=r, inc=inc: a.scatter_reduce(0, i, s, r, include_self=inc),

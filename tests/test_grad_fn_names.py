@@ -62,9 +62,6 @@ KNOWN_DIFFERENCES = {
     # inputs as its own edges (base, then e.g. mul_'s wrapped scalar or add_'s tensor); tapegrad records the
     # op on the view (its node reading the view through a select) and a copy_slices node taking that result
     "spec:copy_slices", "spec:view_replay",
-    # nodes PyTorch records for ops it cannot differentiate (unique, scatter with reduce: a backward that
-    # raises); tapegrad records none, or differentiates
-    "generated:unique", "spec:unique", "spec:scatter",
     # circular padding: PyTorch's is a composite of slice copies into a new tensor (CopySlices nodes);
     # tapegrad records one pad node (reflect and replicate are named as PyTorch's kernels)
     "spec:pad",

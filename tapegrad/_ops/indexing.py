@@ -283,8 +283,19 @@ view_replay = defop("view_replay", _replay, dtype_rule=KEEP, node="as_strided")
 
 # ---- gather / scatter family -------------------------------------------------------------------
 gather = defop("gather", _gather, dtype_rule=KEEP, diff=(0,))
-scatter = defop("scatter", _scatter, dtype_rule=KEEP, diff=(0, 2))
-scatter_value = defop("scatter_value", _scatter, dtype_rule=KEEP, diff=(0,), node_name="ScatterBackward1")
+# scatter with reduce=: PyTorch records a node that cannot be differentiated (NotImplemented)
+_SCATTER_REDUCE_GRAD = overload("torch::autograd::NotImplemented", reduce=str)
+
+
+def _scatter_reduce_derivative(reduce, **_):
+    return None if reduce is None else (RuntimeError, "derivative for aten::scatter is not implemented. "
+                                                      "Use scatter_reduce, which is differentiable, or detach the inputs.")
+
+
+scatter = defop("scatter", _scatter, dtype_rule=KEEP, diff=(0, 2), overloads=[_SCATTER_REDUCE_GRAD],
+                no_derivative=_scatter_reduce_derivative)
+scatter_value = defop("scatter_value", _scatter, dtype_rule=KEEP, diff=(0,), node_name="ScatterBackward1",
+                      overloads=[_SCATTER_REDUCE_GRAD], no_derivative=_scatter_reduce_derivative)
 scatter_add = defop("scatter_add", lambda a, idx, src, dim: _scatter(a, idx, src, dim, "add"), dtype_rule=KEEP,
                     diff=(0, 2))
 scatter_reduce = defop("scatter_reduce", _scatter_reduce, dtype_rule=KEEP, diff=(0, 2))
