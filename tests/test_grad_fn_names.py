@@ -16,9 +16,11 @@ The expressions come from two sources:
 
 Expressions whose nodes still differ are listed in KNOWN_DIFFERENCES (per op and source, with the
 reason), not hidden: the test fails when a listed op starts to match (remove it then) as when an unlisted
-op differs. Where PyTorch records a composite (matmul, tensordot, kron, linear, losses, normalize,
-rms_norm, reshape's clone + _unsafe_view), tapegrad's public function records the same ops; what
-remains listed is fused on purpose or not yet decomposed.
+op differs. An expression PyTorch accepts and tapegrad raises on is a difference too, unless REFUSED
+lists it with the reason. Where PyTorch records a composite (matmul, tensordot, kron, linear, einsum,
+losses, normalize, rms_norm, matrix_norm, attention's math path, reshape's clone + _unsafe_view),
+tapegrad's public function records the same ops; what remains listed is fused on purpose or differs for
+the reason given.
 """
 import re
 import zlib
@@ -56,14 +58,17 @@ KNOWN_DIFFERENCES = {
     # with _reshape_alias (ReshapeAliasBackward0) where tapegrad's elementwise results are always
     # contiguous and viewed (ViewBackward0)
     "spec:safe_softmax",
-    # recurrent layers with plain-tensor weights: PyTorch unrolls them step by step, tapegrad runs its one kernel
+    # recurrent layers: PyTorch's CPU kernels unroll them, a dozen nodes per step and layer (addmm,
+    # unsafe_split, sigmoid, tanh, mul, add, stack); tapegrad runs one scan per layer, whose single node keeps
+    # the compiled program and its compile time independent of the sequence length
     "spec:lstm", "spec:rnn",
     # in-place through a view: PyTorch's CopySlices wraps the in-place op's node and lists that node's other
     # inputs as its own edges (base, then e.g. mul_'s wrapped scalar or add_'s tensor); tapegrad records the
     # op on the view (its node reading the view through a select) and a copy_slices node taking that result
     "spec:copy_slices", "spec:view_replay",
-    # circular padding: PyTorch's is a composite of slice copies into a new tensor (CopySlices nodes);
-    # tapegrad records one pad node (reflect and replicate are named as PyTorch's kernels)
+    # circular padding: PyTorch's is a composite of slice copies into a new tensor (a chain of CopySlices
+    # over copy_), which recorded here would differ as spec:copy_slices does; tapegrad records one pad node
+    # (reflect and replicate are named as PyTorch's kernels)
     "spec:pad",
 }
 
