@@ -3,7 +3,6 @@
 Class-index targets are integer inputs (never differentiable); optional class weights
 are trailing inputs flagged by statics.
 """
-import jax
 import jax.numpy as jnp
 
 from ._registry import defop, overload, KEEP
