@@ -1,12 +1,14 @@
 """scaled_dot_product_attention and the multi-head attention forward."""
 import math
 
+import jax
 import jax.numpy as jnp
 
 from ... import _dtypes as D
 from ..._creation import _leaf, zeros
 from ..._functional._shape import cat
 from ..._dispatch import apply
+from ...device import MIXED_DEVICES
 from ..._ops import elementwise as E, nn as K
 from .linear import linear
 from .sparse import keep_mask
@@ -78,10 +80,11 @@ def _math(query, key, value, mask, dropout_p, is_causal, scale, enable_gqa):
     negative = scale is not None and scale < 0
     factor = math.sqrt(abs(scale) if negative else (1.0 / math.sqrt(query.shape[-1]) if scale is None else scale))
     q = apply(E.mul_scalar, query, -factor if negative else factor)
+    device = _device_of(query)
     if is_causal:
-        mask = ones(q.shape[-2], key.shape[-2], dtype=D.bool_).tril()
+        mask = ones(q.shape[-2], key.shape[-2], dtype=D.bool_, device=device).tril()
     if mask is not None and mask.dtype is D.bool_:   # PyTorch's convert_boolean_attn_mask
-        mask = where(mask.logical_not(), float("-inf"), zeros((), dtype=q.dtype))
+        mask = where(mask.logical_not(), float("-inf"), zeros((), dtype=q.dtype, device=device))
     if enable_gqa and key.ndim >= 3 and q.shape[-3] != key.shape[-3]:
         key = _shape.repeat_interleave(key, q.shape[-3] // key.shape[-3], -3)
         value = _shape.repeat_interleave(value, q.shape[-3] // value.shape[-3], -3)
@@ -92,6 +95,13 @@ def _math(query, key, value, mask, dropout_p, is_causal, scale, enable_gqa):
     if dropout_p > 0.0:
         attn = dropout(attn, dropout_p, True)
     return _linalg.matmul(attn, value)
+
+
+def _device_of(t):
+    """Where masks made for t go: its device once accelerators are in use (a traced value: the default one)."""
+    if not MIXED_DEVICES[0] or isinstance(t._peek(), jax.core.Tracer):
+        return None
+    return t.device
 
 
 def _float_mask(mask, dtype):

@@ -36,8 +36,8 @@ def dropout(input, p=0.5, training=True, inplace=False):
     _check_p(p)
     if not training or p == 0.0 or input.numel() == 0:
         return input
-    if p == 1.0:
-        return maybe_inplace(input, input * zeros((), dtype=input.dtype), inplace)
+    if p == 1.0:   # PyTorch multiplies by a zero tensor: a wrapped 0 records the same node, on any device
+        return maybe_inplace(input, input * 0.0, inplace)
     if _fused_kernel(input):
         out = apply(K.dropout, input, keep_mask(input.shape, p), 1.0 / (1.0 - p))
     else:
@@ -70,7 +70,7 @@ def _feature_dropout(input, p, training, inplace, spatial):
     if not training or p == 0.0 or input.numel() == 0:
         return input
     if p == 1.0:
-        return maybe_inplace(input, input * zeros((), dtype=input.dtype), inplace)
+        return maybe_inplace(input, input * 0.0, inplace)
     batched = input.ndim == spatial + 2
     shape = tuple(input.shape[:2 if batched else 1]) + (1,) * (input.ndim - (2 if batched else 1))
     return maybe_inplace(input, input * _noise(shape, p, input.dtype), inplace)
