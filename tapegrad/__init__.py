@@ -51,6 +51,8 @@ from ._printing import set_printoptions, get_printoptions  # noqa: E402
 from . import autograd  # noqa: E402
 from .autograd import is_anomaly_enabled, is_anomaly_check_nan_enabled  # noqa: E402
 from . import nn  # noqa: E402
+from ._nn_functions import (  # noqa: E402  (torch.kl_div, torch.threshold...; Tensor.hardshrink, Tensor.prelu)
+    hardshrink, threshold, rrelu, prelu, kl_div, binary_cross_entropy_with_logits, native_dropout)
 from .nn._functional.activation import (  # noqa: E402
     softmax_function as softmax, log_softmax_function as log_softmax)
 from . import optim, utils, distributions, multiprocessing, nested  # noqa: E402

@@ -214,4 +214,11 @@ def setitem(t, index, value):
         # every element at a written address changes (an indexed view that still expands is refused)
         getitem(t, index).copy_(value)
         return
-    inplace(t, I.index_put, value, *(Tensor._wrap(a) for a in arrays), spec=spec)
+    inplace(t, I.index_put, value, *(Tensor._wrap(a) for a in arrays), spec=spec, whole=writes_whole(spec))
+
+
+def writes_whole(spec):
+    """True for an index of tensors, full slices and `...` only: PyTorch's setitem then runs index_put_ on the
+    tensor itself; other items make a view first (a slice, a select, an unsqueeze)."""
+    return "T" in spec and all(x == "T" or x is Ellipsis or (type(x) is tuple and x[0] in (None, 0)
+                                                            and x[1] is None and x[2] in (None, 1)) for x in spec)

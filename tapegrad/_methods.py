@@ -38,7 +38,10 @@ def _inplace_method(fn, name):
     def method(self, *args, **kwargs):
         check_inplace(self, args)
         check_overlap(self, args)
-        commit(self, fn(self, *args, **kwargs))
+        result = fn(self, *args, **kwargs)
+        if result is NotImplemented:   # x += [1, 2]: Python then raises its TypeError, as for PyTorch
+            return NotImplemented
+        commit(self, result)
         return self
     method.__name__ = name
     return method
@@ -75,11 +78,12 @@ _NOT_METHODS = {
     "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broadcast_tensors", "cat", "column_stack",
     "complex", "concat", "concatenate", "dstack", "einsum", "hstack", "polar", "row_stack", "rsub", "stack",
     "std_mean", "var_mean", "tensordot", "view_as_complex", "view_as_real", "vstack", "where", "real", "imag",
-    "numel", "searchsorted", "cdist", "meshgrid",
+    "numel", "searchsorted", "cdist", "meshgrid", "fill",
 }
 for _name in F.__all__:
     if _name not in _NOT_METHODS:
         setattr(Tensor, _name, getattr(F, _name))
+Tensor.svd = F._linalg.svd_legacy   # torch.svd's (U, S, V), as a method too
 
 # In-place variants x.op_(...) that PyTorch has, for the functions above (comparisons: further down).
 _INPLACE = [
@@ -121,8 +125,8 @@ for _op, _names in {E.eq: ("eq",), E.ne: ("ne", "not_equal"), E.lt: ("lt", "less
 
 def _view_inplace(fn):
     # Shape-changing in-place ops (t_, unsqueeze_...) rebind the tensor to the new shape.
-    def method(self, *args):
-        out = fn(self, *args)
+    def method(self, *args, **kwargs):
+        out = fn(self, *args, **kwargs)
         self._storage, self._view = out._storage, out._view
         if out._grad_fn is not None:
             name_as_inplace(out._grad_fn)
@@ -167,11 +171,17 @@ def index_put_(self, indices, values, accumulate=False):
     spec, arrays, _ = parse(self, tuple(indices))
     values = F.scalar_or_tensor(values)
     return inplace(self, I.index_put, values, *(Tensor._wrap(a) for a in arrays), spec=spec,
-                   accumulate=builtins.bool(accumulate))
+                   accumulate=builtins.bool(accumulate), whole=True)
 
 
 def index_put(self, indices, values, accumulate=False):
-    return index_put_(self.clone(), indices, values, accumulate)
+    # out of place, one IndexPutBackward0 on self and values (as PyTorch), not a clone written in place
+    spec, arrays, _ = parse(self, tuple(indices))
+    out = apply(I.index_put, self, F.scalar_or_tensor(values), *(Tensor._wrap(a) for a in arrays), spec=spec,
+                accumulate=builtins.bool(accumulate), whole=True)
+    if out.dtype is not self.dtype:
+        out = apply(E.to_dtype, out, dtype=self.dtype.np)
+    return out
 
 
 def where(self, condition, other):

@@ -158,12 +158,20 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
     from ._tensor import Tensor
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
-        m = mean._value if isinstance(mean, Tensor) else mean
-        s = std._value if isinstance(std, Tensor) else std
-        shape = jnp.broadcast_shapes(jnp.shape(m), jnp.shape(s))
-        dt = (mean if isinstance(mean, Tensor) else std).dtype
-        z = jax.random.normal(_key(generator), shape, dt.np)
-        return _make((m + s * z).astype(dt.np), requires_grad, device)
+        # PyTorch's NormalBackward1/2/3 node (a zero gradient to the tensor arguments)
+        from ._dispatch import apply
+        from ._functional._random import _key as key_tensor
+        from ._ops import random_fill as RF
+        dtype = (mean if isinstance(mean, Tensor) else std).dtype
+        mean = mean if isinstance(mean, Tensor) else float(mean)
+        std = std if isinstance(std, Tensor) else float(std)
+        if isinstance(std, Tensor):
+            from . import _value_checks
+            _value_checks.check(std, lambda v, xp: v < 0, lambda v, at: RuntimeError(
+                "normal expects all elements of std >= 0.0. Pass a std tensor without negative values."))
+        elif std < 0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+        return apply(RF.normal_tensor, mean, std, key_tensor(generator), dtype=dtype.name)
     d = _float_dtype(dtype, "normal_kernel_cpu")
     z = _drawn("randn", jax.random.normal, generator, tuple(size), d.np)
     return _make((mean + std * z).astype(d.np), requires_grad, device)

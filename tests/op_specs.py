@@ -113,7 +113,14 @@ SPECS = {
     "sub_scaled": cases(Case(lambda lib, a, b: a.sub(b, alpha=3), F(2, 3), F(3))),
     "rsub": cases(Case(lambda lib, a: 2 - a, F(3)), Case(lambda lib, a: 1.5 - a, D("int64", 3))),
     "mul": cases(Case(lambda lib, a, b: a * b, F(2, 3), F(3)), Case(lambda lib, a: a * True, D("uint8", 3)),
-                 Case(lambda lib, a, b: a * b, C(3), C(3))),
+                 Case(lambda lib, a, b: a * b, C(3), C(3)),
+                 Case(lambda lib, a, b: lib.einsum("i,j->ij", [a, b]), F(2), F(3)),   # einsum without contraction
+                 # dropout on the CPU: the input times bernoulli noise / (1 - p), in place too; feature dropout
+                 Case(lambda lib, a: lib.nn.functional.dropout(a, 0.4), F(3, 4), grad=False, compare=False),
+                 Case(lambda lib, a: lib.nn.functional.dropout(a * 1, 0.4, inplace=True), F(3, 4), grad=False,
+                      compare=False),
+                 Case(lambda lib, a: lib.nn.functional.dropout2d(a, 0.4), F(2, 3, 2, 2), grad=False, compare=False),
+                 Case(lambda lib, a: lib.nn.functional.dropout(a, 1.0), F(3))),
     "div": cases(Case(lambda lib, a, b: a / b, F(2, 3), F(3, **POS)), Case(lambda lib, a: a / 3, D("int64", 4)),
                  Case(lambda lib, a, b: lib.true_divide(a, b), C(3), C(3, **POS))),
     "div_trunc": cases(Case(lambda lib, a, b: lib.div(a, b, rounding_mode="trunc"), F(5), F(5, **POS)),
@@ -335,8 +342,15 @@ SPECS = {
     "max_values": cases(Case(lambda lib, a: a.max(1), F(2, 3)), Case(lambda lib, a: lib.max(a, 0, keepdim=True), F(2, 3)),
                         Case(lambda lib, a: a.max(0), A([[1.0, 3.0], [1.0, 2.0]], "float64"), fd=False)),
     "min_values": cases(Case(lambda lib, a: a.min(1), F(2, 3)), Case(lambda lib, a: lib.min(a, -1), D("int32", 2, 3))),
+    # unique's nodes cannot be differentiated, in PyTorch as here (tests/test_no_derivative.py)
     "unique": cases(Case(lambda lib, a: lib.unique(a, return_inverse=True, return_counts=True), D("int64", 3, 4)),
-                    Case(lambda lib, a: a.round().unique(), F(6), grad=False)),
+                    Case(lambda lib, a: a.round().unique(), F(6), grad=False, fd=False)),
+    "unique_take": cases(Case(lambda lib, a: lib.unique(a, dim=1, return_counts=True),
+                              A([[1.0, 2.0, 1.0, 0.5], [3.0, 4.0, 3.0, 0.5]], "float64"), grad=False, fd=False),
+                         Case(lambda lib, a: lib.unique_consecutive(a, return_inverse=True),
+                              A([1.0, 1.0, 2.0, 2.0, 1.0], "float64"), grad=False, fd=False),
+                         Case(lambda lib, a: lib.unique_consecutive(a, dim=0),
+                              A([[1.0, 2.0], [1.0, 2.0], [0.0, 2.0]], "float64"), grad=False, fd=False)),
 
     # ---- shape views ---------------------------------------------------------------------------------------
     "view": cases(Case(lambda lib, a: a.view(3, 2), F(2, 3)), Case(lambda lib, a: a.reshape(-1), F(2, 3)),
@@ -369,7 +383,9 @@ SPECS = {
     "alias": cases(Case(lambda lib, a: _legacy_wrap(lib, a) * 2, F(2, 3))),
     "reshape_alias": cases(Case(lambda lib, a: a.t().reshape(3, 2, 2), F(4, 3)),
                            Case(lambda lib, a: a.mT.reshape(2, 3, 2), F(2, 2, 3))),
-    "diagonal": cases(Case(lambda lib, a: a.diagonal(), F(3, 3)), Case(lambda lib, a: lib.diagonal(a, 1, 0, 2), F(3, 2, 4))),
+    "diagonal": cases(Case(lambda lib, a: a.diagonal(), F(3, 3)), Case(lambda lib, a: lib.diagonal(a, 1, 0, 2), F(3, 2, 4)),
+                      Case(lambda lib, a: lib.einsum("ii", a), F(3, 3)),   # einsum's repeated label
+                      Case(lambda lib, a: lib.einsum("iji->j", a), F(3, 2, 3))),
     "split": cases(Case(lambda lib, a: a.split(2, 1), F(2, 5)), Case(lambda lib, a: lib.split(a, [1, 3], 0), F(4, 2)),
                    Case(lambda lib, a: a.chunk(3), F(5))),
     "unbind": cases(Case(lambda lib, a: a.unbind(1), F(2, 3)), Case(lambda lib, a: lib.unbind(a), F(2))),
@@ -416,7 +432,8 @@ SPECS = {
     "gather": cases(Case(lambda lib, a, i: a.gather(1, i), F(3, 4), I(3, 2, high=4)),
                     Case(lambda lib, a, i: lib.gather(a, 0, i), F(3, 4), I(2, 3, high=3))),
     "scatter": cases(Case(lambda lib, a, i, s: a.scatter(1, i, s), F(3, 4), A([[0, 1], [2, 3], [3, 0]]), F(3, 2)),
-                     Case(lambda lib, a, i, s: lib.scatter(a, 0, i, s, reduce="add"), F(3, 2), A([[0, 1], [0, 1]]), F(2, 2), grad=False)),
+                     Case(lambda lib, a, i, s: lib.scatter(a, 0, i, s, reduce="add"), F(3, 2), A([[0, 1], [0, 1]]), F(2, 2),
+                          grad=False, fd=False)),
     "scatter_value": cases(Case(lambda lib, a, i: a.scatter(1, i, 2.5), F(3, 4), A([[0, 1], [2, 3], [3, 0]]))),
     "scatter_add": cases(Case(lambda lib, a, i, s: a.scatter_add(0, i, s), F(3, 4), I(4, 4, high=3), F(4, 4))),
     "scatter_reduce": cases(*(Case(lambda lib, a, i, s, r=r, inc=inc: a.scatter_reduce(0, i, s, r, include_self=inc),
@@ -454,14 +471,17 @@ SPECS = {
                 Case(lambda lib, a, b: lib.tensordot(a, b, dims=([1, 0], [0, 1])), F(3, 4, 2), F(4, 3)),
                 Case(lambda lib, a, b: lib.tensordot(a, b, 1), F(2, 3), F(3, 2)),
                 Case(lambda lib, x, w: lib.nn.functional.linear(x, w), F(4), F(2, 4))),   # F.linear without bias
-    "bmm": cases(Case(lambda lib, a, b: lib.bmm(a, b), F(2, 2, 3), F(2, 3, 1))),
+    "bmm": cases(Case(lambda lib, a, b: lib.bmm(a, b), F(2, 2, 3), F(2, 3, 1)),
+                 # einsum: PyTorch's pairwise contractions (permute, reshape, bmm), in opt_einsum's order
+                 Case(lambda lib, a, b: lib.einsum("bij,bjk->bik", a, b), F(2, 2, 3), F(2, 3, 2)),
+                 Case(lambda lib, a, b, c: lib.einsum("abc,cd,bd->a", a, b, c), F(2, 3, 4), F(4, 5), F(3, 5)),
+                 Case(lambda lib, a, b: lib.einsum("...ij,...jk", a, b), F(2, 1, 2, 3), F(4, 3, 2)),
+                 Case(lambda lib, a, b: lib.einsum(a, [0, 1], b, [1, 2], [0, 2]), F(2, 3), F(3, 4))),
     "mv": cases(Case(lambda lib, a, b: a.mv(b), F(2, 3), F(3))),
     "dot": cases(Case(lambda lib, a, b: lib.dot(a, b), F(3), F(3)), Case(lambda lib, a, b: a.dot(b), C(3), C(3)),
                  Case(lambda lib, a, b: lib.tensordot(a, b), F(3, 3), F(3, 3))),   # every dim contracted
     "vdot": cases(Case(lambda lib, a, b: lib.vdot(a, b), C(3), C(3)), Case(lambda lib, a, b: a.vdot(b), F(3), F(3))),
     "outer": cases(Case(lambda lib, a, b: lib.outer(a, b), F(3), F(2)), Case(lambda lib, a, b: a.outer(b), D("int64", 2), F(3))),
-    "einsum": cases(Case(lambda lib, a, b: lib.einsum("bij,bjk->bik", a, b), F(2, 2, 3), F(2, 3, 2)),
-                    Case(lambda lib, a: lib.einsum("ii", a), F(3, 3)), Case(lambda lib, a, b: lib.einsum("i,j->ij", [a, b]), F(2), F(3))),
     "addmm": cases(Case(lambda lib, c, a, b: lib.addmm(c, a, b, beta=0.5, alpha=2), F(2, 4), F(2, 3), F(3, 4)),
                    Case(lambda lib, c, a, b: c.addmm(a, b), F(4), F(2, 3), F(3, 4)),
                    # F.linear records addmm (or mm) on the weight's transpose, as PyTorch
@@ -489,6 +509,10 @@ SPECS = {
     "matrix_exp": cases(Case(lambda lib, a: lib.linalg.matrix_exp(a), F(3, 3)),
                         Case(lambda lib, a: lib.matrix_exp(a * 0.5), F(2, 2, 2))),
     "svdvals": cases(Case(lambda lib, a: lib.linalg.svdvals(a), F(3, 4))),
+    # svdvals under autograd (U and Vh computed, S the node's output 1), as the nuc and 2-norms record it
+    "svdvals_uv": cases(Case(lambda lib, a: lib.linalg.matrix_norm(a, "nuc"), F(3, 3)),
+                        Case(lambda lib, a: lib.linalg.matrix_norm(a, 2), F(3, 2)),
+                        Case(lambda lib, a: lib.linalg.matrix_norm(a, -2, dim=(0, 2), keepdim=True), F(3, 2, 4))),
     "eigh": cases(Case(lambda lib, a: _eigh_invariants(lib.linalg.eigh(a + a.mT)), F(3, 3))),
     "eigvalsh": cases(Case(lambda lib, a: lib.linalg.eigvalsh(a + a.mT), F(3, 3))),
     "pinv": cases(Case(lambda lib, a: lib.linalg.pinv(a), F(4, 3)), Case(lambda lib, a: a.pinverse(), F(2, 3))),
@@ -498,20 +522,26 @@ SPECS = {
                          Case(lambda lib, a: lib.linalg.norm(a, 3, dim=-1), F(2, 3)),
                          Case(lambda lib, a: lib.norm(a * 0, dim=0), F(2), fd=False),
                          Case(lambda lib, a: lib.linalg.vector_norm(a), C(3)),
-                         Case(lambda lib, a: lib.linalg.vector_norm(a, 0), A([1.0, 0.0, 2.0], "float64"))),
+                         Case(lambda lib, a: lib.linalg.vector_norm(a, 0), A([1.0, 0.0, 2.0], "float64")),
+                         # matrix norms PyTorch computes as vector norms (then amax/amin of the 1-norms)
+                         Case(lambda lib, a: lib.linalg.matrix_norm(a), F(2, 3)),
+                         Case(lambda lib, a: lib.linalg.norm(a, float("inf")), F(3, 3)),
+                         Case(lambda lib, a: lib.linalg.matrix_norm(a, -1, keepdim=True), F(2, 3, 3)),
+                         Case(lambda lib, a: lib.linalg.matrix_norm(a, float("-inf"), dim=(2, 0)), F(3, 2, 4))),
     "cdist": cases(Case(lambda lib, a, b: lib.cdist(a, b), F(3, 2), F(4, 2)),
                    Case(lambda lib, a, b: lib.cdist(a, b, p=float("inf")), F(2, 3, 2), F(2, 4, 2)),
                    # zero distances (gradient 0 there) and the p < 1 path
                    Case(lambda lib, a: lib.cdist(a, a, p=0.5), F(3, 2), fd=False)),
-    "matrix_norm": cases(Case(lambda lib, a: lib.linalg.matrix_norm(a), F(2, 3)),
-                         Case(lambda lib, a: lib.linalg.matrix_norm(a, "nuc"), F(3, 3)),
-                         Case(lambda lib, a: lib.linalg.matrix_norm(a, 2), F(3, 2)),
-                         Case(lambda lib, a: lib.linalg.norm(a, float("inf")), F(3, 3)),
-                         Case(lambda lib, a: lib.linalg.matrix_norm(a, -1, keepdim=True), F(2, 3, 3))),
 
     # ---- random fills: values differ by design; shapes, dtypes and ranges are compared -----------------------
     "uniform": cases(Case(lambda lib, a: _bounded((a * 1).uniform_(-1, 2), lib, -1, 2), F(50), compare=False)),
     "normal": cases(Case(lambda lib, a: (a * 1).normal_(3, 0.1), F(200), compare=False)),
+    # torch.normal of tensor means/stds: draws, and a zero gradient to them by PyTorch's definition
+    "normal_tensor": cases(Case(lambda lib, m, s: lib.normal(m, s), F(3, 4), F(4, low=0.1, high=1.0), compare=False,
+                                fd=False),
+                           Case(lambda lib, m: lib.normal(m, 0.5), F(3), compare=False, fd=False),
+                           Case(lambda lib, s: lib.normal(1.0, s), F(2, 2, low=0.1, high=1.0), compare=False,
+                                fd=False)),
     "exponential": cases(Case(lambda lib, a: _bounded((a * 1).exponential_(), lib, 0, 1e9), F(50), compare=False)),
     "random": cases(Case(lambda lib, a: _bounded(a.clone().random_(2, 5), lib, 2, 4), D("int64", 40), compare=False),
                     Case(lambda lib, a: _bounded((a * 1).random_(4), lib, 0, 3), F(40), compare=False)),

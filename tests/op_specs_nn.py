@@ -81,7 +81,10 @@ SPECS = {
         F(4, 3), F(3), F(3))),
     "layer_norm": cases(Case(lambda lib, x, w, b: _f(lib).layer_norm(x, (3, 4), w, b), F(2, 3, 4), F(3, 4), F(3, 4))),
     "group_norm": cases(Case(lambda lib, x, w, b: _f(lib).group_norm(x, 2, w, b), F(3, 4, 5), F(4), F(4))),
-    "dropout": cases(Case(lambda lib, x: _f(lib).dropout(x, 0.5), F(3, 4), grad=False, compare=False)),
+    # native_dropout: the fused kernel PyTorch's CUDA dropout records (NativeDropoutBackward0); its CPU
+    # dropout multiplies by a noise tensor (the mul spec)
+    "dropout": cases(Case(lambda lib, x: lib.native_dropout(x, 0.5, True)[0], F(3, 4), grad=False, compare=False),
+                     Case(lambda lib, x: lib.native_dropout(x, 0.3, False), F(3, 4))),
     "embedding": cases(Case(lambda lib, w, i: _f(lib).embedding(i, w), F(5, 3), I(2, 4, high=5)),
                        # the padding row gets no gradient by design, so finite differences disagree there
                        Case(lambda lib, w, i: _f(lib).embedding(i, w, padding_idx=1), F(5, 3), I(2, 4, high=5),
@@ -89,8 +92,23 @@ SPECS = {
     "embedding_bag": cases(Case(lambda lib, w, i, o: _f(lib).embedding_bag(i, w, o), F(5, 3), I(6, high=5),
                                 A([0, 2, 2])),
                            Case(lambda lib, w, i: _f(lib).embedding_bag(i, w, mode="sum"), F(5, 3), I(2, 3, high=5))),
+    # PyTorch's fused CPU kernel (4-d inputs; ScaledDotProductFlashAttentionForCpuBackward0)
     "attention": cases(Case(lambda lib, q, k, v: _f(lib).scaled_dot_product_attention(q, k, v, is_causal=True),
-                            F(2, 4, 8), F(2, 4, 8), F(2, 4, 3))),
+                            F(2, 2, 4, 8), F(2, 2, 4, 8), F(2, 2, 4, 8)),
+                       Case(lambda lib, q, k, v: _f(lib).scaled_dot_product_attention(
+                           q, k, v, attn_mask=lib.tensor([[True, False, True, True, False]] * 3), scale=0.3),
+                            F(1, 2, 3, 4), F(1, 2, 5, 4), F(1, 2, 5, 4)),
+                       Case(lambda lib, q, k, v: _f(lib).scaled_dot_product_attention(q, k, v, enable_gqa=True),
+                            F(2, 4, 3, 4), F(2, 2, 5, 4), F(2, 2, 5, 4))),
+    # ... and its math path elsewhere (3-d inputs, value head dim of its own...), whose softmax is _safe_softmax
+    # (a row masked throughout is 0)
+    "safe_softmax": cases(Case(lambda lib, q, k, v: _f(lib).scaled_dot_product_attention(q, k, v, is_causal=True),
+                               F(2, 4, 8), F(2, 4, 8), F(2, 4, 3)),
+                          Case(lambda lib, q, k, v: _f(lib).scaled_dot_product_attention(
+                              q, k, v, attn_mask=lib.tensor([[True] * 5, [False] * 5, [False, True, True, False, True]])),
+                               F(2, 3, 4), F(2, 5, 4), F(2, 5, 4)),
+                          Case(lambda lib, q, k, v: _f(lib).scaled_dot_product_attention(q, k, v, scale=-0.5),
+                               F(2, 2, 3, 4), F(2, 2, 5, 4), F(2, 2, 5, 3))),
     "pad": cases(Case(lambda lib, x: _f(lib).pad(x, (1, 2, 0, -1)), F(2, 3, 4)),
                  Case(lambda lib, x: _f(lib).pad(x, (2, 1), mode="reflect"), F(2, 3, 4)),
                  Case(lambda lib, x: _f(lib).pad(x, (1, 2, 0, 1, 2, -1), mode="replicate"), F(1, 2, 3, 4, 3)),

@@ -18,9 +18,13 @@ SPECS = {
                            I(2, 5, high=3)),
                       Case(lambda lib, x, t: _f(lib).cross_entropy(x, t, reduction="none"), F(2, 3, 2, 2),
                            I(2, 2, 2, high=3)),
-                      Case(lambda lib, x, t: _f(lib).nll_loss(x, t, reduction="none"), F(2, 3, 4), I(2, 4, high=3))),
-    "cross_entropy": cases(Case(lambda lib, x, t: _f(lib).cross_entropy(x, t, label_smoothing=0.1), F(4, 3),
-                                I(4, high=3))),
+                      Case(lambda lib, x, t: _f(lib).nll_loss(x, t, reduction="none"), F(2, 3, 4), I(2, 4, high=3)),
+                      # ... with label smoothing: PyTorch's composite mixing nll_loss with the smoothed term
+                      Case(lambda lib, x, t: _f(lib).cross_entropy(x, t, label_smoothing=0.1), F(4, 3),
+                           I(4, high=3)),
+                      Case(lambda lib, x, t: _f(lib).cross_entropy(x, t, lib.tensor([0.5, 1.0, 2.0], dtype=x.dtype),
+                                                                   ignore_index=1, label_smoothing=0.3),
+                           F(2, 3, 4), I(2, 4, high=3))),
     # cross_entropy with class probabilities: PyTorch's composite, its mean a DivBackward1 by the row count
     "div_scalar": cases(Case(lambda lib, x, t: _f(lib).cross_entropy(x, _f(lib).softmax(t, dim=1)), F(4, 3), F(4, 3)),
                         Case(lambda lib, x, t, w: _f(lib).cross_entropy(x, t, weight=w), F(2, 3, 2), F(2, 3, 2), F(3))),

@@ -56,8 +56,6 @@ KNOWN = {
     "scatter_reduce:7": "amax/amin with ties/NaN: PyTorch's src gradient (NaN, even split) differs from tapegrad's",
     "scatter_reduce:8": "amax/amin with NaN: PyTorch's gradient is NaN at the NaN-tied inputs, tapegrad's 0",
     "scatter_reduce:9": "amax/amin with ties/NaN: PyTorch's src gradient (NaN, even split) differs from tapegrad's",
-    "matrix_norm:3": "inf-norm ties between rows: PyTorch's amax backward splits the gradient, tapegrad's picks",
-    "matrix_norm:4": "-1-norm ties between columns: PyTorch's amin backward splits the gradient, tapegrad's picks",
     "vector_norm:3": "inf-norm with NaN/inf: PyTorch's gradient is 0 at the non-maximal NaN, tapegrad's NaN",
     # PyTorch's NaN gradient depends on the element's position (vectorised body vs scalar tail of its kernel)
     "hardtanh:0": "PyTorch's gradient at NaN is 0 in its vectorised kernel body and the full gradient in the scalar tail",
@@ -90,7 +88,12 @@ KNOWN = {
     "qr:1": "a rank-deficient matrix: Q's columns beyond the rank are any orthonormal completion",
     "svd:0": "repeated/zero singular values: the singular vectors are any basis of the degenerate subspace",
     "svdvals:0": "repeated singular values: the gradient depends on the singular-vector basis chosen",
-    "matrix_norm:1": "nuclear norm of a rank-one matrix: its zero singular values' vectors are any basis",
+    "svdvals_uv:0": "nuclear norm of a rank-one matrix: its zero singular values' vectors are any basis",
+    "svdvals_uv:2": "-2-norm of rank-deficient matrices: the smallest (repeated, zero) singular value's vectors are any basis",
+    # attention's fused CPU kernel: an online softmax over blocks of keys
+    "attention:0": "NaN/inf in q, k, v: PyTorch's fused kernel (blockwise online softmax) spreads NaN to other outputs",
+    "attention:1": "NaN/inf in q, k, v: PyTorch's fused kernel's gradient is NaN where tapegrad's is 0 (masked keys)",
+    "attention:2": "NaN/inf in q, k, v: PyTorch's fused kernel (blockwise online softmax) spreads NaN to other outputs",
     # sampling at non-finite grid coordinates (PyTorch's 3-D kernel: std::min/max clip in its forward, branches in
     # its backward, so a NaN coordinate reads the last pixel but sends that pixel no gradient)
     "grid_sample_3d:0": "inf/NaN grid coordinates: a skipped corner's NaN weight makes tapegrad's grid gradient NaN",

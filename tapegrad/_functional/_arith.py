@@ -1,5 +1,6 @@
 """Elementwise functions: arithmetic, comparison, logic, unary maths."""
 import builtins
+import warnings
 
 from .. import _dtypes as D
 from .._dispatch import apply
@@ -34,7 +35,19 @@ def _broadcast_error(args):
 # ---- arithmetic ----------------------------------------------------------------------
 
 
-def add(input, other, *, alpha=1, out=None):
+def _deprecated_alpha(name, other, deprecated):
+    """PyTorch's deprecated overload `name(input, alpha, other)`: (alpha, other), with its warning."""
+    if len(deprecated) != 1:
+        raise TypeError(f"{name}() takes from 2 to 3 positional arguments but {2 + len(deprecated)} were given")
+    warnings.warn(f"This overload of {name} is deprecated:\n\t{name}(Tensor input, Number alpha, Tensor other, "
+                  f"*, Tensor out = None)\nConsider using one of the following signatures instead:\n\t{name}("
+                  "Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None)", UserWarning, stacklevel=3)
+    return other, deprecated[0]
+
+
+def add(input, other, *deprecated, alpha=1, out=None):
+    if deprecated:
+        alpha, other = _deprecated_alpha("add", other, deprecated)
     other = scalar_or_tensor(other)
     if alpha == 1:
         return _apply(E.add, input, other)
@@ -42,7 +55,9 @@ def add(input, other, *, alpha=1, out=None):
     return _apply(E.add_scaled, input, other, alpha)
 
 
-def sub(input, other, *, alpha=1, out=None):
+def sub(input, other, *deprecated, alpha=1, out=None):
+    if deprecated:
+        alpha, other = _deprecated_alpha("sub", other, deprecated)
     other = scalar_or_tensor(other)
     if isinstance(input, Tensor) and input.dtype is D.bool_ and isinstance(other, Tensor) \
             and other.dtype is D.bool_:
@@ -67,7 +82,11 @@ def _check_alpha(input, other, alpha):
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
 
 
-def rsub(input, other, *, alpha=1):
+def rsub(input, other, *scalar_alpha, alpha=1):
+    if scalar_alpha:   # rsub(Tensor input, Scalar other, Scalar alpha): positional where other is a number
+        if isinstance(other, Tensor) or len(scalar_alpha) != 1:
+            raise TypeError("rsub() takes 2 positional arguments (alpha is keyword-only for a Tensor other)")
+        alpha = scalar_alpha[0]
     other = scalar_or_tensor(other)
     if alpha != 1:
         _check_alpha(input, other, alpha)
@@ -360,6 +379,14 @@ def equal(input, other):
 
 def clone(input, *, memory_format=None):
     return _apply(E.clone, input)
+
+
+def fill(input, value):
+    """torch.fill: a new tensor of input's shape and dtype holding value (FillBackward0/1, as fill_)."""
+    if isinstance(value, Tensor) and value.ndim != 0:
+        raise RuntimeError(f"fill only supports 0-dimension value tensor but got tensor with {value.ndim} "
+                           "dimensions.")
+    return _apply(E.fill, input, scalar_or_tensor(value))
 
 
 # ---- special functions -------------------------------------------------------------------------

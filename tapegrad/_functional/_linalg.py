@@ -5,12 +5,14 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._dispatch import apply
+from .._grad_mode import is_grad_enabled
 from .._ops import linalg as L
 from .._ops import shape as S_OPS
 from .._tensor import Tensor
 from . import _return_types as RT
 from ._common import SCALAR_NAME, dims as _dims, numel_of, wrap_dim
 from .._autocast import policy
+from ._einsum import einsum  # noqa: F401  (PyTorch's pairwise contractions)
 
 
 class LinAlgError(RuntimeError):
@@ -214,17 +216,6 @@ def outer(input, vec2, *, out=None):
 ger = outer
 
 
-@policy("einsum")
-def einsum(equation, *operands):
-    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
-        operands = tuple(operands[0])
-    try:
-        jnp.einsum(equation, *(jnp.zeros(o.shape, o.dtype.np) for o in operands))
-    except ValueError as e:
-        raise RuntimeError(f"einsum(): {e}") from None
-    return apply(L.einsum, *operands, equation=equation)
-
-
 @policy("tensordot")
 def tensordot(a, b, dims=2, out=None):
     if isinstance(dims, Tensor):
@@ -350,9 +341,13 @@ def slogdet(A, *, out=None):
 
 
 def logdet(A):
-    # log(sign) is NaN for a negative determinant, as PyTorch's logdet.
+    # As PyTorch: NaN where the determinant is negative (where over slogdet's outputs); log(sign) + logabsdet
+    # for complex A.
     sign, logabs = slogdet(A)
-    return sign.log() + logabs
+    if A.dtype.is_complex:
+        return sign.log() + logabs
+    from ._arith import where
+    return where(sign == -1.0, float("nan"), logabs)
 
 
 def solve(A, B, *, left=True, out=None):
@@ -426,6 +421,8 @@ def matrix_exp(A):
 
 def svdvals(A, *, driver=None, out=None):
     _check_float(A, "svdvals")
+    if A.requires_grad and is_grad_enabled():
+        return apply(L.svdvals_uv, A)[1]
     return apply(L.svdvals, A)
 
 
@@ -463,10 +460,27 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
         raise RuntimeError(f"linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
     if ord not in ("fro", "nuc", 1, -1, 2, -2, float("inf"), float("-inf")):
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
-    if dtype is not None:
-        A = A.to(dtype)
-    d = (wrap_dim(dim[0], A.ndim), wrap_dim(dim[1], A.ndim))
-    return apply(L.matrix_norm, A, ord=ord, dim=d, keepdim=builtins.bool(keepdim))
+    d = [wrap_dim(dim[0], A.ndim), wrap_dim(dim[1], A.ndim)]
+    if ord == "fro":
+        return vector_norm(A, 2, tuple(d), keepdim, dtype=dtype)
+    return _matrix_norm_as_pytorch(A, ord, d, builtins.bool(keepdim), dtype)
+
+
+def _matrix_norm_as_pytorch(A, ord, d, keepdim, dtype):
+    """PyTorch's composite, op for op: nuc and +-2 reduce the singular values of A with the two dims moved
+    last (a permute, even when they are last already); +-1 and +-inf the 1-norms of its columns (rows)."""
+    from ._reduce import amax, amin
+    from ._shape import permute, unsqueeze
+    if ord in ("nuc", 2, -2):
+        order = [i for i in range(A.ndim) if i not in d] + d
+        values = svdvals(permute(A if dtype is None else A.to(dtype), *order))
+        result = values.sum(-1, keepdim) if ord == "nuc" else (amax if ord > 0 else amin)(values, -1, keepdim)
+        return permute(unsqueeze(result, -1), *np.argsort(order).tolist()) if keepdim else result
+    if ord in (float("inf"), float("-inf")):
+        d.reverse()
+    if not keepdim and d[0] < d[1]:
+        d[1] -= 1
+    return (amax if ord > 0 else amin)(vector_norm(A, 1.0, d[0], keepdim, dtype=dtype), d[1], keepdim)
 
 
 def linalg_norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):

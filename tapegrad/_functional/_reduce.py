@@ -323,7 +323,8 @@ def _unique_dim(input, d, return_inverse, return_counts):
     _, first, inverse, counts = np.unique(rows, axis=0, return_index=True, return_inverse=True,
                                           return_counts=True)
     from .._creation import tensor
-    out = (input.detach().index_select(d, tensor(first.astype(np.int64), device=input.device)),)
+    out = (apply(S.unique_take, input, tensor(first.astype(np.int64), device=input.device), dim=d,
+                 kind="unique_dim"),)
     if return_inverse:
         out += (tensor(inverse.reshape(-1).astype(np.int64), device=input.device),)
     if return_counts:
@@ -333,8 +334,7 @@ def _unique_dim(input, d, return_inverse, return_counts):
 
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     """Each run of equal elements (or equal slices along dim) collapsed to one. Found on the host, as PyTorch
-    syncs for the output's size. The output is detached, as unique's: PyTorch's has a backward that only
-    raises (its derivative is not implemented)."""
+    syncs for the output's size. As PyTorch, its node (UniqueConsecutiveBackward0) raises in backward."""
     shape = tuple(input.shape)
     d = None if dim is None else wrap_dim(dim, input.ndim)
     data = np.asarray(input._value)
@@ -343,8 +343,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     starts = np.concatenate([[0], np.flatnonzero(changed) + 1]) if len(rows) else np.zeros(0, np.int64)
     from .._creation import tensor
     index = tensor(starts.astype(np.int64), device=input.device)
-    out = (input.detach().reshape(-1).index_select(0, index) if d is None
-           else input.detach().index_select(d, index),)
+    out = (apply(S.unique_take, input, index, dim=d, kind="unique_consecutive"),)
     if return_inverse:
         inverse = np.cumsum(np.concatenate([[0], changed])) if len(rows) else np.zeros(0, np.int64)
         out += (tensor(inverse.astype(np.int64).reshape(shape if d is None else (-1,)), device=input.device),)

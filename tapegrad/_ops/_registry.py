@@ -39,15 +39,18 @@ class Op:
                 element size) to the view's (in its own), as PyTorch's strides and offsets count them.
     wraps_scalars True when PyTorch wraps a Python scalar argument into a tensor input (add, sub,
                 mul, div), so it appears in grad_fn.next_functions as (None, 0).
+    no_derivative for ops PyTorch records but cannot differentiate (unique, scatter with reduce): a function
+                of the statics giving (exception type, message) for the calls whose backward raises it, or
+                None. The node is recorded (its output requires grad); reaching it in backward raises.
     """
 
     __slots__ = ("name", "fn", "dtype_rule", "diff", "view", "saves_output", "saves_inputs", "nout",
                  "node_name", "node_class", "wraps_scalars", "overloads", "_node_classes", "fused_backward",
-                 "custom", "value_view", "__weakref__")
+                 "custom", "value_view", "no_derivative", "__weakref__")
 
     def __init__(self, name, fn, dtype_rule=SAME, diff=None, view=False, saves_output=False, nout=1,
                  node=None, node_name=None, wraps_scalars=False, overloads=(), saves_inputs=None,
-                 fused_backward=False, value_view=None):
+                 fused_backward=False, value_view=None, no_derivative=None):
         self.name = name
         self.fn = fn
         self.dtype_rule = dtype_rule
@@ -58,6 +61,7 @@ class Op:
         self.fused_backward = fused_backward
         self.custom = None
         self.value_view = value_view
+        self.no_derivative = no_derivative
         self.nout = nout
         self.wraps_scalars = wraps_scalars
         self.node_name = node_name or _camel(node or name) + "Backward0"

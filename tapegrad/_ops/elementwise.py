@@ -379,7 +379,7 @@ angle = defop("angle", _angle, dtype_rule=FLOAT)
 conj_physical = defop("conj_physical", lambda a: jnp.conj(a), dtype_rule=KEEP)
 # PyTorch's conj is a lazy view (its conjugate bit); here it is computed, under PyTorch's node name.
 conj = defop("conj", lambda a: jnp.conj(a), dtype_rule=KEEP)
-complex = defop("complex", lambda re, im: jax.lax.complex(re, im), dtype_rule=KEEP)
+complex = defop("complex", lambda re, im: jax.lax.complex(*jnp.broadcast_arrays(re, im)), dtype_rule=KEEP)
 polar = defop("polar", lambda r, t: jax.lax.complex(r * jnp.cos(t), r * jnp.sin(t)), dtype_rule=KEEP)
 
 # ---- copies, casts, fills ---------------------------------------------------------------------

@@ -113,7 +113,7 @@ def positions_in(static):
     return 0
 
 
-def _setitem(a, v, *arrays, spec, accumulate=False):
+def _setitem(a, v, *arrays, spec, accumulate=False, whole=False):
     v = jnp.asarray(v, a.dtype) if not hasattr(v, "dtype") else v.astype(a.dtype)
     if accumulate:
         return a.at[build_index(spec, arrays)].add(v)
@@ -267,7 +267,10 @@ slice_ = defop("slice", _dynamic_getitem, dtype_rule=KEEP, diff=(0,), view=True)
 index_unsqueeze = defop("index_unsqueeze", _getitem, dtype_rule=KEEP, diff=(0,), view=True, node="unsqueeze")
 index_alias = defop("index_alias", _getitem, dtype_rule=KEEP, diff=(0,), view=True, node="alias")
 index = defop("index", _getitem, dtype_rule=KEEP, diff=(0,))
-index_put = defop("index_put", _setitem, dtype_rule=KEEP, diff=(0, 1), node_name="torch::autograd::CopySlices")
+# x[i] = v: PyTorch's index_put_ on x itself (IndexPutBackward0) when the index is only tensors, full slices
+# and `...` (`whole`), else on the view its other items make (CopySlices); a Python value is a wrapped scalar.
+index_put = defop("index_put", _setitem, dtype_rule=KEEP, diff=(0, 1), node_name="torch::autograd::CopySlices",
+                  wraps_scalars=True, overloads=[overload("IndexPutBackward0", whole=True)])
 
 
 def _copy_slices(base, new, *positions, steps):
@@ -287,8 +290,19 @@ view_replay = defop("view_replay", _replay, dtype_rule=KEEP, node="as_strided")
 
 # ---- gather / scatter family -------------------------------------------------------------------
 gather = defop("gather", _gather, dtype_rule=KEEP, diff=(0,))
-scatter = defop("scatter", _scatter, dtype_rule=KEEP, diff=(0, 2))
-scatter_value = defop("scatter_value", _scatter, dtype_rule=KEEP, diff=(0,), node_name="ScatterBackward1")
+# scatter with reduce=: PyTorch records a node that cannot be differentiated (NotImplemented)
+_SCATTER_REDUCE_GRAD = overload("torch::autograd::NotImplemented", reduce=str)
+
+
+def _scatter_reduce_derivative(reduce, **_):
+    return None if reduce is None else (RuntimeError, "derivative for aten::scatter is not implemented. "
+                                                      "Use scatter_reduce, which is differentiable, or detach the inputs.")
+
+
+scatter = defop("scatter", _scatter, dtype_rule=KEEP, diff=(0, 2), overloads=[_SCATTER_REDUCE_GRAD],
+                no_derivative=_scatter_reduce_derivative)
+scatter_value = defop("scatter_value", _scatter, dtype_rule=KEEP, diff=(0,), node_name="ScatterBackward1",
+                      overloads=[_SCATTER_REDUCE_GRAD], no_derivative=_scatter_reduce_derivative)
 scatter_add = defop("scatter_add", lambda a, idx, src, dim: _scatter(a, idx, src, dim, "add"), dtype_rule=KEEP,
                     diff=(0, 2))
 scatter_reduce = defop("scatter_reduce", _scatter_reduce, dtype_rule=KEEP, diff=(0, 2))

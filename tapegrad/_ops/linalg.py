@@ -70,22 +70,6 @@ def _cdist(x1, x2, p):
     return _vector_norm(diff, p, -1, False)
 
 
-def _matrix_norm(a, ord, dim, keepdim):
-    r, c = dim
-    if ord == "fro":
-        return _vector_norm(a, 2, dim, keepdim)
-    if ord in ("nuc", 2, -2):
-        m = jnp.moveaxis(a, (r, c), (-2, -1))
-        s = jnp.linalg.svd(m, compute_uv=False)
-        out = jnp.sum(s, -1) if ord == "nuc" else (jnp.max(s, -1) if ord == 2 else jnp.min(s, -1))
-        return jnp.expand_dims(out, dim) if keepdim else out
-    # 1/-1: over columns of column sums; inf/-inf: over rows of row sums.
-    summed, over = (r, c) if ord in (1, -1) else (c, r)
-    sums = jnp.sum(jnp.abs(a), axis=summed, keepdims=True)
-    out = jnp.max(sums, axis=over, keepdims=True) if ord > 0 else jnp.min(sums, axis=over, keepdims=True)
-    return out if keepdim else jnp.squeeze(out, dim)
-
-
 def _solve_triangular(a, b, upper, left, unitriangular):
     # Batch dimensions broadcast, as in PyTorch; only the named triangle of `a` is read (and gets gradient).
     batch = jnp.broadcast_shapes(a.shape[:-2], b.shape[:-2])
@@ -108,7 +92,6 @@ mv = defop("mv", lambda a, b: jnp.matmul(a, b), dtype_rule=KEEP)
 dot = defop("dot", lambda a, b: jnp.dot(a, b), dtype_rule=KEEP)
 vdot = defop("vdot", lambda a, b: jnp.vdot(a, b), dtype_rule=KEEP)
 outer = defop("outer", lambda column, b: column * b, node="mul")   # column: the first vector as (n, 1)
-einsum = defop("einsum", lambda *xs, equation: jnp.einsum(equation, *xs), dtype_rule=KEEP)
 addmm = defop("addmm", _addmm, dtype_rule=KEEP)
 baddbmm = defop("baddbmm", _addmm, dtype_rule=KEEP)
 cross = defop("cross", lambda a, b, dim: jnp.cross(a, b, axisa=dim, axisb=dim, axisc=dim),
@@ -128,6 +111,17 @@ svd = defop("svd", lambda a, full_matrices: tuple(jnp.linalg.svd(a, full_matrice
             dtype_rule=KEEP, nout=3, node="linalg_svd")
 matrix_exp = defop("matrix_exp", lambda a: jax.scipy.linalg.expm(a), dtype_rule=KEEP, node="linalg_matrix_exp")
 svdvals = defop("svdvals", lambda a: jnp.linalg.svd(a, compute_uv=False), dtype_rule=KEEP, node="linalg_svd")
+
+
+def _svd_for_values(a):
+    # U and Vh carry no gradient: the derivative is svdvals' (no 1 / (s_i^2 - s_j^2) terms at equal values).
+    u, s, vh = jnp.linalg.svd(a, full_matrices=False)
+    return jax.lax.stop_gradient(u), s, jax.lax.stop_gradient(vh)
+
+
+# svdvals where a gradient is wanted: PyTorch's _linalg_svd then computes U and Vh too, so S is output 1
+# of LinalgSvdBackward0 (JAX's derivative of the values computes them as well).
+svdvals_uv = defop("svdvals_uv", _svd_for_values, dtype_rule=KEEP, nout=3, node="linalg_svd")
 eigh = defop("eigh", lambda a, UPLO: tuple(jnp.linalg.eigh(a, UPLO=UPLO, symmetrize_input=False)),
              dtype_rule=KEEP, nout=2, node="linalg_eigh")
 eigvalsh = defop("eigvalsh", lambda a, UPLO: jnp.linalg.eigh(a, UPLO=UPLO, symmetrize_input=False)[0],
@@ -136,5 +130,4 @@ pinv = defop("pinv", lambda a, hermitian: jnp.linalg.pinv(a, hermitian=hermitian
              node="linalg_pinv")
 vector_norm = defop("vector_norm", _vector_norm, dtype_rule=KEEP, node="linalg_vector_norm", saves_inputs=(0,),
                     saves_output=True)
-matrix_norm = defop("matrix_norm", _matrix_norm, dtype_rule=KEEP, node="linalg_matrix_norm")
 cdist = defop("cdist", _cdist, dtype_rule=KEEP, node_name="CdistBackward0")

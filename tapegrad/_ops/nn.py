@@ -120,6 +120,17 @@ softmax = _nn("softmax", lambda x, dim: jax.nn.softmax(x, axis=dim), saves_outpu
 log_softmax = _nn("log_softmax", lambda x, dim: jax.nn.log_softmax(x, axis=dim), saves_output=True, saves_inputs=(),
                   node="_log_softmax")
 
+
+def _safe_softmax(x, dim):
+    # rows that are -inf throughout are 0, not NaN; the softmax runs on 0 there, so their gradient is 0 too
+    empty = jnp.all(x == -jnp.inf, axis=dim, keepdims=True)
+    out = jax.nn.softmax(jnp.where(empty, jnp.zeros((), x.dtype), x), axis=dim)
+    return jnp.where(empty, jnp.zeros((), out.dtype), out)
+
+
+# PyTorch's _safe_softmax: the softmax of attention's math path
+safe_softmax = _nn("safe_softmax", _safe_softmax, saves_output=True, saves_inputs=(), node="_safe_softmax")
+
 # ---- linear -------------------------------------------------------------------------------------
 # F.linear records what PyTorch records (t, addmm or mm, views): see nn/_functional/linear.py.
 
@@ -353,9 +364,12 @@ embedding_bag = _nn("embedding_bag", _embedding_bag, diff=(0, 3), node="embeddin
 # ---- attention --------------------------------------------------------------------------------
 
 
-def _attention(q, k, v, *extra, scale, causal, mask_kind, dropout_scale):
-    """softmax(q k^T * scale + mask) [dropout] v; returns (output, attention probabilities)."""
+def _attention(q, k, v, *extra, scale, causal, mask_kind, dropout_scale, groups=1):
+    """softmax(q k^T * scale + mask) [dropout] v; returns (output, attention probabilities). With groups > 1
+    (grouped-query attention) each key and value head serves that many query heads."""
     extra = list(extra)
+    if groups > 1:
+        k, v = jnp.repeat(k, groups, axis=-3), jnp.repeat(v, groups, axis=-3)
     s = jnp.matmul(q, jnp.swapaxes(k, -1, -2)) * jnp.asarray(scale, q.dtype)
     neg_inf = jnp.asarray(-jnp.inf, s.dtype)
     if causal:
@@ -370,7 +384,9 @@ def _attention(q, k, v, *extra, scale, causal, mask_kind, dropout_scale):
     return jnp.matmul(pd, v), p
 
 
-attention = _nn("attention", _attention, diff=(0, 1, 2, 3), nout=2, node="scaled_dot_product_attention")
+# PyTorch's fused CPU kernel (4-d inputs, no dropout...; a mask is not an input of its node); its other calls
+# record the math path (nn/_functional/attention.py).
+attention = _nn("attention", _attention, diff=(0, 1, 2), nout=2, node="_scaled_dot_product_flash_attention_for_cpu")
 
 # ---- padding, resampling -------------------------------------------------------------------------
 def _pad_index(n, lo, hi, mode):

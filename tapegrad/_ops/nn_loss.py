@@ -3,7 +3,6 @@
 Class-index targets are integer inputs (never differentiable); optional class weights
 are trailing inputs flagged by statics.
 """
-import jax
 import jax.numpy as jnp
 
 from ._registry import defop, overload, KEEP
@@ -70,34 +69,8 @@ def _nll_loss(logp, target, *weight, reduction, ignore_index):
     return _nll(logp, target, weight[0] if weight else None, reduction, ignore_index)
 
 
-def _class_shape(logp):
-    return (1, -1) + (1,) * (logp.ndim - 2) if logp.ndim > 1 else (-1,)
-
-
-def _cross_entropy(x, target, *weight, reduction, ignore_index, label_smoothing):
-    logp = jax.nn.log_softmax(x, axis=1 if x.ndim > 1 else 0)
-    weight = weight[0] if weight else None
-    nll = _nll(logp, target, weight, reduction, ignore_index)
-    if label_smoothing == 0:
-        return nll
-    class_dim = 1 if x.ndim > 1 else 0
-    n_classes = x.shape[class_dim]
-    weighted = logp if weight is None else logp * weight.reshape(_class_shape(logp))
-    valid = target != ignore_index
-    smooth = jnp.where(valid, -jnp.sum(weighted, axis=class_dim), 0)
-    if reduction == "mean":
-        if weight is None:
-            smooth = jnp.sum(smooth) / jnp.sum(valid)
-        else:
-            smooth = jnp.sum(smooth) / jnp.sum(jnp.where(valid, jnp.take(weight, jnp.where(valid, target, 0)), 0))
-    elif reduction == "sum":
-        smooth = jnp.sum(smooth)
-    return (1 - label_smoothing) * nll + smooth * (label_smoothing / n_classes)
-
-
 # A 4-d input is PyTorch's nll_loss2d (other ranks above 2 are viewed as 4-d first).
 nll_loss = _loss("nll_loss", _nll_loss, diff=(0,), overloads=[overload("NllLoss2DBackward0", "4")])
-cross_entropy = _loss("cross_entropy", _cross_entropy, diff=(0,), node="nll_loss")
 
 
 # ---- binary and divergence losses ---------------------------------------------------------------

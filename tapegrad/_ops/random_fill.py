@@ -60,6 +60,18 @@ bernoulli_fill = defop("bernoulli_fill", _bernoulli, dtype_rule=KEEP, diff=(0, 2
 bernoulli = defop("bernoulli", lambda p, k: jax.random.bernoulli(_key(k), p).astype(p.dtype), dtype_rule=KEEP,
                   diff=(0,))
 multinomial = defop("multinomial", _multinomial, dtype_rule=KEEP)
+
+
+def _normal_tensor(mean, std, k, dtype):
+    shape = jnp.broadcast_shapes(jnp.shape(mean), jnp.shape(std))
+    drawn = mean + std * jax.random.normal(_key(k), shape, dtype)
+    return jax.lax.stop_gradient(drawn.astype(dtype))
+
+
+# torch.normal with a tensor mean and/or std: a node of its own whose gradient PyTorch defines as zero
+# (derivatives.yaml), not the derivative of mean + std * noise.
+normal_tensor = defop("normal_tensor", _normal_tensor, dtype_rule=KEEP, diff=(0, 1), node_name="NormalBackward3",
+                      overloads=[overload("NormalBackward1", "ts"), overload("NormalBackward2", "st")])
 # Gamma(alpha, 1) draws; d draw / d alpha is -(dF/dalpha) / f at the draw, not the derivative of the
 # sampler's transform at a fixed key, so finite differences at a fixed key do not check it.
 standard_gamma = defop("standard_gamma", lambda alpha, k: jax.random.gamma(_key(k), alpha, alpha.shape, alpha.dtype),

@@ -7,7 +7,7 @@ for sort, topk, max(dim)...) and no op has an integer output to differentiate.
 import jax
 import jax.numpy as jnp
 
-from ._registry import defop, KEEP
+from ._registry import defop, overload, KEEP
 
 
 def _argsort(a, dim, descending):
@@ -86,9 +86,20 @@ min_values = _values_op("min_values", "MinBackward0")
 median_all = defop("median_all", _median_all, dtype_rule=KEEP, node_name="MedianBackward0")
 
 # Data-dependent sizes: the caller counts on the host (as PyTorch syncs) and passes `size`.
+# PyTorch records unique's nodes but cannot differentiate them: the output requires grad, backward raises.
+def _unique_derivative(kind="_unique2", **_):
+    return (NotImplementedError, f"the derivative for '{kind}' is not implemented. unique has no gradient: "
+                                 "detach its input, or compute the gradient through another op.")
+
+
 unique = defop("unique", lambda a, size: jnp.unique(a.reshape(-1), size=size, return_inverse=True,
                                                     return_counts=True),
-               dtype_rule=KEEP, diff=(), nout=3)
+               dtype_rule=KEEP, diff=(0,), nout=3, node="_unique2", no_derivative=_unique_derivative)
+# unique(dim=) and unique_consecutive: the kept elements (slices) taken at indices found on the host
+unique_take = defop("unique_take", lambda a, index, dim, kind: jnp.take(a if dim is not None else a.reshape(-1),
+                                                                        index, axis=dim or 0),
+                    dtype_rule=KEEP, diff=(0,), node_name="UniqueConsecutiveBackward0",
+                    overloads=[overload("UniqueDimBackward0", kind="unique_dim")], no_derivative=_unique_derivative)
 
 
 def _searchsorted(sequence, values, side, dtype):

@@ -25,6 +25,11 @@ def vjp_fn(op, static, cast, diff, nargs):
     if op.custom is not None:
         from ._function_backward import traced_vjp
         return traced_vjp(op, static, diff)
+    missing = _missing_derivative(op, static)
+    if missing is not None:
+        def raises(args, cts):
+            raise missing[0](missing[1])
+        return raises
     from .._dispatch import pure_fn
     f = pure_fn(op, static, cast)
     single = op.nout == 1
@@ -41,6 +46,11 @@ def vjp_fn(op, static, cast, diff, nargs):
         grads = pullback(_conj(cts[0]) if single else tuple(_conj(c) for c in cts))
         return tuple(_conj(g) for g in grads)
     return backward
+
+
+def _missing_derivative(op, static):
+    """(exception type, message) when PyTorch's backward of this call raises, else None."""
+    return None if op.no_derivative is None else op.no_derivative(**dict(static))
 
 
 def _conj(x):
@@ -95,6 +105,8 @@ def kept_positions(sid):
 
 def _analyse(op, static, cast, diff, values):
     args = [jax.ShapeDtypeStruct(v.shape, v.dtype) if hasattr(v, "dtype") else v for v in values]
+    if _missing_derivative(op, static) is not None:
+        return tuple(False for _ in values)   # a backward that only raises reads nothing
     if dce_jaxpr is None:
         return tuple(True for _ in values)
     backward = vjp_fn(op, static, cast, diff, len(values))

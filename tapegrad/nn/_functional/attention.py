@@ -1,19 +1,21 @@
 """scaled_dot_product_attention and the multi-head attention forward."""
 import math
 
+import jax
 import jax.numpy as jnp
 
 from ... import _dtypes as D
 from ..._creation import _leaf, zeros
 from ..._functional._shape import cat
 from ..._dispatch import apply
-from ..._ops import nn as K
+from ...device import MIXED_DEVICES
+from ..._ops import elementwise as E, nn as K
 from .linear import linear
 from .sparse import keep_mask
 from ..._autocast import policy
 
 
-def _attend(q, k, v, mask, dropout_p, is_causal, scale):
+def _attend(q, k, v, mask, dropout_p, is_causal, scale, groups=1):
     """(output, probabilities) of softmax(q k^T scale + mask) v with optional dropout on the probabilities."""
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
     extra, mask_kind = [], None
@@ -26,7 +28,7 @@ def _attend(q, k, v, mask, dropout_p, is_causal, scale):
         extra.append(keep_mask(shape, dropout_p))
         dropout_scale = 1.0 / (1.0 - dropout_p)
     return apply(K.attention, q, k, v, *extra, scale=scale, causal=bool(is_causal), mask_kind=mask_kind,
-                 dropout_scale=dropout_scale)
+                 dropout_scale=dropout_scale, groups=groups)
 
 
 @policy("scaled_dot_product_attention")
@@ -38,7 +40,68 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if query.dtype is not key.dtype or query.dtype is not value.dtype:
         raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got query.dtype: "
                            f"{query.dtype} key.dtype: {key.dtype} and value.dtype: {value.dtype} instead.")
-    return _attend(query, key, value, attn_mask, dropout_p, is_causal, scale)[0]
+    if _flash_kernel(query, key, value, attn_mask, dropout_p, enable_gqa):
+        groups = query.shape[1] // key.shape[1]
+        return _attend(query, key, value, attn_mask, dropout_p, is_causal, scale, groups)[0]
+    return _math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+
+
+def _flash_kernel(q, k, v, mask, dropout_p, enable_gqa):
+    """PyTorch's CPU choice of its fused kernel (sdp_utils_cpp's use_flash_attention_cpp): 4-d inputs with
+    one batch size and head count (or query heads a multiple of the key/value heads with enable_gqa),
+    equal head dims, no dropout, a mask without gradient that broadcasts from 2 or 4 dims, non-empty
+    sequences, unit last-dim strides. Elsewhere PyTorch records its math path (and so does tapegrad)."""
+    if dropout_p > 0.0 or not (q.ndim == k.ndim == v.ndim == 4):
+        return False
+    if not q.shape[0] == k.shape[0] == v.shape[0] or k.shape[1] != v.shape[1]:
+        return False
+    if q.shape[1] != k.shape[1] and not (enable_gqa and q.shape[1] % k.shape[1] == 0):
+        return False
+    if not (q.shape[3] == k.shape[3] == v.shape[3]) or 0 in (q.shape[2], k.shape[2]):
+        return False
+    if mask is not None:
+        if mask.requires_grad or mask.shape[-2] not in (q.shape[2], 1) or mask.shape[-1] not in (k.shape[2], 1):
+            return False
+        if mask.ndim == 4:
+            if mask.shape[0] not in (1, q.shape[0]) or mask.shape[1] not in (1, q.shape[1]):
+                return False
+        elif mask.ndim != 2:
+            return False
+    return all(t.stride(-1) == 1 for t in (q, k, v))
+
+
+def _math(query, key, value, mask, dropout_p, is_causal, scale, enable_gqa):
+    """PyTorch's _scaled_dot_product_attention_math, op for op: q and k each scaled by the square root of
+    the scale (MulBackward1), matmul, the (causal) mask added in place, _safe_softmax, dropout, matmul."""
+    from ..._functional import _linalg, _shape
+    from ..._functional._arith import where
+    from ..._creation import ones
+    from .sparse import dropout
+    negative = scale is not None and scale < 0
+    factor = math.sqrt(abs(scale) if negative else (1.0 / math.sqrt(query.shape[-1]) if scale is None else scale))
+    q = apply(E.mul_scalar, query, -factor if negative else factor)
+    device = _device_of(query)
+    if is_causal:
+        mask = ones(q.shape[-2], key.shape[-2], dtype=D.bool_, device=device).tril()
+    if mask is not None and mask.dtype is D.bool_:   # PyTorch's convert_boolean_attn_mask
+        mask = where(mask.logical_not(), float("-inf"), zeros((), dtype=q.dtype, device=device))
+    if enable_gqa and key.ndim >= 3 and q.shape[-3] != key.shape[-3]:
+        key = _shape.repeat_interleave(key, q.shape[-3] // key.shape[-3], -3)
+        value = _shape.repeat_interleave(value, q.shape[-3] // value.shape[-3], -3)
+    attn = _linalg.matmul(q, apply(E.mul_scalar, key.transpose(-2, -1), factor))
+    if mask is not None:
+        attn.add_(mask)
+    attn = apply(K.safe_softmax, attn, dim=attn.ndim - 1)
+    if dropout_p > 0.0:
+        attn = dropout(attn, dropout_p, True)
+    return _linalg.matmul(attn, value)
+
+
+def _device_of(t):
+    """Where masks made for t go: its device once accelerators are in use (a traced value: the default one)."""
+    if not MIXED_DEVICES[0] or isinstance(t._peek(), jax.core.Tracer):
+        return None
+    return t.device
 
 
 def _float_mask(mask, dtype):

@@ -28,6 +28,9 @@ def _as_pytorch_records(input, weight, bias):
     from ..._functional import _shape as S
     from ..._views import is_contiguous
     w_t = weight.t()
+    if weight.ndim == 1:   # a vector of weights: PyTorch's matmul (dot or mv), then the bias
+        out = L.matmul(input, w_t)
+        return out if bias is None else out + bias
     if input.ndim == 2:
         return L.mm(input, w_t) if bias is None else L.addmm(bias, input, w_t)
     lead = tuple(input.shape[:-1])

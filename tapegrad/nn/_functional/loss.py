@@ -152,12 +152,39 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     _check_class_target(input, target)
     _check_target_values(input, target, int(ignore_index))
     _check_class_weight(input, weight)
-    if label_smoothing == 0:   # as PyTorch: nll_loss of log_softmax
-        from .activation import log_softmax
-        return _nll_loss_nd(log_softmax(input, 1 if input.ndim > 1 else 0), target, weight, reduction,
-                            int(ignore_index))
-    return apply(L.cross_entropy, input, target, *present(weight), reduction=reduction,
-                 ignore_index=int(ignore_index), label_smoothing=float(label_smoothing))
+    from .activation import log_softmax
+    class_dim = 1 if input.ndim > 1 else 0
+    logp = log_softmax(input, class_dim)   # as PyTorch: nll_loss of log_softmax
+    nll = _nll_loss_nd(logp, target, weight, reduction, int(ignore_index))
+    if label_smoothing == 0:
+        return nll
+    return _label_smoothing(logp, nll, target, weight, reduction, int(ignore_index), float(label_smoothing))
+
+
+def _label_smoothing(logp, nll, target, weight, reduction, ignore_index, label_smoothing):
+    """PyTorch's cross_entropy_loss_label_smoothing, op for op: the negated sum of log-probabilities over
+    the classes (weighted), zero at ignored targets, reduced, and mixed with nll_loss."""
+    class_dim = 1 if logp.ndim > 1 else 0
+    n_classes = logp.shape[class_dim]
+    if weight is not None:
+        shape = [1] * logp.ndim
+        shape[class_dim] = weight.shape[0]
+        smooth = -(logp * weight.view(*shape)).sum(class_dim)
+    else:
+        smooth = -logp.sum(class_dim)
+    ignored = target == ignore_index
+    smooth.masked_fill_(ignored, 0.0)
+    if reduction == "mean":
+        if weight is not None:
+            # the weights of the counted targets; PyTorch gathers them with masked_select (a host sync), the
+            # same sum as its branch for tensor subclasses used here: gather everywhere, zero the ignored
+            picked = weight.gather(0, target.masked_fill(ignored, 0).flatten()).view(tuple(target.shape))
+            smooth = smooth.sum() / picked.masked_fill(ignored, 0).sum()
+        else:
+            smooth = smooth.sum() / (~ignored).sum()
+    elif reduction == "sum":
+        smooth = smooth.sum()
+    return apply(E.mul_scalar, nll, 1 - label_smoothing) + apply(E.mul_scalar, smooth, label_smoothing / n_classes)
 
 
 def _cross_entropy_probs(input, target, weight, reduction, label_smoothing):
@@ -191,13 +218,17 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
                                      reduction="mean", pos_weight=None):
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    return _bce_with_logits(input, target, weight, pos_weight, _reduction(size_average, reduce, reduction))
+
+
+def _bce_with_logits(input, target, weight, pos_weight, reduction):
     for name, t in (("weight", weight), ("pos_weight", pos_weight)):
         if t is not None and t.requires_grad and is_grad_enabled():
             raise RuntimeError(f"The function 'binary_cross_entropy_with_logits' is not differentiable with respect to "
                                f"argument '{name}'. This input cannot have requires_grad True. Pass "
                                f"{name}.detach().")
     return apply(L.binary_cross_entropy_with_logits, input, target, *present(weight, pos_weight),
-                 reduction=_reduction(size_average, reduce, reduction), has_weight=weight is not None,
+                 reduction=reduction, has_weight=weight is not None,
                  has_pos_weight=pos_weight is not None)
 
 
@@ -209,6 +240,10 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
                       "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
                       "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
                       UserWarning, stacklevel=2)
+    return _kl_div(input, target, reduction, log_target)
+
+
+def _kl_div(input, target, reduction, log_target):
     # PyTorch's pointwise formula, then its reduction (batchmean: the sum over the batch size), as ops
     pointwise = target.exp() * (target - input) if log_target else target.xlogy(target) - target * input
     if reduction == "batchmean":
@@ -232,3 +267,21 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
     pos = apply(E.sub, 1, cos)
     neg = apply(E.sub_scalar, cos, float(margin)).clamp_min(0)
     return _reduced(where(target == 1, pos, zeros) + where(target == -1, neg, zeros), reduction)
+
+
+# torch.kl_div and torch.binary_cross_entropy_with_logits: ATen's functions, whose reduction is
+# at::Reduction's integer (0 none, 1 mean, 2 sum); no batchmean, no deprecated size_average/reduce. Called
+# without one they do not reduce (PyTorch's Python binding cannot parse the schema's default, Mean).
+def _reduction_enum(reduction):
+    if reduction not in (0, 1, 2):
+        raise ValueError(f"{reduction} is not a valid value for reduction: pass 0 (none), 1 (mean) or 2 (sum)")
+    return _REDUCTIONS[reduction]
+
+
+def aten_kl_div(input, target, reduction=0, log_target=False):
+    return _kl_div(input, target, _reduction_enum(reduction), log_target)
+
+
+def aten_binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=0):
+    # ATen's function broadcasts input and target (nn.functional's checks their sizes first)
+    return _bce_with_logits(input, target, weight, pos_weight, _reduction_enum(reduction))

@@ -8,6 +8,7 @@ from ..._creation import _leaf, zeros
 from ..._grad_mode import no_grad
 from ..._dispatch import apply
 from ..._ops import nn as K
+from ...device import MIXED_DEVICES
 from ...random import _key
 from ._util import maybe_inplace, SCALAR_NAMES
 
@@ -23,25 +24,56 @@ def _check_p(p):
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
 
 
+def _noise(shape, p, dtype):
+    """PyTorch's dropout noise: bernoulli(1 - p) in the input's dtype, divided by 1 - p (no gradient)."""
+    kept = jax.random.bernoulli(_key(None), 1.0 - p, tuple(shape)).astype(dtype.np)
+    return _leaf(kept / jnp.asarray(1.0 - p, dtype.np))
+
+
 def dropout(input, p=0.5, training=True, inplace=False):
+    """As PyTorch's at::dropout: its fused native_dropout kernel on CUDA (NativeDropoutBackward0); elsewhere
+    the input times a noise tensor (MulBackward0), and times a zero tensor for p = 1."""
     _check_p(p)
-    if not training or p == 0.0:
+    if not training or p == 0.0 or input.numel() == 0:
         return input
-    if p == 1.0:
+    if p == 1.0:   # PyTorch multiplies by a zero tensor: a wrapped 0 records the same node, on any device
         return maybe_inplace(input, input * 0.0, inplace)
-    out = apply(K.dropout, input, keep_mask(input.shape, p), 1.0 / (1.0 - p))
+    if _fused_kernel(input):
+        out = apply(K.dropout, input, keep_mask(input.shape, p), 1.0 / (1.0 - p))
+    else:
+        out = input * _noise(input.shape, p, input.dtype)
     return maybe_inplace(input, out, inplace)
+
+
+def _fused_kernel(input):
+    """PyTorch's is_fused_kernel_acceptable: a CUDA tensor. A process that never placed a tensor on an
+    accelerator does not ask; a value traced by tapegrad.compile lives on the default backend's device."""
+    if not MIXED_DEVICES[0]:
+        return False
+    if isinstance(input._peek(), jax.core.Tracer):
+        return jax.default_backend() == "gpu"
+    return input.device.type == "cuda"
+
+
+def native_dropout(input, p, train):
+    """torch.native_dropout: (output, mask), the fused kernel PyTorch's CUDA dropout records."""
+    if train is False:
+        mask = _leaf(jnp.ones(tuple(input.shape), bool))
+        return apply(K.dropout, input, mask, 1.0), mask
+    mask = keep_mask(input.shape, p)
+    return apply(K.dropout, input, mask, 0.0 if p == 1.0 else 1.0 / (1.0 - p)), mask
 
 
 def _feature_dropout(input, p, training, inplace, spatial):
+    # PyTorch's feature dropout on every device: the input times noise of one value per (sample, channel)
     _check_p(p)
-    if not training or p == 0.0:
+    if not training or p == 0.0 or input.numel() == 0:
         return input
+    if p == 1.0:
+        return maybe_inplace(input, input * 0.0, inplace)
     batched = input.ndim == spatial + 2
-    shape = tuple(input.shape[:2 if batched else 1]) + (1,) * spatial
-    mask = keep_mask(shape, p).expand(*input.shape) if p < 1.0 else None
-    out = input * 0.0 if mask is None else apply(K.dropout, input, mask, 1.0 / (1.0 - p))
-    return maybe_inplace(input, out, inplace)
+    shape = tuple(input.shape[:2 if batched else 1]) + (1,) * (input.ndim - (2 if batched else 1))
+    return maybe_inplace(input, input * _noise(shape, p, input.dtype), inplace)
 
 
 def dropout1d(input, p=0.5, training=True, inplace=False):
