@@ -1,0 +1,1 @@
+"""PyTorch's torch.fx.passes: graph passes (utils.matcher_utils: subgraph matching)."""

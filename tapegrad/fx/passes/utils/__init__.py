@@ -1,0 +1,1 @@
+"""PyTorch's torch.fx.passes.utils."""
