@@ -181,3 +181,46 @@ def test_output_count_mismatch(torch):
             lib.fx.replace_pattern(gm, lambda x: (lib.relu(x), lib.sigmoid(x)), lambda x: lib.neg(x))
         errors.append(str(info.value))
     assert errors[0].startswith(errors[1])
+
+
+def test_replacement_module_submodules_copied_and_unused_dropped(torch):
+    """A replacement GraphModule's submodules reach gm (deep copies); submodules nothing calls any more go."""
+    torch.manual_seed(0)
+    state = torch.nn.Linear(3, 3).state_dict()
+    results = []
+    for lib in (tapegrad, torch):
+        class M(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.act = lib.nn.ReLU()
+
+            def forward(self, x):
+                return self.act(x).sum(), lib.sigmoid(x)
+
+        class Pattern(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.act = lib.nn.ReLU()
+
+            def forward(self, x):
+                return self.act(x), lib.sigmoid(x)
+
+        class Replacement(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = lib.nn.Linear(3, 3)
+
+            def forward(self, x):
+                return self.proj(x), lib.tanh(x)
+        replacement = Replacement()
+        replacement.proj.load_state_dict({k: v if lib is torch else from_torch(v) for k, v in state.items()})
+        gm = lib.fx.symbolic_trace(M())
+        lib.fx.replace_pattern(gm, lib.fx.symbolic_trace(Pattern()), lib.fx.symbolic_trace(replacement))
+        assert gm.proj is not replacement.proj
+        results.append(gm)
+    gm, tgm = results
+    assert [n for n, _ in gm.named_modules()] == [n for n, _ in tgm.named_modules()] == ["", "proj"]
+    _same_graph(gm, tgm)
+    x = torch.randn(2, 3)
+    for a, b in zip(gm(from_torch(x)), tgm(x)):
+        assert_close(a, b)

@@ -63,7 +63,41 @@ def _replace_pattern(gm, pattern, replacement=None, match_filters=None, ignore_l
         replacement_graph = common if common is not None else replacement_callback(match, graph, pattern_graph)
         done.append(_substitute(gm, graph, pattern_graph, match, replacement_graph, changed))
     gm.recompile()
+    from ..nn import Module
+    if isinstance(replacement, Module):
+        _replace_attributes(gm, replacement)
     return done
+
+
+def _replace_attributes(gm, replacement):
+    """Submodules and attributes the replacement's nodes name, deep-copied into gm where gm lacks them."""
+    import copy
+    from ..nn import Module
+    gm.delete_all_unused_submodules()
+    for node in gm.graph.nodes:
+        if node.op not in ("call_module", "get_attr"):
+            continue
+        if _try_get_attr(gm, node.target) is not None:   # gm's own attribute takes precedence
+            continue
+        value = _try_get_attr(replacement, node.target)
+        if value is None:
+            raise RuntimeError(f'Attempted to create a "{node.op}" node during subgraph rewriting with target '
+                               f"{node.target}, but the referenced attribute does not exist in the replacement "
+                               "GraphModule; give the replacement module that attribute.")
+        if isinstance(value, Module):
+            gm.add_submodule(node.target, copy.deepcopy(value))
+        else:
+            setattr(gm, node.target, copy.deepcopy(value))
+    gm.graph.lint()
+
+
+def _try_get_attr(module, target):
+    path, _, name = target.rpartition(".")
+    try:
+        owner = module.get_submodule(path)
+    except AttributeError:
+        return None
+    return getattr(owner, name, None)
 
 
 def _substitute(gm, graph, pattern_graph, match, replacement_graph, changed):
