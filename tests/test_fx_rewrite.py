@@ -224,3 +224,18 @@ def test_replacement_module_submodules_copied_and_unused_dropped(torch):
     x = torch.randn(2, 3)
     for a, b in zip(gm(from_torch(x)), tgm(x)):
         assert_close(a, b)
+
+
+@pytest.mark.parametrize("options", [{}, {"match_output": True}, {"match_placeholder": True},
+                                     {"remove_overlapping_matches": False}])
+def test_subgraph_matcher_options(torch, options):
+    found = []
+    for lib in (tapegrad, torch):
+        from importlib import import_module
+        matcher_utils = import_module(f"{lib.__name__}.fx.passes.utils.matcher_utils")
+        graph = lib.fx.symbolic_trace(lambda x, y: lib.relu(lib.relu(x) + y) + lib.relu(y)).graph
+        pattern = lib.fx.symbolic_trace(lambda a, b: lib.relu(a) + b).graph
+        matches = matcher_utils.SubgraphMatcher(pattern, **options).match(graph)
+        found.append([(_names(m.nodes_map), [n.name for n in m.placeholder_nodes],
+                       [n.name for n in m.returning_nodes], [n.name for n in m.anchors]) for m in matches])
+    assert found[0] == found[1]

@@ -1,1 +1,2 @@
 """PyTorch's torch.fx.passes.utils."""
+from . import matcher_utils
