@@ -173,14 +173,50 @@ def test_replace_pattern_with_filters(torch):
     assert len(_rewrite(make_named, torch, (torch.randn(3),), filters=True)) == 1
 
 
-def test_output_count_mismatch(torch):
+def _errors(torch, forward, pattern, replacement, kind):
+    """The error both libraries raise for replace_pattern(forward, pattern, replacement): (ours, theirs)."""
     errors = []
     for lib in (tapegrad, torch):
-        gm = lib.fx.symbolic_trace(_module(lib, lambda x: lib.relu(x) + lib.sigmoid(x)))
-        with pytest.raises(AssertionError) as info:
-            lib.fx.replace_pattern(gm, lambda x: (lib.relu(x), lib.sigmoid(x)), lambda x: lib.neg(x))
+        gm = lib.fx.symbolic_trace(forward(lib))
+        with pytest.raises(kind) as info:
+            lib.fx.replace_pattern(gm, pattern(lib), replacement(lib))
         errors.append(str(info.value))
-    assert errors[0].startswith(errors[1])
+    return errors
+
+
+def test_errors(torch):
+    forward = lambda lib: lambda x: lib.relu(x) + lib.sigmoid(x)
+    ours, theirs = _errors(torch, forward, lambda lib: lambda x: (lib.relu(x), lib.sigmoid(x)),
+                           lambda lib: lambda x: lib.neg(x), AssertionError)
+    assert ours.startswith(theirs) and "Returning nodes count mismatch" in theirs
+    ours, theirs = _errors(torch, forward, lambda lib: lambda x: lib.relu(x),
+                           lambda lib: lambda x, y: lib.neg(x), AssertionError)
+    assert ours.startswith(theirs) and "Placeholder count mismatch" in theirs
+    ours, theirs = _errors(torch, forward, lambda lib: lambda x, y: lib.relu(x),
+                           lambda lib: lambda x, y: lib.neg(x), KeyError)
+    assert ours.strip("'\"").startswith(theirs.strip("'"))
+
+    def dead(lib):
+        def pattern(x):
+            lib.relu(x)
+            return lib.sigmoid(x)
+        return pattern
+    ours, theirs = _errors(torch, forward, dead, lambda lib: lambda x: lib.neg(x), AssertionError)
+    assert ours.startswith(theirs)
+
+
+def test_output_without_candidates_is_no_match(torch):
+    """Differs from torch.fx on purpose: a pattern output whose op the graph lacks gives no match
+    (torch.fx raises KeyError while building the match from the other outputs)."""
+    def make(lib):
+        gm = lib.fx.symbolic_trace(lambda x: lib.relu(x) + 1)
+        return gm, lambda x: (lib.relu(x), lib.sigmoid(x)), lambda x: (lib.neg(x), lib.neg(x))
+    gm, pattern, replacement = make(torch)
+    with pytest.raises(KeyError):
+        torch.fx.replace_pattern(gm, pattern, replacement)
+    gm, pattern, replacement = make(tapegrad)
+    before = gm.code
+    assert tapegrad.fx.replace_pattern(gm, pattern, replacement) == [] and gm.code == before
 
 
 def test_replacement_module_submodules_copied_and_unused_dropped(torch):

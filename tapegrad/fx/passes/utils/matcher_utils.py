@@ -40,7 +40,7 @@ class SubgraphMatcher:
             raise ValueError("SubgraphMatcher cannot be initialized with an empty pattern; trace a function "
                              "that computes something.")
         for node in pattern.nodes:
-            if node.op != "output" and not _impure(node) and not node.users:
+            if node.op not in ("output", "placeholder") and not _impure(node) and not node.users:
                 raise AssertionError("SubgraphMatcher cannot be initialized with an pattern with dead code: "
                                      f"{node} is unused; drop it (or unused parameters) from the pattern.")
         self.pattern_placeholder_nodes = [n for n in pattern.nodes if n.op == "placeholder"]
@@ -130,6 +130,10 @@ class SubgraphMatcher:
 
         def backtrack(index, match):
             if index == len(candidates):
+                unused = [pn.name for pn in self.pattern_placeholder_nodes if pn not in match.nodes_map]
+                if unused:   # torch.fx's KeyError, with the reason
+                    raise KeyError(f"{unused[0]}: the pattern's parameter {unused[0]} is never used; every "
+                                   "parameter of a pattern must be used in it (drop the unused ones).")
                 match.placeholder_nodes = [match.nodes_map[pn] for pn in self.pattern_placeholder_nodes]
                 match.returning_nodes = [match.nodes_map[pn] for pn in self.pattern_returning_nodes]
                 matches.append(match)
