@@ -14,6 +14,12 @@ def _names(nodes_map):
     return {p.name: getattr(g, "name", g) for p, g in nodes_map.items()}
 
 
+def _code(code):
+    """Generated code's statements, spaces and PyTorch's `;  x = None` releases dropped, names spelled alike."""
+    lines = [line.split(";")[0].replace(" ", "").replace("tapegrad.", "torch.") for line in code.splitlines()]
+    return [line for line in lines if line]
+
+
 def _rewrite(make, torch, inputs, filters=False):
     """make(lib) -> (module, pattern, replacement[, kwargs]); rewritten by both, compared; returns the matches."""
     results = []
@@ -34,6 +40,7 @@ def _rewrite(make, torch, inputs, filters=False):
         assert [[n.name for n in m.replacements] for m in matches] == \
             [[n.name for n in m.replacements] for m in tmatches]
     _same_graph(gm, tgm)
+    assert _code(gm.code) == _code(tgm.code)
     ours, theirs = gm(*[from_torch(x) for x in inputs]), tgm(*inputs)
     ours, theirs = (ours, theirs) if isinstance(theirs, tuple) else ((ours,), (theirs,))
     assert len(ours) == len(theirs)
@@ -257,6 +264,7 @@ def test_replacement_module_submodules_copied_and_unused_dropped(torch):
     gm, tgm = results
     assert [n for n, _ in gm.named_modules()] == [n for n, _ in tgm.named_modules()] == ["", "proj"]
     _same_graph(gm, tgm)
+    assert _code(gm.code) == _code(tgm.code)
     x = torch.randn(2, 3)
     for a, b in zip(gm(from_torch(x)), tgm(x)):
         assert_close(a, b)
