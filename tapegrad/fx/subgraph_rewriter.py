@@ -5,9 +5,11 @@ Matching is SubgraphMatcher's (passes/utils/matcher_utils.py). A pattern may ret
 tuple): each use of the i-th matched output is rewired to the replacement's i-th output. The
 replacement goes just before the first node that reads any matched output, as torch.fx places it.
 """
+import copy
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from ..nn import Module
 from .graph import Graph, Node, _map_nodes
 
 __all__ = ["Match", "replace_pattern", "replace_pattern_with_filters", "ReplacedPatterns"]
@@ -55,15 +57,15 @@ def _replace_pattern(gm, pattern, replacement=None, match_filters=None, ignore_l
     matches = [m for m in matcher.match(graph, node_name_match=node_name_match)
                if all(keep(m, graph, pattern_graph) for keep in match_filters or [])]
     if replacement is None and replacement_callback is None:
-        raise AssertionError("Must provide either a replacement GraphModule or a replacement callback")
+        raise AssertionError("Must provide either a replacement GraphModule or a replacement callback; pass "
+                             "replacement= or replacement_callback=.")
     common = _graph_of(replacement) if replacement is not None and replacement_callback is None else None
     changed = {}   # a graph node rewritten by an earlier match -> the node that replaced it
     done = []
     for match in matches:
         replacement_graph = common if common is not None else replacement_callback(match, graph, pattern_graph)
-        done.append(_substitute(gm, graph, pattern_graph, match, replacement_graph, changed))
+        done.append(_substitute(graph, pattern_graph, match, replacement_graph, changed))
     gm.recompile()
-    from ..nn import Module
     if isinstance(replacement, Module):
         _replace_attributes(gm, replacement)
     return done
@@ -71,8 +73,6 @@ def _replace_pattern(gm, pattern, replacement=None, match_filters=None, ignore_l
 
 def _replace_attributes(gm, replacement):
     """Submodules and attributes the replacement's nodes name, deep-copied into gm where gm lacks them."""
-    import copy
-    from ..nn import Module
     gm.delete_all_unused_submodules()
     for node in gm.graph.nodes:
         if node.op not in ("call_module", "get_attr"):
@@ -100,7 +100,7 @@ def _try_get_attr(module, target):
     return getattr(owner, name, None)
 
 
-def _substitute(gm, graph, pattern_graph, match, replacement_graph, changed):
+def _substitute(graph, pattern_graph, match, replacement_graph, changed):
     placeholders = [n for n in replacement_graph.nodes if n.op == "placeholder"]
     if len(match.placeholder_nodes) != len(placeholders):
         raise AssertionError(f"Placeholder count mismatch: {len(match.placeholder_nodes)} vs {len(placeholders)}; "
