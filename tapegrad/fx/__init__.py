@@ -21,6 +21,7 @@ from .graph_module import GraphModule
 from .interpreter import Interpreter
 from .node import map_arg
 from .proxy import Proxy
+from . import passes
 from .subgraph_rewriter import replace_pattern
 
 __all__ = ["symbolic_trace", "Tracer", "Graph", "GraphModule", "Node", "Proxy", "wrap", "replace_pattern", "map_arg",

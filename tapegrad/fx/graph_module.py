@@ -74,6 +74,48 @@ class GraphModule(Module):
         type(self).forward = namespace["forward"]
         return code
 
+    def add_submodule(self, target, m):
+        """Install m at the dotted target, creating empty intermediate modules; False if a step is no Module."""
+        *path, name = target.split(".")
+        mod = self
+        for item in path:
+            if not hasattr(mod, item):
+                mod.add_module(item, Module())
+            mod = getattr(mod, item)
+            if not isinstance(mod, Module):
+                return False
+        mod.add_module(name, m)
+        return True
+
+    def delete_submodule(self, target):
+        """Remove the submodule at the dotted target; False if target names no submodule."""
+        *path, name = target.split(".")
+        mod = self
+        for item in path:
+            mod = getattr(mod, item, None)
+            if not isinstance(mod, Module):
+                return False
+        if not isinstance(getattr(mod, name, None), Module):
+            return False
+        delattr(mod, name)
+        return True
+
+    def delete_all_unused_submodules(self):
+        """Drop the submodules no call_module or get_attr node reaches (their parents and children kept)."""
+        used = set()
+        for node in self._graph.nodes:
+            if node.op in ("call_module", "get_attr") and isinstance(node.target, str):
+                parts = node.target.split(".")
+                used.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
+                if node.op == "call_module":
+                    try:
+                        submodule = self.get_submodule(node.target)
+                    except AttributeError:
+                        continue
+                    used.update(f"{node.target}.{name}" for name, _ in submodule.named_modules() if name)
+        for name in [name for name, _ in self.named_modules() if name not in used]:
+            self.delete_submodule(name)
+
     def print_readable(self, print_output=True):
         text = f"class {type(self).__name__}(tapegrad.nn.Module):{self._code}"
         if print_output:

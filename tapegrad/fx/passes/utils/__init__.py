@@ -1,0 +1,2 @@
+"""PyTorch's torch.fx.passes.utils."""
+from . import matcher_utils
