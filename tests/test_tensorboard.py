@@ -133,18 +133,26 @@ def _models(nn):
         def forward(self, x, unused):
             return self.act(x), x.sum()
 
-    return {"sequential": (lambda: nn.Sequential(nn.Linear(4, 3), nn.ReLU()), [(2, 4)]),
+    class ListOut(nn.Module):
+        def forward(self, x):
+            return [x.relu(), x.exp()]
+
+    class DictOut(nn.Module):
+        def forward(self, x):
+            return {"a": x.relu(), "b": x}
+
+    return {"list_out": (ListOut, [(2, 4)]), "dict_out": (DictOut, [(3,)]), "sequential": (lambda: nn.Sequential(nn.Linear(4, 3), nn.ReLU()), [(2, 4)]),
             "nested": (Net, [(2, 4)]), "two_inputs": (Two, [(2, 4), (2, 3)]), "tuple_out": (Pair, [(2, 4), (2, 4)])}
 
 
-def _both(case):
+def _both(case, strict=True):
     import torch
+    from tapegrad.utils.tensorboard._graph import graph_def
     make_t, shapes = _models(torch.nn)[case]
     make_g = _models(tapegrad.nn)[case][0]
     args_t = tuple(torch.randn(*s) for s in shapes)
-    expected, _ = _torch_graph()(make_t(), args_t)
-    got, _ = __import__("tapegrad.utils.tensorboard._graph", fromlist=["graph_def"]).graph_def(
-        make_g(), tuple(tapegrad.tensor(a.numpy()) for a in args_t))
+    expected, _ = _torch_graph()(make_t(), args_t, use_strict_trace=strict)
+    got, _ = graph_def(make_g(), tuple(tapegrad.tensor(a.numpy()) for a in args_t), strict=strict)
     return expected, got
 
 
@@ -180,9 +188,9 @@ def _readers(graph, name):
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")   # torch.jit.trace, which PyTorch's add_graph calls
-@pytest.mark.parametrize("case", ["sequential", "nested", "two_inputs", "tuple_out"])
+@pytest.mark.parametrize("case", ["sequential", "nested", "two_inputs", "tuple_out", "list_out", "dict_out"])
 def test_add_graph_matches_pytorch_graphdef(case):
-    expected, got = _both(case)
+    expected, got = _both(case, strict=case != "dict_out")
     assert got.versions.producer == expected.versions.producer == 22
     io_t = [(_plain(n.name) if n.name.startswith("input/") else n.name, n.op, _shape(n))
             for n in expected.node if n.op == "IO Node"]
@@ -213,6 +221,25 @@ def test_add_graph_matches_pytorch_graphdef(case):
         return [(_scope(i), "aten::addmm" if nodes[i].op == "aten::linear" else nodes[i].op)
                 for i in node.input if nodes[i].op != "prim::Constant"]
     assert tensor_inputs(source_g, nodes_g) == tensor_inputs(source_t, nodes_t)
+
+    def constants(node, nodes):   # a dict's keys, in place among its values
+        return [nodes[i].attr["attr"].s if nodes[i].op == "prim::Constant" else None for i in node.input]
+    if source_t.op.endswith("Construct"):
+        assert constants(source_g, nodes_g) == constants(source_t, nodes_t)
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_add_graph_refuses_a_dict_output_when_strict_as_pytorch(capsys, tmp_path):
+    import torch
+    with pytest.raises(RuntimeError) as expected:
+        _torch_graph()(_models(torch.nn)["dict_out"][0](), (torch.ones(3),))
+    printed_t = capsys.readouterr().out
+    writer = SummaryWriter(log_dir=str(tmp_path))
+    with pytest.raises(RuntimeError) as got:
+        writer.add_graph(_models(tapegrad.nn)["dict_out"][0](), tapegrad.ones(3))
+    writer.close()
+    assert str(got.value) == str(expected.value) and "strict=False" in str(got.value)
+    assert capsys.readouterr().out == printed_t
 
 
 def test_add_graph_writes_graph_and_run_metadata_events(tmp_path):
@@ -257,3 +284,24 @@ def test_op_kinds_name_aten_operators():
         else:
             assert kind == f"tapegrad::{name}" and not hasattr(torch.ops.aten, name), name
     assert _TAPEGRAD_ONLY <= set(OPS)
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_add_graph_reads_parameters_and_buffers_by_scope_as_pytorch():
+    import torch
+    from tapegrad.utils.tensorboard._graph import graph_def
+
+    def cnn(nn):   # no Dropout: in eval mode PyTorch's trace keeps an aten::dropout that tapegrad never runs
+        return nn.Sequential(nn.Conv2d(2, 3, 3), nn.BatchNorm2d(3), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten())
+    expected, _ = _torch_graph()(cnn(torch.nn), (torch.ones(1, 2, 6, 6),))
+    model = cnn(tapegrad.nn)
+    model.train()
+    got, _ = graph_def(model, tapegrad.ones(1, 2, 6, 6))
+    assert model.training
+
+    def read(graph):
+        return sorted((_plain(n.name), n.attr["attr"].s) for n in graph.node if n.op == "prim::GetAttr")
+    assert read(got) == read(expected)   # eval mode: BatchNorm reads its running stats
+    assert {_scope(n.name) for n in got.node} == {_scope(n.name) for n in expected.node}
+    assert [_shape(n) for n in got.node if n.name.startswith("output/")] == \
+        [_shape(n) for n in expected.node if n.name.startswith("output/")]

@@ -81,10 +81,7 @@ class _Recorder:
     def input_name(self, value):
         from ..._tensor import Tensor
         if not isinstance(value, Tensor):
-            attr = "{}" if value is None else f"{{ value : {value}}}"
-            name = self.fresh(self.scopes[-1])
-            self.nodes.append(_Node(name, "prim::Constant", attr=attr))
-            return name
+            return self.constant(value)
         name = self.by_value.get(id(value._peek()))
         if name is not None:
             return name
@@ -92,11 +89,17 @@ class _Recorder:
         if owner is not None:
             scope, attr = owner
             name = f"{scope}/{attr}/{attr}"
-            self.nodes.append(_Node(name, "prim::GetAttr", attr=f"{{ name :  {attr} }}"))
+            self.nodes.append(_Node(name, "prim::GetAttr", attr=_attributes(name=attr)))
         else:                              # a tensor made outside the call (a global, a captured constant)
             name = self.fresh(self.scopes[-1])
             self.nodes.append(_Node(name, "prim::Constant", shape=tuple(value.shape), attr="{ value : <Tensor>}"))
         self.bind(value, name)
+        return name
+
+    def constant(self, value):
+        name = self.fresh(self.scopes[-1])
+        attr = "{}" if value is None else _attributes(value=value)
+        self.nodes.append(_Node(name, "prim::Constant", attr=attr))
         return name
 
     # observer of _dispatch.apply
@@ -129,6 +132,11 @@ class _Recorder:
             Module.__call__ = original
 
 
+def _attributes(**attributes):
+    """A node's attributes as PyTorch writes them: the dict's str with its quotes as spaces."""
+    return str(attributes).replace("'", " ")
+
+
 def _tensors(value):
     from ..._tensor import Tensor
     if isinstance(value, Tensor):
@@ -140,21 +148,31 @@ def _tensors(value):
     return []
 
 
-def _output_node(recorder, value):
+def _output_node(recorder, value, strict):
     """The node an output reads: a tensor's own, or a TupleConstruct/ListConstruct/DictConstruct of them."""
     from ..._tensor import Tensor
     if isinstance(value, Tensor):
         return recorder.input_name(value), tuple(value.shape)
+    if strict and isinstance(value, dict):
+        raise RuntimeError(
+            "Encountering a dict at the output of the tracer might cause the trace to be incorrect, this is only "
+            "valid if the container structure does not change based on the module's inputs. Consider using a "
+            "constant container instead (e.g. for `list`, use a `tuple` instead. for `dict`, use a `NamedTuple` "
+            "instead). If you absolutely need this and know the side effects, pass strict=False to trace() to "
+            "allow this behavior.")
     kind = "prim::DictConstruct" if isinstance(value, dict) else \
         "prim::ListConstruct" if isinstance(value, list) else "prim::TupleConstruct"
-    items = value.values() if isinstance(value, dict) else value
-    inputs = [_output_node(recorder, v)[0] for v in items]
+    inputs = []
+    for key, item in value.items() if isinstance(value, dict) else enumerate(value):
+        if isinstance(value, dict):
+            inputs.append(recorder.constant(key))
+        inputs.append(_output_node(recorder, item, strict)[0])
     name = recorder.fresh(recorder.root)
     recorder.nodes.append(_Node(name, kind, inputs, attr="{}"))
     return name, None
 
 
-def record_nodes(model, args):
+def record_nodes(model, args, strict=True):
     """Run model(*args) once in eval mode; returns the nodes PyTorch's GraphDef lists, in its order."""
     from ...fx._tracer import placeholder_names
     from ..._tensor import Tensor
@@ -173,7 +191,7 @@ def record_nodes(model, args):
     finally:
         _dispatch.OBSERVERS.remove(recorder)
         model.train(training)
-    source, shape = _output_node(recorder, result)     # a traced graph returns one value
+    source, shape = _output_node(recorder, result, strict)    # a traced graph returns one value
     outputs = [_Node("output/output.1", "IO Node", [source], (1,) if shape is None else shape)]  # PyTorch's [1]
     live = _reached(outputs, recorder.nodes)   # PyTorch's trace drops what the output does not read
     return [n for n in inputs if n.name in live] + outputs + [n for n in recorder.nodes if n.name in live]
@@ -192,7 +210,7 @@ def _reached(outputs, nodes):
     return live
 
 
-def graph_def(model, args, verbose=False):
+def graph_def(model, args, verbose=False, strict=True):
     """(GraphDef, serialized RunMetadata) as PyTorch's add_graph writes them."""
     from tensorboardX.proto.attr_value_pb2 import AttrValue
     from tensorboardX.proto.graph_pb2 import GraphDef
@@ -201,7 +219,12 @@ def graph_def(model, args, verbose=False):
     from tensorboardX.proto.versions_pb2 import VersionDef
     from ..._tensor import Tensor
     args = (args,) if isinstance(args, Tensor) else tuple(args) if isinstance(args, (tuple, list)) else (args,)
-    nodes = record_nodes(model, args)
+    try:
+        nodes = record_nodes(model, args, strict)
+    except RuntimeError as e:   # as PyTorch's add_graph
+        print(e)
+        print("Error occurs, No graph saved")
+        raise
     if verbose:
         for node in nodes:
             print(f"{node.name} = {node.op}({', '.join(node.inputs)})" + (f" : {list(node.shape)}" if node.shape

@@ -65,7 +65,7 @@ class SummaryWriter:
         """The model's graph from one call on input_to_model, as PyTorch's GraphDef (see _graph.py)."""
         from tensorboardX.proto import event_pb2
         from ._graph import graph_def
-        graph, run_metadata = graph_def(model, input_to_model, verbose)
+        graph, run_metadata = graph_def(model, input_to_model, verbose, use_strict_trace)
         writer = self._writer._get_file_writer()
         writer.add_event(event_pb2.Event(graph_def=graph.SerializeToString()))
         writer.add_event(event_pb2.Event(tagged_run_metadata=event_pb2.TaggedRunMetadata(
