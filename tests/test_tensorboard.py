@@ -95,6 +95,7 @@ def _torch_graph():
         proto_graph = {}
         exec(compile(open(os.path.join(folder, "_proto_graph.py")).read(), "_proto_graph.py", "exec"), proto_graph)
         source = open(os.path.join(folder, "_pytorch_graph.py")).read()
+        assert "from ._proto_graph import node_proto" in source
         source = source.replace("from ._proto_graph import node_proto", "")
         namespace = {"node_proto": proto_graph["node_proto"]}
         exec(compile(source, "_pytorch_graph.py", "exec"), namespace)
@@ -141,8 +142,9 @@ def _models(nn):
         def forward(self, x):
             return {"a": x.relu(), "b": x}
 
-    return {"list_out": (ListOut, [(2, 4)]), "dict_out": (DictOut, [(3,)]), "sequential": (lambda: nn.Sequential(nn.Linear(4, 3), nn.ReLU()), [(2, 4)]),
-            "nested": (Net, [(2, 4)]), "two_inputs": (Two, [(2, 4), (2, 3)]), "tuple_out": (Pair, [(2, 4), (2, 4)])}
+    return {"sequential": (lambda: nn.Sequential(nn.Linear(4, 3), nn.ReLU()), [(2, 4)]),
+            "nested": (Net, [(2, 4)]), "two_inputs": (Two, [(2, 4), (2, 3)]), "tuple_out": (Pair, [(2, 4), (2, 4)]),
+            "list_out": (ListOut, [(2, 4)]), "dict_out": (DictOut, [(3,)])}
 
 
 def _both(case, strict=True):
@@ -179,12 +181,9 @@ def _kinds(nodes):
 
 
 def _readers(graph, name):
-    by_name = {n.name: n for n in graph.node}
-    readers = set()
-    for n in graph.node:
-        if any(_plain(i) == _plain(name) for i in n.input):
-            readers.add((_scope(n.name), "aten::addmm" if n.op == "aten::linear" else n.op))
-    return readers, by_name
+    """(scope, kind) of the nodes that read the node `name`."""
+    return {(_scope(n.name), "aten::addmm" if n.op == "aten::linear" else n.op)
+            for n in graph.node if any(_plain(i) == _plain(name) for i in n.input)}
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")   # torch.jit.trace, which PyTorch's add_graph calls
@@ -210,7 +209,7 @@ def test_add_graph_matches_pytorch_graphdef(case):
     # edges: who reads each input, and what the output reads
     for n in expected.node:
         if n.name.startswith("input/"):
-            assert _readers(got, _plain(n.name))[0] == _readers(expected, n.name)[0]
+            assert _readers(got, _plain(n.name)) == _readers(expected, n.name)
     (out_t,), (out_g,) = [n for n in expected.node if n.name.startswith("output/")], \
         [n for n in got.node if n.name.startswith("output/")]
     nodes_t, nodes_g = {n.name: n for n in expected.node}, {n.name: n for n in got.node}
