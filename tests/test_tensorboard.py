@@ -263,6 +263,7 @@ def test_add_graph_writes_graph_and_run_metadata_events(tmp_path):
 def test_add_graph_verbose_prints_the_nodes_and_dead_ops_are_dropped(capsys, tmp_path):
     class Dead(tapegrad.nn.Module):
         def forward(self, x):
+            assert tapegrad.jit.is_tracing()   # as torch.jit.is_tracing() in PyTorch's add_graph
             x.exp()   # unused: the trace keeps only what the output reads
             return x.relu()
     writer = SummaryWriter(log_dir=str(tmp_path))
@@ -270,6 +271,7 @@ def test_add_graph_verbose_prints_the_nodes_and_dead_ops_are_dropped(capsys, tmp
     writer.close()
     printed = capsys.readouterr().out
     assert "Dead/" in printed and "aten::relu" in printed and "aten::exp" not in printed
+    assert not tapegrad.jit.is_tracing()
 
 
 def test_op_kinds_name_aten_operators():

@@ -98,6 +98,8 @@ class _Recorder:
 
     def constant(self, value):
         name = self.fresh(self.scopes[-1])
+        if isinstance(value, bool):   # TorchScript keeps a bool constant as an int
+            value = int(value)
         attr = "{}" if value is None else _attributes(value=value)
         self.nodes.append(_Node(name, "prim::Constant", attr=attr))
         return name
@@ -174,6 +176,7 @@ def _output_node(recorder, value, strict):
 
 def record_nodes(model, args, strict=True):
     """Run model(*args) once in eval mode; returns the nodes PyTorch's GraphDef lists, in its order."""
+    from ... import jit
     from ...fx._tracer import placeholder_names
     from ..._tensor import Tensor
     recorder = _Recorder(model)
@@ -185,10 +188,12 @@ def record_nodes(model, args, strict=True):
     training = model.training
     model.train(False)
     _dispatch.OBSERVERS.append(recorder)
+    jit._tracing[0] += 1   # jit.is_tracing() is True in the call, as under PyTorch's torch.jit.trace
     try:
         with recorder.scoped_calls():
             result = model(*args)
     finally:
+        jit._tracing[0] -= 1
         _dispatch.OBSERVERS.remove(recorder)
         model.train(training)
     source, shape = _output_node(recorder, result, strict)    # a traced graph returns one value
