@@ -306,3 +306,25 @@ def test_add_graph_reads_parameters_and_buffers_by_scope_as_pytorch():
     assert {_scope(n.name) for n in got.node} == {_scope(n.name) for n in expected.node}
     assert [_shape(n) for n in got.node if n.name.startswith("output/")] == \
         [_shape(n) for n in expected.node if n.name.startswith("output/")]
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_add_graph_writes_a_captured_tensor_as_a_constant_as_pytorch():
+    import torch
+    from tapegrad.utils.tensorboard._graph import graph_def
+
+    def scaled(nn, lib):
+        scale = lib.tensor([1.0, 2.0])
+
+        class Scaled(nn.Module):
+            def forward(self, x):
+                return x * scale
+        return Scaled()
+    expected, _ = _torch_graph()(scaled(torch.nn, torch), (torch.ones(2),))
+    got, _ = graph_def(scaled(tapegrad.nn, tapegrad), tapegrad.ones(2))
+
+    def layout(graph):
+        by_name = {n.name: n for n in graph.node}
+        return [(n.op, _scope(n.name), n.attr["attr"].s, _shape(n),
+                 [(by_name[i].op, _plain(i) if i.startswith("input/") else None) for i in n.input]) for n in graph.node]
+    assert layout(got) == layout(expected)

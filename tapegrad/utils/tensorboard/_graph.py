@@ -51,14 +51,14 @@ class _Recorder:
         self.root = type(model).__name__
         self.scopes = [self.root]
         self.module_names = {id(m): name for name, m in model.named_modules() if name}
+        self.by_value = {}                 # id(value held) -> node name
+        self.keep = []                     # values matched, alive while recording (their ids stay theirs)
         self.owners = {}                   # id(value) of a parameter or buffer -> (owner scope, attribute name)
         for prefix, module in model.named_modules():
             scope = self.module_scope(model, prefix)
             for attr, t in list(module.named_parameters(recurse=False)) + list(module.named_buffers(recurse=False)):
                 self.owners.setdefault(id(t._peek()), (scope, attr))
-        self.params = [t for t in list(model.parameters()) + list(model.buffers())]   # their ids stay theirs
-        self.by_value = {}                 # id(value held) -> node name
-        self.keep = []                     # values matched, alive while recording
+                self.keep.append(t._peek())
         self.nodes = []
         self.count = 0
 
@@ -92,7 +92,8 @@ class _Recorder:
             self.nodes.append(_Node(name, "prim::GetAttr", attr=_attributes(name=attr)))
         else:                              # a tensor made outside the call (a global, a captured constant)
             name = self.fresh(self.scopes[-1])
-            self.nodes.append(_Node(name, "prim::Constant", shape=tuple(value.shape), attr="{ value : <Tensor>}"))
+            self.nodes.append(_Node(name, "prim::Constant", shape=tuple(value.shape),
+                                    attr=_attributes(value=value.detach())))
         self.bind(value, name)
         return name
 
