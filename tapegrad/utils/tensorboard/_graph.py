@@ -6,6 +6,13 @@ observer of `_dispatch.apply` records each op-table entry it calls and `Module._
 module scopes. The nodes are PyTorch's: "input/<arg>" and "output/output.<i>" IO nodes, a "prim::GetAttr"
 node per parameter or buffer read, a "prim::Constant" per non-tensor argument, and one node per op result
 with its kind ("aten::<op>"; "tapegrad::<op>" for op-table entries that no aten operator matches) and shape.
+
+Where it differs from PyTorch's: a layer shows the ops tapegrad records for it (Linear: aten::t and
+aten::addmm, not aten::linear; Conv2d, BatchNorm, pooling: tapegrad::conv, ::batch_norm_eval, ::max_pool;
+Flatten: aten::view; in-place ops as their out-of-place op; eval-mode Dropout: nothing), so scalar arguments
+differ too (tuples are one constant, not a ListConstruct of ints; no add alpha). Values are numbered, not named
+after Python variables ("input/input", not "input/input.1"); GetAttr nodes have no input (PyTorch's names a
+module value that is not a node). List outputs are not warned about; ops with side effects only are dropped.
 """
 import contextlib
 
