@@ -62,8 +62,14 @@ class SummaryWriter:
                                  hparam_domain_discrete, run_name, global_step)
 
     def add_graph(self, model, input_to_model=None, verbose=False, use_strict_trace=True):
-        raise NotImplementedError("SummaryWriter.add_graph is not supported in tapegrad: a tapegrad model has no "
-                                  "TorchScript trace to draw. Log scalars and histograms instead.")
+        """The model's graph from one call on input_to_model, as PyTorch's GraphDef (see _graph.py)."""
+        from tensorboardX.proto import event_pb2
+        from ._graph import graph_def
+        graph, run_metadata = graph_def(model, input_to_model, verbose, use_strict_trace)
+        writer = self._writer._get_file_writer()
+        writer.add_event(event_pb2.Event(graph_def=graph.SerializeToString()))
+        writer.add_event(event_pb2.Event(tagged_run_metadata=event_pb2.TaggedRunMetadata(
+            tag="profiler", run_metadata=run_metadata)))
 
     def flush(self):
         self._writer.flush()
