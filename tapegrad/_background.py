@@ -91,4 +91,24 @@ def _work():
             job.error = e
         finally:
             _worker_state.job = None
+            _release_scratch()
             job.finished.set()
+
+
+def _release_scratch():
+    """Hand the memory XLA freed after compiling back to the system. glibc gives this thread an allocation
+    arena of its own, and an arena keeps what was freed in it: without this, each compile's scratch stays
+    in the process's resident memory."""
+    trim = _malloc_trim[0]
+    if trim is None:
+        try:
+            import ctypes
+            trim = ctypes.CDLL("libc.so.6").malloc_trim
+        except (OSError, AttributeError):   # not glibc: nothing to do
+            trim = False
+        _malloc_trim[0] = trim
+    if trim:
+        trim(0)
+
+
+_malloc_trim = [None]
