@@ -1,4 +1,5 @@
-"""PyTorch's tensor layouts: `strided` (every dense tensor), `sparse_coo` and `sparse_csr` (tapegrad.sparse)."""
+"""PyTorch's tensor layouts: `strided` (every dense tensor), `sparse_coo`, `sparse_csr` and `sparse_csc`
+(tapegrad.sparse)."""
 
 
 class layout:
@@ -21,4 +22,5 @@ def _by_name(name):
 strided = layout("strided")
 sparse_coo = layout("sparse_coo")
 sparse_csr = layout("sparse_csr")
-LAYOUTS = {"strided": strided, "sparse_coo": sparse_coo, "sparse_csr": sparse_csr}
+sparse_csc = layout("sparse_csc")
+LAYOUTS = {"strided": strided, "sparse_coo": sparse_coo, "sparse_csr": sparse_csr, "sparse_csc": sparse_csc}

@@ -147,6 +147,10 @@ class Tensor:
         from .sparse._csr import to_sparse_csr
         return to_sparse_csr(self)
 
+    def to_sparse_csc(self, dense_dim=None):
+        from .sparse._csr import to_sparse_csc
+        return to_sparse_csc(self)
+
     @property
     def layout(self):
         from ._layout import strided

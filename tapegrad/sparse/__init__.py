@@ -10,7 +10,7 @@ sparse tensor raise NotImplementedError; call `.to_dense()` first.
 """
 from ._coo import SparseTensor, sparse_coo_tensor, to_sparse, sparse_sum as sum  # noqa: F401
 from ._matmul import sparse_mm as mm  # noqa: F401
-from ._csr import SparseCsrTensor, sparse_csr_tensor  # noqa: F401
+from ._csr import SparseCsrTensor, SparseCscTensor, sparse_csr_tensor, sparse_csc_tensor  # noqa: F401
 
 
 

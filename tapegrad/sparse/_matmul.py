@@ -23,12 +23,15 @@ def sparse_mm(a, b, via="sparse_addmm"):
         from .._functional._linalg import mm
         return mm(b.transpose(0, 1), a.transpose(0, 1)).transpose(0, 1)
     if sparse_a and sparse_b:
-        if a.is_sparse_csr is not b.is_sparse_csr:
+        if a._sp_compressed is not b._sp_compressed:
             kinds = [t._layout_name for t in (a, a, b)]
             raise RuntimeError(f"addmm: computation on CPU is not implemented for {kinds[0]} + {kinds[1]} @ "
                                f"{kinds[2]}. Convert both to one layout (to_sparse(), to_sparse_csr()).")
-        out = _sparse_sparse(a, b, via)   # CSR @ CSR is CSR: the same entries, row by row
-        return type(a)._make(out._sp_indices, out._sp_values, out._sp_size, True) if a.is_sparse_csr else out
+        out = _sparse_sparse(a, b, via)   # CSR or CSC @ CSR or CSC is CSR: the same entries, row by row
+        if a._sp_compressed:
+            from ._csr import SparseCsrTensor
+            return SparseCsrTensor._make(out._sp_indices, out._sp_values, out._sp_size, True)
+        return out
     if sparse_b and via == "sparse_addmm":   # PyTorch's (sparse^T @ dense^T)^T, the gradient masked
         return _sparse_dense(b.t(), a.transpose(0, 1), via).transpose(0, 1)
     if sparse_b:
