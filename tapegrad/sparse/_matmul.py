@@ -5,6 +5,7 @@ import numpy as np
 
 from .._dispatch import apply
 from .._functional._linalg import _TYPE
+from .._layout import sparse_csc
 from .._ops import sparse as K
 from . import _pattern as P
 from ._coo import SparseTensor, _as_tensor
@@ -62,7 +63,15 @@ def _sparse_dense(sparse, dense, via):
     rs = routes(sparse) if via != "sparse_addmm" else None
     if rs:
         values, sink = values.detach(), dense_term(rs, sparse.shape)
-    return apply(K.sparse_mm, sparse._sp_indices, values, dense, sink, rows=sparse.shape[0], via=via)
+    out = apply(K.sparse_mm, sparse._sp_indices, values, dense, sink, rows=sparse.shape[0], via=via)
+    if via == "sparse_addmm" and sparse.layout is sparse_csc and out.requires_grad:
+        out.grad_fn.register_prehook(_refuse_csc_backward)
+    return out
+
+
+def _refuse_csc_backward(grad_outputs):
+    raise RuntimeError("sparse_addmm_sparse_backward: unsupported combination of layouts, grad: Strided, mat1: "
+                       "SparseCsc, mat2: Strided (as in PyTorch). Use torch.mm (a dense gradient) or a CSR operand.")
 
 
 def _dense_sparse(dense, sparse):
