@@ -1,5 +1,5 @@
-"""PyTorch's tensor layouts: `strided` (every dense tensor), `sparse_coo`, `sparse_csr` and `sparse_csc`
-(tapegrad.sparse)."""
+"""PyTorch's tensor layouts: `strided` (every dense tensor), `sparse_coo`, `sparse_csr`, `sparse_csc`,
+`sparse_bsr` and `sparse_bsc` (tapegrad.sparse)."""
 
 
 class layout:
@@ -23,4 +23,6 @@ strided = layout("strided")
 sparse_coo = layout("sparse_coo")
 sparse_csr = layout("sparse_csr")
 sparse_csc = layout("sparse_csc")
-LAYOUTS = {"strided": strided, "sparse_coo": sparse_coo, "sparse_csr": sparse_csr, "sparse_csc": sparse_csc}
+sparse_bsr = layout("sparse_bsr")
+sparse_bsc = layout("sparse_bsc")
+LAYOUTS = {t.name: t for t in (strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc)}

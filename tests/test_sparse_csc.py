@@ -167,3 +167,101 @@ def test_refusals():
     with pytest.raises(NotImplementedError, match="Could not run 'aten::exp' with arguments from the 'SparseCscCPU' "
                                                   "backend.*to_sparse"):
         m.exp()
+
+
+# ---- block layouts: BSR and BSC ---------------------------------------------------------------------------------
+
+A = [[0.0, 0.0, 1.0, 2.0], [0.0, 0.0, 3.0, 4.0], [5.0, 0.0, 0.0, 0.0], [0.0, 6.0, 0.0, 0.0]]
+
+
+@pytest.mark.parametrize("make", [
+    lambda lib: lib.tensor(A).to_sparse_bsr((2, 2)),
+    lambda lib: lib.tensor(A).to_sparse_bsr(2),
+    lambda lib: lib.tensor(A).to_sparse_bsr((1, 2)),
+    lambda lib: lib.tensor(A).to_sparse_bsc((2, 1)),
+    lambda lib: lib.tensor(A).to_sparse_bsc((2, 2)),
+    lambda lib: lib.tensor(A, dtype=lib.float64, requires_grad=True).to_sparse_bsr((2, 2)),
+    lambda lib: lib.tensor(A, dtype=lib.float64, requires_grad=True).to_sparse_bsc((2, 2)),
+    lambda lib: lib.tensor(A).to_sparse(layout=lib.sparse_bsr, blocksize=(2, 2)),
+    lambda lib: lib.tensor(A).to_sparse(layout=lib.sparse_bsc, blocksize=(4, 2)),
+    lambda lib: lib.tensor(A).to_sparse().to_sparse_bsr((2, 2)),
+    lambda lib: lib.tensor(A).to_sparse_csr().to_sparse_bsr((2, 2)),
+    lambda lib: lib.tensor(A).to_sparse_bsr((2, 2)).to_sparse_bsc((2, 2)),
+    lambda lib: lib.tensor(A).to_sparse_bsr((2, 2)).t(),
+    lambda lib: lib.tensor(A).to_sparse_bsc((1, 2)).t(),
+    lambda lib: lib.tensor(A).to_sparse_bsr((2, 2)).to_sparse(),
+    lambda lib: lib.zeros(2, 4).to_sparse_bsr((2, 2)),
+])
+def test_block_construction_and_repr(make):
+    t, m = _both(make)
+    _same(m, t)
+    expected = {torch.sparse_bsr: tg.sparse_bsr, torch.sparse_bsc: tg.sparse_bsc, torch.sparse_coo: tg.sparse_coo}
+    assert m.layout is expected[t.layout]
+    assert (m.is_sparse, m.is_sparse_csr, m._nnz(), m.dim(), m.sparse_dim(), m.dense_dim(), tuple(m.shape)) == \
+        (t.is_sparse, t.is_sparse_csr, t._nnz(), t.dim(), t.sparse_dim(), t.dense_dim(), tuple(t.shape))
+    _same(m.to_dense(), t.to_dense())
+    if t.layout != torch.sparse_coo:
+        names = ("crow_indices", "col_indices") if t.layout == torch.sparse_bsr else ("ccol_indices", "row_indices")
+        for name in names + ("values", "sum"):
+            _same(getattr(m, name)(), getattr(t, name)())
+    assert repr(tg.sparse_bsr) == "tapegrad.sparse_bsr" and repr(tg.sparse_bsc) == "tapegrad.sparse_bsc"
+
+
+@pytest.mark.parametrize("layout", ["bsr", "bsc"])
+def test_block_gradients_through_to_dense_and_values(layout):
+    def run(lib):
+        x = lib.tensor(A, dtype=lib.float64, requires_grad=True)
+        b = getattr(x, f"to_sparse_{layout}")((2, 2))
+        (b.to_dense() * lib.arange(16.0, dtype=lib.float64).reshape(4, 4)).sum().backward()
+        y = lib.tensor(A, dtype=lib.float64, requires_grad=True)
+        v = getattr(y, f"to_sparse_{layout}")((2, 2)).values()
+        (v * lib.arange(8.0, dtype=lib.float64).reshape(2, 2, 2)).sum().backward()
+        return x.grad, v, y.grad
+    for m, t in zip(*reversed(_both(run))):
+        _same(m, t)
+
+
+def test_bsr_times_dense():
+    # torch.mm's gradient of the BSR operand is dense; the dense operand's gradient PyTorch cannot compute
+    def run(lib):
+        d = lib.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0]], dtype=lib.float64)
+        x = lib.tensor(A, dtype=lib.float64, requires_grad=True)
+        y = x.to_sparse_bsr((2, 2)) @ d
+        (y * lib.arange(8.0, dtype=lib.float64).reshape(4, 2)).sum().backward()
+        leaf = lib.tensor(A, dtype=lib.float64).to_sparse_bsr((2, 2)).requires_grad_()
+        z = lib.mm(leaf, d)
+        z.sum().backward()
+        return y, x.grad, z, leaf.grad, leaf.detach() @ lib.ones(4, dtype=lib.float64)
+    for m, t in zip(*reversed(_both(run))):
+        _same(m, t)
+    for lib in (torch, tg):
+        y = lib.tensor(A).to_sparse_bsr((2, 2)) @ lib.ones(4, 2, requires_grad=True)
+        with pytest.raises(RuntimeError, match=r"addmm: computation on CPU is not implemented for Strided \+ "
+                                               "SparseBsc @ Strided"):
+            y.sum().backward()
+
+
+def test_block_refusals():
+    for lib in (torch, tg):
+        a = lib.tensor(A)
+        b, c = a.to_sparse_bsr((2, 2)), a.to_sparse_bsc((2, 2))
+        for call, error, phrase in [
+                (lambda: a.to_sparse_bsr((3, 3)), RuntimeError, r"dense_to_sparse_bsr: tensor sparse size \(4,4\) must "
+                                                                r"be divisible by given blocksize \(3,3\)"),
+                (lambda: a.to_sparse(layout=lib.sparse_bsr), RuntimeError, "dense_to_sparse: conversion from Strided "
+                                                                           "to SparseBsr without blocksize argument"),
+                (lambda: lib.ones(4).to_sparse_bsr((2, 2)), IndexError, r"Dimension out of range \(expected to be in "
+                                                                        r"range of \[-1, 0\], but got -2\)"),
+                (lambda: b.to_sparse_csr(), RuntimeError, "sparse_compressed_to_sparse_csr: expected SparseCsr or "
+                                                          "SparseCsc layout but got SparseBsr"),
+                (lambda: b.ccol_indices(), RuntimeError, "ccol_indices expected sparse column compressed tensor "
+                                                         "layout but got SparseBsr"),
+                (lambda: c.crow_indices(), RuntimeError, "crow_indices expected sparse row compressed tensor layout "
+                                                         "but got SparseBsc"),
+                (lambda: lib.ones(2, 4) @ b, RuntimeError, r"addmm: computation on CPU is not implemented for Strided "
+                                                           r"\+ Strided @ SparseBsr"),
+                (lambda: c @ lib.ones(4, 2), RuntimeError, r"addmm: computation on CPU is not implemented for Strided "
+                                                           r"\+ SparseBsc @ Strided"),
+                (lambda: b.numpy(), TypeError, "can't convert SparseBsr layout tensor to numpy")]:
+            with pytest.raises(error, match=phrase):
+                call()

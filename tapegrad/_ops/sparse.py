@@ -96,6 +96,7 @@ to_dense = defop("to_dense", _to_dense, dtype_rule=KEEP, diff=(1,))
 # the entries of a dense tensor at given indices: the values of its to_sparse()
 to_sparse = defop("to_sparse", lambda x, indices, full, csr: x[tuple(indices)], dtype_rule=KEEP, diff=(0,),
                   overloads=[overload("ToSparseCsrBackward0", csr=True), overload("ToSparseCscBackward0", csr="csc"),
+                             overload("ToSparseBsrBackward0", csr="bsr"), overload("ToSparseBscBackward0", csr="bsc"),
                              overload("ToSparseBackward1", full=True)])
 # entries sharing a segment summed: coalesce() and sparse.sum over some dimensions
 sparse_segment_sum = defop("sparse_segment_sum", _segment_sum, dtype_rule=KEEP, diff=(0,),

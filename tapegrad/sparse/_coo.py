@@ -14,7 +14,7 @@ import numpy as np
 from .. import _printing
 from .._dispatch import Redirect, apply
 from .._grad_mode import is_grad_enabled, no_grad
-from .._layout import sparse_coo, sparse_csc, sparse_csr
+from .._layout import sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
 from .._ops import sparse as K
 from .._tensor import Tensor, _NON_LEAF_GRAD_WARNING
 from . import _pattern as P
@@ -364,9 +364,12 @@ def to_sparse(input, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=
     if layout is sparse_csr or layout is sparse_csc:
         from ._csr import SparseCscTensor, SparseCsrTensor, to_compressed
         return to_compressed(input, SparseCsrTensor if layout is sparse_csr else SparseCscTensor)
+    if layout is sparse_bsr or layout is sparse_bsc:
+        from ._bsr import to_sparse_blocked
+        return to_sparse_blocked(input, layout, blocksize)
     if layout is not None and layout is not sparse_coo:
-        raise NotImplementedError(f"to_sparse(layout={layout}): tapegrad supports the sparse_coo, sparse_csr and "
-                                  "sparse_csc layouts only. Convert to one of them.")
+        raise NotImplementedError(f"to_sparse(layout={layout}): tapegrad supports the sparse_coo, sparse_csr, "
+                                  "sparse_csc, sparse_bsr and sparse_bsc layouts only. Convert to one of them.")
     if input.is_sparse:
         return input
     full = sparse_dim is None

@@ -10,7 +10,7 @@ from .._layout import sparse_coo, sparse_csc, sparse_csr
 from .._ops import sparse as K
 from ._coo import SparseTensor, _as_tensor, to_sparse
 
-_SUPPORTED = ("tapegrad's sparse CSR and CSC tensors support their index accessors, values(), to_dense(), "
+_SUPPORTED = ("tapegrad's sparse compressed tensors (CSR, CSC, BSR, BSC) support their index accessors, values(), to_dense(), "
               "to_sparse(), t(), sum() and products with dense tensors (mm, matmul, @). Call .to_sparse() (COO) or "
               ".to_dense() first for other ops.")
 
@@ -21,8 +21,11 @@ class SparseCompressedTensor(SparseTensor):
     is_sparse = False
     _sp_compressed = True
 
+    def _grid(self):
+        return self._sp_size   # (the block grid of BSR / BSC, _bsr.py)
+
     def _compressed(self):
-        counts = np.bincount(self._sp_indices.numpy()[self._dim], minlength=self._sp_size[self._dim])
+        counts = np.bincount(self._sp_indices.numpy()[self._dim], minlength=self._grid()[self._dim])
         return _as_tensor(np.concatenate([[0], np.cumsum(counts)]).astype(np.int64))
 
     def _plain(self):
@@ -60,7 +63,7 @@ class SparseCompressedTensor(SparseTensor):
 
     def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
         if layout is not None and layout is not sparse_coo:
-            return to_sparse(self, layout=layout)
+            return to_sparse(self, layout=layout, blocksize=blocksize)
         return SparseTensor._make(self._sp_indices, self._sp_values, self._sp_size, self._dim == 0)
 
     def to_sparse_csr(self, dense_dim=None):
