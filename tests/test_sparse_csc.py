@@ -265,3 +265,35 @@ def test_block_refusals():
                 (lambda: b.numpy(), TypeError, "can't convert SparseBsr layout tensor to numpy")]:
             with pytest.raises(error, match=phrase):
                 call()
+
+
+V = [[[0.0, 1.0], [2.0, 3.0]], [[4.0, 5.0], [6.0, 7.0]]]
+
+
+@pytest.mark.parametrize("layout", ["bsr", "bsc"])
+def test_block_constructors(layout):
+    def run(lib):
+        make = getattr(lib, f"sparse_{layout}_tensor")
+        leaf = make([0, 1, 2], [1, 0], lib.tensor(V, dtype=lib.float64), (4, 4), requires_grad=True)
+        return leaf, make([0, 1, 2], [1, 0], V), make([0, 1, 2], [1, 0], V, (4, 6) if layout == "bsr" else (6, 4)).to_dense(), \
+            leaf.values()
+    for m, t in zip(*reversed(_both(run))):
+        _same(m, t)
+
+
+@pytest.mark.parametrize("args,phrase", [
+    (([0, 1], [1, 0], V, (4, 4)), r"_indices.shape\[-1\] must be equal to the number of (row|column) blocks \+ 1 "
+                                  r"\(=3\), but got 2"),
+    (([0, 1, 2], [1, 2], V, (4, 4)), r"`0 <= (col|row)_indices < n(cols|rows)` is not satisfied"),
+    (([0, 1, 2], [1, 0], V, (4, 5)), r"tensor shape\[1\] \(=5\) must be divisible with blocksize\[1\] \(=2\)"),
+    (([0, 2, 2], [1, 0], V, (4, 4)), "are sorted and distinct along the last dimension values"),
+    (([0, 1, 2], [1], V, (4, 4)), r"_indices.shape\[-1\] must be equal to nnz \(=2\)"),
+])
+@pytest.mark.parametrize("layout", ["bsr", "bsc"])
+def test_block_invariants(args, phrase, layout):
+    errors = []
+    for lib in (torch, tg):
+        with pytest.raises(RuntimeError, match=phrase) as error:
+            getattr(lib, f"sparse_{layout}_tensor")(*args, check_invariants=True)
+        errors.append(str(error.value))
+    assert errors[1].startswith(errors[0])

@@ -12,7 +12,7 @@ tensors. CSC: the same with `tapegrad.sparse_csc_tensor`, `Tensor.to_sparse_csc(
 from ._coo import SparseTensor, sparse_coo_tensor, to_sparse, sparse_sum as sum  # noqa: F401
 from ._matmul import sparse_mm as mm  # noqa: F401
 from ._csr import SparseCsrTensor, SparseCscTensor, sparse_csr_tensor, sparse_csc_tensor  # noqa: F401
-from ._bsr import SparseBsrTensor, SparseBscTensor  # noqa: F401
+from ._bsr import SparseBsrTensor, SparseBscTensor, sparse_bsr_tensor, sparse_bsc_tensor  # noqa: F401
 
 
 

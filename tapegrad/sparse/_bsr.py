@@ -10,7 +10,7 @@ from .._layout import sparse_bsc, sparse_bsr
 from .._ops import sparse as K
 from ._coo import SparseTensor, _as_tensor
 from ._routes import combined, routes
-from ._csr import SparseCompressedTensor, SparseCscTensor, SparseCsrTensor
+from ._csr import SparseCscTensor, SparseCsrTensor, _compressed_tensor
 
 
 class _Blocked:
@@ -19,6 +19,8 @@ class _Blocked:
     @property
     def _blocksize(self):
         return tuple(self._sp_values.shape[1:])   # values are (nnz, *blocksize)
+
+    _blocked = True
 
     def _grid(self):
         (m, n), (r, c) = self._sp_size, self._blocksize
@@ -134,3 +136,17 @@ def to_sparse_blocked(input, layout, blocksize):
     if dense is input and input.requires_grad:   # a dense gradient (torch.mm's) passes to the source
         out._sp_dense = (input, input._version)
     return out
+
+
+def sparse_bsr_tensor(crow_indices, col_indices, values, size=None, *, dtype=None, device=None, pin_memory=False,
+                      requires_grad=False, check_invariants=None):
+    """PyTorch's sparse_bsr_tensor: block row i holds the blocks values[crow[i]:crow[i + 1]] at block columns
+    col[crow[i]:crow[i + 1]]; values are (nnz, *blocksize)."""
+    return _compressed_tensor(SparseBsrTensor, crow_indices, col_indices, values, size, dtype, device, requires_grad)
+
+
+def sparse_bsc_tensor(ccol_indices, row_indices, values, size=None, *, dtype=None, device=None, pin_memory=False,
+                      requires_grad=False, check_invariants=None):
+    """PyTorch's sparse_bsc_tensor: block column j holds the blocks values[ccol[j]:ccol[j + 1]] at block rows
+    row[ccol[j]:ccol[j + 1]]; values are (nnz, *blocksize)."""
+    return _compressed_tensor(SparseBscTensor, ccol_indices, row_indices, values, size, dtype, device, requires_grad)

@@ -20,6 +20,7 @@ class SparseCompressedTensor(SparseTensor):
 
     is_sparse = False
     _sp_compressed = True
+    _blocked = False   # BSR and BSC (_bsr.py) say True
 
     def _grid(self):
         return self._sp_size   # (the block grid of BSR / BSC, _bsr.py)
@@ -181,8 +182,9 @@ def to_sparse_csc(input):
 
 
 def _compressed_tensor(cls, compressed, plain, values, size, dtype, device, requires_grad):
-    """PyTorch's sparse_csr_tensor / sparse_csc_tensor: line i (a row of CSR, a column of CSC) holds
-    values[compressed[i]:compressed[i + 1]] at positions plain[compressed[i]:compressed[i + 1]] along it."""
+    """PyTorch's sparse_csr_tensor / sparse_csc_tensor (and the block ones, _bsr.py): line i (a row of CSR, a
+    column of CSC, a row or column of blocks) holds values[compressed[i]:compressed[i + 1]] at positions
+    plain[compressed[i]:compressed[i + 1]] along it."""
     from .._dtypes import int64
     compressed, plain = _as_tensor(compressed), _as_tensor(plain)
     values = _as_tensor(values, dtype)
@@ -191,17 +193,23 @@ def _compressed_tensor(cls, compressed, plain, values, size, dtype, device, requ
     if device is not None:
         values = values.to(device)
     name = "sparse_" + cls._layout_name[6:].lower() + "_tensor"
-    if compressed.dim() != 1 or plain.dim() != 1 or values.dim() != 1:
-        raise NotImplementedError(f"{name}: tapegrad's compressed sparse tensors are 2-D with scalar values (1-D "
-                                  "index tensors and values); batched or hybrid ones are not supported.")
+    if compressed.dim() != 1 or plain.dim() != 1 or values.dim() != (3 if cls._blocked else 1):
+        raise NotImplementedError(f"{name}: tapegrad's compressed sparse tensors are 2-D with scalar (or block) values "
+                                  "and 1-D index tensors; batched or hybrid ones are not supported.")
     c, k = compressed.numpy().astype(np.int64), plain.numpy().astype(np.int64)
-    d = cls._dim
+    d, blocksize = cls._dim, tuple(values.shape[1:]) if cls._blocked else (1, 1)
     if size is None:   # the compressed dimension from its index count, the other from the largest index
-        size = [0, 0]
-        size[d], size[1 - d] = len(c) - 1, int(k.max()) + 1 if len(k) else 0
+        grid = [0, 0]
+        grid[d], grid[1 - d] = len(c) - 1, int(k.max()) + 1 if len(k) else 0
+        size = (grid[0] * blocksize[0], grid[1] * blocksize[1])
     size = tuple(int(n) for n in size)
-    _check(cls, c, k, values.shape[0], size)
-    lines = np.repeat(np.arange(size[d], dtype=np.int64), np.diff(c))
+    for i in range(min(len(size), 2)):
+        if size[i] % blocksize[i]:
+            raise RuntimeError(f"tensor shape[{i}] (={size[i]}) must be divisible with blocksize[{i}] "
+                               f"(={blocksize[i]}) as defined by values shape")
+    grid = tuple(n // b for n, b in zip(size, blocksize))
+    _check(cls, c, k, values.shape[0], grid)
+    lines = np.repeat(np.arange(grid[d], dtype=np.int64), np.diff(c))
     indices = _as_tensor(np.stack([lines, k] if d == 0 else [k, lines])).to(int64)
     if values.requires_grad and is_grad_enabled() and not requires_grad:
         values = apply(K.sparse_coo_tensor, values, csr=True)
@@ -231,7 +239,8 @@ def _check(cls, compressed, plain, nnz, size):
                                   "supported.")
     c, p = cls._accessors
     d = cls._dim
-    lines, other = ("rows", "ncols") if d == 0 else ("columns", "nrows")
+    lines, other = ("row", "ncols") if d == 0 else ("column", "nrows")
+    lines += " blocks" if cls._blocked else "s"
     if len(compressed) != size[d] + 1:
         raise RuntimeError(f"{c}.shape[-1] must be equal to the number of {lines} + 1 (={size[d] + 1}), but "
                            f"got {len(compressed)}")
