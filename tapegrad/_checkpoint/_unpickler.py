@@ -135,8 +135,9 @@ def _get_layout(name):
     from .._layout import LAYOUTS
     layout = LAYOUTS.get(name[len("torch."):] if name.startswith("torch.") else None)
     if layout is None:
-        raise NotImplementedError(f"{name}: tapegrad's tensors have the strided and sparse (COO, CSR, "
-                                  "CSC, BSR, BSC) layouts only. Save the tensor converted to one of them (to_sparse(), to_dense()).")
+        raise NotImplementedError(f"{name}: tapegrad's tensors have the strided and sparse (COO, CSR, CSC, BSR, "
+                                  "BSC) layouts only. Save the tensor converted to one of them (to_sparse(), "
+                                  "to_dense()).")
     return layout
 
 
