@@ -1,8 +1,9 @@
 """Sparse block matrices: PyTorch's BSR and BSC layouts, the compressed tensors (_csr.py) of a grid of
 blocksize blocks, each held block by block: indices are the nonzero blocks' (row, column) on the grid, in
 BSR's or BSC's order, values their blocks (nnz, *blocksize), so the values carry the history as COO's do.
-to_dense() lays the blocks out; tapegrad's block tensors support conversions, accessors, values(), to_dense(),
-to_sparse(), t() and sum(); other ops refuse, pointing at to_dense()."""
+to_dense() lays the blocks out; tapegrad's block tensors support conversions, sparse_bsr_tensor / sparse_bsc_tensor,
+accessors, values(), to_dense(), to_sparse(), t(), sum() and BSR @ dense (PyTorch's only block product on CPU);
+other ops refuse, pointing at to_dense()."""
 import numpy as np
 
 from .._dispatch import apply
