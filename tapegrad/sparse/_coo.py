@@ -53,7 +53,8 @@ def _dispatch_op(op, args, static):
     name, kw = op.name, dict(static)
     tensors = [a for a in args if isinstance(a, Tensor)]
     compressed = [t for t in tensors if isinstance(t, SparseTensor) and t._sp_compressed]
-    if compressed:   # CSR or CSC
+    elementwise = len(tensors) == 1 and (name == "mul" or len(args) == 1 and name in _LINEAR_UNARY | _COALESCED_UNARY)
+    if compressed and not elementwise:   # CSR, CSC, BSR, BSC: their values' unary ops and scalar products below
         from ._csr import dispatch_op
         return dispatch_op(name, args, compressed[0]._layout_name)
     if name in ("add", "sub", "add_scaled", "sub_scaled"):
@@ -65,7 +66,7 @@ def _dispatch_op(op, args, static):
         if len(args) == 1 and name in _LINEAR_UNARY:
             return s._with_values(apply(op, s._sp_values, **kw), -1 if name == "neg" else 1)
         if len(args) == 1 and name in _COALESCED_UNARY:
-            c = s.coalesce()
+            c = s if s._sp_compressed else s.coalesce()   # (a compressed tensor's positions are distinct)
             return c._with_values(apply(op, c._sp_values, **kw))
         if name == "mul" or (name == "div" and args[0] is s):   # by a Python scalar: linear
             k = next(a for a in args if a is not s)
