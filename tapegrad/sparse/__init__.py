@@ -9,6 +9,7 @@ and the unary ops that keep zeros. CSR: `tapegrad.sparse_csr_tensor`, `Tensor.to
 tensors. CSC: the same with `tapegrad.sparse_csc_tensor`, `Tensor.to_sparse_csc()`, `ccol_indices()`,
 `row_indices()`. BSR / BSC: `Tensor.to_sparse_bsr(blocksize)` / `to_sparse_bsc`, `tapegrad.sparse_bsr_tensor` /
 `sparse_bsc_tensor`, the same accessors with block values, `to_dense()`, `to_sparse()`, `t()`, `sum()`, BSR @ dense.
+All four take the unary ops that keep zeros and scalar products on their values.
 Other ops on a sparse tensor raise NotImplementedError; call `.to_dense()` first.
 """
 from ._coo import SparseTensor, sparse_coo_tensor, to_sparse, sparse_sum as sum  # noqa: F401

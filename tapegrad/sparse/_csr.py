@@ -11,8 +11,8 @@ from .._ops import sparse as K
 from ._coo import SparseTensor, _as_tensor, to_sparse
 
 _SUPPORTED = ("tapegrad's sparse compressed tensors (CSR, CSC, BSR, BSC) support their index accessors, values(), "
-              "to_dense(), to_sparse(), t(), sum() and products with dense tensors (mm, matmul, @). Call .to_sparse() "
-              "(COO) or .to_dense() first for other ops.")
+              "to_dense(), to_sparse(), t(), sum(), the unary ops that keep zeros, scalar products and products with "
+              "dense tensors (mm, matmul, @). Call .to_sparse() (COO) or .to_dense() first for other ops.")
 
 
 class SparseCompressedTensor(SparseTensor):
