@@ -1,4 +1,5 @@
-"""PyTorch's tensor layouts: `strided` (every dense tensor), `sparse_coo` and `sparse_csr` (tapegrad.sparse)."""
+"""PyTorch's tensor layouts: `strided` (every dense tensor), `sparse_coo`, `sparse_csr`, `sparse_csc`,
+`sparse_bsr` and `sparse_bsc` (tapegrad.sparse)."""
 
 
 class layout:
@@ -21,4 +22,7 @@ def _by_name(name):
 strided = layout("strided")
 sparse_coo = layout("sparse_coo")
 sparse_csr = layout("sparse_csr")
-LAYOUTS = {"strided": strided, "sparse_coo": sparse_coo, "sparse_csr": sparse_csr}
+sparse_csc = layout("sparse_csc")
+sparse_bsr = layout("sparse_bsr")
+sparse_bsc = layout("sparse_bsc")
+LAYOUTS = {t.name: t for t in (strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc)}

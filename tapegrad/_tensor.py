@@ -147,6 +147,20 @@ class Tensor:
         from .sparse._csr import to_sparse_csr
         return to_sparse_csr(self)
 
+    def to_sparse_csc(self, dense_dim=None):
+        from .sparse._csr import to_sparse_csc
+        return to_sparse_csc(self)
+
+    def to_sparse_bsr(self, blocksize, dense_dim=None):
+        from .sparse._bsr import to_sparse_blocked
+        from ._layout import sparse_bsr
+        return to_sparse_blocked(self, sparse_bsr, blocksize)
+
+    def to_sparse_bsc(self, blocksize, dense_dim=None):
+        from .sparse._bsr import to_sparse_blocked
+        from ._layout import sparse_bsc
+        return to_sparse_blocked(self, sparse_bsc, blocksize)
+
     @property
     def layout(self):
         from ._layout import strided

@@ -1,5 +1,5 @@
 """Sparse tensors through tapegrad.save / tapegrad.load in PyTorch's checkpoint format: PyTorch reads
-tapegrad's files and tapegrad reads PyTorch's (COO and CSR, coalesced flags kept, requires_grad dropped as
+tapegrad's files and tapegrad reads PyTorch's (COO, CSR, CSC, BSR, BSC, coalesced flags kept, requires_grad dropped as
 PyTorch drops it)."""
 import pytest
 import torch
@@ -14,6 +14,9 @@ def _objects(lib):
             "hybrid": lib.sparse_coo_tensor([[0, 2]], [[1, 2], [3, 4]], (3, 2)),
             "empty": lib.sparse_coo_tensor(lib.zeros(2, 0, dtype=lib.int64), lib.zeros(0), (2, 3)),
             "csr": lib.tensor([[0.0, 2.0, 0.0], [3.0, 0.0, 4.0]]).to_sparse_csr(),
+            "csc": lib.tensor([[0.0, 2.0, 0.0], [3.0, 0.0, 4.0]]).to_sparse_csc(),
+            "bsr": lib.tensor([[0.0, 2.0, 0.0, 0.0], [3.0, 0.0, 0.0, 0.0]]).to_sparse_bsr((1, 2)),
+            "bsc": lib.tensor([[0.0, 2.0, 0.0, 0.0], [3.0, 0.0, 0.0, 0.0]]).to_sparse_bsc((2, 2)),
             "dense": lib.ones(2)}
 
 

@@ -135,21 +135,22 @@ def _get_layout(name):
     from .._layout import LAYOUTS
     layout = LAYOUTS.get(name[len("torch."):] if name.startswith("torch.") else None)
     if layout is None:
-        raise NotImplementedError(f"{name}: tapegrad's tensors have the strided, sparse_coo and sparse_csr layouts "
-                                  "only. Save the tensor converted to one of them (to_sparse(), to_dense()).")
+        raise NotImplementedError(f"{name}: tapegrad's tensors have the strided and sparse (COO, CSR, CSC, BSR, "
+                                  "BSC) layouts only. Save the tensor converted to one of them (to_sparse(), "
+                                  "to_dense()).")
     return layout
 
 
 def _rebuild_sparse(layout, data):
-    """PyTorch's _rebuild_sparse_tensor: a COO tensor from (indices, values, size[, is_coalesced]), a CSR one
-    from (crow_indices, col_indices, values, size); both checked as they are built."""
+    """PyTorch's _rebuild_sparse_tensor: a COO tensor from (indices, values, size[, is_coalesced]), a CSR, CSC,
+    BSR or BSC one from (compressed_indices, plain_indices, values, size); all checked as they are built."""
     from .. import sparse
-    from .._layout import sparse_coo, sparse_csr
+    from .._layout import sparse_coo
     if layout is sparse_coo:
         indices, values, size = data[:3]
         return sparse.sparse_coo_tensor(indices, values, size, is_coalesced=data[3] if len(data) > 3 else None)
-    if layout is sparse_csr:
-        return sparse.sparse_csr_tensor(*data)
+    if layout.name in ("sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc"):
+        return getattr(sparse, layout.name + "_tensor")(*data)
     raise pickle.UnpicklingError(f"_rebuild_sparse_tensor: unsupported layout {layout!r}")
 
 

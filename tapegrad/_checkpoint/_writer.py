@@ -80,7 +80,7 @@ class _CheckpointPickler(pickle._Pickler):
 
     def reducer_override(self, obj):
         if isinstance(obj, Tensor):
-            if obj.is_sparse or obj.is_sparse_csr is True:   # (MaskedTensor.is_sparse_csr is a method)
+            if obj.is_sparse or getattr(obj, "_sp_compressed", False):   # COO, CSR, CSC, BSR, BSC
                 return self._reduce_sparse(obj)
             return self._reduce_tensor(obj)
         if isinstance(obj, Size):
@@ -105,13 +105,14 @@ class _CheckpointPickler(pickle._Pickler):
 
     def _reduce_sparse(self, t):
         """PyTorch's _rebuild_sparse_tensor(layout, data): data is (indices, values, size, is_coalesced) for COO,
-        (crow_indices, col_indices, values, size) for CSR; requires_grad is not saved, as in PyTorch."""
+        (compressed_indices, plain_indices, values, size) for CSR, CSC, BSR, BSC; requires_grad is not saved, as in
+        PyTorch."""
         layout = _Rebuild(_GET_LAYOUT, (f"torch.{t.layout.name}",))
         values = t._sp_values.detach()
         if t.is_sparse:
             data = (t._sp_indices.detach(), values, Size(t.shape), t.is_coalesced())
         else:
-            data = (t.crow_indices(), t.col_indices(), values, Size(t.shape))
+            data = (t._compressed(), t._plain(), values, Size(t.shape))
         return _REBUILD_SPARSE, (layout, data)
 
     def _storage_of(self, t):

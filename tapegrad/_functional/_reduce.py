@@ -30,7 +30,7 @@ def _int_dtype(input, dtype):
 
 
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
-    if input.is_sparse or input.is_sparse_csr is True:   # (MaskedTensor.is_sparse_csr is a method)
+    if input.is_sparse or getattr(input, "_sp_compressed", False):   # COO, CSR, CSC (not MaskedTensor)
         return input.sum(dim, keepdim, dtype=dtype)
     return apply(R.sum, input, dim=_rdims(dim, input), keepdim=builtins.bool(keepdim),
                  dtype=_int_dtype(input, dtype))

@@ -95,7 +95,9 @@ sparse_mm = defop("sparse_mm", _sparse_mm, dtype_rule=KEEP, diff=(1, 2, 3), node
 to_dense = defop("to_dense", _to_dense, dtype_rule=KEEP, diff=(1,))
 # the entries of a dense tensor at given indices: the values of its to_sparse()
 to_sparse = defop("to_sparse", lambda x, indices, full, csr: x[tuple(indices)], dtype_rule=KEEP, diff=(0,),
-                  overloads=[overload("ToSparseCsrBackward0", csr=True), overload("ToSparseBackward1", full=True)])
+                  overloads=[overload("ToSparseCsrBackward0", csr=True), overload("ToSparseCscBackward0", csr="csc"),
+                             overload("ToSparseBsrBackward0", csr="bsr"), overload("ToSparseBscBackward0", csr="bsc"),
+                             overload("ToSparseBackward1", full=True)])
 # entries sharing a segment summed: coalesce() and sparse.sum over some dimensions
 sparse_segment_sum = defop("sparse_segment_sum", _segment_sum, dtype_rule=KEEP, diff=(0,),
                            node="coalesce", overloads=[overload("SparseSumBackward0", node="sum"),

@@ -1,16 +1,21 @@
 """tapegrad.sparse: PyTorch's sparse COO tensors for the common cases (see _coo.py for the representation)
-and 2-D sparse CSR matrices over the same representation (_csr.py).
+and 2-D sparse CSR and CSC matrices over the same representation (_csr.py), BSR and BSC ones of blocks (_bsr.py).
 
 COO: `tapegrad.sparse_coo_tensor(indices, values, size)`, `Tensor.to_sparse()`, `to_dense()`, `coalesce()`,
 sparse +/- sparse and dense +/- sparse (_add.py), `sparse.mm` / `spmm` / `mm` / `mv` / `matmul` / `@` with sparse
 operands on either side or both (_matmul.py), `sparse.sum` and `Tensor.sum` (keepdim too), `t()`, scalar mul/div
 and the unary ops that keep zeros. CSR: `tapegrad.sparse_csr_tensor`, `Tensor.to_sparse_csr()`, `crow_indices()`,
-`col_indices()`, `values()`, `to_dense()`, `to_sparse()`, `sum()`, products with dense tensors. Other ops on a
-sparse tensor raise NotImplementedError; call `.to_dense()` first.
+`col_indices()`, `values()`, `to_dense()`, `to_sparse()`, `sum()`, `t()` (a CSC matrix), products with dense
+tensors. CSC: the same with `tapegrad.sparse_csc_tensor`, `Tensor.to_sparse_csc()`, `ccol_indices()`,
+`row_indices()`. BSR / BSC: `Tensor.to_sparse_bsr(blocksize)` / `to_sparse_bsc`, `tapegrad.sparse_bsr_tensor` /
+`sparse_bsc_tensor`, the same accessors with block values, `to_dense()`, `to_sparse()`, `t()`, `sum()`, BSR @ dense.
+All four take the unary ops that keep zeros and scalar products on their values.
+Other ops on a sparse tensor raise NotImplementedError; call `.to_dense()` first.
 """
 from ._coo import SparseTensor, sparse_coo_tensor, to_sparse, sparse_sum as sum  # noqa: F401
 from ._matmul import sparse_mm as mm  # noqa: F401
-from ._csr import SparseCsrTensor, sparse_csr_tensor  # noqa: F401
+from ._csr import SparseCsrTensor, SparseCscTensor, sparse_csr_tensor, sparse_csc_tensor  # noqa: F401
+from ._bsr import SparseBsrTensor, SparseBscTensor, sparse_bsr_tensor, sparse_bsc_tensor  # noqa: F401
 
 
 

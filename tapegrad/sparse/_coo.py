@@ -14,7 +14,7 @@ import numpy as np
 from .. import _printing
 from .._dispatch import Redirect, apply
 from .._grad_mode import is_grad_enabled, no_grad
-from .._layout import sparse_coo, sparse_csr
+from .._layout import sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
 from .._ops import sparse as K
 from .._tensor import Tensor, _NON_LEAF_GRAD_WARNING
 from . import _pattern as P
@@ -52,9 +52,11 @@ def _dispatch_op(op, args, static):
     """An op-table entry met with a sparse argument: run it on the values where PyTorch does, else refuse."""
     name, kw = op.name, dict(static)
     tensors = [a for a in args if isinstance(a, Tensor)]
-    if any(t.is_sparse_csr is True for t in tensors):   # (MaskedTensor.is_sparse_csr is a method)
+    compressed = [t for t in tensors if isinstance(t, SparseTensor) and t._sp_compressed]
+    elementwise = len(tensors) == 1 and (name == "mul" or len(args) == 1 and name in _LINEAR_UNARY | _COALESCED_UNARY)
+    if compressed and not elementwise:   # CSR, CSC, BSR, BSC: their values' unary ops and scalar products below
         from ._csr import dispatch_op
-        return dispatch_op(name, args)
+        return dispatch_op(name, args, compressed[0]._layout_name)
     if name in ("add", "sub", "add_scaled", "sub_scaled"):
         from ._add import add
         alpha = args[2] if len(args) > 2 else 1
@@ -64,7 +66,7 @@ def _dispatch_op(op, args, static):
         if len(args) == 1 and name in _LINEAR_UNARY:
             return s._with_values(apply(op, s._sp_values, **kw), -1 if name == "neg" else 1)
         if len(args) == 1 and name in _COALESCED_UNARY:
-            c = s.coalesce()
+            c = s if s._sp_compressed else s.coalesce()   # (a compressed tensor's positions are distinct)
             return c._with_values(apply(op, c._sp_values, **kw))
         if name == "mul" or (name == "div" and args[0] is s):   # by a Python scalar: linear
             k = next(a for a in args if a is not s)
@@ -88,6 +90,7 @@ class SparseTensor(Tensor):
 
     is_sparse = True
     _layout_name = "Sparse"   # PyTorch's name in messages
+    _sp_compressed = False    # CSR and CSC (_csr.py) say True
 
     @classmethod
     def _make(cls, indices, values, size, coalesced):
@@ -176,10 +179,9 @@ class SparseTensor(Tensor):
             warnings.warn(_NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
             return None
         sparse, extra = self._sparse_grad(), self._sp_extra
-        if extra is not None:   # (kept as COO; a CSR leaf's gradient is CSR)
+        if extra is not None:   # (kept as COO; a CSR or CSC leaf's gradient has its layout)
             with no_grad():
-                sparse = extra if sparse is None else sparse.to_sparse() + extra
-                sparse = sparse.to_sparse_csr() if self.is_sparse_csr is True else sparse
+                sparse = self._same_layout(extra if sparse is None else sparse.to_sparse() + extra)
         dense = None if self._sp_sink is None else self._sp_sink._grad
         if dense is None:
             return sparse
@@ -221,6 +223,9 @@ class SparseTensor(Tensor):
 
     def to_sparse(self, *args, **kwargs):
         return self
+
+    def _same_layout(self, coo):
+        return coo
 
     def coalesce(self):
         if self._sp_coalesced:
@@ -355,13 +360,17 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
 
 def to_sparse(input, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None, csr=False):
     """The sparse COO tensor of a dense one: its nonzero entries (rows of the first `sparse_dim` dims);
-    layout=sparse_csr: the CSR one (csr: the COO tensor of a CSR one's entries, recorded as to_sparse_csr)."""
-    if layout is sparse_csr:
-        from ._csr import to_sparse_csr
-        return to_sparse_csr(input)
+    layout=sparse_csr / sparse_csc: the CSR / CSC one (csr: the COO tensor of a compressed one's entries,
+    True for CSR, "csc" for CSC: in its order, recorded as to_sparse_csr / to_sparse_csc)."""
+    if layout is sparse_csr or layout is sparse_csc:
+        from ._csr import SparseCscTensor, SparseCsrTensor, to_compressed
+        return to_compressed(input, SparseCsrTensor if layout is sparse_csr else SparseCscTensor)
+    if layout is sparse_bsr or layout is sparse_bsc:
+        from ._bsr import to_sparse_blocked
+        return to_sparse_blocked(input, layout, blocksize)
     if layout is not None and layout is not sparse_coo:
-        raise NotImplementedError(f"to_sparse(layout={layout}): tapegrad supports the sparse_coo and sparse_csr "
-                                  "layouts only. Convert to one of them.")
+        raise NotImplementedError(f"to_sparse(layout={layout}): tapegrad supports the sparse_coo, sparse_csr, "
+                                  "sparse_csc, sparse_bsr and sparse_bsc layouts only. Convert to one of them.")
     if input.is_sparse:
         return input
     full = sparse_dim is None
@@ -372,7 +381,10 @@ def to_sparse(input, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=
     nonzero = data != 0
     if data.ndim > sparse_dim:
         nonzero = nonzero.any(axis=tuple(range(sparse_dim, data.ndim)))
-    indices = _as_tensor(np.stack(np.nonzero(nonzero)).astype(np.int64).reshape(sparse_dim, -1))
+    indices = np.stack(np.nonzero(nonzero)).astype(np.int64).reshape(sparse_dim, -1)
+    if csr == "csc":   # column by column
+        indices = indices[:, np.lexsort(indices)]
+    indices = _as_tensor(indices)
     values = apply(K.to_sparse, input, indices, full=full, csr=csr)
     result = SparseTensor._make(indices, values, input.shape, True)
     if input.requires_grad:

@@ -5,6 +5,8 @@ import numpy as np
 
 from .._dispatch import apply
 from .._functional._linalg import _TYPE
+from .._layout import sparse_bsr, sparse_csc
+from .._grad_mode import is_grad_enabled
 from .._ops import sparse as K
 from . import _pattern as P
 from ._coo import SparseTensor, _as_tensor
@@ -18,17 +20,31 @@ def _type(t):
 def sparse_mm(a, b, via="sparse_addmm"):
     """a @ b with a sparse operand: `via` is the PyTorch function called (sparse_addmm: torch.sparse.mm,
     mm: torch.mm / matmul / @, mv: torch.mv)."""
-    sparse_a, sparse_b = isinstance(a, SparseTensor), isinstance(b, SparseTensor)   # COO or CSR
+    sparse_a, sparse_b = isinstance(a, SparseTensor), isinstance(b, SparseTensor)   # COO or compressed
+    blocked = [t for t in (a, b) if getattr(t, "_blocksize", None)]
+    if blocked:   # PyTorch multiplies BSR @ dense only: as the COO tensor of the blocks' entries
+        if len(blocked) != 1 or blocked[0] is not a or sparse_b or a.layout is not sparse_bsr:
+            kinds = ["Strided"] + ["Strided" if not isinstance(t, SparseTensor) else t._layout_name for t in (a, b)]
+            raise RuntimeError(f"addmm: computation on CPU is not implemented for {kinds[0]} + {kinds[1]} @ "
+                               f"{kinds[2]}. Call .to_dense() or .to_sparse() on the block tensor first.")
+        a = a.to_sparse()
+        if b.requires_grad and is_grad_enabled():   # PyTorch's gradient of b would be BSC @ dense
+            out = _sparse_dense(a, b, via)
+            out.grad_fn.register_prehook(_refuse_bsc_backward)
+            return out
     if not (sparse_a or sparse_b):   # PyTorch's sparse.mm of dense tensors: (b^T @ a^T)^T
         from .._functional._linalg import mm
         return mm(b.transpose(0, 1), a.transpose(0, 1)).transpose(0, 1)
     if sparse_a and sparse_b:
-        if a.is_sparse_csr is not b.is_sparse_csr:
+        if a._sp_compressed is not b._sp_compressed:
             kinds = [t._layout_name for t in (a, a, b)]
             raise RuntimeError(f"addmm: computation on CPU is not implemented for {kinds[0]} + {kinds[1]} @ "
                                f"{kinds[2]}. Convert both to one layout (to_sparse(), to_sparse_csr()).")
-        out = _sparse_sparse(a, b, via)   # CSR @ CSR is CSR: the same entries, row by row
-        return type(a)._make(out._sp_indices, out._sp_values, out._sp_size, True) if a.is_sparse_csr else out
+        out = _sparse_sparse(a, b, via)   # CSR or CSC @ CSR or CSC is CSR: the same entries, row by row
+        if a._sp_compressed:
+            from ._csr import SparseCsrTensor
+            return SparseCsrTensor._make(out._sp_indices, out._sp_values, out._sp_size, True)
+        return out
     if sparse_b and via == "sparse_addmm":   # PyTorch's (sparse^T @ dense^T)^T, the gradient masked
         return _sparse_dense(b.t(), a.transpose(0, 1), via).transpose(0, 1)
     if sparse_b:
@@ -59,7 +75,21 @@ def _sparse_dense(sparse, dense, via):
     rs = routes(sparse) if via != "sparse_addmm" else None
     if rs:
         values, sink = values.detach(), dense_term(rs, sparse.shape)
-    return apply(K.sparse_mm, sparse._sp_indices, values, dense, sink, rows=sparse.shape[0], via=via)
+    out = apply(K.sparse_mm, sparse._sp_indices, values, dense, sink, rows=sparse.shape[0], via=via)
+    if via == "sparse_addmm" and sparse.layout is sparse_csc and out.requires_grad:
+        out.grad_fn.register_prehook(_refuse_csc_backward)
+    return out
+
+
+def _refuse_bsc_backward(grad_outputs):
+    raise RuntimeError("addmm: computation on CPU is not implemented for Strided + SparseBsc @ Strided (the gradient "
+                       "of the dense operand of a BSR product, as in PyTorch). Multiply a .to_sparse() or .to_dense() "
+                       "copy instead.")
+
+
+def _refuse_csc_backward(grad_outputs):
+    raise RuntimeError("sparse_addmm_sparse_backward: unsupported combination of layouts, grad: Strided, mat1: "
+                       "SparseCsc, mat2: Strided (as in PyTorch). Use torch.mm (a dense gradient) or a CSR operand.")
 
 
 def _dense_sparse(dense, sparse):
