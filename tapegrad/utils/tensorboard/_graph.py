@@ -24,19 +24,20 @@ _ATEN_NAMES = {
     "div_scalar": "div", "div_floor": "div", "div_trunc": "div", "to_dtype": "to", "logsigmoid": "log_sigmoid",
     "inv": "linalg_inv", "pinv": "linalg_pinv", "solve": "linalg_solve", "eigh": "linalg_eigh",
     "eigvalsh": "linalg_eigvalsh", "svdvals": "linalg_svdvals", "vector_norm": "linalg_vector_norm",
-    "matrix_norm": "linalg_matrix_norm", "solve_triangular": "linalg_solve_triangular",
+    "solve_triangular": "linalg_solve_triangular", "svdvals_uv": "linalg_svd", "normal_tensor": "normal",
+    "safe_softmax": "_safe_softmax",
 }
 # Op-table entries with no aten operator of their own (tests check this list against torch.ops.aten).
 _TAPEGRAD_ONLY = frozenset("""
     adaptive_avg_pool adaptive_max_pool adaptive_max_pool_with_indices affine_grid attention avg_pool
-    batch_norm_eval batch_norm_train bernoulli_fill conv conv_transpose copy_slices cross_entropy cummax_indices
+    batch_norm_eval batch_norm_train bernoulli_fill conv conv_transpose copy_slices cummax_indices
     cummax_values cummin_indices cummin_values dense_sparse_mm fractional_max_pool_indices
     fractional_max_pool_with_indices grid_sample_2d grid_sample_3d index_alias index_unsqueeze interpolate
     interpolate_fixed_point kthvalue_indices kthvalue_values max_all max_pool max_pool_indices
     max_pool_with_indices max_unpool max_values median_all median_indices median_values min_all min_values
     mode_indices mode_values reshape_alias reshape_copy rnn scatter_value sort_values sparse_add sparse_mm
     sparse_route sparse_segment_sum sparse_sparse_mm sparse_values standard_gamma topk_indices topk_values
-    trilinear unique view_dtype view_replay
+    trilinear unique unique_take view_dtype view_replay
 """.split())
 
 
