@@ -14,8 +14,8 @@ def _sparse_mm(indices, values, dense, sink, rows, via):
     if sink is None:
         return out
     # sink: zeros shaped as the sparse operand, whose gradient is PyTorch's dense one (grad @ dense^T), for
-    # torch.mm with a sparse leaf that requires grad; it adds nothing to the value
-    return out + (sink - lax.stop_gradient(sink)) @ dense
+    # torch.mm with a sparse leaf that requires grad; it adds nothing to the value, not even 0 * inf
+    return out + _gradient_only(sink @ lax.stop_gradient(dense))
 
 
 def _dense_sparse_mm(dense, indices, values, sink, cols):
@@ -23,7 +23,7 @@ def _dense_sparse_mm(dense, indices, values, sink, cols):
     # k of column c; sink as in _sparse_mm (the sparse operand's dense gradient, dense^T @ grad)
     terms = dense[:, indices[0]] * values
     out = jax.ops.segment_sum(terms.T, indices[1], num_segments=cols).T
-    return out if sink is None else out + dense @ sink
+    return out if sink is None else out + _gradient_only(lax.stop_gradient(dense) @ sink)
 
 
 def _pair_products(x, y, pairs, count):
@@ -34,11 +34,12 @@ def _pair_products(x, y, pairs, count):
 def _sparse_sparse_mm(a, b, ab, ra, rab, rb, arb, count, node):
     # values of sparse @ sparse on the product's pattern (ab: its pairs); ra / rb: route terms of an operand
     # (zeros on its gradient's pattern, see sparse/_routes.py) multiplied in on their own pairs
+    # (a term's value is exactly zero, whatever the other operand holds: 0 * inf must not reach the result)
     out = _pair_products(a, b, ab, count)
     if ra is not None:
-        out = out + _pair_products(jnp.asarray(ra, a.dtype), b, rab, count)
+        out = out + _gradient_only(_pair_products(jnp.asarray(ra, a.dtype), lax.stop_gradient(b), rab, count))
     if rb is not None:
-        out = out + _pair_products(a, jnp.asarray(rb, b.dtype), arb, count)
+        out = out + _gradient_only(_pair_products(lax.stop_gradient(a), jnp.asarray(rb, b.dtype), arb, count))
     return out
 
 
