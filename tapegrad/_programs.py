@@ -161,6 +161,7 @@ class Program:
         try:
             if self.spreads:
                 args = _placement.spread(args) or args
+            compiles = self.compiles
             try:
                 out = self.jitted(*args)
             except ValueError as e:   # single-device arguments meet a replicated module: see _placement
@@ -169,6 +170,8 @@ class Program:
                     raise
                 self.spreads = True
                 out = self.jitted(*spread)
+            if self.sync and self.compiles != compiles:
+                _background.release_scratch()   # a whole program just compiled here
             if self.sync or wait:
                 jax.block_until_ready(out)
             return out

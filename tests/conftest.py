@@ -26,10 +26,10 @@ import pytest
 
 # Compile counts are part of what the tests check: no test may find programs an earlier run left on
 # disk (tests/test_warm_start.py turns the cache on in its own subprocesses). For the same reason a
-# program compiles on the caller's thread, at a step the test can name, not when a worker thread is done
-# (tests/test_background_compile.py tests compiling off the thread).
+# program compiles on the caller's thread (tapegrad's default), at a step the test can name, even where
+# the environment asks otherwise (tests/test_background_compile.py tests compiling off the thread).
 os.environ.setdefault("TAPEGRAD_COMPILATION_CACHE", "off")
-os.environ.setdefault("TAPEGRAD_BACKGROUND_COMPILE", "0")
+os.environ["TAPEGRAD_BACKGROUND_COMPILE"] = "0"
 
 import tapegrad  # noqa: E402
 

@@ -1,5 +1,7 @@
 """A program that has earned its compile is compiled off the caller's thread (tapegrad/_background.py);
 meanwhile the caller goes on running it on NumPy, and then on XLA, with PyTorch's values throughout."""
+import time
+
 import numpy as np
 import pytest
 
@@ -49,7 +51,8 @@ def test_a_steady_loop_keeps_running_while_its_step_compiles_and_gets_pytorchs_v
     model.load_state_dict({k: tapegrad.tensor(v.detach().numpy()) for k, v in model_t.state_dict().items()})
     before = tapegrad.autograd.backward_cache_info()["compiles"]
     with counting() as xla:
-        for i in range(40):
+        started = time.perf_counter()
+        while time.perf_counter() - started < 120:   # steps on NumPy take milliseconds: as many as the compile lasts
             expected = _step(torch, model_t, xt, yt, opt_t)
             loss = _step(tapegrad, model, x, y, opt)
             assert_close(loss.detach(), expected.detach(), rtol=1e-5, atol=1e-6)
@@ -87,3 +90,24 @@ def test_deterministic_algorithms_compile_on_the_callers_thread(background_compi
     program = _step_program()
     assert program.compiles == 1 and not program.jobs   # compiled where it was called, no worker job
     assert xla.executions == executions + 1
+
+
+def test_a_script_that_ends_while_a_compile_runs_exits_cleanly():
+    """The worker is a daemon thread; stopped inside XLA at exit it would abort the process: exit waits."""
+    import subprocess
+    import sys
+    script = """
+import numpy as np, tapegrad
+model = tapegrad.nn.Sequential(tapegrad.nn.Linear(8, 64), tapegrad.nn.Tanh(), tapegrad.nn.Linear(64, 3))
+opt = tapegrad.optim.SGD(model.parameters(), lr=0.1)
+x, y = tapegrad.randn(16, 8), tapegrad.tensor(np.arange(16) % 3)
+for _ in range(8):
+    opt.zero_grad(); tapegrad.nn.functional.cross_entropy(model(x), y).backward(); opt.step()
+from tapegrad import _background
+assert _background._last[0] is not None, "no compile was started off the thread"
+"""
+    import os
+    env = dict(os.environ, TAPEGRAD_BACKGROUND_COMPILE="1")
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "terminate called" not in done.stderr
