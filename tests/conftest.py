@@ -14,6 +14,7 @@ Import what you need in a test module:
 - `torch_dtype(d)` / `tg_dtype(d)`: the same dtype in the other library.
 - `assert_close(ours, theirs)`: same shape, dtype and values (tolerance by dtype).
 - `both(build)`: run `build(lib)` once with tapegrad and once with torch; micrograd-style tests.
+- `raised(fn, fold=False)`: what fn raises, as (type, message), to compare across the libraries.
 - `fold_repr(text)`: a repr with hex addresses folded and `tapegrad` spelled `torch`, for exact comparison.
 """
 import importlib
@@ -169,6 +170,16 @@ def assert_close(ours, theirs, rtol=None, atol=None, check_dtype=True):
     _torch().testing.assert_close(a, b, rtol=default_rtol if rtol is None else rtol,
                                   atol=default_atol if atol is None else atol, equal_nan=True,
                                   check_dtype=False)
+
+
+def raised(fn, fold=False):
+    """What fn raises, comparable across the libraries: (type, message), or with fold=True (type name,
+    folded message: see fold_repr); None when it returns."""
+    try:
+        fn()
+    except Exception as e:   # the type and the message are what is compared
+        return (type(e).__name__, fold_repr(e)) if fold else (type(e), str(e))
+    return None
 
 
 def both(build):

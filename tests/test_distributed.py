@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import tapegrad
-from conftest import require
+from conftest import require, raised
 import tapegrad.distributed as dist
 from tapegrad.nn.parallel import DistributedDataParallel
 from tapegrad.utils.data import DistributedSampler
@@ -148,12 +148,6 @@ def test_launcher_sets_env_and_forwards_exit_code(tmp_path):
 
 # ---- one process: the group, errors, DDP and samplers, against PyTorch ----------------------------------
 
-def _error(fn):
-    try:
-        fn()
-    except Exception as e:   # noqa: BLE001  (the type is what is compared)
-        return type(e), str(e)
-    return None
 
 
 @pytest.fixture
@@ -170,9 +164,9 @@ def test_uninitialized_errors_match_torch():
     tdist = require("torch.distributed")
     assert not dist.is_initialized() and dist.is_available()
     for name in ("get_rank", "get_world_size", "get_backend", "barrier"):
-        ours, theirs = _error(getattr(dist, name)), _error(getattr(tdist, name))
+        ours, theirs = raised(getattr(dist, name)), raised(getattr(tdist, name))
         assert ours[0] is theirs[0] and ours[1].startswith(theirs[1]), name
-    ours = _error(lambda: DistributedDataParallel(tapegrad.nn.Linear(2, 2)))
+    ours = raised(lambda: DistributedDataParallel(tapegrad.nn.Linear(2, 2)))
     assert ours[0] is ValueError and "Default process group has not been initialized" in ours[1]
 
 
@@ -180,7 +174,7 @@ def test_missing_env_variable_matches_torch(monkeypatch):
     tdist = require("torch.distributed")
     for k in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"):
         monkeypatch.delenv(k, raising=False)
-    ours, theirs = _error(lambda: dist.init_process_group("gloo")), _error(lambda: tdist.init_process_group("gloo"))
+    ours, theirs = raised(lambda: dist.init_process_group("gloo")), raised(lambda: tdist.init_process_group("gloo"))
     assert ours[0] is theirs[0] is ValueError and ours[1].startswith(theirs[1].replace("torch.", "torch."))
 
 
@@ -190,13 +184,13 @@ def test_group_of_one(env_group):
     tdist.init_process_group("gloo")
     assert (dist.get_rank(), dist.get_world_size(), dist.get_backend()) == (
         tdist.get_rank(), tdist.get_world_size(), tdist.get_backend())
-    ours, theirs = _error(lambda: dist.init_process_group("gloo")), _error(lambda: tdist.init_process_group("gloo"))
+    ours, theirs = raised(lambda: dist.init_process_group("gloo")), raised(lambda: tdist.init_process_group("gloo"))
     assert ours[0] is theirs[0] and ours[1].startswith(theirs[1])
     t = tapegrad.arange(3.0)
     assert dist.all_reduce(t, op=dist.ReduceOp.AVG) is None and t.tolist() == [0.0, 1.0, 2.0]
     assert dist.all_reduce(t, async_op=True).wait()
-    ours = _error(lambda: dist.all_reduce(t, op=dist.ReduceOp.BAND))
-    theirs = _error(lambda: tdist.all_reduce(require("torch").arange(3.0), op=tdist.ReduceOp.BAND))
+    ours = raised(lambda: dist.all_reduce(t, op=dist.ReduceOp.BAND))
+    theirs = raised(lambda: tdist.all_reduce(require("torch").arange(3.0), op=tdist.ReduceOp.BAND))
     assert ours[0] is theirs[0] and ours[1].startswith(theirs[1]), (ours, theirs)
     assert repr(dist.ReduceOp.SUM) == repr(tdist.ReduceOp.SUM)
     dist.destroy_process_group()
@@ -248,7 +242,7 @@ def test_ddp_unused_parameter_error_matches_torch(env_group):
         ddp = ddp_cls(_mlp(lib, unused=True))
         x = lib.ones(2, 3)
         ddp(x).sum().backward()
-        errors.append(_error(lambda: ddp(x)))
+        errors.append(raised(lambda: ddp(x)))
         found = ddp_cls(_mlp(lib, unused=True), find_unused_parameters=True)
         for _ in range(2):
             found(x).sum().backward()
@@ -293,7 +287,7 @@ def test_distributed_sampler_shuffles_per_epoch_and_checks_rank():
     assert list(s) != first and sorted(set(first) | set(DistributedSampler(list(range(50)), 2, 1))) == list(range(50))
     torch = require("torch")
     from torch.utils.data import DistributedSampler as TorchSampler
-    ours, theirs = _error(lambda: DistributedSampler([1], 2, 2)), _error(lambda: TorchSampler([1], 2, 2))
+    ours, theirs = raised(lambda: DistributedSampler([1], 2, 2)), raised(lambda: TorchSampler([1], 2, 2))
     assert ours == theirs
 
 

@@ -7,17 +7,11 @@ import numpy as np
 import pytest
 
 import tapegrad
-from conftest import assert_close, from_torch
+from conftest import assert_close, from_torch, raised
 
 
 # ---- testing.assert_close --------------------------------------------------------------------------
 
-def _error(fn):
-    try:
-        fn()
-    except Exception as e:   # the type and the message are what is compared
-        return type(e), str(e)
-    return None
 
 
 def _cases(lib):
@@ -72,7 +66,7 @@ def _cases(lib):
 def test_assert_close_matches_pytorch(torch):
     theirs, ours = _cases(torch), _cases(tapegrad)
     for i, (a, b) in enumerate(zip(ours, theirs)):
-        got, expected = _error(a), _error(b)
+        got, expected = raised(a), raised(b)
         if expected is None:
             assert got is None, (i, got)
             continue
@@ -147,10 +141,10 @@ def test_hub_load_local_like_pytorch(torch, tmp_path):
                  lambda hub: hub.load(str(repo), "helper_constant", source="local"),
                  lambda hub: hub.load(str(repo), 3, source="local"),
                  lambda hub: hub.load(str(repo), "tiny", source="svn")):
-        ours, theirs = _error(lambda: call(tapegrad.hub)), _error(lambda: call(torch.hub))
+        ours, theirs = raised(lambda: call(tapegrad.hub)), raised(lambda: call(torch.hub))
         assert ours == theirs and ours is not None
     (repo / "hubconf.py").write_text(_HUBCONF.replace('["numpy"]', '["numpy", "no_such_package_xyz"]'))
-    ours, theirs = (_error(lambda: hub.load(str(repo), "tiny", source="local")) for hub in (tapegrad.hub, torch.hub))
+    ours, theirs = (raised(lambda: hub.load(str(repo), "tiny", source="local")) for hub in (tapegrad.hub, torch.hub))
     assert ours == theirs == (RuntimeError, "Missing dependencies: no_such_package_xyz")
 
 
@@ -176,9 +170,9 @@ def test_download_and_load_state_dict_from_url(torch, tmp_path, served):
     tapegrad.hub.download_url_to_file(f"{base}/plain.pth", str(tmp_path / "got.pth"), hash_prefix=digest[:10],
                                       progress=False)
     assert (tmp_path / "got.pth").read_bytes() == (root / "plain.pth").read_bytes()
-    ours = _error(lambda: tapegrad.hub.download_url_to_file(f"{base}/plain.pth", str(tmp_path / "bad.pth"),
+    ours = raised(lambda: tapegrad.hub.download_url_to_file(f"{base}/plain.pth", str(tmp_path / "bad.pth"),
                                                             hash_prefix="0000", progress=False))
-    theirs = _error(lambda: torch.hub.download_url_to_file(f"{base}/plain.pth", str(tmp_path / "bad2.pth"),
+    theirs = raised(lambda: torch.hub.download_url_to_file(f"{base}/plain.pth", str(tmp_path / "bad2.pth"),
                                                            hash_prefix="0000", progress=False))
     assert ours == theirs and ours[0] is RuntimeError
     assert not (tmp_path / "bad.pth").exists() and [p.name for p in tmp_path.glob(".*partial")] == []
@@ -241,7 +235,7 @@ def test_pin_memory_and_device_index(torch):
     for call in (lambda lib, t: t.pin_memory(), lambda lib: lib.accelerator.set_device_index(0),
                  lambda lib: lib.accelerator.device_index(0).__enter__()):
         args = (lambda lib: (lib, lib.zeros(2))) if call.__code__.co_argcount == 2 else (lambda lib: (lib,))
-        ours, theirs = _error(lambda: call(*args(tapegrad))), _error(lambda: call(*args(torch)))
+        ours, theirs = raised(lambda: call(*args(tapegrad))), raised(lambda: call(*args(torch)))
         assert ours[0] is theirs[0] is RuntimeError and ours[1].startswith(theirs[1])
     with tapegrad.accelerator.device_index(None):
         pass
@@ -273,8 +267,8 @@ def test_nccl_as_a_build_without_it(torch):
 def test_classes_refuse_cpp_extensions(torch):
     with pytest.raises(NotImplementedError, match="cannot load into tapegrad.*func.from_jax.*autograd.Function"):
         tapegrad.classes.load_library("build/libinterpreter.so")
-    ours = _error(lambda: tapegrad.classes.NativeInterpretation.ElementwiseInterpreter())
-    theirs = _error(lambda: torch.classes.NativeInterpretation.ElementwiseInterpreter())
+    ours = raised(lambda: tapegrad.classes.NativeInterpretation.ElementwiseInterpreter())
+    theirs = raised(lambda: torch.classes.NativeInterpretation.ElementwiseInterpreter())
     assert ours[0] is theirs[0] is RuntimeError and ours[1].startswith(theirs[1].split(" torch::class_")[0])
 
 
@@ -316,11 +310,11 @@ def test_empty_strided(torch):
                                                             str(theirs.dtype).split(".")[1], theirs.requires_grad,
                                                             theirs.is_leaf, theirs.is_contiguous()), (size, stride)
     for size, stride in (((2, 3), (1,)), ((2, 3), (-1, 2))):
-        ours = _error(lambda: tapegrad.empty_strided(size, stride))
-        assert ours == _error(lambda: torch.empty_strided(size, stride)) and ours[0] is RuntimeError
+        ours = raised(lambda: tapegrad.empty_strided(size, stride))
+        assert ours == raised(lambda: torch.empty_strided(size, stride)) and ours[0] is RuntimeError
     if not tapegrad.accelerator.is_available():
-        ours = _error(lambda: tapegrad.empty_strided((2,), (1,), pin_memory=True))
-        assert ours == _error(lambda: torch.empty_strided((2,), (1,), pin_memory=True))
+        ours = raised(lambda: tapegrad.empty_strided((2,), (1,), pin_memory=True))
+        assert ours == raised(lambda: torch.empty_strided((2,), (1,), pin_memory=True))
     else:
         assert tapegrad.empty_strided((2, 3), (1, 2), pin_memory=True).is_pinned()
 

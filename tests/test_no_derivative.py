@@ -7,7 +7,7 @@ import pytest
 
 import tapegrad
 
-from conftest import require
+from conftest import require, raised
 
 torch = require("torch")
 
@@ -30,12 +30,6 @@ def _names(fn):
     return fn.name(), [(g.name() if g is not None else None, i) for g, i in fn.next_functions]
 
 
-def _raised(call):
-    try:
-        call()
-    except Exception as e:  # noqa: BLE001  the exception is what is compared
-        return type(e), str(e)
-    return None
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -43,7 +37,7 @@ def test_node_recorded_and_backward_raises_as_pytorch(name):
     build = CASES[name]
     theirs_x = torch.tensor(X, requires_grad=True)
     theirs = build(torch, theirs_x)
-    their_error = _raised(lambda: theirs.sum().backward())
+    their_error = raised(lambda: theirs.sum().backward())
     assert their_error is not None
     for attempt in range(3):   # first sight, then a structure seen before (compiled)
         x = tapegrad.tensor(X, requires_grad=True)
@@ -54,7 +48,7 @@ def test_node_recorded_and_backward_raises_as_pytorch(name):
         for call in (lambda: ours.sum().backward(retain_graph=True),
                      lambda: tapegrad.autograd.grad(ours.sum(), x),
                      lambda: tapegrad.autograd.grad(ours.sum(), x, create_graph=True)):
-            error = _raised(call)
+            error = raised(call)
             assert error is not None and error[0] is their_error[0], (attempt, error, their_error)
             assert error[1].startswith(their_error[1]), (error[1], their_error[1])
 

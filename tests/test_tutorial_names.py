@@ -6,15 +6,9 @@ import numpy as np
 import pytest
 
 import tapegrad
-from conftest import assert_close, fold_repr
+from conftest import assert_close, raised
 
 
-def _error(fn):
-    try:
-        fn()
-    except Exception as e:   # the type and the message are what is compared
-        return type(e).__name__, fold_repr(e)
-    return None
 
 
 def _origin(fn):
@@ -76,8 +70,8 @@ def test_unique_consecutive(torch, data, kwargs, return_inverse, return_counts):
 def test_unique_consecutive_method_and_errors(torch):
     x = [[1, 1], [1, 2]]
     assert_close(tapegrad.tensor(x).unique_consecutive(dim=0), torch.tensor(x).unique_consecutive(dim=0))
-    ours = _error(lambda: tapegrad.tensor(x).unique_consecutive(dim=2))
-    theirs = _error(lambda: torch.tensor(x).unique_consecutive(dim=2))
+    ours = raised(lambda: tapegrad.tensor(x).unique_consecutive(dim=2), fold=True)
+    theirs = raised(lambda: torch.tensor(x).unique_consecutive(dim=2), fold=True)
     assert ours[0] == theirs[0] and "Dimension out of range" in ours[1]
 
 
@@ -132,7 +126,7 @@ def test_affine_grid_float32_warning_and_errors(torch):
                   lambda lib: lib.nn.functional.affine_grid(lib.zeros(1, 2, 3, dtype=lib.int64), (1, 1, 3, 3),
                                                             align_corners=False),
                   lambda lib: lib.nn.functional.affine_grid(lib.zeros(1, 2, 3), (1, 1, 0, 3), align_corners=False)):
-        assert _error(lambda: build(tapegrad)) == _error(lambda: build(torch))
+        assert raised(lambda: build(tapegrad), fold=True) == raised(lambda: build(torch), fold=True)
 
 
 # ---- grid_sample ------------------------------------------------------------------------------------------
@@ -204,4 +198,4 @@ def test_grid_sample_errors(torch):
                                   align_corners=False),
         ]
     for ours, theirs in zip(cases(tapegrad), cases(torch)):
-        assert _error(ours) == _error(theirs)
+        assert raised(ours, fold=True) == raised(theirs, fold=True)
