@@ -92,8 +92,8 @@ def run_plan(node_keys, slots, live, inputs, steady):
             local.append((sid, tuple(new)))
         outs = sorted(exported[c])
         key = (tuple(local), tuple((p - a, k) for p, k in outs), ())
-        program = _programs.chunk(("plan", key), _programs.shapes_of(chunk_arrays),
-                                  lambda: (_plan_program(key),), steady)
+        program = _programs.lookup(("plan", key), _programs.shapes_of(chunk_arrays),
+                                   lambda: (_plan_program(key),), steady=steady)
         packed = {k: np.asarray(v, _SCALAR_DTYPES[k]) for k, v in chunk_scalars.items()}
         resolved, _ = program((chunk_arrays, packed))
         values.update(zip(outs, resolved))

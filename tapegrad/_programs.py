@@ -380,23 +380,7 @@ def tape_steady(kind, key):
     return n >= STEADY_STREAK
 
 
-def chunk(key, shapes, make, steady):
-    """The program for one chunk of a long tape that was seen before: built at once (renting NumPy until
-    it is bought), bought when its tape is steady."""
-    p = _programs.get(key)
-    if p is None:
-        p = compile(key, *make(), first_sight=True)
-        p.numpy = {}
-    p.ready.add(shapes)
-    _stats["hits"] += 1
-    p.shapes = shapes
-    if steady:
-        p.bought.add(shapes)
-    p.renting = shapes not in p.bought
-    return p
-
-
-def lookup(key, shapes, make, count=True):
+def lookup(key, shapes, make, count=True, steady=None):
     """The program for structure `key` on inputs of `shapes`, or None: run it op by op this time.
 
     A structure is traced into one program when it comes back with given shapes: one-off structures and
@@ -405,10 +389,13 @@ def lookup(key, shapes, make, count=True):
     reaches its compile price (PLAN_COMPILE_SECONDS), or until it has come STEADY_STREAK times in a row,
     and on XLA from then on. make() -> (fn, layout) builds the program.
     `count=False` when the lookup is part of a larger one that counts its own miss.
+    steady: for a chunk of a long tape that was seen before (see _chunks), its tape's verdict: the program
+    is built at once, and bought when its tape is steady rather than by a streak of its own (a loop's
+    identical chunks come many times in a row inside one run).
     """
     p = _programs.get(key)
     if p is None or shapes not in p.ready:
-        if not seen_before((key, shapes), count):
+        if steady is None and not seen_before((key, shapes), count):
             return None
         if p is None:
             p = compile(key, *make(), first_sight=True)   # (the hit is counted below)
@@ -416,7 +403,7 @@ def lookup(key, shapes, make, count=True):
         p.ready.add(shapes)
     _stats["hits"] += 1
     p.shapes = shapes
-    if shapes not in p.bought and _steady(key, p, shapes):
+    if shapes not in p.bought and (_steady(key, p, shapes) if steady is None else steady):
         p.bought.add(shapes)
     p.renting = shapes not in p.bought
     return p

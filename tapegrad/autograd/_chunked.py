@@ -54,8 +54,8 @@ def walk(key, saved, seeds, steady, make_chunk, arith):
         pattern = tuple(c in pending for c in order)
         subkey = (tuple(local), len(order), tuple(roots))
         kept = list(saved[offsets[a]:offsets[b]])
-        program = _programs.chunk(("backward-chunk", subkey, pattern), _kinds(kept + root_values + carried),
-                                  lambda: (make_chunk(subkey, pattern),), steady)
+        program = _programs.lookup(("backward-chunk", subkey, pattern), _kinds(kept + root_values + carried),
+                                   lambda: (make_chunk(subkey, pattern),), steady=steady)
         for code, g in zip(order, program(kept, root_values, carried)):
             if g is not None:
                 pending[code] = g
