@@ -1,18 +1,12 @@
 """tapegrad.classes (PyTorch's torch.classes): the namespace of C++ classes registered by extensions.
 
-tapegrad runs no C++ extensions (its operations are JAX functions), so no library loads and no
-class is ever registered: `load_library` refuses, pointing at the ways to add an operation.
+`load_library` loads a shared library into the process as PyTorch's does (`_native_library.py`);
+tapegrad's operations are JAX functions, so no C++ class is ever registered and every class lookup fails
+as it does in PyTorch for a namespace no library registered.
 """
+from ._native_library import load_library, loaded_libraries
+
 __all__ = ["load_library", "loaded_libraries"]
-
-loaded_libraries = set()
-
-
-def load_library(path):
-    raise NotImplementedError(
-        f"tapegrad.classes.load_library({path!r}): C++ extensions (TorchScript classes and operators) cannot "
-        "load into tapegrad, whose operations are JAX functions. Write the operation in JAX and wrap it with "
-        "tapegrad.func.from_jax (gradients from jax.vjp), or as a tapegrad.autograd.Function.")
 
 
 class _ClassNamespace:
@@ -25,8 +19,8 @@ class _ClassNamespace:
         if attr.startswith("__"):
             raise AttributeError(attr)
         raise RuntimeError(f"Tried to instantiate class '{self.name}.{attr}', but it does not exist! Ensure that it "
-                           "is registered via torch::class_ (tapegrad loads no C++ extensions: see "
-                           "tapegrad.classes.load_library).")
+                           "is registered via torch::class_ (tapegrad registers no C++ classes: write the operation in JAX "
+                           "and wrap it with tapegrad.func.from_jax).")
 
 
 def __getattr__(name):

@@ -1,6 +1,10 @@
 """Smaller PyTorch modules and names: torch.testing, torch.version, torch.hub and model_zoo, pin_memory,
 accelerator device index, cuda.amp / cuda.nccl, torch.classes, torch.ops.profiler, nn.modules paths,
 empty_strided; each against PyTorch's own behaviour."""
+import ctypes
+import os
+import shutil
+import subprocess
 import warnings
 
 import numpy as np
@@ -264,12 +268,55 @@ def test_nccl_as_a_build_without_it(torch):
         assert nccl.is_available([tapegrad.zeros(1)]) is False
 
 
-def test_classes_refuse_cpp_extensions(torch):
-    with pytest.raises(NotImplementedError, match="cannot load into tapegrad.*func.from_jax.*autograd.Function"):
-        tapegrad.classes.load_library("build/libinterpreter.so")
+def test_classes_lookups_fail_as_in_pytorch(torch):
     ours = raised(lambda: tapegrad.classes.NativeInterpretation.ElementwiseInterpreter())
     theirs = raised(lambda: torch.classes.NativeInterpretation.ElementwiseInterpreter())
     assert ours[0] is theirs[0] is RuntimeError and ours[1].startswith(theirs[1].split(" torch::class_")[0])
+
+
+def test_load_library_loads_a_shared_library_as_pytorch(torch):
+    libm = os.path.realpath(_find_loaded("libm"))
+    for ours, theirs in [(tapegrad.ops, torch.ops), (tapegrad.classes, torch.classes)]:
+        ours.load_library(libm)
+        theirs.load_library(libm)
+        assert libm in ours.loaded_libraries and libm in theirs.loaded_libraries
+    assert tapegrad.ops.loaded_libraries is tapegrad.classes.loaded_libraries
+    missing = "/nonexistent/libnothing.so"
+    ours, theirs = raised(lambda: tapegrad.ops.load_library(missing)), raised(lambda: torch.ops.load_library(missing))
+    assert ours[0] is theirs[0] is OSError and ours[1].startswith(theirs[1])
+    assert missing not in tapegrad.ops.loaded_libraries
+
+
+def _find_loaded(stem):
+    """The path of a library this process has mapped (libm is always there under CPython on Linux)."""
+    with open("/proc/self/maps") as maps:
+        return next(line.split()[-1] for line in maps if f"/{stem}." in line or f"/{stem}-" in line)
+
+
+def _compile_library(tmp_path, source):
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        pytest.skip("no C compiler on this machine to build a test library")
+    (tmp_path / "lib.c").write_text(source)
+    out = tmp_path / "libtest.so"
+    subprocess.run([compiler, "-shared", "-fPIC", "-o", str(out), str(tmp_path / "lib.c")], check=True)
+    return str(out)
+
+
+def test_load_library_runs_its_initialisers(tmp_path):
+    path = _compile_library(tmp_path, "int tg_state = 0;\n"
+                            "__attribute__((constructor)) static void init(void) { tg_state = 42; }\n"
+                            "int tg_answer(void) { return tg_state; }\n")
+    tapegrad.classes.load_library(path)
+    assert ctypes.CDLL(path).tg_answer() == 42 and os.path.realpath(path) in tapegrad.classes.loaded_libraries
+
+
+def test_load_library_built_against_libtorch_says_how_to_port(tmp_path):
+    # a TORCH_LIBRARY extension needs c10's symbols, which only PyTorch's process has
+    path = _compile_library(tmp_path, "extern void _ZN3c1010TensorImplD2Ev(void);\n"
+                            "void tg_uses_c10(void) { _ZN3c1010TensorImplD2Ev(); }\n")
+    with pytest.raises(OSError, match="Could not load this library.*libtorch.*func.from_jax"):
+        tapegrad.ops.load_library(path)
 
 
 def test_ops_profiler_range():
