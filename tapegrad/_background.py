@@ -26,6 +26,7 @@ import queue
 import threading
 
 from ._flags import are_deterministic_algorithms_enabled
+from ._lru import resident_bytes
 
 ENABLED = [os.environ.get("TAPEGRAD_BACKGROUND_COMPILE", "0") == "1"]
 
@@ -35,12 +36,13 @@ def enabled():
 
 
 class Job:
-    __slots__ = ("finished", "error", "events")
+    __slots__ = ("finished", "error", "events", "bytes")
 
     def __init__(self):
         self.finished = threading.Event()
         self.error = None
         self.events = []   # what JAX reported while it ran: (listener, args), replayed by the caller
+        self.bytes = 0     # resident memory the compile added (see _lru), charged by the caller
 
     @property
     def done(self):
@@ -93,6 +95,7 @@ def _work():
     while True:
         job, compile_fn = _queue.get()
         _worker_state.job = job
+        before = resident_bytes()
         try:
             compile_fn()
         except BaseException as e:   # the caller's own call compiles again and reports it
@@ -100,6 +103,7 @@ def _work():
         finally:
             _worker_state.job = None
             release_scratch()
+            job.bytes = resident_bytes() - before   # (the caller's own allocations meanwhile blur it)
             job.finished.set()
 
 

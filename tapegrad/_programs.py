@@ -11,7 +11,6 @@ op by op, through kernels that on first sight run on NumPy (`_numpy_eval`) rathe
 compile seconds are read from JAX's own monitoring event, counted only while a tapegrad program is
 being called, so the numbers are what XLA did, not what tapegrad believes it did.
 """
-import collections
 import os
 import threading
 
@@ -20,10 +19,15 @@ import numpy as np
 from jax import monitoring
 
 from . import _background, _numpy_eval, _placement, _recompiles
+from ._lru import LRU, resident_bytes
 
 MAX_PROGRAMS = 256     # whole programs kept (each may hold executables for several shapes)
 MAX_KERNELS = 2048     # per-op kernels kept
 MAX_SEEN = 8192        # structures remembered as seen once
+# ...and by the resident memory their compiles added (see _lru): a few hundred long programs would
+# otherwise hold gigabytes within the entry limit.
+MAX_PROGRAM_BYTES = 1 << 30
+MAX_KERNEL_BYTES = 512 << 20
 
 # XLA:CPU compile time grows with program size (~10-50 ms per recorded op measured here, faster on small
 # programs), so a structure is compiled whole only up to MAX_PROGRAM_OPS recorded ops; a longer tape (a
@@ -56,12 +60,14 @@ STEADY_STREAK = 3
 NUMPY_KERNELS = [os.environ.get("TAPEGRAD_NUMPY_KERNELS", "1") != "0"]   # decided for CPU at first use
 
 _COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
+_LOWERED_EVENT = "/jax/core/compile/jaxpr_to_mlir_module_duration"   # the last step before XLA compiles
 _DISK_HIT_EVENT = "/jax/compilation_cache/cache_hits"   # sent before the compile event it stands for
 
 
 class _Local(threading.local):
     active = 0   # > 0 while this thread is inside a tapegrad program call
     loading = 0  # disk hits whose compile event has not come yet
+    resident = None  # resident bytes when the program being called was handed to XLA
     current = None   # the Program being called
 
 
@@ -86,8 +92,14 @@ def _on_duration(event, seconds, **_):
     if job is not None:
         job.events.append((_on_duration, (event, seconds)))
         return
-    if event != _COMPILE_EVENT or not _local.active:
+    if not _local.active:
         return
+    if event == _LOWERED_EVENT:
+        _local.resident = resident_bytes()
+        return
+    if event != _COMPILE_EVENT:
+        return
+    _charge(_local.current)   # (a program loaded from disk holds memory too)
     if _local.loading:   # JAX reports a program loaded from the persistent cache as a compile too
         _local.loading -= 1
         _stats["disk_loads"] += 1
@@ -98,6 +110,24 @@ def _on_duration(event, seconds, **_):
     if program is not None:
         program.compiles += 1
         _recompiles.shapes_compiled(program.key, program.compiles, seconds, whole=program.sync)
+
+
+_runtime_started = [False]
+
+
+def _charge(program, nbytes=None):
+    """Charge what XLA's compile just added to resident memory to `program`'s cache entry. The allocator
+    first hands the compile's scratch back (without it every compile's scratch would stay resident)."""
+    _background.release_scratch()
+    if nbytes is None:
+        before, _local.resident = _local.resident, None
+        nbytes = resident_bytes() - before if before is not None else 0
+    if not _runtime_started[0]:   # the process's first compile also sets XLA's runtime up (~30 MB here)
+        _runtime_started[0] = True
+        return
+    if program is not None and program.owner is not None and nbytes > 0:
+        cache, key = program.owner
+        cache.charge(key, nbytes)
 
 
 monitoring.register_event_listener(_on_event)
@@ -114,7 +144,7 @@ class Program:
     """
 
     __slots__ = ("fn", "jitted", "layout", "sync", "key", "compiles", "spreads", "numpy", "ready", "announce",
-                 "bought", "shapes", "renting", "jobs", "__weakref__")
+                 "bought", "shapes", "renting", "jobs", "bytes", "owner", "__weakref__")
 
     def __init__(self, fn, sync=False, key=None):
         self.fn = fn
@@ -132,6 +162,8 @@ class Program:
         self.shapes = None    # the input shapes of the coming call (set by lookup)
         self.renting = True   # whether the coming call may run on NumPy
         self.jobs = None      # a whole program's compiles off the caller's thread, by input shapes
+        self.bytes = 0        # resident memory its compiles added (see _lru)
+        self.owner = None     # (cache, key) it is cached under
 
     def __call__(self, *args):
         if profiler is not None:   # a profile is recording: it times the call (autograd/profiler.py)
@@ -161,7 +193,6 @@ class Program:
         try:
             if self.spreads:
                 args = _placement.spread(args) or args
-            compiles = self.compiles
             try:
                 out = self.jitted(*args)
             except ValueError as e:   # single-device arguments meet a replicated module: see _placement
@@ -170,8 +201,6 @@ class Program:
                     raise
                 self.spreads = True
                 out = self.jitted(*spread)
-            if self.sync and self.compiles != compiles:
-                _background.release_scratch()   # a whole program just compiled here
             if self.sync or wait:
                 jax.block_until_ready(out)
             return out
@@ -202,6 +231,8 @@ class Program:
                 return out
             job.wait()
         jobs[self.shapes] = _COLLECTED
+        if self.owner is not None and job.bytes > 0:
+            self.owner[0].charge(self.owner[1], job.bytes)
         _local.active += 1
         outer, _local.current = _local.current, self
         try:
@@ -286,33 +317,6 @@ def _numpy_allowed():
     return allowed
 
 
-class _LRU:
-    """A dict bounded by entry count; reading an entry makes it the most recently used."""
-
-    def __init__(self, limit):
-        self.limit = limit
-        self.entries = collections.OrderedDict()
-
-    def get(self, key):
-        value = self.entries.get(key)
-        if value is not None:
-            self.entries.move_to_end(key)
-        return value
-
-    def put(self, key, value):
-        self.entries[key] = value
-        if len(self.entries) > self.limit:
-            self.entries.popitem(last=False)
-            _stats["evictions"] += 1
-        return value
-
-    def __len__(self):
-        return len(self.entries)
-
-    def clear(self):
-        self.entries.clear()
-
-
 _streaks = {}   # kind of whole program ("step", "plan", ...) -> (last Program, its shapes, calls in a row)
 
 
@@ -325,15 +329,19 @@ def _steady(key, p, shapes):
     return n >= STEADY_STREAK
 
 
-_programs = _LRU(MAX_PROGRAMS)
-_kernels = _LRU(MAX_KERNELS)
-_seen = _LRU(MAX_SEEN)
+def _evicted():
+    _stats["evictions"] += 1
+
+
+_programs = LRU(MAX_PROGRAMS, MAX_PROGRAM_BYTES, _evicted)
+_kernels = LRU(MAX_KERNELS, MAX_KERNEL_BYTES, _evicted)
+_seen = LRU(MAX_SEEN, on_evict=_evicted)
 _elsewhere = []   # bounded caches kept by other modules, cleared with these
 
 
 def bounded_cache(limit=MAX_PROGRAMS):
     """A bounded LRU cache for programs kept outside this module, cleared by clear() with the rest."""
-    cache = _LRU(limit)
+    cache = LRU(limit, on_evict=_evicted)
     _elsewhere.append(cache)
     return cache
 
@@ -421,9 +429,9 @@ def compile(key, fn, layout=None, first_sight=False):
 
 def info():
     """Counters (hits, misses, compiles, compile_seconds, disk_loads, executions, evictions, numpy_runs)
-    and cache sizes. disk_loads: programs loaded from the persistent cache of an earlier run (see
-    _warm_start); numpy_runs: kernel calls evaluated with NumPy instead of XLA (see _numpy_eval)."""
-    return dict(_stats, entries=len(_programs), kernels=len(_kernels))
+    and cache sizes (entries, kernels, and cache_bytes: the resident memory their compiles added).
+    disk_loads: programs loaded from the persistent cache of an earlier run (see _warm_start); numpy_runs: kernel calls evaluated with NumPy instead of XLA (see _numpy_eval)."""
+    return dict(_stats, entries=len(_programs), kernels=len(_kernels), cache_bytes=_programs.bytes + _kernels.bytes)
 
 
 def clear():

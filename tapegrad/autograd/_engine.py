@@ -25,7 +25,8 @@ def backward_cache_info():
     compiles, compile_seconds: XLA compilations inside tapegrad (JAX's own compile events), kernels
     included; disk_loads: programs loaded instead from the compilation cache an earlier run left on disk;
     executions: programs and kernels run; entries / kernels: cached programs / per-op kernels;
-    evictions: entries dropped by the bounded caches.
+    cache_bytes: the resident memory their compiles added; evictions: entries dropped by the caches'
+    bounds (entries and bytes, least recently used first).
     """
     return _programs.info()
 
