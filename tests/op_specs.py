@@ -427,7 +427,12 @@ SPECS = {
                        Case(lambda lib, a, m: _setitem(a, m, 0.5), F(2, 3), B(2, 3)),
                        Case(lambda lib, a, i, v: a.index_put((i,), v, accumulate=True), F(4), A([0, 0, 2]), F(3)),
                        Case(lambda lib, a, i, v: a.index_put((i,), v), F(4, 2), A([3, 1]), F(2))),
-    "copy_slices": cases(Case(lambda lib, a, v: _write_through_view(a, v), F(3, 4), F(4))),
+    "copy_slices": cases(Case(lambda lib, a, v: _write_through_view(a, v), F(3, 4), F(4)),
+                         Case(lambda lib, a, v: _write_into_view(a, lambda w: w.copy_(v)), F(3, 4), F(4)),
+                         Case(lambda lib, a: _write_into_view(a, lambda w: w.fill_(2.0)), F(3, 4)),
+                         Case(lambda lib, a: _write_into_view(a, lambda w: w.pow_(2).exp_()), F(3, 4)),
+                         Case(lambda lib, a, v: _write_into_view(a, lambda w: w.__setitem__(0, v[0])), F(3, 4), F(4)),
+                         Case(lambda lib, a, v: _write_into_view(a, lambda w: w.add_(v, alpha=2)), F(3, 4), F(4))),
     "view_replay": cases(Case(lambda lib, a, v: _write_through_view(a, v)[1], F(3, 4), F(4))),
     "gather": cases(Case(lambda lib, a, i: a.gather(1, i), F(3, 4), I(3, 2, high=4)),
                     Case(lambda lib, a, i: lib.gather(a, 0, i), F(3, 4), I(2, 3, high=3))),
@@ -574,6 +579,12 @@ def _write_through_view(a, v):
     view = base[1]
     view.mul_(2).add_(v)
     return base, view
+
+
+def _write_into_view(a, write):
+    base = a * 1
+    write(base[1])
+    return base
 
 
 def _svd_invariants(usv):

@@ -62,10 +62,6 @@ KNOWN_DIFFERENCES = {
     # unsafe_split, sigmoid, tanh, mul, add, stack); tapegrad runs one scan per layer, whose single node keeps
     # the compiled program and its compile time independent of the sequence length
     "spec:lstm", "spec:rnn",
-    # in-place through a view: PyTorch's CopySlices wraps the in-place op's node and lists that node's other
-    # inputs as its own edges (base, then e.g. mul_'s wrapped scalar or add_'s tensor); tapegrad records the
-    # op on the view (its node reading the view through a select) and a copy_slices node taking that result
-    "spec:copy_slices", "spec:view_replay",
     # circular padding: PyTorch's is a composite of slice copies into a new tensor (a chain of CopySlices
     # over copy_), which recorded here would differ as spec:copy_slices does; tapegrad records one pad node
     # (reflect and replicate are named as PyTorch's kernels)

@@ -39,6 +39,8 @@ class Op:
                 element size) to the view's (in its own), as PyTorch's strides and offsets count them.
     wraps_scalars True when PyTorch wraps a Python scalar argument into a tensor input (add, sub,
                 mul, div), so it appears in grad_fn.next_functions as (None, 0).
+    node_wraps  the input whose producing node PyTorch's node runs inside itself (CopySlices wraps the
+                in-place op on the view): next_functions lists that node's inputs past the first instead.
     no_derivative for ops PyTorch records but cannot differentiate (unique, scatter with reduce): a function
                 of the statics giving (exception type, message) for the calls whose backward raises it, or
                 None. The node is recorded (its output requires grad); reaching it in backward raises.
@@ -50,7 +52,7 @@ class Op:
 
     def __init__(self, name, fn, dtype_rule=SAME, diff=None, view=False, saves_output=False, nout=1,
                  node=None, node_name=None, wraps_scalars=False, overloads=(), saves_inputs=None,
-                 fused_backward=False, value_view=None, no_derivative=None):
+                 fused_backward=False, value_view=None, no_derivative=None, node_wraps=None):
         self.name = name
         self.fn = fn
         self.dtype_rule = dtype_rule
@@ -66,7 +68,7 @@ class Op:
         self.wraps_scalars = wraps_scalars
         self.node_name = node_name or _camel(node or name) + "Backward0"
         from ..autograd._node import node_class
-        self.node_class = node_class(self.node_name)
+        self.node_class = node_class(self.node_name, wraps=node_wraps)
         self.overloads = tuple((o, node_class(o.node_name, o.optional)) for o in overloads)
         self._node_classes = {}
 

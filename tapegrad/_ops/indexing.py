@@ -285,7 +285,8 @@ def _replay(base, *positions, steps):
 
 # Writing through a view of a tensor in the graph: one node on the base (PyTorch's CopySlices),
 # and the view's history rebased as a fresh view of the new base.
-copy_slices = defop("copy_slices", _copy_slices, dtype_rule=KEEP, node_name="torch::autograd::CopySlices")
+copy_slices = defop("copy_slices", _copy_slices, dtype_rule=KEEP, node_name="torch::autograd::CopySlices",
+                    node_wraps=1)
 view_replay = defop("view_replay", _replay, dtype_rule=KEEP, node="as_strided")
 
 # ---- gather / scatter family -------------------------------------------------------------------

@@ -38,6 +38,7 @@ class Node:
 
     node_name = "Node"
     optional_inputs = ()   # positions PyTorch lists even when the argument is None (`Tensor? min`)
+    wraps = None   # the argument whose producing node PyTorch's node holds inside it (CopySlices: the values)
 
     def name(self):
         return self.node_name
@@ -46,9 +47,16 @@ class Node:
     def next_functions(self):
         # One entry per tensor argument, as PyTorch (Python scalars are not graph inputs).
         optional = self.optional_inputs
-        return tuple((e[0], e[1]) if e is not None else (None, 0)
-                     for i, (e, is_tensor) in enumerate(zip(self.edges, self.tensor_args or ()))
-                     if is_tensor or i in optional)
+        entries = tuple((e[0], e[1]) if e is not None else (None, 0)
+                        for i, (e, is_tensor) in enumerate(zip(self.edges, self.tensor_args or ()))
+                        if is_tensor or i in optional)
+        if self.wraps is not None:
+            # PyTorch's CopySlices runs the in-place op's node inside itself: its edges are the base's,
+            # then that node's own past its first input (the view being written)
+            wrapped = self.edges[self.wraps]
+            if wrapped is not None and isinstance(wrapped[0], Node):
+                return entries[:1] + wrapped[0].next_functions[1:]
+        return entries
 
     @property
     def metadata(self):
@@ -130,11 +138,11 @@ class AccumulateGrad:
         return f"<AccumulateGrad object at {hex(id(self))}>"
 
 
-def node_class(name, optional_inputs=()):
+def node_class(name, optional_inputs=(), wraps=None):
     """A Node subclass named after PyTorch's node (type(y.grad_fn).__name__ == 'MulBackward0').
 
     C++-only nodes print their namespace in name() but not in their class name
     ('torch::autograd::CopySlices' / CopySlices), as PyTorch.
     """
     return type(name.rsplit("::", 1)[-1], (Node,),
-                {"__slots__": (), "node_name": name, "optional_inputs": tuple(optional_inputs)})
+                {"__slots__": (), "node_name": name, "optional_inputs": tuple(optional_inputs), "wraps": wraps})
