@@ -45,6 +45,52 @@ def ddp_uneven(lib, rank, counts, **join_kwargs):
             "buffers": [b.tolist() for b in module.buffers()], "authoritative": ddp._authoritative_rank}
 
 
+def ddp_accumulate(lib, rank, counts):
+    """find_unused_parameters and no_sync under Join: a step every second batch, the first one's gradients kept
+    local, so the joined rank learns each iteration whether a gradient collective follows."""
+    class WithUnused(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body, self.extra = _model(lib, rank), lib.nn.Linear(2, 2)   # extra is never called
+            with lib.no_grad():
+                self.extra.weight.fill_(0.5)
+                self.extra.bias.fill_(-0.5)
+
+        def forward(self, x):
+            return self.body(x)
+
+    ddp = lib.nn.parallel.DistributedDataParallel(WithUnused(), find_unused_parameters=True)
+    opt = lib.optim.SGD(ddp.parameters(), lr=0.1)
+    with ddp.join():
+        for i, (x, y) in enumerate(_batches(lib, rank, counts[rank])):
+            if i % 2 == 0:
+                with ddp.no_sync():
+                    lib.nn.functional.mse_loss(ddp(x), y).backward()
+            else:
+                lib.nn.functional.mse_loss(ddp(x), y).backward()
+                opt.step()
+                opt.zero_grad()
+    module = ddp.module
+    return {"params": [p.tolist() for p in module.parameters()],
+            "grads": [None if p.grad is None else p.grad.tolist() for p in module.parameters()],
+            "buffers": [b.tolist() for b in module.buffers()]}
+
+
+def ddp_eval_forward(lib, rank, counts):
+    """tapegrad only: a forward without grad under Join tells the joined rank that no gradient sync follows
+    (PyTorch's joined ranks would wait for one)."""
+    ddp = lib.nn.parallel.DistributedDataParallel(_model(lib, rank))
+    opt = lib.optim.SGD(ddp.parameters(), lr=0.1)
+    with ddp.join():
+        for x, y in _batches(lib, rank, counts[rank]):
+            opt.zero_grad()
+            lib.nn.functional.mse_loss(ddp(x), y).backward()
+            opt.step()
+            with lib.no_grad():
+                ddp(x)
+    return {"params": [p.tolist() for p in ddp.module.parameters()]}
+
+
 def ddp_throw(lib, rank, counts):
     """throw_on_early_termination: every rank raises once one has run out (the joined one with its own text)."""
     ddp = lib.nn.parallel.DistributedDataParallel(_model(lib, rank))
@@ -114,7 +160,8 @@ def run_all(lib, rank):
     return {"even_divisor": ddp_uneven(lib, rank, (4, 2)),
             "effective_divisor": ddp_uneven(lib, rank, (2, 3), divide_by_initial_world_size=False),
             "throw": ddp_throw(lib, rank, (1, 3)),
-            "custom": custom_joinables(lib, rank, (2, 4))}
+            "custom": custom_joinables(lib, rank, (2, 4)),
+            "accumulate": ddp_accumulate(lib, rank, (1, 4))}
 
 
 def main():
@@ -126,6 +173,8 @@ def main():
     lib.distributed.init_process_group("gloo")
     rank = lib.distributed.get_rank()
     result = run_all(lib, rank)
+    if lib.__name__ == "tapegrad":
+        result["eval_forward"] = ddp_eval_forward(lib, rank, (1, 3))
     with open(os.path.join(sys.argv[1], f"rank{rank}.json"), "w") as f:
         json.dump(result, f)
     lib.distributed.barrier()   # no rank tears its connections down while another still uses them

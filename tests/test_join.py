@@ -69,7 +69,9 @@ def _assert_runs_match(ours, theirs):
             if key in ("losses", "params", "grads", "buffers"):
                 assert len(mine) == len(value), (name, key)
                 for a, b in zip(mine, value):
-                    np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, err_msg=f"{name} {key}")
+                    assert (a is None) == (b is None), (name, key)
+                    if a is not None:
+                        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, err_msg=f"{name} {key}")
             else:
                 assert mine == value, (name, key)
 
@@ -189,9 +191,11 @@ def test_two_ranks_with_uneven_inputs_match_torchrun(two_rank_runs):
     ours, theirs = _finish(ours_proc, ours_dir), _finish(theirs_proc, theirs_dir)
     for mine, ref in zip(ours, theirs):
         _assert_runs_match(mine, ref)
-    for name in ("even_divisor", "effective_divisor"):   # the replicas end equal: the last joiner's model
+    for name in ("even_divisor", "effective_divisor", "accumulate"):   # the replicas end equal: the last joiner's
         assert ours[0][name]["params"] == ours[1][name]["params"]
         assert ours[0][name]["buffers"] == ours[1][name]["buffers"]
+    assert ours[0]["accumulate"]["grads"][-1] is None   # the unused parameter: no gradient on any rank
+    assert ours[0]["eval_forward"]["params"] == ours[1]["eval_forward"]["params"]   # no hang, replicas equal
     # the rank with fewer batches joined first; PyTorch says so on each rank
     assert ours[0]["throw"]["error"] == "Rank 0 exhausted all inputs."
     assert ours[1]["throw"]["error"].startswith("Detected at least one rank that exhausted inputs.")
