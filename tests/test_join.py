@@ -20,7 +20,7 @@ import tapegrad.distributed as dist
 from _gloo import free_port
 from _join_worker import run_all
 from conftest import raised, require
-from tapegrad.distributed.algorithms import Join, JoinHook, Joinable
+from tapegrad.distributed.algorithms import JoinHook, Joinable
 from tapegrad.distributed.algorithms.join import _JoinConfig
 
 HERE = os.path.dirname(os.path.abspath(__file__))
