@@ -14,8 +14,10 @@ Other ops on a sparse tensor raise NotImplementedError; call `.to_dense()` first
 """
 from ._coo import SparseTensor, sparse_coo_tensor, to_sparse, sparse_sum as sum  # noqa: F401
 from ._matmul import sparse_mm as mm  # noqa: F401
-from ._csr import SparseCsrTensor, SparseCscTensor, sparse_csr_tensor, sparse_csc_tensor  # noqa: F401
-from ._bsr import SparseBsrTensor, SparseBscTensor, sparse_bsr_tensor, sparse_bsc_tensor  # noqa: F401
+from ._csr import SparseCsrTensor, SparseCscTensor  # noqa: F401
+from ._bsr import SparseBsrTensor, SparseBscTensor  # noqa: F401
+from ._compressed_build import sparse_csr_tensor, sparse_csc_tensor, sparse_bsr_tensor, sparse_bsc_tensor  # noqa: F401
+from ._compressed_build import sparse_compressed_tensor  # noqa: F401
 
 
 

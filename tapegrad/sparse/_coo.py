@@ -364,10 +364,10 @@ def to_sparse(input, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=
     True for CSR, "csc" for CSC: in its order, recorded as to_sparse_csr / to_sparse_csc)."""
     if layout is sparse_csr or layout is sparse_csc:
         from ._csr import SparseCscTensor, SparseCsrTensor, to_compressed
-        return to_compressed(input, SparseCsrTensor if layout is sparse_csr else SparseCscTensor)
+        return to_compressed(input, SparseCsrTensor if layout is sparse_csr else SparseCscTensor, dense_dim)
     if layout is sparse_bsr or layout is sparse_bsc:
         from ._bsr import to_sparse_blocked
-        return to_sparse_blocked(input, layout, blocksize)
+        return to_sparse_blocked(input, layout, blocksize, dense_dim)
     if layout is not None and layout is not sparse_coo:
         raise NotImplementedError(f"to_sparse(layout={layout}): tapegrad supports the sparse_coo, sparse_csr, "
                                   "sparse_csc, sparse_bsr and sparse_bsc layouts only. Convert to one of them.")
@@ -405,7 +405,7 @@ def _repr(t):
     suffixes += [f"size={tuple(t.shape)}", f"nnz={t._nnz()}"]
     complex_default = "complex128" if default == "float64" else "complex64"
     if t.dtype.name not in (default, complex_default, "int64", "bool"):
-        suffixes.append(f"dtype=tapegrad.{t.dtype.name}")
+        suffixes.append(f"dtype=torch.{t.dtype.name}")   # (PyTorch's name: its wrapping)
     parts = []
     for name, part in t._repr_parts():
         arr = P._widen(np.asarray(part.detach().numpy()))
@@ -414,12 +414,13 @@ def _repr(t):
             text += f", size={tuple(arr.shape)}"
         parts.append(f"{name}=tensor({text})")
     body = "tensor(" + (",\n" + " " * indent).join(parts)
-    suffixes.append(f"layout={t.layout}")
+    suffixes.append(f"layout=torch.{t.layout.name}")
     if t.grad_fn is not None:
         suffixes.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
-    return P._add_suffixes(body, suffixes, indent, force_newline=t.is_sparse)   # COO's; CSR's fill the line
+    text = P._add_suffixes(body, suffixes, indent, force_newline=t.is_sparse)   # COO's; CSR's fill the line
+    return text.replace("=torch.", "=tapegrad.")
 
 
 # ---- sums ---------------------------------------------------------------------------------------
@@ -428,9 +429,13 @@ def sparse_sum(input, dim=None, dtype=None, *, keepdim=False, node="sum"):
     """PyTorch's torch.sparse.sum: a dense result when every sparse dimension is summed, else a sparse one,
     coalesced. keepdim (Tensor.sum's): that result unsqueezed at each summed dimension, as PyTorch's, so a
     sparse one gains a sparse dimension where it can."""
-    if not isinstance(input, SparseTensor):
-        raise RuntimeError("coalesce expected sparse coordinate tensor layout but got Strided. Call .sum() on a "
-                           "dense tensor.")
+    if not isinstance(input, SparseTensor) or (input._sp_compressed and node == "sum"):
+        if dim is not None and isinstance(input, SparseTensor):   # PyTorch's one dispatch key for compressed layouts
+            raise NotImplementedError("Could not run 'aten::_indices' with arguments from the 'SparseCsrCPU' backend. "
+                                      "Call .sum(dim, keepdim=True) (CSR) or .to_sparse() first.")
+        layout = input._layout_name if isinstance(input, SparseTensor) else "Strided"
+        raise RuntimeError(f"coalesce expected sparse coordinate tensor layout but got {layout}. Call .sum() on a "
+                           "dense or compressed tensor.")
     values = input._sp_values if dtype is None else input._sp_values.to(dtype)
     if dim is None:
         return values.sum()
