@@ -56,9 +56,8 @@ class _Blocked:
         return out
 
     def sum(self, dim=None, keepdim=False, dtype=None):
-        if dim is not None:
-            raise RuntimeError(f"Currently the only compressed sparse format supported for sum.dim_IntList is CSR, "
-                               f"but got layout {self._layout_name}. Call .to_sparse() first.")
+        if dim is not None or keepdim:   # (compressed_sum's refusals)
+            return SparseCompressedTensor.sum(self, dim, keepdim, dtype)
         return self.to_sparse().sum(dtype=dtype)
 
     def to_sparse_csr(self, dense_dim=None):

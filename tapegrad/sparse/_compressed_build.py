@@ -57,9 +57,16 @@ def compressed_tensor(cls, compressed, plain, values, size, dtype, device, requi
         values = values.reshape(-1, *values.shape[nb + 1:])
     if values.requires_grad and is_grad_enabled() and not requires_grad:
         values = apply(K.sparse_coo_tensor, values, csr=True)
+        values.grad_fn.register_prehook(_refuse_constructor_backward)
     else:
         values = values.detach().requires_grad_(requires_grad)
     return cls._make(indices, values, size, True)
+
+
+def _refuse_constructor_backward(grad_outputs):
+    raise RuntimeError("derivative for aten::sparse_compressed_tensor is not implemented (as in PyTorch): the values' "
+                       "history gets no gradient through a compressed constructor. Use to_sparse_csr() on a dense "
+                       "tensor instead.")
 
 
 def _dtype_name(t):

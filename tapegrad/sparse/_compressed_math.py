@@ -51,14 +51,14 @@ def _sparse_sparse(a, b, alpha, node):
                            f"{list(a.shape)} and tensor `other` with shape {list(b.shape)}")
     dtype = D.promote_types(a.dtype, b.dtype)
     _check_alpha(dtype, alpha)
-    if a.dtype is not b.dtype:
-        found = a.dtype if a.dtype is not dtype else b.dtype
-        raise RuntimeError(f"expected scalar type {_type(dtype)} but found {_type(found)}. Convert one operand "
-                           "(.to(dtype)) first.")
     for t in (a, b):
         if t._dim == 1:
             raise RuntimeError(f"crow_indices expected sparse row compressed tensor layout but got {t._layout_name}: "
                                "PyTorch adds CSR and BSR tensors only. Convert both (to_sparse_csr()) first.")
+    if a.dtype is not b.dtype:
+        found = a.dtype if a.dtype is not dtype else b.dtype
+        raise RuntimeError(f"expected scalar type {_type(dtype)} but found {_type(found)}. Convert one operand "
+                           "(.to(dtype)) first.")
     for t in (a, b):
         if t._blocked and t._blocksize[0] != t._blocksize[1]:
             raise RuntimeError("MKL Sparse doesn't support matrices with non-square blocks. Add the tensors' "
@@ -102,7 +102,7 @@ def compressed_sum(s, dim, keepdim, dtype):
                            f"layout {s._layout_name}. Call .to_sparse() first.")
     target = dtype if dtype is not None else D.int64 if not (s.dtype.is_floating_point or s.dtype.is_complex) \
         else s.dtype
-    if target is D.bool or (dtype is None and s.dtype is D.bool):
+    if target is D.bool_ or (dtype is None and s.dtype is D.bool_):
         raise NotImplementedError("\"_sparse_csr_sum_cpu\" not implemented for 'Bool'. Sum .to(torch.int64) first.")
     if not keepdim:
         raise RuntimeError("reduction operations on CSR tensors with keepdim=False is unsupported. Pass keepdim=True "
