@@ -112,7 +112,8 @@ class _CheckpointPickler(pickle._Pickler):
         if t.is_sparse:
             data = (t._sp_indices.detach(), values, Size(t.shape), t.is_coalesced())
         else:
-            data = (t._compressed(), t._plain(), values, Size(t.shape))
+            shape = t._values_shape()   # (*batch, nnz, ...) for a batched tensor
+            data = (t._compressed(), t._plain(), values if shape is None else values.reshape(shape), Size(t.shape))
         return _REBUILD_SPARSE, (layout, data)
 
     def _storage_of(self, t):

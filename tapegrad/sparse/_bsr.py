@@ -49,7 +49,8 @@ class _Blocked:
         """The COO tensor of every entry of the blocks (explicit zeros too, as PyTorch's), block by block."""
         from .._layout import sparse_coo
         if layout is not None and layout is not sparse_coo:
-            return to_sparse_blocked(self, layout, blocksize, dense_dim)
+            from ._coo import _to_layout
+            return _to_layout(self, layout, blocksize, dense_dim)
         coalesced = self._blocksize == (1, 1) and self._dim == 0
         out = SparseTensor._make(_as_tensor(self._entries()), self._entry_values(), self._sp_size, coalesced)
         out._sp_routes = combined((routes(self), 1)) or None   # the same entries: the gradient passes on

@@ -221,7 +221,9 @@ class SparseTensor(Tensor):
         dense = apply(K.to_dense, self._sp_indices, self._sp_values, size=self._sp_size)
         return dense if dtype is None else dense.to(dtype)
 
-    def to_sparse(self, *args, **kwargs):
+    def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+        if layout is not None and layout is not sparse_coo:
+            return _to_layout(self, layout, blocksize, dense_dim)
         return self
 
     def _same_layout(self, coo):
@@ -358,38 +360,51 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
     return SparseTensor._make(indices, values, size, coalesced)
 
 
-def to_sparse(input, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None, csr=False):
-    """The sparse COO tensor of a dense one: its nonzero entries (rows of the first `sparse_dim` dims);
-    layout=sparse_csr / sparse_csc: the CSR / CSC one (csr: the COO tensor of a compressed one's entries,
-    True for CSR, "csc" for CSC: in its order, recorded as to_sparse_csr / to_sparse_csc)."""
-    if layout is sparse_csr or layout is sparse_csc:
-        from ._csr import SparseCscTensor, SparseCsrTensor, to_compressed
-        return to_compressed(input, SparseCsrTensor if layout is sparse_csr else SparseCscTensor, dense_dim)
-    if layout is sparse_bsr or layout is sparse_bsc:
-        from ._bsr import to_sparse_blocked
-        return to_sparse_blocked(input, layout, blocksize, dense_dim)
+def to_sparse(input, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+    """The sparse COO tensor of a dense one: its nonzero entries (rows of the first `sparse_dim` dims, or of all
+    but the last `dense_dim`); another layout: that layout's tensor (_csr.py, _bsr.py), strided: to_dense()."""
     if layout is not None and layout is not sparse_coo:
-        raise NotImplementedError(f"to_sparse(layout={layout}): tapegrad supports the sparse_coo, sparse_csr, "
-                                  "sparse_csc, sparse_bsr and sparse_bsc layouts only. Convert to one of them.")
+        return _to_layout(input, layout, blocksize, dense_dim)
     if input.is_sparse:
         return input
     full = sparse_dim is None
-    sparse_dim = input.dim() if full else sparse_dim
+    sparse_dim = input.dim() - (dense_dim or 0) if full else sparse_dim
     if not 0 < sparse_dim <= input.dim() and input.dim():
         raise RuntimeError(f"sparse_dim must be in [1, {input.dim()}] but got {sparse_dim}")
     data = input.detach().numpy()
     nonzero = data != 0
     if data.ndim > sparse_dim:
         nonzero = nonzero.any(axis=tuple(range(sparse_dim, data.ndim)))
-    indices = np.stack(np.nonzero(nonzero)).astype(np.int64).reshape(sparse_dim, -1)
-    if csr == "csc":   # column by column
-        indices = indices[:, np.lexsort(indices)]
-    indices = _as_tensor(indices)
-    values = apply(K.to_sparse, input, indices, full=full, csr=csr)
+    indices = _as_tensor(np.stack(np.nonzero(nonzero)).astype(np.int64).reshape(sparse_dim, -1))
+    values = apply(K.to_sparse, input, indices, full=full, csr=False)
     result = SparseTensor._make(indices, values, input.shape, True)
     if input.requires_grad:
         result._sp_dense = (input, input._version)
     return result
+
+
+_LAYOUT_NAMES = {"strided": "Strided", "sparse_coo": "Sparse", "sparse_csr": "SparseCsr", "sparse_csc": "SparseCsc",
+                 "sparse_bsr": "SparseBsr", "sparse_bsc": "SparseBsc"}
+
+
+def _to_layout(input, layout, blocksize, dense_dim):
+    """to_sparse(layout=...) to a layout other than COO, with PyTorch's refusals."""
+    source = input._layout_name if isinstance(input, SparseTensor) else "Strided"
+    step = {"Strided": "dense_to_sparse", "Sparse": "sparse_coo_to_sparse"}.get(source, "sparse_compressed_to_sparse")
+    target = _LAYOUT_NAMES.get(layout.name)
+    if blocksize is not None and layout.name in ("strided", "sparse_csr", "sparse_csc"):
+        raise RuntimeError(f"{'to_sparse' if target == source else step}: conversion from {source} to {target} with "
+                           "blocksize argument given is not supported. Pass blocksize for BSR and BSC only.")
+    if layout is sparse_csr or layout is sparse_csc:
+        from ._csr import SparseCscTensor, SparseCsrTensor, to_compressed
+        return to_compressed(input, SparseCsrTensor if layout is sparse_csr else SparseCscTensor, dense_dim)
+    if layout is sparse_bsr or layout is sparse_bsc:
+        from ._bsr import to_sparse_blocked
+        return to_sparse_blocked(input, layout, blocksize, dense_dim)
+    if target == "Strided":
+        return input.to_dense()
+    raise RuntimeError(f"{step}: unexpected source layout {source} (for the target layout {layout}). Pass a sparse "
+                       "layout, or convert with to_dense().")
 
 
 # ---- printing --------------------------------------------------------------------------------------------------

@@ -205,7 +205,7 @@ def layout_order(indices, nbatch, dim):
 def to_compressed(input, cls, dense_dim=None):
     """The CSR or CSC tensor (cls) of a dense, sparse COO or compressed tensor (a COO one is coalesced first, as
     PyTorch does); entries reordered for it are recorded as PyTorch's ToSparseCsr/ToSparseCscBackward0."""
-    if isinstance(input, cls):
+    if type(input) is cls:
         return input
     if not isinstance(input, SparseTensor):
         from ._compressed_build import dense_to_compressed
