@@ -20,6 +20,7 @@ from collections import OrderedDict
 import numpy as np
 
 from .. import _dtypes as D, _views
+from .._layout import layout
 from .._size import Size
 from .._tensor import Tensor
 from ..device import device as _device
@@ -85,6 +86,8 @@ class _CheckpointPickler(pickle._Pickler):
             return self._reduce_tensor(obj)
         if isinstance(obj, Size):
             return _Global("torch", "Size"), (tuple(obj),)
+        if isinstance(obj, layout):   # PyTorch's layouts pickle through torch.serialization._get_layout
+            return _GET_LAYOUT, (f"torch.{obj.name}",)
         if isinstance(obj, _device):
             return _Global("torch", "device"), (str(obj),)
         return NotImplemented

@@ -70,15 +70,15 @@ def _sparse_sparse(a, b, alpha, node):
     if a._nbatch != b._nbatch:
         raise RuntimeError(f"add: expected 'self' and 'other' to have the same batch and dense dimensions, but 'self' "
                            f"has {a._nbatch} batch dimensions and 'other' {b._nbatch}")
-    av, bv = (t._sp_values.reshape(-1, *t._sp_values.shape[3:]) if t._blocked else t._sp_values for t in (a, b))
+    av, bv = a._sp_values, b._sp_values
+    if a._blocked is not b._blocked:   # CSR and 1x1-block BSR: b's values in a's form
+        bv = bv.reshape(-1, *bv.shape[3:]) if b._blocked else bv.reshape(-1, 1, 1, *bv.shape[1:])
     sizes = tuple(a.shape[:a._nbatch + 2])
     ai, bi = a._sp_indices.numpy(), b._sp_indices.numpy()
     indices, take_a, take_b = P.merge(ai, bi, sizes)   # both in CSR order, so is the walk's result
     from ._compressed_build import check_batches
     check_batches(indices, sizes[:a._nbatch])
     values, rs = merged_values(a, b, alpha, node, indices, take_a, take_b, av, bv, dtype)
-    if a._blocked:
-        values = values.reshape(-1, 1, 1, *values.shape[1:])
     out = type(a)._make(_as_tensor(indices), values, a.shape, True)
     out._sp_routes = rs if rs else None
     if a._blocked and out.requires_grad:

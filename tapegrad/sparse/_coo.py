@@ -11,7 +11,7 @@ import warnings
 import jax
 import numpy as np
 
-from .. import _printing
+from .. import _dtypes, _printing
 from .._dispatch import Redirect, apply
 from .._grad_mode import is_grad_enabled, no_grad
 from .._layout import sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
@@ -244,13 +244,6 @@ class SparseTensor(Tensor):
         values = self._sp_values.to(*args, **kwargs)
         return self if values is self._sp_values else self._with_values(values, 1)
 
-    def double(self):
-        from .._dtypes import float64
-        return self.to(float64)
-
-    def float(self):
-        from .._dtypes import float32
-        return self.to(float32)
 
     def numpy(self, *, force=False):
         raise TypeError(f"can't convert {self._layout_name} layout tensor to numpy. Use Tensor.to_dense() first.")
@@ -316,6 +309,13 @@ class SparseTensor(Tensor):
         raise RuntimeError("Boolean value of a sparse tensor is ambiguous. Call .to_dense() first.")
 
     __hash__ = object.__hash__
+
+
+# the dtype casts (long(), bool()...) through the values, as to() (Tensor's own cast reads dense storage)
+for _name, _dtype in {"float": "float32", "double": "float64", "half": "float16", "bfloat16": "bfloat16",
+                      "long": "int64", "int": "int32", "short": "int16", "char": "int8", "byte": "uint8",
+                      "bool": "bool_", "cfloat": "complex64", "cdouble": "complex128"}.items():
+    setattr(SparseTensor, _name, (lambda d: lambda self, memory_format=None: self.to(getattr(_dtypes, d)))(_dtype))
 
 
 # ---- construction ----------------------------------------------------------------------------------------------
