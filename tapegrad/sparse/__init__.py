@@ -12,7 +12,8 @@ tensors. CSC: the same with `tapegrad.sparse_csc_tensor`, `Tensor.to_sparse_csc(
 All four take the unary ops that keep zeros and scalar products on their values.
 Other ops on a sparse tensor raise NotImplementedError; call `.to_dense()` first.
 """
-from ._coo import SparseTensor, sparse_coo_tensor, to_sparse, sparse_sum as sum  # noqa: F401
+from ._coo import SparseTensor, sparse_coo_tensor, to_sparse  # noqa: F401
+from ._sum import sparse_sum as sum  # noqa: F401
 from ._matmul import sparse_mm as mm  # noqa: F401
 from ._csr import SparseCsrTensor, SparseCscTensor  # noqa: F401
 from ._bsr import SparseBsrTensor, SparseBscTensor  # noqa: F401

@@ -12,7 +12,7 @@ from .._ops import sparse as K
 from ._coo import SparseTensor, _as_tensor
 from ._routes import combined, routes
 from ._csr import SparseCompressedTensor, SparseCscTensor, SparseCsrTensor
-from ._compressed_build import dense_to_compressed, sparse_bsc_tensor, sparse_bsr_tensor  # noqa: F401
+from ._compressed_build import dense_to_compressed
 
 
 class _Blocked:
