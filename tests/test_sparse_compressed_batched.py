@@ -151,6 +151,32 @@ def test_conversion_errors(call):
     _error(call)
 
 
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.tensor(XB).to_sparse_csr() @ lib.ones(3, 2),
+    lambda lib: lib.tensor(XB).to_sparse_csc() @ lib.ones(3),
+    lambda lib: lib.tensor(H).to_sparse_bsr(1, dense_dim=1) @ lib.ones(3, 2),
+    lambda lib: lib.tensor(XB).to_sparse_csr() @ lib.ones(2, 3, 2),
+    lambda lib: lib.tensor(X).to_sparse_bsr(1) @ lib.ones(2, 3, 2),
+    lambda lib: lib.ones(2, 2) @ lib.tensor(XB).to_sparse_csr(),
+    lambda lib: lib.ones(2) @ lib.tensor(XB).to_sparse_csr(),
+    lambda lib: lib.ones(3, 2) @ lib.tensor(H).to_sparse_csc(dense_dim=1),
+    lambda lib: lib.mm(lib.tensor(XB).to_sparse_csr(), lib.ones(3, 2)),
+    lambda lib: lib.mm(lib.ones(3, 2), lib.tensor(H).to_sparse_csr(dense_dim=1)),
+    lambda lib: lib.mv(lib.tensor(H).to_sparse_csr(dense_dim=1), lib.ones(3)),
+    lambda lib: lib.bmm(lib.tensor(XB).to_sparse_csr(), lib.ones(2, 3, 2)),
+    lambda lib: lib.sparse.mm(lib.tensor(XB).to_sparse_csr(), lib.ones(3, 2)),
+    lambda lib: lib.sparse.mm(lib.ones(3, 2), lib.tensor(H).to_sparse_csr(dense_dim=1)),
+])
+def test_products_refuse_batched_and_hybrid_operands(call):
+    _error(call)
+
+
+def test_elementwise_ops_on_batched_and_hybrid_values():
+    _run(lambda lib: [_convert(lib, XB, "csr").abs(), _convert(lib, H, "bsc", dense_dim=1) * 2,
+                      lib.sin(_convert(lib, H, "csr", dense_dim=1)), _convert(lib, XB, "csc").to(lib.float32),
+                      _convert(lib, XB, "csr").long(), _convert(lib, XB, "bsr").detach().clone()])
+
+
 # ---- gradients --------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("layout", ["csr", "csc", "bsr", "bsc"])

@@ -192,6 +192,8 @@ def dispatch_op(name, args, layout_name="SparseCsr"):
         from ._compressed_math import compressed_add
         alpha = args[2] if len(args) > 2 else 1
         return compressed_add(args[0], args[1], -alpha if name.startswith("sub") else alpha, name[:3])
+    if name == "expand":   # (matmul with an N-D operand)
+        raise RuntimeError(f"expand is unsupported for {layout_name} tensors. Call .to_dense() first.")
     raise NotImplementedError(f"Could not run 'aten::{name}' with arguments from the '{layout_name}CPU' backend. "
                               + _SUPPORTED)
 
