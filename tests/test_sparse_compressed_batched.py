@@ -294,6 +294,25 @@ def test_batched_and_hybrid_compressed_sums_are_exact():
         tg.tensor(XB).to_sparse_csr() + tg.tensor([[[1.0, 1, 1], [0, 0, 1]], [[1, 0, 6], [0, 0, 5]]]).to_sparse_csr()
 
 
+def test_add_in_place():
+    def run(lib):
+        a, b = lib.tensor(X).to_sparse_csr(), lib.tensor(Y).to_sparse_csr()
+        a.add_(b, alpha=2)
+        d = lib.tensor(Y)
+        d.add_(lib.tensor(X).to_sparse_csc(), alpha=2)
+        return [a, d]
+    _run(run)
+    c = tg.tensor(XB).to_sparse_csr()   # (PyTorch's batched result is malformed, see above)
+    c += tg.tensor(YB).to_sparse_csr()
+    _same(c.to_dense(), torch.tensor(XB) + torch.tensor(YB))
+    for call in (lambda lib: lib.tensor(X).to_sparse_csr().add_(lib.tensor(Y)),
+                 lambda lib: lib.tensor(X).to_sparse_csr().sub_(lib.tensor(Y).to_sparse_csr()),
+                 lambda lib: lib.tensor(X).to_sparse_csr().add_(lib.tensor(Y).double().to_sparse_csr()),
+                 lambda lib: lib.tensor(X).to_sparse_csc().add_(lib.tensor(Y).to_sparse_csc()),
+                 lambda lib: lib.tensor(X).to_sparse_csr().requires_grad_().add_(lib.tensor(Y).to_sparse_csr())):
+        _error(call)
+
+
 @pytest.mark.parametrize("call,phrase", [
     (lambda lib: lib.tensor(X).to_sparse_csr() - lib.tensor(Y).to_sparse_csr(), None),
     (lambda lib: lib.sub(lib.tensor(X).to_sparse_csr(), lib.tensor(Y), alpha=2), None),

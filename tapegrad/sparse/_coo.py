@@ -272,11 +272,10 @@ class SparseTensor(Tensor):
     def _add_in_place(self, other, alpha, node):
         """PyTorch's in-place add of a sparse tensor: this one takes the sum's entries (rebound, so tensors
         recorded from its old value keep it: tapegrad has no version check to fail there, as PyTorch's does)."""
-        from ._add import add
         from .._inplace import _CAST_NAMES, _can_cast
         if self.is_leaf and self.requires_grad and is_grad_enabled():
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-        out = add(self, other, alpha, node)
+        out = self._added(other, alpha, node)
         values = out._sp_values
         if values.dtype is not self.dtype:
             if not _can_cast(values.dtype, self.dtype):
@@ -286,6 +285,10 @@ class SparseTensor(Tensor):
         self._sp_indices, self._sp_values, self._sp_coalesced = out._sp_indices, values, out._sp_coalesced
         self._sp_routes = out._sp_routes
         return self
+
+    def _added(self, other, alpha, node):
+        from ._add import add
+        return add(self, other, alpha, node)
 
     def t(self):
         if self.dim() != 2 or self.sparse_dim() != 2:

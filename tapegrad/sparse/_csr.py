@@ -127,6 +127,17 @@ class SparseCompressedTensor(SparseTensor):
             raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.dim()}D. Use "
                                "transpose(-2, -1) on .to_dense() for a batched or hybrid tensor.")
 
+    def _added(self, other, alpha, node):
+        """self + alpha * other for add_ / sub_ (_coo.py): PyTorch's in-place checks, then compressed_add."""
+        from ._compressed_math import _type, compressed_add
+        if node == "add" and not isinstance(other, SparseTensor):
+            raise RuntimeError(f"Sparse {self._kind.upper()} tensors do not have is_contiguous: PyTorch cannot add a "
+                               "dense tensor into a compressed one. Add into the dense tensor instead.")
+        if node == "add" and other._sp_compressed and other.dtype is not self.dtype:
+            raise RuntimeError(f"expected scalar type {_type(self.dtype)} but found {_type(other.dtype)}. Convert "
+                               "the other operand (.to(dtype)) first.")
+        return compressed_add(self, other, alpha, node)
+
     # ---- refusals and reductions --------------------------------------------------------------------------------
 
     def _refuse(self, name):
