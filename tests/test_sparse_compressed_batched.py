@@ -266,6 +266,37 @@ def test_compressed_plus_dense_is_dense(layout, sparse_first):
     _run(run)
 
 
+def test_alpha_scales_the_second_operand():
+    # PyTorch's CPU kernel scales the compressed operand of torch.add(compressed, dense, alpha) (its gradients scale
+    # the dense one): tapegrad computes compressed + alpha * dense, and its gradients are PyTorch's
+    w = [[0.0, 1, 2], [3, 4, 5]]
+
+    def run(lib):
+        a = lib.tensor(X, dtype=lib.float64).to_sparse_csr().requires_grad_()
+        d = lib.tensor(Y, dtype=lib.float64, requires_grad=True)
+        c = lib.add(a, d, alpha=3)
+        (c * lib.tensor(w, dtype=lib.float64)).sum().backward()
+        return c, a.grad, d.grad
+    m, t = run(tg), run(torch)
+    _same(m[0].detach(), torch.tensor(X, dtype=torch.float64) + 3 * torch.tensor(Y, dtype=torch.float64))
+    _same(m[1], t[1])
+    _same(m[2], t[2])
+
+
+@pytest.mark.parametrize("layout", ["csr", "csc", "bsr", "bsc"])
+def test_finite_difference_gradients(layout):
+    # every entry nonzero, so a small step keeps the pattern
+    x = tg.arange(1.0, 25.0, dtype=tg.float64).reshape(2, 2, 3, 2).requires_grad_()
+
+    def f(x):
+        s = getattr(x, f"to_sparse_{layout}")(*BLOCK[layout], dense_dim=1)
+        return s.values() * 2, s.to_dense()
+    assert tg.autograd.gradcheck(f, (x,))
+    if layout == "csr":
+        assert tg.autograd.gradcheck(lambda x, y: tg.add(x.to_sparse_csr(), y.to_sparse_csr(), alpha=3).values(),
+                                     (x[0, 0], (x[1, 1] * 2).detach().requires_grad_()))
+
+
 def test_block_add_takes_one_by_one_blocks():
     # PyTorch's result holds scalar values under a BSR layout (its to_dense() fails); tapegrad's holds 1x1 blocks of
     # the same values
