@@ -61,7 +61,7 @@ from .func import vmap  # noqa: E402
 from . import sparse, masked  # noqa: E402  (sparse COO tensors, MaskedTensor)
 from ._layout import layout, strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc  # noqa: E402
 from .sparse import sparse_coo_tensor, spmm, sparse_csr_tensor, sparse_csc_tensor  # noqa: E402
-from .sparse import sparse_bsr_tensor, sparse_bsc_tensor  # noqa: E402
+from .sparse import sparse_bsr_tensor, sparse_bsc_tensor, sparse_compressed_tensor  # noqa: E402
 from ._compile import compile  # noqa: E402
 from . import _dynamo  # noqa: E402,F401  (torch._dynamo.exc.Unsupported)
 from .serialization import save, load  # noqa: E402

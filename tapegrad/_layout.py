@@ -25,4 +25,7 @@ sparse_csr = layout("sparse_csr")
 sparse_csc = layout("sparse_csc")
 sparse_bsr = layout("sparse_bsr")
 sparse_bsc = layout("sparse_bsc")
-LAYOUTS = {t.name: t for t in (strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc)}
+# PyTorch's other two, for a saved layout object only: tapegrad has no MKL-DNN or nested (jagged) tensors
+_mkldnn = layout("_mkldnn")
+jagged = layout("jagged")
+LAYOUTS = {t.name: t for t in (strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc, _mkldnn, jagged)}

@@ -142,24 +142,25 @@ class Tensor:
 
     is_sparse = False   # tapegrad.sparse's SparseTensor says True
     is_sparse_csr = False   # and its SparseCsrTensor this
+    _sp_compressed = False   # CSR, CSC, BSR, BSC (tapegrad.sparse._csr) say True
 
     def to_sparse_csr(self, dense_dim=None):
         from .sparse._csr import to_sparse_csr
-        return to_sparse_csr(self)
+        return to_sparse_csr(self, dense_dim)
 
     def to_sparse_csc(self, dense_dim=None):
         from .sparse._csr import to_sparse_csc
-        return to_sparse_csc(self)
+        return to_sparse_csc(self, dense_dim)
 
     def to_sparse_bsr(self, blocksize, dense_dim=None):
         from .sparse._bsr import to_sparse_blocked
         from ._layout import sparse_bsr
-        return to_sparse_blocked(self, sparse_bsr, blocksize)
+        return to_sparse_blocked(self, sparse_bsr, blocksize, dense_dim)
 
     def to_sparse_bsc(self, blocksize, dense_dim=None):
         from .sparse._bsr import to_sparse_blocked
         from ._layout import sparse_bsc
-        return to_sparse_blocked(self, sparse_bsc, blocksize)
+        return to_sparse_blocked(self, sparse_bsc, blocksize, dense_dim)
 
     @property
     def layout(self):

@@ -134,10 +134,9 @@ class CheckpointUnpickler(pickle.Unpickler):
 def _get_layout(name):
     from .._layout import LAYOUTS
     layout = LAYOUTS.get(name[len("torch."):] if name.startswith("torch.") else None)
-    if layout is None:
-        raise NotImplementedError(f"{name}: tapegrad's tensors have the strided and sparse (COO, CSR, CSC, BSR, "
-                                  "BSC) layouts only. Save the tensor converted to one of them (to_sparse(), "
-                                  "to_dense()).")
+    if layout is None:   # (every layout PyTorch has is known: its own lookup fails the same way)
+        raise KeyError(f"{name} is not one of PyTorch's layouts (torch.strided, torch.sparse_coo, torch.sparse_csr...); "
+                       "the file was not written by torch.save or tapegrad.save.")
     return layout
 
 

@@ -20,6 +20,7 @@ from collections import OrderedDict
 import numpy as np
 
 from .. import _dtypes as D, _views
+from .._layout import layout
 from .._size import Size
 from .._tensor import Tensor
 from ..device import device as _device
@@ -85,6 +86,8 @@ class _CheckpointPickler(pickle._Pickler):
             return self._reduce_tensor(obj)
         if isinstance(obj, Size):
             return _Global("torch", "Size"), (tuple(obj),)
+        if isinstance(obj, layout):   # PyTorch's layouts pickle through torch.serialization._get_layout
+            return _GET_LAYOUT, (f"torch.{obj.name}",)
         if isinstance(obj, _device):
             return _Global("torch", "device"), (str(obj),)
         return NotImplemented
@@ -112,7 +115,8 @@ class _CheckpointPickler(pickle._Pickler):
         if t.is_sparse:
             data = (t._sp_indices.detach(), values, Size(t.shape), t.is_coalesced())
         else:
-            data = (t._compressed(), t._plain(), values, Size(t.shape))
+            shape = t._values_shape()   # (*batch, nnz, ...) for a batched tensor
+            data = (t._compressed(), t._plain(), values if shape is None else values.reshape(shape), Size(t.shape))
         return _REBUILD_SPARSE, (layout, data)
 
     def _storage_of(self, t):

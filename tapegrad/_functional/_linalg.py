@@ -43,6 +43,8 @@ def _mm_shape_error(a, b):
 
 @policy("matmul")
 def matmul(input, other, *, out=None):
+    if input._sp_compressed or other._sp_compressed:   # PyTorch's refusals of batched, hybrid ones
+        __import__("tapegrad.sparse._matmul", fromlist=["_"]).refuse_compressed_product(input, other, "matmul")
     if input.is_sparse or other.is_sparse:
         from ..sparse._matmul import sparse_mm
         return sparse_mm(input, other, via="mm")
@@ -147,6 +149,8 @@ def _check_matmul(input, other):
 
 @policy("mm")
 def mm(input, mat2, *, out=None):
+    if input._sp_compressed or mat2._sp_compressed:   # PyTorch's refusals of batched, hybrid ones
+        __import__("tapegrad.sparse._matmul", fromlist=["_"]).refuse_compressed_product(input, mat2, "mm")
     if input.is_sparse or mat2.is_sparse:
         from ..sparse._matmul import sparse_mm
         return sparse_mm(input, mat2, via="mm")
@@ -161,6 +165,8 @@ def mm(input, mat2, *, out=None):
 
 @policy("bmm")
 def bmm(input, mat2, *, out=None):
+    if input._sp_compressed or mat2._sp_compressed:   # PyTorch's refusals of batched, hybrid ones
+        __import__("tapegrad.sparse._matmul", fromlist=["_"]).refuse_compressed_product(input, mat2, "bmm")
     if input.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
     if mat2.ndim != 3:
@@ -173,6 +179,8 @@ def bmm(input, mat2, *, out=None):
 
 
 def mv(input, vec, *, out=None):
+    if input._sp_compressed or vec._sp_compressed:   # PyTorch's refusals of batched, hybrid ones
+        __import__("tapegrad.sparse._matmul", fromlist=["_"]).refuse_compressed_product(input, vec, "mv")
     if input.is_sparse:
         from ..sparse._matmul import sparse_mm
         return sparse_mm(input, vec, via="mv")

@@ -87,7 +87,9 @@ sparse_coo_tensor = defop("sparse_coo_tensor", lambda values, csr=False: values,
                           node_name="SparseCooTensorWithDimsAndTensorsBackward0",
                           overloads=[overload("SparseCompressedTensorBackward0", csr=True)])
 # Tensor.values(): a view of the values, differentiable (PyTorch's _values() is not)
-sparse_values = defop("sparse_values", lambda values: values, dtype_rule=KEEP, view=True,
+# (shape: a batched compressed tensor's (*batch, nnz, ...) values, held as (batches * nnz, ...))
+sparse_values = defop("sparse_values", lambda values, shape=None: values if shape is None else values.reshape(shape),
+                      dtype_rule=KEEP, view=True,
                       node_name="ValuesBackward0")
 # PyTorch's SparseAddmm node also lists the (absent) dense summand first
 sparse_mm = defop("sparse_mm", _sparse_mm, dtype_rule=KEEP, diff=(1, 2, 3), node="sparse_addmm",

@@ -35,19 +35,28 @@ def add(a, b, alpha, node):
                                "dimensions")
         indices, take_a, take_b = P.merge(ai, bi, tuple(a.shape[:a.sparse_dim()]))
         coalesced = a._sp_coalesced and b._sp_coalesced
-    take_a, take_b = np.where(take_a < 0, ai.shape[1], take_a), np.where(take_b < 0, bi.shape[1], take_b)
-    av, bv, routed, take_r = a._sp_values, b._sp_values, None, None
+    values, rs = merged_values(a, b, alpha, node, indices, take_a, take_b, a._sp_values, b._sp_values, dtype)
+    return _result(_as_tensor(indices), values, a.shape, coalesced, rs)
+
+
+def merged_values(a, b, alpha, node, indices, take_a, take_b, av, bv, dtype):
+    """The values of a + alpha * b on the merged entries `indices` (take_*: the entry of each operand a result entry
+    adds, -1 for none; av, bv: the operands' values), recorded as PyTorch's Add/SubBackward0, with the routes of
+    the result (see _routes)."""
+    from ._coo import _as_tensor
+    take_a, take_b = np.where(take_a < 0, av.shape[0], take_a), np.where(take_b < 0, bv.shape[0], take_b)
+    routed, take_r = None, None
     ra, rb = routes(a), routes(b)
     terms = [(r, k) for r, k in ((ra, 1), (rb, alpha)) if r]
     if terms:   # the routed operands' gradient: the result's, on its distinct positions (see _routes)
         sizes = tuple(a.shape[:indices.shape[0]])
         distinct, inverse = P.unique(indices, sizes)
-        routed = sparse_term(combined(*terms), _as_tensor(distinct), (distinct.shape[1],) + a.shape[len(sizes):])
+        routed = sparse_term(combined(*terms), _as_tensor(distinct), (distinct.shape[1],) + tuple(av.shape[1:]))
         take_r = _as_tensor(P.first_only(inverse, distinct.shape[1]))
         av, bv = (av.detach() if ra else av), (bv.detach() if rb else bv)
     values = apply(K.sparse_add, av, bv, _as_tensor(take_a), _as_tensor(take_b), routed, take_r, alpha=alpha,
                    dtype=np.dtype(dtype.np), node=node)
-    return _result(_as_tensor(indices), values, a.shape, coalesced, combined((ra, 1), (rb, alpha)))
+    return values, combined((ra, 1), (rb, alpha))
 
 
 def _result(indices, values, size, coalesced, rs):

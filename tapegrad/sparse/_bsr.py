@@ -1,9 +1,9 @@
-"""Sparse block matrices: PyTorch's BSR and BSC layouts, the compressed tensors (_csr.py) of a grid of
-blocksize blocks, each held block by block: indices are the nonzero blocks' (row, column) on the grid, in
-BSR's or BSC's order, values their blocks (nnz, *blocksize), so the values carry the history as COO's do.
+"""Sparse block tensors: PyTorch's BSR and BSC layouts, the compressed tensors (_csr.py) of a grid of blocksize
+blocks, each held block by block: indices are the nonzero blocks' (*batch, row, column) on the grid, in BSR's or
+BSC's order, values their blocks (nnz, *blocksize, *dense), so the values carry the history as COO's do.
 to_dense() lays the blocks out; tapegrad's block tensors support conversions, sparse_bsr_tensor / sparse_bsc_tensor,
-accessors, values(), to_dense(), to_sparse(), t(), sum() and BSR @ dense (PyTorch's only block product on CPU);
-other ops refuse, pointing at to_dense()."""
+accessors, values(), to_dense(), to_sparse(), t(), sum(), add of (1, 1) blocks and BSR @ dense (PyTorch's only block
+product on CPU); other ops refuse, pointing at to_dense()."""
 import numpy as np
 
 from .._dispatch import apply
@@ -11,7 +11,8 @@ from .._layout import sparse_bsc, sparse_bsr
 from .._ops import sparse as K
 from ._coo import SparseTensor, _as_tensor
 from ._routes import combined, routes
-from ._csr import SparseCscTensor, SparseCsrTensor, _compressed_tensor
+from ._csr import SparseCompressedTensor, SparseCscTensor, SparseCsrTensor
+from ._compressed_build import dense_to_compressed
 
 
 class _Blocked:
@@ -19,45 +20,45 @@ class _Blocked:
 
     @property
     def _blocksize(self):
-        return tuple(self._sp_values.shape[1:])   # values are (nnz, *blocksize)
+        return tuple(self._sp_values.shape[1:3])   # values are (nnz, *blocksize, *dense)
 
     _blocked = True
 
     def _grid(self):
-        (m, n), (r, c) = self._sp_size, self._blocksize
+        nb = self._nbatch
+        (m, n), (r, c) = self._sp_size[nb:nb + 2], self._blocksize
         return m // r, n // c
 
-    def dense_dim(self):
-        return 0   # the blocks are not dense dimensions (PyTorch's count)
-
     def _entries(self):
-        """The (row, column) of every entry of the blocks, block by block."""
-        (r, c), blocks = self._blocksize, self._sp_indices.numpy()
-        rows = (blocks[0][:, None, None] * r + np.arange(r)[None, :, None]).repeat(c, 2).reshape(-1)
-        cols = (blocks[1][:, None, None] * c + np.arange(c)[None, None, :]).repeat(r, 1).reshape(-1)
-        return rows, cols
+        """The (*batch, row, column) of every entry of the blocks, block by block, each block row by row."""
+        (r, c), blocks, nb = self._blocksize, self._sp_indices.numpy(), self._nbatch
+        shape = (blocks.shape[1], r, c)
+        rows = blocks[nb][:, None, None] * r + np.arange(r)[None, :, None]
+        cols = blocks[nb + 1][:, None, None] * c + np.arange(c)[None, None, :]
+        parts = [blocks[i][:, None, None] for i in range(nb)] + [rows, cols]
+        return np.stack([np.broadcast_to(p, shape) for p in parts]).reshape(nb + 2, -1)
+
+    def _entry_values(self):
+        return self._sp_values.reshape(-1, *self._sp_values.shape[3:])
 
     def to_dense(self, dtype=None, *, masked_grad=True):
-        dense = apply(K.to_dense, _as_tensor(np.stack(self._entries())), self._sp_values.reshape(-1),
-                      size=self._sp_size)
+        dense = apply(K.to_dense, _as_tensor(self._entries()), self._entry_values(), size=self._sp_size)
         return dense if dtype is None else dense.to(dtype)
 
     def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
-        """The COO tensor of every entry of the blocks (explicit zeros too, as PyTorch's), row by row."""
+        """The COO tensor of every entry of the blocks (explicit zeros too, as PyTorch's), block by block."""
         from .._layout import sparse_coo
         if layout is not None and layout is not sparse_coo:
-            return to_sparse_blocked(self, layout, blocksize)
-        rows, cols = self._entries()
-        order = np.lexsort((cols, rows))
-        values = self._sp_values.reshape(-1).index_select(0, _as_tensor(order))
-        out = SparseTensor._make(_as_tensor(np.stack([rows[order], cols[order]])), values, self._sp_size, True)
+            from ._coo import _to_layout
+            return _to_layout(self, layout, blocksize, dense_dim)
+        coalesced = self._blocksize == (1, 1) and self._dim == 0
+        out = SparseTensor._make(_as_tensor(self._entries()), self._entry_values(), self._sp_size, coalesced)
         out._sp_routes = combined((routes(self), 1)) or None   # the same entries: the gradient passes on
         return out
 
     def sum(self, dim=None, keepdim=False, dtype=None):
-        if dim is not None:
-            raise RuntimeError(f"Currently the only compressed sparse format supported for sum.dim_IntList is CSR, "
-                               f"but got layout {self._layout_name}. Call .to_sparse() first.")
+        if dim is not None or keepdim:   # (compressed_sum's refusals)
+            return SparseCompressedTensor.sum(self, dim, keepdim, dtype)
         return self.to_sparse().sum(dtype=dtype)
 
     def to_sparse_csr(self, dense_dim=None):
@@ -71,13 +72,14 @@ class _Blocked:
                            f"{self._layout_name}. Call .to_dense() first.")
 
     def to_sparse_bsr(self, blocksize, dense_dim=None):
-        return to_sparse_blocked(self, sparse_bsr, blocksize)
+        return to_sparse_blocked(self, sparse_bsr, blocksize, dense_dim)
 
     def to_sparse_bsc(self, blocksize, dense_dim=None):
-        return to_sparse_blocked(self, sparse_bsc, blocksize)
+        return to_sparse_blocked(self, sparse_bsc, blocksize, dense_dim)
 
     def t(self):
         """The transpose: BSR's is BSC and BSC's BSR, each block transposed."""
+        self._check_2d()
         other = SparseBscTensor if self._dim == 0 else SparseBsrTensor
         return other._make(self._sp_indices.flip(0), self._sp_values.transpose(1, 2), self._sp_size[::-1], True)
 
@@ -90,6 +92,7 @@ class SparseBsrTensor(_Blocked, SparseCsrTensor):
 
     is_sparse_csr = False
     _layout_name = "SparseBsr"
+    _kind = "bsr"
 
     @property
     def layout(self):
@@ -100,18 +103,19 @@ class SparseBscTensor(_Blocked, SparseCscTensor):
     """A sparse BSC matrix (layout tapegrad.sparse_bsc). Build one with `Tensor.to_sparse_bsc(blocksize)`."""
 
     _layout_name = "SparseBsc"
+    _kind = "bsc"
 
     @property
     def layout(self):
         return sparse_bsc
 
 
-def to_sparse_blocked(input, layout, blocksize):
-    """The BSR or BSC matrix (layout) of a 2-D tensor with the given blocksize: its blocks holding a nonzero."""
+def to_sparse_blocked(input, layout, blocksize, dense_dim=None):
+    """The BSR or BSC tensor (layout) of a tensor with the given blocksize: its blocks holding a nonzero."""
     from ._coo import to_sparse
     if layout is not sparse_bsr and layout is not sparse_bsc:
-        return to_sparse(input, layout=layout)
-    cls, kind = (SparseBsrTensor, "bsr") if layout is sparse_bsr else (SparseBscTensor, "bsc")
+        return to_sparse(input, layout=layout, dense_dim=dense_dim)
+    cls = SparseBsrTensor if layout is sparse_bsr else SparseBscTensor
     if blocksize is None:
         raise RuntimeError(f"dense_to_sparse: conversion from {'Strided' if input.layout.name == 'strided' else 'a'} "
                            f"to {cls._layout_name} without blocksize argument given is not supported. Pass "
@@ -119,35 +123,15 @@ def to_sparse_blocked(input, layout, blocksize):
     r, c = (blocksize, blocksize) if isinstance(blocksize, int) else (int(blocksize[0]), int(blocksize[1]))
     if isinstance(input, cls) and input._blocksize == (r, c):
         return input
-    if input.dim() != 2:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-max(input.dim(), 1)}, "
-                         f"{max(input.dim(), 1) - 1}], but got -2). to_sparse_{kind}() takes a 2-D tensor.")
-    m, n = input.shape
-    if m % r or n % c:
-        raise RuntimeError(f"dense_to_sparse_{kind}: tensor sparse size ({m},{n}) must be divisible by given "
-                           f"blocksize ({r},{c}). Pick a blocksize dividing the shape.")
-    dense = input.to_dense() if isinstance(input, SparseTensor) else input
-    blocks = dense.reshape(m // r, r, n // c, c).permute(0, 2, 1, 3)
-    nonzero = (dense.detach().numpy().reshape(m // r, r, n // c, c) != 0).any(axis=(1, 3))
-    indices = np.stack(np.nonzero(nonzero)).astype(np.int64).reshape(2, -1)
-    if cls._dim == 1:   # column by column
-        indices = indices[:, np.lexsort(indices)]
-    values = apply(K.to_sparse, blocks, _as_tensor(indices), full=False, csr=kind)
-    out = cls._make(_as_tensor(indices), values, (m, n), True)
-    if dense is input and input.requires_grad:   # a dense gradient (torch.mm's) passes to the source
-        out._sp_dense = (input, input._version)
+    if not isinstance(input, SparseTensor):
+        return dense_to_compressed(input, cls, (r, c), dense_dim)
+    if isinstance(input, SparseCompressedTensor) and input._nbatch:
+        raise RuntimeError(f"sparse_compressed_to_sparse_{cls._kind}: conversion from {input._layout_name} to "
+                           f"{cls._layout_name} for batched inputs is not supported. Convert the dense tensor "
+                           "(.to_dense()) instead.")
+    if not input._sp_compressed and input.sparse_dim() != 2:
+        raise RuntimeError(f"coo_to_sparse_{cls._kind}: conversion from Sparse to {cls._layout_name} for input tensors "
+                           "with sparse_dim()!=2 is not supported. Convert the dense tensor (.to_dense()) instead.")
+    out = dense_to_compressed(input.to_dense(), cls, (r, c), input.dense_dim())
+    out._sp_dense = None   # (its gradient reaches the input through to_dense(), masked)
     return out
-
-
-def sparse_bsr_tensor(crow_indices, col_indices, values, size=None, *, dtype=None, device=None, pin_memory=False,
-                      requires_grad=False, check_invariants=None):
-    """PyTorch's sparse_bsr_tensor: block row i holds the blocks values[crow[i]:crow[i + 1]] at block columns
-    col[crow[i]:crow[i + 1]]; values are (nnz, *blocksize)."""
-    return _compressed_tensor(SparseBsrTensor, crow_indices, col_indices, values, size, dtype, device, requires_grad)
-
-
-def sparse_bsc_tensor(ccol_indices, row_indices, values, size=None, *, dtype=None, device=None, pin_memory=False,
-                      requires_grad=False, check_invariants=None):
-    """PyTorch's sparse_bsc_tensor: block column j holds the blocks values[ccol[j]:ccol[j + 1]] at block rows
-    row[ccol[j]:ccol[j + 1]]; values are (nnz, *blocksize)."""
-    return _compressed_tensor(SparseBscTensor, ccol_indices, row_indices, values, size, dtype, device, requires_grad)

@@ -11,7 +11,7 @@ import warnings
 import jax
 import numpy as np
 
-from .. import _printing
+from .. import _dtypes, _printing
 from .._dispatch import Redirect, apply
 from .._grad_mode import is_grad_enabled, no_grad
 from .._layout import sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
@@ -221,7 +221,9 @@ class SparseTensor(Tensor):
         dense = apply(K.to_dense, self._sp_indices, self._sp_values, size=self._sp_size)
         return dense if dtype is None else dense.to(dtype)
 
-    def to_sparse(self, *args, **kwargs):
+    def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+        if layout is not None and layout is not sparse_coo:
+            return _to_layout(self, layout, blocksize, dense_dim)
         return self
 
     def _same_layout(self, coo):
@@ -242,13 +244,6 @@ class SparseTensor(Tensor):
         values = self._sp_values.to(*args, **kwargs)
         return self if values is self._sp_values else self._with_values(values, 1)
 
-    def double(self):
-        from .._dtypes import float64
-        return self.to(float64)
-
-    def float(self):
-        from .._dtypes import float32
-        return self.to(float32)
 
     def numpy(self, *, force=False):
         raise TypeError(f"can't convert {self._layout_name} layout tensor to numpy. Use Tensor.to_dense() first.")
@@ -277,11 +272,10 @@ class SparseTensor(Tensor):
     def _add_in_place(self, other, alpha, node):
         """PyTorch's in-place add of a sparse tensor: this one takes the sum's entries (rebound, so tensors
         recorded from its old value keep it: tapegrad has no version check to fail there, as PyTorch's does)."""
-        from ._add import add
         from .._inplace import _CAST_NAMES, _can_cast
         if self.is_leaf and self.requires_grad and is_grad_enabled():
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-        out = add(self, other, alpha, node)
+        out = self._added(other, alpha, node)
         values = out._sp_values
         if values.dtype is not self.dtype:
             if not _can_cast(values.dtype, self.dtype):
@@ -292,6 +286,10 @@ class SparseTensor(Tensor):
         self._sp_routes = out._sp_routes
         return self
 
+    def _added(self, other, alpha, node):
+        from ._add import add
+        return add(self, other, alpha, node)
+
     def t(self):
         if self.dim() != 2 or self.sparse_dim() != 2:
             raise RuntimeError(f"t() expects a tensor with <= 2 sparse and 0 dense dimensions, but got "
@@ -300,6 +298,7 @@ class SparseTensor(Tensor):
         return SparseTensor._make(self._sp_indices.flip(0), self._sp_values, self._sp_size[::-1], False)
 
     def sum(self, dim=None, keepdim=False, dtype=None):
+        from ._sum import tensor_sum
         return tensor_sum(self, dim, keepdim, dtype)
 
     def _repr_parts(self):
@@ -314,6 +313,13 @@ class SparseTensor(Tensor):
         raise RuntimeError("Boolean value of a sparse tensor is ambiguous. Call .to_dense() first.")
 
     __hash__ = object.__hash__
+
+
+# the dtype casts (long(), bool()...) through the values, as to() (Tensor's own cast reads dense storage)
+for _name, _dtype in {"float": "float32", "double": "float64", "half": "float16", "bfloat16": "bfloat16",
+                      "long": "int64", "int": "int32", "short": "int16", "char": "int8", "byte": "uint8",
+                      "bool": "bool_", "cfloat": "complex64", "cdouble": "complex128"}.items():
+    setattr(SparseTensor, _name, (lambda d: lambda self, memory_format=None: self.to(getattr(_dtypes, d)))(_dtype))
 
 
 # ---- construction ----------------------------------------------------------------------------------------------
@@ -358,38 +364,51 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
     return SparseTensor._make(indices, values, size, coalesced)
 
 
-def to_sparse(input, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None, csr=False):
-    """The sparse COO tensor of a dense one: its nonzero entries (rows of the first `sparse_dim` dims);
-    layout=sparse_csr / sparse_csc: the CSR / CSC one (csr: the COO tensor of a compressed one's entries,
-    True for CSR, "csc" for CSC: in its order, recorded as to_sparse_csr / to_sparse_csc)."""
-    if layout is sparse_csr or layout is sparse_csc:
-        from ._csr import SparseCscTensor, SparseCsrTensor, to_compressed
-        return to_compressed(input, SparseCsrTensor if layout is sparse_csr else SparseCscTensor)
-    if layout is sparse_bsr or layout is sparse_bsc:
-        from ._bsr import to_sparse_blocked
-        return to_sparse_blocked(input, layout, blocksize)
+def to_sparse(input, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+    """The sparse COO tensor of a dense one: its nonzero entries (rows of the first `sparse_dim` dims, or of all
+    but the last `dense_dim`); another layout: that layout's tensor (_csr.py, _bsr.py), strided: to_dense()."""
     if layout is not None and layout is not sparse_coo:
-        raise NotImplementedError(f"to_sparse(layout={layout}): tapegrad supports the sparse_coo, sparse_csr, "
-                                  "sparse_csc, sparse_bsr and sparse_bsc layouts only. Convert to one of them.")
+        return _to_layout(input, layout, blocksize, dense_dim)
     if input.is_sparse:
         return input
     full = sparse_dim is None
-    sparse_dim = input.dim() if full else sparse_dim
+    sparse_dim = input.dim() - (dense_dim or 0) if full else sparse_dim
     if not 0 < sparse_dim <= input.dim() and input.dim():
         raise RuntimeError(f"sparse_dim must be in [1, {input.dim()}] but got {sparse_dim}")
     data = input.detach().numpy()
     nonzero = data != 0
     if data.ndim > sparse_dim:
         nonzero = nonzero.any(axis=tuple(range(sparse_dim, data.ndim)))
-    indices = np.stack(np.nonzero(nonzero)).astype(np.int64).reshape(sparse_dim, -1)
-    if csr == "csc":   # column by column
-        indices = indices[:, np.lexsort(indices)]
-    indices = _as_tensor(indices)
-    values = apply(K.to_sparse, input, indices, full=full, csr=csr)
+    indices = _as_tensor(np.stack(np.nonzero(nonzero)).astype(np.int64).reshape(sparse_dim, -1))
+    values = apply(K.to_sparse, input, indices, full=full, csr=False)
     result = SparseTensor._make(indices, values, input.shape, True)
     if input.requires_grad:
         result._sp_dense = (input, input._version)
     return result
+
+
+_LAYOUT_NAMES = {"strided": "Strided", "sparse_coo": "Sparse", "sparse_csr": "SparseCsr", "sparse_csc": "SparseCsc",
+                 "sparse_bsr": "SparseBsr", "sparse_bsc": "SparseBsc"}
+
+
+def _to_layout(input, layout, blocksize, dense_dim):
+    """to_sparse(layout=...) to a layout other than COO, with PyTorch's refusals."""
+    source = input._layout_name if isinstance(input, SparseTensor) else "Strided"
+    step = {"Strided": "dense_to_sparse", "Sparse": "sparse_coo_to_sparse"}.get(source, "sparse_compressed_to_sparse")
+    target = _LAYOUT_NAMES.get(layout.name)
+    if blocksize is not None and layout.name in ("strided", "sparse_csr", "sparse_csc"):
+        raise RuntimeError(f"{'to_sparse' if target == source else step}: conversion from {source} to {target} with "
+                           "blocksize argument given is not supported. Pass blocksize for BSR and BSC only.")
+    if layout is sparse_csr or layout is sparse_csc:
+        from ._csr import SparseCscTensor, SparseCsrTensor, to_compressed
+        return to_compressed(input, SparseCsrTensor if layout is sparse_csr else SparseCscTensor, dense_dim)
+    if layout is sparse_bsr or layout is sparse_bsc:
+        from ._bsr import to_sparse_blocked
+        return to_sparse_blocked(input, layout, blocksize, dense_dim)
+    if target == "Strided":
+        return input.to_dense()
+    raise RuntimeError(f"{step}: unexpected source layout {source} (for the target layout {layout}). Pass a sparse "
+                       "layout, or convert with to_dense().")
 
 
 # ---- printing --------------------------------------------------------------------------------------------------
@@ -405,7 +424,7 @@ def _repr(t):
     suffixes += [f"size={tuple(t.shape)}", f"nnz={t._nnz()}"]
     complex_default = "complex128" if default == "float64" else "complex64"
     if t.dtype.name not in (default, complex_default, "int64", "bool"):
-        suffixes.append(f"dtype=tapegrad.{t.dtype.name}")
+        suffixes.append(f"dtype=torch.{t.dtype.name}")   # (PyTorch's name: its wrapping)
     parts = []
     for name, part in t._repr_parts():
         arr = P._widen(np.asarray(part.detach().numpy()))
@@ -414,73 +433,10 @@ def _repr(t):
             text += f", size={tuple(arr.shape)}"
         parts.append(f"{name}=tensor({text})")
     body = "tensor(" + (",\n" + " " * indent).join(parts)
-    suffixes.append(f"layout={t.layout}")
+    suffixes.append(f"layout=torch.{t.layout.name}")
     if t.grad_fn is not None:
         suffixes.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
-    return P._add_suffixes(body, suffixes, indent, force_newline=t.is_sparse)   # COO's; CSR's fill the line
-
-
-# ---- sums ---------------------------------------------------------------------------------------
-
-def sparse_sum(input, dim=None, dtype=None, *, keepdim=False, node="sum"):
-    """PyTorch's torch.sparse.sum: a dense result when every sparse dimension is summed, else a sparse one,
-    coalesced. keepdim (Tensor.sum's): that result unsqueezed at each summed dimension, as PyTorch's, so a
-    sparse one gains a sparse dimension where it can."""
-    if not isinstance(input, SparseTensor):
-        raise RuntimeError("coalesce expected sparse coordinate tensor layout but got Strided. Call .sum() on a "
-                           "dense tensor.")
-    values = input._sp_values if dtype is None else input._sp_values.to(dtype)
-    if dim is None:
-        return values.sum()
-    from .._tensor import _wrap_dim
-    dims = sorted({_wrap_dim(d, input.dim()) for d in ((dim,) if isinstance(dim, int) else dim)})
-    nsparse = input.sparse_dim()
-    dense_axes = tuple(d - nsparse + 1 for d in dims if d >= nsparse)
-    kept = [d for d in range(nsparse) if d not in dims]
-    shape = [n for d, n in enumerate(input.shape) if d not in dims]
-    if not kept:   # every sparse dimension summed: a dense result
-        keep_shape = tuple(1 if d in dims else n for d, n in enumerate(input.shape)) if keepdim else None
-        return apply(K.sparse_segment_sum, values, _as_tensor(np.zeros(input._nnz(), np.int64)), count=1,
-                     node=node, dense_axes=dense_axes, drop=True, shape=keep_shape)
-    indices, inverse = P.unique(input._sp_indices.numpy()[kept], tuple(input.shape[d] for d in kept))
-    count = indices.shape[1]
-    values_shape = None
-    if keepdim:   # PyTorch's unsqueeze of a sparse tensor: a sparse dimension at d <= sparse_dim, else dense
-        dense_shape = shape[len(kept):]
-        for d in dims:
-            if d <= indices.shape[0]:
-                indices = np.insert(indices, d, 0, axis=0)
-            else:
-                dense_shape.insert(d - indices.shape[0], 1)
-            shape.insert(d, 1)
-        values_shape = (count, *dense_shape)
-    summed = apply(K.sparse_segment_sum, values, _as_tensor(inverse), count=count, node=node,
-                   dense_axes=dense_axes, shape=values_shape)
-    return SparseTensor._make(_as_tensor(indices), summed, tuple(shape), not keepdim or count <= 1)
-
-
-def tensor_sum(input, dim=None, keepdim=False, dtype=None):
-    """Tensor.sum of a sparse tensor: dense when every sparse dimension is summed, with PyTorch's dense
-    gradient (SumBackward); a sparse result's backward is refused, as PyTorch's (it cannot expand a sparse
-    gradient)."""
-    from .._tensor import _wrap_dim
-    if keepdim and dim is None:
-        dim = tuple(range(input.dim()))
-    dims = None if dim is None else {_wrap_dim(d, input.dim()) for d in ((dim,) if isinstance(dim, int) else dim)}
-    dense_result = dims is None or all(d in dims for d in range(input.sparse_dim()))
-    if dense_result and routes(input):
-        from ._add import dense_form
-        return dense_form(input).sum(dim, keepdim, dtype=dtype)
-    out = sparse_sum(input, dim, dtype, keepdim=keepdim, node="tensor_sum")
-    if not dense_result and out.requires_grad:
-        out.grad_fn.register_prehook(_refuse_sparse_expand)
-    return out
-
-
-def _refuse_sparse_expand(grad_outputs):
-    raise RuntimeError("expand is unsupported for Sparse tensors: the gradient of Tensor.sum with a sparse "
-                       "result cannot be computed (as in PyTorch). Use tapegrad.sparse.sum instead.")
-
-
+    text = P._add_suffixes(body, suffixes, indent, force_newline=t.is_sparse)   # COO's; CSR's fill the line
+    return text.replace("=torch.", "=tapegrad.")

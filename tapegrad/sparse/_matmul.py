@@ -20,6 +20,8 @@ def _type(t):
 def sparse_mm(a, b, via="sparse_addmm"):
     """a @ b with a sparse operand: `via` is the PyTorch function called (sparse_addmm: torch.sparse.mm,
     mm: torch.mm / matmul / @, mv: torch.mv)."""
+    if via == "sparse_addmm":
+        refuse_compressed_product(a, b, "sparse.mm")
     sparse_a, sparse_b = isinstance(a, SparseTensor), isinstance(b, SparseTensor)   # COO or compressed
     blocked = [t for t in (a, b) if getattr(t, "_blocksize", None)]
     if blocked:   # PyTorch multiplies BSR @ dense only: as the COO tensor of the blocks' entries
@@ -50,6 +52,44 @@ def sparse_mm(a, b, via="sparse_addmm"):
     if sparse_b:
         return _dense_sparse(a, b)
     return _sparse_dense(a, b, via)
+
+
+def refuse_compressed_product(a, b, name):
+    """PyTorch's refusals of a product (name: matmul, mm, mv, bmm, sparse.mm) with a batched or hybrid compressed
+    operand, or (matmul) a compressed one and an N-D dense one."""
+    def compressed(t):
+        return getattr(t, "_sp_compressed", False)
+
+    def nd(t):
+        return compressed(t) and t.dim() > 2
+
+    def expand(t):
+        return RuntimeError(f"expand is unsupported for {t._layout_name} tensors. Multiply the 2-D matrices one by "
+                            "one, or .to_dense() first.")
+
+    def strides(t, transposed=False):
+        kind = t._kind if not transposed else {"csr": "csc", "csc": "csr", "bsr": "bsc", "bsc": "bsr"}[t._kind]
+        return RuntimeError(f"Sparse {kind.upper()} tensors do not have strides: PyTorch multiplies 2-D compressed "
+                            "matrices only. Multiply the 2-D matrices one by one, or .to_dense() first.")
+    hybrid = RuntimeError("transpose(): hybrid sparse compressed tensors with dense dimensions are not supported. "
+                          "Call .to_dense() first.")
+    if name == "bmm" and (compressed(a) or compressed(b)):
+        raise NotImplementedError("Could not run 'aten::bmm.out' with arguments from the 'SparseCsrCPU' backend. "
+                                  "Multiply the 2-D matrices one by one, or .to_dense() first.")
+    if name in ("mm", "sparse.mm") and nd(a):
+        raise RuntimeError(f"mat1 must be a matrix, got {a.dim()}-D tensor. Multiply the 2-D matrices one by one.")
+    if name in ("mm", "sparse.mm") and nd(b):
+        if name == "sparse.mm" and b.dense_dim():
+            raise hybrid
+        raise RuntimeError(f"{'mat2' if name == 'mm' else 'mat1'} must be a matrix, got {b.dim()}-D tensor. "
+                           "Multiply the 2-D matrices one by one.")
+    if name == "mv" and nd(a):
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {a.dim()}, {b.dim()}. Multiply the 2-D "
+                           "matrices one by one.")
+    if name == "matmul" and compressed(a) and (a.dim() > 2 or b.dim() > 2):
+        raise expand(a) if b.dim() > 2 else strides(a)
+    if name == "matmul" and nd(b):
+        raise hybrid if b.dense_dim() else strides(b, True) if a.dim() == 1 else expand(b)
 
 
 def _check_sparse_dense(sparse, dense, transposed=False):
