@@ -6,6 +6,7 @@ from . import _functional as F
 from . import _memory_format, _placement, _views
 from ._dispatch import apply
 from ._functional import _random
+from ._functional._arith import _broadcast_error
 from ._indexing import getitem, setitem, parse
 from ._inplace import inplace, commit, check_inplace, name_as_inplace
 from ._overlap import check_overlap
@@ -158,7 +159,9 @@ def copy_(self, src, non_blocking=False):
     check_inplace(self, (src,))
     check_overlap(self, (src,))
     if isinstance(src, Tensor):
-        F.broadcast_shapes(tuple(src.shape), tuple(self.shape))
+        error = _broadcast_error((self, src))   # PyTorch's copy_ names self a and src b
+        if error is not None:
+            raise error
         if any(a != b and a != 1 for a, b in zip(reversed(src.shape), reversed(self.shape))) \
                 or src.ndim > self.ndim:
             raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "

@@ -432,7 +432,9 @@ SPECS = {
                          Case(lambda lib, a: _write_into_view(a, lambda w: w.fill_(2.0)), F(3, 4)),
                          Case(lambda lib, a: _write_into_view(a, lambda w: w.pow_(2).exp_()), F(3, 4)),
                          Case(lambda lib, a, v: _write_into_view(a, lambda w: w.__setitem__(0, v[0])), F(3, 4), F(4)),
-                         Case(lambda lib, a, v: _write_into_view(a, lambda w: w.add_(v, alpha=2)), F(3, 4), F(4))),
+                         Case(lambda lib, a, v: _write_into_view(a, lambda w: w.add_(v, alpha=2)), F(3, 4), F(4)),
+                         # circular padding is PyTorch's composite of slice copies into a new tensor
+                         Case(lambda lib, x: lib.nn.functional.pad(x, (-1, 2, 3, 1), mode="circular"), F(3, 4, 5))),
     "view_replay": cases(Case(lambda lib, a, v: _write_through_view(a, v)[1], F(3, 4), F(4))),
     "gather": cases(Case(lambda lib, a, i: a.gather(1, i), F(3, 4), I(3, 2, high=4)),
                     Case(lambda lib, a, i: lib.gather(a, 0, i), F(3, 4), I(2, 3, high=3))),

@@ -18,9 +18,9 @@ Expressions whose nodes still differ are listed in KNOWN_DIFFERENCES (per op and
 reason), not hidden: the test fails when a listed op starts to match (remove it then) as when an unlisted
 op differs. An expression PyTorch accepts and tapegrad raises on is a difference too, unless REFUSED
 lists it with the reason. Where PyTorch records a composite (matmul, tensordot, kron, linear, einsum,
-losses, normalize, rms_norm, matrix_norm, attention's math path, reshape's clone + _unsafe_view),
-tapegrad's public function records the same ops; what remains listed is fused on purpose or differs for
-the reason given.
+losses, normalize, rms_norm, matrix_norm, attention's math path, reshape's clone + _unsafe_view, circular
+padding's slice copies), tapegrad's public function records the same ops; what remains listed is fused on
+purpose or differs for the reason given.
 """
 import re
 import zlib
@@ -62,10 +62,6 @@ KNOWN_DIFFERENCES = {
     # unsafe_split, sigmoid, tanh, mul, add, stack); tapegrad runs one scan per layer, whose single node keeps
     # the compiled program and its compile time independent of the sequence length
     "spec:lstm", "spec:rnn",
-    # circular padding: PyTorch's is a composite of slice copies into a new tensor (a chain of CopySlices
-    # over copy_), which recorded here would differ as spec:copy_slices does; tapegrad records one pad node
-    # (reflect and replicate are named as PyTorch's kernels)
-    "spec:pad",
     # a sparse operand made by to_sparse() (or a sparse leaf) takes a gradient on another pattern than its
     # own through a route term (sparse/_routes.py): its values are read detached ((None, 0) in
     # next_functions) and the route node (SparseRouteBackward0) stands where PyTorch lists ToSparseBackward

@@ -55,6 +55,8 @@ CASES = {
     "clamp_none": (lambda lib: lib.ones(2).clamp(), "At least one of 'min' or 'max' must not be None"),
     "inplace_cast": (lambda lib: lib.tensor([1, 2]).mul_(1.5), "can't be cast to the desired output type"),
     "inplace_broadcast": (lambda lib: lib.ones(3).add_(lib.ones(2, 3)), "doesn't match the broadcast shape"),
+    "copy_shapes": (lambda lib: lib.ones(2, 3).copy_(lib.ones(3, 2)),
+                    "The size of tensor a (3) must match the size of tensor b (2) at non-singleton dimension 1"),
     "multinomial_rank": (lambda lib: lib.ones(2, 2, 2).multinomial(1), "prob_dist must be 1 or 2 dim"),
     "uniform_int": (lambda lib: lib.tensor([1, 2]).uniform_(), None),
     "item_many": (lambda lib: lib.ones(2).item(), "elements cannot be converted to Scalar"),

@@ -56,6 +56,18 @@ def test_gradcheck_float64():
         assert gradcheck(lambda t: tg.nn.functional.pad(t, pads, mode), (x,))
 
 
+def _graph(fn):
+    return fn and (type(fn).__name__, fn.name(), [(_graph(g), i) for g, i in fn.next_functions])
+
+
+@pytest.mark.parametrize("nd,batched,pads", [(nd, b, p) for nd in (1, 2, 3) for b in (True, False) for p in PADS[nd]])
+def test_circular_records_pytorchs_slice_copies(nd, batched, pads):
+    shape = (2, 3, 4, 5, 4)[-nd - (2 if batched else 1):]
+    graphs = [_graph(lib.nn.functional.pad(lib.ones(shape, dtype=lib.float64, requires_grad=True), pads,
+                                           "circular").grad_fn) for lib in (torch, tg)]
+    assert graphs[1] == graphs[0]
+
+
 MODULES = [
     ("ReflectionPad1d", (2,), 1), ("ReflectionPad2d", ((1, 2, 0, 1),), 2), ("ReflectionPad3d", (1,), 3),
     ("ReplicationPad1d", ((3, 1),), 1), ("ReplicationPad2d", (2,), 2), ("ReplicationPad3d", ((1, 2, 0, 1, 2, 0),), 3),
@@ -84,6 +96,9 @@ ERRORS = [
     ("reflect", (2, 3, 4), (1, 1, 1, 1, 1, 1)), ("replicate", (2, 0, 4), (1, 1)), ("reflect", (0, 4), (1, 1)),
     ("replicate", (2, 0, 3, 4, 5), (1,) * 6), ("reflect", (1, 3, 4), (1, 1, 1)), ("foo", (1, 3, 4), (1, 1)),
     ("reflect", (1, 3, 4), (1, 1, 1, 1, 1, 1, 1, 1)),
+    # circular pads wider than what stays: the slice copies overlap, or do not fit
+    ("circular", (1, 1, 3), (3, -1)), ("circular", (1, 1, 3), (-1, 3)), ("circular", (1, 1, 3), (2, -4)),
+    ("circular", (1, 3), (1, -4)),
 ]
 
 

@@ -390,13 +390,11 @@ attention = _nn("attention", _attention, diff=(0, 1, 2), nout=2, node="_scaled_d
 
 # ---- padding, resampling -------------------------------------------------------------------------
 def _pad_index(n, lo, hi, mode):
-    """Where each output of a reflect/replicate/circular pad reads its input along one dim, with PyTorch's
-    formulas (negative pads crop first): its padding kernels' index(), and circular as its composite does."""
+    """Where each output of a reflect/replicate pad reads its input along one dim, with PyTorch's formulas
+    (negative pads crop first): its padding kernels' index(). (Circular padding is PyTorch's composite of
+    slice copies, recorded as such by F.pad.)"""
     out = np.arange(n + lo + hi)
-    if mode == "circular":
-        inner = n + min(lo, 0) + min(hi, 0)
-        index = max(-lo, 0) + np.mod(out - max(lo, 0), max(inner, 1))
-    elif mode == "reflect":
+    if mode == "reflect":
         index = np.where(out < lo, 2 * lo - out, np.where(out < n + lo, out, 2 * (n + lo - 1) - out))
         index = index + max(-lo, 0) - max(lo, 0)
     else:

@@ -37,10 +37,10 @@ def pad(input, pad, mode="constant", value=None):
     out = [s + lo + hi for s, (lo, hi) in zip(spatial, sides)]
     if mode == "circular":
         _check_circular(spatial, sides, out)
-    else:
-        _check_reflect_replicate(input, n, spatial, sides, out, mode)
-        if input.dtype.name == "bool":   # integers pad, bool does not (PyTorch's kernels)
-            check_float_kernel(input, f"{'reflection' if mode == 'reflect' else 'replication'}_pad{n}d")
+        return _pad_circular(input, sides, out)
+    _check_reflect_replicate(input, n, spatial, sides, out, mode)
+    if input.dtype.name == "bool":   # integers pad, bool does not (PyTorch's kernels)
+        check_float_kernel(input, f"{'reflection' if mode == 'reflect' else 'replication'}_pad{n}d")
     if any(o < 0 for o in out):
         shape = list(input.shape[:input.ndim - n]) + out
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(out)}: {shape}")
@@ -54,6 +54,33 @@ def _check_circular(spatial, sides, out):
                                "most the dimension's size on each side.")
         if o < 0:
             raise RuntimeError("Negative padding value is resulting in an empty dimension")
+
+
+def _pad_circular(input, sides, out):
+    """PyTorch's composite (its _pad_circular): the part of the input that stays is copied into a new tensor,
+    then each padded dim, last first, gets its left and right pads copied from the other end of that tensor.
+    Recorded as those slice copies, so the graph is PyTorch's chain of CopySlices."""
+    first = input.ndim - len(sides)
+    dims = [(first + i, lo, hi, size, o) for i, ((lo, hi), size, o) in enumerate(zip(sides, input.shape[first:], out))]
+    result = input.new_empty(list(input.shape[:first]) + out)
+    into, source = result, input
+    for dim, lo, hi, size, o in reversed(dims):
+        into = _slice(into, dim, max(lo, 0), o - max(hi, 0))
+        source = _slice(source, dim, max(-lo, 0), size - max(-hi, 0))
+    into.copy_(source)
+    for dim, lo, hi, size, o in reversed(dims):   # corners are written more than once, as PyTorch's are
+        if lo > 0:
+            _slice(result, dim, 0, lo).copy_(_slice(result, dim, o - lo - max(hi, 0), o - max(hi, 0)))
+        if hi > 0:
+            _slice(result, dim, o - hi, o).copy_(_slice(result, dim, max(lo, 0), max(lo, 0) + hi))
+    return result
+
+
+def _slice(t, dim, start, end):
+    """t.slice(dim, start, end) as ATen's: negative bounds count from the end, then both are clamped."""
+    size = t.shape[dim]
+    start, end = (min(max(b + size if b < 0 else b, 0), size) for b in (start, end))
+    return t.narrow(dim, start, max(end - start, 0))
 
 
 def _check_reflect_replicate(input, n, spatial, sides, out, mode):
