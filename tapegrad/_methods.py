@@ -277,21 +277,28 @@ for _name, _dtype in {"float": D.float32, "double": D.float64, "half": D.float16
     setattr(Tensor, _name, (lambda d: lambda self, memory_format=None: to(self, d))(_dtype))
 Tensor.cpu = lambda self: to(self, device="cpu")
 Tensor.cuda = lambda self, device=None, non_blocking=False: to(self, device="cuda" if device is None else device)
-Tensor.new_tensor = lambda self, data, dtype=None, device=None, requires_grad=False: __import__(
-    "tapegrad._creation", fromlist=["tensor"]).tensor(data, dtype=dtype or self.dtype,
-                                                      device=device, requires_grad=requires_grad)
+
+
+# new_* follow self's dtype and device unless given (PyTorch's)
+def _new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+    from ._creation import tensor
+    return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
 
 def _new_filled(fill):
     def method(self, *size, dtype=None, device=None, requires_grad=False):
         from ._creation import _filled, _shape
-        return _filled(_shape(size), fill, dtype or self.dtype, device, requires_grad)
+        return _filled(_shape(size), fill, dtype or self.dtype, device or self.device, requires_grad)
     return method
 
 
+def _new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
+    from ._creation import full
+    return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+
+Tensor.new_tensor = _new_tensor
 Tensor.new_zeros = _new_filled(0)
 Tensor.new_ones = _new_filled(1)
 Tensor.new_empty = _new_filled(0)
-Tensor.new_full = lambda self, size, fill_value, dtype=None, device=None, requires_grad=False: __import__(
-    "tapegrad._creation", fromlist=["full"]).full(size, fill_value, dtype=dtype or self.dtype, device=device,
-                                                  requires_grad=requires_grad)
+Tensor.new_full = _new_full

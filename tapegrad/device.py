@@ -49,8 +49,15 @@ class device:
         set_default_device(self._previous)
 
 
+# While tapegrad.compile traces a call: the device of its inputs, where the traced values will live
+# (a tracer has no device of its own, and `zeros_like(x)` or `x.to(x.device)` must not break the trace).
+TRACED_ON = [None]
+
+
 def device_of(array):
     """The tapegrad device of a jax.Array (CPU arrays print as 'cpu', GPU ones as 'cuda:N')."""
+    if isinstance(array, jax.core.Tracer):
+        return TRACED_ON[0] or device_of(jax.numpy.zeros(()))
     d = next(iter(array.devices()))
     kind = _TORCH_TYPE.get(d.platform, d.platform)
     return _CPU if kind == "cpu" else device(kind, d.id)

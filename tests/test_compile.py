@@ -405,3 +405,17 @@ def test_compiled_module_wrapper_matches_pytorch(torch):
     assert mod[0].weight.grad is not None and out.grad_fn is not None
     assert tapegrad.compile(mod, disable=True) is mod
     assert tapegrad.compile(mod, dynamic=True, mode="max-autotune", backend="inductor", options={})._orig_mod is mod
+
+
+def test_device_and_new_tensors_trace_into_one_program(torch):
+    # a traced value has no device of its own: it reports the device of the call's inputs
+    def fn(lib, x):
+        return ((x * 2).to(x.device) + lib.zeros_like(x) + x.new_zeros(3) + x.new_ones(3)
+                + x.new_tensor([1.0, 2.0, 3.0]) + x.new_full((3,), 2.0)).sum()
+    x = tapegrad.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    xt = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    run = tapegrad.compile(lambda x: fn(tapegrad, x), fullgraph=True)
+    for _ in range(3):
+        assert run(x).item() == fn(torch, xt).item()
+    assert x.new_zeros(2).device == x.device and x.new_tensor([1]).dtype is x.dtype
+    assert x.new_empty(2).dtype is x.dtype and x.new_full((1,), 1).dtype is x.dtype

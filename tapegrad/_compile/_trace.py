@@ -20,6 +20,7 @@ import jax
 import numpy as np
 
 from .. import _dispatch, _value_checks, _views
+from ..device import TRACED_ON, device_of
 from .. import random as _random
 from .._tensor import Tensor
 from ..autograd._tracing import TRACER_ERRORS, _computed
@@ -175,12 +176,15 @@ def trace(fn, args, kwargs, walk):
             outs += [flag for flag, _, _ in checks] + [first for _, first, _ in checks]
         return outs
 
+    traced_on = TRACED_ON[0]
+    TRACED_ON[0] = next((device_of(v) for v in inputs if hasattr(v, "devices")), None)
     try:
         offsets = [np.int64(p) for _, _, _, old in views for p in old]
         closed = jax.make_jaxpr(pure)(inputs, lrs, key, np.int64(counter), offsets)
     except TRACER_ERRORS + (_Printed,) as e:
         raise GraphBreak(_reason(e), _user_line(e)) from e
     finally:
+        TRACED_ON[0] = traced_on
         _value_checks.collector = None
         snapshot.restore()
         leaked = _undo_outside_writes(seen, versions)
