@@ -1,5 +1,5 @@
 """PyTorch's tensor layouts: `strided` (every dense tensor), `sparse_coo`, `sparse_csr`, `sparse_csc`,
-`sparse_bsr` and `sparse_bsc` (tapegrad.sparse)."""
+`sparse_bsr` and `sparse_bsc` (tapegrad.sparse), `jagged` (tapegrad.nested)."""
 
 
 class layout:
@@ -25,4 +25,5 @@ sparse_csr = layout("sparse_csr")
 sparse_csc = layout("sparse_csc")
 sparse_bsr = layout("sparse_bsr")
 sparse_bsc = layout("sparse_bsc")
-LAYOUTS = {t.name: t for t in (strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc)}
+jagged = layout("jagged")
+LAYOUTS = {t.name: t for t in (strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc, jagged)}
