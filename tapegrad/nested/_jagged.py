@@ -214,6 +214,15 @@ class JaggedNestedTensor(Tensor):
         return tuple(self._jag_values.narrow(axis, start, n)
                      for start, n in zip(self._host_offsets(), self._host_lengths()))
 
+    def __getitem__(self, index):
+        if isinstance(index, int) and not isinstance(index, bool):
+            n = len(self)
+            if not -n <= index < n:
+                raise IndexError(f"index {index} is out of bounds for dimension 0 with size {n}")
+            return self.unbind()[index]
+        raise TypeError("tapegrad's jagged nested tensors take an integer index only (a component). Index "
+                        "nt.values() or the components of nt.unbind() for more.")
+
     def to_padded_tensor(self, padding, output_size=None):
         from ._jagged_ops import to_padded
         return to_padded(self, padding, output_size)
