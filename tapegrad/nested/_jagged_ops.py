@@ -31,9 +31,10 @@ def dispatch_op(op, args, static):
             raise RuntimeError(f"{name}(): not supported when reducing along the ragged dimension for "
                                "NestedTensor. Pad the nested tensor (tapegrad.nested.to_padded_tensor) first.")
         return nt._like(apply(op, nt._jag_values, dim=_values_dim(nt, kw["dim"], name)))
-    if name == "layer_norm" and args[0] is nt:
-        return nt._map_values(lambda values: apply(op, values, *args[1:], **kw), name) \
-            if nt._jag_ragged_idx < nt.dim() - kw["ndim"] else _refuse_ragged(name)
+    if name == "layer_norm" and args[0] is nt:   # over the last kw["ndim"] dimensions
+        if nt._jag_ragged_idx >= nt.dim() - kw["ndim"]:
+            _refuse_ragged(name)
+        return nt._map_values(lambda values: apply(op, values, *args[1:], **kw), name)
     if len(args) == 1 and name in ("sum", "mean"):
         return _reduce(op, nt, kw)
     if len(args) == 1 and name == "transpose":
