@@ -59,7 +59,7 @@ from . import optim, utils, distributions, multiprocessing, nested  # noqa: E402
 from . import func  # noqa: E402
 from .func import vmap  # noqa: E402
 from . import sparse, masked  # noqa: E402  (sparse COO tensors, MaskedTensor)
-from ._layout import layout, strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc  # noqa: E402
+from ._layout import layout, strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc, jagged  # noqa: E402
 from .sparse import sparse_coo_tensor, spmm, sparse_csr_tensor, sparse_csc_tensor  # noqa: E402
 from .sparse import sparse_bsr_tensor, sparse_bsc_tensor, sparse_compressed_tensor  # noqa: E402
 from ._compile import compile  # noqa: E402

@@ -1,5 +1,5 @@
 """PyTorch's tensor layouts: `strided` (every dense tensor), `sparse_coo`, `sparse_csr`, `sparse_csc`,
-`sparse_bsr` and `sparse_bsc` (tapegrad.sparse)."""
+`sparse_bsr` and `sparse_bsc` (tapegrad.sparse), `jagged` (tapegrad.nested)."""
 
 
 class layout:
@@ -25,7 +25,7 @@ sparse_csr = layout("sparse_csr")
 sparse_csc = layout("sparse_csc")
 sparse_bsr = layout("sparse_bsr")
 sparse_bsc = layout("sparse_bsc")
-# PyTorch's other two, for a saved layout object only: tapegrad has no MKL-DNN or nested (jagged) tensors
+jagged = layout("jagged")   # tapegrad.nested's jagged nested tensors
+# PyTorch's MKL-DNN layout, for a saved layout object only: tapegrad has no MKL-DNN tensors
 _mkldnn = layout("_mkldnn")
-jagged = layout("jagged")
 LAYOUTS = {t.name: t for t in (strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc, _mkldnn, jagged)}

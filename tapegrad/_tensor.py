@@ -143,6 +143,7 @@ class Tensor:
     is_sparse = False   # tapegrad.sparse's SparseTensor says True
     is_sparse_csr = False   # and its SparseCsrTensor this
     _sp_compressed = False   # CSR, CSC, BSR, BSC (tapegrad.sparse._csr) say True
+    is_nested = False   # tapegrad.nested's jagged nested tensors say True
 
     def to_sparse_csr(self, dense_dim=None):
         from .sparse._csr import to_sparse_csr

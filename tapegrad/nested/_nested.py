@@ -1,5 +1,15 @@
 """NestedTensor: tensors of one rank and different shapes, held as a list (a small subset of PyTorch's)."""
+from .._layout import jagged, strided
 from .._tensor import Tensor
+
+
+def _layout_is_jagged(layout):
+    if layout is None or layout is strided:
+        return False
+    if layout is jagged:
+        return True
+    raise RuntimeError(f"Specified layout is unsupported for nested tensors: {layout}. Pass tapegrad.strided or "
+                       "tapegrad.jagged.")
 
 
 class NestedTensor:
@@ -49,8 +59,11 @@ class NestedTensor:
 
 
 def nested_tensor(tensor_list, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
-    """A NestedTensor of copies of `tensor_list` (tensors of one rank)."""
+    """A NestedTensor of copies of `tensor_list` (tensors of one rank); jagged with layout=tapegrad.jagged."""
     from .._creation import tensor as make
+    if _layout_is_jagged(layout):
+        from ._jagged_create import nested_tensor as jagged_nested_tensor
+        return jagged_nested_tensor(tensor_list, dtype, device, requires_grad)
     tensors = [(t.detach().clone() if isinstance(t, Tensor) else make(t)) for t in tensor_list]
     if dtype is not None:
         tensors = [t.to(dtype) for t in tensors]
@@ -61,6 +74,9 @@ def nested_tensor(tensor_list, *, dtype=None, layout=None, device=None, requires
 
 def as_nested_tensor(ts, dtype=None, device=None, layout=None):
     """A NestedTensor over `ts` (gradients flow back to them through unbind and to_padded_tensor)."""
+    if _layout_is_jagged(layout):
+        from ._jagged_create import as_nested_tensor as as_jagged
+        return as_jagged(ts, dtype, device)
     tensors = [t if dtype is None else t.to(dtype) for t in ts]
     if len({t.dim() for t in tensors}) > 1:
         raise RuntimeError("When constructing a nested tensor, all tensors in list must have the same dim")
@@ -69,6 +85,9 @@ def as_nested_tensor(ts, dtype=None, device=None, layout=None):
 
 def to_padded_tensor(input, padding, output_size=None):
     """One dense tensor: each component padded at the end of every dimension with `padding`."""
+    from ._jagged import JaggedNestedTensor
+    if isinstance(input, JaggedNestedTensor):
+        return input.to_padded_tensor(padding, output_size)
     from .._functional import stack
     from ..nn.functional import pad
     tensors = input.unbind()

@@ -4,6 +4,7 @@ from .modules import *  # noqa: F401,F403
 from .modules import __dict__ as _modules_namespace
 from . import functional, init, utils  # noqa: F401
 from . import parallel  # noqa: F401
+from . import attention  # noqa: F401
 from .parallel import DataParallel  # noqa: F401
 from .._tensor import Tensor as _Tensor
 

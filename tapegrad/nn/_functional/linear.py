@@ -4,10 +4,13 @@ from ..._ops import nn as K
 from ..._ops import shape as SHAPE
 from ._util import check_same_dtype, check_tensor, ntuple, present
 from ..._autocast import policy
+from ..._tensor import Tensor
 
 
 @policy("linear")
 def linear(input, weight, bias=None):
+    if isinstance(input, Tensor) and input.is_nested:   # a jagged nested tensor: its values, row by row
+        return input._map_values(lambda values: linear(values, weight, bias), "linear")
     check_tensor(input)
     check_same_dtype(input, weight, what="weight")
     if input.ndim == 0:
