@@ -74,7 +74,8 @@ def test_ambiguous_and_other_layouts_stay_contiguous(torch, layout):
         x = {"one_channel": lambda: lib.ones(2, 1, 4, 6).contiguous(memory_format=lib.channels_last),
              "transposed": lambda: lib.ones(2, 3, 4, 6).permute(0, 1, 3, 2),
              "contiguous": lambda: lib.ones(2, 3, 4, 6)}[layout]()
-        return [_formats(lib, lib.nn.functional.interpolate(x, scale_factor=2, mode=m)) for m in ("nearest", "bilinear")]
+        return [_formats(lib, lib.nn.functional.interpolate(x, scale_factor=2, mode=m))
+                for m in ("nearest", "bilinear")]
     ours, theirs = both(build)
     assert ours == theirs
 
