@@ -155,12 +155,16 @@ def _error(lib, case):
     class Dirty(lib.autograd.Function):
         @staticmethod
         def forward(ctx, x):
+            if case == "dirty_not_input":
+                y = x * 2
+                ctx.mark_dirty(y)
+                return y
             ctx.mark_dirty(x)
             return x.mul_(2)
 
         @staticmethod
         def jvp(ctx, tx):
-            return tx * 2 if case == "dirty_copy" else tx.clone().mul_(2)
+            return tx * 2 if case != "dirty_other" else tx.clone().mul_(2)
 
     class Same(lib.autograd.Function):
         @staticmethod
@@ -186,7 +190,7 @@ def _error(lib, case):
 
 
 @pytest.mark.parametrize("case", ["missing", "count", "non_differentiable", "shape", "not_a_tensor",
-                                  "dirty_copy", "dirty_other", "same"])
+                                  "dirty_copy", "dirty_other", "dirty_not_input", "same"])
 def test_errors_as_pytorch(torch, case):
     ours, theirs = both(lambda lib: _error(lib, case))
     assert theirs is not None and ours is not None, (ours, theirs)

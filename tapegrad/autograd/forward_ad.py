@@ -254,7 +254,8 @@ def function_jvp(cls, ctx, args, tangents, outputs, final):
     arg_pos = {id(a): i for i, a in enumerate(args) if isinstance(a, Tensor)}
     for i, (raw, out, tangent) in enumerate(zip(outputs, final, results)):
         if tangent is not None and not isinstance(tangent, Tensor):
-            raise RuntimeError(f"expected Variable or None (got {type(tangent).__name__}) for grad output {i}.")
+            raise RuntimeError(f"expected Variable or None (got {type(tangent).__name__}) for grad output {i}. "
+                               "Return a tensor or None per output.")
         if not isinstance(raw, Tensor):
             continue
         if id(raw) in non_diff or not (raw.dtype.is_floating_point or raw.dtype.is_complex):
@@ -266,6 +267,9 @@ def function_jvp(cls, ctx, args, tangents, outputs, final):
         if tangent is None:
             continue
         if id(raw) in dirty:
+            if id(raw) not in arg_pos:
+                raise RuntimeError("Only input Tensors should be given to ctx.mark_dirty(). If a Tensor is not an "
+                                   "input, there is no need to pass it to mark_dirty().")
             k = arg_pos[id(raw)]
             before = tangents[k]
             if before is not None:
