@@ -8,6 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _dtypes as D
+from ._tracer_warnings import CONSTANT as _CONSTANT, warn as _warn_tracer
 from ._grad_mode import _state
 from ._tensor import Tensor
 from ._value_checks import check_storage_size
@@ -127,6 +128,7 @@ def _array(data, dtype, device):
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A new leaf tensor copying `data` (PyTorch's torch.tensor)."""
+    _warn_tracer(_CONSTANT)
     if isinstance(data, Tensor):
         warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
                       "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).",

@@ -60,3 +60,49 @@ def contiguous(t, fmt):
     order = _order(t, fmt)
     back = tuple(sorted(range(t.ndim), key=order.__getitem__))
     return clone(t.permute(order)).permute(back)
+
+
+# ---- ops that keep their input's format (PyTorch's upsampling and adaptive pooling kernels) ---------------
+
+# the order PyTorch walks dims to tell whether strides are channels-last-like (is_channels_last_strides_*d)
+_STRIDE_WALK = {4: ((1, 3, 2, 0), channels_last), 5: ((1, 4, 3, 2, 0), channels_last_3d)}
+
+
+def suggest_memory_format(t):
+    """PyTorch's Tensor.suggest_memory_format(): channels_last(_3d) when t's strides are ordered so, else
+    contiguous_format. As in PyTorch, a layout that is also contiguous (a single channel, a 1x1 image) counts
+    as contiguous; size-1 dims are skipped, their strides being a convention here (see above)."""
+    from . import _views
+    walk = _STRIDE_WALK.get(t.ndim)
+    if walk is None or _views.is_contiguous(t):
+        return contiguous_format
+    sizes, strides = tuple(t.shape), t.stride()
+    if strides[1] == 0:
+        return contiguous_format
+    low = 0
+    for d in walk[0]:
+        if sizes[d] == 0 or sizes[d] > 1 and strides[d] < low:
+            return contiguous_format
+        if sizes[d] > 1:
+            low = strides[d] * sizes[d]
+    return walk[1]
+
+
+def keep_format(out, input):
+    """`out`, the fresh result of an op on `input`, laid out in input's suggested memory format as PyTorch's
+    kernel lays it out. Nothing is recorded: out keeps its grad_fn; its storage becomes a copy in the format's
+    memory order that out reads through a permute, as a detach()ed view reads its storage."""
+    fmt = suggest_memory_format(input)
+    if fmt is contiguous_format or out.ndim != input.ndim:
+        return out
+    from ._functional import clone
+    from ._grad_mode import no_grad
+    from ._views import ViewInfo
+    order = _order(out, fmt)
+    with no_grad():
+        stored = clone(out.detach().permute(order))
+        view = stored.permute(tuple(sorted(range(out.ndim), key=order.__getitem__)))
+    info = view._view
+    out._storage = stored._storage
+    out._view = ViewInfo(None, info.steps, info.positions, info.version, info.value)
+    return out

@@ -14,6 +14,8 @@ import numpy as np
 from . import _dtypes as D
 from . import _dispatch
 from . import _printing
+from . import _tracer_warnings
+from ._tracer_warnings import TRACING as _TRACING
 from ._grad_mode import _state
 from ._storage import Storage
 from .autograd._node import AccumulateGrad
@@ -348,6 +350,8 @@ class Tensor:
         if self._requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
+        if _TRACING[0]:
+            _tracer_warnings.converting("NumPy array")
         return _writable_numpy(self)
 
     def __array__(self, dtype=None, copy=None):
@@ -359,6 +363,8 @@ class Tensor:
         if n != 1:
             raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar. "
                                "Index it first (t[0]) or reduce it (t.sum()).")
+        if _TRACING[0]:
+            _tracer_warnings.converting("Python number")
         return self._host_scalar()
 
     def _host_scalar(self):
@@ -366,12 +372,18 @@ class Tensor:
         return np.asarray(self._value).reshape(()).item()
 
     def tolist(self):
+        if _TRACING[0]:
+            _tracer_warnings.converting("Python list")
         return np.asarray(self._value).tolist()
 
     def __float__(self):
+        if _TRACING[0]:
+            _tracer_warnings.converting("Python float")
         return float(self._scalar("float"))
 
     def __int__(self):
+        if _TRACING[0]:
+            _tracer_warnings.converting("Python integer")
         return int(self._scalar("int"))
 
     def __index__(self):
@@ -380,6 +392,8 @@ class Tensor:
         return int(self._host_scalar())
 
     def __complex__(self):
+        if _TRACING[0]:
+            _tracer_warnings.converting("Python complex")
         return complex(self._scalar("complex"))
 
     def __bool__(self):
@@ -387,6 +401,8 @@ class Tensor:
         if n != 1:
             raise RuntimeError(f"Boolean value of Tensor with {'no values' if n == 0 else 'more than one value'}"
                                " is ambiguous. Use .any() or .all() to reduce it first.")
+        if _TRACING[0]:
+            _tracer_warnings.converting("Python boolean")
         return bool(self._host_scalar())
 
     def _scalar(self, kind):
@@ -397,11 +413,15 @@ class Tensor:
     def __len__(self):
         if self.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
+        if _TRACING[0]:
+            _tracer_warnings.warn(_tracer_warnings.LEN)
         return self._peek().shape[0]
 
     def __iter__(self):
         if self.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
+        if _TRACING[0]:
+            _tracer_warnings.warn(_tracer_warnings.ITER)
         return (self[i] for i in range(self._peek().shape[0]))
 
     def __hash__(self):

@@ -103,7 +103,13 @@ def _make(value, requires_grad, device):
 
 
 _KERNEL_TYPE_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
-                      "int64": "Long"}
+                      "int64": "Long", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+def _check_random_bounds(d):
+    if d.is_complex:
+        raise RuntimeError("check_random_bounds handles only integral, floating-point and boolean types. Draw "
+                           "into a real dtype, then convert.")
 
 
 def _float_dtype(dtype, kernel="check_uniform_bounds"):
@@ -120,8 +126,9 @@ def _size(size):
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
+    from ._ops.random_fill import uniform_values
     d = _float_dtype(dtype)
-    return _make(_drawn("rand", jax.random.uniform, generator, _size(size), d.np), requires_grad, device)
+    return _make(_drawn("rand", uniform_values, generator, _size(size), d.np), requires_grad, device)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
@@ -143,6 +150,7 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     d = D.as_dtype(dtype) or D.int64
+    _check_random_bounds(d)
     value = _drawn("randint", lambda k, *a: jax.random.randint(k, *a[:3], jnp.int64).astype(a[3]), generator,
                    tuple(size), low, high, d.np)
     return _make(value, requires_grad, device)
@@ -150,6 +158,9 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
     d = D.as_dtype(dtype) or D.int64
+    if d.is_complex:
+        raise NotImplementedError(f"\"randperm\" not implemented for '{_KERNEL_TYPE_NAMES[d.name]}'. Pass a real "
+                                  "dtype, e.g. dtype=torch.int64.")
     _size((n,))
     value = _drawn("randperm", lambda k, n, dt: jax.random.permutation(k, n).astype(dt), generator, n, d.np)
     return _make(value, requires_grad, device)
@@ -174,6 +185,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
         return apply(RF.normal_tensor, mean, std, key_tensor(generator), dtype=dtype.name)
     d = _float_dtype(dtype, "normal_kernel_cpu")
     z = _drawn("randn", jax.random.normal, generator, tuple(size), d.np)
+    mean = complex(mean, mean) if d.is_complex else mean   # PyTorch's complex normal: both parts about mean
     return _make((mean + std * z).astype(d.np), requires_grad, device)
 
 

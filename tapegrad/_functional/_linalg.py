@@ -450,16 +450,35 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
     return apply(L.pinv, A, hermitian=builtins.bool(hermitian))
 
 
+def _check_norm_dtype(x, dtype):
+    """PyTorch's checks on vector_norm's dtype: a floating or complex type of x's kind that x widens to."""
+    from .. import _dtypes as D
+    name = SCALAR_NAME[dtype.name]
+    if not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError(f"linalg.vector_norm: dtype should be floating point or complex, but got {name}")
+    if x.dtype.is_complex != dtype.is_complex:
+        kind = "complex" if x.dtype.is_complex else "real"
+        raise RuntimeError(f"linalg.vector_norm: dtype should be {kind} for {kind} inputs, but got {name}")
+    if D.promote_types(x.dtype, dtype) is not dtype:
+        raise RuntimeError(f"linalg.vector_norm: the dtype of the input ({SCALAR_NAME[x.dtype.name]}) should be "
+                           f"convertible without narrowing to the specified dtype ({name}). Pass a wider dtype "
+                           "or convert the input first.")
+
+
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     _check_float(x, "vector_norm")
     if dtype is not None:
-        x = x.to(dtype)
+        from .. import _dtypes as D
+        dtype = D.as_dtype(dtype)
+        _check_norm_dtype(x, dtype)
     d = None if x.ndim == 0 else _dims(dim, x.ndim)
     if ord in (float("inf"), float("-inf")) and x.numel() == 0:
         raise RuntimeError("linalg.vector_norm cannot compute the inf norm on an empty tensor because the "
                            "operation does not have an identity")
     ord = builtins.float(ord) if isinstance(ord, builtins.float) else ord
-    return apply(L.vector_norm, x, ord=ord, dim=d, keepdim=builtins.bool(keepdim))
+    # the cast to dtype happens inside the op, so the graph holds its one node, as PyTorch's
+    return apply(L.vector_norm, x, ord=ord, dim=d, keepdim=builtins.bool(keepdim),
+                 dtype=None if dtype is None or dtype is x.dtype else dtype.np)
 
 
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):

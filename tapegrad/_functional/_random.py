@@ -21,6 +21,13 @@ def _check_float(t, name):
                                   "floating tensor, e.g. x.float().")
 
 
+def _check_real_float(t, name):
+    # samplers PyTorch has for real floating types only
+    if not t.dtype.is_floating_point:
+        raise NotImplementedError(f"\"{name}\" not implemented for '{SCALAR_NAME[t.dtype.name]}'. Use a real "
+                                  "floating tensor, e.g. x.float().")
+
+
 def uniform_(self, a=0.0, b=1.0, *, generator=None):
     _check_float(self, "check_uniform_bounds")
     if a > b:
@@ -36,7 +43,10 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
 
 
 def exponential_(self, lambd=1.0, *, generator=None):
-    _check_float(self, "exponential_cpu")
+    if not self.dtype.is_floating_point:
+        raise RuntimeError("Exponential distribution is a continuous probability distribution. dtype must be a "
+                           f"floating point but you specified {SCALAR_NAME[self.dtype.name]}. Fill a real floating "
+                           "tensor, e.g. x.float().")
     if lambd <= 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
     return inplace(self, RF.exponential, _key(generator), builtins.float(lambd))
@@ -45,6 +55,12 @@ def exponential_(self, lambd=1.0, *, generator=None):
 def random_(self, from_=0, to=None, *, generator=None):
     # random_(), random_(to) and random_(from, to): the bounds left out are passed as None (the op's
     # overloads, named as PyTorch's nodes, and its defaults: [0, 2^mantissa] for floats).
+    if self.dtype.is_complex:
+        if to is None and from_ == 0:
+            raise NotImplementedError(f"\"random_kernel_cpu\" not implemented for '{SCALAR_NAME[self.dtype.name]}'. "
+                                      "Fill a real tensor, then convert.")
+        raise RuntimeError("check_random_bounds handles only integral, floating-point and boolean types. Fill a "
+                           "real tensor, then convert.")
     if to is None and from_ == 0:
         return inplace(self, RF.random, _key(generator), None, None)
     if to is None:
@@ -56,6 +72,8 @@ def random_(self, from_=0, to=None, *, generator=None):
 
 
 def bernoulli_(self, p=0.5, *, generator=None):
+    if self.dtype.is_complex:
+        _check_real_float(self, "bernoulli_tensor_cpu_self_" if isinstance(p, Tensor) else "bernoulli_scalar_cpu_")
     p = p if isinstance(p, Tensor) else builtins.float(p)
     return inplace(self, RF.bernoulli_fill, _key(generator), p)
 
@@ -64,13 +82,16 @@ def bernoulli(input, p=None, *, generator=None, out=None):
     if p is not None:
         return bernoulli_(input.clone().detach(), p, generator=generator)
     _check_float(input, "bernoulli_tensor_cpu_p_")
+    _check_real_float(input, "bernoulli_tensor_cpu_self_")
     return apply(RF.bernoulli, input, _key(generator))
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
     if input.ndim not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
-    _check_float(input, "multinomial")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("multinomial only supports floating-point dtypes for input, got: "
+                           f"{SCALAR_NAME[input.dtype.name]}. Pass float probabilities, e.g. input.float().")
     n = input.shape[-1]
     if not replacement and num_samples > n:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
@@ -87,10 +108,10 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
 
 
 def poisson(input, generator=None):
-    _check_float(input, "poisson_cpu")
+    _check_real_float(input, "poisson_cpu")
     return apply(RF.poisson, input, _key(generator))
 
 
 def _standard_gamma(input, generator=None):
-    _check_float(input, "_standard_gamma")
+    _check_real_float(input, "gamma_cpu")
     return apply(RF.standard_gamma, input, _key(generator))

@@ -26,7 +26,9 @@ def _abs_sq(a):
     return jnp.real(a * jnp.conj(a)) if jnp.iscomplexobj(a) else a * a
 
 
-def _vector_norm(a, ord, dim, keepdim):
+def _vector_norm(a, ord, dim, keepdim, dtype=None):
+    if dtype is not None:   # vector_norm(dtype=): computed in dtype, the gradient cast back to a's
+        a = a.astype(dtype)
     if ord == 2:
         return _safe_sqrt(jnp.sum(_abs_sq(a), axis=dim, keepdims=keepdim))
     x = _safe_sqrt(_abs_sq(a)) if jnp.iscomplexobj(a) else abs_real(a) if jnp.issubdtype(a.dtype, jnp.floating) \

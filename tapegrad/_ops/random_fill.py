@@ -15,6 +15,22 @@ def _key(k):
     return jax.random.wrap_key_data(k.astype(jnp.uint32))
 
 
+def uniform_values(key, shape, dtype, lo=0.0, hi=1.0):
+    """U[lo, hi) draws; a complex dtype draws its real and imaginary parts so, as PyTorch fills view_as_real."""
+    dtype = jnp.dtype(dtype)
+    if jnp.issubdtype(dtype, jnp.complexfloating):
+        parts = jax.random.uniform(key, (2,) + tuple(shape), jnp.finfo(dtype).dtype, lo, hi)
+        return jax.lax.complex(parts[0], parts[1])
+    return jax.random.uniform(key, shape, dtype, lo, hi)
+
+
+def normal_values(key, shape, dtype, mean=0.0, std=1.0):
+    """N(mean, std^2) draws; a complex dtype's parts are each N(mean, std^2 / 2) (PyTorch's complex normal)."""
+    if jnp.issubdtype(jnp.dtype(dtype), jnp.complexfloating):
+        mean = mean * (1 + 1j)
+    return (mean + std * jax.random.normal(key, shape, dtype)).astype(dtype)
+
+
 def _bernoulli(a, k, p):
     return jax.random.bernoulli(_key(k), p, a.shape).astype(a.dtype)
 
@@ -45,9 +61,9 @@ def _multinomial(p, k, num_samples, replacement):
     return jnp.argsort(-noisy, axis=-1)[..., :num_samples].astype(jnp.int64)
 
 
-uniform = defop("uniform", lambda a, k, lo, hi: jax.random.uniform(_key(k), a.shape, a.dtype, lo, hi),
+uniform = defop("uniform", lambda a, k, lo, hi: uniform_values(_key(k), a.shape, a.dtype, lo, hi),
                 dtype_rule=KEEP, diff=(0,))
-normal = defop("normal", lambda a, k, mean, std: mean + std * jax.random.normal(_key(k), a.shape, a.dtype),
+normal = defop("normal", lambda a, k, mean, std: normal_values(_key(k), a.shape, a.dtype, mean, std),
                dtype_rule=KEEP, diff=(0,))
 exponential = defop("exponential", lambda a, k, lambd: jax.random.exponential(_key(k), a.shape, a.dtype) / lambd,
                     dtype_rule=KEEP, diff=(0,))

@@ -18,7 +18,7 @@ from ._tracing import TRACER_ERRORS, tracing, unwrap, wrap
 MAX_TRACED_SIGNATURES = 8   # per Function: beyond, its ctx values change at every call; run it in Python
 _CTX_FIELDS = frozenset({"to_save", "saved_for_forward", "dirty_tensors", "non_differentiable",
                          "materialize_grads", "needs_input_grad", "_saved_objects", "_in_meta", "_out_meta",
-                         "_saved_positions"})
+                         "_saved_positions", "_jvp_saved"})
 
 
 class FunctionCtx:

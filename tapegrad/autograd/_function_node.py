@@ -25,7 +25,7 @@ class FunctionNode(FunctionCtx, Node):
         self.needs_input_grad = needs
         self.materialize_grads = True
         self.to_save = ()
-        self._saved_objects = None
+        self._saved_objects = self._jvp_saved = None
         self.op = self.args = self.sig = self.seg = None
         self.edges, self.out_avals, self.checks, self.tensor_args = (), (), [], ()
         self.retained = self.hooks = self.fn_hooks = None
@@ -33,6 +33,8 @@ class FunctionNode(FunctionCtx, Node):
 
     @property
     def saved_tensors(self):
+        if self._jvp_saved is not None:   # inside jvp: what forward gave ctx.save_for_forward
+            return self._jvp_saved
         if self._saved_objects is None:
             if self.args is None:
                 raise RuntimeError(FREED_GRAPH)

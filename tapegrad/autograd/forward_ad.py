@@ -6,9 +6,11 @@ whose function is `jax.jvp` of the entry's pure function (one rule for every ent
 result is the output's tangent. The tangent op is an ordinary recorded op, so it runs deferred like any
 other, and a tangent that depends on tensors requiring grad is differentiable (forward-over-reverse).
 
+An autograd.Function's forward runs with tangents paused; its outputs' tangents are what its `jvp`
+staticmethod returns (`function_jvp`), as in PyTorch.
+
 Differences from PyTorch: the tangent of a view is a new tensor, not a view of the input's tangent;
-an in-place op on a view updates the view's tangent but not its base's; autograd.Function nodes
-carry no tangent (PyTorch needs their `jvp` staticmethod).
+an in-place op on a view updates the view's tangent but not its base's.
 """
 import contextlib
 from collections import namedtuple
@@ -85,7 +87,7 @@ def _check_level(level, where):
 def tangent_of(t):
     """t's tangent at the active level, or None."""
     fw = t.__dict__.get("_fw")
-    if fw is None or not _levels or fw[0] is not _levels[-1]:
+    if fw is None or not _levels or fw[0] is not _levels[-1] or _pause[0]:
         return None
     return fw[1]
 
@@ -123,13 +125,16 @@ def unpack_dual(tensor, *, level=None):
     return UnpackedDualTensor(primal, tangent)
 
 
+_pause = [0]   # > 0: forward AD is off (tangent ops, a Function's forward and jvp): no tangent is read or made
+
+
 @contextlib.contextmanager
-def _paused():
-    _dispatch.OBSERVERS.remove(propagate)
+def _paused(pause=True):
+    _pause[0] += pause
     try:
         yield
     finally:
-        _dispatch.OBSERVERS.append(propagate)
+        _pause[0] -= pause
 
 
 def _view(tensor):
@@ -174,7 +179,7 @@ def _jvp_op(op, positions, mask):
 def propagate(op, static, sig, args, result):
     """Called by apply() inside a dual level: give `result` the tangents of op's outputs."""
     from .._tensor import Tensor
-    if op.custom is not None:
+    if op.custom is not None or _pause[0]:
         return
     allowed = op.diff
     positions, tangents = [], []
@@ -201,3 +206,95 @@ def inplace(t, out):
     tangent = tangent_of(out) if _levels else None
     if tangent is not None:
         _set_tangent(t, tangent)
+
+
+# ---- the tangent rule of an autograd.Function: its jvp staticmethod -----------------------------------
+
+def function_tangents(args):
+    """The tangents of a Function's arguments (None per argument without one), or None when none has one:
+    then the Function's forward runs with tangents paused and its jvp gives its outputs' tangents."""
+    from .._tensor import Tensor
+    if not _levels:
+        return None
+    tangents = [tangent_of(a) if isinstance(a, Tensor) else None for a in args]
+    return tangents if any(t is not None for t in tangents) else None
+
+
+def function_paused(tangents):
+    """Around a Function's forward: no tangents ride along its ops (PyTorch runs it outside forward AD)."""
+    return _paused(tangents is not None)
+
+
+def function_jvp(cls, ctx, args, tangents, outputs, final):
+    """Call `cls.jvp(ctx, *tangents)` after forward and give `final` (the wrapped outputs) its results,
+    with PyTorch's checks. `outputs` are forward's own results (what mark_dirty and
+    mark_non_differentiable name)."""
+    from .._tensor import Tensor
+    outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+    final = final if isinstance(final, tuple) else (final,)
+    given = []
+    for a, t in zip(args, tangents):
+        if t is None and isinstance(a, Tensor) and ctx.materialize_grads and (a.dtype.is_floating_point
+                                                                              or a.dtype.is_complex):
+            t = a.new_zeros(a.shape)   # PyTorch materializes a missing tangent as zeros
+        given.append(t)
+    versions = [None if t is None else t._version for t in tangents]
+    ctx._jvp_saved = tuple(getattr(ctx, "saved_for_forward", ()))   # ctx.saved_tensors inside jvp
+    try:
+        with _paused():
+            results = cls.jvp(ctx, *given)
+    finally:
+        ctx._jvp_saved = None
+    results = results if isinstance(results, tuple) else (results,)
+    if len(results) != len(outputs):
+        raise RuntimeError(f"Function's jvp returned an invalid number of forward gradients (expected "
+                           f"{len(outputs)} but got {len(results)}). Return one tangent (or None) per output.")
+    dirty = {id(t) for t in getattr(ctx, "dirty_tensors", ())}
+    non_diff = {id(t) for t in getattr(ctx, "non_differentiable", ())}
+    arg_pos = {id(a): i for i, a in enumerate(args) if isinstance(a, Tensor)}
+    for i, (raw, out, tangent) in enumerate(zip(outputs, final, results)):
+        if tangent is not None and not isinstance(tangent, Tensor):
+            raise RuntimeError(f"expected Variable or None (got {type(tangent).__name__}) for grad output {i}. "
+                               "Return a tensor or None per output.")
+        if not isinstance(raw, Tensor):
+            continue
+        if id(raw) in non_diff or not (raw.dtype.is_floating_point or raw.dtype.is_complex):
+            if tangent is not None:
+                raise RuntimeError(f"Function's jvp returned a gradient at position {i}, but  the corresponding "
+                                   "forward output is not a differentiable Tensor.You should return None at that "
+                                   "position instead.")
+            continue
+        if tangent is None:
+            continue
+        if id(raw) in dirty:
+            if id(raw) not in arg_pos:
+                raise RuntimeError("Only input Tensors should be given to ctx.mark_dirty(). If a Tensor is not an "
+                                   "input, there is no need to pass it to mark_dirty().")
+            k = arg_pos[id(raw)]
+            before = tangents[k]
+            if before is not None:
+                if tangent._version == versions[k]:
+                    raise RuntimeError("An inplace custom Function is not modifying the forward mode gradients "
+                                       "inplace. If the forward is modifying an input inplace, then the jvp "
+                                       "function must modify the corresponding gradient inplace.")
+                if tangent is not before:
+                    raise RuntimeError("An inplace custom Function is not returning the forward mode gradients "
+                                       "as-is. If the forward is modifying an input inplace, then the jvp function "
+                                       "must modify the gradient inplace and return it as-is.")
+        elif _views_an_input_with_tangent(raw, out, args, tangents) and tangent._base is None:
+            raise RuntimeError("A custom Function's forward is returning a view (or an input as-is) but the jvp is "
+                               "not returning a view. Return a view of the input's tangent (e.g. tangent.view_as"
+                               "(tangent)).")
+        if tuple(tangent.shape) != tuple(out.shape):
+            raise RuntimeError("Trying to set a forward gradient that has a different size than that of the "
+                               f"original Tensor, this is not supported. Tensor is of size {list(out.shape)} while "
+                               f"the given forward gradient is of size {list(tangent.shape)}. Return a tangent of "
+                               "the output's shape.")
+        _set_tangent(out, tangent)
+
+
+def _views_an_input_with_tangent(raw, out, args, tangents):
+    # an input handed back as-is counts as its view (PyTorch returns a view of it, recorded or not)
+    base = out._base
+    return any(t is not None and (raw is a or base is not None and (a is base or a._base is base))
+               for a, t in zip(args, tangents))

@@ -20,6 +20,7 @@ import functools
 import warnings
 
 from .._grad_mode import _state, no_grad
+from . import forward_ad
 from ._function_backward import FunctionCtx
 from ._function_node import FunctionNode, build_node
 
@@ -86,13 +87,17 @@ class Function(FunctionCtx, metaclass=_FunctionMeta):
         ctx = cls._backward_cls.__new__(cls._backward_cls)
         ctx._start(needs)
         new_style = cls.setup_context is not Function.setup_context
-        with no_grad():
+        tangents = forward_ad.function_tangents(args)
+        with no_grad(), forward_ad.function_paused(tangents):
             if new_style:
                 output = cls.forward(*args)
                 cls.setup_context(ctx, args, output)
             else:
                 output = cls.forward(ctx, *args)
-        return build_node(ctx, args, output, any(needs), force)
+        final = build_node(ctx, args, output, any(needs), force)
+        if tangents is not None:
+            forward_ad.function_jvp(cls, ctx, args, tangents, output, final)
+        return final
 
 
 def _bind(cls, args, kwargs):

@@ -9,19 +9,21 @@ are the tapegrad.fx graph recorded from the example inputs (tapegrad's ops, not 
 `.code` of a scripted one is its Python source. `save`/`load` refuse with the ways to do it instead
 (`tapegrad.save` of a state_dict, or `tapegrad.export`). `ignore`, `unused`, `export` mark nothing:
 everything runs as Python; `is_scripting()` is always False and `is_tracing()` True only while
-`trace` runs its example.
+`trace` runs its example. While it does, `TracerWarning`s come where PyTorch's trace warns: Python values
+read from tensors (tapegrad/_tracer_warnings.py), random draws (PyTorch's nondeterministic nodes, with
+check_trace) and list outputs (dicts refused, with strict).
 """
 import functools
 import inspect
 import typing
 
+from .._tracer_warnings import TRACING as _tracing, TracerWarning
 from ..nn import Module
 
 __all__ = ["trace", "trace_module", "script", "save", "load", "ignore", "unused", "export", "is_scripting",
-           "is_tracing", "annotate", "Final", "ScriptModule", "ScriptFunction", "TracedModule"]
+           "is_tracing", "annotate", "Final", "ScriptModule", "ScriptFunction", "TracedModule", "TracerWarning"]
 
 Final = typing.Final
-_tracing = [0]
 
 _SAVE_ERROR = ("tapegrad.jit.save cannot write a TorchScript archive: tapegrad runs Python code, not TorchScript. "
                "Save the weights with tapegrad.save(model.state_dict(), f) and rebuild the module in Python, or "
@@ -89,21 +91,90 @@ class _Scripted:
     def code(self):
         return self._code
 
-    def _record(self, root, fn, example_inputs):
+    def _record(self, root, fn, example_inputs, options=(True, True, 1e-5)):
         """The fx graph of one call of fn (root's forward if fn is None) on the example inputs: a tuple, or a
-        dict of keyword inputs (placeholders in fn's parameter order)."""
+        dict of keyword inputs (placeholders in fn's parameter order); options: trace's (check_trace, strict,
+        check_tolerance)."""
+        from .. import random
         from ..fx import GraphModule
         from ..fx._tracer import record
         call, values = _positional(fn if fn is not None else root, example_inputs)
         owner = root if root is not None else Module()
+        draws = random.default_generator._counter
         _tracing[0] += 1
         try:
-            graph, constants, _ = record(owner, call, values)
+            graph, constants, result = record(owner, call, values)
         finally:
             _tracing[0] -= 1
+        _check_trace(random.default_generator._counter - draws, call, values, result, *options)
         gm = GraphModule(owner, graph, getattr(fn, "__name__", type(owner).__name__), constants)
         method = fn.__name__ if root is not None and fn is not None else "forward"   # a traced method keeps its name
         self._graph, self._code = gm.graph, gm.code.replace("def forward(", f"def {method}(", 1)
+
+
+def _check_trace(draws, call, values, result, check_trace, strict, tolerance=1e-5):
+    """PyTorch's warnings after a trace: its trace check (a traced call's outputs against the Python function's)
+    and containers at the output (a list warned about, a dict refused, unless strict=False). tapegrad's traced
+    callable reruns the Python code, so only random draws can make the two differ: the check then compares the
+    example's outputs with a second Python run, as PyTorch compares its trace's."""
+    import warnings
+    if check_trace and draws:
+        named = False   # PyTorch names the nondeterministic nodes once, at the first mismatch
+        for i, (ours, again) in enumerate(zip(_tensors(result), _tensors(call(*values)))):
+            message = _mismatch(ours, again, tolerance)
+            if message is None:
+                continue
+            if not named:
+                named = True
+                warnings.warn("Trace had nondeterministic nodes. Did you forget call .eval() on your model? "
+                              "Nodes:\n\trandom draws in the traced call\nThis may cause errors in trace checking. "
+                              "To disable trace checking, pass check_trace=False to torch.jit.trace()",
+                              TracerWarning, stacklevel=4)
+            warnings.warn(f"Output nr {i + 1}. of the traced function does not match the corresponding output of the "
+                          f"Python function. Detailed error:\n{message}", TracerWarning, stacklevel=4)
+    if not strict:
+        return
+    found, todo = set(), [result]
+    while todo:
+        value = todo.pop()
+        if isinstance(value, (list, tuple)):
+            if isinstance(value, list):
+                found.add("list")
+            todo.extend(value)
+        elif isinstance(value, dict):
+            found.add("dict")
+            todo.extend(value.values())
+    for kind in sorted(found):
+        message = (f"Encountering a {kind} at the output of the tracer might cause the trace to be incorrect, this is "
+                   "only valid if the container structure does not change based on the module's inputs. Consider "
+                   "using a constant container instead (e.g. for `list`, use a `tuple` instead. for `dict`, use a "
+                   "`NamedTuple` instead). If you absolutely need this and know the side effects, pass strict=False "
+                   "to trace() to allow this behavior.")
+        if kind == "dict":
+            raise RuntimeError(message)
+        warnings.warn(message, TracerWarning, stacklevel=4)
+
+
+def _tensors(value):
+    from .._tensor import Tensor
+    if isinstance(value, Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _tensors(v)]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _tensors(v)]
+    return []
+
+
+def _mismatch(traced, python, tolerance):
+    from .. import testing
+    atol = 1e-7 if traced.dtype.name == "float64" else 1e-5   # PyTorch's default absolute tolerances
+    try:
+        testing.assert_close(traced.detach().double(), python.detach().double(), rtol=tolerance, atol=atol,
+                             equal_nan=True)
+    except AssertionError as e:
+        return str(e)
+    return None
 
 
 def _positional(fn, example_inputs):
@@ -132,13 +203,13 @@ def _positional(fn, example_inputs):
 class ScriptFunction(_Scripted):
     """A function (or a module's method) run through tapegrad.compile."""
 
-    def __init__(self, fn, example_inputs=None, owner=None):
+    def __init__(self, fn, example_inputs=None, owner=None, options=(True, True, 1e-5)):
         from .._compile import compile
         self._fn = fn
         self._compiled = compile(fn)
         self._graph, self._code = None, _source(fn)
         if example_inputs is not None:
-            self._record(owner, fn, example_inputs)
+            self._record(owner, fn, example_inputs, options)
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args, **kwargs):
@@ -150,7 +221,7 @@ class ScriptModule(Module, _Scripted):
     buffers (same objects, same state_dict keys). Traced, it has the methods traced (trace_module): forward
     only if it was one of them, each other one a ScriptFunction attribute."""
 
-    def __init__(self, original, example_inputs=None, methods=None):
+    def __init__(self, original, example_inputs=None, methods=None, options=(True, True, 1e-5)):
         super().__init__()
         from .._compile import compile
         for name, child in original._modules.items():
@@ -165,10 +236,11 @@ class ScriptModule(Module, _Scripted):
         object.__setattr__(self, "_compiled", compile(original) if "forward" in methods else None)
         self._graph, self._code = None, _source(type(original).forward)
         if methods.get("forward") is not None:
-            self._record(original, None, methods["forward"])
+            self._record(original, None, methods["forward"], options)
         for name, inputs in methods.items():
             if name != "forward":
-                object.__setattr__(self, name, ScriptFunction(getattr(original, name), inputs, owner=original))
+                object.__setattr__(self, name, ScriptFunction(getattr(original, name), inputs, owner=original,
+                                                              options=options))
 
     @property
     def forward(self):
@@ -217,13 +289,16 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
     module = func if isinstance(func, Module) else getattr(func, "__self__", None)
     if isinstance(module, Module) and (func is module or func.__name__ == "forward"):
         inputs = example_inputs if example_inputs is not None else example_kwarg_inputs
-        return trace_module(module, {"forward": inputs}, example_inputs_is_kwarg=isinstance(example_kwarg_inputs, dict))
+        return trace_module(module, {"forward": inputs}, check_trace=check_trace, strict=strict,
+                            check_tolerance=check_tolerance,
+                            example_inputs_is_kwarg=isinstance(example_kwarg_inputs, dict))
     if isinstance(module, Module):
         raise AttributeError("trace doesn't support compiling individual module's functions.\nPlease use "
                              f"trace_module: tapegrad.jit.trace_module(model, {{{func.__name__!r}: example_inputs}}).")
+    options = (check_trace, strict, check_tolerance)
     if isinstance(example_kwarg_inputs, dict):
-        return ScriptFunction(func, example_kwarg_inputs)
-    return ScriptFunction(func, _as_tuple(example_inputs))
+        return ScriptFunction(func, example_kwarg_inputs, options=options)
+    return ScriptFunction(func, _as_tuple(example_inputs), options=options)
 
 
 def trace_module(mod, inputs, optimize=None, check_trace=True, check_inputs=None, check_tolerance=1e-5,
@@ -239,7 +314,7 @@ def trace_module(mod, inputs, optimize=None, check_trace=True, check_inputs=None
     for name, example in inputs.items():
         getattr(mod, name)   # AttributeError for a method mod lacks, as PyTorch
         methods[name] = example if isinstance(example, dict) and example_inputs_is_kwarg else _as_tuple(example)
-    return TracedModule(mod, methods=methods)
+    return TracedModule(mod, methods=methods, options=(check_trace, strict, check_tolerance))
 
 
 def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):

@@ -5,6 +5,7 @@ import warnings
 
 from ... import _dtypes
 from ..._dispatch import apply
+from ..._memory_format import keep_format
 from ..._ops import nn as K
 from . import _interp_fixed_point as FP
 from . import _interp_plan as P
@@ -120,7 +121,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     _check_sizes(spatial, out)
     if input.dtype is _dtypes.uint8 and mode in ("bilinear", "bicubic", "lanczos"):   # PyTorch's int16 weights
         plan = tuple(FP.axis(n, o, s, align_corners, mode, antialias) for n, o, s in zip(spatial, out, scales))
-        return apply(K.interpolate_fixed_point, input, plan=plan)
+        return keep_format(apply(K.interpolate_fixed_point, input, plan=plan), input)
     if not (input.dtype is _dtypes.uint8 and mode.startswith("nearest")):
         check_float_kernel(input, _kernel_name(mode, dim, antialias))
     ft = P.np.float64 if input.dtype is _dtypes.float64 else P.np.float32
@@ -136,7 +137,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             axis = P.linear(n, o, s, align_corners, ft)
         plan.append(P.as_static(axis))
     kind = f"{mode.replace('-', '_')}{dim}d" + ("_aa" if antialias else "")   # names the node, as PyTorch's kernel
-    return apply(K.interpolate, input, plan=tuple(plan), kind=kind)
+    return keep_format(apply(K.interpolate, input, plan=tuple(plan), kind=kind), input)
 
 
 def _deprecated(name):

@@ -1,5 +1,6 @@
 """Max, average and adaptive pooling."""
 from ..._dispatch import apply
+from ..._memory_format import keep_format
 from ..._ops import nn as K, pooling_indices as PI
 from ._util import check_float_kernel, ntuple
 
@@ -113,7 +114,8 @@ def adaptive_avg_pool1d(input, output_size):
 
 def adaptive_avg_pool2d(input, output_size):
     check_float_kernel(input, "adaptive_avg_pool2d")
-    return apply(K.adaptive_avg_pool, input, output_size=_adaptive_size(input, 2, output_size))
+    out = apply(K.adaptive_avg_pool, input, output_size=_adaptive_size(input, 2, output_size))
+    return keep_format(out, input)   # PyTorch's kernel keeps channels_last
 
 
 def adaptive_avg_pool3d(input, output_size):
