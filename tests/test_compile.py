@@ -419,3 +419,28 @@ def test_device_and_new_tensors_trace_into_one_program(torch):
         assert run(x).item() == fn(torch, xt).item()
     assert x.new_zeros(2).device == x.device and x.new_tensor([1]).dtype is x.dtype
     assert x.new_empty(2).dtype is x.dtype and x.new_full((1,), 1).dtype is x.dtype
+
+
+class _SlotHolder:
+    __slots__ = ("opt",)   # no __dict__: tapegrad.compile does not walk into it
+
+
+def test_optimizer_reached_only_through_an_unwalked_object_breaks_and_keeps_its_state():
+    # its update reads the state as raw values: the trace must still see (and put back) what it wrote
+    w = tapegrad.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    holder = _SlotHolder()
+    holder.opt = tapegrad.optim.Adam([w], lr=0.1)
+
+    def step():
+        holder.opt.zero_grad()
+        (w * w).sum().backward()
+        holder.opt.step()
+    step()   # the state exists before the compiled calls
+    run = tapegrad.compile(step)
+    with pytest.warns(UserWarning, match="reaches only through something tapegrad.compile does not walk"):
+        run()
+    run()
+    state = holder.opt.state[w]
+    for t in [w, w.grad, *[v for v in state.values() if isinstance(v, tapegrad.Tensor)]]:
+        assert np.all(np.isfinite(np.asarray(t.detach().numpy())))   # concrete values, not leaked tracers
+    assert state["step"].item() == 3

@@ -45,7 +45,8 @@ class TooLarge(Exception):
 
 
 def _is_library(module):
-    return module is None or module.split(".", 1)[0] in _LIBRARIES
+    # the demo is an application shipped with tapegrad: its functions are user code
+    return module is None or (module.split(".", 1)[0] in _LIBRARIES and not module.startswith("tapegrad.demo"))
 
 
 _GLOBAL_NAMES = {}   # code -> its names (bounded: code made by exec would otherwise pile up)
@@ -116,6 +117,8 @@ class Walk:
             if i == split:
                 self.cut = self._lengths()
             self.visit(r)
+        if split is not None and self.cut is None:   # nothing past the arguments (a library's function)
+            self.cut = self._lengths()
         self.key = tuple(self.tokens)
 
     def _lengths(self):

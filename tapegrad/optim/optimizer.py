@@ -369,6 +369,8 @@ class _ForeachOptimizer(Optimizer):
             if len(state) == 0 and keys:
                 state.update(self._init_state(group, p))
             states.append(state)
+        if _dispatch.CAPTURE[0] is not None:   # tapegrad.compile tracing: the tensors read as raw values below
+            _dispatch.CAPTURE[0](params + [p._grad for p in params] + [t for s in states for t in s.values()])
         new_params, new_states = _foreach.record(
             type(self)._rule, tuple(sorted(self._static(group).items())),
             [p._peek() for p in params], [p._grad._peek() for p in params],
