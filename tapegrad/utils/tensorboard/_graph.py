@@ -37,7 +37,7 @@ _TAPEGRAD_ONLY = frozenset("""
     max_pool_with_indices max_unpool max_values median_all median_indices median_values min_all min_values
     mode_indices mode_values reshape_alias reshape_copy rnn scatter_value sort_values sparse_add sparse_mm
     sparse_route sparse_segment_sum sparse_sparse_mm sparse_values standard_gamma topk_indices topk_values
-    trilinear unique unique_take view_dtype view_replay
+    trilinear unique unique_take varlen_attention view_dtype view_replay
 """.split())
 
 
