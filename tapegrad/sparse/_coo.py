@@ -54,6 +54,11 @@ def _dispatch_op(op, args, static):
     tensors = [a for a in args if isinstance(a, Tensor)]
     compressed = [t for t in tensors if isinstance(t, SparseTensor) and t._sp_compressed]
     elementwise = len(tensors) == 1 and (name == "mul" or len(args) == 1 and name in _LINEAR_UNARY | _COALESCED_UNARY)
+    if name != "mul" or len(tensors) == 2:   # (_compressed_ops: mul, transpose, select, addmm... as PyTorch's)
+        from ._compressed_ops import UNHANDLED, compressed_op
+        out = compressed_op(op, args, static)
+        if out is not UNHANDLED:
+            return out
     if compressed and not elementwise:   # CSR, CSC, BSR, BSC: their values' unary ops and scalar products below
         from ._csr import dispatch_op
         return dispatch_op(name, args, compressed[0]._layout_name)
