@@ -30,6 +30,13 @@ def _t(lib, layout):
     return make(lib, layout, _OTHER)
 
 
+def _no_csc(L, s):
+    """PyTorch 2.13 crashes (segmentation fault) on some CSC products of CSC tensors: those cases are not run."""
+    if s.layout is L.sparse_csc:
+        raise ValueError("not run: PyTorch crashes on this CSC product")
+    return s
+
+
 UNARY = ("abs", "neg", "positive", "sin", "sinh", "tan", "tanh", "asin", "asinh", "atan", "atanh", "sqrt", "relu",
          "sign", "sgn", "expm1", "log1p", "floor", "ceil", "round", "trunc", "frac", "square", "erf", "erfinv",
          "deg2rad", "rad2deg", "signbit", "isnan", "isinf", "isposinf", "isneginf", "nan_to_num", "angle", "conj",
@@ -67,8 +74,8 @@ _BINARY = {
         s.index_select(0, L.tensor([2, 0])), "index_select(1)": lambda L, s, t, d: s.index_select(1, L.tensor([3, 1])),
     "addmm(d,s,d)": lambda L, s, t, d: L.addmm(d, s, d), "addmm(d,d,s)": lambda L, s, t, d: L.addmm(d, d, s),
     "addmm(d,s,d,b,a)": lambda L, s, t, d: L.addmm(d, s, d, beta=.5, alpha=2.),
-    "addmm(s,s,d)": lambda L, s, t, d: L.addmm(t, s, d), "addmm(s,s,s)": lambda L, s, t, d: L.addmm(t, s, t),
-    "addmm(d,s,s)": lambda L, s, t, d: L.addmm(d, s, t),
+    "addmm(s,s,d)": lambda L, s, t, d: L.addmm(t, s, d), "addmm(s,s,s)": lambda L, s, t, d: L.addmm(t, _no_csc(L, s), t),
+    "addmm(d,s,s)": lambda L, s, t, d: L.addmm(d, _no_csc(L, s), t),
     "sparse.addmm(d,s,d)": lambda L, s, t, d: L.sparse.addmm(d, s, d),
     "sparse.addmm(s,s,d)": lambda L, s, t, d: L.sparse.addmm(t, s, d),
     "addmm_(d,s,d)": lambda L, s, t, d: d.addmm_(s, dense(L)),

@@ -21,6 +21,9 @@ def compressed_op(op, args, static):
         return args[0]._with_values(apply(op, args[0]._sp_values, **kw))
     if name == "mul" and len(args) == 2:
         return mul(*args)
+    if name == "div" and args[0]._sp_compressed:
+        raise RuntimeError(f"unsupported tensor layout: {args[0]._layout_name} (PyTorch has no division of compressed "
+                           "tensors). Multiply by the reciprocal (s * (1 / k)) instead.")
     if name == "transpose":
         return transpose(args[0], kw["dim0"], kw["dim1"])
     if name == "permute" and not args[0]._sp_compressed:
@@ -60,6 +63,9 @@ def mul(a, b):
                                "tensor only. Convert the first sparse operand with .to_sparse_csr() first.")
     if isinstance(other, SparseTensor):
         return _mul_sparse(a, b)
+    if not sparse._sp_compressed and other.dim() <= sparse.dim() and all(
+            n in (1, m) for n, m in zip(reversed(other.shape), reversed(sparse.shape))):
+        other = other.expand(sparse.shape)   # (COO's product broadcasts the dense operand)
     if tuple(other.shape) != tuple(sparse.shape):
         raise RuntimeError(f"sparse_mask(): operands have incompatible sizes; self has size {list(other.shape)} but "
                            f"mask has size {list(sparse.shape)}. Broadcast the dense operand (.expand) first.")
@@ -144,7 +150,7 @@ def select(s, dim, index):
         raise IndexError(f"select(): index {index} out of range for tensor of size {list(s.shape)} at dimension {d}")
     index %= size
     if getattr(s, "_blocked", False):
-        if s._dim == 0:
+        if s._dim == 0 or d == 0:   # (BSC's columns only)
             raise RuntimeError("select(): no view exists for the given input, consider using torch.select_copy.")
         s = s.to_sparse()
     if s._sp_compressed and s.dim() != 2:
@@ -185,10 +191,12 @@ def getitem(s, key):
         if isinstance(k, (int, np.integer)) and not -s.shape[d] <= k < s.shape[d]:
             raise IndexError(f"index {k} is out of bounds for dimension {d} with size {s.shape[d]}")
     ints = [(d, int(k) % s.shape[d]) for d, k in enumerate(key) if isinstance(k, (int, np.integer))]
-    if len(ints) == s.dim() == s.sparse_dim():   # one entry: gather it (PyTorch's dense backward)
+    if len(ints) == s.dim() == s.sparse_dim() and not getattr(s, "_blocked", False):   # one entry: gather it (PyTorch's dense backward)
         c = s.to_sparse().coalesce() if s._sp_compressed else s.coalesce()
         match = np.all(c._sp_indices.numpy() == np.array([k for _, k in ints])[:, None], 0)
         return c._sp_values.index_select(0, _as_tensor(np.nonzero(match)[0].astype(np.int64))).sum(0)
+    if ints and ints[0][0] == 0 and getattr(s, "_blocked", False):
+        return select(s, 0, ints[0][1])   # (PyTorch's refusal)
     out = s
     for d, k in reversed(ints):
         out = select(out, d, k)
@@ -216,8 +224,8 @@ def addmm(input, mat1, mat2, beta=1, alpha=1, via="mm"):
     product = sparse_mm(mat1, mat2, via=via)
     if input.dtype is not product.dtype:
         from .._functional._linalg import _TYPE
-        raise RuntimeError(f"expected scalar type {_TYPE.get(product.dtype.name)} but found "
-                           f"{_TYPE.get(input.dtype.name)}. Convert the input (.to(dtype)) first.")
+        raise RuntimeError(f"expected scalar type {_TYPE.get(input.dtype.name)} but found "
+                           f"{_TYPE.get(product.dtype.name)}. Convert the input (.to(dtype)) first.")
     shape = tuple(product.shape)
     if any(n != 1 and n != m for n, m in zip(reversed(input.shape), reversed(shape))) or input.dim() > 2:
         raise RuntimeError(f"The expanded size of the tensor ({shape[-1] if input.dim() < 2 else shape[0]}) must match "
@@ -276,8 +284,8 @@ def _zero(self):
 
 def _fill(self, value):
     if not self._sp_compressed:
-        raise RuntimeError("fill_: PyTorch cannot fill a sparse COO tensor. Fill its values (.coalesce().values()) "
-                           "or .to_dense() instead.")
+        raise NotImplementedError("Could not run 'aten::fill_.Scalar' with arguments from the 'SparseCPU' backend: "
+                                  "PyTorch cannot fill a sparse COO tensor. Fill .to_dense() instead.")
     if isinstance(value, Tensor):
         raise NotImplementedError(f"Could not run 'aten::fill_.Tensor' with arguments from the '{self._layout_name}CPU'"
                                   " backend. Pass a Python number (value.item()).")
@@ -302,6 +310,15 @@ def _copy(self, src, non_blocking=False):
     return type(self)._make(src._sp_indices, src._sp_values.to(self.dtype), src._sp_size, src._sp_coalesced)
 
 
+def _mul_in_place(self, other):
+    from .._inplace import _CAST_NAMES
+    if isinstance(other, (float, complex)) and not (self.dtype.is_floating_point or self.dtype.is_complex):
+        wide = "ComplexDouble" if isinstance(other, complex) else "Double"   # (PyTorch's check of a Python number)
+        raise RuntimeError(f"result type {wide} can't be cast to the desired output type "
+                           f"{_CAST_NAMES[self.dtype.name]}")
+    return self * other
+
+
 def _t_(self):
     if self._sp_compressed:
         raise RuntimeError(f"t_(): PyTorch cannot transpose a {self._layout_name} tensor in place (its transpose "
@@ -318,7 +335,7 @@ def install():
     """Bind the in-place forms and integer indexing to the sparse tensor class."""
     for name in INPLACE_UNARY:
         setattr(SparseTensor, name + "_", _in_place((lambda n: lambda self, *a, **k: getattr(self, n)(*a, **k))(name)))
-    SparseTensor.mul_ = SparseTensor.__imul__ = _in_place(lambda self, other: self * other)
+    SparseTensor.mul_ = SparseTensor.__imul__ = _in_place(_mul_in_place)
     SparseTensor.div_ = SparseTensor.__itruediv__ = _in_place(lambda self, other: self / other)
     SparseTensor.zero_ = _in_place(_zero)
     SparseTensor.fill_ = _in_place(_fill)

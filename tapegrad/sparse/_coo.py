@@ -80,6 +80,10 @@ def _dispatch_op(op, args, static):
         if name == "pow" and args[0] is s:
             c = s.coalesce()
             return c._with_values(apply(op, c._sp_values, *args[1:], **kw))
+    from ._coo_ops import UNHANDLED, coo_op   # (index_select, cat, stack, unsqueeze, norm...)
+    out = coo_op(op, args, static)
+    if out is not UNHANDLED:
+        return out
     raise NotImplementedError(f"Could not run 'aten::{name}' with arguments from the 'SparseCPU' backend. "
                               + _SUPPORTED)
 

@@ -1,0 +1,70 @@
+"""Shape and value ops PyTorch's CPU build runs on sparse COO tensors: index_select, cat, stack and unsqueeze
+along sparse dimensions, the norm of the values, floor_divide by a number. Values move through differentiable
+tensor ops, so gradients reach them masked to the pattern as COO's other ops give."""
+import numpy as np
+
+from .._dispatch import apply
+from ._coo import SparseTensor, _as_tensor
+
+UNHANDLED = object()
+
+
+def coo_op(op, args, static):
+    """An op-table entry met with COO operands only, or UNHANDLED."""
+    name, kw = op.name, dict(static)
+    if any(getattr(a, "_sp_compressed", False) for a in args):
+        return UNHANDLED
+    s = args[0]
+    if name == "index_select" and kw["dim"] % s.dim() < s.sparse_dim():
+        return _index_select(s, kw["dim"] % s.dim(), args[1].numpy())
+    if name == "unsqueeze" and kw["dim"] % (s.dim() + 1) <= s.sparse_dim():
+        return _unsqueeze(s, kw["dim"] % (s.dim() + 1))
+    if name in ("cat", "stack"):
+        dim = kw.get("dim", 0)
+        parts = args if name == "cat" else [_unsqueeze(a, dim % (a.dim() + 1)) for a in args]
+        if dim % parts[0].dim() < parts[0].sparse_dim() and len({p.sparse_dim() for p in parts}) == 1:
+            return _cat(parts, dim % parts[0].dim())
+    if name == "vector_norm" and kw.get("dim") is None and not kw.get("keepdim"):
+        return apply(op, s.coalesce()._sp_values, **kw)
+    if name == "floor_divide" and len(args) == 2 and not hasattr(args[1], "shape"):
+        c = s.coalesce()
+        return c._with_values(apply(op, c._sp_values, args[1], **kw))
+    return UNHANDLED
+
+
+def _index_select(s, dim, index):
+    indices = s._sp_indices.numpy()
+    entry, position = np.nonzero(indices[dim][:, None] == index.reshape(-1)[None, :])
+    order = np.lexsort((entry, position))   # PyTorch's: by position in index
+    entry, position = entry[order], position[order]
+    out = indices[:, entry].copy()
+    out[dim] = position
+    size = list(s._sp_size)
+    size[dim] = index.size
+    values = s._sp_values.index_select(0, _as_tensor(entry.astype(np.int64)))
+    return SparseTensor._make(_as_tensor(out), values, size, False)
+
+
+def _unsqueeze(s, dim):
+    indices = np.insert(s._sp_indices.numpy(), dim, 0, axis=0)
+    size = s._sp_size[:dim] + (1,) + s._sp_size[dim:]
+    return SparseTensor._make(_as_tensor(indices), s._sp_values, size, s._sp_coalesced)
+
+
+def _cat(parts, dim):
+    from .._functional._shape import cat
+    first = parts[0]
+    for p in parts[1:]:
+        if p.dim() != first.dim() or any(a != b for d, (a, b) in enumerate(zip(p.shape, first.shape)) if d != dim):
+            raise RuntimeError(f"concatenating sparse tensors, but a dense tensor was found at position {1} or the "
+                               f"sizes differ: {list(first.shape)} and {list(p.shape)}. Match the other dimensions.")
+    blocks, offset = [], 0
+    for p in parts:
+        idx = p._sp_indices.numpy().copy()
+        idx[dim] += offset
+        offset += p.shape[dim]
+        blocks.append(idx)
+    size = list(first._sp_size)
+    size[dim] = offset
+    values = cat([p._sp_values for p in parts], 0)
+    return SparseTensor._make(_as_tensor(np.concatenate(blocks, 1)), values, size, False)
