@@ -47,7 +47,8 @@ _MUL = ["mul(s,s)", "mul(s,d)", "mul(d,s)", "s*0-d", "mul(s,2)", "s*s", "s*d", "
         "addmm(d,d,s)", "addmm(d,s,d,b,a)", "sparse.addmm(d,s,d)", "addmm(s,s,s)", "F.linear(d,s,b)", "addmm_(d,s,d)",
         "copy_(s)", "copy_(s same)", "zero_", "fill_(2)", "mul_(s,s)", "mul_(s,2)", "mul_(s,d)", "abs_", "neg_",
         "sqrt_", "relu_", "floor_", "tanh_", "angle", "L.clone", "L.abs", "permute(1,0)", "t_", "div_(s,2)",
-        "mul(s,d row)"]
+        "mul(s,d row)", "d.sparse_mask(s)", "s.sparse_mask(s)", "sampled_addmm(s,d,d)", "index_select(0)",
+        "index_select(1)", "cat([s,s])", "cat([s,s],1)", "stack", "unsqueeze(0)", "norm", "floor_divide(s,2)"]
 
 
 @pytest.mark.parametrize("case", _MUL)
@@ -76,6 +77,8 @@ def _leaf(lib):
                                 lambda L, s, d: (s * s).to_dense(),
                                 lambda L, s, d: (s * d).to_dense(),
                                 lambda L, s, d: s.clone().neg_().to_dense(),
+                                lambda L, s, d: d.sparse_mask(s).to_dense(),
+                                lambda L, s, d: L.sparse.sampled_addmm(s, d, d, beta=.5, alpha=2.).to_dense(),
                                 lambda L, s, d: L.zeros(4, 4, dtype=L.float64).to_sparse(
                                     layout=s.layout, **({"blocksize": 2} if s.layout in (L.sparse_bsr, L.sparse_bsc)
                                                         else {})).copy_(s).to_dense()])
@@ -147,7 +150,12 @@ def test_gradcheck_float64(kind):
     lambda L, s: s * dense(L)[:3],
     lambda L, s: s.to_sparse_csc() * s,
     lambda L, s: s.to_sparse_bsr(2).select(0, 1),
-    lambda L, s: s.clone().fill_(L.tensor(3.))])
+    lambda L, s: s.clone().fill_(L.tensor(3.)),
+    lambda L, s: dense(L)[:3].sparse_mask(s),
+    lambda L, s: s.sparse_mask(s.to_sparse()),
+    lambda L, s: L.sparse.sampled_addmm(s.to_sparse_csc(), dense(L), dense(L)),
+    lambda L, s: L.sparse.sampled_addmm(s, dense(L).float(), dense(L)),
+    lambda L, s: L.sparse.sampled_addmm(s, dense(L)[:3], dense(L))])
 def test_errors_as_torch(call):
     errors = []
     for L in (torch, tapegrad):

@@ -21,6 +21,11 @@ def compressed_op(op, args, static):
         return args[0]._with_values(apply(op, args[0]._sp_values, **kw))
     if name == "mul" and len(args) == 2:
         return mul(*args)
+    compressed = next((a for a in args if getattr(a, "_sp_compressed", False)), None)
+    if compressed is not None and name in ("cat", "stack", "unsqueeze"):
+        missing = "strides" if name == "unsqueeze" else "is_contiguous"
+        raise RuntimeError(f"Sparse {compressed._kind.upper()} tensors do not have {missing}: PyTorch cannot {name} "
+                           "compressed tensors. Convert them (.to_sparse() or .to_dense()) first.")
     if name == "div" and args[0]._sp_compressed:
         raise RuntimeError(f"unsupported tensor layout: {args[0]._layout_name} (PyTorch has no division of compressed "
                            "tensors). Multiply by the reciprocal (s * (1 / k)) instead.")
