@@ -170,3 +170,35 @@ def test_repr_of_transpose_and_select():
         t, g = make(torch, layout), make(tapegrad, layout)
         assert repr(g.t()).replace("tapegrad", "torch") == repr(t.t())
         assert repr(g.select(0, 1)).replace("tapegrad", "torch") == repr(t.select(0, 1))
+
+
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("data,sparse_dim,dim", [(_DENSE, 2, 0), (_DENSE, 2, 1), (_DENSE, 2, -1),
+                                                 (np.arange(12.).reshape(3, 2, 2) / 7 - .5, 1, 0),
+                                                 (np.arange(12.).reshape(3, 2, 2) / 7 - .5, 1, 2)])
+def test_sparse_softmax_as_torch(fn, data, sparse_dim, dim):
+    results = []
+    for L in (torch, tapegrad):
+        x = L.tensor(data, dtype=L.float64, requires_grad=True)
+        out = getattr(L.sparse, fn)(x.to_sparse(sparse_dim), dim)
+        assert out.layout is L.sparse_coo and out.is_coalesced()
+        (out.to_dense() * L.arange(float(x.numel())).reshape(x.shape)).sum().backward()
+        results.append((out.to_dense().detach().numpy(), x.grad.numpy()))
+    np.testing.assert_allclose(results[1][0], results[0][0], rtol=1e-10)
+    if dim >= 0:   # (PyTorch 2.13's backward takes a negative dim as another dimension; tapegrad's is the derivative)
+        np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-10, atol=1e-14)
+
+
+def test_sparse_softmax_duplicates_dtype_and_errors():
+    for L in (torch, tapegrad):
+        u = L.sparse_coo_tensor([[1, 0, 1], [2, 0, 2]], [1., 2., 3.], (4, 4))
+        assert L.sparse.softmax(u, 1)._nnz() == 2
+        assert L.sparse.softmax(u, 1, dtype=L.float64).dtype is L.float64
+    for call in (lambda L: L.sparse.softmax(make(L, "coo"), 2), lambda L: L.sparse.softmax(make(L, "csr"), 1),
+                 lambda L: L.sparse.softmax(dense(L), 1), lambda L: L.sparse.log_softmax(make(L, "coo").long(), 1)):
+        errors = []
+        for L in (torch, tapegrad):
+            with pytest.raises(Exception) as info:
+                call(L)
+            errors.append((info.type, str(info.value)[:25]))
+        assert errors[0] == errors[1]

@@ -24,6 +24,7 @@ from ._compressed_build import sparse_csr_tensor, sparse_csc_tensor, sparse_bsr_
 from ._compressed_build import sparse_compressed_tensor  # noqa: F401
 from ._compressed_ops import install as _install, sparse_addmm as addmm  # noqa: F401
 from ._sparse_mask import sampled_addmm  # noqa: F401
+from ._softmax import softmax, log_softmax  # noqa: F401
 _install()
 
 
