@@ -155,7 +155,11 @@ def test_gradcheck_float64(kind):
     lambda L, s: s.sparse_mask(s.to_sparse()),
     lambda L, s: L.sparse.sampled_addmm(s.to_sparse_csc(), dense(L), dense(L)),
     lambda L, s: L.sparse.sampled_addmm(s, dense(L).float(), dense(L)),
-    lambda L, s: L.sparse.sampled_addmm(s, dense(L)[:3], dense(L))])
+    lambda L, s: L.sparse.sampled_addmm(s, dense(L)[:3], dense(L)),
+    lambda L, s: s.to_sparse().sparse_resize_((3, 4), 2, 0),
+    lambda L, s: s.to_sparse().sparse_resize_((4, 4, 2), 2, 1),
+    lambda L, s: s.to_sparse().sparse_resize_((4, 4), 1, 0),
+    lambda L, s: s.to_sparse().requires_grad_().sparse_resize_((5, 6), 2, 0)])
 def test_errors_as_torch(call):
     errors = []
     for L in (torch, tapegrad):
@@ -202,3 +206,13 @@ def test_sparse_softmax_duplicates_dtype_and_errors():
                 call(L)
             errors.append((info.type, str(info.value)[:25]))
         assert errors[0] == errors[1]
+
+
+@pytest.mark.parametrize("call", [lambda s: s.sparse_resize_((5, 6), 2, 0),
+                                  lambda s: s.sparse_resize_and_clear_((2, 3, 5), 2, 1),
+                                  lambda s: s.sparse_resize_and_clear_((2, 3), 2, 0).sparse_resize_((3, 4, 2), 3, 0)])
+def test_sparse_resize_as_torch(call):
+    t, g = call(make(torch, "coo")), call(make(tapegrad, "coo"))
+    assert (tuple(g.shape), g._nnz(), g.sparse_dim(), g.dense_dim()) == (tuple(t.shape), t._nnz(), t.sparse_dim(),
+                                                                         t.dense_dim())
+    np.testing.assert_array_equal(g.to_dense().numpy(), t.to_dense().numpy())

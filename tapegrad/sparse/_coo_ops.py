@@ -68,3 +68,52 @@ def _cat(parts, dim):
     size[dim] = offset
     values = cat([p._sp_values for p in parts], 0)
     return SparseTensor._make(_as_tensor(np.concatenate(blocks, 1)), values, size, False)
+
+
+_RESIZE_HELP = ("You could try the following options: 1. If you need an empty sparse tensor of this size, call "
+                "`x = torch.sparse_coo_tensor(size)`. 2. If you need to resize this tensor, call x.to_dense() first.")
+
+
+def _check_resize(self, size, sparse_dim, dense_dim):
+    if self._sp_compressed:
+        raise NotImplementedError(f"Could not run 'aten::sparse_resize_' with arguments from the 'SparseCsrCPU' "
+                                  "backend. Convert with .to_sparse() first.")
+    if len(size) != sparse_dim + dense_dim:
+        raise RuntimeError(f"'len(size) == sparse_dim + dense_dim' is not satisfied: len(size) = {len(size)}, "
+                           f"sparse_dim = {sparse_dim}, dense_dim = {dense_dim}")
+    if self.is_leaf and self.requires_grad:
+        from .._grad_mode import is_grad_enabled
+        if is_grad_enabled():
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+
+
+def sparse_resize_(self, size, sparse_dim, dense_dim):
+    """PyTorch's sparse_resize_: a new size keeping the entries (they must still fit; dimensions unchanged)."""
+    size = tuple(int(n) for n in size)
+    _check_resize(self, size, sparse_dim, dense_dim)
+    if self._nnz():
+        for what, old, new in (("sparse", self.sparse_dim(), sparse_dim), ("dense", self.dense_dim(), dense_dim)):
+            if old != new:
+                raise RuntimeError(f"changing the number of {what} dimensions (from {old} to {new}) on a non-empty "
+                                   f"sparse tensor is not supported. {_RESIZE_HELP}")
+        old = list(self._sp_size[:sparse_dim])
+        if any(n < o for n, o in zip(size[:sparse_dim], old)):
+            raise RuntimeError(f"shrinking the size of sparse dimensions (from {old} to {list(size[:sparse_dim])}) on "
+                               f"a non-empty sparse tensor is not supported. {_RESIZE_HELP}")
+        if size[sparse_dim:] != self._sp_size[sparse_dim:]:
+            raise RuntimeError("sparse_resize_: tapegrad keeps the dense sizes of a non-empty sparse tensor. "
+                               "Resize its .to_dense() instead.")
+        self._sp_size = size
+        return self
+    return sparse_resize_and_clear_(self, size, sparse_dim, dense_dim)
+
+
+def sparse_resize_and_clear_(self, size, sparse_dim, dense_dim):
+    """PyTorch's sparse_resize_and_clear_: the new size and dimensions, no entries."""
+    size = tuple(int(n) for n in size)
+    _check_resize(self, size, sparse_dim, dense_dim)
+    from .._creation import zeros
+    self._sp_indices = _as_tensor(np.zeros((sparse_dim, 0), np.int64))
+    self._sp_values = zeros(0, *size[sparse_dim:], dtype=self.dtype)
+    self._sp_size, self._sp_coalesced, self._sp_routes = size, True, None
+    return self
