@@ -216,3 +216,22 @@ def test_sparse_resize_as_torch(call):
     assert (tuple(g.shape), g._nnz(), g.sparse_dim(), g.dense_dim()) == (tuple(t.shape), t._nnz(), t.sparse_dim(),
                                                                          t.dense_dim())
     np.testing.assert_array_equal(g.to_dense().numpy(), t.to_dense().numpy())
+
+
+@pytest.mark.parametrize("layout", ["csr", "csc", "coo"])
+@pytest.mark.parametrize("call", [lambda s: s.transpose(0, 1), lambda s: s.transpose(1, 1), lambda s: s.clone().abs_(),
+                                  lambda s: s * s.detach(), lambda s: s.clone().mul_(2)])
+def test_grad_fn_names_and_reprs(layout, call):
+    outs = []
+    for L in (torch, tapegrad):
+        s = L.tensor(_DENSE, dtype=L.float64, requires_grad=True)
+        try:
+            outs.append(call({"csr": s.to_sparse_csr, "csc": s.to_sparse_csc, "coo": s.to_sparse}[layout]()))
+        except RuntimeError as e:   # (PyTorch's refusal, and tapegrad's)
+            outs.append(str(e)[:30])
+    if isinstance(outs[0], str):
+        assert outs[1] == outs[0]
+        return
+    assert type(outs[1].grad_fn).__name__ == type(outs[0].grad_fn).__name__
+    if layout != "coo" or outs[0].is_coalesced() == outs[1].is_coalesced():
+        assert repr(outs[1]).replace("tapegrad", "torch") == repr(outs[0]).replace("torch::autograd::", "")

@@ -116,32 +116,38 @@ def _wrap(dim, ndim):
 
 
 def transpose(s, dim0, dim1):
+    """PyTorch's transpose of a sparse tensor: a 2-D compressed one becomes the other layout (t()); a COO one swaps
+    its index rows (sparse dimensions) or its values' axes (dense ones). The values go through a transpose, so the
+    result records TransposeBackward0 as PyTorch's."""
     d0, d1 = _wrap(dim0, s.dim()), _wrap(dim1, s.dim())
     if d0 == d1:
-        return s._with_values(s._sp_values.view_as(s._sp_values), 1)
+        return s._with_values(s._sp_values.transpose(0, 0), 1)
     if s._sp_compressed:
         if s.dim() != 2:
             raise RuntimeError("transpose(): PyTorch transposes the batch or sparse dimensions of a batched or hybrid "
                                "compressed tensor only into another layout. Call .to_dense() first.")
-        return s.t()
+        out = s.t()
+        if not s._blocked:
+            out._sp_values = s._sp_values.transpose(0, 0)
+        return out
     dims = list(range(s.dim()))
     dims[d0], dims[d1] = d1, d0
-    return _permute_coo(s, dims)
+    return _permute_coo(s, dims, transposed=(d0, d1))
 
 
-def _permute_coo(s, dims):
+def _permute_coo(s, dims, transposed=None):
     dims = [_wrap(d, s.dim()) for d in dims]
     nsparse = s.sparse_dim()
     if sorted(dims) != list(range(s.dim())) or any(d >= nsparse for d in dims[:nsparse]):
         raise RuntimeError("permute(sparse_coo): transpositions between sparse and dense dimensions are not allowed."
                            " Only transpositions within sparse and within dense dimensions are supported.")
     indices = s._sp_indices.index_select(0, _as_tensor(np.array(dims[:nsparse], np.int64)))
-    values = s._sp_values
-    dense = [d - nsparse + 1 for d in dims[nsparse:]]
-    if dense != sorted(dense):
-        values = values.permute(0, *dense)
-    out = SparseTensor._make(indices, values, [s._sp_size[d] for d in dims], s._nnz() <= 1)
-    return out
+    if transposed is None:
+        values = s._sp_values.permute(0, *[d - nsparse + 1 for d in dims[nsparse:]])
+    else:   # the values' axes of the swapped dense dimensions, or none (0, 0)
+        dense = [d - nsparse + 1 if d >= nsparse else 0 for d in transposed]
+        values = s._sp_values.transpose(*dense)
+    return SparseTensor._make(indices, values, [s._sp_size[d] for d in dims], s._nnz() <= 1)
 
 
 # ---- select ------------------------------------------------------------------------------------------------------
