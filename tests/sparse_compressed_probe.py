@@ -43,7 +43,8 @@ UNARY = ("abs", "neg", "positive", "sin", "sinh", "tan", "tanh", "asin", "asinh"
          "conj_physical", "exp", "cos", "sigmoid", "log", "reciprocal", "rsqrt", "erfc", "i0", "sinc", "logit",
          "exp2", "nonzero", "isfinite", "isreal", "clone", "detach", "coalesce", "is_coalesced", "to_dense",
          "t", "numel", "dim", "values", "_nnz", "_values", "_indices", "indices", "is_contiguous", "float", "double",
-         "half", "int", "long", "bool", "cfloat", "cdouble", "relu_", "abs_", "neg_", "sin_", "tanh_", "sqrt_", "floor_",
+         "half", "int", "long", "bool", "cfloat", "cdouble", "relu_", "abs_", "neg_", "sin_", "tanh_", "sqrt_",
+         "floor_",
          "ceil_", "trunc_", "sign_", "square_", "zero_", "t_", "frac_", "erf_", "expm1_", "log1p_", "asin_", "atan_",
          "sinh_", "tan_", "asinh_", "atanh_", "round_", "deg2rad_", "rad2deg_", "sgn_", "nan_to_num_", "conj_physical_",
          "positive", "real", "imag", "isnan", "contiguous", "requires_grad_", "cpu", "to_sparse", "to_sparse_csr",
@@ -74,7 +75,8 @@ _BINARY = {
         s.index_select(0, L.tensor([2, 0])), "index_select(1)": lambda L, s, t, d: s.index_select(1, L.tensor([3, 1])),
     "addmm(d,s,d)": lambda L, s, t, d: L.addmm(d, s, d), "addmm(d,d,s)": lambda L, s, t, d: L.addmm(d, d, s),
     "addmm(d,s,d,b,a)": lambda L, s, t, d: L.addmm(d, s, d, beta=.5, alpha=2.),
-    "addmm(s,s,d)": lambda L, s, t, d: L.addmm(t, s, d), "addmm(s,s,s)": lambda L, s, t, d: L.addmm(t, _no_csc(L, s), t),
+    "addmm(s,s,d)": lambda L, s, t, d: L.addmm(t, s, d),
+    "addmm(s,s,s)": lambda L, s, t, d: L.addmm(t, _no_csc(L, s), t),
     "addmm(d,s,s)": lambda L, s, t, d: L.addmm(d, _no_csc(L, s), t),
     "sparse.addmm(d,s,d)": lambda L, s, t, d: L.sparse.addmm(d, s, d),
     "sparse.addmm(s,s,d)": lambda L, s, t, d: L.sparse.addmm(t, s, d),
@@ -130,7 +132,8 @@ _BINARY = {
     "F.linear(d,s)": lambda L, s, t, d: L.nn.functional.linear(d, s),
     "F.linear(d,s,b)": lambda L, s, t, d: L.nn.functional.linear(d, s, d[0]),
     "matmul(s,v)": lambda L, s, t, d: s @ d[0], "matmul(v,s)": lambda L, s, t, d: d[0] @ s,
-    "tril": lambda L, s, t, d: s.tril(), "triu": lambda L, s, t, d: s.triu(), "diagonal": lambda L, s, t, d: s.diagonal(),
+    "tril": lambda L, s, t, d: s.tril(), "triu": lambda L, s, t, d: s.triu(),
+    "diagonal": lambda L, s, t, d: s.diagonal(),
     "isclose": lambda L, s, t, d: L.isclose(s, t), "allclose": lambda L, s, t, d: L.allclose(s, t),
     "equal": lambda L, s, t, d: L.equal(s, t), "max": lambda L, s, t, d: s.max(),
     "norm": lambda L, s, t, d: s.norm(), "sign_": lambda L, s, t, d: s.sign_(),
@@ -170,4 +173,5 @@ if __name__ == "__main__":
     for case, layout, tk, gk, gm in table(torch, tapegrad):
         gap = tk == "ok" and gk != "ok"
         if not only_gaps or gap:
-            print(f"{'GAP ' if gap else '    '}{case:24} {layout:4} torch={tk:20} tapegrad={gk:20} {gm[:90] if gk != 'ok' else ''}")
+            note = gm[:90] if gk != "ok" else ""
+            print(f"{'GAP ' if gap else '    '}{case:24} {layout:4} torch={tk:20} tapegrad={gk:20} {note}")

@@ -10,8 +10,8 @@ from .._tensor import Tensor
 from . import _pattern as P
 from ._coo import SparseTensor, _as_tensor
 
-UNHANDLED = object()
-COMPRESSED_UNARY = frozenset({"angle"})   # (PyTorch refuses it on COO)   # compressed_op's answer for an op it does not run
+UNHANDLED = object()   # compressed_op's answer for an op it does not run
+COMPRESSED_UNARY = frozenset({"angle"})   # (PyTorch refuses it on COO)
 
 
 def compressed_op(op, args, static):
@@ -202,7 +202,8 @@ def getitem(s, key):
         if isinstance(k, (int, np.integer)) and not -s.shape[d] <= k < s.shape[d]:
             raise IndexError(f"index {k} is out of bounds for dimension {d} with size {s.shape[d]}")
     ints = [(d, int(k) % s.shape[d]) for d, k in enumerate(key) if isinstance(k, (int, np.integer))]
-    if len(ints) == s.dim() == s.sparse_dim() and not getattr(s, "_blocked", False):   # one entry: gather it (PyTorch's dense backward)
+    if len(ints) == s.dim() == s.sparse_dim() and not getattr(s, "_blocked", False):
+        # one entry: gathered, so its gradient is PyTorch's (select of select, the second one dense)
         c = s.to_sparse().coalesce() if s._sp_compressed else s.coalesce()
         match = np.all(c._sp_indices.numpy() == np.array([k for _, k in ints])[:, None], 0)
         return c._sp_values.index_select(0, _as_tensor(np.nonzero(match)[0].astype(np.int64))).sum(0)

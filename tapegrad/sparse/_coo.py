@@ -21,8 +21,9 @@ from . import _pattern as P
 from ._routes import combined, routes
 
 _SUPPORTED = ("tapegrad's sparse COO tensors support to_dense(), coalesce(), sparse.sum and sum(), sparse +/- sparse, "
-              "dense +/- sparse, products with sparse operands (sparse.mm, mm, matmul, @), t(), scalar mul/div and "
-              "the unary ops that keep zeros (neg, abs, sin, sqrt, relu...). Call .to_dense() first for other ops.")
+              "dense +/- sparse, products with sparse operands (sparse.mm, mm, addmm, matmul, @), mul, transpose, "
+              "select, index_select, cat, scalar div and the unary ops that keep zeros (neg, abs, sin, sqrt, relu...)."
+              " Call .to_dense() first for other ops.")
 _NO_DENSE = "Could not run this operation with arguments from the 'SparseCPU' backend: " + _SUPPORTED
 
 # Unary ops with f(0) == 0 that PyTorch runs on a sparse tensor's values; the nonlinear ones coalesce first

@@ -44,8 +44,8 @@ def sparse_mask(self, mask):
 
 
 def _refuse_backward(layout):
-    raise RuntimeError(f"is_coalesced expected sparse coordinate tensor layout but got {layout}: PyTorch cannot compute "
-                       "the gradient of sparse_mask with a compressed mask. Use a COO mask (.to_sparse()).")
+    raise RuntimeError(f"is_coalesced expected sparse coordinate tensor layout but got {layout}: PyTorch cannot "
+                       "compute the gradient of sparse_mask with a compressed mask. Use a COO mask (.to_sparse()).")
 
 
 def sampled_addmm(input, mat1, mat2, *, beta=1., alpha=1., out=None):
