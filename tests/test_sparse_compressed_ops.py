@@ -235,3 +235,36 @@ def test_grad_fn_names_and_reprs(layout, call):
     assert type(outs[1].grad_fn).__name__ == type(outs[0].grad_fn).__name__
     if layout != "coo" or outs[0].is_coalesced() == outs[1].is_coalesced():
         assert repr(outs[1]).replace("tapegrad", "torch") == repr(outs[0]).replace("torch::autograd::", "")
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("size,sparse_other", [((4, 4), True), ((6, 6), True), ((6, 4), False), ((4, 6), False),
+                                               ((4, 3), False), ((3, 4), False)])
+def test_resize_as_as_torch(layout, size, sparse_other):
+    """Where PyTorch's result is well formed, tapegrad's is the same; PyTorch's refusals are tapegrad's; where
+    PyTorch leaves a malformed tensor (rows shrunk, a CSC tensor's columns or a block tensor resized), tapegrad
+    grows it correctly or refuses."""
+    outcomes = []
+    for L in (torch, tapegrad):
+        other = L.zeros(size, dtype=L.float64)
+        other = make(L, layout, np.zeros(size)) if sparse_other and layout in ("csr", "csc", "coo") else other
+        try:
+            r = make(L, layout).resize_as_(other)
+            outcomes.append(("ok", tuple(r.shape), r._nnz(), r.to_dense().numpy()))
+        except (RuntimeError, NotImplementedError, IndexError) as e:
+            outcomes.append((type(e), str(e)[:40]))
+    (torch_kind, *_), (kind, *rest) = outcomes
+    malformed = (layout in ("bsr", "bsc") or size[0] < 4 or layout == "csc" and size[1] > 4) and size[1] >= 4 \
+        and layout != "coo"
+    if malformed:   # (PyTorch's result, when it gives one, fails to_dense or holds entries out of range)
+        if kind == "ok":
+            expected = np.zeros(size)
+            expected[:4, :4] = _DENSE
+            np.testing.assert_array_equal(rest[2], expected)
+        else:
+            assert kind is RuntimeError
+        return
+    if kind == "ok":
+        np.testing.assert_array_equal(rest[2], outcomes[0][3])
+        outcomes = [o[:3] for o in outcomes]
+    assert outcomes[1] == outcomes[0]

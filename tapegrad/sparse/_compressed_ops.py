@@ -355,8 +355,9 @@ def install():
     SparseTensor.t_ = _in_place(_t_)
     SparseTensor.transpose_ = _in_place(lambda self, d0, d1: transpose(self, d0, d1))
     SparseTensor.select = select
-    from ._coo_ops import sparse_resize_, sparse_resize_and_clear_
+    from ._coo_ops import resize_as_, sparse_resize_, sparse_resize_and_clear_
     SparseTensor.sparse_resize_, SparseTensor.sparse_resize_and_clear_ = sparse_resize_, sparse_resize_and_clear_
+    SparseTensor.resize_as_ = resize_as_
     SparseTensor.unbind = lambda self, dim=0: tuple(select(self, dim, i) for i in range(self.shape[dim]))
     SparseTensor.transpose = transpose
     SparseTensor.permute = _permute

@@ -81,10 +81,13 @@ def _check_resize(self, size, sparse_dim, dense_dim):
     if len(size) != sparse_dim + dense_dim:
         raise RuntimeError(f"'len(size) == sparse_dim + dense_dim' is not satisfied: len(size) = {len(size)}, "
                            f"sparse_dim = {sparse_dim}, dense_dim = {dense_dim}")
-    if self.is_leaf and self.requires_grad:
-        from .._grad_mode import is_grad_enabled
-        if is_grad_enabled():
-            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    _check_leaf(self)
+
+
+def _check_leaf(self):
+    from .._grad_mode import is_grad_enabled
+    if self.is_leaf and self.requires_grad and is_grad_enabled():
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
 
 
 def sparse_resize_(self, size, sparse_dim, dense_dim):
@@ -116,4 +119,30 @@ def sparse_resize_and_clear_(self, size, sparse_dim, dense_dim):
     self._sp_indices = _as_tensor(np.zeros((sparse_dim, 0), np.int64))
     self._sp_values = zeros(0, *size[sparse_dim:], dtype=self.dtype)
     self._sp_size, self._sp_coalesced, self._sp_routes = size, True, None
+    return self
+
+
+def resize_as_(self, other, *, memory_format=None):
+    """PyTorch's resize_as_ of a sparse tensor: COO takes a sparse `other`'s size and dimensions (sparse_resize_);
+    a compressed tensor grows to `other`'s size keeping its entries. PyTorch's own shrinking of rows, change of
+    rank, growing of a CSC tensor's columns or resizing of a block tensor leaves malformed tensors; tapegrad
+    grows those that can grow and refuses the rest."""
+    if not self._sp_compressed:
+        if not isinstance(other, SparseTensor):
+            raise NotImplementedError("Could not run 'aten::resize_' with arguments from the 'SparseCPU' backend: "
+                                      "a sparse COO tensor resizes as another sparse tensor only.")
+        return sparse_resize_(self, other.shape, other.sparse_dim(), other.dense_dim())
+    _check_leaf(self)
+    new, old = tuple(other.shape), self._sp_size
+    if new and old and new[-1] < old[-1]:   # (PyTorch's check, in its words for every compressed layout)
+        raise RuntimeError(f"torch.resize_: Resizing columns of sparse CSR tensors to a smaller value is not "
+                           f"supported. The original number of columns is {old[-1]} while the requested new number "
+                           f"of columns is {new[-1]}.")
+    blocks = self._blocksize if self._blocked else (1, 1)
+    if len(new) != len(old) or any(n < o for n, o in zip(new, old)) or \
+            any(n % b for n, b in zip(new[self._nbatch:], blocks)):
+        raise RuntimeError(f"resize_as_: tapegrad grows a {self._layout_name} tensor of the same rank only, by whole "
+                           f"blocks (from {list(old)} to {list(new)} leaves PyTorch's tensor malformed). Resize "
+                           ".to_dense() instead.")
+    self._sp_size = new
     return self
