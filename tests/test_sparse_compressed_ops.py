@@ -268,3 +268,50 @@ def test_resize_as_as_torch(layout, size, sparse_other):
         np.testing.assert_array_equal(rest[2], outcomes[0][3])
         outcomes = [o[:3] for o in outcomes]
     assert outcomes[1] == outcomes[0]
+
+
+def _unary_ops():
+    from tapegrad.sparse._coo import _COALESCED_UNARY, _LINEAR_UNARY
+    # (deg2rad, rad2deg, signbit, positive: not yet tapegrad.Tensor methods, dense or sparse)
+    return sorted(op for op in _LINEAR_UNARY | _COALESCED_UNARY | {"angle"} if hasattr(tapegrad.Tensor, op))
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_unary_forward_and_backward_as_torch(layout):
+    """Each unary op that keeps zeros: values and gradients as PyTorch's, and its refusals (forward or backward)."""
+    mismatches = []
+    for op in _unary_ops():
+        outcomes = []
+        for L in (torch, tapegrad):
+            x = L.tensor(_DENSE, dtype=L.float64, requires_grad=True)
+            try:
+                s = make_from(L, x / 5, layout)
+                out = getattr(s, op)()
+            except (RuntimeError, NotImplementedError) as e:
+                outcomes.append(("forward", type(e), str(e)[:30]))
+                continue
+            value = out.to_dense().detach().numpy()
+            if not out.requires_grad:
+                outcomes.append(("ok", value, None))
+                continue
+            try:
+                (out.to_dense() * L.arange(16.).reshape(4, 4)).sum().backward()
+                outcomes.append(("ok", value, x.grad.numpy()))
+            except (RuntimeError, NotImplementedError) as e:
+                outcomes.append(("backward", type(e), str(e)[:30]))
+        (tk, *tr), (gk, *gr) = outcomes
+        if tk != gk or tk != "ok" and tr != gr:
+            mismatches.append((op, outcomes))
+        elif tk == "ok" and not all(np.allclose(a, b, equal_nan=True) for a, b in zip(gr, tr) if b is not None):
+            mismatches.append((op, "values or gradients differ"))
+    assert not mismatches, mismatches
+
+
+def test_bool_values_to_dense_as_torch():
+    """Boolean results (isnan, signbit...) densify; duplicates of an uncoalesced tensor combine as PyTorch's."""
+    outs = []
+    for L in (torch, tapegrad):
+        u = L.sparse_coo_tensor([[1, 0, 1], [2, 0, 2]], [True, False, True], (3, 3))
+        outs.append((u.to_dense().numpy(), make(L, "csr").isnan().to_dense().numpy()))
+    for a, b in zip(*outs):
+        np.testing.assert_array_equal(a, b)

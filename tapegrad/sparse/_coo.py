@@ -72,8 +72,10 @@ def _dispatch_op(op, args, static):
         if len(args) == 1 and name in _LINEAR_UNARY:
             return s._with_values(apply(op, s._sp_values, **kw), -1 if name == "neg" else 1)
         if len(args) == 1 and name in _COALESCED_UNARY:
+            from ._unary_refusals import check_forward, refuse_backward   # (where PyTorch refuses)
+            check_forward(name, s)
             c = s if s._sp_compressed else s.coalesce()   # (a compressed tensor's positions are distinct)
-            return c._with_values(apply(op, c._sp_values, **kw))
+            return refuse_backward(name, s, c._with_values(apply(op, c._sp_values, **kw)))
         if name == "mul" or (name == "div" and args[0] is s):   # by a Python scalar: linear
             k = next(a for a in args if a is not s)
             return s._with_values(apply(op, *[s._sp_values if a is s else a for a in args], **kw),
