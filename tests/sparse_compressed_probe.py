@@ -47,7 +47,7 @@ UNARY = ("abs", "neg", "positive", "sin", "sinh", "tan", "tanh", "asin", "asinh"
          "floor_",
          "ceil_", "trunc_", "sign_", "square_", "zero_", "t_", "frac_", "erf_", "expm1_", "log1p_", "asin_", "atan_",
          "sinh_", "tan_", "asinh_", "atanh_", "round_", "deg2rad_", "rad2deg_", "sgn_", "nan_to_num_", "conj_physical_",
-         "positive", "real", "imag", "isnan", "contiguous", "requires_grad_", "cpu", "to_sparse", "to_sparse_csr",
+         "erfinv_", "positive", "real", "imag", "isnan", "contiguous", "requires_grad_", "cpu", "to_sparse", "to_sparse_csr",
          "to_sparse_csc", "sum")
 
 _BINARY = {

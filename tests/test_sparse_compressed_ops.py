@@ -48,7 +48,8 @@ _MUL = ["mul(s,s)", "mul(s,d)", "mul(d,s)", "s*0-d", "mul(s,2)", "s*s", "s*d", "
         "copy_(s)", "copy_(s same)", "zero_", "fill_(2)", "mul_(s,s)", "mul_(s,2)", "mul_(s,d)", "abs_", "neg_",
         "sqrt_", "relu_", "floor_", "tanh_", "angle", "L.clone", "L.abs", "permute(1,0)", "t_", "div_(s,2)",
         "mul(s,d row)", "d.sparse_mask(s)", "s.sparse_mask(s)", "sampled_addmm(s,d,d)", "index_select(0)",
-        "index_select(1)", "cat([s,s])", "cat([s,s],1)", "stack", "unsqueeze(0)", "norm", "floor_divide(s,2)"]
+        "index_select(1)", "cat([s,s])", "cat([s,s],1)", "stack", "unsqueeze(0)", "norm", "floor_divide(s,2)",
+        "d.mul_(s)", "addmm(d,s,s)", "round_", "square_", "erfinv_", "sgn_", "nan_to_num_"]
 
 
 @pytest.mark.parametrize("case", _MUL)

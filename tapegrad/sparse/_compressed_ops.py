@@ -229,10 +229,12 @@ def addmm(input, mat1, mat2, beta=1, alpha=1, via="mm"):
                                f"{kinds[2]}. Pass a dense input (.to_dense()).")
         product = sparse_mm(mat1, mat2, via=via)
         return _scaled(input, beta) + _scaled(product, alpha)
-    if not isinstance(mat1, SparseTensor) and not getattr(mat2, "_sp_compressed", False):
+    coo = [t for t in (mat1, mat2) if isinstance(t, SparseTensor) and not t._sp_compressed]
+    if coo and (coo[0] is mat2 or isinstance(mat2, SparseTensor)):
+        kinds = [getattr(t, "_layout_name", "Strided") for t in (mat1, mat2)]
         raise RuntimeError(f"addmm_sparse_dense: expected either 'mat1' to have sparse layout and 'mat2' to have "
-                           f"strided layout, got 'mat1' with layout Strided and 'mat2' with layout {mat2._layout_name}."
-                           " Multiply mat2^T @ mat1^T instead.")
+                           f"strided layout, got 'mat1' with layout {kinds[0]} and 'mat2' with layout {kinds[1]}. "
+                           "Multiply mat2^T @ mat1^T, or .to_dense() one operand, instead.")
     product = sparse_mm(mat1, mat2, via=via)
     if input.dtype is not product.dtype:
         from .._functional._linalg import _TYPE
@@ -338,6 +340,17 @@ def _t_(self):
     return self.t()
 
 
+def _unary(self, name, *args, **kwargs):
+    """The out-of-place op of an in-place unary one, with PyTorch's refusals of round_ and square_."""
+    if name == "round" and self._sp_compressed and self._layout_name != "SparseCsr":
+        raise RuntimeError("self.is_sparse_csr() INTERNAL ASSERT FAILED: PyTorch's round_ takes CSR tensors only. "
+                           "Assign the out-of-place round() instead.")
+    if name == "square" and not self._sp_compressed:
+        raise NotImplementedError("Could not run 'aten::pow_.Scalar' with arguments from the 'SparseCPU' backend. "
+                                  "Assign the out-of-place square() instead.")
+    return getattr(self, name)(*args, **kwargs)
+
+
 INPLACE_UNARY = ("abs", "neg", "sin", "sinh", "tan", "tanh", "asin", "asinh", "atan", "atanh", "sqrt", "relu", "sign",
                  "sgn", "expm1", "log1p", "floor", "ceil", "round", "trunc", "frac", "square", "erf", "erfinv",
                  "deg2rad", "rad2deg", "nan_to_num", "conj_physical")
@@ -346,7 +359,7 @@ INPLACE_UNARY = ("abs", "neg", "sin", "sinh", "tan", "tanh", "asin", "asinh", "a
 def install():
     """Bind the in-place forms and integer indexing to the sparse tensor class."""
     for name in INPLACE_UNARY:
-        setattr(SparseTensor, name + "_", _in_place((lambda n: lambda self, *a, **k: getattr(self, n)(*a, **k))(name)))
+        setattr(SparseTensor, name + "_", _in_place((lambda n: lambda self, *a, **k: _unary(self, n, *a, **k))(name)))
     SparseTensor.mul_ = SparseTensor.__imul__ = _in_place(_mul_in_place)
     SparseTensor.div_ = SparseTensor.__itruediv__ = _in_place(lambda self, other: self / other)
     SparseTensor.zero_ = _in_place(_zero)
