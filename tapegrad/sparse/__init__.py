@@ -26,7 +26,8 @@ from ._csr import SparseCsrTensor, SparseCscTensor  # noqa: F401
 from ._bsr import SparseBsrTensor, SparseBscTensor  # noqa: F401
 from ._compressed_build import sparse_csr_tensor, sparse_csc_tensor, sparse_bsr_tensor, sparse_bsc_tensor  # noqa: F401
 from ._compressed_build import sparse_compressed_tensor  # noqa: F401
-from ._compressed_ops import install as _install, sparse_addmm as addmm  # noqa: F401
+from ._compressed_ops import sparse_addmm as addmm  # noqa: F401
+from ._sparse_inplace import install as _install
 from ._sparse_mask import sampled_addmm  # noqa: F401
 from ._softmax import softmax, log_softmax  # noqa: F401
 _install()
