@@ -316,3 +316,40 @@ def test_bool_values_to_dense_as_torch():
         outs.append((u.to_dense().numpy(), make(L, "csr").isnan().to_dense().numpy()))
     for a, b in zip(*outs):
         np.testing.assert_array_equal(a, b)
+
+
+_BATCHED = np.array([[[1., 0., 2., 0.], [0., 3., 0., 0.]], [[0., 4., 0., 0.], [5., 0., 6., 0.]]])
+_HYBRID = np.zeros((2, 3, 2))
+_HYBRID[0, 0], _HYBRID[1, 2] = [1, 2], [3, 0]
+
+
+@pytest.mark.parametrize("call", [
+    lambda L, x: x.to_sparse_csr().transpose(1, 2), lambda L, x: x.to_sparse_csr().mT,
+    lambda L, x: x.to_sparse_csc().transpose(-1, -2), lambda L, x: x.to_sparse_bsr(2).transpose(1, 2),
+    lambda L, x: x.to_sparse_bsc(2).transpose(1, 2), lambda L, x: x.to_sparse_csr().transpose(0, 1),
+    lambda L, x: x.to_sparse_csr().select(0, 1), lambda L, x: x.to_sparse_csc()[1],
+    lambda L, x: x.to_sparse_bsr(2).select(0, 1), lambda L, x: x.to_sparse_csr().select(1, 1),
+    lambda L, x: x.to_sparse_csr() * x.to_sparse_csr(), lambda L, x: x.to_sparse_csr() * x,
+    lambda L, x: x.to_sparse_csc() * L.tensor(2., dtype=L.float64),
+    lambda L, x: L.tensor(_HYBRID).to_sparse_csr(dense_dim=1).transpose(0, 1),
+    lambda L, x: L.tensor(_HYBRID).to_sparse_csr(dense_dim=1).select(0, 1), lambda L, x: x.to_sparse_bsr(2) * 2,
+    lambda L, x: L.tensor(_HYBRID).to_sparse_csr(dense_dim=1).select(1, 0),
+    lambda L, x: L.tensor(_HYBRID).to_sparse_csr(dense_dim=1) * L.tensor(_HYBRID).to_sparse_csr(dense_dim=1)])
+def test_batched_and_hybrid_as_torch(call):
+    """Batched transpose and select (PyTorch's refusals of their backward too), hybrid ones, and mul."""
+    results = []
+    for L in (torch, tapegrad):
+        x = L.tensor(_BATCHED, requires_grad=True)
+        try:
+            r = call(L, x)
+            out = ("ok", r.layout.__repr__().split(".")[-1], tuple(r.shape), r._nnz(),
+                   r.to_dense().detach().numpy().tolist())
+            try:
+                r.to_dense().pow(2).sum().backward()
+                out += ("grad", None if x.grad is None else x.grad.numpy().tolist())
+            except RuntimeError as e:
+                out += ("backward", str(e)[:40])
+        except RuntimeError as e:
+            out = ("forward", str(e)[:50])
+        results.append(out)
+    assert results[1] == results[0]

@@ -56,7 +56,7 @@ def mul(a, b):
     sparse = a if isinstance(a, SparseTensor) else b
     other = b if sparse is a else a
     if not isinstance(other, Tensor) or other.dim() == 0 and not isinstance(other, SparseTensor):
-        return sparse._with_values(dense_mul(sparse._sp_values, other))
+        return scaled_batched(sparse, sparse._with_values(dense_mul(sparse._sp_values, other)))
     first = a if isinstance(a, SparseTensor) else None
     if sparse._sp_compressed or getattr(other, "_sp_compressed", False):
         if getattr(first, "_blocked", False) or (first is None and sparse._blocked):
@@ -66,6 +66,10 @@ def mul(a, b):
         if getattr(result, "_layout_name", None) != "SparseCsr":
             raise RuntimeError("Expected result Tensor to be of format CSR: PyTorch multiplies elementwise into a CSR "
                                "tensor only. Convert the first sparse operand with .to_sparse_csr() first.")
+    if any(getattr(t, "_sp_compressed", False) and t._nbatch for t in (a, b)):
+        raise RuntimeError("coo_to_sparse_csr: conversion from Sparse to SparseCsr for input tensors with "
+                           "sparse_dim()!=2 is not supported: PyTorch multiplies batched compressed tensors by "
+                           "numbers only. Multiply their .to_dense() instead.")
     if isinstance(other, SparseTensor):
         return _mul_sparse(a, b)
     if not sparse._sp_compressed and other.dim() <= sparse.dim() and all(
@@ -123,16 +127,53 @@ def transpose(s, dim0, dim1):
     if d0 == d1:
         return s._with_values(s._sp_values.transpose(0, 0), 1)
     if s._sp_compressed:
-        if s.dim() != 2:
-            raise RuntimeError("transpose(): PyTorch transposes the batch or sparse dimensions of a batched or hybrid "
-                               "compressed tensor only into another layout. Call .to_dense() first.")
-        out = s.t()
-        if not s._blocked:
-            out._sp_values = s._sp_values.transpose(0, 0)
-        return out
+        return _transpose_compressed(s, d0, d1)
     dims = list(range(s.dim()))
     dims[d0], dims[d1] = d1, d0
     return _permute_coo(s, dims, transposed=(d0, d1))
+
+
+def _transpose_compressed(s, d0, d1):
+    """The transpose of a compressed tensor's two sparse dimensions: the same entries, in the other layout (CSR's
+    order is the transposed CSC's), each block transposed."""
+    nb = s._nbatch
+    kinds = ["Batch"] * nb + ["Sparse"] * 2 + ["Dense"] * s.dense_dim()
+    if kinds[d0] != kinds[d1]:
+        raise RuntimeError(f"transpose(): can only transpose dimensions of the same type (Batch, Sparse, Dense), got "
+                           f"{d0}({kinds[d0]}) and {d1}({kinds[d1]})")
+    if s.dense_dim():
+        raise RuntimeError("transpose(): hybrid sparse compressed tensors with dense dimensions are not supported. "
+                           "Call .to_dense() first.")
+    if kinds[d0] == "Batch":
+        raise RuntimeError("transpose(): tapegrad transposes the sparse dimensions of a compressed tensor only. "
+                           "Transpose its .to_dense() instead.")
+    from ._bsr import SparseBscTensor, SparseBsrTensor
+    from ._csr import SparseCscTensor, SparseCsrTensor
+    twin = {SparseCsrTensor: SparseCscTensor, SparseCscTensor: SparseCsrTensor, SparseBsrTensor: SparseBscTensor,
+            SparseBscTensor: SparseBsrTensor}[type(s)]
+    order = _as_tensor(np.array([*range(nb), nb + 1, nb], np.int64))
+    values = s._sp_values.transpose(1, 2) if s._blocked else s._sp_values.transpose(0, 0)
+    size = (*s._sp_size[:nb], s._sp_size[nb + 1], s._sp_size[nb])
+    out = twin._make(s._sp_indices.index_select(0, order), values, size, True)
+    if nb and out.requires_grad:
+        out.grad_fn.register_prehook(lambda grads: _refuse_batched(
+            f"sparse_coo_to_sparse: conversion from Sparse to {s._layout_name} for input tensors with sparse_dim()!=2 "
+            "is not supported"))
+    return out
+
+
+def scaled_batched(s, out):
+    """A product of s by a number: PyTorch's backward of one of a batched compressed tensor refuses."""
+    if s._sp_compressed and s._nbatch and out.requires_grad:
+        out.grad_fn.register_prehook(lambda grads: _refuse_batched(
+            f"sparse_coo_to_sparse: conversion from Sparse to {s._layout_name} for input tensors with sparse_dim()!=2 "
+            "is not supported"))
+    return out
+
+
+def _refuse_batched(message):
+    raise RuntimeError(f"{message} (PyTorch cannot compute this gradient of a batched compressed tensor). Apply the "
+                       "op to .to_dense() instead.")
 
 
 def _permute_coo(s, dims, transposed=None):
@@ -160,12 +201,12 @@ def select(s, dim, index):
     if not -size <= index < size:
         raise IndexError(f"select(): index {index} out of range for tensor of size {list(s.shape)} at dimension {d}")
     index %= size
+    if s._sp_compressed and s._nbatch:
+        return _select_batch(s, d, index)
     if getattr(s, "_blocked", False):
         if s._dim == 0 or d == 0:   # (BSC's columns only)
             raise RuntimeError("select(): no view exists for the given input, consider using torch.select_copy.")
         s = s.to_sparse()
-    if s._sp_compressed and s.dim() != 2:
-        raise RuntimeError("select(): tapegrad selects from 2-D compressed tensors only. Call .to_sparse() first.")
     c = s if s._sp_compressed else s.coalesce()
     indices = c._sp_indices.numpy()
     if d >= indices.shape[0]:   # a dense dimension: every entry's values
@@ -179,6 +220,23 @@ def select(s, dim, index):
     out = SparseTensor._make(_as_tensor(rest), values, c._sp_size[:d] + c._sp_size[d + 1:], s._sp_compressed)
     if out.requires_grad:
         out.grad_fn.register_prehook(_refuse_select_backward)
+    return out
+
+
+def _select_batch(s, d, index):
+    """One batch of a batched compressed tensor: the same layout, one batch dimension fewer."""
+    if d >= s._nbatch:
+        raise RuntimeError("select(): selecting sparse dimensions is not supported for batched sparse compressed "
+                           "tensors. Select a batch first, or .to_sparse() the tensor.")
+    indices = s._sp_indices.numpy()
+    take = _as_tensor(np.nonzero(indices[d] == index)[0].astype(np.int64))
+    rest = _as_tensor(np.ascontiguousarray(np.delete(indices, d, 0)[:, take.numpy()]))
+    out = type(s)._make(rest, s._sp_values.index_select(0, take), s._sp_size[:d] + s._sp_size[d + 1:], True)
+    message = (f"zeros_sparse_compressed expected sparse compressed (non-block) tensor layout but got "
+               f"{s._layout_name}" if s._blocked else "torch.copy_: only sparse compressed tensors with the same "
+               "number of specified elements are supported.")
+    if out.requires_grad:
+        out.grad_fn.register_prehook(lambda grads: _refuse_batched(message))
     return out
 
 

@@ -78,8 +78,9 @@ def _dispatch_op(op, args, static):
             return refuse_backward(name, s, c._with_values(apply(op, c._sp_values, **kw)))
         if name == "mul" or (name == "div" and args[0] is s):   # by a Python scalar: linear
             k = next(a for a in args if a is not s)
-            return s._with_values(apply(op, *[s._sp_values if a is s else a for a in args], **kw),
-                                  k if name == "mul" else 1 / k)
+            from ._compressed_ops import scaled_batched   # (PyTorch's backward refusal for batched compressed)
+            return scaled_batched(s, s._with_values(apply(op, *[s._sp_values if a is s else a for a in args], **kw),
+                                                    k if name == "mul" else 1 / k))
         if name == "pow" and args[0] is s:
             c = s.coalesce()
             return c._with_values(apply(op, c._sp_values, *args[1:], **kw))
