@@ -88,6 +88,11 @@ def inplace(t, op, *rest, **static):
 
 def commit(t, out):
     """Write the tensor `out` (computed from t) into t, rebasing t's autograd history."""
+    if out.is_sparse or out._sp_compressed:   # t.mul_(sparse): PyTorch writes a COO product's dense form
+        if out._sp_compressed:
+            raise RuntimeError("Expected result Tensor to be of format CSR: PyTorch cannot write a compressed product "
+                               "into a dense tensor in place. Use the out-of-place product instead.")
+        out = out.to_dense()
     tdtype = t.dtype
     if out.dtype is not tdtype:
         if not _can_cast(out.dtype, tdtype):

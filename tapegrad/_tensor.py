@@ -174,6 +174,10 @@ class Tensor:
         from .sparse._coo import to_sparse
         return to_sparse(self, *args, **kwargs)
 
+    def sparse_mask(self, mask):
+        from .sparse._sparse_mask import sparse_mask
+        return sparse_mask(self, mask)
+
     def to_dense(self, dtype=None, *, masked_grad=None):
         return self if dtype is None else self.to(dtype)
 

@@ -69,7 +69,9 @@ def _route(x, indices, factor):
 
 
 def _to_dense(indices, values, size):
-    return jnp.zeros(size, values.dtype).at[tuple(indices)].add(values)
+    dense = jnp.zeros(size, values.dtype).at[tuple(indices)]
+    # (duplicates add up; bool values, which XLA cannot add, combine by `or` as PyTorch's sum of bools does)
+    return dense.max(values) if values.dtype == jnp.bool_ else dense.add(values)
 
 
 def _segment_sum(values, segments, count, node, dense_axes=(), drop=False, shape=None):

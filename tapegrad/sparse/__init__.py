@@ -13,7 +13,11 @@ nor sum(dim), as in PyTorch). BSR / BSC: `Tensor.to_sparse_bsr(blocksize)` / `to
 `tapegrad.sparse_bsr_tensor` / `sparse_bsc_tensor`, the same accessors with block values, `to_dense()`,
 `to_sparse()`, `t()`, `sum()`, BSR @ dense, BSR + BSR of 1x1 blocks. `tapegrad.sparse_compressed_tensor` builds any of
 the four. All four take the unary ops that keep zeros and scalar products on their values.
-Other ops on a sparse tensor raise NotImplementedError; call `.to_dense()` first.
+Elementwise mul by a sparse, dense or 0-d tensor, transpose, select / integer indexing, addmm and `sparse.addmm`,
+`sparse_mask`, `sparse.sampled_addmm`, and the in-place forms (mul_, abs_..., zero_, fill_, copy_) as PyTorch's
+(_compressed_ops.py, _sparse_mask.py); COO index_select, cat, stack, unsqueeze, norm, `sparse.softmax` /
+`log_softmax`, sparse_resize_ (_coo_ops.py, _softmax.py). Other ops on a sparse tensor raise PyTorch's error, or
+NotImplementedError where PyTorch has none; call `.to_dense()` first.
 """
 from ._coo import SparseTensor, sparse_coo_tensor, to_sparse  # noqa: F401
 from ._sum import sparse_sum as sum  # noqa: F401
@@ -22,6 +26,11 @@ from ._csr import SparseCsrTensor, SparseCscTensor  # noqa: F401
 from ._bsr import SparseBsrTensor, SparseBscTensor  # noqa: F401
 from ._compressed_build import sparse_csr_tensor, sparse_csc_tensor, sparse_bsr_tensor, sparse_bsc_tensor  # noqa: F401
 from ._compressed_build import sparse_compressed_tensor  # noqa: F401
+from ._compressed_ops import sparse_addmm as addmm  # noqa: F401
+from ._sparse_inplace import install as _install
+from ._sparse_mask import sampled_addmm  # noqa: F401
+from ._softmax import softmax, log_softmax  # noqa: F401
+_install()
 
 
 

@@ -2,8 +2,9 @@
 blocks, each held block by block: indices are the nonzero blocks' (*batch, row, column) on the grid, in BSR's or
 BSC's order, values their blocks (nnz, *blocksize, *dense), so the values carry the history as COO's do.
 to_dense() lays the blocks out; tapegrad's block tensors support conversions, sparse_bsr_tensor / sparse_bsc_tensor,
-accessors, values(), to_dense(), to_sparse(), t(), sum(), add of (1, 1) blocks and BSR @ dense (PyTorch's only block
-product on CPU); other ops refuse, pointing at to_dense()."""
+accessors, values(), to_dense(), to_sparse(), t(), sum(), add of (1, 1) blocks, BSR @ dense and dense @ BSC (PyTorch's
+block products on CPU), and the ops of _compressed_ops.py PyTorch runs on blocks; other ops refuse, pointing at
+to_dense()."""
 import numpy as np
 
 from .._dispatch import apply

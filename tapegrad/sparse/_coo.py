@@ -21,8 +21,9 @@ from . import _pattern as P
 from ._routes import combined, routes
 
 _SUPPORTED = ("tapegrad's sparse COO tensors support to_dense(), coalesce(), sparse.sum and sum(), sparse +/- sparse, "
-              "dense +/- sparse, products with sparse operands (sparse.mm, mm, matmul, @), t(), scalar mul/div and "
-              "the unary ops that keep zeros (neg, abs, sin, sqrt, relu...). Call .to_dense() first for other ops.")
+              "dense +/- sparse, products with sparse operands (sparse.mm, mm, addmm, matmul, @), mul, transpose, "
+              "select, index_select, cat, scalar div and the unary ops that keep zeros (neg, abs, sin, sqrt, relu...)."
+              " Call .to_dense() first for other ops.")
 _NO_DENSE = "Could not run this operation with arguments from the 'SparseCPU' backend: " + _SUPPORTED
 
 # Unary ops with f(0) == 0 that PyTorch runs on a sparse tensor's values; the nonlinear ones coalesce first
@@ -54,6 +55,11 @@ def _dispatch_op(op, args, static):
     tensors = [a for a in args if isinstance(a, Tensor)]
     compressed = [t for t in tensors if isinstance(t, SparseTensor) and t._sp_compressed]
     elementwise = len(tensors) == 1 and (name == "mul" or len(args) == 1 and name in _LINEAR_UNARY | _COALESCED_UNARY)
+    if name != "mul" or len(tensors) == 2:   # (_compressed_ops: mul, transpose, select, addmm... as PyTorch's)
+        from ._compressed_ops import UNHANDLED, compressed_op
+        out = compressed_op(op, args, static)
+        if out is not UNHANDLED:
+            return out
     if compressed and not elementwise:   # CSR, CSC, BSR, BSC: their values' unary ops and scalar products below
         from ._csr import dispatch_op
         return dispatch_op(name, args, compressed[0]._layout_name)
@@ -66,15 +72,22 @@ def _dispatch_op(op, args, static):
         if len(args) == 1 and name in _LINEAR_UNARY:
             return s._with_values(apply(op, s._sp_values, **kw), -1 if name == "neg" else 1)
         if len(args) == 1 and name in _COALESCED_UNARY:
+            from ._unary_refusals import check_forward, refuse_backward   # (where PyTorch refuses)
+            check_forward(name, s)
             c = s if s._sp_compressed else s.coalesce()   # (a compressed tensor's positions are distinct)
-            return c._with_values(apply(op, c._sp_values, **kw))
+            return refuse_backward(name, s, c._with_values(apply(op, c._sp_values, **kw)))
         if name == "mul" or (name == "div" and args[0] is s):   # by a Python scalar: linear
             k = next(a for a in args if a is not s)
-            return s._with_values(apply(op, *[s._sp_values if a is s else a for a in args], **kw),
-                                  k if name == "mul" else 1 / k)
+            from ._compressed_ops import scaled_batched   # (PyTorch's backward refusal for batched compressed)
+            return scaled_batched(s, s._with_values(apply(op, *[s._sp_values if a is s else a for a in args], **kw),
+                                                    k if name == "mul" else 1 / k))
         if name == "pow" and args[0] is s:
             c = s.coalesce()
             return c._with_values(apply(op, c._sp_values, *args[1:], **kw))
+    from ._coo_ops import UNHANDLED, coo_op   # (index_select, cat, stack, unsqueeze, norm...)
+    out = coo_op(op, args, static)
+    if out is not UNHANDLED:
+        return out
     raise NotImplementedError(f"Could not run 'aten::{name}' with arguments from the 'SparseCPU' backend. "
                               + _SUPPORTED)
 

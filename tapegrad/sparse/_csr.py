@@ -13,8 +13,9 @@ from . import _pattern as P
 from ._coo import SparseTensor, _as_tensor, to_sparse
 
 _SUPPORTED = ("tapegrad's sparse compressed tensors (CSR, CSC, BSR, BSC) support their index accessors, values(), "
-              "to_dense(), to_sparse(), t(), sum(), add, the unary ops that keep zeros, scalar products and products "
-              "with dense tensors (mm, matmul, @). Call .to_sparse() (COO) or .to_dense() first for other ops.")
+              "to_dense(), to_sparse(), t(), transpose, select, sum(), add, mul, addmm, the unary ops that keep zeros "
+              "and products with dense tensors (mm, matmul, @). Call .to_sparse() (COO) or .to_dense() first for other "
+              "ops.")
 
 
 class SparseCompressedTensor(SparseTensor):
@@ -194,8 +195,8 @@ class SparseCscTensor(SparseCompressedTensor):
 
 
 def dispatch_op(name, args, layout_name="SparseCsr"):
-    """An op-table entry met with a compressed argument: add and the products with a dense tensor run; others
-    refuse (PyTorch names one dispatch key, SparseCsrCPU, for all four layouts)."""
+    """An op-table entry met with a compressed argument that _compressed_ops.compressed_op does not run: add and
+    the products with a dense tensor run; others refuse."""
     if name in ("mm", "matmul", "mv") and len(args) == 2:
         from ._matmul import sparse_mm
         return sparse_mm(args[0], args[1], via="mv" if name == "mv" else "mm")

@@ -5,7 +5,7 @@ import numpy as np
 
 from .._dispatch import apply
 from .._functional._linalg import _TYPE
-from .._layout import sparse_bsr, sparse_csc
+from .._layout import sparse_bsc, sparse_bsr, sparse_csc
 from .._grad_mode import is_grad_enabled
 from .._ops import sparse as K
 from . import _pattern as P
@@ -24,6 +24,8 @@ def sparse_mm(a, b, via="sparse_addmm"):
         refuse_compressed_product(a, b, "sparse.mm")
     sparse_a, sparse_b = isinstance(a, SparseTensor), isinstance(b, SparseTensor)   # COO or compressed
     blocked = [t for t in (a, b) if getattr(t, "_blocksize", None)]
+    if len(blocked) == 1 and b is blocked[0] and b.layout is sparse_bsc and not sparse_a and via == "mm":
+        return _dense_bsc(a, b)   # dense @ BSC: PyTorch's (BSR @ dense^T)^T
     if blocked:   # PyTorch multiplies BSR @ dense only: as the COO tensor of the blocks' entries
         if len(blocked) != 1 or blocked[0] is not a or sparse_b or a.layout is not sparse_bsr:
             kinds = ["Strided"] + ["Strided" if not isinstance(t, SparseTensor) else t._layout_name for t in (a, b)]
@@ -119,6 +121,20 @@ def _sparse_dense(sparse, dense, via):
     if via == "sparse_addmm" and sparse.layout is sparse_csc and out.requires_grad:
         out.grad_fn.register_prehook(_refuse_csc_backward)
     return out
+
+
+def _dense_bsc(a, b):
+    out = sparse_mm(b.t(), a.transpose(0, 1) if a.dim() == 2 else a, "mm")
+    out = out.transpose(0, 1) if a.dim() == 2 else out
+    if a.requires_grad and is_grad_enabled():   # PyTorch's gradient of a would be dense @ BSR
+        out.grad_fn.register_prehook(_refuse_bsr_backward)
+    return out
+
+
+def _refuse_bsr_backward(grad_outputs):
+    raise RuntimeError("addmm: computation on CPU is not implemented for Strided + Strided @ SparseBsr (the gradient "
+                       "of the dense operand of a product with a BSC tensor, as in PyTorch). Multiply a .to_sparse() "
+                       "or .to_dense() copy instead.")
 
 
 def _refuse_bsc_backward(grad_outputs):
