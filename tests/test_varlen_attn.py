@@ -145,3 +145,17 @@ def test_block_table_reads_a_paged_kv_cache():
                     tapegrad.tensor(cu_q), None, 5, 7, block_table=tapegrad.tensor(table))
 
 # float32 values and gradients, and the float64 finite-difference check: tests/op_specs_nn_varlen.py
+
+
+def test_nan_and_inf_in_one_sequence_stay_in_it():
+    # the sequences are separate attentions: a non-finite value reaches no other sequence's output or gradient
+    q, k, v = _qkv(9, 12, 2, 2, 4, seed=3)
+    k[7, 0, 1], v[8, 1, 2], q[0, 0, 0] = np.nan, np.inf, np.nan   # sequence 2's key/value, sequence 0's query
+    tg = [tapegrad.tensor(a, requires_grad=True) for a in (q, k, v)]
+    out = varlen_attn(*tg, tapegrad.tensor(CU_Q, dtype=tapegrad.int32), tapegrad.tensor(CU_K, dtype=tapegrad.int32),
+                      4, 5)
+    out.sum().backward()
+    clean_q = [1, 2, 3]   # sequence 0 but its nan query, and sequence 1 (whose keys are tokens 3..6)
+    assert np.isfinite(out.detach().numpy()[clean_q]).all()
+    assert np.isfinite(tg[0].grad.numpy()[clean_q]).all()
+    assert np.isfinite(tg[1].grad.numpy()[3:7]).all() and np.isfinite(tg[2].grad.numpy()[3:7]).all()

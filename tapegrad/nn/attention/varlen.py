@@ -1,8 +1,9 @@
 """PyTorch's torch.nn.attention.varlen: attention over sequences of different lengths packed end to end.
 
-PyTorch runs it only on CUDA (its flash attention kernel); tapegrad runs it anywhere JAX runs, as one masked
-attention over the packed tokens (tapegrad/_ops/nn_varlen.py), with gradients for query, key and value.
-`max_q`, `max_k` and `num_splits` tune PyTorch's kernel launch and change nothing here.
+PyTorch runs it only on CUDA (its flash attention kernel); tapegrad runs it anywhere JAX runs, as attention
+over the sequences gathered into a padded (N, max_q) x (N, max_k) batch (tapegrad/_ops/nn_varlen.py), with
+gradients for query, key and value. As for PyTorch's kernel, max_q and max_k must be at least the longest
+sequence; `num_splits` tunes PyTorch's kernel launch and changes nothing here.
 """
 import math
 from typing import NamedTuple
@@ -63,7 +64,8 @@ def varlen_attn(query, key, value, cu_seq_q, cu_seq_k, max_q, max_k, *, return_a
     if scale is None:
         scale = 1.0 / math.sqrt(query.size(-1))
     out, lse = apply(varlen_attention, query, key, value, cu_seq_q, cu_seq_k, used_k, float(scale),
-                     int(window_size[0]), int(window_size[1]), groups=heads_q // heads_k)
+                     int(window_size[0]), int(window_size[1]), groups=heads_q // heads_k, max_q=int(max_q),
+                     max_k=int(max_k))
     if return_aux is not None and return_aux.lse:
         return out, lse
     return out
