@@ -88,15 +88,16 @@ Tensor.svd = F._linalg.svd_legacy   # torch.svd's (U, S, V), as a method too
 
 # In-place variants x.op_(...) that PyTorch has, for the functions above (comparisons: further down).
 _INPLACE = [
-    "abs", "absolute", "acos", "acosh", "add", "addcdiv", "addcmul", "addmm", "arccos", "arccosh", "arcsin",
+    "abs", "absolute", "acos", "acosh", "add", "addcdiv", "addcmul", "addmm", "addmv", "arccos", "arccosh", "arcsin",
     "arcsinh", "arctan", "arctan2", "arctanh", "asin", "asinh", "atan", "atan2", "atanh", "baddbmm",
     "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "ceil", "copysign",
-    "clamp", "clamp_max", "clamp_min", "clip", "conj_physical", "cos", "cosh", "cumprod", "cumsum", "div",
+    "clamp", "clamp_max", "clamp_min", "clip", "conj_physical", "cos", "cosh", "cumprod", "cumsum", "deg2rad",
+    "div",
     "digamma", "divide", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "fix", "float_power", "floor",
     "floor_divide", "fmod", "frac", "hypot", "index_add", "index_copy",
     "index_fill", "lerp", "lgamma", "log", "log10", "log1p", "log2", "logical_and",
     "logical_not", "logical_or", "logical_xor", "logit", "masked_fill", "masked_scatter", "mul", "multiply",
-    "nan_to_num", "neg", "negative", "pow", "reciprocal", "relu", "remainder", "round",
+    "nan_to_num", "neg", "negative", "pow", "rad2deg", "reciprocal", "relu", "remainder", "round",
     "rsqrt", "scatter", "scatter_add", "scatter_reduce", "sgn", "sigmoid", "sign", "sin", "sinc", "sinh", "sqrt",
     "square", "sub", "subtract", "tan", "tanh", "tril", "triu", "true_divide", "trunc", "xlogy",
 ]

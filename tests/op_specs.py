@@ -184,6 +184,9 @@ SPECS = {
     "isclose": cases(Case(lambda lib, a, b: lib.isclose(a, a + b * 1e-6), F(3, 4), F(4)),
                      Case(lambda lib, a: lib.tensor([lib.allclose(a, a * (1 + 1e-7)), lib.equal(a, a + 1)]), F(3))),
     "isnan": _unary("isnan"), "isinf": _unary("isinf"), "isfinite": _unary("isfinite"),
+    "isposinf": _unary("isposinf"), "isneginf": _unary("isneginf"), "signbit": _unary("signbit"),
+    "deg2rad": _unary("deg2rad") + cases(Case(lambda lib, a: lib.deg2rad(a), D("int64", 3))),
+    "rad2deg": _unary("rad2deg"),
     "logical_and": cases(Case(lambda lib, a, b: lib.logical_and(a, b), B(2, 3), B(3)),
                          Case(lambda lib, a, b: a.logical_and(b), F(3), D("int64", 3))),
     "logical_or": cases(Case(lambda lib, a, b: lib.logical_or(a, b), B(2, 3), B(3))),
@@ -489,6 +492,8 @@ SPECS = {
                  Case(lambda lib, a, b: lib.tensordot(a, b), F(3, 3), F(3, 3))),   # every dim contracted
     "vdot": cases(Case(lambda lib, a, b: lib.vdot(a, b), C(3), C(3)), Case(lambda lib, a, b: a.vdot(b), F(3), F(3))),
     "outer": cases(Case(lambda lib, a, b: lib.outer(a, b), F(3), F(2)), Case(lambda lib, a, b: a.outer(b), D("int64", 2), F(3))),
+    "addmv": cases(Case(lambda lib, c, a, b: lib.addmv(c, a, b, beta=0.5, alpha=2), F(2), F(2, 3), F(3)),
+                   Case(lambda lib, c, a, b: c.addmv(a, b), F(1), F(2, 3), F(3))),
     "addmm": cases(Case(lambda lib, c, a, b: lib.addmm(c, a, b, beta=0.5, alpha=2), F(2, 4), F(2, 3), F(3, 4)),
                    Case(lambda lib, c, a, b: c.addmm(a, b), F(4), F(2, 3), F(3, 4)),
                    # F.linear records addmm (or mm) on the weight's transpose, as PyTorch

@@ -395,3 +395,21 @@ def test_empty_strided_any_strides_hold_what_is_written(torch):
     (ours * ours).sum().backward()
     (theirs * theirs).sum().backward()
     assert_close(ours.grad, theirs.grad)
+
+
+def test_positive_is_same_size_and_clone_keeps_negative_zero(torch):
+    for lib in (tapegrad, torch):
+        x = lib.tensor([-0.0, 1.0], requires_grad=True)
+        assert lib.positive(x) is x and x.is_same_size(x) and not x.is_same_size(x[:1])
+        assert np.signbit(x.clone().detach().numpy()[0])   # clone keeps every bit
+    ours = raised(lambda: tapegrad.positive(tapegrad.tensor([True])))
+    theirs = raised(lambda: torch.positive(torch.tensor([True])))
+    assert ours[0] is theirs[0] and ours[1].startswith(theirs[1])
+    for name in ("signbit", "isposinf", "isneginf", "deg2rad", "rad2deg"):
+        ours = raised(lambda: getattr(tapegrad, name)(tapegrad.tensor([1 + 1j])))
+        theirs = raised(lambda: getattr(torch, name)(torch.tensor([1 + 1j])))
+        assert ours[0] is theirs[0] and ours[1].startswith(theirs[1]), name
+    for args in [((2,), (2, 3), (4,)), ((5,), (2, 3), (3,)), ((2,), (2, 3, 1), (3,))]:
+        ours = raised(lambda: tapegrad.addmv(*(tapegrad.zeros(*s) for s in args)))
+        theirs = raised(lambda: torch.addmv(*(torch.zeros(*s) for s in args)))
+        assert ours[0] is theirs[0] and ours[1].startswith(theirs[1]), args

@@ -302,6 +302,35 @@ frac = _unary(E.frac)
 isnan = _unary(E.isnan)
 isfinite = _unary(E.isfinite)
 isinf = _unary(E.isinf)
+
+
+def _real_only(op, message):
+    def f(input, *, out=None):
+        if input.is_complex():
+            raise (NotImplementedError if op is E.signbit else RuntimeError)(
+                f"{message} Apply it to .real and .imag separately.")
+        return _apply(op, input)
+    f.__name__ = op.name
+    return f
+
+
+isposinf = _real_only(E.isposinf, "isposinf does not support complex inputs.")
+isneginf = _real_only(E.isneginf, "isneginf does not support complex inputs.")
+signbit = _real_only(E.signbit, "signbit is not implemented for complex tensors.")
+deg2rad = _real_only(E.deg2rad, "deg2rad is not supported for complex tensors.")
+rad2deg = _real_only(E.rad2deg, "rad2deg is not supported for complex tensors.")
+
+
+def positive(input):
+    """+x: the tensor itself, as PyTorch's (no node); PyTorch refuses it on bool tensors."""
+    if input.dtype is D.bool_:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported. Use a bitwise or logical op, "
+                           "or convert to an integer dtype first.")
+    return input
+
+
+def is_same_size(input, other):
+    return tuple(input.shape) == tuple(other.shape)
 logical_not = _unary(E.logical_not)
 
 

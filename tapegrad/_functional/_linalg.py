@@ -258,6 +258,17 @@ def _tensordot_as_pytorch(a, b, dims1, dims2):
     return S.reshape(apply(L.mm, S.reshape(t1, size1, csize), S.reshape(t2, csize, size2)), sizes)
 
 
+def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
+    """beta * input + alpha * (mat @ vec), one node (AddmvBackward0) as PyTorch's."""
+    if mat.dim() != 2 or vec.dim() != 1 or input.dim() > 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {input.dim()}, {mat.dim()}, {vec.dim()}")
+    if mat.shape[1] != vec.shape[0] or (input.dim() == 1 and input.shape[0] not in (1, mat.shape[0])):
+        size = "x".join(map(str, input.shape))
+        raise RuntimeError(f"size mismatch, got input ({size}), mat ({mat.shape[0]}x{mat.shape[1]}), vec "
+                           f"({vec.shape[0]})")
+    return apply(L.addmv, input, mat, vec, beta, alpha)
+
+
 @policy("addmm")
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     mm(mat1, mat2)  # shape and dtype checks

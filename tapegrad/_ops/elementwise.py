@@ -308,6 +308,12 @@ isclose = defop("isclose", _isclose, dtype_rule=COMPARE)
 isnan = defop("isnan", lambda a: jnp.isnan(a), dtype_rule=KEEP)
 isinf = defop("isinf", lambda a: jnp.isinf(a), dtype_rule=KEEP)
 isfinite = defop("isfinite", lambda a: jnp.isfinite(a), dtype_rule=KEEP)
+isposinf = defop("isposinf", lambda a: jnp.isposinf(a), dtype_rule=KEEP)
+isneginf = defop("isneginf", lambda a: jnp.isneginf(a), dtype_rule=KEEP)
+signbit = defop("signbit", lambda a: jnp.signbit(a), dtype_rule=KEEP)
+# the constant in the result's dtype, as PyTorch multiplies by it
+deg2rad = defop("deg2rad", lambda a: a * jnp.asarray(jnp.pi / 180, a.dtype), dtype_rule=FLOAT)
+rad2deg = defop("rad2deg", lambda a: a * jnp.asarray(180 / jnp.pi, a.dtype), dtype_rule=FLOAT)
 logical_and = defop("logical_and", lambda a, b: jnp.logical_and(a, b), dtype_rule=KEEP)
 logical_or = defop("logical_or", lambda a, b: jnp.logical_or(a, b), dtype_rule=KEEP)
 logical_xor = defop("logical_xor", lambda a, b: jnp.logical_xor(a, b), dtype_rule=KEEP)
@@ -384,8 +390,8 @@ polar = defop("polar", lambda r, t: jax.lax.complex(r * jnp.cos(t), r * jnp.sin(
 
 # ---- copies, casts, fills ---------------------------------------------------------------------
 to_dtype = defop("to_dtype", lambda a, dtype: a.astype(dtype), dtype_rule=KEEP, node="to_copy")
-clone = defop("clone", lambda a: a + jnp.zeros((), a.dtype) if a.dtype != jnp.bool_ else a | False,
-              dtype_rule=KEEP)
+# a copy primitive, not `a + 0`, which turned -0.0 into 0.0 (PyTorch's clone keeps every bit)
+clone = defop("clone", lambda a: jnp.copy(a), dtype_rule=KEEP)
 # The result does not depend on `a`'s values: its gradient to `a` is zero (the old history is cut).
 fill = defop("fill", lambda a, v: jnp.full(a.shape, v, a.dtype), dtype_rule=KEEP,
              overloads=[overload("FillBackward1", ".t")])

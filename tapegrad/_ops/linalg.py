@@ -96,6 +96,7 @@ vdot = defop("vdot", lambda a, b: jnp.vdot(a, b), dtype_rule=KEEP)
 outer = defop("outer", lambda column, b: column * b, node="mul")   # column: the first vector as (n, 1)
 addmm = defop("addmm", _addmm, dtype_rule=KEEP)
 baddbmm = defop("baddbmm", _addmm, dtype_rule=KEEP)
+addmv = defop("addmv", _addmm, dtype_rule=KEEP)
 cross = defop("cross", lambda a, b, dim: jnp.cross(a, b, axisa=dim, axisb=dim, axisc=dim),
               node="linalg_cross", dtype_rule=SAME)
 trace = defop("trace", lambda a: jnp.trace(a), dtype_rule=KEEP)
