@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 
 from .. import _dtypes as D
-from .._dispatch import Redirect
+from .._redirect import InnerAutograd, RedirectingStorage
 from .._tensor import Tensor
 from . import _ops
 
@@ -21,24 +21,16 @@ _ALLOWED = {"float16", "float32", "float64", "bool", "int8", "int16", "int32", "
 _REDUCTIONS = {"sum", "mean", "amin", "amax", "argmin", "argmax", "prod", "all", "var", "std"}
 
 
-class _RedirectingStorage:
-    """A MaskedTensor's storage: apply() reading it hands the op over; any other dense access refuses."""
-    __slots__ = ()
-
-    @property
-    def _raw(self):
-        raise Redirect(_dispatch_op)
-
-    def __getattr__(self, name):
-        raise TypeError("This operation reads a MaskedTensor as a dense tensor, which tapegrad does not do. Use "
-                        "mt.get_data() (all values) or mt.to_tensor(fill_value).")
+# (apply() hands ops to _dispatch_op, below)
+_STORAGE = RedirectingStorage(lambda: _dispatch_op, (TypeError, "This operation reads a MaskedTensor as a dense "
+                                                     "tensor, which tapegrad does not do. Use mt.get_data() (all "
+                                                     "values) or mt.to_tensor(fill_value)."))
 
 
-_STORAGE = _RedirectingStorage()
-
-
-class MaskedTensor(Tensor):
+class MaskedTensor(InnerAutograd, Tensor):
     """A tensor whose masked-out elements are ignored by every operation (PyTorch's prototype torch.masked)."""
+
+    _autograd_inner = "_masked_data"   # its requires_grad, is_leaf and grad_fn (_redirect)
 
     def __new__(cls, data, mask, requires_grad=False):
         return _make_checked(data, mask, requires_grad)
@@ -78,26 +70,6 @@ class MaskedTensor(Tensor):
         return False
 
     # ---- autograd: the data's ---------------------------------------------------------------------------------
-
-    @property
-    def requires_grad(self):
-        return self._masked_data.requires_grad
-
-    @requires_grad.setter
-    def requires_grad(self, flag):
-        self._masked_data.requires_grad_(flag)
-
-    def requires_grad_(self, requires_grad=True):
-        self._masked_data.requires_grad_(requires_grad)
-        return self
-
-    @property
-    def is_leaf(self):
-        return self._masked_data.is_leaf
-
-    @property
-    def grad_fn(self):
-        return self._masked_data.grad_fn
 
     @property
     def grad(self):

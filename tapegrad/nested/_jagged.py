@@ -10,7 +10,7 @@ _dispatch.Redirect, as MaskedTensor's are; gradients are the values' (`nt.grad` 
 import itertools
 import weakref
 
-from .._dispatch import Redirect
+from .._redirect import InnerAutograd, RedirectingStorage
 from .._layout import jagged
 from .._size import Size
 from .._tensor import Tensor
@@ -42,25 +42,20 @@ def ragged_dim_of(offsets):
     return symbol
 
 
-class _RedirectingStorage:
-    """A jagged nested tensor's storage: apply() reading it hands the op to `_jagged_ops`."""
-    __slots__ = ()
-
-    @property
-    def _raw(self):
-        from ._jagged_ops import dispatch_op
-        raise Redirect(dispatch_op)
-
-    def __getattr__(self, name):
-        raise TypeError("This operation reads a nested tensor as a dense tensor, which tapegrad does not do. Use "
-                        "nt.values(), nt.unbind() or tapegrad.nested.to_padded_tensor(nt, padding).")
+def _jagged_ops():
+    from ._jagged_ops import dispatch_op
+    return dispatch_op
 
 
-_STORAGE = _RedirectingStorage()
+_STORAGE = RedirectingStorage(_jagged_ops, (TypeError, "This operation reads a nested tensor as a dense tensor, "
+                                            "which tapegrad does not do. Use nt.values(), nt.unbind() or "
+                                            "tapegrad.nested.to_padded_tensor(nt, padding)."))
 
 
-class JaggedNestedTensor(Tensor):
+class JaggedNestedTensor(InnerAutograd, Tensor):
     """A batch of tensors differing in one dimension, in PyTorch's jagged layout (`tapegrad.jagged`)."""
+
+    _autograd_inner = "_jag_values"   # its requires_grad, is_leaf and grad_fn (_redirect)
     is_nested = True
 
     @classmethod
@@ -153,26 +148,6 @@ class JaggedNestedTensor(Tensor):
         return self._jag_values.device
 
     # ---- autograd: the values' ----------------------------------------------------------------------------
-
-    @property
-    def requires_grad(self):
-        return self._jag_values.requires_grad
-
-    @requires_grad.setter
-    def requires_grad(self, flag):
-        self._jag_values.requires_grad_(flag)
-
-    def requires_grad_(self, requires_grad=True):
-        self._jag_values.requires_grad_(requires_grad)
-        return self
-
-    @property
-    def is_leaf(self):
-        return self._jag_values.is_leaf
-
-    @property
-    def grad_fn(self):
-        return self._jag_values.grad_fn
 
     @property
     def grad(self):

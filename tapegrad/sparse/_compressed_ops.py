@@ -44,6 +44,8 @@ def compressed_op(op, args, static):
         return tuple(select(args[0], dim, i) for i in range(args[0].shape[dim]))
     if name == "addmm" and len(args) == 5:
         return addmm(*args)
+    if name == "addmv" and len(args) == 5:   # (recorded as mv and add, not PyTorch's one AddmvBackward0)
+        return addmm(*args, via="mv")
     return UNHANDLED
 
 

@@ -12,7 +12,8 @@ import jax
 import numpy as np
 
 from .. import _dtypes, _printing
-from .._dispatch import Redirect, apply
+from .._dispatch import apply
+from .._redirect import InnerAutograd, RedirectingStorage
 from .._grad_mode import is_grad_enabled, no_grad
 from .._layout import sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
 from .._ops import sparse as K
@@ -31,22 +32,12 @@ _NO_DENSE = "Could not run this operation with arguments from the 'SparseCPU' ba
 _LINEAR_UNARY = frozenset({"neg", "positive"})
 _COALESCED_UNARY = frozenset({"abs", "sin", "sinh", "tan", "tanh", "asin", "asinh", "atan", "atanh", "sqrt",
                               "relu", "sign", "sgn", "expm1", "log1p", "floor", "ceil", "round", "trunc", "frac", "square",
-                              "erf", "erfinv", "deg2rad", "rad2deg", "signbit", "isnan", "isinf", "nan_to_num"})
+                              "erf", "erfinv", "deg2rad", "rad2deg", "signbit", "isnan", "isinf", "isposinf", "isneginf",
+                              "nan_to_num"})
 
 
-class _NoDenseStorage:
-    """A sparse tensor's storage: apply() reading it hands the op to `_dispatch_op`; other dense access refuses."""
-    __slots__ = ()
-
-    @property
-    def _raw(self):
-        raise Redirect(_dispatch_op)
-
-    def __getattr__(self, name):
-        raise NotImplementedError(_NO_DENSE)
-
-
-_NO_STORAGE = _NoDenseStorage()
+# apply() hands ops to _dispatch_op (below); other dense access refuses
+_NO_STORAGE = RedirectingStorage(lambda: _dispatch_op, (NotImplementedError, _NO_DENSE))
 
 
 def _dispatch_op(op, args, static):
@@ -97,10 +88,11 @@ def _as_tensor(data, dtype=None):
     return data if isinstance(data, Tensor) else tensor(data, dtype=dtype)
 
 
-class SparseTensor(Tensor):
+class SparseTensor(InnerAutograd, Tensor):
     """A sparse COO tensor (layout tapegrad.sparse_coo). Build one with `tapegrad.sparse_coo_tensor` or
     `Tensor.to_sparse()`."""
 
+    _autograd_inner = "_sp_values"   # its requires_grad, is_leaf and grad_fn (_redirect)
     is_sparse = True
     _layout_name = "Sparse"   # PyTorch's name in messages
     _sp_compressed = False    # CSR and CSC (_csr.py) say True
@@ -162,26 +154,6 @@ class SparseTensor(Tensor):
         return self._sp_size[0]
 
     # ---- autograd: the values' -----------------------------------------------------------------------------
-
-    @property
-    def requires_grad(self):
-        return self._sp_values.requires_grad
-
-    @requires_grad.setter
-    def requires_grad(self, flag):
-        self._sp_values.requires_grad_(flag)
-
-    def requires_grad_(self, requires_grad=True):
-        self._sp_values.requires_grad_(requires_grad)
-        return self
-
-    @property
-    def is_leaf(self):
-        return self._sp_values.is_leaf
-
-    @property
-    def grad_fn(self):
-        return self._sp_values.grad_fn
 
     @property
     def grad(self):
