@@ -88,6 +88,18 @@ def _as_tensor(data, dtype=None):
     return data if isinstance(data, Tensor) else tensor(data, dtype=dtype)
 
 
+def in_place_values(out, dtype, refusal):
+    """out's values in dtype for an in-place result, or PyTorch's RuntimeError (refusal, formatted with the two
+    dtype names) when the result type cannot be cast into it."""
+    from .._inplace import _CAST_NAMES, _can_cast
+    values = out._sp_values
+    if values.dtype is dtype:
+        return values
+    if not _can_cast(values.dtype, dtype):
+        raise RuntimeError(refusal.format(_CAST_NAMES[values.dtype.name], _CAST_NAMES[dtype.name]))
+    return values.to(dtype)
+
+
 class SparseTensor(InnerAutograd, Tensor):
     """A sparse COO tensor (layout tapegrad.sparse_coo). Build one with `tapegrad.sparse_coo_tensor` or
     `Tensor.to_sparse()`."""
@@ -257,16 +269,10 @@ class SparseTensor(InnerAutograd, Tensor):
     def _add_in_place(self, other, alpha, node):
         """PyTorch's in-place add of a sparse tensor: this one takes the sum's entries (rebound, so tensors
         recorded from its old value keep it: tapegrad has no version check to fail there, as PyTorch's does)."""
-        from .._inplace import _CAST_NAMES, _can_cast
         if self.is_leaf and self.requires_grad and is_grad_enabled():
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
         out = self._added(other, alpha, node)
-        values = out._sp_values
-        if values.dtype is not self.dtype:
-            if not _can_cast(values.dtype, self.dtype):
-                raise RuntimeError(f"Can't convert result type {_CAST_NAMES[values.dtype.name]} to output "
-                                   f"{_CAST_NAMES[self.dtype.name]} in {node} operation")
-            values = values.to(self.dtype)
+        values = in_place_values(out, self.dtype, "Can't convert result type {} to output {} in " + node + " operation")
         self._sp_indices, self._sp_values, self._sp_coalesced = out._sp_indices, values, out._sp_coalesced
         self._sp_routes = out._sp_routes
         return self

@@ -6,22 +6,16 @@ import numpy as np
 
 from .._grad_mode import is_grad_enabled
 from .._tensor import Tensor
-from ._coo import SparseTensor, _as_tensor
+from ._coo import SparseTensor, _as_tensor, in_place_values
 from ._compressed_ops import UNHANDLED, _permute_coo, getitem, select, transpose
 
 
 def assign(self, out):
     """self takes out's entries (PyTorch's in-place result: its dtype kept, the leaf check first)."""
-    from .._inplace import _CAST_NAMES, _can_cast
     if type(out) is not type(self):
         raise RuntimeError(f"in-place result layout {out._layout_name} differs from {self._layout_name}. Assign the "
                            "out-of-place result instead.")
-    values = out._sp_values
-    if values.dtype is not self.dtype:
-        if not _can_cast(values.dtype, self.dtype):
-            raise RuntimeError(f"result type {_CAST_NAMES[values.dtype.name]} can't be cast to the desired output "
-                               f"type {_CAST_NAMES[self.dtype.name]}")
-        values = values.to(self.dtype)
+    values = in_place_values(out, self.dtype, "result type {} can't be cast to the desired output type {}")
     self._sp_indices, self._sp_values, self._sp_coalesced = out._sp_indices, values, out._sp_coalesced
     self._sp_size, self._sp_routes = tuple(out._sp_size), out._sp_routes
     return self
