@@ -188,7 +188,16 @@ def test_ddp_is_a_joinable_as_pytorch(groups_of_one):
 
 def test_two_ranks_with_uneven_inputs_match_torchrun(two_rank_runs):
     (ours_proc, ours_dir), (theirs_proc, theirs_dir) = two_rank_runs["tapegrad"], two_rank_runs["torch"]
-    ours, theirs = _finish(ours_proc, ours_dir), _finish(theirs_proc, theirs_dir)
+    ours = _finish(ours_proc, ours_dir)
+    try:
+        theirs = _finish(theirs_proc, theirs_dir)
+    except AssertionError as e:
+        # PyTorch's gloo ranks now and then abort as they exit ("terminate called without an active
+        # exception", SIGABRT): the oracle crashed, not tapegrad. Run it once more; a second crash fails.
+        if "SIGABRT" not in str(e):
+            raise
+        retry_dir = theirs_dir + "-again"
+        theirs = _finish(_launch("torch.distributed.run", retry_dir, "torch", {"OMP_NUM_THREADS": "1"}), retry_dir)
     for mine, ref in zip(ours, theirs):
         _assert_runs_match(mine, ref)
     for name in ("even_divisor", "effective_divisor", "accumulate"):   # the replicas end equal: the last joiner's
