@@ -14,7 +14,7 @@ def walk(key, saved, seeds, steady, make_chunk, arith):
     """{leaf target: grad} of a whole walk (existing grads not added), computed chunk by chunk.
 
     make_chunk(subkey, carry_pattern) -> f(kept, seeds, carried) -> the exits' sums; arith: the eager
-    tier's seeds and sums (see _engine._Arith).
+    tier's seeds and sums (see _walk.Arith).
     """
     node_keys, _, root_key = key
     pending = {}   # (node, output) or leaf target -> the sum so far

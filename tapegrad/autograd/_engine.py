@@ -6,16 +6,14 @@ whole-graph compile. When the same structure comes back it is compiled into
 one `jax.jit` call that also accumulates into existing grads. Graphs with
 tensor hooks always run node by node, so hooks see every gradient as in PyTorch.
 """
-import operator
-
 import jax
-import jax.numpy as jnp
 
 from . import _saved, anomaly_mode
 from .. import _chunks, _faults, _lazy, _programs, _segment
 from . import _chunked, _fast
 from ._hooks import checked_result, gradient_hooks, run_post_accumulate_hooks
 from ._graph import Graph, targets_of
+from ._walk import EAGER, TRACED, kernel_add, node_backward, traced_call, walk
 
 
 def backward_cache_info():
@@ -35,123 +33,13 @@ def clear_backward_cache():
     _programs.clear()
 
 
-# ---- one node's backward, shared by both tiers ------------------------------------
-
-def _node_backward(sid, out_avals):
-    """f(kept_args, cotangents) -> grads of the differentiable args, for a node signature."""
-    op, static, cast, diff, placeholders = _saved.SIGNATURES[sid]
-    vjp = _saved.vjp_fn(op, static, cast, diff, len(placeholders))
-
-    def run(kept, cts):
-        kept = iter(kept)
-        args = [next(kept) if p is None else (p if isinstance(p, type) else jnp.zeros(*p)) for p in placeholders]
-        return vjp(args, cts)
-    return run
-
-
-class _Arith:
-    """Seeds, zero cotangents and sums: traced into the enclosing program, or (eager tier) as kernels,
-    so that every XLA program the engine runs is a counted one."""
-
-    def __init__(self, ones, zeros, add):
-        self.ones, self.zeros, self.add = ones, zeros, add
-
-
-def _kernel_ones(shape, dtype):
-    return _programs.kernel(("ones", tuple(shape), dtype), lambda: lambda: jnp.ones(shape, dtype))()
-
-
-def _kernel_zeros(shape, dtype):
-    return _programs.kernel(("zeros", tuple(shape), dtype), lambda: lambda: jnp.zeros(shape, dtype))()
-
-
-def _kernel_add(a, b):
-    return _programs.kernel(("add",), lambda: jnp.add)(a, b)
-
-
-_TRACED = _Arith(jnp.ones, jnp.zeros, operator.add)
-_EAGER = _Arith(_kernel_ones, _kernel_zeros, _kernel_add)
-
-
-def _walk(key, saved, seeds, existing, call_node, arith, hooks_for=None, node_hooks=None, carried=None):
-    """Run the whole backward described by `key`; both the eager and the traced tier use this.
-
-    call_node(i, sid, out_avals, kept, cotangents) -> the gradients of node i's differentiated arguments
-    (None where a custom Function's backward returned None).
-    existing: {target: array} grads to accumulate into (leaves by index -1-j, retained by (node, out)).
-    hooks_for(i, cotangents) runs tensor hooks; node_hooks = (pre, post) runs grad_fn hooks (_node_hooks).
-    carried: {leaf target: array} sums that leaves' gradients start from (a chunk of a longer walk: _chunked).
-    Returns {target: new grad} for leaves (-1-j) and retained outputs ((i, k)).
-    """
-    node_keys, nleaves, root_key = key
-    cts = [dict() for _ in node_keys]
-    leaf_grads = dict(carried) if carried else {}
-    add = arith.add
-
-    def send(target, out, g):
-        if target < 0:
-            prev = leaf_grads.get(target)
-            leaf_grads[target] = g if prev is None else add(prev, g)
-        else:
-            d = cts[target]
-            prev = d.get(out)
-            d[out] = g if prev is None else add(prev, g)
-
-    for (target, out, aval), seed in zip(root_key, seeds):
-        if target is None:
-            continue   # a root pruned away: no wanted tensor lies below it
-        if seed is None:
-            seed = arith.ones(*aval)
-        send(target, out, seed)
-    results = {}
-    pos = 0
-    for i, (sid, wiring, retained, out_avals) in enumerate(node_keys):
-        node_cts = cts[i]
-        if hooks_for is not None:
-            node_cts = hooks_for(i, node_cts)
-        if retained:
-            for k in retained:
-                g = node_cts.get(k)
-                if g is None:
-                    continue   # no gradient reached this output
-                prev = existing.get((i, k))
-                results[(i, k)] = g if prev is None else add(prev, g)
-        if wiring is None:
-            continue   # a capture node (see Graph): its incoming gradient is all that is wanted of it
-        sig = _saved.SIGNATURES[sid]
-        nkept = len(_saved.kept_positions(sid))
-        kept = saved[pos:pos + nkept]
-        pos += nkept
-        nout = sig[0].nout
-        if node_hooks is not None:
-            node_cts = node_hooks[0](i, node_cts, nout)
-        if nout == 1:
-            ct_list = [node_cts[0]]
-        elif sig[0].custom is not None:
-            ct_list = [node_cts.get(k) for k in range(nout)]   # a Function decides (set_materialize_grads)
-        else:
-            ct_list = [node_cts[k] if k in node_cts else arith.zeros(*out_avals[k]) for k in range(nout)]
-        grads = call_node(i, sid, out_avals, kept, ct_list)
-        if node_hooks is not None:
-            grads = node_hooks[1](i, grads, [node_cts.get(k) for k in range(nout)], sig[3])
-        for w, g in zip(wiring, grads):
-            if w is None or g is None:
-                continue   # toward a node pruned away, or no gradient
-            target, out = (w, 0) if type(w) is int else w
-            send(target, out, g)
-    for j, g in leaf_grads.items():
-        prev = existing.get(j)
-        results[j] = g if prev is None else add(prev, g)
-    return results
-
-
 def _eager_calls(nodes):
     """Node by node: each node's VJP as a kernel; a Function run in Python as itself."""
     def call(i, sig, out_avals, kept, cts):
         custom = _saved.SIGNATURES[sig][0].custom
         if custom is not None and custom.python:
             return nodes[i].run_python(cts, False)
-        return _programs.kernel(("vjp", sig, out_avals), lambda: _node_backward(sig, out_avals))(kept, cts)
+        return _programs.kernel(("vjp", sig, out_avals), lambda: node_backward(sig, out_avals))(kept, cts)
     if not anomaly_mode.is_anomaly_enabled():
         return call
 
@@ -168,10 +56,6 @@ def _eager_calls(nodes):
                                                          for k in _saved.SIGNATURES[sig][3]])
         return grads
     return checked_call
-
-
-def _traced_call(i, sig, out_avals, kept, cts):
-    return _node_backward(sig, out_avals)(kept, cts)
 
 
 def _output_keys(key):
@@ -191,7 +75,7 @@ def _compile(key, existing_keys, seed_pattern, plan_key):
     def whole(inputs):
         resolved, live, _ = _lazy.evaluate(plan_key, inputs)
         saved, existing, seeds = _split(resolved, nsaved, nexisting, seed_pattern)
-        results = _walk(key, saved, seeds, dict(zip(existing_keys, existing)), _traced_call, _TRACED)
+        results = walk(key, saved, seeds, dict(zip(existing_keys, existing)), traced_call, TRACED)
         return [results.get(k) for k in out_keys], live
 
     return whole, out_keys
@@ -204,7 +88,7 @@ def _chunk_program(subkey, carry_pattern):
     def run(kept, seeds, carried):
         carried = iter(carried)
         start = {-1 - e: next(carried) for e, c in enumerate(carry_pattern) if c}
-        results = _walk(subkey, kept, seeds, {}, _traced_call, _TRACED, carried=start)
+        results = walk(subkey, kept, seeds, {}, traced_call, TRACED, carried=start)
         return [results.get(-1 - e) for e in range(nexits)]
     return run
 
@@ -318,10 +202,10 @@ def _general_backward(roots, seeds, retain_graph, wanted, accumulate):
         if long_graph and not (graph.retaining or wanted is not None):
             steady = _chunks.long_and_seen("backward-chunks", (graph.key, seed_pattern))
             if steady is not None:
-                grads = _chunked.walk(graph.key, saved, seeds, steady, _chunk_program, _EAGER)
-                results = {j: g if existing.get(j) is None else _kernel_add(existing[j], g) for j, g in grads.items()}
+                grads = _chunked.walk(graph.key, saved, seeds, steady, _chunk_program, EAGER)
+                results = {j: g if existing.get(j) is None else kernel_add(existing[j], g) for j, g in grads.items()}
         if results is None:
-            results = _walk(graph.key, saved, seeds, existing, _eager_calls(nodes), _EAGER,
+            results = walk(graph.key, saved, seeds, existing, _eager_calls(nodes), EAGER,
                             _hook_runner(nodes) if hooked else None, _node_hooks(nodes) if hooked else None)
         jax.block_until_ready(list(results.values()))   # fail here, before any grad is written
 
@@ -366,7 +250,7 @@ def _write_grads(results, leaves, nodes, hooked):
                 if out is not None:
                     g = checked_result(hook, before, out)._value
             if var._grad is not None:
-                g = _kernel_add(var._grad._value, g)
+                g = kernel_add(var._grad._value, g)
         g = _committed(g)
         if var._grad is None:
             var._grad = Tensor._wrap(g)
@@ -389,7 +273,7 @@ def _accumulate_retained(results, nodes):
         for k, ref in (n.retained or {}).items():
             t, g = ref(), results.get((i, k))
             if t is not None and g is not None:
-                t._grad = Tensor._wrap(g if t._grad is None else _kernel_add(t._grad._value, g))
+                t._grad = Tensor._wrap(g if t._grad is None else kernel_add(t._grad._value, g))
 
 
 def _committed(g):

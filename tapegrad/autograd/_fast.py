@@ -7,8 +7,6 @@ backward from the root together. The first time a key is seen the engine's
 general path runs instead (so one-off graphs never compile a program).
 """
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 
 from .. import _lazy, _programs, _recompiles, _segment
@@ -16,6 +14,7 @@ from .._lazy import Pending
 from .._storage import Storage
 from . import _saved
 from ._graph import check_versions
+from ._walk import TRACED, traced_call, walk
 
 def try_backward(root, seed, retain_graph):
     """Run the backward of `root` through its segment's program; False when the general path must."""
@@ -121,6 +120,11 @@ def _compile(key):
     flat, root, root_out, seed_code, implicit, existing, retained, live = key
     keys = _segment.decode(flat)
     order = _reachable(keys, root)
+    index = {pos: i for i, pos in enumerate(order)}
+    retained_at = {}
+    for pos, k, _ in retained:
+        if pos in index:   # a retained tensor the root's gradient does not reach keeps its .grad
+            retained_at.setdefault(index[pos], []).append(k)
 
     def program(arrays, scalars, extra):
         results, args_of, _ = _lazy.run_forward(keys, (arrays, scalars))
@@ -128,43 +132,25 @@ def _compile(key):
         def fetch(code):
             return extra[code[1]] if code[0] == "x" else results[code[0]][code[1]]
 
-        cts = {}
-        leaf_grads = {}
-        seed = jnp.ones(*implicit) if seed_code is None else fetch(seed_code)
-        cts[root] = {root_out: seed}
-        captured = {}
-        retained_at = {(pos, k) for pos, k, _ in retained}
+        # The segment in the engine's terms: its reachable nodes in backward order, as `Graph` keys a graph
+        node_keys, saved = [], []
         for pos in order:
-            node_cts = cts.pop(pos, None)
-            if node_cts is None:
-                continue
-            sid, codes, (bsig, edges) = keys[pos]
-            op, static, cast, diff, _ = _saved.SIGNATURES[bsig]
-            for k, g in node_cts.items():
-                if (pos, k) in retained_at:
-                    captured[(pos, k)] = g
-            if op.nout == 1:
-                ct_list = [node_cts[0]]
-            else:
-                ct_list = [node_cts[k] if k in node_cts else jnp.zeros_like(results[pos][k])
-                           for k in range(op.nout)]
-            grads = _saved.vjp_fn(op, static, cast, diff, len(codes))(args_of[pos], ct_list)
-            for i, g in zip(diff, grads):
-                target = edges[i]
-                if type(target) is int:   # leaf j of the segment's leaf table
-                    j = target
-                    leaf_grads[j] = g if j not in leaf_grads else leaf_grads[j] + g
-                else:
-                    d = cts.setdefault(target[0], {})
-                    d[target[1]] = g if target[1] not in d else d[target[1]] + g
-        for j, code in enumerate(existing):
-            if code is not None and j in leaf_grads:
-                leaf_grads[j] = fetch(code) + leaf_grads[j]
-        retained_grads = []
-        for pos, k, code in retained:
-            # a retained tensor the root's gradient does not reach keeps its .grad
-            g = captured.get((pos, k))
-            retained_grads.append(None if g is None else g if code is None else fetch(code) + g)
+            bsig, edges = keys[pos][2]
+            diff = _saved.SIGNATURES[bsig][3]
+            wiring = tuple(-1 - edges[i] if type(edges[i]) is int else
+                           index[edges[i][0]] if edges[i][1] == 0 else (index[edges[i][0]], edges[i][1])
+                           for i in diff)
+            outs = results[pos]
+            node_keys.append((bsig, wiring, tuple(retained_at.get(index[pos], ())) or None,
+                              tuple((o.shape, o.dtype) for o in outs) if len(outs) > 1 else None))
+            saved += [args_of[pos][k] for k in _saved.kept_positions(bsig)]
+        walk_key = (tuple(node_keys), len(existing), ((0, root_out, implicit),))
+        had = {-1 - j: fetch(code) for j, code in enumerate(existing) if code is not None}
+        had.update({(index[pos], k): fetch(code) for pos, k, code in retained if pos in index and code is not None})
+        seeds = [None if seed_code is None else fetch(seed_code)]
+        grads = walk(walk_key, saved, seeds, had, traced_call, TRACED)
+        leaf_grads = {j: grads[-1 - j] for j in range(len(existing)) if -1 - j in grads}
+        retained_grads = [grads.get((index[pos], k)) if pos in index else None for pos, k, _ in retained]
         return leaf_grads, retained_grads, [results[pos][k] for pos, k in live]
 
     return program, order

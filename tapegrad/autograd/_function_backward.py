@@ -152,8 +152,8 @@ def _probe(sid, values):
     op, static, _, diff, placeholders = _saved.SIGNATURES[sid]
     outs = dict(static)["outputs"]
     cts = [None if m is None else jax.ShapeDtypeStruct(m[0], m[1].np) for m in outs]
-    from ._engine import _node_backward
-    run = _node_backward(sid, None)
+    from ._walk import node_backward
+    run = node_backward(sid, None)
     printed = io.StringIO()
     _TracedCtx.written[0] = False
     try:

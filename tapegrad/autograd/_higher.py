@@ -1,7 +1,7 @@
 """create_graph=True: the backward itself recorded on the tape, so it can be differentiated again.
 
 The backward of a graph is one pure function: the engine's walk over each node's VJP
-(`_engine._walk` with traced calls, exactly what the compiled backward runs) applied to the values
+(`_walk.walk` with traced calls, exactly what the compiled backward runs) applied to the values
 the nodes saved and to the seeds. With create_graph it is recorded as an op of its own. Its
 inputs are the saved values, each connected to the node that produced it (or to its leaf), and the
 seeds given as tensors; its VJP is `jax.vjp` of that function, as for every op, so gradients of
@@ -28,7 +28,8 @@ from .._grad_mode import enable_grad
 from .._ops._registry import KEEP, Op
 from . import _saved
 from ._backward_names import output_dependencies, output_names
-from ._engine import _TRACED, _Arith, _hook_runner, _node_backward, _node_hooks, _traced_call, _walk, _with_retained
+from ._engine import _hook_runner, _node_hooks, _with_retained
+from ._walk import TRACED, Arith, node_backward, traced_call, walk
 from ._graph import Graph, targets_of
 from .graph import unpacked
 from ._hooks import checked_result, gradient_hooks, run_post_accumulate_hooks
@@ -147,7 +148,7 @@ def _graph_inputs(graph, given_seeds):
 # depends on that input; JAX's where() formula reads it through a comparison only, which
 # output_dependencies cuts: tie the gradient to the kept values, values unchanged.
 def _recorded_call(i, sid, out_avals, kept, cts):
-    grads = _traced_call(i, sid, out_avals, kept, cts)
+    grads = traced_call(i, sid, out_avals, kept, cts)
     if _saved.SIGNATURES[sid][0].fused_backward:
         grads = jax.lax.optimization_barrier((tuple(grads), tuple(kept)))[0]
     return grads
@@ -158,7 +159,7 @@ def _whole_graph(gkey, targets, seed_pattern, nsaved):
         def backward(*xs):
             given = iter(xs[nsaved:])
             seeds = [next(given) if g else None for g in seed_pattern]
-            results = _walk(gkey, list(xs[:nsaved]), seeds, {}, _recorded_call, _TRACED)
+            results = walk(gkey, list(xs[:nsaved]), seeds, {}, _recorded_call, TRACED)
             return tuple(results[t] for t in targets)
         return backward
     return make
@@ -248,7 +249,7 @@ def _node_by_node(graph, gkey, seeds, roots):
         guarded = {index: (ref, version) for ref, version, index in n.checks if index >= 0}
         saved += [(unpacked(n.args[i]), n.edges[i], guarded.get(i)) for i in _saved.kept_positions(n.sig)]
     seeds = [Tensor._wrap(jnp.ones(tuple(t.shape), t.dtype.np)) if s is None else s for t, s in zip(roots, seeds)]
-    return _walk(gkey, saved, seeds, {}, _node_recorder(graph.nodes), _ON_TENSORS,
+    return walk(gkey, saved, seeds, {}, _node_recorder(graph.nodes), _ON_TENSORS,
                  _hook_runner(graph.nodes, _same, _same), _node_hooks(graph.nodes, _same, _same))
 
 
@@ -263,7 +264,7 @@ def _zeros_tensor(shape, dtype):
 
 
 # Node by node the walk sums recorded tensors, so its sums are recorded ops too.
-_ON_TENSORS = _Arith(None, _zeros_tensor, operator.add)
+_ON_TENSORS = Arith(None, _zeros_tensor, operator.add)
 
 
 def _node_recorder(nodes):
@@ -289,8 +290,8 @@ def _record_node(sid, out_avals, kept, cts):
     nout = len(_saved.SIGNATURES[sid][3])
 
     def make():
-        node_backward = _node_backward(sid, out_avals)
-        return lambda *xs: tuple(node_backward(list(xs[:nkept]), list(xs[nkept:])))
+        backward = node_backward(sid, out_avals)
+        return lambda *xs: tuple(backward(list(xs[:nkept]), list(xs[nkept:])))
     prog = _program(("node", sid, out_avals, kinds, edged), make, nout, inputs, edged)
     return _record(prog, inputs, edges, checks, kinds)
 

@@ -44,7 +44,7 @@ def _replaced(hook, old, new):
 
 
 def runner(nodes, as_tensor, from_tensor):
-    """(pre, post) for `_engine._walk`: pre(i, cts, nout) -> cts; post(i, grads, cts, diff) -> grads.
+    """(pre, post) for `_walk.walk`: pre(i, cts, nout) -> cts; post(i, grads, cts, diff) -> grads.
     Arrays are wrapped into tensors for the hooks (as_tensor) and unwrapped after (from_tensor)."""
     wrap = lambda v: None if v is None else as_tensor(v)
     unwrap = lambda t: None if t is None else from_tensor(t)
