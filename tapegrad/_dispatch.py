@@ -140,38 +140,34 @@ def apply(op, *args, **static):
     sig = _signatures.get(key)
     if sig is None:
         sig = _signatures[key] = _Signature(op, static, kinds)
-    cast = sig.cast
+    inference = _state.inference
+    node = None
+    if needs_grad and _state.grad_enabled and (op.nout > 1 or sig.differentiable[0]):
+        node = _record(op, static, sig, values, args, kinds)
     if LAZY[0]:
-        outs = _lazy.record(sig.sid, values, sig.avals)
+        outs = _lazy.record(sig.sid, values, sig.avals, node)   # the node, if any, is the call's equation
     else:
         if CAPTURE[0] is not None:   # only set while tracing, which runs eagerly: nothing on the lazy path
             CAPTURE[0](args)
-        out = forward_fn(op, static, cast)(*_lazy.resolve_all(values))
+        out = forward_fn(op, static, sig.cast)(*_lazy.resolve_all(values))
         outs = out if op.nout > 1 else (out,)
-    inference = _state.inference
-    record = needs_grad and _state.grad_enabled
-    node = None
     if op.nout == 1:
         out = outs[0]
         result = Tensor._wrap(out, inference)
         if op.view:
             make_view(result, args[0], op, static, out, args[1:])
-        if record and sig.differentiable[0]:
-            node = _record(op, static, sig, values, args, kinds)
-            if node is not None:
-                result._grad_fn = node
-                result._requires_grad = True
-                if op.saves_output:
-                    counter = result._storage.counter
-                    node.checks.append((counter, counter.value, -1))
+        if node is not None:
+            result._grad_fn = node
+            result._requires_grad = True
+            if op.saves_output:
+                counter = result._storage.counter
+                node.checks.append((counter, counter.value, -1))
     else:
         result = tuple(Tensor._wrap(o, inference) for o in outs)
-        if record:
-            node = _record(op, static, sig, values, args, kinds)
-            if node is not None:
-                for i, r in enumerate(result):
-                    if sig.differentiable[i]:
-                        r._attach(node, i)
+        if node is not None:
+            for i, r in enumerate(result):
+                if sig.differentiable[i]:
+                    r._attach(node, i)
     if LAZY[0]:
         _segment.add(outs[0].node, values, node)
     if OBSERVERS:

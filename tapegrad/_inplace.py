@@ -151,7 +151,7 @@ def _exempt_own_input(node, read, storage, old_version):
     # and is now modified, which PyTorch reports at backward.
     counter = storage.counter
     for k, (c, version, index) in enumerate(node.checks):
-        if c is counter and version == old_version and index >= 0 and node.args[index] is read:
+        if c is counter and version == old_version and index >= 0 and node.kept[index] is read:
             del node.checks[k]
             return
 

@@ -1,7 +1,7 @@
 """Deferred execution: ops are recorded as pending values and run as one program.
 
 Eager JAX dispatch costs ~5 us per op, several times PyTorch's; so `apply`
-records a `LazyNode` and returns `Pending` values that know their shape and
+records an `Equation` (see _equation) and returns `Pending` values that know their shape and
 dtype (from a cached abstract evaluation). Values are computed when something
 needs them: printing, `.item()`, `.numpy()`, `backward()`, or JAX code reading
 `tensor._value`. A `Plan` collects the pending subgraph, keys it by structure,
@@ -18,7 +18,6 @@ zero_grad) becomes one XLA call per step.
 Pending values are pure (random ops draw from explicit keys), so a value
 dropped from a program's outputs can be recomputed later with the same result.
 """
-import itertools
 import operator
 import weakref
 
@@ -26,6 +25,7 @@ import jax
 import numpy as np
 
 from . import _chunks, _faults, _programs
+from ._equation import SIGNATURES, Equation, Pending, forward_signature  # noqa: F401 (the IR, re-exported)
 
 try:  # private but long-stable: marks a traced value weakly typed, as a Python scalar is
     from jax._src.lax.lax import _convert_element_type
@@ -33,52 +33,7 @@ except ImportError:  # pragma: no cover
     def _convert_element_type(x, new_dtype, weak_type):
         return x
 
-_seq = itertools.count()
 _abstract_cache = {}
-
-
-class LazyNode:
-    """One recorded op call whose outputs have not been computed yet."""
-
-    __slots__ = ("sid", "args", "avals", "result", "outs", "seq", "seg", "pos", "where", "__weakref__")
-
-    def __init__(self, sid, args, avals, where=None):
-        self.sid = sid        # interned (op, static, cast): see forward_signature()
-        self.args = args
-        self.avals = avals
-        self.result = None    # list of arrays (None where not computed)
-        self.outs = ()        # weakrefs to the Pending outputs
-        self.seq = next(_seq)
-        self.seg = None       # the tape segment it was recorded in (see _segment), and its place
-        self.pos = -1
-        self.where = where    # (file, line) of the user's code that recorded it (for errors)
-
-
-class Pending:
-    """A value (one output of a LazyNode) with the array interface that metadata code reads."""
-
-    __slots__ = ("node", "index", "shape", "dtype", "storage", "__weakref__")
-
-    def __init__(self, node, index, shape, dtype):
-        self.node = node
-        self.index = index
-        self.shape = shape
-        self.dtype = dtype
-        self.storage = None   # weakref to the Storage holding this value, set by Storage
-
-    @property
-    def ndim(self):
-        return len(self.shape)
-
-    @property
-    def size(self):
-        n = 1
-        for s in self.shape:
-            n *= s
-        return n
-
-    def __repr__(self):
-        return f"Pending({SIGNATURES[self.node.sid][0].name}, {self.shape}, {self.dtype})"
 
 
 def abstract_eval(op, static, cast, kinds):
@@ -103,23 +58,14 @@ def abstract_eval(op, static, cast, kinds):
     return avals
 
 
-# Forward signatures (op, static, cast) interned to small ints: cheap structure keys.
-SIGNATURES = []
-_signature_ids = {}
-
-
-def forward_signature(op, static, cast):
-    key = (op, static, cast)
-    sid = _signature_ids.get(key)
-    if sid is None:
-        sid = _signature_ids[key] = len(SIGNATURES)
-        SIGNATURES.append(key)
-    return sid
-
-
-def record(sid, values, avals):
-    """Record an op call; returns its outputs as Pending values (a tuple)."""
-    node = LazyNode(sid, values, avals, _faults.where_recorded())
+def record(sid, values, avals, node=None):
+    """Record an op call; returns its outputs as Pending values (a tuple). node: the autograd Node of the
+    call, which becomes its equation (else a plain Equation is made)."""
+    where = _faults.where_recorded()
+    if node is None:
+        node = Equation(sid, values, avals, where)
+    else:
+        node.sid, node.args, node.where = sid, values, where
     if len(avals) == 1:
         shape, dtype = avals[0]
         p = Pending(node, 0, shape, dtype)
@@ -136,17 +82,15 @@ def _example(kind):
 
 
 def done(p):
-    r = p.node.result
-    return r is not None and r[p.index] is not None
+    return p.value is not None
 
 
 def resolve(v):
     """The concrete value of v (computed now if pending)."""
     if type(v) is not Pending:
         return v
-    r = v.node.result
-    if r is not None and r[v.index] is not None:
-        return r[v.index]
+    if v.value is not None:
+        return v.value
     value = run_plan(Plan([v]))[0]
     _set_results(v.node, (v.index,), (value,))
     return value
@@ -191,10 +135,8 @@ class Plan:
             seen.add(n)
             nodes.append(n)
             for a in n.args:
-                if type(a) is Pending:
-                    r = a.node.result
-                    if (r is None or r[a.index] is None) and a.node not in seen:
-                        stack.append(a.node)
+                if type(a) is Pending and a.value is None and a.node not in seen:
+                    stack.append(a.node)
         nodes.sort(key=_seq_of)
         self.nodes = nodes
         position = {n: i for i, n in enumerate(nodes)}
@@ -209,11 +151,10 @@ class Plan:
             for a in args:
                 t = type(a)
                 if t is Pending:
-                    r = a.node.result
-                    if r is None or r[a.index] is None:
+                    if a.value is None:
                         codes.append((position[a.node], a.index))
                         continue
-                    a = r[a.index]
+                    a = a.value
                     t = type(a)
                 if a is None:
                     codes.append(None)
@@ -361,18 +302,28 @@ def _weak(x):
 
 
 def _set_results(node, indices, values):
-    """Memoise computed outputs, hand them to the storages holding them, drop inputs once complete."""
-    if node.result is None:
-        node.result = [None] * len(node.avals)
+    """Memoise computed outputs on their Pending references, hand them to the storages holding them, and
+    drop the equation's inputs once no output can be asked for any more. (An output whose Pending is gone
+    cannot be asked for: the value is not kept.)"""
     for k, value in zip(indices, values):
-        node.result[k] = value
         p = node.outs[k]()
-        if p is not None and p.storage is not None:
+        if p is None:
+            continue
+        p.value = value
+        if p.storage is not None:
             s = p.storage()
             if s is not None and s._raw is p:
                 s._raw = value
-    if all(r is not None for r in node.result):
-        node.args = None
+    forget_inputs(node)
+
+
+def forget_inputs(node):
+    """Drop an equation's forward inputs when every output is computed or no longer referenced."""
+    for ref in node.outs:
+        p = ref()
+        if p is not None and p.value is None:
+            return
+    node.args = None
 
 
 def resolve_all(values):
@@ -383,7 +334,7 @@ def resolve_all(values):
 
 
 def resolve_done(v):
-    return v.node.result[v.index] if type(v) is Pending else v
+    return v.value if type(v) is Pending else v
 
 
 def _plan_program(key):

@@ -33,7 +33,7 @@ class Segment:
                  "retained", "hooked", "ended", "recorded_grad", "first_where", "__weakref__")
 
     def __init__(self):
-        self.nodes = []          # weakrefs to LazyNodes, by position
+        self.nodes = []          # weakrefs to Equations, by position
         self.anodes = []         # weakrefs to autograd Nodes (None where the op was not recorded)
         self.flat = []           # the structure, as flat ints (see add)
         self.arrays = []         # input arrays (or older pending values) in code order
@@ -85,7 +85,8 @@ NO_EDGE, LEAF = -1, -2
 
 
 def add(lnode, values, anode):
-    """Append one recorded op (its LazyNode and, if autograd recorded it, its Node)."""
+    """Append one recorded op: its equation and, if autograd recorded it, its Node (the equation itself,
+    but for an autograd.Function, whose node stands beside the equation that hands its outputs through)."""
     seg = _current.segment
     n = len(seg.nodes)
     if n >= FLUSH_MIN and not seg.recorded_grad and lnode.where is not None and lnode.where == seg.first_where \
@@ -107,9 +108,8 @@ def add(lnode, values, anode):
             if pn.seg is seg:
                 flat.append(pn.pos * OUTPUTS + a.index)
                 continue
-            r = pn.result
-            if r is not None and r[a.index] is not None:
-                a = r[a.index]
+            if a.value is not None:
+                a = a.value
                 t = type(a)
         if a is None:
             flat.append(NONE)
@@ -140,7 +140,7 @@ def add(lnode, values, anode):
     lnode.pos = pos
     if not pos:
         seg.first_where = lnode.where
-    seg.nodes.append(weakref.ref(lnode))
+    seg.nodes.append(seg.anodes[-1] if anode is lnode else weakref.ref(lnode))
 
 
 def flush(seg):

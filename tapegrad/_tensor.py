@@ -474,8 +474,8 @@ def _check_rebase(t):
 def _first_array(p):
     from ._lazy import Pending
     node = p.node
-    if node.result is not None and node.result[p.index] is not None:
-        return node.result[p.index]
+    if p.value is not None:
+        return p.value
     for a in node.args or ():
         if hasattr(a, "devices") or type(a) is Pending:
             return a

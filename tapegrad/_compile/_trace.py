@@ -264,7 +264,7 @@ def _released(node, limit=10000):
         if id(n) in seen:
             continue
         seen.add(id(n))
-        if getattr(n, "saves", False) and n.args is None:
+        if getattr(n, "saves", False) and n.kept is None:
             return True
         todo.extend(e[0] for e in getattr(n, "edges", None) or () if e is not None)
     return False

@@ -158,7 +158,7 @@ def _seed_layout(root, t):
         if edges[0] == wanted:
             return layout
         node = edges[0][0]
-        if type(node) is AccumulateGrad or node.args is None:
+        if type(node) is AccumulateGrad or node.kept is None:
             return None
         edges = [e for e in node.edges if e is not None]
         if len(edges) != 1:
@@ -176,11 +176,11 @@ def _seed_layout(root, t):
 def _same_aval(node, position):
     # the gradient is handed on as is only where no reduction (broadcast) or cast (promotion) is needed
     from ._saved import SIGNATURES
-    arg = node.args[position]
+    arg = node.kept[position]
     kind = (arg.shape, arg.dtype) if hasattr(arg, "shape") else SIGNATURES[node.sig][4][position]
     if type(kind) is not tuple:
         return False
-    shape, dtype = node.out_avals[0]
+    shape, dtype = node.avals[0]
     return tuple(kind[0]) == tuple(shape) and kind[1] == dtype
 
 

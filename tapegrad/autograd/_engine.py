@@ -209,8 +209,7 @@ def _general_backward(roots, seeds, retain_graph, wanted, accumulate):
                             _hook_runner(nodes) if hooked else None, _node_hooks(nodes) if hooked else None)
         jax.block_until_ready(list(results.values()))   # fail here, before any grad is written
 
-    if not retain_graph:
-        graph.release()
+    graph.release(saved=not retain_graph)
 
     if wanted is not None and not accumulate:
         _accumulate_retained(results, nodes)   # PyTorch's retain_grad hooks fire in autograd.grad too

@@ -79,11 +79,12 @@ def try_backward(root, seed, retain_graph):
             continue
         t = seg.anodes[pos]().retained[k]()
         t._grad = Tensor._wrap(g)
-    if not retain_graph:
-        for pos in program.layout:
-            n = seg.anodes[pos]()
-            if n is not None and n.saves:
-                n.args = None
+    for pos in program.layout:   # consumers first: what a node lets go of, its producers may then drop
+        n = seg.anodes[pos]()
+        if n is not None:
+            if n.saves and not retain_graph:
+                n.kept = None
+            _lazy.forget_inputs(n)
     return True
 
 

@@ -13,7 +13,8 @@ from .._grad_mode import set_grad_enabled
 from . import _saved, anomaly_mode
 from ._function_backward import FunctionCtx, call_backward, signature
 from ._graph import FREED_GRAPH
-from ._node import Node, _seq
+from .._equation import _seq
+from ._node import Node
 
 
 class FunctionNode(FunctionCtx, Node):
@@ -26,17 +27,19 @@ class FunctionNode(FunctionCtx, Node):
         self.materialize_grads = True
         self.to_save = ()
         self._saved_objects = self._jvp_saved = None
-        self.op = self.args = self.sig = self.seg = None
-        self.edges, self.out_avals, self.checks, self.tensor_args = (), (), [], ()
+        self.op = self.kept = self.sig = self.seg = None
+        self.edges, self.avals, self.checks, self.tensor_args = (), (), [], ()
         self.retained = self.hooks = self.fn_hooks = None
         self.saves, self.pos, self.closed, self.seq = True, -1, False, -1
+        self.sid = self.args = self.where = None   # its forward ops are equations of their own
+        self.outs = ()
 
     @property
     def saved_tensors(self):
         if self._jvp_saved is not None:   # inside jvp: what forward gave ctx.save_for_forward
             return self._jvp_saved
         if self._saved_objects is None:
-            if self.args is None:
+            if self.kept is None:
                 raise RuntimeError(FREED_GRAPH)
             return tuple(self.to_save)
         return self._saved_objects
@@ -44,13 +47,13 @@ class FunctionNode(FunctionCtx, Node):
     saved_variables = saved_tensors
 
     def release(self):
-        self.args = None
+        self.kept = None
         self._saved_objects = None
 
     def run_python(self, cts, create_graph):
         """The user's backward on concrete tensors: returns the gradients of the differentiated arguments
         (arrays, or tensors with history when create_graph)."""
-        if self.args is None:
+        if self.kept is None:
             raise RuntimeError(FREED_GRAPH)
         with set_grad_enabled(create_graph):
             grads = call_backward(self, self.function, cts, self._in_meta, self._out_meta, self.materialize_grads)
@@ -130,10 +133,10 @@ def _connect(ctx, args, outputs, final, arg_pos, non_diff):
         saved_map.append(pos)
     ctx._in_meta = tuple((tuple(a.shape), a.dtype) if isinstance(a, Tensor) else None for a in args)
     ctx._out_meta = tuple((tuple(o.shape), o.dtype) if isinstance(o, Tensor) else None for o in final)
-    ctx.args = values
+    ctx.kept = values
     ctx.edges = [a._edge() if needs[i] else None for i, a in enumerate(args)] + [None] * (len(values) - nin)
     ctx.tensor_args = tuple(isinstance(a, Tensor) for a in args) + (False,) * (len(values) - nin)
-    ctx.out_avals = tuple(None if m is None else (m[0], m[1].np) for m in ctx._out_meta)
+    ctx.avals = tuple(None if m is None else (m[0], m[1].np) for m in ctx._out_meta)
     ctx.checks = checks
     ctx.seq = next(_seq)
     diff = tuple(i for i in range(nin) if needs[i])
@@ -164,7 +167,7 @@ def _join_segment(ctx, outputs):
     if not _dispatch.LAZY[0] or not all(isinstance(o, Tensor) and o._view is None for o in outputs):
         return
     values = [o._peek() for o in outputs]
-    inputs = list(ctx.args) + values
+    inputs = list(ctx.kept) + values
     op, static = ctx.op, _saved.SIGNATURES[ctx.sig][1]
     pending = _lazy.record(_lazy.forward_signature(op, static, None), inputs,
                            tuple((v.shape, v.dtype) for v in values))

@@ -7,6 +7,7 @@ the arrays are left to jax.jit's own cache.
 """
 import operator
 
+from .._lazy import forget_inputs
 from ._node import AccumulateGrad, Node
 from ._saved import kept_positions
 from .graph import unpacked
@@ -53,7 +54,7 @@ class Graph:
         if targets is not None:
             nodes, leaves, capture = _prune(nodes, leaves, targets)
         for n in nodes:
-            if n.args is None and n not in capture:
+            if n.kept is None and n not in capture:
                 raise RuntimeError(FREED_GRAPH)
         self.capture = capture
         self.nodes = nodes
@@ -81,9 +82,9 @@ class Graph:
             if n.op.custom is not None:
                 custom = True
                 python = python or n.op.custom.python
-            node_keys.append((n.sig, wiring, retained, n.out_avals if n.op.nout > 1 else None))
+            node_keys.append((n.sig, wiring, retained, n.avals if n.op.nout > 1 else None))
             if wiring is not None:
-                saved += [unpacked(n.args[k]) for k in kept_positions(n.sig)]
+                saved += [unpacked(n.kept[k]) for k in kept_positions(n.sig)]
                 check_versions(n)
         self.hooked = hooked or any(leaf.variable._hooks for leaf in leaves)
         self.custom, self.python = custom, python
@@ -93,11 +94,14 @@ class Graph:
         self.saved = saved
         self.key = (tuple(node_keys), len(leaves), root_key)
 
-    def release(self):
-        """Free saved values, as PyTorch does after a backward without retain_graph."""
-        for n in self.nodes:
-            if n.saves and n not in self.capture:
+    def release(self, saved=True):
+        """Free saved values, as PyTorch does after a backward without retain_graph (saved=False: only the
+        forward inputs of equations none of whose outputs is left to compute, which a backward frees too)."""
+        for n in self.nodes:   # consumers first: what a node lets go of, its producers may then drop
+            if saved and n.saves and n not in self.capture:
                 n.release()
+            if n.outs:
+                forget_inputs(n)
 
 
 def targets_of(wanted):
@@ -138,9 +142,9 @@ def check_versions(node):
 
 def _modified_message(node, index, now, expected):
     if index < 0:
-        shape, dtype = node.out_avals[-1 - index]
+        shape, dtype = node.avals[-1 - index]
     else:
-        shape, dtype = node.args[index].shape, node.args[index].dtype
+        shape, dtype = node.kept[index].shape, node.kept[index].dtype
     what = f"[{_type_name_of(dtype)} {list(shape)}]" + node.saved_description(index)
     return (f"one of the variables needed for gradient computation has been modified by an inplace operation: "
             f"{what} is at version {now}; expected version {expected} instead. Hint: the tensor was changed "

@@ -132,7 +132,7 @@ def _graph_inputs(graph, given_seeds):
             continue   # not run: nothing of it is read
         guarded = {index: (ref, version) for ref, version, index in n.checks if index >= 0}
         for index in _saved.kept_positions(n.sig):
-            a = unpacked(n.args[index])
+            a = unpacked(n.kept[index])
             if index in guarded:
                 checks.append(guarded[index] + (len(inputs),))
             inputs.append(a)
@@ -247,7 +247,7 @@ def _node_by_node(graph, gkey, seeds, roots):
         if n in graph.capture:
             continue
         guarded = {index: (ref, version) for ref, version, index in n.checks if index >= 0}
-        saved += [(unpacked(n.args[i]), n.edges[i], guarded.get(i)) for i in _saved.kept_positions(n.sig)]
+        saved += [(unpacked(n.kept[i]), n.edges[i], guarded.get(i)) for i in _saved.kept_positions(n.sig)]
     seeds = [Tensor._wrap(jnp.ones(tuple(t.shape), t.dtype.np)) if s is None else s for t, s in zip(roots, seeds)]
     return walk(gkey, saved, seeds, {}, _node_recorder(graph.nodes), _ON_TENSORS,
                  _hook_runner(graph.nodes, _same, _same), _node_hooks(graph.nodes, _same, _same))

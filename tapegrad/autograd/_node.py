@@ -1,39 +1,35 @@
 """Graph nodes: one `Node` per recorded op call, one `AccumulateGrad` per leaf.
 
-A Node is data, not behaviour: the op-table entry, its static arguments and the
-arguments it was called with. The engine derives the backward from `op.fn`.
+A Node is data, not behaviour: the op call's equation on the tape (`_equation.Equation`: forward
+signature, inputs, output avals, where it was recorded) with what its backward needs. The engine derives
+the backward from `op.fn`.
 """
-import itertools
-
-_seq = itertools.count()
+from .._equation import Equation
 
 
-class Node:
-    """A recorded op call.
+class Node(Equation):
+    """A recorded op call that autograd differentiates.
 
     edges[i] is (producer, output_index) for argument i when gradient flows to it, else None.
-    args are the values passed to the op (arrays or Python scalars); arguments the
-    backward never reads are replaced by their ShapeDtypeStruct so they are not kept alive.
+    kept are the values passed to the op (arrays or Python scalars) that the backward reads; the
+    others are None, so they are not kept alive.
     """
 
-    __slots__ = ("op", "args", "edges", "out_avals", "seq", "checks", "retained", "hooks", "saves", "sig",
-                 "seg", "pos", "closed", "tensor_args", "fn_hooks", "__weakref__")
+    __slots__ = ("op", "kept", "edges", "checks", "retained", "hooks", "saves", "sig", "closed", "tensor_args",
+                 "fn_hooks")
 
-    def __init__(self, op, args, edges, out_avals, sig, checks, saves, tensor_args):
+    def __init__(self, op, kept, edges, avals, sig, checks, saves, tensor_args):
+        Equation.__init__(self, None, None, avals)   # its forward part is filled in when it is recorded lazily
         self.op = op
-        self.args = args
+        self.kept = kept
         self.edges = edges
-        self.out_avals = out_avals
         self.sig = sig            # interned backward signature (autograd._saved.SIGNATURES)
-        self.seq = next(_seq)
         self.checks = checks      # [(storage's VersionCounter, version, argument index or -1-output), ...]
         self.retained = None      # {output_index: weakref to a tensor that called retain_grad()}
         self.hooks = None         # {output_index: {id: hook}} from Tensor.register_hook
         self.fn_hooks = None      # ({id: pre-hook}, {id: post-hook}) on the node itself (_node_hooks)
         self.saves = saves        # holds saved values: a second backward after freeing them fails
-        self.seg = None           # tape segment, place in it, whether its whole graph lies inside it
-        self.pos = -1
-        self.closed = False
+        self.closed = False       # whether its whole graph lies inside its tape segment
         self.tensor_args = tensor_args   # which arguments PyTorch counts as graph inputs
 
     node_name = "Node"
@@ -70,7 +66,7 @@ class Node:
         if not name.startswith("_saved_"):
             raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
         what = name[len("_saved_"):]
-        if self.args is None:
+        if self.kept is None:
             from ._graph import FREED_GRAPH
             raise RuntimeError(FREED_GRAPH)
         from .._tensor import Tensor
@@ -78,13 +74,13 @@ class Node:
         op, static, cast, _, placeholders = SIGNATURES[self.sig]
         if what == "result" and op.saves_output and all(p is None or isinstance(p, type) for p in placeholders):
             from .._dispatch import compute
-            return Tensor._wrap(compute(op, static, list(self.args)) if cast is None else
+            return Tensor._wrap(compute(op, static, list(self.kept)) if cast is None else
                                 compute(op, static, [a if a is None or not hasattr(a, "astype") else a.astype(cast)
-                                                     for a in self.args]))
+                                                     for a in self.kept]))
         position = self._SAVED_POSITIONS.get(what)
-        if position is not None and position < len(self.args) and placeholders[position] is None:
+        if position is not None and position < len(self.kept) and placeholders[position] is None:
             from .graph import unpacked
-            value = unpacked(self.args[position])
+            value = unpacked(self.kept[position])
             return Tensor._wrap(value) if hasattr(value, "shape") else value
         statics = dict(static)
         if what in statics and what != "dtype":   # non-tensor arguments: _saved_dim, _saved_keepdim, ...
@@ -102,7 +98,7 @@ class Node:
 
     def release(self):
         """Free the saved values (after a backward without retain_graph)."""
-        self.args = None
+        self.kept = None
 
     def register_hook(self, hook):
         """hook(grad_inputs, grad_outputs) -> None or new grad_inputs, after the node ran."""
