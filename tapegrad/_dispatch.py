@@ -10,6 +10,7 @@ import jax
 import jax.numpy as jnp
 
 from . import _dtypes as D
+from ._dtypes import DIFFERENTIABLE
 from . import _lazy
 from . import _programs
 from . import _segment
@@ -19,6 +20,8 @@ from .autograd import _saved
 from .autograd.anomaly_mode import _mode as _anomaly, remember
 from .autograd.graph import _stack as _graph_hooks
 from .device import MIXED_DEVICES, check_same_device
+from ._tensor import Tensor
+from ._view_info import make_view
 
 
 def _packed(tensor):
@@ -26,12 +29,6 @@ def _packed(tensor):
     _segment.current().hooked = True   # the segment's program would read the unpacked values: general path
     return pack(tensor)
 
-make_view = None  # bound by _views (import cycle)
-
-# floating and complex dtypes (bfloat16's NumPy kind is "V", so kinds alone would miss it)
-DIFFERENTIABLE = frozenset(jnp.dtype(n) for n in ("float16", "bfloat16", "float32", "float64", "complex64",
-                                                  "complex128"))
-Tensor = None  # bound by _tensor at import (avoids an import cycle)
 LAZY = [True]  # record ops as pending values (see _lazy); False runs each op eagerly
 OBSERVERS = []  # called after each op with (op, static, signature, args, result): forward AD, fx's recorder
 CAPTURE = [None]  # while a function is traced (eager ops): called with each op's arguments first

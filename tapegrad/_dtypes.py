@@ -54,6 +54,9 @@ complex128 = dtype("complex128", np.complex128, 3)
 ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128)
 _BY_NP = {d.np: d for d in ALL}
 _BY_NAME = {d.name: d for d in ALL}
+# the JAX dtypes autograd differentiates: floating and complex (bfloat16's NumPy kind is "V", so kinds alone
+# would miss it)
+DIFFERENTIABLE = frozenset(d.np for d in ALL if d.is_floating_point or d.is_complex)
 # PyTorch aliases exported at top level.
 ALIASES = {"half": float16, "float": float32, "double": float64, "short": int16, "int": int32, "long": int64,
            "cfloat": complex64, "cdouble": complex128, "bool": bool_}

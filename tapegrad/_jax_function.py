@@ -15,12 +15,13 @@ import jax
 
 from . import _dispatch
 from ._ops._registry import KEEP, Op
+from ._tensor import Tensor
 
 __all__ = ["from_jax", "to_jax"]
 
 
 def _is_tensor(x):
-    return isinstance(x, _dispatch.Tensor)
+    return isinstance(x, Tensor)
 
 
 class JaxFunction:
@@ -34,7 +35,6 @@ class JaxFunction:
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args, **kwargs):
-        Tensor = _dispatch.Tensor
         leaves, tree = jax.tree_util.tree_flatten((args, kwargs), is_leaf=_is_tensor)
         tensors, consts = [], []
         for leaf in leaves:
@@ -121,7 +121,6 @@ def to_jax(module):
     """
     from .func import _to_arrays, _to_tensors, functional_call
     from .autograd._tracing import tracing
-    Tensor = _dispatch.Tensor
     params = {k: v.detach()._value for k, v in module.named_parameters()}
     buffers = {k: v._value for k, v in module.named_buffers()}
 

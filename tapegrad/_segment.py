@@ -18,6 +18,7 @@ import threading
 import weakref
 
 from ._lazy import Pending, SCALAR_KINDS
+from .autograd._node import AccumulateGrad as _AccumulateGrad
 
 MAX_NODES = 4096  # bound what one segment keeps alive when no backward ever comes
 # A segment without autograd nodes (a no_grad loop) is flushed -- its live values computed, as one program
@@ -205,5 +206,3 @@ def decode(flat):
         entries.append((sid, codes, akey))
     return entries
 
-
-from .autograd._node import AccumulateGrad as _AccumulateGrad  # noqa: E402

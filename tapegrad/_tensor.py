@@ -12,7 +12,6 @@ import jax
 import numpy as np
 
 from . import _dtypes as D
-from . import _dispatch
 from . import _printing
 from . import _tracer_warnings
 from ._tracer_warnings import TRACING as _TRACING
@@ -499,6 +498,3 @@ def _wrap_dim(dim, ndim):
     if not -n <= dim < n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
     return dim % n
-
-
-_dispatch.Tensor = Tensor

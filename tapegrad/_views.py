@@ -8,7 +8,6 @@ flat base positions of the view's elements, and the new values are scattered
 there. One mechanism serves every view op.
 """
 import re
-import weakref
 
 import jax
 import jax.numpy as jnp
@@ -16,20 +15,7 @@ import numpy as np
 
 from . import _dispatch
 from ._dispatch import pure_fn
-from ._grad_mode import _state
-
-
-class ViewInfo:
-    __slots__ = ("base", "steps", "positions", "version", "value", "creation", "grad_version")
-
-    def __init__(self, base, steps, positions, version, value, creation=None):
-        self.base = base        # the base Tensor (PyTorch's ._base); None for a detach()ed view
-        self.steps = steps      # ((op, static), ...) from the storage's array to this view
-        self.positions = positions   # the ints the steps take as arguments (see _ops.indexing.dynamic_spec)
-        self.version = version  # storage version `value` was read at
-        self.value = value
-        self.creation = creation      # "no_grad" / "inference": the mode PyTorch's view was made in
-        self.grad_version = version   # storage version when the view's history was set
+from ._view_info import ViewInfo, grad_views as _grad_views  # noqa: F401 (ViewInfo re-exported)
 
 
 def relative_steps(info):
@@ -110,39 +96,6 @@ def shares_addresses(steps):
                     return True
                 reach = stride * size
     return False
-
-
-def make_view(out, source, op, static, value, positions=()):
-    """Turn the freshly computed tensor `out` into a view of `source` through (op, static, positions)."""
-    info = source._view
-    if info is None:
-        base, steps = source, ((op, static),)
-    else:
-        base, steps = info.base if info.base is not None else source, info.steps + ((op, static),)
-        positions = info.positions + positions
-    # PyTorch remembers a view made with grad mode off (a view of such a view inherits it): changing
-    # it or its base in place with grad mode on is refused, since what to record is ambiguous
-    creation = None if _state.grad_enabled else "inference" if _state.inference else "no_grad"
-    if creation is None and info is not None and info.base is not None:
-        creation = info.creation
-    out._storage = source._storage
-    out._view = ViewInfo(base, steps, positions, source._storage.version, value, creation)
-    if not _state.grad_enabled and base._requires_grad:
-        out._requires_grad = True   # PyTorch's view requires grad when its base does, with no history
-    # every view that could carry a gradient: its base may gain history later, in place (PyTorch then
-    # gives the view one too)
-    if value.dtype in _dispatch.DIFFERENTIABLE:
-        views = _grad_views.get(source._storage)
-        if views is None:
-            views = _grad_views[source._storage] = weakref.WeakSet()
-        views.add(out)
-
-
-_dispatch.make_view = make_view
-
-# Storage -> live views with autograd history, so an in-place change of the base's history can
-# regenerate theirs (PyTorch regenerates a view's grad_fn once its base has changed).
-_grad_views = weakref.WeakKeyDictionary()
 
 
 def refresh_views(base, skip=None):

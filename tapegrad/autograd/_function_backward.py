@@ -12,6 +12,7 @@ import warnings
 import jax
 
 from .._ops._registry import KEEP, Op
+from .._tensor import Tensor
 from . import _saved
 from ._tracing import TRACER_ERRORS, tracing, unwrap, wrap
 
@@ -134,7 +135,6 @@ class _AsList(tuple):
 
 def _static_value(name, v):
     from .._dtypes import dtype
-    from .._tensor import Tensor
     if type(v) in _STATIC_TYPES or isinstance(v, dtype):
         return v
     if isinstance(v, (tuple, list)):
@@ -214,7 +214,6 @@ def traced_vjp(op, static, diff):
 
 def call_backward(ctx, cls, cts, in_meta, out_meta, materialize):
     from .._creation import zeros
-    from .._tensor import Tensor
     grad_outputs = []
     for c, m in zip(cts, out_meta):
         if c is None:
@@ -228,7 +227,6 @@ def call_backward(ctx, cls, cts, in_meta, out_meta, materialize):
 
 
 def _checked(name, grads, in_meta):
-    from .._tensor import Tensor
     if not isinstance(grads, tuple):
         grads = (grads,)
     if len(grads) != len(in_meta):

@@ -14,6 +14,7 @@ from . import _saved, anomaly_mode
 from ._function_backward import FunctionCtx, call_backward, signature
 from ._graph import FREED_GRAPH
 from .._equation import _seq
+from .._tensor import Tensor
 from ._node import Node
 
 
@@ -80,7 +81,6 @@ class FunctionNode(FunctionCtx, Node):
 
 def build_node(ctx, args, output, record, force=False):
     """Wrap forward's outputs; when recording, connect them to ctx, the node. Returns the outputs."""
-    from .._tensor import Tensor
     single = not isinstance(output, tuple)
     outputs = (output,) if single else tuple(output)
     arg_pos = {id(a): i for i, a in enumerate(args) if isinstance(a, Tensor)}
@@ -108,7 +108,6 @@ def build_node(ctx, args, output, record, force=False):
 
 
 def _connect(ctx, args, outputs, final, arg_pos, non_diff):
-    from .._tensor import Tensor
     needs = ctx.needs_input_grad
     nin = len(args)
     saved = tuple(ctx.to_save)
@@ -163,7 +162,6 @@ def _join_segment(ctx, outputs):
     now hold as this op's results."""
     from .. import _dispatch, _lazy, _segment
     from .._storage import Storage
-    from .._tensor import Tensor
     if not _dispatch.LAZY[0] or not all(isinstance(o, Tensor) and o._view is None for o in outputs):
         return
     values = [o._peek() for o in outputs]

@@ -26,6 +26,7 @@ import jax.numpy as jnp
 from .. import _dispatch, _lazy, _programs, _segment
 from .._grad_mode import enable_grad
 from .._ops._registry import KEEP, Op
+from .._tensor import Tensor
 from . import _saved
 from ._backward_names import output_dependencies, output_names
 from ._engine import _hook_runner, _node_hooks, _with_retained
@@ -89,7 +90,6 @@ def _kinds(values):
 
 def _record(prog, inputs, edges, checks, kinds):
     """Record prog's op on `inputs`; returns one Tensor per gradient, each with its own node."""
-    from .._tensor import Tensor
     op = prog.op
     if _dispatch.LAZY[0]:
         outs = _lazy.record(_lazy.forward_signature(op, (), None), inputs, prog.avals)
@@ -241,7 +241,6 @@ def _as_one_op(graph, gkey, targets, seeds):
 # ---- graphs with hooks: one recorded op per node ---------------------------------------------
 
 def _node_by_node(graph, gkey, seeds, roots):
-    from .._tensor import Tensor
     saved = []
     for n in graph.nodes:
         if n in graph.capture:
@@ -279,7 +278,6 @@ def _node_recorder(nodes):
 
 def _record_node(sid, out_avals, kept, cts):
     """One node's VJP recorded as an op: inputs are its kept values and the cotangents (tensors)."""
-    from .._tensor import Tensor
     cts = [c if isinstance(c, Tensor) else Tensor._wrap(c) for c in cts]
     inputs = [v for v, _, _ in kept] + [c._peek() for c in cts]
     edges = [e for _, e, _ in kept] + [c._edge() if c._requires_grad else None for c in cts]

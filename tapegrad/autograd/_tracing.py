@@ -13,6 +13,7 @@ import jax
 
 from .. import _dispatch
 from .._grad_mode import _state
+from .._tensor import Tensor
 
 TRACER_ERRORS = (jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversionError,
                  jax.errors.TracerBoolConversionError, jax.errors.TracerIntegerConversionError,
@@ -45,7 +46,6 @@ def _computed(args):
     """Compute the deferred values of tensors read from outside the trace (a closure's, a module's) now,
     outside the trace: computed inside it they would be tracers, kept by tensors that outlive it."""
     from .._lazy import Pending
-    from .._tensor import Tensor
     for a in args:
         if isinstance(a, Tensor) and (type(a._storage._raw) is Pending or a._view is not None):
             with jax.ensure_compile_time_eval():
@@ -53,12 +53,10 @@ def _computed(args):
 
 
 def wrap(value):
-    from .._tensor import Tensor
     return value if value is None else Tensor._wrap(value)
 
 
 def unwrap(t):
-    from .._tensor import Tensor
     return t._value if isinstance(t, Tensor) else t
 
 
@@ -91,7 +89,6 @@ def discover(trace, structs):
     found = {}
 
     def capture(op_args):
-        from .._tensor import Tensor
         for a in op_args:
             if isinstance(a, Tensor) and id(a) not in found and not isinstance(a._storage._raw, jax.core.Tracer):
                 found[id(a)] = a

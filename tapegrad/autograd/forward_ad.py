@@ -20,6 +20,7 @@ import jax.numpy as jnp
 
 from .. import _dispatch
 from .._ops._registry import KEEP, Op
+from .._tensor import Tensor
 
 __all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual",
            "dual_level"]
@@ -178,7 +179,6 @@ def _jvp_op(op, positions, mask):
 
 def propagate(op, static, sig, args, result):
     """Called by apply() inside a dual level: give `result` the tangents of op's outputs."""
-    from .._tensor import Tensor
     if op.custom is not None or _pause[0]:
         return
     allowed = op.diff
@@ -213,7 +213,6 @@ def inplace(t, out):
 def function_tangents(args):
     """The tangents of a Function's arguments (None per argument without one), or None when none has one:
     then the Function's forward runs with tangents paused and its jvp gives its outputs' tangents."""
-    from .._tensor import Tensor
     if not _levels:
         return None
     tangents = [tangent_of(a) if isinstance(a, Tensor) else None for a in args]
@@ -229,7 +228,6 @@ def function_jvp(cls, ctx, args, tangents, outputs, final):
     """Call `cls.jvp(ctx, *tangents)` after forward and give `final` (the wrapped outputs) its results,
     with PyTorch's checks. `outputs` are forward's own results (what mark_dirty and
     mark_non_differentiable name)."""
-    from .._tensor import Tensor
     outputs = outputs if isinstance(outputs, tuple) else (outputs,)
     final = final if isinstance(final, tuple) else (final,)
     given = []
