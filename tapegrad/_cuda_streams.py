@@ -4,17 +4,17 @@ nothing), and an Event marks a point by waiting for the work queued before it, s
 what ran between two records. Without a GPU these raise what PyTorch's CPU build raises."""
 import time
 
-from . import cuda
+from ._cuda_devices import _gpu, _gpus, _require_gpu, synchronize
 
 
 class Stream:
     def __init__(self, device=None, priority=0, **kwargs):
-        if not cuda._gpus():
+        if not _gpus():
             raise RuntimeError("torch.cuda.Stream requires CUDA support")
-        self.device, self.priority = cuda._gpu(device), priority
+        self.device, self.priority = _gpu(device), priority
 
     def synchronize(self):
-        cuda.synchronize(self.device)
+        synchronize(self.device)
 
     def query(self):
         return True   # (nothing is left running once a caller can ask: reads wait for their results)
@@ -39,7 +39,7 @@ class Stream:
 
 class Event:
     def __init__(self, enable_timing=False, blocking=False, interprocess=False):
-        if not cuda._gpus():
+        if not _gpus():
             raise RuntimeError("Tried to instantiate dummy base class Event")
         self.enable_timing, self._time = enable_timing, None
 
@@ -65,7 +65,7 @@ class Event:
 
 
 def current_stream(device=None):
-    cuda._require_gpu()
+    _require_gpu()
     return Stream(device)
 
 
@@ -94,7 +94,7 @@ _peak_floor = {}   # device -> (peak reported when stats were reset, bytes in us
 
 def reset_peak_memory_stats(device=None):
     """JAX cannot reset its peak counter: remember it, and report peaks from what happens after."""
-    target = cuda._gpu(device)
+    target = _gpu(device)
     stats = target.memory_stats() or {}
     _peak_floor[target] = (int(stats.get("peak_bytes_in_use", 0)), int(stats.get("bytes_in_use", 0)))
 
@@ -109,9 +109,9 @@ def reset_max_memory_allocated(device=None):
 def max_memory_allocated(device=None):
     """The peak since the last reset: JAX's peak when it rose after the reset; otherwise the most in use at the
     reset or now (a lower bound: a rise and fall between two reads below the old peak is not seen)."""
-    if not cuda._gpus():
+    if not _gpus():
         return 0
-    target = cuda._gpu(device)
+    target = _gpu(device)
     stats = target.memory_stats() or {}
     peak, now = int(stats.get("peak_bytes_in_use", 0)), int(stats.get("bytes_in_use", 0))
     floor = _peak_floor.get(target)

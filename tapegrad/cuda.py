@@ -8,53 +8,12 @@ tapegrad has one random generator for every device (random draws are JAX keys, n
 states), so with a GPU present `cuda.manual_seed` seeds that generator, as `tapegrad.manual_seed` does.
 XLA frees device memory when arrays die, so `empty_cache()` has nothing to release.
 """
-import functools
-
-import jax
-
 from . import random as _random
+from ._cuda_devices import (  # noqa: F401
+    _current, _gpu, _gpus, _index, _require_gpu, empty_cache, memory_allocated, memory_reserved, synchronize)
 from ._legacy import CUDA_CLASSES
 
 globals().update(CUDA_CLASSES)   # tapegrad.cuda.FloatTensor ...
-
-_current = [0]   # the index set_device chose
-
-
-@functools.lru_cache(maxsize=None)
-def _gpus():
-    try:
-        return tuple(jax.local_devices(backend="gpu"))   # this process's, as CUDA_VISIBLE_DEVICES
-    except RuntimeError:
-        return ()
-
-
-def _require_gpu():
-    if not _gpus():
-        raise AssertionError("Torch not compiled with CUDA enabled: JAX sees no GPU. Install jax with CUDA "
-                             "support (pip install 'jax[cuda12]'), or run on the CPU: "
-                             "device = 'cuda' if torch.cuda.is_available() else 'cpu'.")
-    return _gpus()
-
-
-def _index(device):
-    from .device import device as device_cls
-    if device is None:
-        return _current[0]
-    if isinstance(device, int):
-        return device
-    d = device_cls(device)
-    if d.type != "cuda":
-        raise ValueError(f"Expected a cuda device, but got: {d}")
-    return _current[0] if d.index is None else d.index
-
-
-def _gpu(device):
-    gpus = _require_gpu()
-    index = _index(device)
-    if not 0 <= index < len(gpus):
-        raise RuntimeError(f"Invalid device ordinal {index}: only {len(gpus)} cuda device(s) present. "
-                           "Pass an index below torch.cuda.device_count().")
-    return gpus[index]
 
 
 def is_available():
@@ -107,33 +66,6 @@ def get_device_capability(device=None):
         raise RuntimeError("JAX does not report this GPU's compute capability.")
     major, minor = str(capability).split(".")
     return int(major), int(minor)
-
-
-def synchronize(device=None):
-    """Wait for every computation on the device (tapegrad's pending ones are started when read)."""
-    target = _gpu(device)
-    for array in jax.live_arrays():
-        if target in array.devices():
-            array.block_until_ready()
-
-
-def empty_cache():
-    return None
-
-
-def _memory(key, device):
-    if not _gpus():
-        return 0
-    stats = _gpu(device).memory_stats() or {}
-    return int(stats.get(key, 0))
-
-
-def memory_allocated(device=None):
-    return _memory("bytes_in_use", device)
-
-
-def memory_reserved(device=None):
-    return _memory("bytes_reserved", device)
 
 
 def is_bf16_supported(including_emulation=True):

@@ -4,7 +4,7 @@ import math
 import warnings
 from bisect import bisect_right
 
-from .lr_scheduler import EPOCH_DEPRECATION_WARNING, LRScheduler, _format_param, _group_values, _set_group_value
+from ._lr_scheduler_base import EPOCH_DEPRECATION_WARNING, LRScheduler, _format_param, _group_values, _set_group_value
 from .optimizer import Optimizer
 
 
