@@ -61,12 +61,12 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         run_backward(outputs, seeds, retain)
         return
     grads = run_backward(outputs, seeds, retain, wanted=inputs, accumulate=False)
-    from .._tensor import Tensor
+    from .._memory_format import grad_like
     for t, g in zip(inputs, grads):
         if g is None:
             continue
         if t._grad is None:
-            t._grad = Tensor._wrap(g)
+            t._grad = grad_like(t, g)
         else:
             t._grad._set_value(t._grad._value + g)
 
@@ -137,7 +137,7 @@ def _backward_create_graph(outputs, seeds, retain, inputs):
     for t, k in zip(inputs, want_keys):
         g = None if k is None else results.get(k)
         if g is not None:
-            t._grad = _higher.accumulate(t._grad, g)
+            t._grad = _higher.accumulate(t._grad, g, leaf=t)
 
 
 # How PyTorch's backward formula of an op hands on the incoming gradient: as a view of it, expanded (sum's
