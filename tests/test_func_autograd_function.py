@@ -172,3 +172,45 @@ def test_jvp_over_grad_differentiates_backward(torch):
     ours, theirs = both(build)
     for a, b in zip(ours, theirs):
         assert_close(a, b)
+
+
+def _with_vmap_rule(lib):
+    class Scaled(lib.autograd.Function):
+        """x * k; its vmap rule adds the batch size (not the forward's batching) so a test tells it ran."""
+
+        @staticmethod
+        def forward(x, k):
+            return x * k
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            pass
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, None
+
+        @staticmethod
+        def vmap(info, in_dims, x, k):
+            return x * k + info.batch_size, in_dims[0]
+    return Scaled
+
+
+def test_vmap_staticmethod_is_the_batching_rule(torch):
+    def build(lib):
+        F = _with_vmap_rule(lib)
+        x = _data(lib, 2, 3)
+        f = lambda r: F.apply(r, 2.0)
+        return lib.func.vmap(f)(x), lib.func.vmap(f, in_dims=1)(x), lib.func.vmap(lib.func.vmap(f))(x)
+    ours, theirs = both(build)
+    for a, b in zip(ours, theirs):
+        assert_close(a, b)
+
+
+def test_vmap_staticmethod_and_generated_rule_are_exclusive(torch):
+    def call(lib):
+        class Both(_with_vmap_rule(lib)):
+            generate_vmap_rule = True
+        lib.func.vmap(lambda r: Both.apply(r, 2.0))(_data(lib, 2, 3))
+    ours, theirs = _raised(tapegrad, call), _raised(torch, call)
+    assert theirs is not None and ours == theirs

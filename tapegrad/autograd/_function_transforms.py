@@ -8,7 +8,8 @@ tapegrad.func); forward, setup_context, backward and jvp run with it cleared, be
 as in PyTorch. Nested transforms: the innermost differentiating one picks the rule, and the outer ones
 differentiate that rule's ops (jvp over grad differentiates backward, as PyTorch does); PyTorch would also
 call the Function's rule of each outer level for the forward itself, which here is differentiated instead.
-A Function's own `vmap` staticmethod is not called: JAX batches its forward and rules (generate_vmap_rule).
+Under vmap alone a Function's own `vmap` staticmethod is its batching rule (`jax.custom_batching.custom_vmap`);
+under vmap and a differentiating transform JAX batches the forward and the rules instead (generate_vmap_rule).
 """
 import contextlib
 
@@ -53,16 +54,26 @@ def apply(cls, args, base):
     """cls.apply(*args) inside a tapegrad.func transform."""
     if cls.setup_context is base.setup_context:
         raise RuntimeError(NEEDS_SETUP_CONTEXT)
-    if "vmap" in ACTIVE and not getattr(cls, "generate_vmap_rule", False) and not _has_vmap(cls, base):
-        raise RuntimeError(
-            f"You tried to vmap over {cls.__name__}, but it does not have vmap support. Please override and "
-            "implement the vmap staticmethod or set generate_vmap_rule=True. For more details, please see "
-            "https://pytorch.org/docs/main/notes/extending.func.html")
+    own_rule = _has_vmap(cls, base)
+    if "vmap" in ACTIVE:
+        generated = getattr(cls, "generate_vmap_rule", False)
+        if generated and own_rule:
+            raise RuntimeError(
+                f"You tried to vmap over {cls.__name__}, but it has both generate_vmap_rule=True and an overridden "
+                "vmap staticmethod. Please set generate_vmap_rule=False or delete the overridden vmap staticmethod "
+                "to avoid ambiguity. For more details, please see https://pytorch.org/docs/main/notes/extending.func.html")
+        if not generated and not own_rule:
+            raise RuntimeError(
+                f"You tried to vmap over {cls.__name__}, but it does not have vmap support. Please override and "
+                "implement the vmap staticmethod or set generate_vmap_rule=True. For more details, please see "
+                "https://pytorch.org/docs/main/notes/extending.func.html")
     innermost = next((k for k in reversed(ACTIVE) if k != "vmap"), None)
     if innermost == "reverse":
         return _Call(cls, args).with_backward()
     if innermost == "forward":
         return _Call(cls, args).with_jvp()
+    if own_rule and "vmap" in ACTIVE:
+        return _Call(cls, args).with_vmap()
     with _below():   # vmap alone: JAX batches the forward (generate_vmap_rule)
         output = cls.forward(*args)
     return output
@@ -185,6 +196,38 @@ class _Call:
             return outs, out_tangents
 
         return self._result(call(*self._arrays()))
+
+    # ---- vmap: the Function's vmap staticmethod -------------------------------------------------------
+
+    def with_vmap(self):
+        from jax.custom_batching import custom_vmap
+        from .._tensor import Tensor
+
+        @custom_vmap
+        def call(*arrays):
+            return self._forward(arrays)[1]
+
+        @call.def_vmap
+        def rule(axis_size, in_batched, *arrays):
+            args, dims = list(self.args), [None] * len(self.args)
+            for i, v, batched in zip(self.positions, arrays, in_batched):
+                args[i], dims[i] = wrap(v), 0 if batched else None
+            with _below():
+                out, out_dims = self.cls.vmap(_VmapInfo(axis_size), tuple(dims), *args)
+            outs = out if isinstance(out, tuple) else (out,)
+            out_dims = out_dims if isinstance(out_dims, tuple) else (out_dims,) * len(outs)
+            pairs = [(o._value if d is None else jnp.moveaxis(o._value, d, 0), d is not None)
+                     for o, d in zip(outs, out_dims) if isinstance(o, Tensor)]
+            return tuple(p[0] for p in pairs), tuple(p[1] for p in pairs)
+
+        return self._result(call(*self._arrays()))
+
+
+class _VmapInfo:
+    """`info` of a Function's vmap staticmethod."""
+
+    def __init__(self, batch_size):
+        self.batch_size, self.randomness = batch_size, "error"
 
 
 def _spread(arrays, meta):
