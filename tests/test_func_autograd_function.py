@@ -214,3 +214,32 @@ def test_vmap_staticmethod_and_generated_rule_are_exclusive(torch):
         lib.func.vmap(lambda r: Both.apply(r, 2.0))(_data(lib, 2, 3))
     ours, theirs = _raised(tapegrad, call), _raised(torch, call)
     assert theirs is not None and ours == theirs
+
+
+def test_backward_sees_none_and_needs_input_grad_as_torch(torch):
+    """set_materialize_grads(False): an unused output's gradient is None; needs_input_grad names the
+    arguments the transform differentiates."""
+    def build(lib):
+        seen = []
+
+        class Two(lib.autograd.Function):
+            @staticmethod
+            def forward(x, y, z):
+                return x * y * z, x * 3
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                ctx.set_materialize_grads(False)
+                ctx.save_for_backward(*inputs)
+
+            @staticmethod
+            def backward(ctx, g0, g1):
+                seen.append((tuple(ctx.needs_input_grad), g0 is None, g1 is None))
+                x, y, z = ctx.saved_tensors
+                return g0 * y * z * 7, g0 * x * z * 11, g0 * x * y
+        x, y, z = _data(lib, 3), _data(lib, 3, seed=1), _data(lib, 3, seed=2)
+        g = lib.func.grad(lambda x, y: Two.apply(x, y, z)[0].sum(), argnums=1)(x, y)
+        return g, seen[-1]
+    (g, seen), (t_g, t_seen) = both(build)
+    assert_close(g, t_g)
+    assert seen == t_seen

@@ -16,6 +16,7 @@ import contextlib
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.custom_derivatives import SymbolicZero
 
 from ._function_backward import FunctionCtx, call_backward
 from ._tracing import tracing, unwrap, wrap
@@ -114,13 +115,13 @@ class _Call:
         self.needs = tuple(m is not None and _is_diff(m[1]) for m in self.in_meta)
         self.out = None   # forward's output, with its non-tensor parts (the structure the arrays fill)
 
-    def _forward(self, arrays):
-        """(ctx, the tensor arguments, the output arrays) of forward and setup_context on these arrays."""
+    def _forward(self, arrays, needs=None):
+        """(ctx, the output arrays) of forward and setup_context on these arrays."""
         from .._tensor import Tensor
         args = list(self.args)
         for i, v in zip(self.positions, arrays):
             args[i] = wrap(v)
-        ctx = _Ctx(self.needs)
+        ctx = _Ctx(self.needs if needs is None else needs)
         with _below():
             out = self.cls.forward(*args)
             self.cls.setup_context(ctx, tuple(args), out)
@@ -148,8 +149,13 @@ class _Call:
         def call(*arrays):
             return self._forward(arrays)[1]
 
-        def fwd(*arrays):
-            ctx, outs = self._forward(arrays)
+        def fwd(*primals):   # (symbolic zeros: JAX says which arguments are differentiated, and which
+            # cotangents are zero, which backward sees as None when it set_materialize_grads(False))
+            arrays = tuple(p.value for p in primals)
+            needs = list(self.needs)
+            for i, p in zip(self.positions, primals):
+                needs[i] = needs[i] and p.perturbed
+            ctx, outs = self._forward(arrays, tuple(needs))
             saved = tuple(ctx.to_save)
             kept["ctx"], kept["saved"] = ctx, [s is not None for s in saved]
             return outs, (tuple(unwrap(s) for s in saved if s is not None), tuple(arrays))
@@ -161,12 +167,12 @@ class _Call:
             it = iter(saved_arrays)
             ctx.to_save = tuple(wrap(next(it)) if present else None for present in kept["saved"])
             with _below():
-                cts = [None if c.dtype == jax.dtypes.float0 else c for c in cts]
+                cts = [None if isinstance(c, SymbolicZero) or c.dtype == jax.dtypes.float0 else c for c in cts]
                 grads = call_backward(ctx, self.cls, _spread(cts, self.out_meta), self.in_meta,
                                       self.out_meta, ctx.materialize_grads)
             return tuple(_cotangent(grads[i], a) for i, a in zip(self.positions, arrays))
 
-        call.defvjp(fwd, bwd)
+        call.defvjp(fwd, bwd, symbolic_zeros=True)
         return self._result(call(*self._arrays()))
 
     # ---- forward mode: the Function's jvp ---------------------------------------------------------
