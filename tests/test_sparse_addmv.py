@@ -62,3 +62,28 @@ def test_refusals_as_torch(torch, case):
     assert theirs is not None and ours[0] is theirs[0]
     key = theirs[1].split(". ")[0].split(" This could")[0]
     assert key in ours[1]
+
+
+def _bsr(lib, vec_grad):
+    d = lib.tensor(np.vstack([M, [[0, 1, 0, 0]]]), dtype=lib.float64)
+    mat = d.to_sparse_bsr((2, 2)).requires_grad_()
+    vec = lib.ones(4, dtype=lib.float64, requires_grad=True)
+    v = lib.tensor([1., -1, 2, .5], dtype=lib.float64, requires_grad=vec_grad)
+    y = lib.addmv(vec, mat, v, alpha=2.)
+    name = y.grad_fn.name()
+    y.pow(2).sum().backward()
+    return name, y, vec.grad, mat.grad
+
+
+def test_bsr_matrix_one_node_and_dense_gradient(torch):
+    ours, theirs = _bsr(tapegrad, False), _bsr(torch, False)
+    assert ours[0] == theirs[0] == "AddmvBackward0"
+    for a, b in zip(ours[1:], theirs[1:]):
+        assert a.layout.name == str(b.layout).split(".")[1]
+        assert_close(a, b)
+
+
+def test_bsr_matrix_refuses_the_vectors_gradient_as_torch(torch):
+    ours, theirs = _raised(tapegrad, lambda lib: _bsr(lib, True)), _raised(torch, lambda lib: _bsr(lib, True))
+    assert ours[0] is theirs[0] is RuntimeError
+    assert theirs[1] in ours[1]
