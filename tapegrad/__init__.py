@@ -50,6 +50,7 @@ from ._functional import _return_types as return_types  # noqa: E402
 from ._printing import set_printoptions, get_printoptions  # noqa: E402
 from . import autograd  # noqa: E402
 from .autograd import is_anomaly_enabled, is_anomaly_check_nan_enabled  # noqa: E402
+from .autograd import _api as _autograd_api  # noqa: E402,F401  (the engine loads with the package, not at the first backward)
 from . import nn  # noqa: E402
 from ._nn_functions import (  # noqa: E402  (torch.kl_div, torch.threshold...; Tensor.hardshrink, Tensor.prelu)
     hardshrink, threshold, rrelu, prelu, kl_div, binary_cross_entropy_with_logits, native_dropout)

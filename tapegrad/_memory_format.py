@@ -95,10 +95,15 @@ def keep_format(out, input):
     fmt = suggest_memory_format(input)
     if fmt is contiguous_format or out.ndim != input.ndim:
         return out
+    return _relaid(out, _order(out, fmt))
+
+
+def _relaid(out, order):
+    """out with its storage a copy in memory order `order` (dims outermost first), read through a permute;
+    nothing recorded."""
     from ._functional import clone
     from ._grad_mode import no_grad
     from ._views import ViewInfo
-    order = _order(out, fmt)
     with no_grad():
         stored = clone(out.detach().permute(order))
         view = stored.permute(tuple(sorted(range(out.ndim), key=order.__getitem__)))
@@ -106,3 +111,33 @@ def keep_format(out, input):
     out._storage = stored._storage
     out._view = ViewInfo(None, info.steps, info.positions, info.version, info.value)
     return out
+
+
+# ---- a leaf's gradient in the leaf's layout (PyTorch's AccumulateGrad "gradient layout contract") ---------
+
+def grad_like(var, g):
+    """The first .grad of leaf `var` from the array g (see keep_layout)."""
+    from ._tensor import Tensor
+    out = Tensor._wrap(g)
+    return out if var._view is None else keep_layout(out, var)
+
+
+def keep_layout(grad, var):
+    """grad laid out with var's strides when var is non-overlapping and dense (channels_last, a transposed
+    leaf), else contiguous, as PyTorch's AccumulateGrad lays out a leaf's first gradient."""
+    from ._overlap import _dense
+    shape, strides = tuple(var.shape), var.stride()
+    if not _dense(shape, strides):
+        return grad
+    order = tuple(sorted(range(len(shape)), key=lambda d: -strides[d]))   # outermost first (stable for ties)
+    if all(shape[d] == 1 or strides[d] == s for d, s in zip(range(len(shape)), _contiguous(shape))):
+        return grad
+    return _relaid(grad, order)
+
+
+def _contiguous(shape):
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return strides[::-1]

@@ -15,6 +15,7 @@ import functools
 import jax
 
 from . import _dispatch, _programs
+from .autograd import _function_transforms
 from .autograd._tracing import TRACER_ERRORS, Untraceable, discover, identity, swapped, tracing
 from ._jax_function import from_jax, to_jax  # noqa: E402,F401  (JAX functions as ops, modules as JAX functions)
 
@@ -36,13 +37,14 @@ def _to_tensors(tree):
     return jax.tree_util.tree_map(lambda x: Tensor._wrap(x) if isinstance(x, jax.Array) else x, tree)
 
 
-def _on_arrays(func, kwargs=None, captured=(), values=(), on_arguments=None):
+def _on_arrays(func, kwargs=None, captured=(), values=(), on_arguments=None, kinds=()):
     """func over Tensors as a pure function over arrays (pytrees in, pytrees out); the tensors it reads from
-    outside (`captured`) are read as `values` while it is traced."""
+    outside (`captured`) are read as `values` while it is traced. `kinds`: the transform it is traced for
+    ("reverse", "forward", "vmap"), which decides how an autograd.Function inside runs."""
     kwargs = kwargs or {}
 
     def pure(*arrays):
-        with tracing(on_arguments=on_arguments), swapped(captured, values):
+        with tracing(on_arguments=on_arguments), swapped(captured, values), _function_transforms.under(kinds):
             out = func(*_to_tensors(arrays), **kwargs)
             return _to_arrays(out)
     return pure
@@ -51,34 +53,39 @@ def _on_arrays(func, kwargs=None, captured=(), values=(), on_arguments=None):
 _compiled = _programs.bounded_cache()   # (transform, function identity, argument avals) -> (jitted, captured, anchors)
 
 
+_KINDS = {"grad": ("reverse",), "jvp": ("forward",), "jacrev": ("reverse",), "jacfwd": ("vmap", "forward"),
+          "vmap": ("vmap",)}
+
+
 def _transformed(name, func, kwargs, args, make):
     """make(pure)(*argument arrays), compiled once per function and argument shapes: the tensors func reads
     from outside its arguments are inputs of the program, so their current values are used at every call.
     Functions that draw random numbers or write in place run op by op instead."""
     arrays = _to_arrays(args)
+    kinds = _KINDS[name[0]]
     leaves = jax.tree_util.tree_leaves(arrays)
     entry = None
     if all(isinstance(x, jax.Array) for x in leaves):
         fkey, anchors = identity(func)
-        key = (name, fkey, jax.tree_util.tree_structure(arrays), tuple((x.shape, x.dtype) for x in leaves),
+        key = (name, tuple(_function_transforms.ACTIVE), fkey, jax.tree_util.tree_structure(arrays), tuple((x.shape, x.dtype) for x in leaves),
                tuple(sorted(kwargs.items())))
         try:
             entry = _compiled.get(key)
             if entry is None:
-                entry = _compiled.put(key, _compile(func, kwargs, arrays, make) + (anchors,))
+                entry = _compiled.put(key, _compile(func, kwargs, arrays, make, kinds) + (anchors,))
         except TypeError:   # unhashable static parts: op by op
             entry = None
     if entry is None or entry[0] is None:
-        return make(_on_arrays(func, kwargs))(*arrays)
+        return make(_on_arrays(func, kwargs, kinds=kinds))(*arrays)
     jitted, captured, _ = entry
     if _dispatch.CAPTURE[0] is not None:
         _dispatch.CAPTURE[0](captured)   # an enclosing trace reads them too
     return jitted([t._value for t in captured], *arrays)
 
 
-def _compile(func, kwargs, arrays, make):
+def _compile(func, kwargs, arrays, make, kinds):
     def trace(capture, *xs):
-        return make(_on_arrays(func, kwargs, on_arguments=capture))(*xs)
+        return make(_on_arrays(func, kwargs, on_arguments=capture, kinds=kinds))(*xs)
     try:
         _, captured = discover(trace, jax.tree_util.tree_map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype),
                                                              arrays))
@@ -86,7 +93,7 @@ def _compile(func, kwargs, arrays, make):
         return None, None
 
     def program(values, *xs):
-        return make(_on_arrays(func, kwargs, captured, values))(*xs)
+        return make(_on_arrays(func, kwargs, captured, values, kinds=kinds))(*xs)
     return jax.jit(program), captured
 
 
@@ -133,7 +140,7 @@ def grad(func, argnums=0, has_aux=False):
 def vjp(func, *primals, has_aux=False):
     """(func(*primals), vjp_fn): vjp_fn(cotangents) gives one gradient per primal."""
     with _explained():
-        result = jax.vjp(_on_arrays(func), *_to_arrays(primals), has_aux=has_aux)
+        result = jax.vjp(_on_arrays(func, kinds=("reverse",)), *_to_arrays(primals), has_aux=has_aux)
     out, pullback = result[0], result[1]
 
     def vjp_fn(*cotangents):
@@ -185,7 +192,7 @@ def hessian(func, argnums=0):
 def linearize(func, *primals):
     """(func(*primals), jvp_fn) with the linearisation computed once."""
     with _explained():
-        out, f_jvp = jax.linearize(_on_arrays(func), *_to_arrays(primals))
+        out, f_jvp = jax.linearize(_on_arrays(func, kinds=("forward",)), *_to_arrays(primals))
     return _to_tensors(out), lambda *tangents: _to_tensors(f_jvp(*_to_arrays(tangents)))
 
 

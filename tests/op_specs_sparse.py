@@ -43,6 +43,10 @@ SPECS = {
         Case(lambda lib, i, v, w: lib.sparse.mm(_coo(lib, i, v), _coo(lib, ROWS_COLS, w)).to_dense(),
              A(DUPLICATES), F(4), F(4)),
         Case(lambda lib, i, v, w: (_coo(lib, i, v) @ _coo(lib, ROWS_COLS, w)).to_dense(), A(ROWS_COLS), F(4), F(4))),
+    # addmv with a compressed matrix: one AddmvBackward0; the matrix made by to_sparse_csr() gets a dense gradient
+    "sparse_addmv": cases(
+        Case(lambda lib, c, x, v: lib.addmv(c, x.to_sparse_csr(), v, beta=0.5, alpha=2), F(3), F(3, 4), F(4)),
+        Case(lambda lib, c, x, v: lib.addmv(c, x.to_sparse_csc(), v), F(1), F(3, 4), F(4))),
     "dense_sparse_mm": cases(
         Case(lambda lib, d, i, v: d @ _coo(lib, i, v), F(2, 3), A(DUPLICATES), F(4)),
         Case(lambda lib, d, i, v: d @ _coo(lib, i, v), F(3), A(ROWS_COLS), F(4))),

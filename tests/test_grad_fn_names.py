@@ -65,7 +65,8 @@ KNOWN_DIFFERENCES = {
     # a sparse operand made by to_sparse() (or a sparse leaf) takes a gradient on another pattern than its
     # own through a route term (sparse/_routes.py): its values are read detached ((None, 0) in
     # next_functions) and the route node (SparseRouteBackward0) stands where PyTorch lists ToSparseBackward
-    "spec:sparse_route",
+    # (addmv with a compressed matrix: the same, below one AddmvBackward0 as PyTorch's)
+    "spec:sparse_route", "spec:sparse_addmv",
     # PyTorch's varlen_attn runs on CUDA only: its spec's oracle is SDPA sequence by sequence (CatBackward0);
     # tapegrad's node has the name of PyTorch's varlen op, checked on meta tensors in tests/test_varlen_attn.py
     "spec:varlen_attention",

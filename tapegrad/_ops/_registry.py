@@ -99,7 +99,8 @@ class overload:
               or a digit: a tensor of that many dims. Arguments past the pattern are not looked at.
     optional  argument positions PyTorch declares as optional tensors (`Tensor? min`): they appear in
               next_functions as (None, 0) even when absent.
-    statics   name=value: the static has that value; name=a type: the static is an instance of it.
+    statics   name=value: the static has that value; name=a type: the static is an instance of it;
+              name=a function: it returns True for the static.
     """
 
     __slots__ = ("node_name", "args", "optional", "statics")
@@ -111,8 +112,8 @@ class overload:
         if len(self.args) > len(kinds) or not all(map(_kind_matches, self.args, kinds)):
             return False
         given = dict(static)
-        return all(isinstance(given.get(k), v) if isinstance(v, type) else given.get(k) == v
-                   for k, v in self.statics.items())
+        return all(isinstance(given.get(k), v) if isinstance(v, type) else v(given.get(k)) if callable(v)
+                   else given.get(k) == v for k, v in self.statics.items())
 
 
 def _kind_matches(code, kind):

@@ -18,6 +18,12 @@ def _sparse_mm(indices, values, dense, sink, rows, via):
     return out + _gradient_only(sink @ lax.stop_gradient(dense))
 
 
+def _sparse_addmv(inp, indices, values, vec, sink, beta, alpha, rows):
+    # beta * inp + alpha * (sparse @ vec), as the dense addmv (beta == 0 ignores inp, NaN included)
+    scaled = jnp.where(beta == 0, jnp.zeros((), inp.dtype), beta * inp)
+    return scaled + alpha * _sparse_mm(indices, values, vec, sink, rows, "mv")
+
+
 def _dense_sparse_mm(dense, indices, values, sink, cols):
     # dense (n, m) @ sparse (m, cols): column c of the product sums dense[:, row_k] * values[k] over the entries
     # k of column c; sink as in _sparse_mm (the sparse operand's dense gradient, dense^T @ grad)
@@ -97,6 +103,8 @@ sparse_values = defop("sparse_values", lambda values, shape=None: values if shap
 sparse_mm = defop("sparse_mm", _sparse_mm, dtype_rule=KEEP, diff=(1, 2, 3), node="sparse_addmm",
                   overloads=[overload("MmBackward0", via="mm"), overload("MvBackward0", via="mv"),
                              overload("SparseAddmmBackward0", optional=(0,), via="sparse_addmm")])
+# addmv with a compressed matrix: one AddmvBackward0, the matrix's gradient dense as torch.mv's
+sparse_addmv = defop("sparse_addmv", _sparse_addmv, dtype_rule=KEEP, diff=(0, 2, 3, 4), node="addmv")
 to_dense = defop("to_dense", _to_dense, dtype_rule=KEEP, diff=(1,))
 # the entries of a dense tensor at given indices: the values of its to_sparse()
 to_sparse = defop("to_sparse", lambda x, indices, full, csr: x[tuple(indices)], dtype_rule=KEEP, diff=(0,),

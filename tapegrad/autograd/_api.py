@@ -8,6 +8,7 @@ import warnings
 import jax.numpy as jnp
 
 from .._grad_mode import set_grad_enabled
+from .._memory_format import grad_like
 from .._tensor import Tensor
 from . import _higher
 from ._engine import run_backward
@@ -70,7 +71,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         if g is None:
             continue
         if t._grad is None:
-            t._grad = Tensor._wrap(g)
+            t._grad = grad_like(t, g)
         else:
             t._grad._set_value(t._grad._value + g)
 
@@ -138,7 +139,7 @@ def _backward_create_graph(outputs, seeds, retain, inputs):
     for t, k in zip(inputs, want_keys):
         g = None if k is None else results.get(k)
         if g is not None:
-            t._grad = _higher.accumulate(t._grad, g)
+            t._grad = _higher.accumulate(t._grad, g, leaf=t)
 
 
 # How PyTorch's backward formula of an op hands on the incoming gradient: as a view of it, expanded (sum's

@@ -10,6 +10,7 @@ import jax
 
 from . import _saved, anomaly_mode
 from .. import _chunks, _faults, _lazy, _programs, _segment
+from .._memory_format import grad_like
 from . import _chunked, _fast
 from ._hooks import checked_result, gradient_hooks, run_post_accumulate_hooks
 from ._graph import Graph, targets_of
@@ -252,7 +253,7 @@ def _write_grads(results, leaves, nodes, hooked):
                 g = kernel_add(var._grad._value, g)
         g = _committed(g)
         if var._grad is None:
-            var._grad = Tensor._wrap(g)
+            var._grad = Tensor._wrap(g) if var._view is None else grad_like(var, g)   # the leaf's strides
         else:
             var._grad._set_value(g)
         if hooked:

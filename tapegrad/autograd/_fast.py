@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import _lazy, _programs, _recompiles, _segment
 from .._lazy import Pending
+from .._memory_format import grad_like
 from .._storage import Storage
 from . import _saved
 from ._graph import check_versions
@@ -71,7 +72,7 @@ def try_backward(root, seed, retain_graph):
     for j, g in leaf_grads.items():
         var = seg.leaves[j].variable
         if var._grad is None:
-            var._grad = Tensor._wrap(g)
+            var._grad = Tensor._wrap(g) if var._view is None else grad_like(var, g)   # the leaf's strides
         else:
             var._grad._set_value(g)
     for (pos, k, _), g in zip(retained, retained_grads):

@@ -25,6 +25,7 @@ import jax.numpy as jnp
 
 from .. import _dispatch, _lazy, _programs, _segment
 from .._grad_mode import enable_grad
+from .._memory_format import grad_like, keep_layout
 from .._ops._registry import KEEP, Op
 from .._tensor import Tensor
 from . import _saved
@@ -296,16 +297,17 @@ def _record_node(sid, out_avals, kept, cts):
 
 # ---- writing .grad ---------------------------------------------------------------------------
 
-def accumulate(old, new, first=None):
+def accumulate(old, new, first=None, leaf=None):
     """PyTorch's AccumulateGrad in grad mode: a first gradient is copied (CopyBackwards; a retained
     non-leaf's is cloned), a later one is added out of place (AddBackward0), so .grad carries the
-    history of both."""
+    history of both. A leaf's first gradient gets the leaf's strides (_memory_format.keep_layout)."""
     from .._ops import elementwise as E
     with enable_grad():
         if old is None:
             if not new._requires_grad:
-                return new
-            return _dispatch.apply(E.clone, new) if first == "clone" else _dispatch.apply(E.copy, new.detach(), new)
+                return new if leaf is None or leaf._view is None else grad_like(leaf, new._value)
+            out = _dispatch.apply(E.clone, new) if first == "clone" else _dispatch.apply(E.copy, new.detach(), new)
+            return out if leaf is None or leaf._view is None else keep_layout(out, leaf)
         return old + new
 
 
@@ -321,7 +323,7 @@ def write_grads(graph, results, hooked):
                 out = hook(g)
                 if out is not None:
                     g = checked_result(hook, g, out)
-        var._grad = accumulate(var._grad, g)
+        var._grad = accumulate(var._grad, g, leaf=var)
         if hooked:
             run_post_accumulate_hooks(var)
     write_retained(graph, results)

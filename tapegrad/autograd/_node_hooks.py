@@ -69,6 +69,9 @@ def runner(nodes, as_tensor, from_tensor):
         if not hooks or not hooks[1]:
             return grads
         by_arg = dict(zip(diff, grads))
+        wrapped = _wrapped(node, by_arg)
+        if wrapped is not None:
+            return _copy_slices_post(node, wrapped, by_arg, cts, diff, wrap, unwrap)
         positions = _input_positions(node)
         ins = tuple(wrap(by_arg.get(p)) for p in positions)
         outs = tuple(wrap(c) for c in cts)
@@ -80,3 +83,82 @@ def runner(nodes, as_tensor, from_tensor):
         return [unwrap(new_by_arg.get(p)) if p in new_by_arg else by_arg[p] for p in diff]
 
     return pre, post
+
+
+# ---- CopySlices: PyTorch's node runs the in-place op's node inside itself ---------------------------------------
+# tapegrad records the in-place op on a view as its own node feeding CopySlices' values (Node.wraps), so
+# CopySlices' own gradients are (base with the view's elements zeroed, values). PyTorch's post-hooks see one
+# gradient per next_functions entry instead: the base's, the view's elements being the in-place op's gradient
+# for the view, then that op's gradients for its other inputs. They are computed here, by running the inner
+# node's backward once more; a hook's replacements reach the base through CopySlices and the other inputs
+# through a one-shot post-hook on the inner node (whose gradient for the view is then zeros).
+
+def _wrapped(node, by_arg):
+    """The inner node of a CopySlices node whose gradients can be computed here, else None."""
+    from ._node import Node
+    if node.wraps is None or by_arg.get(node.wraps) is None or node.args is None:
+        return None
+    edge = node.edges[node.wraps]
+    inner = edge[0] if edge is not None else None
+    if not isinstance(inner, Node) or inner.op is None or inner.op.custom is not None or inner.args is None:
+        return None
+    return inner
+
+
+def _array(x):
+    from .._tensor import Tensor
+    return x._value if isinstance(x, Tensor) else x
+
+
+def _inner_grads(inner, values_ct):
+    """{argument position: gradient array} of the inner node's backward for the gradient of its output."""
+    from .. import _programs
+    from . import _saved
+    from ._engine import _node_backward
+    from .graph import unpacked
+    from .._lazy import resolve_all
+    sig, out_avals = inner.sig, inner.out_avals if inner.op.nout > 1 else None   # as the graph's key has them
+    kept = resolve_all([unpacked(inner.args[k]) for k in _saved.kept_positions(sig)])
+    grads = _programs.kernel(("vjp", sig, out_avals), lambda: _node_backward(sig, out_avals))(kept, [values_ct])
+    return dict(zip(_saved.SIGNATURES[sig][3], grads))
+
+
+def _copy_slices_post(node, inner, by_arg, cts, diff, wrap, unwrap):
+    import jax.numpy as jnp
+    from .._lazy import resolve_all
+    from .._tensor import Tensor
+    from .._views import scatter_into
+    from . import _saved
+    from .graph import unpacked
+    as_hooked = lambda a: None if a is None else Tensor._wrap(a)
+    inner_grads = _inner_grads(inner, _array(by_arg[node.wraps]))
+    inner_positions = _input_positions(inner)
+    base = by_arg.get(0)
+    view_grad = inner_grads.get(inner_positions[0])
+    if view_grad is not None:
+        steps = dict(_saved.SIGNATURES[node.sig][1])["steps"]
+        positions = resolve_all([unpacked(a) for a in node.args[2:]])
+        base_array = _array(base) if base is not None else jnp.zeros(node.out_avals[0][0], view_grad.dtype)
+        base = as_hooked(scatter_into(steps, base_array, view_grad, positions))
+    else:
+        base = wrap(base) if base is not None else None
+    ins = (base,) + tuple(as_hooked(inner_grads.get(p)) for p in inner_positions[1:])
+    outs = tuple(wrap(c) for c in cts)
+    given = ins
+    for hook in list(node.fn_hooks[1].values()):
+        new = hook(ins, outs)
+        if new is not None:
+            ins = _replaced(hook, ins, new)
+    if ins is given:
+        return [by_arg[p] for p in diff]
+    _hand_on(inner, (None,) + ins[1:])
+    return [(None if ins[0] is None else unwrap(ins[0])) if p == 0 else by_arg[p] for p in diff]
+
+
+def _hand_on(inner, grads):
+    """The inner node's next run hands on `grads` (one per next_functions entry) instead of its own."""
+    def once(ins, outs):
+        handle.remove()
+        view = None if ins[0] is None else ins[0].new_zeros(ins[0].shape)   # (the walk expects a gradient there)
+        return (view,) + tuple(g if i is not None else None for g, i in zip(grads[1:], ins[1:]))
+    handle = register(inner, once, 1)

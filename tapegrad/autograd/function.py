@@ -20,7 +20,7 @@ import functools
 import warnings
 
 from .._grad_mode import _state, no_grad
-from . import forward_ad
+from . import _function_transforms, forward_ad
 from ._function_backward import FunctionCtx
 from ._function_node import FunctionNode, build_node
 
@@ -79,6 +79,8 @@ class Function(FunctionCtx, metaclass=_FunctionMeta):
         if kwargs:
             args = _bind(cls, args, kwargs)
         from .._tensor import Tensor
+        if _function_transforms.ACTIVE:   # inside tapegrad.func: the Function's own backward / jvp
+            return _function_transforms.apply(cls, args, Function)
         record = _state.grad_enabled
         return cls._apply(args, tuple(record and isinstance(a, Tensor) and a.requires_grad for a in args))
 

@@ -44,8 +44,8 @@ def compressed_op(op, args, static):
         return tuple(select(args[0], dim, i) for i in range(args[0].shape[dim]))
     if name == "addmm" and len(args) == 5:
         return addmm(*args)
-    if name == "addmv" and len(args) == 5:   # (recorded as mv and add, not PyTorch's one AddmvBackward0)
-        return addmm(*args, via="mv")
+    if name == "addmv" and len(args) == 5:
+        return addmv(*args)
     return UNHANDLED
 
 
@@ -309,6 +309,44 @@ def addmm(input, mat1, mat2, beta=1, alpha=1, via="mm"):
     if beta == 0:   # PyTorch ignores the input (nan and inf too)
         return _scaled(product, alpha)
     return add(_scaled(input, beta), product, alpha=alpha)
+
+
+def addmv(input, mat, vec, beta=1, alpha=1):
+    """beta * input + alpha * (mat @ vec) with a sparse operand: a CSR or CSC matrix and dense vectors record one
+    AddmvBackward0 as PyTorch's (the matrix's gradient dense, as torch.mv's), a BSR one too (without vec's gradient,
+    as PyTorch); PyTorch has no COO or BSC addmv."""
+    from .._ops import sparse as K
+    from ._matmul import _check_sparse_dense, dense_term, routes
+    if isinstance(mat, SparseTensor) and not mat._sp_compressed:
+        raise NotImplementedError("Could not run 'aten::addmv' with arguments from the 'SparseCPU' backend. Multiply "
+                                  "a CSR matrix (.to_sparse_csr()) or use torch.mv and add instead.")
+    if getattr(mat, "_kind", None) == "bsc":
+        raise RuntimeError("torch.addmv: operation not supported for mat with SparseBsc layout. Convert it "
+                           "(.to_sparse_csr() or .to_dense()) first.")
+    if not isinstance(mat, SparseTensor) or isinstance(input, SparseTensor) or isinstance(vec, SparseTensor):
+        return addmm(input, mat, vec, beta, alpha, via="mv")
+    if not input.dtype is mat.dtype is vec.dtype:
+        from .._functional._linalg import _TYPE
+        a, b, c = (_TYPE.get(t.dtype.name) for t in (input, mat, vec))
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got {a}, {b}, and {c}. Convert them "
+                           "(.to(dtype)) first.")
+    _check_sparse_dense(mat, vec)
+    blocked = mat._kind == "bsr"
+    if blocked:
+        mat = mat.to_sparse()   # the blocks' entries (as sparse_mm multiplies a BSR matrix)
+    values, sink = mat._sp_values, None
+    rs = routes(mat)
+    if rs:
+        values, sink = values.detach(), dense_term(rs, mat.shape)
+    out = apply(K.sparse_addmv, input, mat._sp_indices, values, vec, sink, beta, alpha, rows=mat.shape[0])
+    if blocked and vec.requires_grad and is_grad_enabled():   # PyTorch's gradient of vec would be BSC @ dense
+        out.grad_fn.register_prehook(_refuse_bsr_addmv_backward)
+    return out
+
+
+def _refuse_bsr_addmv_backward(grad_outputs):
+    raise RuntimeError("torch.addmv: operation not supported for mat with SparseBsc layout (the gradient of vec, "
+                       "as in PyTorch). Multiply a .to_sparse_csr() or .to_dense() copy of the matrix instead.")
 
 
 def _scaled(t, k):

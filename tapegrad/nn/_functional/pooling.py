@@ -107,20 +107,27 @@ def _adaptive_size(input, nd, output_size):
     return tuple(int(s if o is None else o) for o, s in zip(sizes, spatial))
 
 
+def _adaptive_avg(input, size):
+    if all(o == 1 for o in size):   # as PyTorch: a mean over the spatial dims (MeanBackward1)
+        return input.mean(tuple(range(-len(size), 0)), keepdim=True)
+    return apply(K.adaptive_avg_pool, input, output_size=size)
+
+
 def adaptive_avg_pool1d(input, output_size):
     check_float_kernel(input, "adaptive_avg_pool2d")
-    return apply(K.adaptive_avg_pool, input, output_size=_adaptive_size(input, 1, output_size))
+    # as PyTorch: 2-d pooling over a unit row (UnsqueezeBackward0, then SqueezeBackward1)
+    return _adaptive_avg(input.unsqueeze(-2), (1,) + _adaptive_size(input, 1, output_size)).squeeze(-2)
 
 
 def adaptive_avg_pool2d(input, output_size):
     check_float_kernel(input, "adaptive_avg_pool2d")
-    out = apply(K.adaptive_avg_pool, input, output_size=_adaptive_size(input, 2, output_size))
+    out = _adaptive_avg(input, _adaptive_size(input, 2, output_size))
     return keep_format(out, input)   # PyTorch's kernel keeps channels_last
 
 
 def adaptive_avg_pool3d(input, output_size):
     check_float_kernel(input, "adaptive_avg_pool3d_cpu")
-    return apply(K.adaptive_avg_pool, input, output_size=_adaptive_size(input, 3, output_size))
+    return _adaptive_avg(input, _adaptive_size(input, 3, output_size))
 
 
 _ADAPTIVE_MAX_KERNEL = {1: "adaptive_max_pool2d", 2: "adaptive_max_pool2d", 3: "adaptive_max_pool3d_cpu"}
@@ -135,6 +142,8 @@ def _adaptive_max(input, nd, output_size, return_indices):
     check_float_kernel(input, _ADAPTIVE_MAX_KERNEL[nd])
     size = _adaptive_size(input, nd, output_size)
     if not return_indices:
+        if nd == 1:   # as PyTorch: 2-d pooling over a unit row
+            return apply(K.adaptive_max_pool, input.unsqueeze(-2), output_size=(1,) + size).squeeze(-2)
         return apply(K.adaptive_max_pool, input, output_size=size)
     windows = tuple(("adaptive", n, o) for n, o in zip(input.shape[input.ndim - nd:], size))
     return _with_indices(PI.adaptive_max_pool_with_indices, input, windows)
