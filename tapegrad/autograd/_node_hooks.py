@@ -96,11 +96,11 @@ def runner(nodes, as_tensor, from_tensor):
 def _wrapped(node, by_arg):
     """The inner node of a CopySlices node whose gradients can be computed here, else None."""
     from ._node import Node
-    if node.wraps is None or by_arg.get(node.wraps) is None or node.args is None:
+    if node.wraps is None or by_arg.get(node.wraps) is None or node.kept is None:
         return None
     edge = node.edges[node.wraps]
     inner = edge[0] if edge is not None else None
-    if not isinstance(inner, Node) or inner.op is None or inner.op.custom is not None or inner.args is None:
+    if not isinstance(inner, Node) or inner.op is None or inner.op.custom is not None or inner.kept is None:
         return None
     return inner
 
@@ -114,12 +114,12 @@ def _inner_grads(inner, values_ct):
     """{argument position: gradient array} of the inner node's backward for the gradient of its output."""
     from .. import _programs
     from . import _saved
-    from ._engine import _node_backward
+    from ._walk import node_backward
     from .graph import unpacked
     from .._lazy import resolve_all
-    sig, out_avals = inner.sig, inner.out_avals if inner.op.nout > 1 else None   # as the graph's key has them
-    kept = resolve_all([unpacked(inner.args[k]) for k in _saved.kept_positions(sig)])
-    grads = _programs.kernel(("vjp", sig, out_avals), lambda: _node_backward(sig, out_avals))(kept, [values_ct])
+    sig, out_avals = inner.sig, inner.avals if inner.op.nout > 1 else None   # as the graph's key has them
+    kept = resolve_all([unpacked(inner.kept[k]) for k in _saved.kept_positions(sig)])
+    grads = _programs.kernel(("vjp", sig, out_avals), lambda: node_backward(sig, out_avals))(kept, [values_ct])
     return dict(zip(_saved.SIGNATURES[sig][3], grads))
 
 
@@ -137,8 +137,8 @@ def _copy_slices_post(node, inner, by_arg, cts, diff, wrap, unwrap):
     view_grad = inner_grads.get(inner_positions[0])
     if view_grad is not None:
         steps = dict(_saved.SIGNATURES[node.sig][1])["steps"]
-        positions = resolve_all([unpacked(a) for a in node.args[2:]])
-        base_array = _array(base) if base is not None else jnp.zeros(node.out_avals[0][0], view_grad.dtype)
+        positions = resolve_all([unpacked(a) for a in node.kept[2:]])
+        base_array = _array(base) if base is not None else jnp.zeros(node.avals[0][0], view_grad.dtype)
         base = as_hooked(scatter_into(steps, base_array, view_grad, positions))
     else:
         base = wrap(base) if base is not None else None
