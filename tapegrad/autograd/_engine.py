@@ -10,6 +10,7 @@ import jax
 
 from . import _saved, anomaly_mode
 from .. import _chunks, _faults, _lazy, _programs, _segment
+from .._tensor import Tensor
 from .._memory_format import grad_like
 from . import _chunked, _fast
 from ._hooks import checked_result, gradient_hooks, run_post_accumulate_hooks
@@ -237,7 +238,6 @@ def _with_retained(key, extra):
 
 
 def _write_grads(results, leaves, nodes, hooked):
-    from .._tensor import Tensor
     for j, leaf in enumerate(leaves):
         g = results.get(-1 - j)
         if g is None:
@@ -268,7 +268,6 @@ def _write_grads(results, leaves, nodes, hooked):
 
 
 def _accumulate_retained(results, nodes):
-    from .._tensor import Tensor
     for i, n in enumerate(nodes):
         for k, ref in (n.retained or {}).items():
             t, g = ref(), results.get((i, k))
@@ -286,7 +285,6 @@ def _committed(g):
 
 
 def _node_hooks(nodes, as_tensor=None, from_tensor=None):
-    from .._tensor import Tensor
     from ._node_hooks import runner
     return runner(nodes, as_tensor or Tensor._wrap, from_tensor or (lambda t: t._value))
 
@@ -294,7 +292,6 @@ def _node_hooks(nodes, as_tensor=None, from_tensor=None):
 def _hook_runner(nodes, as_tensor=None, from_tensor=None):
     """Tensor hooks of each node's outputs, applied to its cotangents as they arrive. The eager walk
     passes arrays (wrapped for the hook, unwrapped after); a recording walk passes tensors as they are."""
-    from .._tensor import Tensor
     if as_tensor is None:
         as_tensor, from_tensor = Tensor._wrap, lambda t: t._value
 

@@ -13,6 +13,7 @@ from .. import _lazy, _programs, _recompiles, _segment
 from .._lazy import Pending
 from .._memory_format import grad_like
 from .._storage import Storage
+from .._tensor import Tensor
 from . import _saved
 from ._graph import check_versions
 from ._walk import TRACED, traced_call, walk
@@ -68,7 +69,6 @@ def try_backward(root, seed, retain_graph):
     scalars = {k: np.asarray(v, _lazy._SCALAR_DTYPES[k]) for k, v in seg.scalars.items()}
     leaf_grads, retained_grads, live_values = program(arrays, scalars, extra)
     _write_back(seg, live, live_values)
-    from .._tensor import Tensor
     for j, g in leaf_grads.items():
         var = seg.leaves[j].variable
         if var._grad is None:
