@@ -1,18 +1,14 @@
-"""apply(): run one op-table entry eagerly and record it on the tape.
+"""apply(): record one op-table entry's call on the tape.
 
-Per call: unwrap tensors, pick the computation dtype by PyTorch's promotion
-rules (cached per signature), call the op's jitted forward (cached per op,
-static arguments and dtype), wrap the outputs and, when grad mode is on and an
-input requires grad, record a Node.
+Per call: unwrap tensors, pick the computation dtype by PyTorch's promotion rules and the output avals
+(cached per signature), record one Equation -- an autograd Node when grad mode is on and an input
+requires grad -- whose outputs are Pending values, and wrap them as tensors. With LAZY off (tracing,
+debugging) the op's kernel runs at once instead.
 """
-
-import jax
-import jax.numpy as jnp
-
 from . import _dtypes as D
 from ._dtypes import DIFFERENTIABLE
 from . import _lazy
-from . import _programs
+from ._op_functions import forward_fn, pure_fn  # noqa: F401 (re-exported: the op table's functions)
 from . import _segment
 from ._grad_mode import _state
 from ._ops._registry import FLOAT, KEEP
@@ -42,20 +38,6 @@ class Redirect(Exception):
     def __init__(self, handler):
         super().__init__(handler)
         self.handler = handler
-
-
-def forward_fn(op, static, cast):
-    """The jitted forward of an op for given statics and computation dtype."""
-    return _programs.kernel(("forward", op, static, cast), lambda: pure_fn(op, static, cast))
-
-
-def pure_fn(op, static, cast):
-    """op.fn with statics bound and inputs cast to the computation dtype: what the tape replays."""
-    kwargs = dict(static)
-    f = op.fn
-    if cast is None:
-        return lambda *xs: f(*xs, **kwargs)
-    return lambda *xs: f(*(x if x is None else jnp.asarray(x, cast) for x in xs), **kwargs)
 
 
 def compute(op, static, values):

@@ -25,6 +25,7 @@ import jax
 import numpy as np
 
 from . import _chunks, _faults, _programs
+from ._op_functions import forward_fn, pure_fn
 from ._equation import SIGNATURES, Equation, Pending, forward_signature  # noqa: F401 (the IR, re-exported)
 
 try:  # private but long-stable: marks a traced value weakly typed, as a Python scalar is
@@ -41,7 +42,6 @@ def abstract_eval(op, static, cast, kinds):
     key = (op, static, cast, kinds)
     avals = _abstract_cache.get(key)
     if avals is None:
-        from ._dispatch import pure_fn
         args = [jax.ShapeDtypeStruct(*k) if type(k) is tuple else _example(k) for k in kinds]
         traced = [i for i, a in enumerate(args) if isinstance(a, jax.ShapeDtypeStruct) or type(a) is float
                   or type(a) is int or type(a) is complex]
@@ -256,7 +256,6 @@ def run_forward(entries, inputs, call=None):
     Codes: (position, output) of an earlier entry, -1 for the next input array, a scalar-kind letter
     for the next packed scalar, None. Returns (outputs per entry, arguments per entry, the decoder).
     """
-    from ._dispatch import pure_fn, forward_fn
     arrays, scalars = inputs
     arrays = iter(arrays)
     if call:

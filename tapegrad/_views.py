@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _dispatch
-from ._dispatch import pure_fn
+from ._op_functions import pure_fn
 from ._view_info import ViewInfo, grad_views as _grad_views  # noqa: F401 (ViewInfo re-exported)
 
 

@@ -10,6 +10,8 @@ import functools
 import jax
 import jax.numpy as jnp
 
+from .._op_functions import pure_fn
+
 try:  # private but long-stable; without it every argument counts as used
     from jax._src.interpreters.partial_eval import dce_jaxpr
 except ImportError:  # pragma: no cover
@@ -30,7 +32,6 @@ def vjp_fn(op, static, cast, diff, nargs):
         def raises(args, cts):
             raise missing[0](missing[1])
         return raises
-    from .._dispatch import pure_fn
     f = pure_fn(op, static, cast)
     single = op.nout == 1
 
@@ -131,5 +132,4 @@ def _analyse(op, static, cast, diff, values):
 
 
 def pure_fn_out(op, static, cast, args):
-    from .._dispatch import pure_fn
     return pure_fn(op, static, cast)(*args)
