@@ -199,12 +199,15 @@ def _selects_whole(t, index):
 def setitem(t, index, value):
     from ._functional import scalar_or_tensor
     from ._grad_mode import _state
-    from ._inplace import VIEW_OF_LEAF_ERROR, inplace
+    from ._inplace import VIEW_OF_LEAF_ERROR, check_inplace, inplace
     from ._overlap import has_internal_overlap
     from ._views import shares_addresses
     spec, arrays, _ = parse(t, index)
     if not arrays and _state.grad_enabled and t.requires_grad and t.is_leaf and not _selects_whole(t, index):
-        # basic indexing writes through a view of t (PyTorch slices, then copies): the error names the view
+        # basic indexing writes through a view of t (PyTorch slices, then copies): the error names the view,
+        # and a view of a view made with grad mode off is refused for that first
+        if t._view is not None and t._view.creation is not None and t._view.base is not None:
+            check_inplace(getitem(t, index), (value,))
         raise RuntimeError(VIEW_OF_LEAF_ERROR)
     value = scalar_or_tensor(value)
     if isinstance(value, Tensor) and value.dtype.is_complex and not t.dtype.is_complex:

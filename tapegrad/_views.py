@@ -243,6 +243,7 @@ class _Nowhere:
     """The variable behind NOWHERE: gradients sent to it are dropped."""
     __slots__ = ()
     _hooks = None
+    _view = None   # a plain variable: its (dropped) gradient needs no layout
     _grad = property(lambda self: None, lambda self, value: None)
 
 

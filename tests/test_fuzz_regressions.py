@@ -353,6 +353,28 @@ def test_create_graph_seed_of_a_sum_is_an_expanded_view_refusing_in_place_writes
     _same_error(build, torch)
 
 
+def test_create_graph_seed_through_an_expand_to_the_same_shape_is_still_expanded(torch):
+    def build(lib):
+        x = lib.tensor([[1.25, 1.5]], requires_grad=True)
+        g = lib.autograd.grad(x.expand(1, 2).sum(), [x], create_graph=True)[0]
+        assert g.stride() == (0, 0)
+        g[-1].mul_(1.5)
+    _same_error(build, torch)
+
+
+@pytest.mark.parametrize("index", ["slice", "select"])
+def test_setitem_on_a_no_grad_view_of_a_leaf_names_the_no_grad_view(torch, index):
+    def build(lib):
+        x = lib.tensor([[[1.0, -1.5, -1.5], [-1.0, 0.5, 2.0]]], dtype=lib.float64, requires_grad=True)
+        with lib.no_grad():
+            v = x.reshape(1, 1, 2, 3)
+        if index == "slice":
+            v[::2, ::2] = -2.0
+        else:
+            v[0] = -2.0
+    _same_error(build, torch)
+
+
 @pytest.mark.parametrize("create_graph", [False, True])
 def test_autograd_grad_runs_only_the_nodes_on_a_path_to_its_inputs(torch, create_graph):
     # t1's amax node saved t1, which add_ then changed: PyTorch never runs that node for grad(t1, [t3])
