@@ -17,7 +17,8 @@ graphs reaching older segments, autograd.grad) takes the general path.
 import threading
 import weakref
 
-from ._lazy import Pending, SCALAR_KINDS
+from ._lazy import Pending, SCALAR_KINDS, live_outputs, resolve_all
+from ._storage import Storage
 from .autograd._node import AccumulateGrad as _AccumulateGrad
 
 MAX_NODES = 4096  # bound what one segment keeps alive when no backward ever comes
@@ -131,7 +132,6 @@ def add(lnode, values, anode):
         anode.seg = seg
         anode.pos = pos
         if anode.checks and seg.check_writes is None:
-            from ._storage import Storage
             seg.check_writes = Storage.writes
         seg.anodes.append(weakref.ref(anode))
     else:
@@ -146,7 +146,6 @@ def add(lnode, values, anode):
 
 def flush(seg):
     """Compute the segment's values that tensors still hold (one plan), then start a new segment."""
-    from ._lazy import live_outputs, resolve_all
     nodes = [ref() for ref in seg.nodes]
     live = [nodes[i].outs[k]() for i, k in live_outputs(nodes)]
     end()
