@@ -16,6 +16,7 @@ from . import _printing
 from . import _tracer_warnings
 from ._tracer_warnings import TRACING as _TRACING
 from ._grad_mode import _state
+from ._size import Size
 from ._storage import Storage
 from .autograd._node import AccumulateGrad
 from .device import device_of
@@ -97,14 +98,12 @@ class Tensor:
 
     @property
     def shape(self):
-        from ._size import Size
         return Size(self._peek().shape)
 
     def size(self, dim=None):
         shape = self._peek().shape
         if dim is None:
-            from ._size import Size
-            return Size(shape)
+                return Size(shape)
         return shape[_wrap_dim(dim, len(shape))]
 
     def dim(self):

@@ -10,6 +10,7 @@ from .._ops import linalg as L
 from .._ops import shape as S_OPS
 from .._tensor import Tensor
 from . import _return_types as RT
+from . import _shape as S
 from ._common import SCALAR_NAME, dims as _dims, numel_of, wrap_dim
 from .._autocast import policy
 from ._einsum import einsum  # noqa: F401  (PyTorch's pairwise contractions)
@@ -59,7 +60,6 @@ def _matmul_as_pytorch(a, b):
     """matmul as the ops PyTorch dispatches it to (at::native::_matmul_impl), so its graph reads the same:
     dot, mv, mm (a vector unsqueezed to a row), the larger operand folded into rows for mm/mv when the
     smaller one requires grad or the fold is a view, else bmm over the expanded batch dims."""
-    from . import _shape as S
     da, db = a.ndim, b.ndim
     if da <= 2 and db <= 2:   # the matmul entry records dot, mv or mm by rank
         if da == 1 and db == 2:
@@ -246,7 +246,6 @@ def _tensordot_as_pytorch(a, b, dims1, dims2):
     """tensordot as PyTorch records it: each operand permuted (free dims first for a, last for b) and
     reshaped to a matrix, mm, and a view to the free dims; dot of the flattened operands when every
     dim is contracted."""
-    from . import _shape as S
     free1 = [d for d in range(a.ndim) if d not in dims1]
     free2 = [d for d in range(b.ndim) if d not in dims2]
     t1, t2 = S.permute(a, *free1, *dims1), S.permute(b, *dims2, *free2)

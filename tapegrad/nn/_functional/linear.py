@@ -5,6 +5,9 @@ from ..._ops import shape as SHAPE
 from ._util import check_same_dtype, check_tensor, ntuple, present
 from ..._autocast import policy
 from ..._tensor import Tensor
+from ..._functional import _linalg as L
+from ..._functional import _shape as S
+from ..._views import is_contiguous
 
 
 @policy("linear")
@@ -27,9 +30,6 @@ def _as_pytorch_records(input, weight, bias):
     """linear as the ops PyTorch records for it, so grad_fn and next_functions read the same: the weight's
     transpose (TBackward0), then addmm with a bias or mm without, on the input flattened to two dims when it
     is contiguous (a view back to its leading dims), else matmul and an add."""
-    from ..._functional import _linalg as L
-    from ..._functional import _shape as S
-    from ..._views import is_contiguous
     w_t = weight.t()
     if weight.ndim == 1:   # a vector of weights: PyTorch's matmul (dot or mv), then the bias
         out = L.matmul(input, w_t)
