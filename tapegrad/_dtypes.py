@@ -68,6 +68,10 @@ def _by_name(name):
 
 def from_jax(np_dtype):
     """The tapegrad dtype of a JAX/NumPy dtype."""
+    if isinstance(np_dtype, np.dtype):   # an array's own dtype (Tensor.dtype): no conversion
+        found = _BY_NP.get(np_dtype)
+        if found is not None:
+            return found
     try:
         return _BY_NP[np.dtype(np_dtype)]
     except KeyError:
