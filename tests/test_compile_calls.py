@@ -130,3 +130,31 @@ def test_graph_break_in_a_first_step_is_still_found(traces):
         got = [float(run(x, y)) for _ in range(3)]
     assert sum("graph break" in str(w.message) for w in caught) == 1
     assert got == pytest.approx([float(eager(x, y)) for _ in range(3)], rel=1e-6)
+
+
+@pytest.mark.parametrize("fail_at", ["forward", "after step"])
+def test_a_failing_eager_first_step_leaves_the_state_as_it_was(fail_at):
+    model, opt = _world(tapegrad, "Adam", lr=0.01)
+    x, y = tapegrad.tensor(_X), tapegrad.tensor(_Y)
+    tapegrad.nn.functional.mse_loss(model(x), y).backward()   # grads present before the call
+    before = [(p.detach().clone(), p.grad.clone()) for p in model.parameters()]
+    counter = tapegrad.random.default_generator._counter
+
+    def step(x, y, fail=True):
+        opt.zero_grad()
+        out = tapegrad.nn.functional.dropout(model(x), 0.5)
+        if fail and fail_at == "forward":
+            out = out @ tapegrad.ones(3, 3)   # a shape error
+        loss = tapegrad.nn.functional.mse_loss(out, y)
+        loss.backward()
+        opt.step()
+        if fail and fail_at == "after step":
+            raise ValueError("the step failed")
+        return loss
+    run = tapegrad.compile(step)
+    with pytest.raises(RuntimeError if fail_at == "forward" else ValueError):
+        run(x, y)
+    assert len(opt.state) == 0 and tapegrad.random.default_generator._counter == counter
+    for p, (value, grad) in zip(model.parameters(), before):
+        assert p.grad is not None and tapegrad.equal(p, value) and tapegrad.equal(p.grad, grad)
+    assert float(run(x, y, fail=False)) > 0 and len(opt.state) == 4   # the call after runs as a first step

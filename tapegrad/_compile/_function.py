@@ -92,7 +92,7 @@ class CompiledFunction:
             if self.calls == 1 and any(map(_first_step_fills_state, walk.optimizers)):
                 # A trace would fail (an optimizer's first step creates its state: _snapshot.Unreplayable)
                 # after running the whole step: run it eagerly at once and trace on the state it made.
-                return self._eager_then_trace(args, kwargs)
+                return self._eager_then_trace(args, kwargs, undo=_snapshot.Snapshot(walk))
             try:
                 program = self._compile(key, walk, args, kwargs)
             except _trace.GraphBreak as e:
@@ -119,8 +119,20 @@ class CompiledFunction:
         program = self.programs[key] = _Program(traced, self.compiled)
         return program
 
-    def _eager_then_trace(self, args, kwargs):
-        result = self.fn(*args, **kwargs)
+    def _eager_then_trace(self, args, kwargs, undo=None):
+        """The eager call, then a trace on the state it made. `undo`: a Snapshot put back if the call
+        raises, so that it leaves the state as it was (as the failed trace it stands for would have)."""
+        if undo is None:
+            result = self.fn(*args, **kwargs)
+        else:
+            gen = _random.default_generator
+            key, counter = gen._key, gen._counter
+            try:
+                result = self.fn(*args, **kwargs)
+            except BaseException:
+                undo.restore()
+                gen._key, gen._counter = key, counter
+                raise
         self._trace_again(args, kwargs)
         return result
 
