@@ -371,6 +371,11 @@ class Tensor:
 
     def _host_scalar(self):
         # Read through NumPy: a jax reshape here would run (and on first sight compile) a program of its own.
+        if self._view is not None:   # (out[0].item(): NumPy picks the element, see _host_read)
+            from ._host_read import view_element
+            value = view_element(self)
+            if value is not None:
+                return value
         return np.asarray(self._value).reshape(()).item()
 
     def tolist(self):

@@ -89,6 +89,10 @@ class CompiledFunction:
             if self.compiled >= RECOMPILE_LIMIT:
                 self._warn_limit()
                 return self.fn(*args, **kwargs)
+            if self.calls == 1 and any(map(_first_step_fills_state, walk.optimizers)):
+                # A trace would fail (an optimizer's first step creates its state: _snapshot.Unreplayable)
+                # after running the whole step: run it eagerly at once and trace on the state it made.
+                return self._eager_then_trace(args, kwargs, undo=_snapshot.Snapshot(walk))
             try:
                 program = self._compile(key, walk, args, kwargs)
             except _trace.GraphBreak as e:
@@ -97,9 +101,7 @@ class CompiledFunction:
                 # A first call may create state a trace cannot (an optimizer's buffers, made on the
                 # device of a parameter): it runs eagerly, then the trace is tried again on the state
                 # it made; only a break found then is one.
-                result = self.fn(*args, **kwargs)
-                self._trace_again(args, kwargs)
-                return result
+                return self._eager_then_trace(args, kwargs)
         if program is _EAGER:
             return self.fn(*args, **kwargs)
         guard = _guard.Guard.make(walk, program.traced, program, extra, roots)
@@ -116,6 +118,23 @@ class CompiledFunction:
         self.compiled += 1
         program = self.programs[key] = _Program(traced, self.compiled)
         return program
+
+    def _eager_then_trace(self, args, kwargs, undo=None):
+        """The eager call, then a trace on the state it made. `undo`: a Snapshot put back if the call
+        raises, so that it leaves the state as it was (as the failed trace it stands for would have)."""
+        if undo is None:
+            result = self.fn(*args, **kwargs)
+        else:
+            gen = _random.default_generator
+            key, counter = gen._key, gen._counter
+            try:
+                result = self.fn(*args, **kwargs)
+            except BaseException:
+                undo.restore()
+                gen._key, gen._counter = key, counter
+                raise
+        self._trace_again(args, kwargs)
+        return result
 
     def _trace_again(self, args, kwargs):
         try:
@@ -230,6 +249,19 @@ class _Program:
         _random.default_generator._counter += traced.draws
         return made
 
+
+
+def _first_step_fills_state(optimizer):
+    """Whether the optimizer has no state yet and its step creates some (plain SGD keeps none)."""
+    if optimizer.state:
+        return False
+    keys = getattr(optimizer, "_state_keys", None)
+    if keys is None:   # not a foreach optimizer: its step's state is unknown here
+        return True
+    try:
+        return any(keys(group) for group in optimizer.param_groups)
+    except (KeyError, NotImplementedError):
+        return True
 
 
 def _user_level():

@@ -110,6 +110,7 @@ class Walk:
         self.functions = []    # user functions walked (their code and roots are guarded)
         self.sets = []         # non-empty sets (opaque, but an emptied one would be a token of its own)
         self.revisits = []     # positions met again
+        self.optimizers = []   # optimizers reached (one whose first step is coming runs eagerly: _function)
         self.shared = []       # storage indices met again (a view or detach of a walked tensor)
         self._groups = set()
         self.cut = None
@@ -194,6 +195,7 @@ class Walk:
             tokens.append(("obj", t))
             if isinstance(obj, self._optimizer):
                 self._groups.update(id(g) for g in obj.param_groups)
+                self.optimizers.append(obj)
             self.containers.append((pos, OBJECT))
             for k, v in obj.__dict__.items():
                 tokens.append(k)
