@@ -25,7 +25,7 @@ import weakref
 import jax
 import numpy as np
 
-from . import _chunks, _faults, _programs
+from . import _chunks, _faults, _programs, _shape_poly
 
 try:  # private but long-stable: marks a traced value weakly typed, as a Python scalar is
     from jax._src.lax.lax import _convert_element_type
@@ -97,7 +97,7 @@ def abstract_eval(op, static, cast, kinds):
             for i, x in zip(traced, xs):
                 full[i] = x
             return f(*full)
-        out = jax.eval_shape(on_traced, *(args[i] for i in traced))
+        out = _shape_poly.eval_shape((op, static, cast), kinds, on_traced, [args[i] for i in traced])
         outs = out if op.nout > 1 else (out,)
         avals = _abstract_cache[key] = tuple((tuple(o.shape), o.dtype) for o in outs)
     return avals
