@@ -316,6 +316,16 @@ def _numpy_evaluator(program, args, leaves, tree, kinds):
         assembled = _plan_parts.assemble(program.key[1], args[0], _forward_kernel)
         if assembled is not None:
             return assembled
+    if type(program.key) is tuple and program.key[0] == "forward" and bool not in kinds and all(
+            type(k) is not tuple or not k[2] for k in kinds):
+        # the op's abstract evaluation traced it for these inputs (its Python booleans stay constants there,
+        # its arrays are strong-typed: only then is the jaxpr the kernel's)
+        made = _shape_poly.jaxpr(program.key[1:], tuple(
+            type(a) if a is None or type(a) in _SCALARS else (a.shape, a.dtype) for a in args))
+        if made is not None:
+            run = _numpy_eval.compile_jaxpr(made[0], made[1])
+            if run is not None:
+                return run, made[2]
     if program.families is None:
         program.families = {}
     families = program.families.get(tree)

@@ -16,6 +16,8 @@ import gc
 
 from jax import export
 
+from ._lru import LRU
+
 try:  # private but long-stable: the symbolic dimension type
     from jax._src.export.shape_poly import _DimExpr
 except ImportError:  # pragma: no cover
@@ -150,27 +152,37 @@ def concrete(x, env):
     return x
 
 
-_eval_families = {}   # (op, static, cast, where arrays and scalars sit) -> {pattern: Family}
+_eval_families = {}   # (op, static, cast, where arrays and scalars sit) -> {pattern: [Family]}
+_jaxprs = LRU(1024)   # (op, static, cast, input kinds) -> (closed jaxpr, {symbol: value} or None, outputs)
 
 
 def eval_shape(key, kinds, fn, args):
     """jax.eval_shape(fn, *args) (args: ShapeDtypeStructs and Python scalars; `kinds` all the op's inputs,
-    scalars left out of args included), through the symbolic trace of `key` when one holds."""
+    scalars left out of args included), through the symbolic trace of `key` when one holds. The jaxpr is
+    kept for the op's kernel, whose NumPy tier then needs no trace of its own (`jaxpr`)."""
     import jax
-    key = (key, tuple(len(k[0]) if type(k) is tuple else k for k in kinds))
-    families = _eval_families.get(key)
+    families = _eval_families.get((key, tuple(len(k[0]) if type(k) is tuple else k for k in kinds)))
     if families is None:
-        families = _eval_families[key] = {}
-    structs = [a for a in args if type(a) is jax.ShapeDtypeStruct]
+        families = _eval_families[(key, tuple(len(k[0]) if type(k) is tuple else k for k in kinds))] = {}
 
     def trace(shapes):
         shapes = iter(shapes)
-        return jax.eval_shape(fn, *[jax.ShapeDtypeStruct(next(shapes), a.dtype, weak_type=a.weak_type)
-                                    if type(a) is jax.ShapeDtypeStruct else a for a in args])
+        return jax.make_jaxpr(fn, return_shape=True)(*[
+            jax.ShapeDtypeStruct(next(shapes), a.dtype, weak_type=a.weak_type)
+            if type(a) is jax.ShapeDtypeStruct else a for a in args])
     found = traced(families, tuple((a.shape, a.dtype, a.weak_type) if type(a) is jax.ShapeDtypeStruct
                                    else type(a) for a in args), trace)
     if found is None:
         traces[0] += 1
-        return jax.eval_shape(fn, *args)
-    out, dims = found
+        closed, out = jax.make_jaxpr(fn, return_shape=True)(*args)
+        _jaxprs.put(key + (kinds,), (closed, None, out))
+        return out
+    (closed, out), dims = found
+    _jaxprs.put(key + (kinds,), (closed, dims, out))
     return jax.tree_util.tree_map(lambda o: jax.ShapeDtypeStruct(concrete(o.shape, dims), o.dtype), out)
+
+
+def jaxpr(key, kinds):
+    """(closed jaxpr, {symbol: value} or None, output shapes) that eval_shape traced for `key` on inputs of `kinds`
+    (per input: (shape, dtype) for an array, else the type), or None."""
+    return _jaxprs.get(key + (kinds,))
