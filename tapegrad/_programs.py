@@ -312,6 +312,13 @@ def _numpy_evaluator(program, args, leaves, tree, kinds):
     """(_numpy_eval evaluator, output shapes) of the program on inputs of `kinds`: an instance of the
     program's symbolic trace when one holds for them (no tracing, see _shape_poly), else traced for them.
     A pending plan is assembled from its ops' kernel evaluators where they all have one (_plan_parts)."""
+    try:
+        return _evaluator(program, args, leaves, tree, kinds)
+    except Exception:   # let jax.jit report whatever went wrong, with its own error
+        return None, None
+
+
+def _evaluator(program, args, leaves, tree, kinds):
     if type(program.key) is tuple and program.key[0] == "plan":
         assembled = _plan_parts.assemble(program.key[1], args[0], _forward_kernel)
         if assembled is not None:
@@ -337,18 +344,15 @@ def _numpy_evaluator(program, args, leaves, tree, kinds):
         specs = [jax.ShapeDtypeStruct(next(shapes), k[1], weak_type=k[2]) if type(k) is tuple else a
                  for a, k in zip(leaves, kinds)]
         return jax.make_jaxpr(program.fn, return_shape=True)(*jax.tree_util.tree_unflatten(tree, specs))
-    try:
-        found = _shape_poly.traced(families, kinds, trace)
-        if found is not None:
-            (closed, shapes), dims = found
-            run = _numpy_eval.compile_jaxpr(closed, dims)
-            if run is not None:
-                return run, shapes
-        _shape_poly.traces[0] += 1
-        closed, shapes = jax.make_jaxpr(program.fn, return_shape=True)(*args)
-        return _numpy_eval.compile_jaxpr(closed), shapes
-    except Exception:   # let jax.jit report whatever went wrong, with its own error
-        return None, None
+    found = _shape_poly.traced(families, kinds, trace)
+    if found is not None:
+        (closed, shapes), dims = found
+        run = _numpy_eval.compile_jaxpr(closed, dims)
+        if run is not None:
+            return run, shapes
+    _shape_poly.traces[0] += 1
+    closed, shapes = jax.make_jaxpr(program.fn, return_shape=True)(*args)
+    return _numpy_eval.compile_jaxpr(closed), shapes
 
 
 def _forward_kernel(sid):
