@@ -152,7 +152,7 @@ def concrete(x, env):
     return x
 
 
-_eval_families = {}   # (op, static, cast, where arrays and scalars sit) -> {pattern: [Family]}
+_eval_families = LRU(4096)   # (op, static, cast, where arrays and scalars sit) -> {pattern: [Family]}
 _jaxprs = LRU(1024)   # (op, static, cast, input kinds) -> (closed jaxpr, {symbol: value} or None, outputs)
 
 
@@ -161,9 +161,10 @@ def eval_shape(key, kinds, fn, args):
     scalars left out of args included), through the symbolic trace of `key` when one holds. The jaxpr is
     kept for the op's kernel, whose NumPy tier then needs no trace of its own (`jaxpr`)."""
     import jax
-    families = _eval_families.get((key, tuple(len(k[0]) if type(k) is tuple else k for k in kinds)))
+    where = (key, tuple(len(k[0]) if type(k) is tuple else k for k in kinds))
+    families = _eval_families.get(where)
     if families is None:
-        families = _eval_families[(key, tuple(len(k[0]) if type(k) is tuple else k for k in kinds))] = {}
+        families = _eval_families.put(where, {})
 
     def trace(shapes):
         shapes = iter(shapes)
