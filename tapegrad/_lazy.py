@@ -24,7 +24,7 @@ import weakref
 import jax
 import numpy as np
 
-from . import _chunks, _faults, _programs
+from . import _chunks, _faults, _programs, _shape_poly
 from ._op_functions import forward_fn, pure_fn
 from ._equation import SIGNATURES, Equation, Pending, forward_signature  # noqa: F401 (the IR, re-exported)
 
@@ -52,7 +52,7 @@ def abstract_eval(op, static, cast, kinds):
             for i, x in zip(traced, xs):
                 full[i] = x
             return f(*full)
-        out = jax.eval_shape(on_traced, *(args[i] for i in traced))
+        out = _shape_poly.eval_shape((op, static, cast), kinds, on_traced, [args[i] for i in traced])
         outs = out if op.nout > 1 else (out,)
         avals = _abstract_cache[key] = tuple((tuple(o.shape), o.dtype) for o in outs)
     return avals

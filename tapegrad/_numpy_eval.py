@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from . import _numpy_random
+from ._shape_poly import concrete
 
 try:  # private but long-stable: the jaxpr classes
     from jax._src import core as _core
@@ -565,6 +566,7 @@ _RULES["scatter-max"] = _RULES["scatter_max"] = _scatter(np.maximum.at)
 
 
 _RULES.update(_numpy_random.RULES)
+_RULES["dim_as_value"] = lambda params: lambda: params["dim"]   # (a symbolic dimension's value: _shape_poly)
 
 
 class _Unsupported(Exception):
@@ -651,8 +653,9 @@ def _scan(params, outvars):
     return scan, body
 
 
-def compile_jaxpr(closed):
-    """A Compiled evaluator for a ClosedJaxpr, or None when a primitive has no NumPy rule."""
+def compile_jaxpr(closed, dims=None):
+    """A Compiled evaluator for a ClosedJaxpr, or None when a primitive has no NumPy rule.
+    dims: the values of the jaxpr's symbolic dimensions (see _shape_poly), evaluated into its parameters."""
     if _core is None:
         return None
     c = Compiled()
@@ -664,6 +667,12 @@ def compile_jaxpr(closed):
     def slot():
         counter[0] += 1
         return counter[0] - 1
+
+    def shaped(aval):
+        return aval if dims is None else aval.update(shape=concrete(aval.shape, dims))
+
+    def numel(aval):
+        return _numel(shaped(aval))
 
     def aval_ok(aval):
         dt = getattr(aval, "dtype", None)
@@ -710,25 +719,28 @@ def compile_jaxpr(closed):
                 for v, s in zip(eqn.outvars, outs):
                     env[v] = s
                 continue
+            params = eqn.params if dims is None else concrete(eqn.params, dims)
             if name == "scan":
-                fn, body = _scan(eqn.params, eqn.outvars)
+                if dims is not None:   # (its body's shapes would need the symbols too)
+                    raise _Unsupported
+                fn, body = _scan(params, eqn.outvars)
                 work[0] += eqn.params["length"] * body.seconds
                 c.draws = c.draws or body.draws
             else:
                 make = _RULES.get(name)
                 if make is None:
                     raise _Unsupported
-                fn = make(eqn.params)
-            work[0] += STEP_SECONDS + sum(_numel(v.aval) for v in eqn.outvars) * ELEMENT_SECONDS
+                fn = make(params)
+            work[0] += STEP_SECONDS + sum(numel(v.aval) for v in eqn.outvars) * ELEMENT_SECONDS
             if name in _ERF:
-                work[0] += _numel(eqn.outvars[0].aval) * ELEMENT_SECONDS * ELEMENTS_PER_ERF
+                work[0] += numel(eqn.outvars[0].aval) * ELEMENT_SECONDS * ELEMENTS_PER_ERF
             if name in ("random_bits", "random_split"):
                 c.draws = True
-                work[0] += _numel(eqn.outvars[0].aval) * ELEMENT_SECONDS * _numpy_random.ELEMENTS_PER_DRAW
+                work[0] += numel(eqn.outvars[0].aval) * ELEMENT_SECONDS * _numpy_random.ELEMENTS_PER_DRAW
             if name == "dot_general":
-                (lc, _), _ = eqn.params["dimension_numbers"]
-                k = _numel_dims(eqn.invars[0].aval, lc)
-                work[0] += 2 * k * _numel(eqn.outvars[0].aval) * FLOP_SECONDS
+                (lc, _), _ = params["dimension_numbers"]
+                k = _numel_dims(shaped(eqn.invars[0].aval), lc)
+                work[0] += 2 * k * numel(eqn.outvars[0].aval) * FLOP_SECONDS
             outs = [slot() for _ in eqn.outvars]
             for v, s in zip(eqn.outvars, outs):
                 env[v] = s
@@ -744,7 +756,7 @@ def compile_jaxpr(closed):
         in_slots = [slot() for _ in jaxpr.invars]
         c.inputs = tuple((s, np.dtype(v.aval.dtype)) for s, v in zip(in_slots, jaxpr.invars))
         c.outputs = tuple(flatten(jaxpr, closed.consts, in_slots))
-        c.out_avals = tuple(closed.out_avals)
+        c.out_avals = tuple(shaped(a) for a in closed.out_avals)
         c.seconds = work[0]
     except (_Unsupported, KeyError, TypeError, ValueError):
         return None

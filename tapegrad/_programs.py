@@ -18,7 +18,8 @@ import jax
 import numpy as np
 from jax import monitoring
 
-from . import _background, _numpy_eval, _placement, _recompiles
+from . import _background, _numpy_eval, _placement, _plan_parts, _recompiles, _shape_poly
+from ._equation import SIGNATURES
 from ._lru import LRU, resident_bytes
 
 MAX_PROGRAMS = 256     # whole programs kept (each may hold executables for several shapes)
@@ -144,7 +145,7 @@ class Program:
     """
 
     __slots__ = ("fn", "jitted", "layout", "sync", "key", "compiles", "spreads", "numpy", "ready", "announce",
-                 "bought", "shapes", "renting", "jobs", "bytes", "owner", "__weakref__")
+                 "bought", "shapes", "renting", "jobs", "bytes", "owner", "families", "__weakref__")
 
     def __init__(self, fn, sync=False, key=None):
         self.fn = fn
@@ -164,6 +165,7 @@ class Program:
         self.jobs = None      # a whole program's compiles off the caller's thread, by input shapes
         self.bytes = 0        # resident memory its compiles added (see _lru)
         self.owner = None     # (cache, key) it is cached under
+        self.families = None  # its NumPy tier's traces by input pattern (see _shape_poly)
 
     def __call__(self, *args):
         if profiler is not None:   # a profile is recording: it times the call (autograd/profiler.py)
@@ -286,11 +288,7 @@ def _run_on_numpy(program, args, rent=True):
     if rented is None:
         if not _numpy_allowed():
             return _COMPILE
-        try:
-            closed, shapes = jax.make_jaxpr(program.fn, return_shape=True)(*args)
-            run = _numpy_eval.compile_jaxpr(closed)
-        except Exception:   # let jax.jit report whatever went wrong, with its own error
-            run, shapes = None, None
+        run, shapes = _numpy_evaluator(program, args, leaves, tree, kinds[1])
         budget = NUMPY_BUDGET_SECONDS
         if program.sync and run is not None:   # a whole plan: its compile costs more than a kernel's
             budget = PLAN_COMPILE_SECONDS + PLAN_COMPILE_SECONDS_PER_STEP * len(run.steps)
@@ -309,6 +307,58 @@ def _run_on_numpy(program, args, rent=True):
     rented.seconds += rented.run.seconds
     _stats["numpy_runs"] += 1
     return jax.tree_util.tree_unflatten(rented.tree, outs)
+
+
+def _numpy_evaluator(program, args, leaves, tree, kinds):
+    """(_numpy_eval evaluator, output shapes) of the program on inputs of `kinds`: an instance of the
+    program's symbolic trace when one holds for them (no tracing, see _shape_poly), else traced for them.
+    A pending plan is assembled from its ops' kernel evaluators where they all have one (_plan_parts)."""
+    try:
+        return _evaluator(program, args, leaves, tree, kinds)
+    except Exception:   # let jax.jit report whatever went wrong, with its own error
+        return None, None
+
+
+def _evaluator(program, args, leaves, tree, kinds):
+    if type(program.key) is tuple and program.key[0] == "plan":
+        assembled = _plan_parts.assemble(program.key[1], args[0], _forward_kernel)
+        if assembled is not None:
+            return assembled
+    if type(program.key) is tuple and program.key[0] == "forward" and bool not in kinds and all(
+            type(k) is not tuple or not k[2] for k in kinds):
+        # the op's abstract evaluation traced it for these inputs (its Python booleans stay constants there,
+        # its arrays are strong-typed: only then is the jaxpr the kernel's)
+        made = _shape_poly.jaxpr(program.key[1:], tuple(
+            type(a) if a is None or type(a) in _SCALARS else (a.shape, a.dtype) for a in args))
+        if made is not None:
+            run = _numpy_eval.compile_jaxpr(made[0], made[1])
+            if run is not None:
+                return run, made[2]
+    if program.families is None:
+        program.families = {}
+    families = program.families.get(tree)
+    if families is None:
+        families = program.families[tree] = {}
+
+    def trace(shapes):
+        shapes = iter(shapes)
+        specs = [jax.ShapeDtypeStruct(next(shapes), k[1], weak_type=k[2]) if type(k) is tuple else a
+                 for a, k in zip(leaves, kinds)]
+        return jax.make_jaxpr(program.fn, return_shape=True)(*jax.tree_util.tree_unflatten(tree, specs))
+    found = _shape_poly.traced(families, kinds, trace)
+    if found is not None:
+        (closed, shapes), dims = found
+        run = _numpy_eval.compile_jaxpr(closed, dims)
+        if run is not None:
+            return run, shapes
+    _shape_poly.traces[0] += 1
+    closed, shapes = jax.make_jaxpr(program.fn, return_shape=True)(*args)
+    return _numpy_eval.compile_jaxpr(closed), shapes
+
+
+def _forward_kernel(sid):
+    from ._op_functions import forward_fn   # (it makes its kernels here: imported when first needed)
+    return forward_fn(*SIGNATURES[sid])
 
 
 def _numpy_allowed():
@@ -430,8 +480,10 @@ def compile(key, fn, layout=None, first_sight=False):
 def info():
     """Counters (hits, misses, compiles, compile_seconds, disk_loads, executions, evictions, numpy_runs)
     and cache sizes (entries, kernels, and cache_bytes: the resident memory their compiles added).
-    disk_loads: programs loaded from the persistent cache of an earlier run (see _warm_start); numpy_runs: kernel calls evaluated with NumPy instead of XLA (see _numpy_eval)."""
-    return dict(_stats, entries=len(_programs), kernels=len(_kernels), cache_bytes=_programs.bytes + _kernels.bytes)
+    disk_loads: programs loaded from the persistent cache of an earlier run (see _warm_start); numpy_runs: kernel calls evaluated with NumPy instead of XLA (see _numpy_eval);
+    traces: functions traced to a jaxpr for output shapes or the NumPy tier (see _shape_poly)."""
+    return dict(_stats, entries=len(_programs), kernels=len(_kernels), cache_bytes=_programs.bytes + _kernels.bytes,
+                traces=_shape_poly.traces[0])
 
 
 def clear():
@@ -442,6 +494,7 @@ def clear():
     for cache in _elsewhere:
         cache.clear()
     _recompiles.forget()
+    _shape_poly.traces[0] = 0
     for k in _stats:
         _stats[k] = 0.0 if k in _FLOAT_STATS else 0
 
