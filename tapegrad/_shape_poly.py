@@ -161,6 +161,8 @@ def eval_shape(key, kinds, fn, args):
     scalars left out of args included), through the symbolic trace of `key` when one holds. The jaxpr is
     kept for the op's kernel, whose NumPy tier then needs no trace of its own (`jaxpr`)."""
     import jax
+    if not all(isinstance(d, int) for k in kinds if type(k) is tuple for d in k[0]):
+        return jax.eval_shape(fn, *args)   # the caller's own symbols (tapegrad.export's dynamic dims)
     where = (key, tuple(len(k[0]) if type(k) is tuple else k for k in kinds))
     families = _eval_families.get(where)
     if families is None:

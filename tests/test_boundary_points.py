@@ -43,6 +43,9 @@ KNOWN = {
                           "flash attention (PyTorch's varlen kernel) skips those keys; tapegrad skips them in the "
                           "scores, but a value there times its zero weight is still nan. Between sequences "
                           "nothing spreads (tested in test_varlen_attn.py)",
+    "sparse_addmv:1": "a compressed matrix with no stored element: PyTorch's addmv returns the input as it is, "
+                      "unbroadcast ((1,) for a (3, 4) matrix), resizing its output with a deprecation warning; "
+                      "tapegrad broadcasts it as for any other matrix (the (3,) a dense addmv gives)",
     # ties: which element (or index) gets the value or the gradient
     "adaptive_max_pool:0": "ties and NaN in a window: PyTorch sends the gradient to one argmax (NaN counts as the max), tapegrad's differs",
     "max_pool:0": "ties and NaN/inf in overlapping windows: PyTorch's argmax per window differs from tapegrad's",
