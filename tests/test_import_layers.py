@@ -8,24 +8,6 @@ import sys
 
 ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tapegrad")
 
-# Cycles left on purpose: reason -> the modules (a cycle found must lie inside one of these sets). None
-# may hold a core module (tapegrad/_*.py, tapegrad.autograd, tapegrad._ops, tapegrad.optim) but
-# _nn_functions, which only re-exports nn's functions at top level (torch.kl_div...), above nn.
-ALLOWED_CYCLES = {
-    # nn.utils' modules call the public namespace (`import tapegrad as _tg`, as PyTorch's nn does `import
-    # torch`), and nn.modules.rnn imports nn.utils.rnn's PackedSequence while nn.utils' parametrizations
-    # subclass nn.modules' Module: breaking it moves PackedSequence below nn.utils and rewrites those calls
-    # to private modules. tapegrad/__init__ and its re-exports (_nn_functions, _compile, _dynamo) close it.
-    "top-level package and nn": (
-        "tapegrad", "tapegrad._compile", "tapegrad._compile._module", "tapegrad._dynamo", "tapegrad._dynamo.exc",
-        "tapegrad._nn_functions", "tapegrad.nn", "tapegrad.nn.modules", "tapegrad.nn.modules.rnn",
-        "tapegrad.nn.parallel", "tapegrad.nn.parallel.data_parallel", "tapegrad.nn.parallel.distributed",
-        "tapegrad.nn.utils", "tapegrad.nn.utils.parametrizations", "tapegrad.nn.utils.parametrize",
-        "tapegrad.nn.utils.prune", "tapegrad.nn.utils.rnn", "tapegrad.nn.utils.spectral_norm",
-        "tapegrad.nn.utils.weight_norm"),
-}
-
-
 def _modules():
     """Module name -> file, for every .py file of the package."""
     mods = {}
@@ -157,23 +139,11 @@ def test_the_scan_follows_lazy_names_and_parent_packages():
     assert {"tapegrad.autograd", "tapegrad.autograd._node"} <= edges["tapegrad._tensor"]
 
 
-def _core(module):
-    parts = module.split(".")
-    return len(parts) > 1 and (parts[1] in ("autograd", "_ops", "optim")
-                               or len(parts) == 2 and parts[1].startswith("_") and MODULES[module].endswith(
-                                   f"{parts[1]}.py"))
-
-
-def test_the_allowed_cycles_hold_no_core_module():
-    core = [m for allowed in ALLOWED_CYCLES.values() for m in allowed if _core(m) and m != "tapegrad._nn_functions"]
-    assert not core
-
-
 def test_no_module_level_import_cycle():
     edges = import_graph()
-    unexpected = [c for c in cycles(edges) if not any(c <= set(allowed) for allowed in ALLOWED_CYCLES.values())]
-    assert not unexpected, "module-level import cycles (an import inside a function, or moving the shared " \
-        "piece to a lower module, breaks one):\n" + "\n\n".join(_describe(c, edges) for c in unexpected)
+    found = cycles(edges)
+    assert not found, "module-level import cycles (an import inside a function, or moving the shared " \
+        "piece to a lower module, breaks one):\n" + "\n\n".join(_describe(c, edges) for c in found)
 
 
 def _module_names(module):

@@ -9,7 +9,7 @@ from ..._ops import nn_rnn as K
 from .. import init
 from .._functional.sparse import keep_mask
 from ..parameter import Parameter
-from ..utils.rnn import PackedSequence, _padded_sorted, _repack
+from .._packed_sequence import PackedSequence, _padded_sorted, _repack
 from .module import Module
 
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}

@@ -3,7 +3,12 @@ from enum import Enum, auto
 
 import numpy as np
 
-import tapegrad as _tg
+from ... import _creation as C, linalg
+from ..._functional import add, allclose, cat, matrix_exp, mv, vdot
+from ..._grad_mode import no_grad
+from ..._tensor import Tensor
+from ..._type_info import finfo
+from ...random import randn
 from .. import functional as F
 from ..modules.module import Module
 from . import parametrize
@@ -17,8 +22,8 @@ def _householder_product(A, tau):
     """PyTorch's linalg.householder_product: the first n columns of H_1 ... H_k, written in differentiable ops
     (H_i = I - tau_i v_i v_i^H, v_i the i-th column of A below the diagonal with a 1 on it)."""
     m, n = A.shape[-2], A.shape[-1]
-    rows = _tg.arange(m)
-    Q = _tg.eye(m, dtype=A.dtype).expand(*A.shape[:-2], m, m)
+    rows = C.arange(m)
+    Q = C.eye(m, dtype=A.dtype).expand(*A.shape[:-2], m, m)
     for i in range(tau.shape[-1]):
         v = A[..., :, i] * (rows > i).to(A.dtype) + (rows == i).to(A.dtype)
         Qv = (Q @ v.unsqueeze(-1))
@@ -48,14 +53,14 @@ def _geqrf(a):
 
 def _is_orthogonal(Q):
     n, k = Q.size(-2), Q.size(-1)
-    eye = _tg.eye(k, dtype=Q.dtype)
-    eps = 10.0 * n * _tg.finfo(Q.dtype).eps
-    return _tg.allclose(Q.mH @ Q, eye, atol=eps)
+    eye = C.eye(k, dtype=Q.dtype)
+    eps = 10.0 * n * finfo(Q.dtype).eps
+    return allclose(Q.mH @ Q, eye, atol=eps)
 
 
 def _make_orthogonal(A):
     """The Q of A = QR with diag(R) real and non-negative (A tall)."""
-    Q, R = _tg.linalg.qr(A)
+    Q, R = linalg.qr(A)
     return Q * R.diagonal(dim1=-2, dim2=-1).sgn().unsqueeze(-2)
 
 
@@ -84,13 +89,13 @@ class _Orthogonal(Module):
         if self.orthogonal_map in (_OrthMaps.matrix_exp, _OrthMaps.cayley):
             X = X.tril()
             if n != k:
-                X = _tg.cat([X, X.new_zeros(n, n - k).expand(*X.shape[:-2], -1, -1)], dim=-1)
+                X = cat([X, X.new_zeros(n, n - k).expand(*X.shape[:-2], -1, -1)], dim=-1)
             A = X - X.mH
             if self.orthogonal_map == _OrthMaps.matrix_exp:
-                Q = _tg.matrix_exp(A)
+                Q = matrix_exp(A)
             else:
-                eye = _tg.eye(n, dtype=A.dtype)
-                Q = _tg.linalg.solve(_tg.add(eye, A, alpha=-0.5), _tg.add(eye, A, alpha=0.5))
+                eye = C.eye(n, dtype=A.dtype)
+                Q = linalg.solve(add(eye, A, alpha=-0.5), add(eye, A, alpha=0.5))
             if n != k:
                 Q = Q[..., :k]
         else:
@@ -105,7 +110,7 @@ class _Orthogonal(Module):
         return Q
 
     def right_inverse(self, Q):
-        with _tg.no_grad():
+        with no_grad():
             return self._right_inverse(Q)
 
     def _right_inverse(self, Q):
@@ -129,15 +134,15 @@ class _Orthogonal(Module):
                 d[tau == 0.0] *= -1
                 np.fill_diagonal(a, d)
                 rows.append(a)
-            A = _tg.tensor(np.stack(rows).reshape(Q.shape), dtype=Q.dtype)
+            A = C.tensor(np.stack(rows).reshape(Q.shape), dtype=Q.dtype)
             return A.mT if transpose else A
         if n == k:
             Q = Q.clone() if _is_orthogonal(Q) else _make_orthogonal(Q)
         else:
-            N = _tg.randn(*(Q.size()[:-2] + (n, n - k)), dtype=Q.dtype)
-            Q = _make_orthogonal(_tg.cat([Q, N], dim=-1))
+            N = randn(*(Q.size()[:-2] + (n, n - k)), dtype=Q.dtype)
+            Q = _make_orthogonal(cat([Q, N], dim=-1))
         self.base = Q
-        neg_id = _tg.zeros_like(Q_init)
+        neg_id = C.zeros_like(Q_init)
         neg_id.diagonal(dim1=-2, dim2=-1).fill_(-1.0)
         return neg_id
 
@@ -145,7 +150,7 @@ class _Orthogonal(Module):
 def orthogonal(module, name="weight", orthogonal_map=None, *, use_trivialization=True):
     """Parametrize `name` as an orthogonal matrix (or batch of them), as PyTorch's."""
     weight = getattr(module, name, None)
-    if not isinstance(weight, _tg.Tensor):
+    if not isinstance(weight, Tensor):
         raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
     if weight.ndim < 2:
         raise ValueError(f"Expected a matrix or batch of matrices. Got a tensor of {weight.ndim} dimensions.")
@@ -192,10 +197,10 @@ class _SpectralNorm(Module):
 
     def _power_method(self, weight_mat, n_power_iterations):
         # u and v are updated in place (PyTorch's out=), so their values are kept as buffers
-        with _tg.no_grad():
+        with no_grad():
             for _ in range(n_power_iterations):
-                self._u = F.normalize(_tg.mv(weight_mat, self._v), dim=0, eps=self.eps, out=self._u)
-                self._v = F.normalize(_tg.mv(weight_mat.H, self._u), dim=0, eps=self.eps, out=self._v)
+                self._u = F.normalize(mv(weight_mat, self._v), dim=0, eps=self.eps, out=self._u)
+                self._v = F.normalize(mv(weight_mat.H, self._u), dim=0, eps=self.eps, out=self._v)
 
     def forward(self, weight):
         if weight.ndim == 1:
@@ -205,7 +210,7 @@ class _SpectralNorm(Module):
             self._power_method(weight_mat, self.n_power_iterations)
         u = self._u.clone()
         v = self._v.clone()
-        sigma = _tg.vdot(u, _tg.mv(weight_mat, v))
+        sigma = vdot(u, mv(weight_mat, v))
         return weight / sigma
 
     def right_inverse(self, value):
@@ -220,7 +225,7 @@ def _default_dim(module):
 def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=None):
     """Divide `name` by its largest singular value, estimated by power iteration (u, v kept as buffers)."""
     weight = getattr(module, name, None)
-    if not isinstance(weight, _tg.Tensor):
+    if not isinstance(weight, Tensor):
         raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
     if dim is None:
         dim = _default_dim(module)

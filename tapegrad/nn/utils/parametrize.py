@@ -6,7 +6,8 @@ holds a property per parametrized tensor; `module.parametrizations[name]` is a P
 """
 from contextlib import contextmanager
 
-import tapegrad as _tg
+from ..._grad_mode import no_grad
+from ..._tensor import Tensor
 from ..modules.container import ModuleDict, ModuleList
 from ..parameter import Parameter
 
@@ -42,21 +43,21 @@ class ParametrizationList(ModuleList):
         super().__init__(modules)
         self.unsafe = unsafe
         new = original
-        with _tg.no_grad():
+        with no_grad():
             for module in reversed(list(self)):
                 if hasattr(module, "right_inverse"):
                     try:
                         new = module.right_inverse(new)
                     except NotImplementedError:
                         pass   # as PyTorch: a right_inverse that cannot run counts as the identity here
-        self.is_tensor = isinstance(new, _tg.Tensor)
+        self.is_tensor = isinstance(new, Tensor)
         if not self.is_tensor and not isinstance(new, (list, tuple)):
             raise ValueError("'right_inverse' must return a Tensor or a Sequence of tensors (list, tuple...). "
                              f"Got {type(new).__name__}")
         self.ntensors = 1 if self.is_tensor else len(new)
         if self.is_tensor:
             if new is not original:
-                with _tg.no_grad():
+                with no_grad():
                     original.copy_(new)
             _register(self, "original", original)
         else:
@@ -66,7 +67,7 @@ class ParametrizationList(ModuleList):
                 _register(self, f"original{i}", value)
 
     def right_inverse(self, value):
-        with _tg.no_grad():
+        with no_grad():
             for module in reversed(list(self)):
                 if not hasattr(module, "right_inverse"):
                     raise RuntimeError(f"parametrization {type(module).__name__} does not implement right_inverse. "
@@ -142,13 +143,13 @@ def remove_parametrizations(module, tensor_name, leave_parametrized=True):
     if parametrizations.is_tensor:
         original = parametrizations.original
         if leave_parametrized:
-            with _tg.no_grad():
+            with no_grad():
                 original.copy_(getattr(module, tensor_name))
     else:
         if not leave_parametrized:
             raise ValueError("Cannot leave unparametrized (`leave_parametrized=False`) a tensor that is "
                              "parametrized in terms of a sequence of tensors.")
-        with _tg.no_grad():
+        with no_grad():
             t = getattr(module, tensor_name)
         original = Parameter(t.detach(), parametrizations.original0.requires_grad) \
             if isinstance(parametrizations.original0, Parameter) else t.detach()

@@ -10,7 +10,10 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-import tapegrad as _tg
+from ..._creation import ones_like, tensor
+from ..._dtypes import float64
+from ..._functional import cat
+from ...random import rand
 
 __all__ = ["BasePruningMethod", "Identity", "RandomUnstructured", "L1Unstructured", "RandomStructured",
            "LnStructured", "CustomFromMask", "identity", "random_unstructured", "l1_unstructured",
@@ -44,7 +47,7 @@ class BasePruningMethod(ABC):
             importance_scores = orig
         elif tuple(importance_scores.shape) != tuple(orig.shape):
             raise ValueError(f"importance_scores should have the same shape as parameter {name} of {module}")
-        mask = method.compute_mask(importance_scores, default_mask=_tg.ones_like(orig))
+        mask = method.compute_mask(importance_scores, default_mask=ones_like(orig))
         module.register_parameter(name + "_orig", orig)
         del module._parameters[name]
         module.register_buffer(name + "_mask", mask)
@@ -54,7 +57,7 @@ class BasePruningMethod(ABC):
 
     def prune(self, t, default_mask=None, importance_scores=None):
         scores = t if importance_scores is None else importance_scores
-        default_mask = _tg.ones_like(t) if default_mask is None else default_mask
+        default_mask = ones_like(t) if default_mask is None else default_mask
         return t * self.compute_mask(scores, default_mask=default_mask)
 
     def remove(self, module):
@@ -75,7 +78,7 @@ def _host(t):
 
 
 def _mask_like(default_mask, values):
-    return _tg.tensor(values, dtype=default_mask.dtype, device=default_mask.device)
+    return tensor(values, dtype=default_mask.dtype, device=default_mask.device)
 
 
 def _validate_amount(amount):
@@ -120,7 +123,7 @@ class RandomUnstructured(BasePruningMethod):
 
     def compute_mask(self, t, default_mask):
         k = _nparams_to_prune(self.amount, t.numel())
-        scores = _host(_tg.rand(t.numel(), dtype=_tg.float64))
+        scores = _host(rand(t.numel(), dtype=float64))
         return _mask_like(default_mask, _host(default_mask) * _keep_all_but(-scores, k).reshape(t.shape))
 
     @classmethod
@@ -164,7 +167,7 @@ class RandomStructured(BasePruningMethod):
         k = _nparams_to_prune(self.amount, size)
         if k == 0:
             return default_mask
-        scores = _host(_tg.rand(size, dtype=_tg.float64))
+        scores = _host(rand(size, dtype=float64))
         return _structured_mask(t, self.dim, np.argsort(-scores, kind="stable")[:size - k], default_mask)
 
     @classmethod
@@ -244,12 +247,12 @@ def global_unstructured(parameters, pruning_method, importance_scores=None, **kw
     parameters = list(parameters)
     importance_scores = importance_scores or {}
     scores = [importance_scores.get((m, n), getattr(m, n)) for m, n in parameters]
-    flat = _tg.cat([s.detach().reshape(-1) for s in scores])
+    flat = cat([s.detach().reshape(-1) for s in scores])
     method = pruning_method(**kwargs)
     if method.PRUNING_TYPE != "unstructured":
         raise TypeError('Only "unstructured" PRUNING_TYPE supported for the `pruning_method`. '
                         f"Found method {pruning_method} of type {method.PRUNING_TYPE}")
-    mask = method.compute_mask(flat, default_mask=_tg.ones_like(flat))
+    mask = method.compute_mask(flat, default_mask=ones_like(flat))
     start = 0
     for (module, name), s in zip(parameters, scores):
         n = s.numel()

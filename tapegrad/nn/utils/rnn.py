@@ -4,56 +4,21 @@ Lengths live on the host (PyTorch requires them on the CPU too); every move of d
 index tensor computed from them, so the recorded ops depend on the shapes only (the packed length
 sum(lengths)), not on where each sequence ends.
 """
-from collections import namedtuple
-
 import numpy as np
 
-import tapegrad as _tg
+from ..._creation import full, tensor
+from ..._functional import cat, stack
+from ..._tensor import Tensor
+from .._packed_sequence import PackedSequence, _packed_rows, _padded_sorted, _repack
 
 __all__ = ["PackedSequence", "pack_padded_sequence", "pad_packed_sequence", "pad_sequence", "pack_sequence",
            "unpad_sequence", "unpack_sequence"]
 
 
-class PackedSequence(namedtuple("PackedSequence", ["data", "batch_sizes", "sorted_indices", "unsorted_indices"])):
-    """Sequences packed time step by time step: `data` holds, for each step, the batch entries still running."""
-
-    def __new__(cls, data, batch_sizes=None, sorted_indices=None, unsorted_indices=None):
-        if unsorted_indices is None and sorted_indices is not None:
-            unsorted_indices = _invert(sorted_indices)
-        return super().__new__(cls, data, batch_sizes, sorted_indices, unsorted_indices)
-
-    def to(self, *args, **kwargs):
-        data = self.data.to(*args, **kwargs)
-        if data is self.data:
-            return self
-        index = lambda t: None if t is None else t.to(data.device)
-        return type(self)(data, self.batch_sizes, index(self.sorted_indices), index(self.unsorted_indices))
-
-    @property
-    def is_cuda(self):
-        return self.data.is_cuda
-
-    def is_pinned(self):
-        return False
-
-
-def _invert(permutation):
-    inverse = np.empty(len(permutation), dtype=np.int64)
-    inverse[np.asarray(permutation.tolist())] = np.arange(len(permutation))
-    return _tg.tensor(inverse)
-
-
 def _host_lengths(lengths):
-    if isinstance(lengths, _tg.Tensor):
+    if isinstance(lengths, Tensor):
         return np.asarray(lengths.tolist(), dtype=np.int64).reshape(-1)
     return np.asarray(lengths, dtype=np.int64).reshape(-1)
-
-
-def _packed_rows(sorted_lengths, batch):
-    """Row (t * batch + b) of the time-major padded tensor for each packed element, in packed order."""
-    steps = np.arange(int(sorted_lengths[0]))[:, None]
-    valid = steps < sorted_lengths[None, :]
-    return (steps * batch + np.arange(batch)[None, :])[valid], valid
 
 
 def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True):
@@ -67,7 +32,7 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
         order = np.arange(len(lengths))
     else:
         order = np.argsort(-lengths, kind="stable")
-        sorted_indices = _tg.tensor(order)
+        sorted_indices = tensor(order)
         input = input.index_select(0 if batch_first else 1, sorted_indices.to(input.device))
     if batch_first:
         input = input.transpose(0, 1)
@@ -84,34 +49,7 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
                            f"{input.shape[0]} < {sorted_lengths[0]}. Pad the input to the longest sequence.")
     rows, valid = _packed_rows(sorted_lengths, batch)
     data = _repack(input, rows)
-    return PackedSequence(data, _tg.tensor(valid.sum(1)), sorted_indices, None)
-
-
-def _padded_sorted(sequence, padding_value=0.0, total_length=None):
-    """The packed data as a time-major padded tensor in sorted batch order, with its (T, B) validity mask
-    and the padded rows the packed elements came from."""
-    data, batch_sizes = sequence.data, np.asarray(sequence.batch_sizes.tolist(), dtype=np.int64)
-    batch, max_len = int(batch_sizes[0]), len(batch_sizes)
-    sorted_lengths = (batch_sizes[:, None] > np.arange(batch)[None, :]).sum(0)
-    if total_length is not None:
-        if total_length < max_len:
-            raise ValueError("Expected total_length to be at least the length of the longest sequence in input, "
-                             f"but got total_length={total_length} and max sequence length being {max_len}")
-        max_len = total_length
-    rows, valid = _packed_rows(sorted_lengths, batch)
-    # Each padded row reads its packed element, or the extra padding row at the end of `data`.
-    source = np.full(max_len * batch, len(rows), dtype=np.int64)
-    source[rows] = np.arange(len(rows))
-    pad_row = _tg.full((1, *data.shape[1:]), padding_value, dtype=data.dtype, device=data.device)
-    padded = _tg.cat([data, pad_row]).index_select(0, _tg.tensor(source, device=data.device))
-    valid = np.pad(valid, ((0, max_len - valid.shape[0]), (0, 0)))
-    return padded.reshape(max_len, batch, *data.shape[1:]), sorted_lengths, valid, rows
-
-
-def _repack(padded, rows):
-    """Time-major padded (T, B, *) back to packed data, the inverse gather of `_padded_sorted`."""
-    flat = padded.reshape(padded.shape[0] * padded.shape[1], *padded.shape[2:])
-    return flat.index_select(0, _tg.tensor(rows, device=padded.device))
+    return PackedSequence(data, tensor(valid.sum(1)), sorted_indices, None)
 
 
 def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_length=None):
@@ -121,13 +59,13 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
         lengths = lengths[np.asarray(sequence.unsorted_indices.tolist(), dtype=np.int64)]
     if batch_first:
         padded = padded.transpose(0, 1)
-    return padded, _tg.tensor(lengths)
+    return padded, tensor(lengths)
 
 
 def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="right"):
     if padding_side not in ("left", "right"):
         raise ValueError(f"Expected padding_side to be one of left or right, but got {padding_side}.")
-    if isinstance(sequences, _tg.Tensor):
+    if isinstance(sequences, Tensor):
         sequences = sequences.unbind(0)
     sequences = list(sequences)
     if not sequences:
@@ -135,9 +73,9 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
     max_len = max(s.shape[0] for s in sequences)
     padded = []
     for s in sequences:
-        fill = _tg.full((max_len - s.shape[0], *s.shape[1:]), padding_value, dtype=s.dtype, device=s.device)
-        padded.append(_tg.cat([s, fill] if padding_side == "right" else [fill, s]))
-    return _tg.stack(padded, 0 if batch_first else 1)
+        fill = full((max_len - s.shape[0], *s.shape[1:]), padding_value, dtype=s.dtype, device=s.device)
+        padded.append(cat([s, fill] if padding_side == "right" else [fill, s]))
+    return stack(padded, 0 if batch_first else 1)
 
 
 def unpad_sequence(padded_sequences, lengths, batch_first=False):
@@ -147,7 +85,7 @@ def unpad_sequence(padded_sequences, lengths, batch_first=False):
 
 
 def pack_sequence(sequences, enforce_sorted=True):
-    lengths = _tg.tensor([s.shape[0] for s in sequences])
+    lengths = tensor([s.shape[0] for s in sequences])
     return pack_padded_sequence(pad_sequence(sequences), lengths, enforce_sorted=enforce_sorted)
 
 

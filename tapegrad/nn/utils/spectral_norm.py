@@ -1,7 +1,8 @@
 """PyTorch's legacy torch.nn.utils.spectral_norm: `<name>_orig` parameter, `<name>_u`/`<name>_v` buffers and a
 forward pre-hook dividing the weight by its largest singular value from power iteration (training mode only
 updates u and v)."""
-import tapegrad as _tg
+from ..._functional import dot, mv
+from ..._grad_mode import no_grad
 from .. import functional as F
 from ..parameter import Parameter
 
@@ -32,17 +33,17 @@ class SpectralNorm:
         v = getattr(module, self.name + "_v")
         weight_mat = self.reshape_weight_to_matrix(weight)
         if do_power_iteration:
-            with _tg.no_grad():   # u and v are written in place: the buffers keep the estimate
+            with no_grad():   # u and v are written in place: the buffers keep the estimate
                 for _ in range(self.n_power_iterations):
-                    v = F.normalize(_tg.mv(weight_mat.t(), u), dim=0, eps=self.eps, out=v)
-                    u = F.normalize(_tg.mv(weight_mat, v), dim=0, eps=self.eps, out=u)
+                    v = F.normalize(mv(weight_mat.t(), u), dim=0, eps=self.eps, out=v)
+                    u = F.normalize(mv(weight_mat, v), dim=0, eps=self.eps, out=u)
                 u = u.clone()
                 v = v.clone()
-        sigma = _tg.dot(u, _tg.mv(weight_mat, v))
+        sigma = dot(u, mv(weight_mat, v))
         return weight / sigma
 
     def remove(self, module):
-        with _tg.no_grad():
+        with no_grad():
             weight = self.compute_weight(module, do_power_iteration=False)
         delattr(module, self.name)
         delattr(module, self.name + "_u")
@@ -62,7 +63,7 @@ class SpectralNorm:
         weight = module._parameters[name]
         if weight is None:
             raise ValueError(f"`SpectralNorm` cannot be applied as parameter `{name}` is None")
-        with _tg.no_grad():
+        with no_grad():
             weight_mat = fn.reshape_weight_to_matrix(weight)
             h, w = weight_mat.size()
             u = F.normalize(weight.new_empty(h).normal_(0, 1), dim=0, eps=fn.eps)
