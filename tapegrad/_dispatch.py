@@ -172,10 +172,9 @@ def _record(op, static, sig, values, args, kinds):
     plan = sig.plans.get(diff)
     if plan is None:
         plan = sig.plans[diff] = _saved.plan(op, static, sig.cast, diff, values, kinds)
-    needed, bsig, mask = plan
+    needed, bsig, mask, saves = plan
     checks = []
     saved = []
-    saves = False
     for i, keep in enumerate(needed):
         if keep:
             t = args[i]
@@ -188,7 +187,6 @@ def _record(op, static, sig, values, args, kinds):
                     counter = t._storage.counter
                     checks.append((counter, counter.value, i))
             saved.append(values[i] if not _graph_hooks or not isinstance(t, Tensor) else _packed(t))
-            saves = True
         else:
             saved.append(None)
     node = op.node_class_for(static, kinds)(op, saved, edges, sig.avals, bsig, checks, saves, mask)

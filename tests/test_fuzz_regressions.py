@@ -375,6 +375,26 @@ def test_setitem_on_a_no_grad_view_of_a_leaf_names_the_no_grad_view(torch, index
     _same_error(build, torch)
 
 
+@pytest.mark.parametrize("code", [
+    "x * 2", "2 * x", "x / 4", "3 - x", "x - 1", "x + 1", "x.select(0, 1)", "x[1:]", "x.narrow(0, 0, 1)",
+    "x.pow(2)", "x ** 2", "x.exp()", "x.sin()", "x.sum()", "x.mean()", "x.clamp(min=0.5)", "x.neg()",
+    "x.unsqueeze(0)", "x.view(2, 1)", "x.expand(3, 2)", "x.clone()", "x.abs()", "x * x", "x.double()",
+])
+def test_second_backward_without_retain_graph_fails_where_torch_freed_saved_tensors(torch, code):
+    # nodes that keep only plain values (an index, add's alpha) free nothing: a second backward works
+    def build(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = eval(code, {"x": x}).sum()
+        y.backward()
+        try:
+            y.backward()
+        except RuntimeError as e:
+            return "raised: " + str(e).split(".")[0]
+        return x.grad.tolist()
+    ours, theirs = both(build)
+    assert ours == theirs
+
+
 @pytest.mark.parametrize("create_graph", [False, True])
 def test_autograd_grad_runs_only_the_nodes_on_a_path_to_its_inputs(torch, create_graph):
     # t1's amax node saved t1, which add_ then changed: PyTorch never runs that node for grad(t1, [t3])

@@ -113,7 +113,7 @@ def _node(prog, k, spec, inputs, edges, checks, kinds):
     plan = prog.plans[k]
     if plan is None:
         plan = prog.plans[k] = _saved.plan(op_k, (), None, diff, inputs, kinds)
-    needed, sig, mask = plan
+    needed, sig, mask, _ = plan   # a recorded backward frees what it keeps, whatever the formula
     saved = [v if keep else None for v, keep in zip(inputs, needed)]
     node_edges = [None] * len(inputs)
     for i in diff:

@@ -9,6 +9,7 @@ import functools
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .._op_functions import pure_fn
 
@@ -19,6 +20,8 @@ except ImportError:  # pragma: no cover
 
 _plans = {}
 _needed = {}
+_scalars_read = {}
+_SCALARS = (bool, int, float, complex)
 
 
 def vjp_fn(op, static, cast, diff, nargs):
@@ -83,8 +86,27 @@ def plan(op, static, cast, diff, values, kinds):
         # and Python scalars where PyTorch wraps them into tensors.
         mask = tuple((type(k) is tuple or (op.wraps_scalars and k is not type(None)))
                      and (op.diff is None or i in op.diff) for i, k in enumerate(kinds))
-        p = _plans[key] = (needed, sid, mask)
+        p = _plans[key] = (needed, sid, mask, _frees(op, static, cast, diff, values, kinds, dkey, needed))
     return p
+
+
+def _frees(op, static, cast, diff, values, kinds, dkey, needed):
+    """Whether a backward without retain_graph frees what the node keeps, as PyTorch frees its saved
+    tensors: a kept tensor, or a Python scalar that PyTorch wraps into a tensor (mul, div) and whose
+    derivative reads it. Scalars saved as plain values (add's alpha, a select's index) are not freed, so
+    a second backward through such nodes works as in PyTorch."""
+    if any(keep and type(k) is tuple for keep, k in zip(needed, kinds)):
+        return True
+    scalars = [i for i, (keep, k) in enumerate(zip(needed, kinds)) if keep and k in _SCALARS]
+    if not (op.wraps_scalars and scalars):
+        return False
+    read = _scalars_read.get(dkey)
+    if read is None:
+        try:
+            read = _scalars_read[dkey] = _analyse(op, static, cast, diff, values, scalars_traced=True)
+        except Exception:   # a formula that needs the scalar's value while tracing: counted as read
+            read = _scalars_read[dkey] = tuple(True for _ in values)
+    return any(read[i] for i in scalars)
 
 
 def intern(sig):
@@ -104,8 +126,12 @@ def kept_positions(sid):
     return tuple(i for i, p in enumerate(SIGNATURES[sid][4]) if p is None)
 
 
-def _analyse(op, static, cast, diff, values):
-    args = [jax.ShapeDtypeStruct(v.shape, v.dtype) if hasattr(v, "dtype") else v for v in values]
+def _analyse(op, static, cast, diff, values, scalars_traced=False):
+    """Which arguments the VJP reads. Python scalars stay concrete and count as read (they are cheap and
+    always kept), unless scalars_traced: then they are traced too, as weakly typed 0-d values."""
+    args = [jax.ShapeDtypeStruct(v.shape, v.dtype) if hasattr(v, "dtype") else
+            jax.ShapeDtypeStruct((), np.dtype(type(v)), weak_type=True) if scalars_traced and type(v) in _SCALARS
+            else v for v in values]
     if _missing_derivative(op, static) is not None:
         return tuple(False for _ in values)   # a backward that only raises reads nothing
     if dce_jaxpr is None:
@@ -119,7 +145,6 @@ def _analyse(op, static, cast, diff, values):
         full = list(args)
         for i, a in zip(traced, arrays):
             full[i] = a
-        # Python scalars stay concrete: they are cheap and always kept.
         return backward(full, cts)
 
     closed = jax.make_jaxpr(bwd_on_arrays)([args[i] for i in traced], cts)
