@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import tapegrad
-from conftest import assert_close
+from conftest import assert_close, raised
 
 warnings.filterwarnings("ignore", message=".*beta state.*")
 M = np.array([[1., 0, 2, 0], [0, 0, 3, 4], [5, 0, 0, 0]])
@@ -42,14 +42,6 @@ def test_one_addmv_node_values_and_gradients(torch, layout, case):
         assert_close(a, b)
 
 
-def _raised(lib, call):
-    try:
-        call(lib)
-    except Exception as e:  # noqa: BLE001 -- the oracle's exception is what is compared
-        return type(e), str(e)
-    return None
-
-
 @pytest.mark.parametrize("case", ["coo", "bsc", "dtypes"])
 def test_refusals_as_torch(torch, case):
     def call(lib):
@@ -58,7 +50,7 @@ def test_refusals_as_torch(torch, case):
                "dtypes": lambda: d.to_sparse_csr()}[case]()
         v = lib.ones(mat.shape[1], dtype=lib.float32 if case == "dtypes" else lib.float64)
         lib.addmv(lib.zeros(mat.shape[0], dtype=lib.float64), mat, v)
-    ours, theirs = _raised(tapegrad, call), _raised(torch, call)
+    ours, theirs = raised(lambda: call(tapegrad)), raised(lambda: call(torch))
     assert theirs is not None and ours[0] is theirs[0]
     key = theirs[1].split(". ")[0].split(" This could")[0]
     assert key in ours[1]
@@ -84,6 +76,6 @@ def test_bsr_matrix_one_node_and_dense_gradient(torch):
 
 
 def test_bsr_matrix_refuses_the_vectors_gradient_as_torch(torch):
-    ours, theirs = _raised(tapegrad, lambda lib: _bsr(lib, True)), _raised(torch, lambda lib: _bsr(lib, True))
+    ours, theirs = raised(lambda: _bsr(tapegrad, True)), raised(lambda: _bsr(torch, True))
     assert ours[0] is theirs[0] is RuntimeError
     assert theirs[1] in ours[1]
