@@ -70,6 +70,7 @@ class _Local(threading.local):
     loading = 0  # disk hits whose compile event has not come yet
     resident = None  # resident bytes when the program being called was handed to XLA
     current = None   # the Program being called
+    replaying = False   # replaying a worker's compile events: the job's own measure was charged
 
 
 _local = _Local()
@@ -126,9 +127,14 @@ def _charge(program, nbytes=None):
     if not _runtime_started[0]:   # the process's first compile also sets XLA's runtime up (~30 MB here)
         _runtime_started[0] = True
         return
-    if program is not None and program.owner is not None and nbytes > 0:
+    if program is not None and program.owner is not None and not _local.replaying:
         cache, key = program.owner
-        cache.charge(key, nbytes)
+        cache.charge(key, max(nbytes, MIN_COMPILE_BYTES))
+
+
+# What a compile is charged at least: its executable stays resident, but when the allocator hands it pages
+# an earlier free returned, resident memory does not grow and the measure reads nothing.
+MIN_COMPILE_BYTES = 64 << 10
 
 
 monitoring.register_event_listener(_on_event)
@@ -233,16 +239,18 @@ class Program:
                 return out
             job.wait()
         jobs[self.shapes] = _COLLECTED
-        if self.owner is not None and job.bytes > 0:
-            self.owner[0].charge(self.owner[1], job.bytes)
+        if self.owner is not None:
+            self.owner[0].charge(self.owner[1], max(job.bytes, MIN_COMPILE_BYTES))
         _local.active += 1
         outer, _local.current = _local.current, self
+        _local.replaying = True
         try:
             for listener, event in job.events:   # as if this thread had compiled
                 listener(*event)
         finally:
             _local.active -= 1
             _local.current = outer
+            _local.replaying = False
         return _COMPILE
 
 
