@@ -14,6 +14,8 @@ import weakref
 
 import jax
 
+from ._equation import Pending
+
 _journal = []           # (storage ref, value before the write, version before the write)
 _settle_at = [256]      # journal length at which committed entries are dropped
 
@@ -31,9 +33,8 @@ def journal(storage, previous, version):
 
 
 def _uncommitted(storage):
-    from ._lazy import Pending, done
     raw = storage._raw
-    return type(raw) is Pending and not done(raw)
+    return type(raw) is Pending and raw.value is None
 
 
 def settle():

@@ -318,6 +318,8 @@ def _set_results(node, indices, values):
 
 def forget_inputs(node):
     """Drop an equation's forward inputs when every output is computed or no longer referenced."""
+    if node.args is None:
+        return
     for ref in node.outs:
         p = ref()
         if p is not None and p.value is None:

@@ -80,6 +80,9 @@ class Tensor:
         return self._storage._raw if self._view is None else self._view_value()
 
     def _view_value(self):
+        info = self._view
+        if info.version == self._storage.version:
+            return info.value   # the value read since the storage's last write (_views.read keeps it)
         from ._views import read
         return read(self)
 
