@@ -14,6 +14,14 @@ def free_port():
         return s.getsockname()[1]
 
 
+def oracle_aborted(error):
+    """Whether a torchrun launch failed because PyTorch's own gloo ranks aborted as they exited ("terminate
+    called without an active exception", SIGABRT, exit code -6): the oracle crashed, not tapegrad. Such a
+    launch is run once more; a second crash fails the test."""
+    text = str(error)
+    return "SIGABRT" in text or "exitcode: -6" in text
+
+
 @contextlib.contextmanager
 def one_process_group(*modules):
     """torch, with `modules` (torch.distributed.* names) imported and a one-process group running."""
