@@ -8,7 +8,6 @@ checked against plain PyTorch autograd in this process.
 """
 import json
 import os
-import socket
 import subprocess
 import sys
 
@@ -16,6 +15,7 @@ import numpy as np
 import pytest
 
 import tapegrad
+from _gloo import finish_oracle, free_port
 from conftest import require
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -97,7 +97,7 @@ def test_one_worker_calls_itself():
     """world_size 1 in this process: calls, RRefs and distributed autograd over the loopback to itself."""
     torch = require("torch")
     rpc, dist_autograd = tapegrad.distributed.rpc, tapegrad.distributed.autograd
-    options = rpc.TensorPipeRpcBackendOptions(init_method=f"tcp://127.0.0.1:{_free_port()}", num_worker_threads=4)
+    options = rpc.TensorPipeRpcBackendOptions(init_method=f"tcp://127.0.0.1:{free_port()}", num_worker_threads=4)
     rpc.init_rpc("solo", rank=0, world_size=1, rpc_backend_options=options)
     try:
         with pytest.raises(RuntimeError, match="RPC is already initialized"):
@@ -126,16 +126,10 @@ def test_one_worker_calls_itself():
 
 # ---- three workers, against torchrun with PyTorch's RPC -----------------------------------------
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _launch(launcher, out, lib):
     env = dict(os.environ, DIST_LIB=lib, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
                OMP_NUM_THREADS="1", JAX_PLATFORMS="cpu")
-    cmd = [sys.executable, "-m", launcher, "--nproc-per-node", "3", "--master-port", str(_free_port()), WORKER, out]
+    cmd = [sys.executable, "-m", launcher, "--nproc-per-node", "3", "--master-port", str(free_port()), WORKER, out]
     return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             start_new_session=True)
 
@@ -159,7 +153,8 @@ def runs(tmp_path_factory):
     ours = _launch("tapegrad.distributed.run", ours_dir, "tapegrad")
     theirs = _launch("torch.distributed.run", theirs_dir, "torch")
     try:
-        return _finish(ours, ours_dir), _finish(theirs, theirs_dir)
+        return _finish(ours, ours_dir), finish_oracle(_finish, theirs, theirs_dir,
+                                                      lambda d: _launch("torch.distributed.run", d, "torch"))
     finally:
         for proc in (ours, theirs):
             if proc.poll() is None:
