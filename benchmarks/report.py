@@ -191,6 +191,21 @@ def notes(results):
     return "\n".join(lines)
 
 
+def misses(results):
+    """Why each missed target is missed (catalog.WHY_MISSED), under the figures that say by how much."""
+    lines = []
+    for res in results:
+        w = catalog.BY_ID.get(res["id"])
+        if w is None:
+            continue
+        for m in w.measures:
+            e = res["measures"].get(m.id, {})
+            if e.get("met") is False and e.get("ratio") is not None:
+                why = catalog.WHY_MISSED.get((w.id, m.id), "not yet analysed")
+                lines.append(f"- `{w.id}` {m.id}: {fmt_ratio(m, e)} against {m.target.describe()}: {why}")
+    return "\n".join(lines)
+
+
 def device_markdown(data):
     m = data["meta"]
     head = (f"Device `{m['device']}` ({m['cpu']}, {m['cores']} usable cores; JAX device `{m['jax_device']}`), "
@@ -199,6 +214,9 @@ def device_markdown(data):
     parts = [head, "", "Times in ms (steady rows: median per step; others: the whole measure); "
              "`(N c)`: XLA compiles during the measure, counted from JAX's own compile events.", "",
              table(data["workloads"])]
+    missed = misses(data["workloads"])
+    if missed:
+        parts += ["", "Why the missed targets are missed:", "", missed]
     extra = notes(data["workloads"])
     if extra:
         parts += ["", extra]
