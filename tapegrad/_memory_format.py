@@ -126,18 +126,12 @@ def keep_layout(grad, var):
     """grad laid out with var's strides when var is non-overlapping and dense (channels_last, a transposed
     leaf), else contiguous, as PyTorch's AccumulateGrad lays out a leaf's first gradient."""
     from ._overlap import _dense
+    from ._views import contiguous_strides
     shape, strides = tuple(var.shape), var.stride()
     if not _dense(shape, strides):
         return grad
     order = tuple(sorted(range(len(shape)), key=lambda d: -strides[d]))   # outermost first (stable for ties)
-    if all(shape[d] == 1 or strides[d] == s for d, s in zip(range(len(shape)), _contiguous(shape))):
+    if all(shape[d] == 1 or strides[d] == s for d, s in enumerate(contiguous_strides(shape))):
         return grad
     return _relaid(grad, order)
 
-
-def _contiguous(shape):
-    strides, step = [], 1
-    for n in reversed(shape):
-        strides.append(step)
-        step *= max(n, 1)
-    return strides[::-1]

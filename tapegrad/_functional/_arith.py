@@ -304,11 +304,10 @@ isfinite = _unary(E.isfinite)
 isinf = _unary(E.isinf)
 
 
-def _real_only(op, message):
+def _real_only(op, message, error=RuntimeError):
     def f(input, *, out=None):
         if input.is_complex():
-            raise (NotImplementedError if op is E.signbit else RuntimeError)(
-                f"{message} Apply it to .real and .imag separately.")
+            raise error(f"{message} Apply it to .real and .imag separately.")
         return _apply(op, input)
     f.__name__ = op.name
     return f
@@ -316,7 +315,7 @@ def _real_only(op, message):
 
 isposinf = _real_only(E.isposinf, "isposinf does not support complex inputs.")
 isneginf = _real_only(E.isneginf, "isneginf does not support complex inputs.")
-signbit = _real_only(E.signbit, "signbit is not implemented for complex tensors.")
+signbit = _real_only(E.signbit, "signbit is not implemented for complex tensors.", NotImplementedError)
 deg2rad = _real_only(E.deg2rad, "deg2rad is not supported for complex tensors.")
 rad2deg = _real_only(E.rad2deg, "rad2deg is not supported for complex tensors.")
 

@@ -15,7 +15,7 @@ from .._memory_format import grad_like
 from . import _chunked, _fast
 from ._hooks import checked_result, gradient_hooks, run_post_accumulate_hooks
 from ._graph import Graph, targets_of
-from ._walk import EAGER, TRACED, kernel_add, node_backward, traced_call, walk
+from ._walk import EAGER, TRACED, eager_vjp, kernel_add, traced_call, walk
 
 
 def backward_cache_info():
@@ -41,7 +41,7 @@ def _eager_calls(nodes):
         custom = _saved.SIGNATURES[sig][0].custom
         if custom is not None and custom.python:
             return nodes[i].run_python(cts, False)
-        return _programs.kernel(("vjp", sig, out_avals), lambda: node_backward(sig, out_avals))(kept, cts)
+        return eager_vjp(sig, out_avals, kept, cts)
     if not anomaly_mode.is_anomaly_enabled():
         return call
 
@@ -253,7 +253,7 @@ def _write_grads(results, leaves, nodes, hooked):
                 g = kernel_add(var._grad._value, g)
         g = _committed(g)
         if var._grad is None:
-            var._grad = Tensor._wrap(g) if var._view is None else grad_like(var, g)   # the leaf's strides
+            var._grad = grad_like(var, g)   # in the leaf's strides
         else:
             var._grad._set_value(g)
         if hooked:

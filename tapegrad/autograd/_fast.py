@@ -72,7 +72,7 @@ def try_backward(root, seed, retain_graph):
     for j, g in leaf_grads.items():
         var = seg.leaves[j].variable
         if var._grad is None:
-            var._grad = Tensor._wrap(g) if var._view is None else grad_like(var, g)   # the leaf's strides
+            var._grad = grad_like(var, g)   # in the leaf's strides
         else:
             var._grad._set_value(g)
     for (pos, k, _), g in zip(retained, retained_grads):

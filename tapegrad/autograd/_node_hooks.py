@@ -112,14 +112,13 @@ def _array(x):
 
 def _inner_grads(inner, values_ct):
     """{argument position: gradient array} of the inner node's backward for the gradient of its output."""
-    from .. import _programs
     from . import _saved
-    from ._walk import node_backward
+    from ._walk import eager_vjp
     from .graph import unpacked
     from .._lazy import resolve_all
     sig, out_avals = inner.sig, inner.avals if inner.op.nout > 1 else None   # as the graph's key has them
     kept = resolve_all([unpacked(inner.kept[k]) for k in _saved.kept_positions(sig)])
-    grads = _programs.kernel(("vjp", sig, out_avals), lambda: node_backward(sig, out_avals))(kept, [values_ct])
+    grads = eager_vjp(sig, out_avals, kept, [values_ct])
     return dict(zip(_saved.SIGNATURES[sig][3], grads))
 
 

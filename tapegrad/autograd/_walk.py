@@ -122,5 +122,10 @@ def walk(key, saved, seeds, existing, call_node, arith, hooks_for=None, node_hoo
     return results
 
 
+def eager_vjp(sig, out_avals, kept, cts):
+    """A node's VJP run as its cached kernel (the eager tier's call, and CopySlices hooks' inner node)."""
+    return _programs.kernel(("vjp", sig, out_avals), lambda: node_backward(sig, out_avals))(kept, cts)
+
+
 def traced_call(i, sig, out_avals, kept, cts):
     return node_backward(sig, out_avals)(kept, cts)
