@@ -24,7 +24,7 @@ import weakref
 import jax
 import numpy as np
 
-from . import _chunks, _faults, _programs, _shape_poly
+from . import _chunks, _faults, _host_values, _programs, _shape_poly
 from ._op_functions import forward_fn, pure_fn
 from ._equation import SIGNATURES, Equation, Pending, forward_signature  # noqa: F401 (the IR, re-exported)
 
@@ -90,9 +90,17 @@ def resolve(v):
     if type(v) is not Pending:
         return v
     if v.value is not None:
-        return v.value
+        return computed(v)
     value = run_plan(Plan([v]))[0]
     _set_results(v.node, (v.index,), (value,))
+    return value
+
+
+def computed(p):
+    """A computed Pending's value as a device array (one handed on by an op-by-op run is converted once)."""
+    value = p.value
+    if type(value) is _host_values.HostArray:
+        value = p.value = _host_values.on_device(value)
     return value
 
 
@@ -154,7 +162,7 @@ class Plan:
                     if a.value is None:
                         codes.append((position[a.node], a.index))
                         continue
-                    a = a.value
+                    a = computed(a)
                     t = type(a)
                 if a is None:
                     codes.append(None)
@@ -195,9 +203,11 @@ class Plan:
     def evaluate(self, inputs, call=None):
         return evaluate(self.key, inputs, call)
 
-    def run(self, count=True):
+    def run(self, count=True, host=False):
         """Compute the values: op by op the first time this structure is seen, compiled after.
-        count=False when the run is part of a larger lookup (a backward) that counts its own miss."""
+        count=False when the run is part of a larger lookup (a backward) that counts its own miss.
+        host=True: values computed op by op may come back as host arrays (an eager backward walks them
+        next: see _host_values)."""
         if not self.nodes:
             return [resolve_done(v) for v in self.values]
         fn = None
@@ -211,13 +221,14 @@ class Plan:
                 self.write_back([live[code] for code in self.live])
                 return resolved
         if fn is None:
-            resolved, _, results = self.evaluate(self.inputs, call="eager")
+            with _host_values.op_by_op():
+                resolved, _, results = self.evaluate(self.inputs, call="eager")
             for n, r in zip(self.nodes, results):
                 _set_results(n, range(len(r)), r)
-            return resolved
-        resolved, live = fn(self.packed_inputs())
-        self.write_back(live)
-        return resolved
+        else:   # (a whole plan renting NumPy inside an op-by-op run gives host arrays too)
+            resolved, live = fn(self.packed_inputs())
+            self.write_back(live)
+        return resolved if host else [_host_values.on_device(v) for v in resolved]
 
     def write_back(self, live):
         for (i, k), value in zip(self.live, live):
@@ -312,7 +323,7 @@ def _set_results(node, indices, values):
         if p.storage is not None:
             s = p.storage()
             if s is not None and s._raw is p:
-                s._raw = value
+                s._raw = computed(p)
     forget_inputs(node)
 
 
@@ -335,7 +346,7 @@ def resolve_all(values):
 
 
 def resolve_done(v):
-    return v.value if type(v) is Pending else v
+    return computed(v) if type(v) is Pending else v
 
 
 def _plan_program(key):

@@ -18,7 +18,7 @@ import jax
 import numpy as np
 from jax import monitoring
 
-from . import _background, _numpy_eval, _placement, _plan_parts, _recompiles, _shape_poly
+from . import _background, _host_values, _numpy_eval, _placement, _plan_parts, _recompiles, _shape_poly
 from ._equation import SIGNATURES
 from ._lru import LRU, resident_bytes
 
@@ -180,18 +180,20 @@ class Program:
 
     def run(self, args, wait=False):
         """One execution; wait=True waits for the result even of a kernel (a profile timing it)."""
-        if self.numpy is not None and NUMPY_KERNELS[0]:   # (NumPy is synchronous: no wait)
-            if self.renting:
-                out = _run_on_numpy(self, args)
-                if out is not _COMPILE:
-                    return out
-                if self.sync:   # these shapes have paid their rent: skip the NumPy check from now on
-                    self.bought.add(self.shapes)
-                    self.renting = False
-            if self.sync and _background.enabled():
-                out = self._while_compiling(args)
-                if out is not _COMPILE:
-                    return out
+        numpy_tier = self.numpy is not None and NUMPY_KERNELS[0]   # (NumPy is synchronous: no wait)
+        if numpy_tier and self.renting:
+            out = _run_on_numpy(self, args)
+            if out is not _COMPILE:
+                return out
+            if self.sync:   # these shapes have paid their rent: skip the NumPy check from now on
+                self.bought.add(self.shapes)
+                self.renting = False
+        if _host_values.active():   # NumPy's outputs handed on by an op-by-op run (see _host_values)
+            args = _host_values.args_on_device(args)
+        if numpy_tier and self.sync and _background.enabled():
+            out = self._while_compiling(args)
+            if out is not _COMPILE:
+                return out
         if self.announce:
             announce, self.announce = self.announce, False   # False: announced, never again
             announce()
@@ -258,6 +260,7 @@ _COMPILE = object()
 _COLLECTED = object()
 _ArrayImpl = jax._src.array.ArrayImpl   # the concrete type (naming it starts no backend: see tapegrad.distributed)
 _SCALARS = (float, int, bool, complex)
+_HostArray = _host_values.HostArray
 
 
 class _Rented:
@@ -275,7 +278,7 @@ def _input_kinds(leaves):
         t = type(x)
         if t is _ArrayImpl:
             kinds.append((x.shape, x.dtype, x.weak_type))
-        elif t is np.ndarray:
+        elif t is np.ndarray or t is _HostArray:
             kinds.append((x.shape, x.dtype, False))
         elif t in _SCALARS:
             kinds.append(t)
@@ -308,7 +311,7 @@ def _run_on_numpy(program, args, rent=True):
                        else rented.seconds >= rented.budget):
         return _COMPILE
     try:
-        outs = _numpy_eval.to_device(rented.run(*leaves), rented.run.out_avals)
+        outs = _host_values.keep(rented.run(*leaves), rented.run.out_avals)
     except Exception:   # an input NumPy cannot take: compile, and never try these kinds again
         rented.run = None
         return _COMPILE

@@ -17,7 +17,7 @@ graphs reaching older segments, autograd.grad) takes the general path.
 import threading
 import weakref
 
-from ._lazy import Pending, SCALAR_KINDS, live_outputs, resolve_all
+from ._lazy import Pending, SCALAR_KINDS, computed, live_outputs, resolve_all
 from ._storage import Storage
 from .autograd._node import AccumulateGrad as _AccumulateGrad
 
@@ -111,7 +111,7 @@ def add(lnode, values, anode):
                 flat.append(pn.pos * OUTPUTS + a.index)
                 continue
             if a.value is not None:
-                a = a.value
+                a = computed(a)
                 t = type(a)
         if a is None:
             flat.append(NONE)

@@ -478,10 +478,10 @@ def _check_rebase(t):
 
 
 def _first_array(p):
-    from ._lazy import Pending
+    from ._lazy import Pending, computed
     node = p.node
     if p.value is not None:
-        return p.value
+        return computed(p)
     for a in node.args or ():
         if hasattr(a, "devices") or type(a) is Pending:
             return a

@@ -6,10 +6,12 @@ whole-graph compile. When the same structure comes back it is compiled into
 one `jax.jit` call that also accumulates into existing grads. Graphs with
 tensor hooks always run node by node, so hooks see every gradient as in PyTorch.
 """
+import contextlib
+
 import jax
 
 from . import _saved, anomaly_mode
-from .. import _chunks, _faults, _lazy, _programs, _segment
+from .. import _chunks, _faults, _host_values, _lazy, _programs, _segment
 from .._tensor import Tensor
 from .._memory_format import grad_like
 from . import _chunked, _fast
@@ -195,20 +197,26 @@ def _general_backward(roots, seeds, retain_graph, wanted, accumulate):
     if program is not None:
         results = _run_compiled(program, program.layout, plan)
     else:
-        # Tier 1 (and hooked graphs): pending values first, then node by node.
-        resolved = plan.run(count=False)
-        _keep_root_values(roots, resolved[len(resolved) - len(roots):])
-        saved, existing_values, seeds = _split(resolved, len(graph.saved), len(existing_keys), seed_pattern)
-        existing = dict(zip(existing_keys, existing_values))
-        results = None
-        if long_graph and not (graph.retaining or wanted is not None):
-            steady = _chunks.long_and_seen("backward-chunks", (graph.key, seed_pattern))
-            if steady is not None:
-                grads = _chunked.walk(graph.key, saved, seeds, steady, _chunk_program, EAGER)
-                results = {j: g if existing.get(j) is None else kernel_add(existing[j], g) for j, g in grads.items()}
-        if results is None:
-            results = walk(graph.key, saved, seeds, existing, _eager_calls(nodes), EAGER,
-                            _hook_runner(nodes) if hooked else None, _node_hooks(nodes) if hooked else None)
+        # Tier 1 (and hooked graphs): pending values first, then node by node. Without hooks or Python
+        # nodes the values pass between kernels in host memory (see _host_values) until the grads leave.
+        host = plain
+        with _host_values.op_by_op() if host else contextlib.nullcontext():
+            resolved = plan.run(count=False, host=host)
+            _keep_root_values(roots, resolved[len(resolved) - len(roots):])
+            saved, existing_values, seeds = _split(resolved, len(graph.saved), len(existing_keys), seed_pattern)
+            existing = dict(zip(existing_keys, existing_values))
+            results = None
+            if long_graph and not (graph.retaining or wanted is not None):
+                steady = _chunks.long_and_seen("backward-chunks", (graph.key, seed_pattern))
+                if steady is not None:
+                    grads = _chunked.walk(graph.key, saved, seeds, steady, _chunk_program, EAGER)
+                    results = {j: g if existing.get(j) is None else kernel_add(existing[j], g)
+                               for j, g in grads.items()}
+            if results is None:
+                results = walk(graph.key, saved, seeds, existing, _eager_calls(nodes), EAGER,
+                               _hook_runner(nodes) if hooked else None, _node_hooks(nodes) if hooked else None)
+        if host:
+            results = {k: _host_values.on_device(g) for k, g in results.items()}
         jax.block_until_ready(list(results.values()))   # fail here, before any grad is written
 
     graph.release(saved=not retain_graph)
