@@ -133,6 +133,17 @@ def _check_matmul(input, other):
         if a[-1] != b[0]:
             raise RuntimeError(_mm_shape_error(a, b))
         _check_mm_dtype(input, other)
+    elif _should_fold(input, other):   # other folded into rows of its transpose: mv, or mm with input.t()
+        rows, cols = numel_of(b[:-2]) * b[-1], b[-2]
+        if len(a) == 1:
+            if cols != a[0]:
+                raise RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{cols}), vec ({a[0]})")
+            if mixed:
+                raise RuntimeError(f"addmv input tensors must have the same dtype, but got {ta}, {tb}, and {ta}")
+        else:
+            if cols != a[1]:
+                raise RuntimeError(_mm_shape_error((rows, cols), (a[1], a[0])))
+            _check_mm_dtype(other, input)
     else:               # bmm over the broadcast batch dims
         batch_a, batch_b = a[:-2] if len(a) > 1 else (), b[:-2]
         for k in range(1, min(len(batch_a), len(batch_b)) + 1):

@@ -25,6 +25,7 @@ class Readout:
 @dataclass
 class Outcome:
     error: tuple = None          # (step index, exception, message)
+    failed_backward: bool = False   # the step that raised ran a backward
     observed: list = field(default_factory=list)    # (step index, Readout) of each observe()
     tensors: dict = field(default_factory=dict)     # name -> Readout at the end
 
@@ -65,6 +66,7 @@ def run(program, lib):
                     exec(_compiled(step.code), env)
                 except Exception as e:
                     outcome.error = (i, e, str(e))
+                    outcome.failed_backward = "backward(" in step.code or "autograd.grad(" in step.code
                     break
             for name in program.tensors:
                 t = env.get(name)
