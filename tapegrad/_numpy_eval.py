@@ -318,14 +318,17 @@ def _dot_general(params):
 
     def dot(x, y):
         x, y = np.asarray(x), np.asarray(y)
+        if not lb and x.ndim == 2 and y.ndim == 2 and lc == (1,):   # x @ y or x @ y.T: a matmul as it is
+            r = np.matmul(x, y if rc == (0,) else y.T)
+            return r if out is None else r.astype(out)
         lf = [d for d in range(x.ndim) if d not in lc and d not in lb]
         rf = [d for d in range(y.ndim) if d not in rc and d not in rb]
         xb = x.transpose(lb + tuple(lf) + lc)
         yb = y.transpose(rb + rc + tuple(rf))
         batch = xb.shape[:len(lb)]
-        m = int(np.prod([x.shape[d] for d in lf], dtype=np.int64))
-        n = int(np.prod([y.shape[d] for d in rf], dtype=np.int64))
-        k = int(np.prod([x.shape[d] for d in lc], dtype=np.int64))
+        m = math.prod([x.shape[d] for d in lf])
+        n = math.prod([y.shape[d] for d in rf])
+        k = math.prod([x.shape[d] for d in lc])
         r = np.matmul(xb.reshape(batch + (m, k)), yb.reshape(batch + (k, n)))
         r = r.reshape(batch + tuple(x.shape[d] for d in lf) + tuple(y.shape[d] for d in rf))
         return r if out is None else r.astype(out)
