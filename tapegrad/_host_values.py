@@ -36,7 +36,8 @@ _avals = {}
 def op_by_op():
     _local.depth += 1
     try:
-        yield
+        with _numpy_eval.quiet():
+            yield
     finally:
         _local.depth -= 1
 

@@ -6,6 +6,8 @@ never escapes its run. Every tensor, gradient and saved value a user can reach i
 compiled kernel meets its arguments as the same committed arrays either way (no second compile), and the
 results match PyTorch, on short graphs and on graphs long enough to run in chunks.
 """
+import warnings
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -138,3 +140,17 @@ def test_a_value_computed_op_by_op_then_fed_to_a_compiled_step_does_not_recompil
         for _ in range(5):
             step()
     assert settled >= 1 and xla.compiles == settled
+
+
+def test_an_op_by_op_run_that_makes_inf_and_nan_warns_no_more_than_torch(torch):
+    # NumPy's floating-point warnings are off for the whole run (lax, like PyTorch, gives inf/nan silently)
+    def build(lib):
+        x = lib.tensor([0.0, 1.0, -1.0], requires_grad=True)
+        y = (x.log() * x.sqrt()).exp() / x
+        y.sum().backward()
+        return y, x.grad
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ours, theirs = build(tapegrad), build(torch)
+    assert_close(ours[0], theirs[0])
+    assert_close(ours[1], theirs[1])
