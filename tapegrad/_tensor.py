@@ -61,9 +61,23 @@ class Tensor:
         return object.__new__(Tensor)._init(Storage(value), None, inference)
 
     def _attach(self, node, index):
+        if self._retains_grad:   # a new history (an in-place op): PyTorch moves retain_grad to its grad_fn
+            self._unretain()
+            self._grad_fn, self._out_idx, self._retains_grad = node, index, False
+            self.retain_grad()
         self._grad_fn = node
         self._out_idx = index
         self._requires_grad = True
+
+    def _unretain(self):
+        node = self._grad_fn
+        retained = node.retained if node is not None else None
+        if retained:
+            ref = retained.get(self._out_idx)
+            if ref is not None and ref() is self:
+                del retained[self._out_idx]
+                if not retained:
+                    node.retained = None
 
     # ---- value access ---------------------------------------------------------------
 

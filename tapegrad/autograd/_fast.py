@@ -40,10 +40,12 @@ def try_backward(root, seed, retain_graph):
     existing = tuple(None if leaf.variable._grad is None else code_of(leaf.variable._grad._peek())
                      for leaf in seg.leaves)
     retained = []
+    listed = set()   # (a node is listed once per retain_grad() of one of its outputs)
     for nref in seg.retained:
         n = nref()
-        if n is None:
-            continue
+        if n is None or not n.retained or n in listed:
+            continue   # gone, or its retain_grad() moved on with an in-place op
+        listed.add(n)
         for k, ref in sorted(n.retained.items()):
             t = ref()
             if t is not None:
