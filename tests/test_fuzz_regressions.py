@@ -456,3 +456,20 @@ def test_a_backward_that_raises_commits_no_grad_where_torch_keeps_what_it_reache
     assert "modified by an inplace operation" in ours[1] and "modified by an inplace operation" in theirs[1]
     assert their_retained is not None and our_retained is None
     assert our_leaf.item() == 5.0
+
+
+@pytest.mark.parametrize("code", ["t1 = t1.clamp(min=0.0)", "t1 = t1.clamp(max=0.5)", "t1.clamp_(min=0.0)",
+                                  "t1 = t1.clamp(0.1, 0.5)"])
+def test_a_create_graph_gradient_through_an_op_with_a_none_argument_depends_on_its_inputs(torch, code):
+    # clamp's absent bound is no input of the recorded backward's jaxpr: dependencies are per argument
+    def build(lib):
+        t0 = lib.tensor([[1.5, 0.75], [-0.5, 1.25]], dtype=lib.float64, requires_grad=True)
+        env = {"t1": t0.sin()}
+        exec(code, env)
+        t2 = lib.autograd.grad(env["t1"].sum(), [t0], create_graph=True)[0]
+        second = lib.autograd.grad(t2.sum(), [t0])[0]
+        return t2, t2.requires_grad, t2.grad_fn.name(), second
+    (t2, req, name, second), (tt2, treq, tname, tsecond) = both(build)
+    assert (req, name) == (treq, tname)
+    assert_close(t2, tt2)
+    assert_close(second, tsecond)

@@ -56,7 +56,9 @@ class _Program:
         closed = jax.make_jaxpr(fn)(*examples)
         self.avals = tuple((tuple(a.shape), a.dtype) for a in closed.out_avals)
         names = output_names(closed)
-        deps = output_dependencies(closed)
+        # the jaxpr's inputs are the arguments' leaves: a None argument (clamp's absent max) has none
+        argument_of = [i for i, x in enumerate(examples) for _ in jax.tree_util.tree_leaves(x)]
+        deps = [frozenset(argument_of[j] for j in d) for d in output_dependencies(closed)]
         single = nout == 1
         whole = fn if not single else (lambda *xs: fn(*xs)[0])
         self.op = Op("backward", whole, dtype_rule=KEEP, nout=nout, node_name=names[0])
