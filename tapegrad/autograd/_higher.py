@@ -254,7 +254,7 @@ def _node_by_node(graph, gkey, seeds, roots):
         saved += [(unpacked(n.kept[i]), n.edges[i], guarded.get(i)) for i in _saved.kept_positions(n.sig)]
     seeds = [Tensor._wrap(jnp.ones(tuple(t.shape), t.dtype.np)) if s is None else s for t, s in zip(roots, seeds)]
     return walk(gkey, saved, seeds, {}, _node_recorder(graph.nodes), _ON_TENSORS,
-                 _hook_runner(graph.nodes, _same, _same), _node_hooks(graph.nodes, _same, _same))
+                 _hook_runner(graph.nodes, _same, _same), _node_hooks(graph.nodes, _same, _same, _record_node))
 
 
 def _same(t):
