@@ -1,6 +1,6 @@
 """Max, average and adaptive pooling."""
 from ..._dispatch import apply
-from ..._memory_format import keep_format
+from ..._memory_format import contiguous_format, keep_format, suggest_memory_format
 from ..._ops import nn as K, pooling_indices as PI
 from ._util import check_float_kernel, ntuple
 
@@ -131,10 +131,16 @@ def _adaptive_size(input, nd, output_size):
     return tuple(int(s if o is None else o) for o, s in zip(sizes, spatial))
 
 
-def _adaptive_avg(input, size):
+def _adaptive_avg(input, size, keeps_format=False):
     if all(o == 1 for o in size):   # as PyTorch: a mean over the spatial dims (MeanBackward1)
-        return input.mean(tuple(range(-len(size), 0)), keepdim=True)
-    return apply(K.adaptive_avg_pool, input, output_size=size)
+        out = input.mean(tuple(range(-len(size), 0)), keepdim=True)
+        if suggest_memory_format(input) is not contiguous_format:
+            # PyTorch then gives the mean channels-last strides in place (AsStridedBackward1)
+            n, c = input.shape[:2]
+            out.as_strided_((n, c) + (1,) * len(size), (c, 1) + (c,) * len(size))
+        return out
+    out = apply(K.adaptive_avg_pool, input, output_size=size)
+    return keep_format(out, input) if keeps_format else out   # PyTorch's 2-d kernel keeps channels_last
 
 
 def adaptive_avg_pool1d(input, output_size):
@@ -145,8 +151,7 @@ def adaptive_avg_pool1d(input, output_size):
 
 def adaptive_avg_pool2d(input, output_size):
     check_float_kernel(input, "adaptive_avg_pool2d")
-    out = _adaptive_avg(input, _adaptive_size(input, 2, output_size))
-    return keep_format(out, input)   # PyTorch's kernel keeps channels_last
+    return _adaptive_avg(input, _adaptive_size(input, 2, output_size), keeps_format=True)
 
 
 def adaptive_avg_pool3d(input, output_size):
