@@ -2,7 +2,7 @@
 from ..._dispatch import apply
 from ..._memory_format import contiguous_format, keep_format, suggest_memory_format
 from ..._ops import nn as K, pooling_indices as PI
-from ._util import check_float_kernel, ntuple
+from ._util import SCALAR_NAMES, check_float_kernel, ntuple
 
 
 def _batched(input, nd, name):
@@ -10,9 +10,9 @@ def _batched(input, nd, name):
     n = input.ndim
     if n in (nd + 1, nd + 2):
         return input
-    if name == "avg_pool1d":
+    if name in ("avg_pool1d", "max_pool1d_with_indices"):
         raise RuntimeError(f"Expected 2 to 3 dimensions, but got {n}-dimensional tensor for argument #1 'self' "
-                           "(while checking arguments for avg_pool1d). Pass a (C, L) or (N, C, L) input.")
+                           f"(while checking arguments for {name[:10]}). Pass a (C, L) or (N, C, L) input.")
     if name == "avg_pool2d" and n < 3:
         raise IndexError("Dimension specified as -3 but tensor has no dimensions" if n == 0 else
                          f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got -3)")
@@ -21,6 +21,18 @@ def _batched(input, nd, name):
                            f"optional 0 dim batch size for input, but got:{list(input.shape)}")
     raise RuntimeError(f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for input, but got "
                        f"{name} of a {n}-d tensor {list(input.shape)}")
+
+
+# The dtypes PyTorch's CPU kernels take, and the kernel its NotImplementedError names otherwise
+_AVG_DTYPES = {1: ("avg_pool2d", {"float16", "bfloat16", "float32", "float64", "int64"}),
+               2: ("avg_pool2d", {"float16", "bfloat16", "float32", "float64", "int64"}),
+               3: ("avg_pool3d_out_frame", {"float32", "float64", "int64"})}
+
+
+def _check_kernel_dtype(input, kernel, dtypes):
+    if input.dtype.name not in dtypes:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{SCALAR_NAMES[input.dtype.name]}'. Convert the "
+                                  "input to a dtype the kernel takes first, e.g. x.float().")
 
 
 def _out_size(size, k, s, p, d, ceil_mode):
@@ -64,7 +76,10 @@ def _too_small(name, channels, spatial, outs, kernel):
 
 def _max_pool(nd, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
     name = f"max_pool{nd}d" + "_with_indices" * bool(return_indices and nd == 1)
-    _batched(input, nd, name[:10])
+    _batched(input, nd, name)
+    if input.dtype.is_complex or input.dtype.name == "bool":   # (1-d with indices runs the 2-d kernel)
+        _check_kernel_dtype(input, "max_pool1d_impl" if nd == 1 and not return_indices else
+                            f"max_pool{max(nd, 2)}d", ())
     kernel, stride, pads, _, dilation = _window_plan(name, input, nd, kernel_size, stride, padding, dilation, ceil_mode)
     if not return_indices:
         if nd == 1:   # as PyTorch: 2-d pooling over a unit row (UnsqueezeBackward0, then SqueezeBackward1)
@@ -101,6 +116,7 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 def _avg_pool(nd, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
     _batched(input, nd, f"avg_pool{nd}d")
+    _check_kernel_dtype(input, *_AVG_DTYPES[nd])
     kernel, stride, pads, padding, _ = _window_plan(f"avg_pool{nd}d", input, nd, kernel_size, stride, padding, 1, ceil_mode)
     if nd == 1:   # as PyTorch: 2-d pooling over a unit row
         out = apply(K.avg_pool, input.unsqueeze(-2), kernel=(1,) + kernel, stride=(1,) + stride,
