@@ -126,3 +126,11 @@ def test_copy_slices_post_hook_args_carry_history(torch, case, scale):
             assert (a is None) == (b is None)
             if a is not None:
                 assert_close(a, b)
+
+
+@pytest.mark.parametrize("shape, dim", [((1,), None), ((2, 1), 1), ((2, 3), 0), ((), None)])
+def test_prod_gradgradcheck(shape, dim):
+    x = tapegrad.rand(*shape, dtype=tapegrad.float64).add(0.5).requires_grad_()
+    fn = (lambda t: t.prod()) if dim is None else (lambda t: t.prod(dim))
+    assert tapegrad.autograd.gradcheck(fn, (x,))
+    assert tapegrad.autograd.gradgradcheck(fn, (x,))

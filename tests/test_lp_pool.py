@@ -25,8 +25,8 @@ def _run(lib, nd, p, kernel, stride, ceil_mode, batched=True, zeros=False):
 
 
 @pytest.mark.parametrize("nd", [1, 2, 3])
-@pytest.mark.parametrize("p", [2, 1, 1.5, 3.0, 0.5, math.inf, -math.inf])
-@pytest.mark.parametrize("stride, ceil_mode", [(None, False), (2, True), (1, False)])
+@pytest.mark.parametrize("p", [2, 1, 1.5, 3.0, math.inf, -math.inf])
+@pytest.mark.parametrize("stride, ceil_mode", [(None, False), (2, True)])
 def test_values_grads_and_node(torch, nd, p, stride, ceil_mode):
     kernel = 3 if nd == 1 else (3, 2, 2)[:nd]
     (y, g, name), (ty, tg, tname) = both(lambda lib: _run(lib, nd, p, kernel, stride, ceil_mode, batched=nd < 3))

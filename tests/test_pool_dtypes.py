@@ -23,9 +23,8 @@ def _call(lib, kind, nd, dtype, kwargs):
     return getattr(lib.nn.functional, f"{kind}{nd}d")(x, 3, **kwargs)
 
 
-CONFIGS = {"avg_pool": [dict(), dict(stride=2, padding=1, ceil_mode=True),
-                        dict(stride=1, padding=1, count_include_pad=False)],
-           "max_pool": [dict(), dict(stride=2, padding=1, ceil_mode=True), dict(return_indices=True)]}
+CONFIGS = {"avg_pool": [dict(stride=2, padding=1, ceil_mode=True), dict(stride=1, padding=1, count_include_pad=False)],
+           "max_pool": [dict(stride=2, padding=1, ceil_mode=True), dict(return_indices=True)]}
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
