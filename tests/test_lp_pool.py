@@ -68,7 +68,8 @@ def test_modules_match_functional_and_repr(torch, nd):
 
 
 def test_module_in_sequential_repr(torch):
-    assert repr(tapegrad.nn.Sequential(tapegrad.nn.LPPool2d(2, 3))) == repr(torch.nn.Sequential(torch.nn.LPPool2d(2, 3)))
+    ours = tapegrad.nn.Sequential(tapegrad.nn.LPPool2d(2, 3))
+    assert repr(ours) == repr(torch.nn.Sequential(torch.nn.LPPool2d(2, 3)))
 
 
 @pytest.mark.parametrize("nd", [1, 2, 3])

@@ -117,7 +117,8 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 def _avg_pool(nd, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
     _batched(input, nd, f"avg_pool{nd}d")
     _check_kernel_dtype(input, *_AVG_DTYPES[nd])
-    kernel, stride, pads, padding, _ = _window_plan(f"avg_pool{nd}d", input, nd, kernel_size, stride, padding, 1, ceil_mode)
+    kernel, stride, pads, padding, _ = _window_plan(f"avg_pool{nd}d", input, nd, kernel_size, stride, padding, 1,
+                                                    ceil_mode)
     if nd == 1:   # as PyTorch: 2-d pooling over a unit row
         out = apply(K.avg_pool, input.unsqueeze(-2), kernel=(1,) + kernel, stride=(1,) + stride,
                     pads=((0, 0),) + pads, padding=(0,) + padding, count_include_pad=bool(count_include_pad),
