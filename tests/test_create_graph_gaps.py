@@ -4,7 +4,7 @@ under a tensor hook (the node-by-node recording), and the grad_inputs a CopySlic
 import pytest
 
 import tapegrad
-from conftest import assert_close, both
+from conftest import assert_close, both, raised
 
 
 def _described(g):
@@ -134,3 +134,15 @@ def test_prod_gradgradcheck(shape, dim):
     fn = (lambda t: t.prod()) if dim is None else (lambda t: t.prod(dim))
     assert tapegrad.autograd.gradcheck(fn, (x,))
     assert tapegrad.autograd.gradgradcheck(fn, (x,))
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize("order", [(0, 1), (1, 0), (0, 2, 1)])
+def test_unused_input_error_names_its_index(torch, create_graph, order):
+    def call(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        others = [lib.tensor([1.0, 2.0], requires_grad=True), lib.tensor(1.0, requires_grad=True)]
+        inputs = [x, *others][:len(order)]
+        return lambda: lib.autograd.grad((x * x).sum(), [inputs[i] for i in order], create_graph=create_graph)
+    ours, theirs = raised(call(tapegrad)), raised(call(torch))
+    assert ours == (RuntimeError, theirs[1]) and theirs[0] is RuntimeError
