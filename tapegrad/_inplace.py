@@ -45,7 +45,7 @@ _INPLACE_NODE_NAMES = {
     "ConjPhysicalBackward0": "ConjPhysicalBackward1",
     "FillBackward0": "FillBackward2", "FillBackward1": "FillBackward3", "SqueezeBackward0": "SqueezeBackward3", "SqueezeBackward1": "SqueezeBackward4",
     "SqueezeBackward2": "SqueezeBackward5", "TBackward0": "TBackward1", "TransposeBackward0": "TransposeBackward1",
-    "UnsqueezeBackward0": "UnsqueezeBackward1",
+    "UnsqueezeBackward0": "UnsqueezeBackward1", "AsStridedBackward0": "AsStridedBackward1",
 }
 _inplace_node_classes = {}
 

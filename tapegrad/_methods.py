@@ -12,6 +12,7 @@ from ._inplace import inplace, commit, check_inplace, name_as_inplace
 from ._overlap import check_overlap
 from ._ops import elementwise as E, indexing as I
 from ._tensor import Tensor
+from ._view_info import ViewInfo
 
 
 def _reflected(fn):
@@ -126,10 +127,15 @@ for _op, _names in {E.eq: ("eq",), E.ne: ("ne", "not_equal"), E.lt: ("lt", "less
 
 
 def _view_inplace(fn):
-    # Shape-changing in-place ops (t_, unsqueeze_...) rebind the tensor to the new shape.
+    # Shape-changing in-place ops (t_, unsqueeze_...) rebind the tensor to the new shape; a tensor that was
+    # no view stays none (PyTorch's ._base is None), reading its storage through the new recipe.
     def method(self, *args, **kwargs):
+        was_view = self._view is not None and self._view.base is not None
         out = fn(self, *args, **kwargs)
-        self._storage, self._view = out._storage, out._view
+        info = out._view
+        if not was_view and info is not None and info.base is not None:
+            info = ViewInfo(None, info.steps, info.positions, info.version, info.value)
+        self._storage, self._view = out._storage, info
         if out._grad_fn is not None:
             name_as_inplace(out._grad_fn)
             self._attach(out._grad_fn, out._out_idx)
@@ -137,7 +143,7 @@ def _view_inplace(fn):
     return method
 
 
-for _name in ("transpose", "t", "unsqueeze", "squeeze", "swapaxes", "swapdims"):
+for _name in ("transpose", "t", "unsqueeze", "squeeze", "swapaxes", "swapdims", "as_strided"):
     setattr(Tensor, _name + "_", _view_inplace(getattr(F, _name)))
 
 for _name in ("uniform_", "normal_", "exponential_", "random_", "bernoulli_"):

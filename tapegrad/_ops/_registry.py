@@ -30,7 +30,8 @@ class Op:
     nout        number of outputs (fn returns a tuple when > 1).
     fused_backward True when PyTorch's backward is a kernel that takes the input as a recorded argument
                 (relu's threshold_backward): a gradient recorded through it (create_graph) depends on the
-                input, with a zero derivative, and so requires grad where JAX's formula would not.
+                input, with a zero derivative, and so requires grad where JAX's formula would not. A
+                function of the node's kept arrays when that holds for some calls only (prod).
     custom      for the op of an autograd.Function's node: how its backward runs (see autograd._function_node),
                 None for table entries, whose backward is jax.vjp of fn.
     value_view  for a view whose elements are not a selection of the input's (a bitcast, the real part of

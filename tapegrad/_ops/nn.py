@@ -192,8 +192,9 @@ def _max_pool(x, kernel, stride, pads, dilation):
     lead = x.ndim - len(kernel)
     if any(d != 1 for d in dilation):
         return _dilated_max_pool(x, kernel, stride, full[lead:], dilation)
-    # A Python-scalar init lets JAX recognise the max monoid, which has a derivative rule.
-    init = -float("inf") if jnp.issubdtype(x.dtype, jnp.floating) else int(jnp.iinfo(x.dtype).min)
+    # A Python-scalar init lets JAX recognise the max monoid, which has a derivative rule (integers, which
+    # have none, take a typed init: a Python int would not fit int32 or uint8 operands).
+    init = -float("inf") if jnp.issubdtype(x.dtype, jnp.floating) else jnp.array(jnp.iinfo(x.dtype).min, x.dtype)
     return lax.reduce_window(x, init, lax.max, (1,) * lead + kernel, (1,) * lead + stride,
                              full, window_dilation=(1,) * lead + dilation)
 
@@ -219,9 +220,13 @@ def _avg_pool(x, kernel, stride, pads, padding, count_include_pad, divisor_overr
     x, full = _crop_negative(x, pads)
     lead = x.ndim - len(kernel)
     window, strides = (1,) * lead + kernel, (1,) * lead + stride
-    total = lax.reduce_window(x, 0.0, lax.add, window, strides, full)
+    integer = not jnp.issubdtype(x.dtype, jnp.inexact)
+    # PyTorch's integer (int64) average is the integer sum divided with truncation toward zero
+    divide = (lambda a, b: lax.div(*jnp.broadcast_arrays(a, jnp.asarray(b, x.dtype)))) if integer else (
+        lambda a, b: a / b)
+    total = lax.reduce_window(x, _zero(x) if integer else 0.0, lax.add, window, strides, full)
     if divisor_override:
-        return total / divisor_override
+        return divide(total, divisor_override)
     # Count per window: real elements, plus the nominal padding when count_include_pad (never the
     # extra right padding ceil_mode adds), as PyTorch does.
     spatial = x.shape[lead:]
@@ -232,8 +237,8 @@ def _avg_pool(x, kernel, stride, pads, padding, count_include_pad, divisor_overr
         ones = lax.pad(ones, _zero(x), [(lo, hi, 0) for lo, hi in extra])
     else:
         ones = lax.pad(ones, _zero(x), [(lo, hi, 0) for lo, hi in full[lead:]])
-    count = lax.reduce_window(ones, 0.0, lax.add, kernel, stride, ((0, 0),) * len(kernel))
-    return total / count
+    count = lax.reduce_window(ones, _zero(x) if integer else 0.0, lax.add, kernel, stride, ((0, 0),) * len(kernel))
+    return divide(total, count)
 
 
 def _adaptive_matrix(n_in, n_out, dtype):

@@ -34,8 +34,11 @@ mean = defop("mean", lambda a, dim, keepdim, dtype: jnp.mean(a, axis=dim, keepdi
 # PyTorch's backward of these reads both the input and the result (derivatives.yaml): an in-place change
 # of either makes it fail, even where JAX's VJP reads neither (a 0-d input)
 SELF_AND_RESULT = dict(saves_inputs=(0,), saves_output=True)
+# PyTorch's prod backward, grad * (result / input), reads the input but for a 0-d one (the gradient
+# passes through); JAX's reads nothing over a one-element reduction: tie it to the input (fused_backward)
 prod = defop("prod", lambda a, dim, keepdim, dtype: jnp.prod(a, axis=dim, keepdims=keepdim, dtype=dtype),
-             dtype_rule=KEEP, overloads=[overload("ProdBackward1", dim=tuple)], **SELF_AND_RESULT)
+             dtype_rule=KEEP, overloads=[overload("ProdBackward1", dim=tuple)], **SELF_AND_RESULT,
+             fused_backward=lambda a: a.ndim > 0)
 var = defop("var", _var, dtype_rule=KEEP)
 std = defop("std", lambda a, dim, correction, keepdim: _safe_sqrt(_var(a, dim, correction, keepdim)),
             dtype_rule=KEEP, **SELF_AND_RESULT)

@@ -98,7 +98,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         grads = [None if g is None else Tensor._wrap(g)
                  for g in run_backward(outputs, seeds, retain, wanted=inputs, accumulate=False)]
     result = []
-    for t, g, layout in zip(inputs, grads, layouts):
+    for index, (t, g, layout) in enumerate(zip(inputs, grads, layouts)):
         if g is not None and layout is not None:
             g = _seed_view(g, t, layout, create_graph)
         if g is None:
@@ -106,8 +106,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 from .._creation import zeros_like
                 g = zeros_like(t)
             elif not allow_unused:
-                raise RuntimeError("One of the differentiated Tensors appears to not have been used in the "
-                                   "graph. Set allow_unused=True if this is the desired behavior.")
+                raise RuntimeError(f"The differentiated Tensor at index {index} appears to not have been used in "
+                                   "the graph. Set allow_unused=True if this is the desired behavior.")
         result.append(g)
     return tuple(result)
 

@@ -292,9 +292,9 @@ def _committed(g):
     return g if getattr(g, "committed", True) else jax.device_put(g, g.sharding)
 
 
-def _node_hooks(nodes, as_tensor=None, from_tensor=None):
+def _node_hooks(nodes, as_tensor=None, from_tensor=None, record_vjp=None):
     from ._node_hooks import runner
-    return runner(nodes, as_tensor or Tensor._wrap, from_tensor or (lambda t: t._value))
+    return runner(nodes, as_tensor or Tensor._wrap, from_tensor or (lambda t: t._value), record_vjp)
 
 
 def _hook_runner(nodes, as_tensor=None, from_tensor=None):

@@ -148,13 +148,17 @@ def _graph_inputs(graph, given_seeds):
 
 
 # A gradient through an op whose PyTorch backward is a fused kernel reading the input (Op.fused_backward)
-# depends on that input; JAX's where() formula reads it through a comparison only, which
-# output_dependencies cuts: tie the gradient to the kept values, values unchanged.
-def _recorded_call(i, sid, out_avals, kept, cts):
-    grads = traced_call(i, sid, out_avals, kept, cts)
-    if _saved.SIGNATURES[sid][0].fused_backward:
+# depends on that input; JAX's where() formula reads it through a comparison only (or not at all: prod
+# over one element), which output_dependencies cuts: tie the gradient to the kept values, values unchanged.
+def _tied(sid, grads, kept):
+    fused = _saved.SIGNATURES[sid][0].fused_backward
+    if fused is True or (fused and fused(*kept)):
         grads = jax.lax.optimization_barrier((tuple(grads), tuple(kept)))[0]
     return grads
+
+
+def _recorded_call(i, sid, out_avals, kept, cts):
+    return _tied(sid, traced_call(i, sid, out_avals, kept, cts), kept)
 
 
 def _whole_graph(gkey, targets, seed_pattern, nsaved):
@@ -252,7 +256,7 @@ def _node_by_node(graph, gkey, seeds, roots):
         saved += [(unpacked(n.kept[i]), n.edges[i], guarded.get(i)) for i in _saved.kept_positions(n.sig)]
     seeds = [Tensor._wrap(jnp.ones(tuple(t.shape), t.dtype.np)) if s is None else s for t, s in zip(roots, seeds)]
     return walk(gkey, saved, seeds, {}, _node_recorder(graph.nodes), _ON_TENSORS,
-                 _hook_runner(graph.nodes, _same, _same), _node_hooks(graph.nodes, _same, _same))
+                 _hook_runner(graph.nodes, _same, _same), _node_hooks(graph.nodes, _same, _same, _record_node))
 
 
 def _same(t):
@@ -292,7 +296,7 @@ def _record_node(sid, out_avals, kept, cts):
 
     def make():
         backward = node_backward(sid, out_avals)
-        return lambda *xs: tuple(backward(list(xs[:nkept]), list(xs[nkept:])))
+        return lambda *xs: tuple(_tied(sid, backward(list(xs[:nkept]), list(xs[nkept:])), xs[:nkept]))
     prog = _program(("node", sid, out_avals, kinds, edged), make, nout, inputs, edged)
     return _record(prog, inputs, edges, checks, kinds)
 

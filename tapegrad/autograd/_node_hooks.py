@@ -43,9 +43,11 @@ def _replaced(hook, old, new):
     return tuple(out)
 
 
-def runner(nodes, as_tensor, from_tensor):
+def runner(nodes, as_tensor, from_tensor, record_vjp=None):
     """(pre, post) for `_walk.walk`: pre(i, cts, nout) -> cts; post(i, grads, cts, diff) -> grads.
-    Arrays are wrapped into tensors for the hooks (as_tensor) and unwrapped after (from_tensor)."""
+    Arrays are wrapped into tensors for the hooks (as_tensor) and unwrapped after (from_tensor).
+    record_vjp(sig, out_avals, kept, cts) -> gradient tensors: given by a walk that records the backward
+    (create_graph), which then records what CopySlices' post-hooks see too, so that it carries its history."""
     wrap = lambda v: None if v is None else as_tensor(v)
     unwrap = lambda t: None if t is None else from_tensor(t)
 
@@ -71,7 +73,7 @@ def runner(nodes, as_tensor, from_tensor):
         by_arg = dict(zip(diff, grads))
         wrapped = _wrapped(node, by_arg)
         if wrapped is not None:
-            return _copy_slices_post(node, wrapped, by_arg, cts, diff, wrap, unwrap)
+            return _copy_slices_post(node, wrapped, by_arg, cts, diff, wrap, unwrap, record_vjp)
         positions = _input_positions(node)
         ins = tuple(wrap(by_arg.get(p)) for p in positions)
         outs = tuple(wrap(c) for c in cts)
@@ -110,35 +112,55 @@ def _array(x):
     return x._value if isinstance(x, Tensor) else x
 
 
-def _inner_grads(inner, values_ct):
-    """{argument position: gradient array} of the inner node's backward for the gradient of its output."""
+def _inner_grads(inner, values_ct, record_vjp):
+    """{argument position: gradient} of the inner node's backward for the gradient of its output: arrays,
+    or with record_vjp tensors whose history is the recorded backward (kept values with their edges)."""
     from . import _saved
     from ._walk import eager_vjp
     from .graph import unpacked
     from .._lazy import resolve_all
     sig, out_avals = inner.sig, inner.avals if inner.op.nout > 1 else None   # as the graph's key has them
-    kept = resolve_all([unpacked(inner.kept[k]) for k in _saved.kept_positions(sig)])
-    grads = eager_vjp(sig, out_avals, kept, [values_ct])
+    positions = _saved.kept_positions(sig)
+    if record_vjp is None:
+        grads = eager_vjp(sig, out_avals, resolve_all([unpacked(inner.kept[k]) for k in positions]), [values_ct])
+    else:
+        guarded = {index: (ref, version) for ref, version, index in inner.checks if index >= 0}
+        kept = [(unpacked(inner.kept[k]), inner.edges[k], guarded.get(k)) for k in positions]
+        grads = record_vjp(sig, out_avals, kept, [values_ct])
     return dict(zip(_saved.SIGNATURES[sig][3], grads))
 
 
-def _copy_slices_post(node, inner, by_arg, cts, diff, wrap, unwrap):
+def _base_grad(node, base, view_grad, record_vjp):
+    """The base's gradient with the view's elements replaced by the inner node's gradient for the view."""
     import jax.numpy as jnp
     from .._lazy import resolve_all
     from .._tensor import Tensor
     from .._views import scatter_into
     from . import _saved
     from .graph import unpacked
-    as_hooked = lambda a: None if a is None else Tensor._wrap(a)
-    inner_grads = _inner_grads(inner, _array(by_arg[node.wraps]))
+    steps = dict(_saved.SIGNATURES[node.sig][1])["steps"]
+    positions = resolve_all([unpacked(a) for a in node.kept[2:]])
+    if record_vjp is None:
+        base = _array(base) if base is not None else jnp.zeros(node.avals[0][0], view_grad.dtype)
+        return Tensor._wrap(scatter_into(steps, base, view_grad, positions))
+    from .._dispatch import apply
+    from .._ops.indexing import copy_slices
+    if base is None:
+        base = view_grad.new_zeros(node.avals[0][0])
+    positions = [Tensor._wrap(p) if hasattr(p, "shape") else p for p in positions]   # arrays, or scalars
+    return apply(copy_slices, base, view_grad, *positions, steps=steps)
+
+
+def _copy_slices_post(node, inner, by_arg, cts, diff, wrap, unwrap, record_vjp):
+    from .._tensor import Tensor
+    as_hooked = lambda a: a if a is None or isinstance(a, Tensor) else Tensor._wrap(a)
+    values_ct = by_arg[node.wraps]
+    inner_grads = _inner_grads(inner, values_ct if record_vjp is not None else _array(values_ct), record_vjp)
     inner_positions = _input_positions(inner)
     base = by_arg.get(0)
     view_grad = inner_grads.get(inner_positions[0])
     if view_grad is not None:
-        steps = dict(_saved.SIGNATURES[node.sig][1])["steps"]
-        positions = resolve_all([unpacked(a) for a in node.kept[2:]])
-        base_array = _array(base) if base is not None else jnp.zeros(node.avals[0][0], view_grad.dtype)
-        base = as_hooked(scatter_into(steps, base_array, view_grad, positions))
+        base = _base_grad(node, base, view_grad, record_vjp)
     else:
         base = wrap(base) if base is not None else None
     ins = (base,) + tuple(as_hooked(inner_grads.get(p)) for p in inner_positions[1:])

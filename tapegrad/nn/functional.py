@@ -11,6 +11,7 @@ from ._functional.pooling import (  # noqa: F401
     adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d, adaptive_max_pool2d, adaptive_max_pool3d)
 from ._functional.unpooling import max_unpool1d, max_unpool2d, max_unpool3d  # noqa: F401
 from ._functional.fractional_pooling import fractional_max_pool2d, fractional_max_pool3d  # noqa: F401
+from ._functional.lp_pooling import lp_pool1d, lp_pool2d, lp_pool3d  # noqa: F401
 from ._functional.normalization import (  # noqa: F401
     batch_norm, layer_norm, group_norm, rms_norm, normalize, instance_norm)
 from ._functional.sparse import (  # noqa: F401

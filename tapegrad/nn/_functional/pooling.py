@@ -1,15 +1,38 @@
 """Max, average and adaptive pooling."""
 from ..._dispatch import apply
-from ..._memory_format import keep_format
+from ..._memory_format import contiguous_format, keep_format, suggest_memory_format
 from ..._ops import nn as K, pooling_indices as PI
-from ._util import check_float_kernel, ntuple
+from ._util import SCALAR_NAMES, check_float_kernel, ntuple
 
 
 def _batched(input, nd, name):
-    if input.ndim not in (nd + 1, nd + 2):
-        raise RuntimeError(f"{name}: Expected {nd + 1}D or {nd + 2}D input tensor, but got "
-                           f"{list(input.shape)}")
-    return input
+    """PyTorch's rank check, with each kernel's own error (avg_pool2d reads size(-3) before it checks)."""
+    n = input.ndim
+    if n in (nd + 1, nd + 2):
+        return input
+    if name in ("avg_pool1d", "max_pool1d_with_indices"):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {n}-dimensional tensor for argument #1 'self' "
+                           f"(while checking arguments for {name[:10]}). Pass a (C, L) or (N, C, L) input.")
+    if name == "avg_pool2d" and n < 3:
+        raise IndexError("Dimension specified as -3 but tensor has no dimensions" if n == 0 else
+                         f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got -3)")
+    if name in ("avg_pool2d", "max_pool1d"):
+        raise RuntimeError(f"{'max_pool1d: ' * (nd == 1)}Expected {nd + 1}D or {nd + 2}D (batch mode) tensor with "
+                           f"optional 0 dim batch size for input, but got:{list(input.shape)}")
+    raise RuntimeError(f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for input, but got "
+                       f"{name} of a {n}-d tensor {list(input.shape)}")
+
+
+# The dtypes PyTorch's CPU kernels take, and the kernel its NotImplementedError names otherwise
+_AVG_DTYPES = {1: ("avg_pool2d", {"float16", "bfloat16", "float32", "float64", "int64"}),
+               2: ("avg_pool2d", {"float16", "bfloat16", "float32", "float64", "int64"}),
+               3: ("avg_pool3d_out_frame", {"float32", "float64", "int64"})}
+
+
+def _check_kernel_dtype(input, kernel, dtypes):
+    if input.dtype.name not in dtypes:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{SCALAR_NAMES[input.dtype.name]}'. Convert the "
+                                  "input to a dtype the kernel takes first, e.g. x.float().")
 
 
 def _out_size(size, k, s, p, d, ceil_mode):
@@ -20,7 +43,7 @@ def _out_size(size, k, s, p, d, ceil_mode):
     return out
 
 
-def _window_plan(input, nd, kernel_size, stride, padding, dilation, ceil_mode):
+def _window_plan(name, input, nd, kernel_size, stride, padding, dilation, ceil_mode):
     kernel = ntuple(kernel_size, nd, "kernel_size")
     stride = kernel if stride is None or stride == [] or stride == () else ntuple(stride, nd, "stride")
     padding, dilation = ntuple(padding, nd, "padding"), ntuple(dilation, nd, "dilation")
@@ -29,19 +52,35 @@ def _window_plan(input, nd, kernel_size, stride, padding, dilation, ceil_mode):
             raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p}, "
                                f"kernel_size={k} and dilation={d}")
     spatial = input.shape[input.ndim - nd:]
-    pads = []
-    for size, k, s, p, d in zip(spatial, kernel, stride, padding, dilation):
-        out = _out_size(size, k, s, p, d, ceil_mode)
-        if out <= 0:
-            raise RuntimeError(f"Given input size: ({'x'.join(map(str, input.shape[-nd - 1:]))}). Calculated "
-                               f"output size is too small. Reduce kernel_size or padding.")
-        pads.append((p, (out - 1) * s + d * (k - 1) + 1 - size - p))
-    return kernel, stride, tuple(pads), padding, dilation
+    outs = [_out_size(*args, ceil_mode) for args in zip(spatial, kernel, stride, padding, dilation)]
+    if min(outs) <= 0:
+        _too_small(name, input.shape[-nd - 1], spatial, outs, kernel)
+    pads = tuple((p, (out - 1) * s + d * (k - 1) + 1 - size - p)
+                 for size, out, k, s, p, d in zip(spatial, outs, kernel, stride, padding, dilation))
+    return kernel, stride, pads, padding, dilation
+
+
+def _too_small(name, channels, spatial, outs, kernel):
+    """PyTorch's error for a window larger than the (padded) input, in the wording of each kernel."""
+    fix = " Reduce kernel_size or padding, or pass a larger input."
+    if name == "avg_pool3d":
+        raise RuntimeError("input image (T: {} H: {} W: {}) smaller than kernel size (kT: {} kH: {} kW: {}).".format(
+            *spatial, *kernel) + fix)
+    if name == "max_pool1d":
+        raise RuntimeError(f"max_pool1d() Invalid computed output size: {outs[0]}.{fix}")
+    if len(spatial) == 1:   # PyTorch pools 1-d as 2-d planes of height 1
+        spatial, outs = (1,) + tuple(spatial), [1] + outs
+    raise RuntimeError(f"Given input size: ({'x'.join(map(str, (channels,) + tuple(spatial)))}). Calculated output "
+                       f"size: ({'x'.join(map(str, [channels] + outs))}). Output size is too small.{fix}")
 
 
 def _max_pool(nd, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
-    _batched(input, nd, f"max_pool{nd}d")
-    kernel, stride, pads, _, dilation = _window_plan(input, nd, kernel_size, stride, padding, dilation, ceil_mode)
+    name = f"max_pool{nd}d" + "_with_indices" * bool(return_indices and nd == 1)
+    _batched(input, nd, name)
+    if input.dtype.is_complex or input.dtype.name == "bool":   # (1-d with indices runs the 2-d kernel)
+        _check_kernel_dtype(input, "max_pool1d_impl" if nd == 1 and not return_indices else
+                            f"max_pool{max(nd, 2)}d", ())
+    kernel, stride, pads, _, dilation = _window_plan(name, input, nd, kernel_size, stride, padding, dilation, ceil_mode)
     if not return_indices:
         if nd == 1:   # as PyTorch: 2-d pooling over a unit row (UnsqueezeBackward0, then SqueezeBackward1)
             check_float_kernel(input, "max_pool1d_impl")  # PyTorch's 1-d kernel without indices has no int version
@@ -77,7 +116,9 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 def _avg_pool(nd, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
     _batched(input, nd, f"avg_pool{nd}d")
-    kernel, stride, pads, padding, _ = _window_plan(input, nd, kernel_size, stride, padding, 1, ceil_mode)
+    _check_kernel_dtype(input, *_AVG_DTYPES[nd])
+    kernel, stride, pads, padding, _ = _window_plan(f"avg_pool{nd}d", input, nd, kernel_size, stride, padding, 1,
+                                                    ceil_mode)
     if nd == 1:   # as PyTorch: 2-d pooling over a unit row
         out = apply(K.avg_pool, input.unsqueeze(-2), kernel=(1,) + kernel, stride=(1,) + stride,
                     pads=((0, 0),) + pads, padding=(0,) + padding, count_include_pad=bool(count_include_pad),
@@ -107,10 +148,16 @@ def _adaptive_size(input, nd, output_size):
     return tuple(int(s if o is None else o) for o, s in zip(sizes, spatial))
 
 
-def _adaptive_avg(input, size):
+def _adaptive_avg(input, size, keeps_format=False):
     if all(o == 1 for o in size):   # as PyTorch: a mean over the spatial dims (MeanBackward1)
-        return input.mean(tuple(range(-len(size), 0)), keepdim=True)
-    return apply(K.adaptive_avg_pool, input, output_size=size)
+        out = input.mean(tuple(range(-len(size), 0)), keepdim=True)
+        if suggest_memory_format(input) is not contiguous_format:
+            # PyTorch then gives the mean channels-last strides in place (AsStridedBackward1)
+            n, c = input.shape[:2]
+            out.as_strided_((n, c) + (1,) * len(size), (c, 1) + (c,) * len(size))
+        return out
+    out = apply(K.adaptive_avg_pool, input, output_size=size)
+    return keep_format(out, input) if keeps_format else out   # PyTorch's 2-d kernel keeps channels_last
 
 
 def adaptive_avg_pool1d(input, output_size):
@@ -121,8 +168,7 @@ def adaptive_avg_pool1d(input, output_size):
 
 def adaptive_avg_pool2d(input, output_size):
     check_float_kernel(input, "adaptive_avg_pool2d")
-    out = _adaptive_avg(input, _adaptive_size(input, 2, output_size))
-    return keep_format(out, input)   # PyTorch's kernel keeps channels_last
+    return _adaptive_avg(input, _adaptive_size(input, 2, output_size), keeps_format=True)
 
 
 def adaptive_avg_pool3d(input, output_size):

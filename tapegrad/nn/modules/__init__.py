@@ -18,6 +18,7 @@ from .padding import (  # noqa: F401
     CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d, ZeroPad1d, ZeroPad2d,
     ZeroPad3d)
 from .fractional_pooling import FractionalMaxPool2d, FractionalMaxPool3d  # noqa: F401
+from .pooling import LPPool1d, LPPool2d, LPPool3d  # noqa: F401
 from .upsampling import Upsample, UpsamplingNearest2d, UpsamplingBilinear2d  # noqa: F401
 from .instancenorm import InstanceNorm1d, InstanceNorm2d  # noqa: F401
 from .rnn_cell import RNNCellBase, RNNCell, LSTMCell, GRUCell  # noqa: F401

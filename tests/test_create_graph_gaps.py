@@ -1,0 +1,148 @@
+"""create_graph=True against PyTorch where JAX's formula and PyTorch's differ in what they read: prod over
+one element (PyTorch's grad * (result / input) reads the input; JAX's reads nothing), a fused backward
+under a tensor hook (the node-by-node recording), and the grad_inputs a CopySlices post-hook sees."""
+import pytest
+
+import tapegrad
+from conftest import assert_close, both, raised
+
+
+def _described(g):
+    return None if g is None else (g.requires_grad, g.grad_fn.name() if g.grad_fn is not None else None)
+
+
+def _second(lib, x, build, hooked):
+    y = build(lib, x)
+    if hooked:
+        y.register_hook(lambda g: g * 1)   # the node-by-node recording
+    (g,) = lib.autograd.grad(y.sum(), x, create_graph=True)
+    h = lib.autograd.grad(g.sum(), x, allow_unused=True)[0] if g.requires_grad else None
+    return g, _described(g), h
+
+
+PRODS = {
+    "one_element_all": ([3.0], lambda lib, x: x.prod()),
+    "one_element_dim": ([3.0], lambda lib, x: x.prod(0)),
+    "zero_d_all": (3.0, lambda lib, x: x.prod()),
+    "zero_d_dim": (3.0, lambda lib, x: x.prod(0)),
+    "size_one_dim": ([[3.0], [2.0]], lambda lib, x: x.prod(1)),
+    "size_one_dim_keepdim": ([[3.0], [2.0]], lambda lib, x: x.prod(-1, keepdim=True)),
+    "multi_element": ([3.0, 2.0, 5.0], lambda lib, x: x.prod()),
+    "multi_element_dim": ([[3.0, 2.0], [5.0, 4.0]], lambda lib, x: x.prod(0)),
+    "relu": ([1.0, -2.0, 3.0], lambda lib, x: lib.relu(x)),
+}
+
+
+@pytest.mark.parametrize("hooked", [False, True])
+@pytest.mark.parametrize("case", sorted(PRODS))
+def test_gradient_requires_grad_and_differentiates_again(torch, case, hooked):
+    value, build = PRODS[case]
+
+    def run(lib):
+        return _second(lib, lib.tensor(value, dtype=lib.float64, requires_grad=True), build, hooked)
+    (g, desc, h), (tg, tdesc, th) = both(run)
+    assert_close(g, tg)
+    assert desc[0] == tdesc[0]   # requires_grad as PyTorch
+    if case != "multi_element_dim" and not case.startswith("relu"):
+        assert desc == tdesc     # and the node name (PyTorch's formula ends in a mul)
+    assert (h is None) == (th is None)
+    if h is not None:
+        assert_close(h, th)
+
+
+def test_one_element_zero_prod_values(torch):
+    # PyTorch picks its formula by value: with a zero input, its safe-zeros formula over one element reads no
+    # element of the input, and the gradient does not require grad. tapegrad decides requires_grad by the
+    # graph's structure alone (no value is read to record a backward), so here its gradient requires grad,
+    # with the same value and a zero second derivative.
+    def run(lib):
+        x = lib.tensor([0.0], dtype=lib.float64, requires_grad=True)
+        (g,) = lib.autograd.grad(x.prod(), x, create_graph=True)
+        return x, g
+    (x, g), (_, tg) = both(run)
+    assert_close(g, tg)
+    (h,) = tapegrad.autograd.grad(g.sum(), x)
+    assert h.tolist() == [0.0]
+
+
+def test_one_element_prod_second_order_value(torch):
+    # the second derivative is zero in both; PyTorch's formula (x / x) still reads the input at this order, so
+    # there the result requires grad again, while tapegrad's tie to the input has a zero derivative: a constant
+    def run(lib):
+        x = lib.tensor([3.0], dtype=lib.float64, requires_grad=True)
+        (g,) = lib.autograd.grad(x.prod(), x, create_graph=True)
+        (h,) = lib.autograd.grad(g.sum(), x, create_graph=True)
+        return g, h
+    (g, h), (tg, th) = both(run)
+    assert_close(g, tg)
+    assert_close(h, th)
+
+
+# ---- CopySlices post-hooks under create_graph ------------------------------------------------------------
+
+WRITES = {
+    "mul_scalar": lambda y, w: y[1:].mul_(2),
+    "mul_tensor": lambda y, w: y[1:].mul_(w),
+    "add_tensor": lambda y, w: y[:2].add_(w * w),
+    "copy_strided": lambda y, w: y[::2].copy_(w * 3),
+}
+
+
+def _hooked_backward(lib, write, scale):
+    x = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+    w = lib.tensor([5.0, 7.0], dtype=lib.float64, requires_grad=True)
+    y = x.clone() * x
+    write(y, w)
+    seen = []
+
+    def hook(grad_inputs, grad_outputs):
+        seen.append((grad_inputs, grad_outputs))
+        if scale is not None:
+            return tuple(None if g is None else g * scale for g in grad_inputs)
+    y.grad_fn.register_hook(hook)
+    grads = lib.autograd.grad((y * y).sum(), (x, w), create_graph=True, allow_unused=True)
+    grad_inputs, grad_outputs = seen[0]
+    # a second backward through what the hook captured, and through the final gradients
+    captured = [None if g is None else
+                lib.autograd.grad(g.sum(), (x, w), allow_unused=True, retain_graph=True) for g in grad_inputs]
+    total = sum(g.sum() for g in grads if g is not None)
+    again = lib.autograd.grad(total, (x, w), allow_unused=True)
+    return grad_inputs, grad_outputs, captured, grads, again
+
+
+@pytest.mark.parametrize("scale", [None, 3.0])
+@pytest.mark.parametrize("case", sorted(WRITES))
+def test_copy_slices_post_hook_args_carry_history(torch, case, scale):
+    ours, theirs = both(lambda lib: _hooked_backward(lib, WRITES[case], scale))
+    for mine, its in zip(ours[0] + ours[1], theirs[0] + theirs[1]):   # grad_inputs, grad_outputs
+        assert (mine is None) == (its is None)
+        if mine is not None:
+            assert_close(mine, its)
+            assert mine.requires_grad == its.requires_grad
+    assert ours[0][0].grad_fn.name() == theirs[0][0].grad_fn.name()   # the base's: CopySlices
+    for mine, its in zip(ours[2] + [ours[3], ours[4]], theirs[2] + [theirs[3], theirs[4]]):
+        assert (mine is None) == (its is None)
+        for a, b in zip(mine or (), its or ()):
+            assert (a is None) == (b is None)
+            if a is not None:
+                assert_close(a, b)
+
+
+@pytest.mark.parametrize("shape, dim", [((1,), None), ((2, 1), 1), ((2, 3), 0), ((), None)])
+def test_prod_gradgradcheck(shape, dim):
+    x = tapegrad.rand(*shape, dtype=tapegrad.float64).add(0.5).requires_grad_()
+    fn = (lambda t: t.prod()) if dim is None else (lambda t: t.prod(dim))
+    assert tapegrad.autograd.gradcheck(fn, (x,))
+    assert tapegrad.autograd.gradgradcheck(fn, (x,))
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize("order", [(0, 1), (1, 0), (0, 2, 1)])
+def test_unused_input_error_names_its_index(torch, create_graph, order):
+    def call(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        others = [lib.tensor([1.0, 2.0], requires_grad=True), lib.tensor(1.0, requires_grad=True)]
+        inputs = [x, *others][:len(order)]
+        return lambda: lib.autograd.grad((x * x).sum(), [inputs[i] for i in order], create_graph=create_graph)
+    ours, theirs = raised(call(tapegrad)), raised(call(torch))
+    assert ours == (RuntimeError, theirs[1]) and theirs[0] is RuntimeError
