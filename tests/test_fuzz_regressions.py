@@ -473,3 +473,27 @@ def test_a_create_graph_gradient_through_an_op_with_a_none_argument_depends_on_i
     assert (req, name) == (treq, tname)
     assert_close(t2, tt2)
     assert_close(second, tsecond)
+
+
+_PROD_VALUES = {
+    "no zero": [[1.5, -2.0, 0.5], [0.25, 3.0, -1.0]],
+    "one zero": [[1.5, 0.0, 0.5], [0.25, 3.0, -1.0]],
+    "two zeros in a slice": [[0.0, 0.0, 0.5], [0.25, 3.0, -1.0]],
+    "a nan": [[float("nan"), 2.0, 0.5], [0.25, 3.0, -1.0]],
+    "inf and zero": [[float("inf"), 2.0, 0.5], [0.25, 0.0, -1.0]],
+}
+
+
+@pytest.mark.parametrize("values", sorted(_PROD_VALUES))
+@pytest.mark.parametrize("call", ["a.prod()", "a.prod(0)", "a.prod(1, keepdim=True)", "a.prod(dtype=lib.float32)"])
+def test_prod_gradient_is_torchs_formula_with_its_nans_and_infinities(torch, values, call):
+    # grad * (result / input) when the input holds no zero (a NaN then spoils its whole slice), else the
+    # product of the others from both ends; gradients of gradients too, where no infinity is involved
+    def build(lib):
+        a = lib.tensor(_PROD_VALUES[values], dtype=lib.float64, requires_grad=True)
+        g = lib.autograd.grad(eval(call, {"a": a, "lib": lib}).sum(), [a], create_graph=True)[0]
+        return g, lib.autograd.grad(g.sum(), [a])[0]
+    (g, gg), (tg, tgg) = both(build)
+    assert_close(g, tg)
+    if values != "inf and zero":
+        assert_close(gg, tgg)

@@ -36,7 +36,60 @@ mean = defop("mean", lambda a, dim, keepdim, dtype: jnp.mean(a, axis=dim, keepdi
 SELF_AND_RESULT = dict(saves_inputs=(0,), saves_output=True)
 # PyTorch's prod backward, grad * (result / input), reads the input but for a 0-d one (the gradient
 # passes through); JAX's reads nothing over a one-element reduction: tie it to the input (fused_backward)
-prod = defop("prod", lambda a, dim, keepdim, dtype: jnp.prod(a, axis=dim, keepdims=keepdim, dtype=dtype),
+@functools.lru_cache(maxsize=None)
+def _prod_as_torch(dim, keepdim, dtype):
+    """prod whose gradient is PyTorch's: grad * (result / input) when the input has no zero at all (so a
+    NaN anywhere in a slice makes that slice's gradient NaN), else the product of the other elements
+    (prod_safe_zeros_backward, which JAX's own rule computes)."""
+    def reduce(a):
+        return jnp.prod(a, axis=dim, keepdims=keepdim, dtype=dtype)
+
+    @jax.custom_jvp
+    def f(a):
+        return reduce(a)
+
+    @f.defjvp
+    def _(primals, tangents):
+        (a,), (da,) = primals, tangents
+        out = reduce(a)
+        if a.ndim == 0:
+            return out, da.astype(out.dtype)   # PyTorch passes the gradient through: it reads no input
+        zero = a == 0
+        kept = out if keepdim or dim is None else jnp.expand_dims(out, dim)   # (a 0-d result broadcasts)
+        ratio = kept / jnp.where(zero, jnp.ones((), a.dtype), a).astype(out.dtype)   # (no 0/0 to differentiate)
+        others = _product_of_others(a.astype(out.dtype), dim)
+        factor = jnp.where(jnp.any(zero), others, ratio)
+        return out, jnp.sum(da.astype(out.dtype) * factor, axis=dim, keepdims=keepdim)
+    return f
+
+
+def _product_of_others(a, dim):
+    """Each element's product of the other elements of its slice, as exclusive products from both ends
+    (PyTorch's prod_safe_zeros_backward: no division, so zeros and infinities give what it gives)."""
+    if dim is not None and len(dim) != 1:
+        dims = tuple(d for d in range(a.ndim) if d not in dim) + tuple(dim)
+        moved = jnp.transpose(a, dims)
+        flat = moved.reshape(moved.shape[:a.ndim - len(dim)] + (-1,))
+        return jnp.transpose(_product_of_others(flat, (flat.ndim - 1,)).reshape(moved.shape), _inverse(dims))
+    if dim is None:
+        return _product_of_others(a.reshape(-1), (0,)).reshape(a.shape)
+    axis = dim[0]
+    ones = jnp.ones_like(jax.lax.slice_in_dim(a, 0, 1, axis=axis))
+    before = jnp.cumprod(jnp.concatenate([ones, jax.lax.slice_in_dim(a, 0, -1, axis=axis)], axis), axis=axis)
+    flipped = jnp.flip(a, axis)
+    after = jnp.flip(jnp.cumprod(jnp.concatenate([ones, jax.lax.slice_in_dim(flipped, 0, -1, axis=axis)], axis),
+                                 axis=axis), axis)
+    return before * after
+
+
+def _inverse(perm):
+    inverse = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inverse[p] = i
+    return tuple(inverse)
+
+
+prod = defop("prod", lambda a, dim, keepdim, dtype: _prod_as_torch(dim, keepdim, dtype)(a),
              dtype_rule=KEEP, overloads=[overload("ProdBackward1", dim=tuple)], **SELF_AND_RESULT,
              fused_backward=lambda a: a.ndim > 0)
 var = defop("var", _var, dtype_rule=KEEP)
