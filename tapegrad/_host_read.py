@@ -2,11 +2,14 @@
 
 `out[0].item()` on a concrete tensor records the view's value as pending work, and reading it runs that
 work as an XLA program (tens of microseconds of dispatch, per read, on CPU). When the storage holds a
-concrete CPU array, NumPy can apply the view's recipe (its view ops, evaluated by `_numpy_eval`'s lax
-rules: clamped starts, the same dtypes) to the storage's array as it is now -- what reading the view
-would compute -- in a few microseconds. Anything else (a pending or traced storage, an array on
-another device, an op without a NumPy rule, a view whose value was read before) returns None: the
-caller reads the view as before.
+concrete CPU array, the element is read from the storage's array as it is now -- what reading the view
+would compute. A recipe whose steps all select elements (indexing, slicing, transposes, reshapes: no
+`Op.value_view`) picks one storage element: its position, found once per recipe, base shape and
+positions by the recipe applied to an iota (`_views._host_positions`), is read by `ndarray.item` (one
+C call). Other recipes (a bitcast, `.real`) run on NumPy (their view ops evaluated by `_numpy_eval`'s lax
+rules: clamped starts, the same dtypes). Anything else (a pending or traced storage, an array on another
+device, an op without a NumPy rule, a view whose value was read before) returns None: the caller reads
+the view as before.
 """
 import jax
 import numpy as np
@@ -14,10 +17,11 @@ import numpy as np
 from .device import MIXED_DEVICES, device_of
 from ._lazy import Pending
 from ._numpy_eval import _Unsupported, compile_jaxpr
-from ._views import compose
+from ._views import _host_positions, compose
 
 _ArrayImpl = jax._src.array.ArrayImpl
 _recipes = {}   # (steps, shape, dtype, number of positions) -> NumPy evaluator, or None (unsupported)
+_elements = {}  # (steps, shape, positions) -> the storage position a selection picks, or None (not one)
 MAX_RECIPES = 1024
 
 
@@ -30,6 +34,11 @@ def view_element(t):
     if info.version == t._storage.version and type(info.value) is not Pending:
         return None   # read before: its value is at hand
     positions = info.positions
+    at = _elements.get((info.steps, raw.shape, positions), False)
+    if at is False:
+        at = _element_position(info.steps, raw.shape, positions)
+    if at is not None:
+        return np.asarray(raw).item(at)
     key = (info.steps, raw.shape, raw.dtype, len(positions))
     run = _recipes.get(key, False)
     if run is False:
@@ -43,6 +52,23 @@ def view_element(t):
     except _Unsupported:   # a rule that declines these values (a bitcast it has no exact rule for)
         _recipes[key] = None
         return None
+
+
+def _element_position(steps, shape, positions):
+    """The storage position (flat, in the storage's shape) of the one element a selection recipe picks,
+    cached; None for a recipe with a step that is not a selection, or that does not run on the host."""
+    if len(_elements) >= MAX_RECIPES:
+        _elements.clear()
+    at = None
+    if all(op.value_view is None for op, _ in steps):
+        try:
+            at = int(np.asarray(_host_positions(steps, positions, shape)).reshape(()))
+        except Exception:   # a recipe that does not trace on its own: the usual read serves it
+            at = None
+        if at is not None and not 0 <= at < int(np.prod(shape, dtype=np.int64)):
+            at = None
+    _elements[(steps, shape, positions)] = at
+    return at
 
 
 def _evaluator(steps, raw, positions):
