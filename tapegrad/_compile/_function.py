@@ -21,7 +21,7 @@ from .. import random as _random
 from .._grad_mode import _state
 from .._recompiles import RecompileWarning
 from .._tensor import Tensor
-from . import _guard, _snapshot, _trace, _walk
+from . import _checks, _guard, _snapshot, _trace, _walk
 from .. import _autocast
 
 _OWNED = 3            # references to an array held by its storage alone: the storage, a list, getrefcount's argument
@@ -177,17 +177,20 @@ class _Program:
 
     def __init__(self, traced, number):
         self.traced = traced
-        jaxpr = traced.jaxpr
+        jaxpr, self.host_checks = _checks.split(traced)
         written = traced.written
         nstate = traced.nstate
         self.kept = [i for i in range(nstate) if i not in set(written)]
         order = list(written) + self.kept   # the donated inputs first
         position = {s: j for j, s in enumerate(order)}
         run = jax.extend.core.jaxpr_as_fun(jaxpr)
+        checked = len(traced.checks) if self.host_checks is None else 0   # checks left in the program
 
         def program(donated, kept, rest):
             state = donated + kept
-            return run(*[state[position[i]] for i in range(nstate)], *rest)
+            state = [state[position[i]] for i in range(nstate)]
+            outs = run(*state, *rest)
+            return _checks.keep_old_values(outs, state, written, checked) if checked else outs
         self.program = _programs.Program(program, sync=True, key=("compiled", number))
         self.program.jitted = jax.jit(program, donate_argnums=(0,))
 
@@ -213,8 +216,10 @@ class _Program:
         objects = walk.objects
         rest = [np.float64(objects[pos][k]) for pos, k in walk.lifted] + [gen._key, np.int64(gen._counter)]
         rest += [np.int64(p) for v in walk.views for p in v._view.positions]
+        if self.host_checks is not None:   # raises before anything is donated
+            self.host_checks.run(storages, rest)
         outs = self.program(donated, kept, rest)   # waits: nothing is committed if it failed
-        if traced.checks:
+        if traced.checks and self.host_checks is None:
             n = len(traced.checks)
             flags, firsts, outs = outs[-2 * n:-n], outs[-n:], outs[:-2 * n]
             for flag, first, make_error in zip(flags, firsts, traced.checks):
