@@ -1,7 +1,8 @@
 """A compiled function: guards, one program per guard key, commit after success, eager fallbacks.
 
 Per call: walk the state (`_walk`; its key is the guard), find the program traced for that key (trace
-and compile it on first sight), run it with the written storages donated, and only when it has
+and compile it on first sight), run its value checks that can run before it (`_checks`), run it with the
+written storages donated, and only when it has
 succeeded write the results back: storages, new tensors (a new `.grad`), Python changes, learning
 rates, the generator's counter. A steady call (the state as the last call left it) walks its
 arguments alone: `_guard` checks the rest by identity and runs the last call's program. A call whose
@@ -181,6 +182,9 @@ class _Program:
         written = traced.written
         nstate = traced.nstate
         self.kept = [i for i in range(nstate) if i not in set(written)]
+        deltas = dict(traced.versions)   # the commit: (storage, version delta) written, then only bumped
+        self.writes = [(i, deltas.get(i, 0)) for i in written]
+        self.bumps = [(i, d) for i, d in traced.versions if i not in set(written)]
         order = list(written) + self.kept   # the donated inputs first
         position = {s: j for j, s in enumerate(order)}
         run = jax.extend.core.jaxpr_as_fun(jaxpr)
@@ -237,9 +241,11 @@ class _Program:
         traced = self.traced
         storages, objects = walk.storages, walk.objects
         n = len(traced.written)
-        for i, value in zip(traced.written, outs[:n]):
-            storages[i]._raw = value
-        for i, delta in traced.versions:
+        for (i, delta), value in zip(self.writes, outs):
+            s = storages[i]
+            s._raw = value
+            s.counter.value += delta
+        for i, delta in self.bumps:
             storages[i].counter.value += delta
         made = []
         for requires_grad, value in zip(traced.new, outs[n:n + len(traced.new)]):
