@@ -2,14 +2,14 @@
 
 `out[0].item()` on a concrete tensor records the view's value as pending work, and reading it runs that
 work as an XLA program (tens of microseconds of dispatch, per read, on CPU). When the storage holds a
-concrete CPU array, the element is read from the storage's array as it is now -- what reading the view
-would compute. A recipe whose steps all select elements (indexing, slicing, transposes, reshapes: no
-`Op.value_view`) picks one storage element: its position, found once per recipe, base shape and
-positions by the recipe applied to an iota (`_views._host_positions`), is read by `ndarray.item` (one
-C call). Other recipes (a bitcast, `.real`) run on NumPy (their view ops evaluated by `_numpy_eval`'s lax
-rules: clamped starts, the same dtypes). Anything else (a pending or traced storage, an array on another
-device, an op without a NumPy rule, a view whose value was read before) returns None: the caller reads
-the view as before.
+concrete CPU array, NumPy can apply the view's recipe (its view ops, evaluated by `_numpy_eval`'s lax
+rules: clamped starts, the same dtypes) to the storage's array as it is now -- what reading the view
+would compute -- in a few microseconds. A recipe whose steps all select elements (indexing, slicing,
+transposes, reshapes: no `Op.value_view`) on a small storage picks one storage element: its flat
+position, the recipe applied to an iota of the storage once per recipe, shape and positions, is read by
+`ndarray.item` (one C call) at every later read. Anything else (a pending or traced storage, an array
+on another device, an op without a NumPy rule, a view whose value was read before) returns None: the
+caller reads the view as before.
 """
 import jax
 import numpy as np
@@ -17,12 +17,15 @@ import numpy as np
 from .device import MIXED_DEVICES, device_of
 from ._lazy import Pending
 from ._numpy_eval import _Unsupported, compile_jaxpr
-from ._views import _host_positions, compose
+from ._views import compose
 
 _ArrayImpl = jax._src.array.ArrayImpl
-_recipes = {}   # (steps, shape, dtype, number of positions) -> NumPy evaluator, or None (unsupported)
-_elements = {}  # (steps, shape, positions) -> the storage position a selection picks, or None (not one)
+_recipes = {}    # (steps, shape, dtype, number of positions) -> NumPy evaluator, or None (unsupported)
+_pickers = {}    # (steps, shape, number of positions) -> evaluator of a selection's storage position, or None
+_elements = {}   # (steps, shape, positions) -> the storage position the selection picks
+_iotas = {}      # shape -> the storage positions of a storage of that shape
 MAX_RECIPES = 1024
+SMALL = 1 << 14  # storages up to this many elements have their positions (an iota) kept for selections
 
 
 def view_element(t):
@@ -34,8 +37,8 @@ def view_element(t):
     if info.version == t._storage.version and type(info.value) is not Pending:
         return None   # read before: its value is at hand
     positions = info.positions
-    at = _elements.get((info.steps, raw.shape, positions), False)
-    if at is False:
+    at = _elements.get((info.steps, raw.shape, positions))
+    if at is None and raw.size <= SMALL:
         at = _element_position(info.steps, raw.shape, positions)
     if at is not None:
         return np.asarray(raw).item(at)
@@ -55,18 +58,33 @@ def view_element(t):
 
 
 def _element_position(steps, shape, positions):
-    """The storage position (flat, in the storage's shape) of the one element a selection recipe picks,
-    cached; None for a recipe with a step that is not a selection, or that does not run on the host."""
+    """The flat storage position a selection recipe picks at these positions (cached), or None for a
+    recipe with a step that is not a selection, or one that does not run on NumPy."""
+    key = (steps, shape, len(positions))
+    run = _pickers.get(key, False)
+    if run is False:
+        if len(_pickers) >= MAX_RECIPES:
+            _pickers.clear()
+        selects = all(op.value_view is None for op, _ in steps)
+        run = _pickers[key] = _evaluator(steps, jax.ShapeDtypeStruct(shape, np.int64), positions) if selects \
+            else None
+    if run is None:
+        return None
+    iota = _iotas.get(shape)
+    if iota is None:
+        if len(_iotas) >= 64:
+            _iotas.clear()
+        size = int(np.prod(shape, dtype=np.int64))
+        iota = _iotas[shape] = np.arange(size, dtype=np.int64).reshape(shape)
+    try:
+        at = int(run(iota, *positions)[0].reshape(()))
+    except (_Unsupported, ValueError):   # (ValueError: more than one element)
+        _pickers[key] = None
+        return None
+    if not 0 <= at < iota.size:
+        return None
     if len(_elements) >= MAX_RECIPES:
         _elements.clear()
-    at = None
-    if all(op.value_view is None for op, _ in steps):
-        try:
-            at = int(np.asarray(_host_positions(steps, positions, shape)).reshape(()))
-        except Exception:   # a recipe that does not trace on its own: the usual read serves it
-            at = None
-        if at is not None and not 0 <= at < int(np.prod(shape, dtype=np.int64)):
-            at = None
     _elements[(steps, shape, positions)] = at
     return at
 
