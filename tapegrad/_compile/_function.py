@@ -1,14 +1,13 @@
 """A compiled function: guards, one program per guard key, commit after success, eager fallbacks.
 
 Per call: walk the state (`_walk`; its key is the guard), find the program traced for that key (trace
-and compile it on first sight), run its value checks that can run before it (`_checks`), run it with the
-written storages donated, and only when it has
-succeeded write the results back: storages, new tensors (a new `.grad`), Python changes, learning
-rates, the generator's counter. A steady call (the state as the last call left it) walks its
-arguments alone: `_guard` checks the rest by identity and runs the last call's program. A call whose
-key has no program yet and cannot have one runs eagerly: its trace created state (the first optimizer
-step), its result carries a graph for the caller, or a graph break was found (then every later call
-runs eagerly too, after one warning).
+and compile it on first sight), run the value checks that can run before it (`_checks`), run it with
+the written storages donated, and only when it has succeeded write the results back: storages, new
+tensors (a new `.grad`), Python changes, learning rates, the generator's counter. A steady call (the
+state as the last call left it) walks its arguments alone: `_guard` checks the rest by identity and
+runs the last call's program. A call whose key has no program yet and cannot have one runs eagerly: its
+trace created state (the first optimizer step), its result carries a graph for the caller, or a graph
+break was found (then every later call runs eagerly too, after one warning).
 """
 import sys
 import warnings
