@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import tapegrad
+from tapegrad._numpy_eval import _Unsupported
 
 
 def _pair(lib):
@@ -105,3 +106,22 @@ def test_a_check_on_the_batch_runs_before_the_program_and_sees_in_place_changes(
     np.testing.assert_allclose(step(ours, targets).item(), tstep(theirs, ttargets).item(), rtol=1e-5)
     for p, tp in zip(model.parameters(), tmodel.parameters()):
         np.testing.assert_allclose(p.detach().numpy(), tp.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_a_host_check_numpy_declines_runs_on_xla(monkeypatch):
+    model, opt = _classifier(tapegrad)
+    step = tapegrad.compile(_classifier_step(tapegrad, model, opt))
+    x, targets = tapegrad.tensor(np.ones((2, 3), np.float32)), tapegrad.tensor([1, 3])
+    for _ in range(3):
+        step(x, targets)
+    checks = step._compiled.guard.program.host_checks
+
+    def declines(*args):
+        raise _Unsupported
+    monkeypatch.setattr(checks, "flags", declines)
+    before = _state(model, opt)
+    with pytest.raises(IndexError, match="Target 7 is out of bounds"):
+        step(x, tapegrad.tensor([7, 0]))
+    for a, b in zip(before, _state(model, opt)):
+        np.testing.assert_array_equal(a, b)
+    assert np.isfinite(step(x, tapegrad.tensor([0, 2])).item())

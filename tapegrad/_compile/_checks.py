@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.extend.core import ClosedJaxpr, Var
 
-from .._numpy_eval import compile_jaxpr
+from .._numpy_eval import _Unsupported, compile_jaxpr
 
 try:  # private but long-stable (autograd/_saved uses it too); without it every check stays in the program
     from jax._src.interpreters.partial_eval import dce_jaxpr
@@ -30,8 +30,8 @@ class HostChecks:
     """The checks' part of a traced program, evaluated on the host before the program runs: the flags at
     every call, the first offending values only when a flag is set."""
 
-    def __init__(self, closed, flags, used, nstate, makers):
-        self.closed, self.flags = closed, flags
+    def __init__(self, closed, flags, flags_jaxpr, used, nstate, makers):
+        self.closed, self.flags, self.flags_jaxpr = closed, flags, flags_jaxpr
         self.storages = [i for i in used if i < nstate]       # the storages the flags read
         self.rest = [i - nstate for i in used if i >= nstate]   # and the other inputs (rates, offsets)
         self.nstate, self.makers = nstate, makers
@@ -42,7 +42,11 @@ class HostChecks:
         values = [storages[i].value for i in self.storages]
         if self.passed is not None and all(map(operator.is_, values, self.passed)):
             return   # the same (immutable) arrays as the last call that passed: the same flags
-        flags = self.flags(*values, *[rest[i] for i in self.rest])
+        args = [*values, *[rest[i] for i in self.rest]]
+        try:
+            flags = self.flags(*args)
+        except _Unsupported:   # a NumPy rule that declines these values: the same jaxpr, on XLA
+            flags = jax.extend.core.jaxpr_as_fun(self.flags_jaxpr)(*args)
         if any(flags):
             self._raise(flags, storages, rest)
         if not self.rest:   # (rates and offsets are new objects at every call)
@@ -71,11 +75,13 @@ def split(traced):
     if any(read[i] for i in traced.written):
         return closed, None
     flags, used = dce_jaxpr(closed.jaxpr, [False] * nmain + [True] * n + [False] * n)
-    evaluator = compile_jaxpr(ClosedJaxpr(_without_device_puts(flags), closed.consts))
+    flags = ClosedJaxpr(flags, closed.consts)
+    evaluator = compile_jaxpr(ClosedJaxpr(_without_device_puts(flags.jaxpr), closed.consts))
     if evaluator is None:
         return closed, None
     main, _ = dce_jaxpr(closed.jaxpr, [True] * nmain + [False] * 2 * n, instantiate=True)
-    host = HostChecks(closed, evaluator, [i for i, u in enumerate(used) if u], traced.nstate, traced.checks)
+    host = HostChecks(closed, evaluator, flags, [i for i, u in enumerate(used) if u], traced.nstate,
+                      traced.checks)
     return ClosedJaxpr(main, closed.consts), host
 
 
