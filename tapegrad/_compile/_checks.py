@@ -8,8 +8,9 @@ on the host: its part of the program (dead-code eliminated from the rest) is eva
 raises before anything is donated or dispatched. Arrays are immutable: a check reading the same arrays
 as the last call that passed (a batch used again) passes without evaluating anything. A check that
 reads written state (probabilities computed from parameters) stays in the program: each written output
-becomes `select(ok, new, old)`, so a failed check hands the old values back. That select costs XLA copies of every donated input (the old
-value must outlive the in-place update): on an MLP's Adam step, about a tenth of the step.
+becomes `select(ok, new, old)`, so a failed check hands the old values back. That select costs XLA
+copies of every donated input (the old value must outlive the in-place update): on an MLP's Adam step,
+about a tenth of the step.
 """
 import operator
 
