@@ -4,7 +4,7 @@ probabilities in [0, 1]), which JAX would skip: it clamps indices and computes n
 A value that exists (or is pending, then computed now) is checked on the host, when the op is recorded,
 so the error points at the user's line. While `tapegrad.compile` traces a function the value is a
 tracer: the check becomes part of the program (a flag and the first offending element are outputs of it),
-and the compiled call raises the error without writing anything back (`_compile/_function.py`). Inside
+and the compiled call raises the error without writing anything back (`_compile/_checks.py`). Inside
 other traces (torch.func transforms) values are not checked.
 """
 import jax

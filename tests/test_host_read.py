@@ -94,3 +94,20 @@ def test_unsupported_recipe_falls_back(monkeypatch):
     monkeypatch.setattr(_host_read, "compile_jaxpr", lambda closed: None)
     t = tapegrad.arange(5.0)
     assert t[2].item() == 2.0
+
+
+def test_every_position_and_a_large_storage_read_without_a_program():
+    values = np.arange(30, dtype=np.float32).reshape(5, 6) * 1.5
+    ours, theirs = tapegrad.tensor(values), torch.tensor(values)
+    ours._value
+    before = _runs()
+    got = [[ours[i, j].item() for j in range(6)] for i in range(5)] + [[ours.t()[j][i].item() for j in range(6)]
+                                                                       for i in range(5)]
+    assert _runs() == before
+    assert got == [[theirs[i, j].item() for j in range(6)] for i in range(5)] * 2
+    n = _host_read.SMALL + 3   # past the storages whose positions are kept: the recipe runs on NumPy
+    big, tbig = tapegrad.arange(n, dtype=tapegrad.int64), torch.arange(n)
+    big._value
+    before = _runs()
+    assert big[-2].item() == tbig[-2].item() and big[5:][7].item() == tbig[5:][7].item()
+    assert _runs() == before

@@ -1,13 +1,13 @@
 """A compiled function: guards, one program per guard key, commit after success, eager fallbacks.
 
 Per call: walk the state (`_walk`; its key is the guard), find the program traced for that key (trace
-and compile it on first sight), run it with the written storages donated, and only when it has
-succeeded write the results back: storages, new tensors (a new `.grad`), Python changes, learning
-rates, the generator's counter. A steady call (the state as the last call left it) walks its
-arguments alone: `_guard` checks the rest by identity and runs the last call's program. A call whose
-key has no program yet and cannot have one runs eagerly: its trace created state (the first optimizer
-step), its result carries a graph for the caller, or a graph break was found (then every later call
-runs eagerly too, after one warning).
+and compile it on first sight), run the value checks that can run before it (`_checks`), run it with
+the written storages donated, and only when it has succeeded write the results back: storages, new
+tensors (a new `.grad`), Python changes, learning rates, the generator's counter. A steady call (the
+state as the last call left it) walks its arguments alone: `_guard` checks the rest by identity and
+runs the last call's program. A call whose key has no program yet and cannot have one runs eagerly: its
+trace created state (the first optimizer step), its result carries a graph for the caller, or a graph
+break was found (then every later call runs eagerly too, after one warning).
 """
 import sys
 import warnings
@@ -21,7 +21,7 @@ from .. import random as _random
 from .._grad_mode import _state
 from .._recompiles import RecompileWarning
 from .._tensor import Tensor
-from . import _guard, _snapshot, _trace, _walk
+from . import _checks, _guard, _snapshot, _trace, _walk
 from .. import _autocast
 
 _OWNED = 3            # references to an array held by its storage alone: the storage, a list, getrefcount's argument
@@ -177,17 +177,23 @@ class _Program:
 
     def __init__(self, traced, number):
         self.traced = traced
-        jaxpr = traced.jaxpr
+        jaxpr, self.host_checks = _checks.split(traced)
         written = traced.written
         nstate = traced.nstate
         self.kept = [i for i in range(nstate) if i not in set(written)]
+        deltas = dict(traced.versions)   # the commit: (storage, version delta) written, then only bumped
+        self.writes = [(i, deltas.get(i, 0)) for i in written]
+        self.bumps = [(i, d) for i, d in traced.versions if i not in set(written)]
         order = list(written) + self.kept   # the donated inputs first
         position = {s: j for j, s in enumerate(order)}
         run = jax.extend.core.jaxpr_as_fun(jaxpr)
+        checked = len(traced.checks) if self.host_checks is None else 0   # checks left in the program
 
         def program(donated, kept, rest):
             state = donated + kept
-            return run(*[state[position[i]] for i in range(nstate)], *rest)
+            state = [state[position[i]] for i in range(nstate)]
+            outs = run(*state, *rest)
+            return _checks.keep_old_values(outs, state, written, checked) if checked else outs
         self.program = _programs.Program(program, sync=True, key=("compiled", number))
         self.program.jitted = jax.jit(program, donate_argnums=(0,))
 
@@ -213,8 +219,10 @@ class _Program:
         objects = walk.objects
         rest = [np.float64(objects[pos][k]) for pos, k in walk.lifted] + [gen._key, np.int64(gen._counter)]
         rest += [np.int64(p) for v in walk.views for p in v._view.positions]
+        if self.host_checks is not None:   # raises before anything is donated
+            self.host_checks.run(storages, rest)
         outs = self.program(donated, kept, rest)   # waits: nothing is committed if it failed
-        if traced.checks:
+        if traced.checks and self.host_checks is None:
             n = len(traced.checks)
             flags, firsts, outs = outs[-2 * n:-n], outs[-n:], outs[:-2 * n]
             for flag, first, make_error in zip(flags, firsts, traced.checks):
@@ -232,9 +240,11 @@ class _Program:
         traced = self.traced
         storages, objects = walk.storages, walk.objects
         n = len(traced.written)
-        for i, value in zip(traced.written, outs[:n]):
-            storages[i]._raw = value
-        for i, delta in traced.versions:
+        for (i, delta), value in zip(self.writes, outs):
+            s = storages[i]
+            s._raw = value
+            s.counter.value += delta
+        for i, delta in self.bumps:
             storages[i].counter.value += delta
         made = []
         for requires_grad, value in zip(traced.new, outs[n:n + len(traced.new)]):

@@ -165,13 +165,7 @@ def trace(fn, args, kwargs, walk):
             result = fn(*args, **kwargs)
         traced.draws = draws[0]
         outs = _outputs(traced, walk, snapshot, values, lifted, result)
-        if checks:
-            # A failed check writes nothing: every written storage gets its old value back (its input was
-            # donated, so the program must hand one back), and the call raises (_function).
-            ok = jax.numpy.logical_not(jax.numpy.any(jax.numpy.stack([flag for flag, _, _ in checks])))
-            for j, i in enumerate(traced.written):
-                if outs[j].shape == values[i].shape and outs[j].dtype == values[i].dtype:
-                    outs[j] = jax.lax.select(ok, outs[j], values[i])
+        if checks:   # a failed check writes nothing and the call raises (see _checks)
             traced.checks = [make for _, _, make in checks]
             outs += [flag for flag, _, _ in checks] + [first for _, first, _ in checks]
         return outs
