@@ -7,6 +7,7 @@ from ._tensor import Tensor
 
 # The in-place functions PyTorch exposes at top level that tapegrad's Tensor has as methods.
 NAMES = ("abs_", "acos_", "acosh_", "addmv_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_", "arctanh_",
+         "as_strided_",
          "asin_", "asinh_", "atan_", "atanh_", "ceil_", "clamp_", "clamp_max_", "clamp_min_", "clip_",
          "conj_physical_", "cos_", "cosh_", "deg2rad_", "detach_", "erf_", "erfc_", "exp2_", "exp_", "expm1_", "fill_", "fix_", "floor_",
          "frac_", "index_put_", "log10_", "log1p_", "log2_", "log_", "logit_", "nan_to_num_", "neg_",
