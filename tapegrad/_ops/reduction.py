@@ -40,7 +40,8 @@ SELF_AND_RESULT = dict(saves_inputs=(0,), saves_output=True)
 def _prod_as_torch(dim, keepdim, dtype):
     """prod whose gradient is PyTorch's: grad * (result / input) when the input has no zero at all (so a
     NaN anywhere in a slice makes that slice's gradient NaN), else the product of the other elements
-    (prod_safe_zeros_backward, which JAX's own rule computes)."""
+    (prod_safe_zeros_backward). JAX's own rule is neither: it never divides, and an infinity next to a
+    zero gives NaN where PyTorch's gives a number."""
     def reduce(a):
         return jnp.prod(a, axis=dim, keepdims=keepdim, dtype=dtype)
 
