@@ -219,9 +219,9 @@ BY_ID = {w.id: w for w in WORKLOADS}
 _RECORDING = ("tapegrad's step program matches jax.jit's; the rest is Python recording every op on the tape "
               "(a tensor, an equation and the segment's key per op, several times PyTorch's C++ dispatch) "
               "and finding the step's program, which one jitted call does not pay")
-_FIRST_SIGHT = ("each new structure runs op by op on its first sight, through per-op kernels on the NumPy tier "
-                "(every kernel call converts its inputs and puts its outputs back on the device), and a "
-                "structure that comes back rents NumPy before it is compiled")
+_FIRST_SIGHT = ("each new structure runs op by op on its first sight, through per-op kernels on the NumPy tier, "
+                "whose Python interpretation costs microseconds per primitive where PyTorch runs a whole op in "
+                "a few; a structure that comes back rents NumPy before it is compiled")
 _COMPILED_CALL = ("the compiled call's guard (an identity check per parameter and state tensor) and its "
                   "bookkeeping around the one program call, which a GPU's fast step exposes; on 2 CPU cores the "
                   "gap is within the jax.jit baseline's own variation between runs")
