@@ -497,3 +497,31 @@ def test_prod_gradient_is_torchs_formula_with_its_nans_and_infinities(torch, val
     assert_close(g, tg)
     if values != "inf and zero":
         assert_close(gg, tgg)
+
+
+@pytest.mark.parametrize("code", ["t0.add(t0, alpha=2)", "t0.sub(t0, alpha=2)", "t0.add(t0)", "t0 * 2",
+                                  "t0.add(t0 * 1.5, alpha=2)", "t0 + 2"])
+def test_a_second_backward_after_one_that_freed_fails_only_where_torch_saved_a_tensor(torch, code):
+    # add's alpha is a plain scalar attribute of PyTorch's node, not a saved tensor: nothing to free
+    def build(lib):
+        t0 = lib.tensor(1.75, requires_grad=True)
+        t1 = eval(code, {"t0": t0})
+        t1.backward()
+        return _raises(lambda _: lib.autograd.grad(t1, [t0], create_graph=True), lib)
+    ours, theirs = both(build)
+    assert (ours is None) == (theirs is None), (ours, theirs)
+    if theirs is not None:
+        assert ours[0] is theirs[0] and "backward through the graph a second time" in ours[1]
+
+
+@pytest.mark.parametrize("index", ["[0:1, :]", "[:, 0:2]", "[:, :]", "[...]", "[0:1]", "[0]", "[:, 1:]"])
+def test_autograd_grad_through_an_index_alias_is_the_expanded_seed_as_in_torch(torch, index):
+    # indexing that keeps every element is PyTorch's alias(): the sum's expanded seed reaches the input
+    def build(lib):
+        t0 = lib.tensor([[[0.5, 1.0, 1.0], [-1.25, 2.0, -0.25]]], dtype=lib.float64, requires_grad=True)
+        g = lib.autograd.grad(eval("t0" + index, {"t0": t0}).sum(), [t0])[0]
+        return g, g.stride(), _raises(lambda _: g.mul_(3), lib)
+    (g, strides, error), (tg_, tstrides, terror) = both(build)
+    assert_close(g, tg_)
+    assert strides == tstrides
+    assert (error is None) == (terror is None) and (error is None or error[0] is terror[0])

@@ -144,7 +144,8 @@ def _backward_create_graph(outputs, seeds, retain, inputs):
 
 # How PyTorch's backward formula of an op hands on the incoming gradient: as a view of it, expanded (sum's
 # backward), or the very tensor (positions listed); other ops make a fresh tensor.
-_VIEWS = frozenset({"view", "transpose", "t", "permute", "unsqueeze", "squeeze", "alias", "reshape_alias", "reshape_copy"})
+_VIEWS = frozenset({"view", "transpose", "t", "permute", "unsqueeze", "squeeze", "alias", "index_alias", "reshape_alias",
+                    "reshape_copy"})
 _SAME = {"clone": (0,), "add": (0, 1), "sub": (0,), "add_scaled": (0,), "expand": (0,)}   # expand: sum_to of an equal shape
 
 

@@ -97,7 +97,9 @@ def _frees(op, static, cast, diff, values, kinds, dkey, needed):
     a second backward through such nodes works as in PyTorch."""
     if any(keep and type(k) is tuple for keep, k in zip(needed, kinds)):
         return True
-    scalars = [i for i, (keep, k) in enumerate(zip(needed, kinds)) if keep and k in _SCALARS]
+    # (only the scalars PyTorch wraps: those it lists as graph inputs, as the plan's mask; add's alpha is none)
+    scalars = [i for i, (keep, k) in enumerate(zip(needed, kinds))
+               if keep and k in _SCALARS and (op.diff is None or i in op.diff)]
     if not (op.wraps_scalars and scalars):
         return False
     read = _scalars_read.get(dkey)
