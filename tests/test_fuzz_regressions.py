@@ -525,3 +525,19 @@ def test_autograd_grad_through_an_index_alias_is_the_expanded_seed_as_in_torch(t
     assert_close(g, tg_)
     assert strides == tstrides
     assert (error is None) == (terror is None) and (error is None or error[0] is terror[0])
+
+
+def test_a_value_changed_in_place_is_reported_before_an_older_freed_graph_as_in_torch(torch):
+    # PyTorch's engine unpacks saved values node by node in backward order: the newer node's modified
+    # input fails first, before the older node's freed values are reached
+    def build(lib):
+        t0 = lib.tensor([-2.0, -1.25], requires_grad=True)
+        t1 = lib.tanh(t0)
+        t1.sum().backward()
+        t6 = (t0 @ t1).clamp(min=-1.0, max=1.0)
+        with lib.no_grad():
+            t0.mul_(2)
+        return _raises(lambda _: lib.autograd.grad(t6, [t0], create_graph=True), lib)
+    ours, theirs = both(build)
+    assert ours[0] is theirs[0] is RuntimeError
+    assert "modified by an inplace operation" in ours[1] and "modified by an inplace operation" in theirs[1]

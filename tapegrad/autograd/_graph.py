@@ -53,9 +53,13 @@ class Graph:
         capture = frozenset()
         if targets is not None:
             nodes, leaves, capture = _prune(nodes, leaves, targets)
+        # Node by node in backward order, as PyTorch's engine unpacks saved values: a freed graph, then
+        # values modified in place (so an older node's freed values do not hide a newer node's change)
         for n in nodes:
-            if n.kept is None and n not in capture:
-                raise RuntimeError(FREED_GRAPH)
+            if n not in capture:
+                if n.kept is None:
+                    raise RuntimeError(FREED_GRAPH)
+                check_versions(n)
         self.capture = capture
         self.nodes = nodes
         self.leaves = leaves
@@ -85,7 +89,6 @@ class Graph:
             node_keys.append((n.sig, wiring, retained, n.avals if n.op.nout > 1 else None))
             if wiring is not None:
                 saved += [unpacked(n.kept[k]) for k in kept_positions(n.sig)]
-                check_versions(n)
         self.hooked = hooked or any(leaf.variable._hooks for leaf in leaves)
         self.custom, self.python = custom, python
         self.retaining = retaining
