@@ -225,9 +225,11 @@ class Plan:
                 resolved, _, results = self.evaluate(self.inputs, call="eager")
             for n, r in zip(self.nodes, results):
                 _set_results(n, range(len(r)), r)
-        else:   # (a whole plan renting NumPy inside an op-by-op run gives host arrays too)
+        else:
             resolved, live = fn(self.packed_inputs())
             self.write_back(live)
+            if not _host_values.active():
+                return resolved   # (only a whole plan renting NumPy inside an op-by-op run gives host arrays)
         return resolved if host else [_host_values.on_device(v) for v in resolved]
 
     def write_back(self, live):

@@ -26,16 +26,22 @@ class Assembled:
         scalars = {k: iter(v.tolist()) for k, v in zip(self.scalar_kinds, leaves[n:])}
         results = []
         for run, codes in self.parts:
-            ins = []
-            for c in codes:
-                if c == -1:
-                    ins.append(next(arrays))
-                elif type(c) is tuple:
-                    ins.append(results[c[0]][c[1]])
-                elif c is not None:
-                    ins.append(next(scalars[c]))
-            results.append(run(*ins))
+            results.append(run(*_wired(codes, arrays, scalars, results)))
         return [results[i][k] for i, k in self.outputs]
+
+
+def _wired(codes, arrays, scalars, results):
+    """An op's leaves by the plan key's codes: the next input array (-1), an earlier op's output
+    ((position, output)), the next scalar of a kind (its letter); None leaves nothing."""
+    leaves = []
+    for c in codes:
+        if c == -1:
+            leaves.append(next(arrays))
+        elif type(c) is tuple:
+            leaves.append(results[c[0]][c[1]])
+        elif c is not None:
+            leaves.append(next(scalars[c]))
+    return leaves
 
 
 def assemble(plan_key, args, kernels):
@@ -47,20 +53,13 @@ def assemble(plan_key, args, kernels):
     if any(type(s) is not tuple for s in slots):   # (a plan handing back an input or a scalar: traced)
         return None
     array_kinds = iter([(a.shape, a.dtype, getattr(a, "weak_type", False)) for a in arrays])
-    scalar_values = {k: iter(v.tolist()) for k, v in scalars.items()}
+    scalar_types = {k: iter([type(x) for x in v.tolist()]) for k, v in scalars.items()}
     out_kinds = []   # per node, per output: (shape, dtype, weak_type)
     a = Assembled()
     a.parts, a.seconds, a.steps, a.draws = [], 0.0, [], False
     a.arrays, a.scalar_kinds = len(arrays), tuple(sorted(scalars))
     for sid, codes in node_keys:
-        kinds = []
-        for c in codes:
-            if c == -1:
-                kinds.append(next(array_kinds))
-            elif type(c) is tuple:
-                kinds.append(out_kinds[c[0]][c[1]])
-            elif c is not None:
-                kinds.append(type(next(scalar_values[c])))
+        kinds = _wired(codes, array_kinds, scalar_types, out_kinds)
         tree = jax.tree_util.tree_structure(tuple(None if c is None else 0 for c in codes))
         rented = kernels(sid).numpy.get((tree, tuple(kinds)))
         run = rented.run if rented is not None else None

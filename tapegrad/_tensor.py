@@ -61,13 +61,15 @@ class Tensor:
         return object.__new__(Tensor)._init(Storage(value), None, inference)
 
     def _attach(self, node, index):
-        if self._retains_grad:   # a new history (an in-place op): PyTorch moves retain_grad to its grad_fn
+        moved = self._retains_grad   # a new history (an in-place op): PyTorch moves retain_grad to its grad_fn
+        if moved:
             self._unretain()
-            self._grad_fn, self._out_idx, self._retains_grad = node, index, False
-            self.retain_grad()
+            self._retains_grad = False
         self._grad_fn = node
         self._out_idx = index
         self._requires_grad = True
+        if moved:
+            self.retain_grad()
 
     def _unretain(self):
         node = self._grad_fn

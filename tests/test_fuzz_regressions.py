@@ -541,3 +541,14 @@ def test_a_value_changed_in_place_is_reported_before_an_older_freed_graph_as_in_
     ours, theirs = both(build)
     assert ours[0] is theirs[0] is RuntimeError
     assert "modified by an inplace operation" in ours[1] and "modified by an inplace operation" in theirs[1]
+
+
+@pytest.mark.parametrize("call", ["lib.prod(x, (0, 1))", "x.prod((0,))", "x.prod(dim=[0])", "x.prod(True)"])
+def test_prod_takes_one_int_dim_as_torch(torch, call):
+    # PyTorch's prod reduces one dim or all: a tuple or list of dims is a TypeError there, not a reduction
+    def build(lib):
+        x = lib.ones(2, 3, 4)
+        return _raises(lambda _: eval(call, {"lib": lib, "x": x}), lib)
+    ours, theirs = both(build)
+    assert ours[0] is theirs[0] is TypeError
+    assert "prod() received an invalid combination of arguments" in ours[1]

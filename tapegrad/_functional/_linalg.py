@@ -133,7 +133,9 @@ def _check_matmul(input, other):
         if a[-1] != b[0]:
             raise RuntimeError(_mm_shape_error(a, b))
         _check_mm_dtype(input, other)
-    elif _should_fold(input, other):   # other folded into rows of its transpose: mv, or mm with input.t()
+    elif len(a) <= 2 and (mixed or a[-1] != b[-2]) and _should_fold(input, other):
+        # an error, raised as PyTorch's fold of other into rows of its transpose reports it: mv, or mm
+        # with input.t() (the fold's own check runs only when there is an error to word)
         rows, cols = numel_of(b[:-2]) * b[-1], b[-2]
         if len(a) == 1:
             if cols != a[0]:

@@ -38,6 +38,10 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
 
 @policy("prod")
 def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    if dim is not None and (not isinstance(dim, (int, np.integer)) or isinstance(dim, bool)):
+        raise TypeError(f"prod() received an invalid combination of arguments - got (Tensor, {type(dim).__name__}), "
+                        "but expected one of:\n * (Tensor input, *, dtype = None)\n * (Tensor input, int dim, "
+                        "bool keepdim = False, *, dtype = None)\nPass one int dim (prod reduces one dim, or all).")
     return apply(R.prod, input, dim=_rdims(dim, input), keepdim=builtins.bool(keepdim),
                  dtype=_int_dtype(input, dtype))
 

@@ -65,29 +65,18 @@ def _prod_as_torch(dim, keepdim, dtype):
 
 
 def _product_of_others(a, dim):
-    """Each element's product of the other elements of its slice, as exclusive products from both ends
-    (PyTorch's prod_safe_zeros_backward: no division, so zeros and infinities give what it gives)."""
-    if dim is not None and len(dim) != 1:
-        dims = tuple(d for d in range(a.ndim) if d not in dim) + tuple(dim)
-        moved = jnp.transpose(a, dims)
-        flat = moved.reshape(moved.shape[:a.ndim - len(dim)] + (-1,))
-        return jnp.transpose(_product_of_others(flat, (flat.ndim - 1,)).reshape(moved.shape), _inverse(dims))
+    """Each element's product of the other elements of its slice (`dim`: None for all, or one dim), as
+    exclusive products from both ends (PyTorch's prod_safe_zeros_backward: no division, so zeros and
+    infinities give what it gives)."""
     if dim is None:
         return _product_of_others(a.reshape(-1), (0,)).reshape(a.shape)
-    axis = dim[0]
+    axis, = dim
     ones = jnp.ones_like(jax.lax.slice_in_dim(a, 0, 1, axis=axis))
     before = jnp.cumprod(jnp.concatenate([ones, jax.lax.slice_in_dim(a, 0, -1, axis=axis)], axis), axis=axis)
     flipped = jnp.flip(a, axis)
     after = jnp.flip(jnp.cumprod(jnp.concatenate([ones, jax.lax.slice_in_dim(flipped, 0, -1, axis=axis)], axis),
                                  axis=axis), axis)
     return before * after
-
-
-def _inverse(perm):
-    inverse = [0] * len(perm)
-    for i, p in enumerate(perm):
-        inverse[p] = i
-    return tuple(inverse)
 
 
 prod = defop("prod", lambda a, dim, keepdim, dtype: _prod_as_torch(dim, keepdim, dtype)(a),
