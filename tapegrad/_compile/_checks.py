@@ -86,6 +86,16 @@ def split(traced):
     return ClosedJaxpr(main, closed.consts), host
 
 
+def read_only(closed):
+    """(the jaxpr without the inputs it never reads, which inputs it reads): a program called with fewer
+    arguments dispatches faster (the generator's key, unread by a step that draws nothing, is flattened by
+    Python at every call)."""
+    if dce_jaxpr is None:
+        return closed, [True] * len(closed.in_avals)
+    pruned, read = dce_jaxpr(closed.jaxpr, [True] * len(closed.out_avals), instantiate=True)
+    return ClosedJaxpr(pruned, closed.consts), read
+
+
 def _without_device_puts(jaxpr):
     """The jaxpr with its top-level device_puts (a constant placed on the device) read as their inputs:
     on the host they are the identity, and NumPy has no rule for them."""

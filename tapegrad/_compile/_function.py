@@ -186,13 +186,16 @@ class _Program:
         self.bumps = [(i, d) for i, d in traced.versions if i not in set(written)]
         order = list(written) + self.kept   # the donated inputs first
         position = {s: j for j, s in enumerate(order)}
+        jaxpr, read = _checks.read_only(jaxpr)
+        state_read = [i for i in range(nstate) if read[i]]
+        self.rest_read = [j for j, r in enumerate(read[nstate:]) if r]   # of `rest` (see run), those passed
         run = jax.extend.core.jaxpr_as_fun(jaxpr)
         checked = len(traced.checks) if self.host_checks is None else 0   # checks left in the program
 
         def program(donated, kept, rest):
             state = donated + kept
             state = [state[position[i]] for i in range(nstate)]
-            outs = run(*state, *rest)
+            outs = run(*[state[i] for i in state_read], *rest)
             return _checks.keep_old_values(outs, state, written, checked) if checked else outs
         self.program = _programs.Program(program, sync=True, key=("compiled", number))
         self.program.jitted = jax.jit(program, donate_argnums=(0,))
@@ -221,6 +224,7 @@ class _Program:
         rest += [np.int64(p) for v in walk.views for p in v._view.positions]
         if self.host_checks is not None:   # raises before anything is donated
             self.host_checks.run(storages, rest)
+        rest = [rest[j] for j in self.rest_read]
         outs = self.program(donated, kept, rest)   # waits: nothing is committed if it failed
         if traced.checks and self.host_checks is None:
             n = len(traced.checks)
