@@ -92,7 +92,7 @@ def read_only(closed):
     Python at every call)."""
     if dce_jaxpr is None:
         return closed, [True] * len(closed.in_avals)
-    pruned, read = dce_jaxpr(closed.jaxpr, [True] * len(closed.out_avals), instantiate=True)
+    pruned, read = dce_jaxpr(closed.jaxpr, [True] * len(closed.out_avals))
     return ClosedJaxpr(pruned, closed.consts), read
 
 
