@@ -218,13 +218,15 @@ class _Program:
             donated = [a if sys.getrefcount(a) <= _OWNED + 1 else jax.device_put(a, a.sharding, may_alias=False)
                        for a in donated]   # (+1: the comprehension's own reference)
         kept = [storages[i].value for i in self.kept]
-        gen = _random.default_generator
         objects = walk.objects
-        rest = [np.float64(objects[pos][k]) for pos, k in walk.lifted] + [gen._key, np.int64(gen._counter)]
-        rest += [np.int64(p) for v in walk.views for p in v._view.positions]
-        if self.host_checks is not None:   # raises before anything is donated
-            self.host_checks.run(storages, rest)
-        rest = [rest[j] for j in self.rest_read]
+        rest = []
+        if self.rest_read or self.host_checks is not None:
+            gen = _random.default_generator
+            rest = [np.float64(objects[pos][k]) for pos, k in walk.lifted] + [gen._key, np.int64(gen._counter)]
+            rest += [np.int64(p) for v in walk.views for p in v._view.positions]
+            if self.host_checks is not None:   # raises before anything is donated
+                self.host_checks.run(storages, rest)
+            rest = [rest[j] for j in self.rest_read]
         outs = self.program(donated, kept, rest)   # waits: nothing is committed if it failed
         if traced.checks and self.host_checks is None:
             n = len(traced.checks)
