@@ -18,6 +18,7 @@ from .autograd.graph import _stack as _graph_hooks
 from .device import MIXED_DEVICES, check_same_device
 from ._tensor import Tensor
 from ._view_info import make_view
+from ._pointwise_layout import lay_out
 
 
 def _packed(tensor):
@@ -99,10 +100,15 @@ def apply(op, *args, **static):
     values = []
     kinds = []
     needs_grad = False
+    viewed = False   # a view among the inputs: the only tensors that may not be contiguous
     try:
         for a in args:
             if isinstance(a, Tensor):
-                v = a._storage._raw if a._view is None else a._view_value()
+                if a._view is None:
+                    v = a._storage._raw
+                else:
+                    v = a._view_value()
+                    viewed = True
                 values.append(v)
                 kinds.append((v.shape, v.dtype))
                 if a._requires_grad:
@@ -133,6 +139,8 @@ def apply(op, *args, **static):
     if op.nout == 1:
         out = outs[0]
         result = Tensor._wrap(out, inference)
+        if viewed and op.pointwise:   # PyTorch's result takes its inputs' memory order
+            lay_out(result, args, op)
         if op.view:
             make_view(result, args[0], op, static, out, args[1:])
         if node is not None:

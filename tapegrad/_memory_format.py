@@ -56,10 +56,10 @@ def contiguous(t, fmt):
     if fmt is preserve_format:
         raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
     if fmt is None or fmt is contiguous_format:
-        return clone(t)
+        return clone(t, memory_format=contiguous_format)
     order = _order(t, fmt)
     back = tuple(sorted(range(t.ndim), key=order.__getitem__))
-    return clone(t.permute(order)).permute(back)
+    return clone(t.permute(order), memory_format=contiguous_format).permute(back)
 
 
 # ---- ops that keep their input's format (PyTorch's upsampling and adaptive pooling kernels) ---------------
@@ -100,16 +100,17 @@ def keep_format(out, input):
 
 def _relaid(out, order):
     """out with its storage a copy in memory order `order` (dims outermost first), read through a permute;
-    nothing recorded."""
-    from ._functional import clone
-    from ._grad_mode import no_grad
+    nothing recorded: out's value stays the one computed, the storage's is its transpose (one op, made
+    lazily, computed only when read)."""
+    from ._dispatch import compute
+    from ._ops import shape as S
+    from ._storage import Storage
     from ._views import ViewInfo
-    with no_grad():
-        stored = clone(out.detach().permute(order))
-        view = stored.permute(tuple(sorted(range(out.ndim), key=order.__getitem__)))
-    info = view._view
-    out._storage = stored._storage
-    out._view = ViewInfo(None, info.steps, info.positions, info.version, info.value)
+    value = out._storage._raw
+    stored = Storage(compute(S.permute, (("dims", tuple(order)),), [value]))
+    back = tuple(sorted(range(out.ndim), key=order.__getitem__))
+    out._storage = stored
+    out._view = ViewInfo(None, ((S.permute, (("dims", back),)),), (), stored.version, value)
     return out
 
 

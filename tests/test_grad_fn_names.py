@@ -53,11 +53,6 @@ OPERATORS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "pow": "**", "remai
 
 # "generated:<op>" / "spec:<op>" whose nodes still differ from PyTorch's (see the module docstring).
 KNOWN_DIFFERENCES = {
-    # attention's math path (PyTorch's choice for 3-d inputs, a value head dim of its own...) is recorded op
-    # for op, but PyTorch's mul of the transposed key keeps the transposed strides, so matmul reshapes it
-    # with _reshape_alias (ReshapeAliasBackward0) where tapegrad's elementwise results are always
-    # contiguous and viewed (ViewBackward0)
-    "spec:safe_softmax",
     # recurrent layers: PyTorch's CPU kernels unroll them, a dozen nodes per step and layer (addmm,
     # unsafe_split, sigmoid, tanh, mul, add, stack); tapegrad runs one scan per layer, whose single node keeps
     # the compiled program and its compile time independent of the sequence length

@@ -42,6 +42,8 @@ class Op:
                 mul, div), so it appears in grad_fn.next_functions as (None, 0).
     node_wraps  the input whose producing node PyTorch's node runs inside itself (CopySlices wraps the
                 in-place op on the view): next_functions lists that node's inputs past the first instead.
+    pointwise   True for the ops PyTorch computes with TensorIterator: their result takes the memory order
+                of their inputs (_pointwise_layout). Set where the family is defined.
     no_derivative for ops PyTorch records but cannot differentiate (unique, scatter with reduce): a function
                 of the statics giving (exception type, message) for the calls whose backward raises it, or
                 None. The node is recorded (its output requires grad); reaching it in backward raises.
@@ -49,7 +51,7 @@ class Op:
 
     __slots__ = ("name", "fn", "dtype_rule", "diff", "view", "saves_output", "saves_inputs", "nout",
                  "node_name", "node_class", "wraps_scalars", "overloads", "_node_classes", "fused_backward",
-                 "custom", "value_view", "no_derivative", "__weakref__")
+                 "custom", "value_view", "no_derivative", "pointwise", "__weakref__")
 
     def __init__(self, name, fn, dtype_rule=SAME, diff=None, view=False, saves_output=False, nout=1,
                  node=None, node_name=None, wraps_scalars=False, overloads=(), saves_inputs=None,
@@ -65,6 +67,7 @@ class Op:
         self.custom = None
         self.value_view = value_view
         self.no_derivative = no_derivative
+        self.pointwise = False
         self.nout = nout
         self.wraps_scalars = wraps_scalars
         self.node_name = node_name or _camel(node or name) + "Backward0"

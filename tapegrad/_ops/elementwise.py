@@ -3,7 +3,7 @@ import jax
 import jax.numpy as jnp
 import jax.scipy.special as jss
 
-from ._registry import defop, overload, FLOAT, COMPARE, KEEP
+from ._registry import Op, defop, overload, FLOAT, COMPARE, KEEP
 
 # PyTorch's node for an op whose backward it does not implement (the op still differentiates here).
 NOT_IMPLEMENTED = "torch::autograd::NotImplemented"
@@ -397,3 +397,8 @@ fill = defop("fill", lambda a, v: jnp.full(a.shape, v, a.dtype), dtype_rule=KEEP
              overloads=[overload("FillBackward1", ".t")])
 copy = defop("copy", lambda a, src: jnp.broadcast_to(jnp.asarray(src).astype(a.dtype), a.shape), dtype_rule=KEEP,
              node_name="torch::autograd::CopyBackwards", wraps_scalars=True)
+
+# PyTorch computes all of the above with TensorIterator, but for the copies into an existing tensor (copy_,
+# fill_), clone (empty_like's rule: _pointwise_layout.lay_out_clone) and conj (a view of its input)
+for _op in [v for v in list(globals().values()) if isinstance(v, Op)]:
+    _op.pointwise = _op not in (copy, fill, clone, conj)

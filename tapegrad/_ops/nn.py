@@ -491,3 +491,8 @@ interpolate = _nn("interpolate", _interpolate, node="upsample",
                      for mode, name in (("bilinear", "Bilinear"), ("bicubic", "Bicubic"), ("lanczos", "Lanczos"))])
 interpolate_fixed_point = _nn("interpolate_fixed_point", _interpolate_fixed_point, diff=())
 one_hot = _nn("one_hot", lambda x, num_classes: jax.nn.one_hot(x, num_classes, dtype=jnp.int64), diff=())
+
+# activations PyTorch computes with TensorIterator: their results take their input's memory order
+for _op in (leaky_relu, elu, gelu, silu, mish, softplus, hardtanh, threshold, hardsigmoid, softshrink, hardshrink,
+            hardswish, logsigmoid):
+    _op.pointwise = True

@@ -1,0 +1,154 @@
+"""Pointwise results take PyTorch's memory layout (TensorIterator's output strides), compared with PyTorch.
+
+Operands are built in both libraries by the same recipe (a contiguous base, then permutes, strided slices,
+size-1 dims, broadcasts, channels-last copies), so each tapegrad operand has PyTorch's strides; the result
+of each pointwise op must then have PyTorch's strides, contiguity, `view(-1)` behaviour, values and
+gradients.
+"""
+import numpy as np
+import pytest
+from conftest import require
+from hypothesis import given, settings, strategies as st
+
+import tapegrad
+
+torch = require("torch")
+
+
+def _base(lib, shape, channels_last, seed):
+    t = lib.tensor(np.random.default_rng(seed).uniform(0.5, 1.5, shape))
+    return t.contiguous(memory_format=lib.channels_last) if channels_last else t
+
+
+@st.composite
+def _recipes(draw, count):
+    """A logical shape and `count` operand recipes for it: (permute order, last-dim slice step, the
+    size-1 dims it is broadcast from, channels-last, data seed)."""
+    ndim = draw(st.integers(2, 4))
+    logical = draw(st.lists(st.sampled_from([1, 2, 3, 4]), min_size=ndim, max_size=ndim))
+    recipes = []
+    for i in range(count):
+        order = draw(st.none() | st.permutations(range(ndim)).map(tuple))
+        step = draw(st.sampled_from([1, 1, 2]))
+        ones = tuple(1 if draw(st.booleans()) else s for s in logical) if i > 0 and draw(st.booleans()) else None
+        channels_last = ndim == 4 and draw(st.booleans())
+        recipes.append((order, step, ones, channels_last, draw(st.integers(0, 99))))
+    return tuple(logical), recipes
+
+
+def _operand(lib, logical, recipe):
+    """The operand a recipe makes: a base (channels-last or not) whose permute, sliced along its last
+    dim, has the logical shape (or the shape it is broadcast from)."""
+    order, step, ones, channels_last, seed = recipe
+    ndim = len(logical)
+    target = list(ones or logical)
+    target[-1] *= step
+    order = order or tuple(range(ndim))
+    base = [0] * ndim
+    for j in range(ndim):
+        base[order[j]] = target[j]
+    t = _base(lib, tuple(base), channels_last, seed).permute(*order)
+    if step > 1:
+        t = t[..., ::step]
+    return t.expand(*logical) if ones is not None else t
+
+
+UNARY = {
+    "exp": lambda lib, a: a.exp(),
+    "mul_scalar": lambda lib, a: a * 2,
+    "rsub": lambda lib, a: 1 - a,
+    "gt": lambda lib, a: a > 1,
+    "to_float32": lambda lib, a: a.to(lib.float32),
+    "clone": lambda lib, a: a.clone(),
+    "gelu": lambda lib, a: lib.nn.functional.gelu(a),
+    "clamp": lambda lib, a: a.clamp(0.7, 1.2),
+}
+BINARY = {
+    "add": lambda lib, a, b: a + b,
+    "mul": lambda lib, a, b: a * b,
+    "maximum": lambda lib, a, b: lib.maximum(a, b),
+    "where": lambda lib, a, b: lib.where(a > 1, a, b),
+}
+
+
+def _strides(t):
+    """The strides of the dims of size > 1: a size-1 dim's stride is a convention in tapegrad, which reads a
+    view's strides off the positions it selects (tapegrad/_memory_format.py)."""
+    return tuple(s for s, n in zip(t.stride(), t.shape) if n > 1)
+
+
+def _compare(fn, logical, recipes):
+    theirs = fn(torch, *[_operand(torch, logical, r) for r in recipes])
+    ours = fn(tapegrad, *[_operand(tapegrad, logical, r) for r in recipes])
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    assert _strides(ours) == _strides(theirs), (ours.stride(), theirs.stride())
+    assert ours.is_contiguous() == theirs.is_contiguous()
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-6)
+
+
+@settings(max_examples=60, deadline=None)
+@given(case=_recipes(1), name=st.sampled_from(sorted(UNARY)))
+def test_unary_result_strides_match_pytorch(case, name):
+    logical, recipes = case
+    _compare(UNARY[name], logical, recipes)
+
+
+@settings(max_examples=80, deadline=None)
+@given(case=_recipes(2), name=st.sampled_from(sorted(BINARY)))
+def test_binary_result_strides_match_pytorch(case, name):
+    logical, recipes = case
+    _compare(BINARY[name], logical, recipes)
+
+
+@pytest.mark.parametrize("make", [
+    lambda lib: lib.ones(3, 4).t() * 2,
+    lambda lib: lib.ones(2, 3, 4).permute(2, 0, 1).exp(),
+    lambda lib: lib.ones(2, 3, 4, 5).contiguous(memory_format=lib.channels_last) + 1,
+])
+def test_view_of_a_transposed_result_fails_as_in_pytorch(make):
+    with pytest.raises(RuntimeError) as theirs:
+        make(torch).view(-1)
+    with pytest.raises(RuntimeError, match="view size is not compatible with input tensor's size and stride") \
+            as ours:
+        make(tapegrad).view(-1)
+    assert str(ours.value).split(".")[0] == str(theirs.value).split(".")[0]
+    np.testing.assert_array_equal(make(tapegrad).reshape(-1).numpy(), make(torch).reshape(-1).numpy())
+
+
+def test_a_laid_out_result_keeps_its_history_and_is_no_view():
+    out = {}
+    for lib in (torch, tapegrad):
+        x = lib.tensor(np.arange(12.0).reshape(3, 4) / 10, requires_grad=True)
+        y = x.t() * 2
+        z = y.exp()
+        y.mul_(3)   # in place on the laid-out result: a plain in-place op, no CopySlices
+        (z * y).sum().backward()
+        out[lib.__name__] = (y._base is None, y._is_view(), type(y.grad_fn).__name__, z.stride(), y.stride(),
+                             x.grad.numpy().copy(), y.detach().numpy().copy())
+    ours, theirs = out["tapegrad"], out["torch"]
+    assert ours[:5] == theirs[:5]
+    np.testing.assert_allclose(ours[5], theirs[5], rtol=1e-12)
+    np.testing.assert_allclose(ours[6], theirs[6], rtol=1e-12)
+
+
+def test_saved_result_modified_in_place_fails_backward_as_in_pytorch():
+    for lib in (torch, tapegrad):
+        x = lib.ones(3, 4, requires_grad=True)
+        y = x.t().exp()      # exp's backward reads its (laid-out) result
+        y.add_(1)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()
+
+
+@pytest.mark.parametrize("fmt", ["preserve_format", "contiguous_format", "channels_last"])
+@pytest.mark.parametrize("make", [
+    lambda lib: lib.arange(120.).reshape(2, 3, 4, 5).permute(0, 2, 3, 1),
+    lambda lib: lib.arange(120.).reshape(2, 3, 4, 5)[:, :, :, ::2],
+    lambda lib: lib.arange(240.).reshape(2, 4, 5, 6).permute(0, 3, 1, 2)[:, ::2],
+    lambda lib: lib.arange(120.).reshape(2, 3, 4, 5).contiguous(memory_format=lib.channels_last),
+])
+def test_clone_memory_formats_match_pytorch(make, fmt):
+    theirs = make(torch).clone(memory_format=getattr(torch, fmt))
+    ours = make(tapegrad).clone(memory_format=getattr(tapegrad, fmt))
+    assert _strides(ours) == _strides(theirs)
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
