@@ -11,6 +11,7 @@ from . import _dtypes as D
 from ._tracer_warnings import CONSTANT as _CONSTANT, warn as _warn_tracer
 from ._grad_mode import _state
 from ._tensor import Tensor
+from ._pointwise_layout import lay_out_like
 from ._value_checks import check_storage_size
 from .device import device as _device, to_jax_device
 
@@ -211,22 +212,20 @@ def _like(t, dtype, device):
 
 
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    d, dev = _like(input, dtype, device)
-    return _filled(input.shape, 0, d, dev, requires_grad)
+    return full_like(input, 0, dtype=dtype, device=device, requires_grad=requires_grad, memory_format=memory_format)
 
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    d, dev = _like(input, dtype, device)
-    return _filled(input.shape, 1, d, dev, requires_grad)
+    return full_like(input, 1, dtype=dtype, device=device, requires_grad=requires_grad, memory_format=memory_format)
 
 
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return zeros_like(input, dtype=dtype, device=device, requires_grad=requires_grad)
+    return zeros_like(input, dtype=dtype, device=device, requires_grad=requires_grad, memory_format=memory_format)
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     d, dev = _like(input, dtype, device)
-    return _filled(input.shape, fill_value, d, dev, requires_grad)
+    return lay_out_like(_filled(input.shape, fill_value, d, dev, requires_grad), input, memory_format)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False, out=None):

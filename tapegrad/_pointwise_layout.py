@@ -149,23 +149,20 @@ def _restride(out, strides):
     _relaid(out, tuple(sorted(range(len(strides)), key=lambda d: (-strides[d], d))))
 
 
-def lay_out_clone(out, input, memory_format):
-    """clone's result laid out as PyTorch's: preserve_format (the default) keeps the strides of an input
-    that is non-overlapping and dense, and gives any other input its suggested memory format (empty_like);
+def lay_out_like(out, input, memory_format=None):
+    """`out`, made like `input` (clone, flip, zeros_like, rand_like...), laid out as PyTorch's empty_like lays
+    it out: preserve_format (the default) keeps the strides of an input that is non-overlapping and dense and
+    keeps the order of any other input's strides (infer_dense_strides: the rules above, for one operand);
     contiguous_format and channels_last(_3d) are what they say."""
     from . import _memory_format as M
-    if memory_format is None or memory_format is M.preserve_format:
-        if input._view is None or out.ndim < 2 or 0 in out.shape:
-            return out
-        shape, strides = tuple(input.shape), _views.layout(input)[0]
-        if _non_overlapping_and_dense(shape, strides):   # its very strides (a size-1 dim's too)
-            if strides != _views.contiguous_strides(shape):
-                _restride(out, strides)
-            return out
-        memory_format = M.suggest_memory_format(input)
-    if memory_format is M.contiguous_format:
+    if memory_format is M.contiguous_format or out.ndim < 2 or 0 in out.shape:
         return out
-    order = M._order(out, memory_format)
-    if out.ndim and 0 not in out.shape:
-        _restride(out, _strides_in_order(tuple(out.shape), order))
+    if memory_format is None or memory_format is M.preserve_format:
+        if input._view is not None:
+            shape = tuple(input.shape)
+            strides = result_strides([(shape, _views.layout(input)[0])], shape)
+            if strides is not None:
+                _restride(out, strides)
+        return out
+    _restride(out, _strides_in_order(tuple(out.shape), M._order(out, memory_format)))
     return out

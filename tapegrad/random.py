@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 
 from . import _dtypes as D
+from ._pointwise_layout import lay_out_like
 
 _DEFAULT_SEED = 67280421310721  # PyTorch's default_generator initial seed
 
@@ -189,15 +190,16 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
     return _make((mean + std * z).astype(d.np), requires_grad, device)
 
 
-def rand_like(input, *, dtype=None, device=None, requires_grad=False, generator=None):
-    return rand(*input.shape, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad,
-                generator=generator)
+def rand_like(input, *, dtype=None, device=None, requires_grad=False, generator=None, memory_format=None):
+    return lay_out_like(rand(*input.shape, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad,
+                             generator=generator), input, memory_format)
 
 
-def randn_like(input, *, dtype=None, device=None, requires_grad=False, generator=None):
-    return randn(*input.shape, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad,
-                 generator=generator)
+def randn_like(input, *, dtype=None, device=None, requires_grad=False, generator=None, memory_format=None):
+    return lay_out_like(randn(*input.shape, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad,
+                              generator=generator), input, memory_format)
 
 
-def randint_like(input, low, high=None, *, dtype=None, device=None, requires_grad=False):
-    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype, device=device)
+def randint_like(input, low, high=None, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return lay_out_like(randint(low, high, tuple(input.shape), dtype=dtype or input.dtype, device=device), input,
+                        memory_format)

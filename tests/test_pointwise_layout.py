@@ -152,3 +152,34 @@ def test_clone_memory_formats_match_pytorch(make, fmt):
     ours = make(tapegrad).clone(memory_format=getattr(tapegrad, fmt))
     assert _strides(ours) == _strides(theirs)
     np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+LIKE = {
+    "zeros_like": lambda lib, x, **kw: lib.zeros_like(x, **kw),
+    "ones_like": lambda lib, x, **kw: lib.ones_like(x, **kw),
+    "empty_like": lambda lib, x, **kw: lib.empty_like(x, **kw),
+    "full_like": lambda lib, x, **kw: lib.full_like(x, 2.0, **kw),
+    "rand_like": lambda lib, x, **kw: lib.rand_like(x, **kw),
+    "randn_like": lambda lib, x, **kw: lib.randn_like(x, **kw),
+    "randint_like": lambda lib, x, **kw: lib.randint_like(x, 5, **kw),
+    "flip": lambda lib, x, **kw: x.flip(0),
+}
+
+
+@pytest.mark.parametrize("name, fmt", [(name, fmt) for name in sorted(LIKE)
+                                       for fmt in (None, "contiguous_format", "channels_last")
+                                       if fmt is None or name != "flip"])   # (flip takes no memory format)
+@pytest.mark.parametrize("make", [
+    lambda lib: lib.ones(2, 3, 4, 5).permute(0, 3, 1, 2),
+    lambda lib: lib.ones(2, 3, 4, 5).contiguous(memory_format=lib.channels_last),
+    lambda lib: lib.ones(2, 3, 4, 10)[..., ::2].permute(0, 2, 3, 1),
+    lambda lib: lib.ones(3, 1, 4).expand(3, 5, 4).transpose(0, 2),
+])
+def test_made_like_a_tensor_takes_its_layout_as_pytorch(make, name, fmt):
+    def outcome(lib):
+        try:
+            out = LIKE[name](lib, make(lib), **({} if fmt is None else {"memory_format": getattr(lib, fmt)}))
+        except RuntimeError as e:   # channels_last asked of a tensor that is not 4-d
+            return str(e)
+        return _strides(out), tuple(out.shape), out.dtype.is_floating_point
+    assert outcome(tapegrad) == outcome(torch)

@@ -4,7 +4,7 @@ import warnings
 
 from .. import _dtypes as D
 from .._dispatch import apply
-from .._pointwise_layout import lay_out_clone
+from .._pointwise_layout import lay_out_like
 from .._ops import elementwise as E
 from .._tensor import Tensor
 from ._common import scalar_or_tensor, result_dtype
@@ -407,7 +407,7 @@ def equal(input, other):
 
 
 def clone(input, *, memory_format=None):
-    return lay_out_clone(_apply(E.clone, input), input, memory_format)
+    return lay_out_like(_apply(E.clone, input), input, memory_format)
 
 
 def fill(input, value):

@@ -7,6 +7,7 @@ from .. import _views
 from .._dispatch import apply
 from .. import _dtypes as D
 from .._ops import bitcast as B, indexing as I, shape as S
+from .._pointwise_layout import lay_out_like
 from .._tensor import Tensor
 from ._common import SCALAR_NAME, dims as _dims, numel_of, shape_args, wrap_dim
 from .._autocast import policy
@@ -411,7 +412,7 @@ def select(input, dim, index):
 
 def flip(input, *dims):
     d = _dims(shape_args(dims), input.ndim) or ()
-    return apply(S.flip, input, dims=d)
+    return lay_out_like(apply(S.flip, input, dims=d), input)   # (PyTorch's flip allocates with empty_like)
 
 
 def fliplr(input):

@@ -399,6 +399,6 @@ copy = defop("copy", lambda a, src: jnp.broadcast_to(jnp.asarray(src).astype(a.d
              node_name="torch::autograd::CopyBackwards", wraps_scalars=True)
 
 # PyTorch computes all of the above with TensorIterator, but for the copies into an existing tensor (copy_,
-# fill_), clone (empty_like's rule: _pointwise_layout.lay_out_clone) and conj (a view of its input)
+# fill_), clone (empty_like's rule: _pointwise_layout.lay_out_like) and conj (a view of its input)
 for _op in [v for v in list(globals().values()) if isinstance(v, Op)]:
     _op.pointwise = _op not in (copy, fill, clone, conj)
