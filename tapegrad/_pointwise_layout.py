@@ -22,28 +22,28 @@ from ._tensor import Tensor
 from . import _views   # (a module: _views imports _dispatch, which imports this one)
 
 _SCALARS = (int, float, bool, complex)
-_strides = {}   # ((shape, strides) per operand, result shape) -> the result's strides, None if contiguous
+_strides = {}   # (result shape, the operands' layouts: see lay_out) -> the result's strides, None if contiguous
 MAX_ENTRIES = 4096
 
 
 def lay_out(result, args, op):
     """Give `result` (fresh, of `op` on `args`) PyTorch's strides for it."""
-    shape = tuple(result.shape)
+    shape = result._peek().shape
     if len(shape) < 2:
         return
-    operands = []
+    key = [shape]   # then per operand: a view's (shape, strides), another tensor's shape, None for a scalar
     for a in args:
         if isinstance(a, Tensor):
-            a_shape = tuple(a.shape)
-            strides = _views.layout(a)[0] if a._view is not None else _views.contiguous_strides(a_shape)
-            operands.append((a_shape, strides))
+            key.append((a._peek().shape, _views.layout(a)[0]) if a._view is not None else a._peek().shape)
         elif op.wraps_scalars and type(a) in _SCALARS:
-            operands.append(((), ()))
-    key = (tuple(operands), shape)
+            key.append(None)
+    key = tuple(key)
     strides = _strides.get(key, False)
     if strides is False:
         if len(_strides) >= MAX_ENTRIES:
             _strides.clear()
+        operands = [((), ()) if k is None else k if k and type(k[0]) is tuple else (k, _views.contiguous_strides(k))
+                    for k in key[1:]]
         strides = _strides[key] = result_strides(operands, shape)
     if strides is not None:
         _restride(result, strides)

@@ -183,3 +183,19 @@ def test_made_like_a_tensor_takes_its_layout_as_pytorch(make, name, fmt):
             return str(e)
         return _strides(out), tuple(out.shape), out.dtype.is_floating_point
     assert outcome(tapegrad) == outcome(torch)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib, x, s: x * s,
+    lambda lib, x, s: s * x,
+    lambda lib, x, s: lib.where(x > 1, s, x),
+    lambda lib, x, s: x.clamp(s, s + 1),
+    lambda lib, x, s: 2 ** x,
+    lambda lib, x, s: x.add(s, alpha=2),
+])
+def test_zero_dim_and_scalar_operands(fn):
+    def run(lib):
+        x = lib.tensor(np.arange(24.0).reshape(2, 3, 4) / 10).permute(2, 0, 1)
+        out = fn(lib, x, lib.tensor(1.5))
+        return _strides(out), out.is_contiguous(), out.numpy().tolist()
+    assert run(tapegrad) == run(torch)
