@@ -29,7 +29,7 @@ MAX_ENTRIES = 4096
 def lay_out(result, args, op):
     """Give `result` (fresh, of `op` on `args`) PyTorch's strides for it."""
     shape = result._peek().shape
-    if len(shape) < 2:
+    if len(shape) < 2 or (op.pointwise is not True and not op.pointwise(args)):
         return
     key = [shape]   # then per operand: a view's (shape, strides), another tensor's shape, None for a scalar
     for a in args:

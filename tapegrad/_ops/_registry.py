@@ -43,7 +43,8 @@ class Op:
     node_wraps  the input whose producing node PyTorch's node runs inside itself (CopySlices wraps the
                 in-place op on the view): next_functions lists that node's inputs past the first instead.
     pointwise   True for the ops PyTorch computes with TensorIterator: their result takes the memory order
-                of their inputs (_pointwise_layout). Set where the family is defined.
+                of their inputs (_pointwise_layout); or a function of the call's arguments telling whether
+                this call's does. Set where the family is defined.
     no_derivative for ops PyTorch records but cannot differentiate (unique, scatter with reduce): a function
                 of the statics giving (exception type, message) for the calls whose backward raises it, or
                 None. The node is recorded (its output requires grad); reaching it in backward raises.

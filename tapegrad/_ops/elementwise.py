@@ -1,4 +1,6 @@
 """Elementwise ops: arithmetic, comparison, bitwise, unary maths."""
+import builtins
+
 import jax
 import jax.numpy as jnp
 import jax.scipy.special as jss
@@ -402,3 +404,5 @@ copy = defop("copy", lambda a, src: jnp.broadcast_to(jnp.asarray(src).astype(a.d
 # fill_), clone (empty_like's rule: _pointwise_layout.lay_out_like) and conj (a view of its input)
 for _op in [v for v in list(globals().values()) if isinstance(v, Op)]:
     _op.pointwise = _op not in (copy, fill, clone, conj)
+# pow of a Python scalar base: PyTorch's pow.Scalar allocates its result contiguous
+pow.pointwise = lambda args: not isinstance(args[0], (int, float, builtins.bool, builtins.complex))
