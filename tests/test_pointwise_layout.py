@@ -201,3 +201,56 @@ def test_zero_dim_and_scalar_operands(fn):
     ours, theirs = run(tapegrad), run(torch)
     assert ours[:2] == theirs[:2]
     np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-12)
+
+
+UNARY_NAMES = ["abs", "acos", "acosh", "angle", "asin", "asinh", "atan", "atanh", "ceil", "cos", "cosh", "deg2rad",
+               "digamma", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "floor", "frac", "isfinite", "isinf",
+               "isnan", "isneginf", "isposinf", "lgamma", "log", "log10", "log1p", "log2", "logical_not", "logit",
+               "nan_to_num", "neg", "rad2deg", "reciprocal", "relu", "round", "rsqrt", "sgn", "sigmoid", "sign",
+               "signbit", "sin", "sinc", "sinh", "sqrt", "square", "tan", "tanh", "trunc"]
+BINARY_NAMES = ["add", "atan2", "copysign", "div", "eq", "floor_divide", "fmax", "fmin", "fmod", "ge", "gt", "hypot",
+                "le", "logical_and", "logical_or", "logical_xor", "lt", "maximum", "minimum", "mul", "ne", "pow",
+                "remainder", "sub", "xlogy", "true_divide"]
+ACTIVATIONS = ["elu", "gelu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "leaky_relu", "logsigmoid", "mish",
+               "relu6", "selu", "celu", "silu", "softplus", "softshrink", "softsign", "tanhshrink"]
+INPUTS = {
+    "permuted": lambda lib: lib.tensor(np.linspace(0.1, 0.9, 120).reshape(2, 3, 4, 5)).permute(3, 0, 1, 2),
+    "channels_last": lambda lib: lib.tensor(np.linspace(0.1, 0.9, 120).reshape(2, 3, 4, 5)).contiguous(
+        memory_format=lib.channels_last),
+    "strided": lambda lib: lib.tensor(np.linspace(0.1, 0.9, 240).reshape(2, 3, 4, 10))[..., ::2].transpose(1, 3),
+}
+
+
+def _layout_of(make):
+    def run(lib):
+        out = make(lib)
+        return _strides(out), out.is_contiguous(), out.dtype.is_floating_point
+    return run
+
+
+@pytest.mark.parametrize("given", sorted(INPUTS))
+@pytest.mark.parametrize("name", UNARY_NAMES + [f"F.{n}" for n in ACTIVATIONS])
+def test_every_unary_function_lays_out_as_pytorch(name, given):
+    def make(lib):
+        fn = getattr(lib.nn.functional, name[2:]) if name.startswith("F.") else getattr(lib, name)
+        return fn(INPUTS[given](lib))
+    run = _layout_of(make)
+    assert run(tapegrad) == run(torch)
+
+
+@pytest.mark.parametrize("given", sorted(INPUTS))
+@pytest.mark.parametrize("other", ["same", "contiguous", "scalar", "scalar_first"])
+@pytest.mark.parametrize("name", BINARY_NAMES)
+def test_every_binary_function_lays_out_as_pytorch(name, given, other):
+    def make(lib):
+        x = INPUTS[given](lib)
+        y = {"same": lambda: INPUTS[given](lib) + 0.5, "contiguous": lambda: x.contiguous() + 0.25,
+             "scalar": lambda: 1.5, "scalar_first": lambda: 1.5}[other]()
+        fn = getattr(lib, name)
+        return fn(y, x) if other == "scalar_first" else fn(x, y)
+    run = _layout_of(make)
+    try:
+        theirs = run(torch)
+    except (TypeError, RuntimeError):   # not one of PyTorch's overloads (a Python scalar first)
+        return
+    assert run(tapegrad) == theirs

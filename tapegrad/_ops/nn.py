@@ -494,5 +494,5 @@ one_hot = _nn("one_hot", lambda x, num_classes: jax.nn.one_hot(x, num_classes, d
 
 # activations PyTorch computes with TensorIterator: their results take their input's memory order
 for _op in (leaky_relu, elu, gelu, silu, mish, softplus, hardtanh, threshold, hardsigmoid, softshrink, hardshrink,
-            hardswish, logsigmoid):
+            hardswish):   # (not logsigmoid: PyTorch's log_sigmoid_forward allocates its result contiguous)
     _op.pointwise = True

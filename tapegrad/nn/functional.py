@@ -2,7 +2,7 @@
 from ._functional.activation import (  # noqa: F401
     relu, relu_, leaky_relu, elu, selu, celu, gelu, silu, mish, softplus, hardtanh, relu6, tanh, sigmoid,
     softmax, log_softmax, softmin, threshold, threshold_, hardsigmoid, hardswish, softshrink, hardshrink,
-    tanhshrink, rrelu, rrelu_, logsigmoid, glu, prelu)
+    tanhshrink, softsign, rrelu, rrelu_, logsigmoid, glu, prelu)
 from ._functional.distance import cosine_similarity, pairwise_distance  # noqa: F401
 from ._functional.linear import (  # noqa: F401
     linear, bilinear, conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d)

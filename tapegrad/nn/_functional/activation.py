@@ -108,6 +108,10 @@ def tanhshrink(input):
     return input - input.tanh()
 
 
+def softsign(input):
+    return input / (input.abs() + 1)   # PyTorch's composite: its nodes are DivBackward0, AddBackward0, AbsBackward0
+
+
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")

@@ -9,8 +9,8 @@ from .pooling import (  # noqa: F401
 from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, LayerNorm, GroupNorm, RMSNorm  # noqa: F401
 from .activation import (  # noqa: F401
     ReLU, LeakyReLU, ELU, CELU, SELU, GELU, SiLU, Mish, Softplus, Tanh, Sigmoid, Hardtanh, ReLU6, Softmax,
-    LogSoftmax, Softmin, Hardsigmoid, Hardswish, Softshrink, Hardshrink, Tanhshrink, Threshold, RReLU, LogSigmoid, GLU,
-    PReLU)
+    LogSoftmax, Softmin, Hardsigmoid, Hardswish, Softshrink, Hardshrink, Tanhshrink, Softsign, Threshold, RReLU,
+    LogSigmoid, GLU, PReLU)
 from .distance import CosineSimilarity, PairwiseDistance  # noqa: F401
 from .pixelshuffle import PixelShuffle, PixelUnshuffle  # noqa: F401
 from .padding import (  # noqa: F401

@@ -142,6 +142,11 @@ class Tanhshrink(Module):
         return F.tanhshrink(input)
 
 
+class Softsign(Module):
+    def forward(self, input):
+        return F.softsign(input)
+
+
 class LogSigmoid(Module):
     def forward(self, input):
         return F.logsigmoid(input)
