@@ -26,6 +26,24 @@ def node_backward(sid, out_avals):
     return run
 
 
+def reads_result(sid):
+    """Whether a node's recorded backward (create_graph) is its op's formula on the result (Op.result_backward):
+    a one-output op differentiated in its first argument, that keeps every argument to compute the result again."""
+    op, _, _, diff, placeholders = _saved.SIGNATURES[sid]
+    return op.result_backward is not None and diff == (0,) and all(p is None for p in placeholders)
+
+
+def result_backward(sid):
+    """f(kept_args, result, cotangents) -> (gradient of argument 0,) by the op's formula on its result."""
+    op, static, cast, _, _ = _saved.SIGNATURES[sid]
+    formula, static = op.result_backward, dict(static)
+
+    def run(kept, result, cts):
+        args = [a.astype(cast) if cast is not None and hasattr(a, "astype") else a for a in kept]
+        return (formula(cts[0], result, *args, **static).astype(kept[0].dtype),)
+    return run
+
+
 class Arith:
     """Seeds, zero cotangents and sums: traced into the enclosing program, or (eager tier) as kernels,
     so that every XLA program the engine runs is a counted one."""
