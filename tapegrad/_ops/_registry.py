@@ -132,9 +132,10 @@ def _kind_matches(code, kind):
     return code == ("-" if kind is type(None) else "s")
 
 
-def fused_formula(node_name, formula):
-    """A backward formula PyTorch runs as one differentiable kernel (tanh_backward): traced as a call named
-    after the kernel's node (TanhBackwardBackward0), the name autograd._backward_names gives its gradient."""
+def named_formula(node_name, formula):
+    """A backward formula traced as a call named after the node PyTorch records for it, the name
+    autograd._backward_names then gives its gradient: a kernel's (tanh_backward: TanhBackwardBackward0),
+    or a last step the traced formula cannot tell apart (a product with a Python scalar: MulBackward1)."""
     def traced(*args, **static):
         import jax
 

@@ -5,7 +5,7 @@ import jax
 import jax.numpy as jnp
 import jax.scipy.special as jss
 
-from ._registry import defop, fused_formula, overload, FLOAT, COMPARE, KEEP
+from ._registry import defop, named_formula, overload, FLOAT, COMPARE, KEEP
 
 # PyTorch's node for an op whose backward it does not implement (the op still differentiates here).
 NOT_IMPLEMENTED = "torch::autograd::NotImplemented"
@@ -346,7 +346,7 @@ nan_to_num = defop("nan_to_num", _nan_to_num, dtype_rule=KEEP)
 exp = defop("exp", lambda a: jnp.exp(a), dtype_rule=FLOAT, saves_inputs=(),
             result_backward=lambda g, y, a: g * jnp.conj(y))
 exp2 = defop("exp2", lambda a: jnp.exp2(a), dtype_rule=FLOAT, saves_inputs=(),
-             result_backward=lambda g, y, a: g * jnp.conj(y) * math.log(2))
+             result_backward=named_formula("MulBackward1", lambda g, y, a: g * jnp.conj(y) * math.log(2)))
 expm1 = defop("expm1", lambda a: jnp.expm1(a), dtype_rule=FLOAT, saves_inputs=(),
               result_backward=lambda g, y, a: g * (jnp.conj(y) + 1))
 log = defop("log", lambda a: jnp.log(a), dtype_rule=FLOAT)
@@ -371,14 +371,14 @@ atan = defop("atan", lambda a: jnp.arctan(a), dtype_rule=FLOAT)
 sinh = defop("sinh", lambda a: jnp.sinh(a), dtype_rule=FLOAT)
 cosh = defop("cosh", lambda a: jnp.cosh(a), dtype_rule=FLOAT)
 tanh = defop("tanh", lambda a: jnp.tanh(a), dtype_rule=FLOAT, saves_inputs=(),
-             result_backward=fused_formula("TanhBackwardBackward0", lambda g, y, a: g * jnp.conj(1 - y * y)))
+             result_backward=named_formula("TanhBackwardBackward0", lambda g, y, a: g * jnp.conj(1 - y * y)))
 asinh = defop("asinh", lambda a: jnp.arcsinh(a), dtype_rule=FLOAT)
 acosh = defop("acosh", lambda a: jnp.arccosh(a), dtype_rule=FLOAT)
 atanh = defop("atanh", lambda a: jnp.arctanh(a), dtype_rule=FLOAT)
 
 # ---- unary: special functions and activations ----------------------------------------------
 sigmoid = defop("sigmoid", lambda a: jax.nn.sigmoid(a), dtype_rule=FLOAT, saves_inputs=(),
-                result_backward=fused_formula("SigmoidBackwardBackward0", lambda g, y, a: g * jnp.conj((1 - y) * y)))
+                result_backward=named_formula("SigmoidBackwardBackward0", lambda g, y, a: g * jnp.conj((1 - y) * y)))
 logit = defop("logit", lambda a, eps=None: _logit(a, eps), dtype_rule=FLOAT)
 erf = defop("erf", lambda a: jss.erf(a), dtype_rule=FLOAT)
 erfc = defop("erfc", lambda a: jss.erfc(a), dtype_rule=FLOAT)
@@ -390,7 +390,7 @@ digamma = defop("digamma", lambda a: _digamma_op(a), dtype_rule=FLOAT)
 # where(a <= 0): NaN stays NaN and keeps its gradient, as PyTorch's threshold_backward
 relu = defop("relu", lambda a: jnp.where(a <= 0, jnp.zeros((), a.dtype), a), dtype_rule=KEEP,
              saves_inputs=(), fused_backward=True,
-             result_backward=fused_formula("ThresholdBackwardBackward0",
+             result_backward=named_formula("ThresholdBackwardBackward0",
                                            lambda g, y, a: jnp.where(y <= 0, jnp.zeros((), g.dtype), g)))
 
 # ---- complex parts (real, imag and the real views are views: _ops/bitcast.py) ------------------

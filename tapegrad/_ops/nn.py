@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from ._registry import defop, fused_formula, overload, KEEP
+from ._registry import defop, named_formula, overload, KEEP
 
 
 def _nn(name, fn, **meta):
@@ -116,9 +116,9 @@ glu = _nn("glu", _glu)
 # the weight arrives reshaped to broadcast over the input's channel dim (PyTorch's _prelu_kernel)
 prelu = _nn("prelu", lambda x, w: jnp.where(x > 0, x, w * x), node="_prelu_kernel")
 # PyTorch's _softmax_backward_data and _log_softmax_backward_data, on the result
-_softmax_backward = fused_formula("SoftmaxBackwardDataBackward0",
+_softmax_backward = named_formula("SoftmaxBackwardDataBackward0",
                                   lambda g, y, x, dim: y * (g - jnp.sum(g * y, axis=dim, keepdims=True)))
-_log_softmax_backward = fused_formula("LogSoftmaxBackwardDataBackward0",
+_log_softmax_backward = named_formula("LogSoftmaxBackwardDataBackward0",
                                       lambda g, y, x, dim: g - jnp.exp(y) * jnp.sum(g, axis=dim, keepdims=True))
 softmax = _nn("softmax", lambda x, dim: jax.nn.softmax(x, axis=dim), saves_inputs=(), node="_softmax",
               result_backward=_softmax_backward)

@@ -55,13 +55,27 @@ def _prod_as_torch(dim, keepdim, dtype):
         out = reduce(a)
         if a.ndim == 0:
             return out, da.astype(out.dtype)   # PyTorch passes the gradient through: it reads no input
-        zero = a == 0
-        kept = out if keepdim or dim is None else jnp.expand_dims(out, dim)   # (a 0-d result broadcasts)
-        ratio = kept / jnp.where(zero, jnp.ones((), a.dtype), a).astype(out.dtype)   # (no 0/0 to differentiate)
-        others = _product_of_others(a.astype(out.dtype), dim)
-        factor = jnp.where(jnp.any(zero), others, ratio)
+        factor = _prod_factor(a, out, dim, keepdim)
         return out, jnp.sum(da.astype(out.dtype) * factor, axis=dim, keepdims=keepdim)
     return f
+
+
+def _prod_factor(a, out, dim, keepdim):
+    """d prod / d a: result / input without a zero in the input, else the product of the others."""
+    zero = a == 0
+    ratio = _unreduced(out, dim, keepdim) / jnp.where(zero, jnp.ones((), a.dtype), a).astype(out.dtype)   # (no 0/0)
+    return jnp.where(jnp.any(zero), _product_of_others(a.astype(out.dtype), dim), ratio)
+
+
+def _unreduced(x, dim, keepdim):
+    return x if keepdim or dim is None else jnp.expand_dims(x, dim)   # (a 0-d result broadcasts)
+
+
+def _prod_backward(g, result, a, dim, keepdim, dtype):
+    """PyTorch's prod_backward on the result (create_graph: see Op.result_backward)."""
+    if a.ndim == 0:
+        return g
+    return _unreduced(g, dim, keepdim) * jnp.conj(_prod_factor(a, result, dim, keepdim))
 
 
 def _product_of_others(a, dim):
@@ -80,8 +94,8 @@ def _product_of_others(a, dim):
 
 
 prod = defop("prod", lambda a, dim, keepdim, dtype: _prod_as_torch(dim, keepdim, dtype)(a),
-             dtype_rule=KEEP, overloads=[overload("ProdBackward1", dim=tuple)], **SELF_AND_RESULT,
-             fused_backward=lambda a: a.ndim > 0)
+             dtype_rule=KEEP, overloads=[overload("ProdBackward1", dim=tuple)], saves_inputs=(0,),
+             fused_backward=lambda a: a.ndim > 0, result_backward=_prod_backward)
 var = defop("var", _var, dtype_rule=KEEP)
 std = defop("std", lambda a, dim, correction, keepdim: _safe_sqrt(_var(a, dim, correction, keepdim)),
             dtype_rule=KEEP, **SELF_AND_RESULT)

@@ -8,7 +8,9 @@ PyTorch op that computes the same thing. Formulas differ between the two
 libraries (PyTorch has fused backward ops such as TanhBackwardBackward0), so
 the name matches where both formulas end in the same op.
 """
-from jax.extend.core import Literal, Var
+import re
+
+from jax.extend.core import Var
 
 # Primitives that only move a value through a call boundary or re-tag its type: look through them.
 _TRANSPARENT = {"pjit", "closed_call", "core_call", "custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr",
@@ -85,8 +87,8 @@ def _name_of(jaxpr, var, depth=0):
         return FALLBACK
     prim = eqn.primitive.name
     if prim in _TRANSPARENT:
-        if str(eqn.params.get("name", "")).endswith("Backward0"):
-            return eqn.params["name"]   # a formula named after PyTorch's fused kernel (_registry.fused_formula)
+        if re.search(r"Backward\d+$", str(eqn.params.get("name", ""))):
+            return eqn.params["name"]   # a formula named after PyTorch's node for it (_registry.named_formula)
         inner = _inner_jaxpr(eqn)
         if inner is not None:
             return _name_of(inner, inner.outvars[list(eqn.outvars).index(var)], depth + 1)
@@ -95,8 +97,6 @@ def _name_of(jaxpr, var, depth=0):
         return _name_of(jaxpr, eqn.invars[0], depth + 1)   # a weak-type re-tag, not a cast
     if prim == "optimization_barrier":   # a fused backward's tie (autograd._higher._tied): values pass through
         return _name_of(jaxpr, eqn.invars[list(eqn.outvars).index(var)], depth + 1)
-    if prim == "mul" and any(isinstance(v, Literal) for v in eqn.invars):
-        return "MulBackward1"   # by a Python scalar: PyTorch's mul.Scalar
     if prim == "dot_general":
         return _dot_name(eqn)
     if prim == "transpose":
