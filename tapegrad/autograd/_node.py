@@ -89,8 +89,9 @@ class Node(Equation):
         the caller has them): PyTorch's saved `result` for a node that keeps every input."""
         from .._dispatch import compute
         from ._saved import SIGNATURES
+        from .graph import unpacked
         op, static, cast, _, _ = SIGNATURES[self.sig]
-        kept = self.kept if kept is None else kept
+        kept = [unpacked(a) for a in self.kept] if kept is None else kept
         return compute(op, static, kept if cast is None else
                        [a if a is None or not hasattr(a, "astype") else a.astype(cast) for a in kept])
 
