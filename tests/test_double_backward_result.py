@@ -26,7 +26,12 @@ OPS = {
     "prod": (MIXED, lambda lib, x: x.prod()),
     "prod_dim": (MIXED, lambda lib, x: x.prod(0)),
     "prod_keepdim": (MIXED, lambda lib, x: x.prod(-1, keepdim=True)),
+    "logsumexp": (MIXED, lambda lib, x: x.logsumexp(0)),
+    "logsumexp_keepdim": (MIXED, lambda lib, x: x.logsumexp(-1, keepdim=True)),
 }
+# PyTorch's formula over a dim without keepdim reads the result unsqueezed, a view of shape [1]; tapegrad's
+# version error names the result itself
+UNSQUEEZED = {"prod_dim", "logsumexp"}
 WEIGHTS = [0.75, -1.25, 2.5]
 
 
@@ -106,9 +111,8 @@ def test_in_place_change_of_the_result_breaks_the_second_backward_as_in_torch(to
         return None
     ours, theirs = both(run)
     assert theirs is not None and ours is not None, (ours, theirs)
-    # (PyTorch names the node without "Backward0" here, "output 0 of Tanh", in first-order backwards too;
-    # its prod over a dim reads the result unsqueezed, a view of shape [1]: tapegrad names the result itself)
-    cut = ": [" if name == "prod_dim" else ", which is output 0 of "
+    # (PyTorch names the node without "Backward0" here, "output 0 of Tanh", in first-order backwards too)
+    cut = ": [" if name in UNSQUEEZED else ", which is output 0 of "
     assert theirs.split(cut)[0] == ours.split(cut)[0]
     assert "is at version 1; expected version 0 instead." in ours
     assert "is at version 1; expected version 0 instead." in theirs
@@ -171,3 +175,18 @@ def test_given_seed_requiring_grad_through_a_result_reader(torch):
     ours, theirs = both(run)
     for a, b in zip(ours, theirs):
         assert_close(a, b)
+
+
+def test_retained_result_s_grad_requires_grad_after_a_create_graph_pass_through_it(torch):
+    # found by the fuzzer: the second create_graph gradient runs through logsumexp's node (its formula
+    # reads the result), so the result's retained grad is written with history
+    def run(lib):
+        x = lib.tensor([-1.25, -2.0], dtype=lib.float64, requires_grad=True)
+        y = x.logsumexp(dim=-1, keepdim=False)
+        (g,) = lib.autograd.grad(y, [x], create_graph=True)
+        y.retain_grad()
+        lib.autograd.grad(g.min(), [x], create_graph=True)
+        return y.grad.requires_grad, y.grad.detach()
+    (flag, value), (t_flag, t_value) = both(run)
+    assert flag == t_flag
+    assert_close(value, t_value)

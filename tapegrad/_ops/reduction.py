@@ -173,8 +173,9 @@ def _logsumexp(dim, keepdim):
     return f
 
 
-logsumexp = defop("logsumexp", lambda a, dim, keepdim: _logsumexp(dim, keepdim)(a),
-                  dtype_rule=FLOAT, **SELF_AND_RESULT)
+logsumexp = defop("logsumexp", lambda a, dim, keepdim: _logsumexp(dim, keepdim)(a), dtype_rule=FLOAT,
+                  saves_inputs=(0,), result_backward=lambda g, result, a, dim, keepdim: (
+                      _unreduced(g, dim, keepdim) * jnp.conj(jnp.exp(a - _unreduced(result, dim, keepdim)))))
 cumsum = defop("cumsum", lambda a, dim, dtype: jnp.cumsum(a, axis=dim, dtype=dtype), dtype_rule=KEEP)
 cumprod = defop("cumprod", lambda a, dim, dtype: jnp.cumprod(a, axis=dim, dtype=dtype), dtype_rule=KEEP,
                 **SELF_AND_RESULT)
