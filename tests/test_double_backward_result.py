@@ -28,10 +28,17 @@ OPS = {
     "prod_keepdim": (MIXED, lambda lib, x: x.prod(-1, keepdim=True)),
     "logsumexp": (MIXED, lambda lib, x: x.logsumexp(0)),
     "logsumexp_keepdim": (MIXED, lambda lib, x: x.logsumexp(-1, keepdim=True)),
+    "std": (MIXED, lambda lib, x: x.std()),
+    "std_dim": (MIXED, lambda lib, x: x.std(0, correction=0)),
+    "std_keepdim": (MIXED, lambda lib, x: x.std(-1, keepdim=True)),
+    "norm": (MIXED, lambda lib, x: x.norm()),
+    "vector_norm_3": (MIXED, lambda lib, x: lib.linalg.vector_norm(x, 3, dim=0)),
+    "vector_norm_half": (MIXED, lambda lib, x: lib.linalg.vector_norm(x, 0.5)),
+    "vector_norm_1_5": (MIXED, lambda lib, x: lib.linalg.vector_norm(x, 1.5, keepdim=True)),
 }
 # PyTorch's formula over a dim without keepdim reads the result unsqueezed, a view of shape [1]; tapegrad's
 # version error names the result itself
-UNSQUEEZED = {"prod_dim", "logsumexp"}
+UNSQUEEZED = {"prod_dim", "logsumexp", "vector_norm_3"}
 WEIGHTS = [0.75, -1.25, 2.5]
 
 
@@ -190,3 +197,26 @@ def test_retained_result_s_grad_requires_grad_after_a_create_graph_pass_through_
     (flag, value), (t_flag, t_value) = both(run)
     assert flag == t_flag
     assert_close(value, t_value)
+
+
+@pytest.mark.parametrize("code", ["x.std()", "x.std(0)", "x[:1].std()", "x[:1].std(0)", "x.std(0, correction=3)",
+                                  "lib.linalg.vector_norm(x, 1)", "lib.linalg.vector_norm(x, float('inf'))",
+                                  "lib.linalg.vector_norm(x * 0)",
+                                  "lib.linalg.vector_norm(x, 2, dtype=lib.float64)", "(x * 0).std()"])
+def test_reductions_reading_their_result_to_second_order(torch, code):
+    # the edge cases of the result formulas: too few elements for the correction, a zero norm or deviation,
+    # orders whose PyTorch formula does not read the result
+    def run(lib):
+        x = lib.tensor([0.5, -1.25, 2.0], dtype=lib.float32 if "dtype" in code else lib.float64,
+                       requires_grad=True)
+        y = eval(code, {"lib": lib, "x": x})
+        (g,) = lib.autograd.grad((y * 1.5).sum(), x, create_graph=True)
+        h = lib.autograd.grad((g * lib.tensor([1.0, 2.0, -1.0], dtype=g.dtype)).sum(), x, allow_unused=True)[0] \
+            if g.requires_grad else None
+        return g.detach(), g.requires_grad, h
+    (g, flag, h), (tg, tflag, th) = both(run)
+    assert_close(g, tg)
+    assert flag == tflag
+    assert (h is None) == (th is None)
+    if h is not None:
+        assert_close(h, th)

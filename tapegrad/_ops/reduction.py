@@ -97,8 +97,23 @@ prod = defop("prod", lambda a, dim, keepdim, dtype: _prod_as_torch(dim, keepdim,
              dtype_rule=KEEP, overloads=[overload("ProdBackward1", dim=tuple)], saves_inputs=(0,),
              fused_backward=lambda a: a.ndim > 0, result_backward=_prod_backward)
 var = defop("var", _var, dtype_rule=KEEP)
+
+
+def _std_backward(g, result, a, dim, correction, keepdim):
+    """PyTorch's std_backward on the result: var_backward of grad / (2 * result), zero where the result is."""
+    g = jnp.where(result == 0, jnp.zeros((), g.dtype), g / (result * 2))
+    dof = (a.size if dim is None else math.prod(a.shape[d] for d in dim)) - correction
+    if a.ndim == 0 or dim is None:
+        mean = jnp.mean(a)
+        if dof <= 0:   # 2 / dof is infinite: NaN where the input equals its mean (inf * 0), else infinite
+            return g * jnp.where(a == mean, jnp.asarray(jnp.nan, a.dtype), jnp.asarray(jnp.inf, a.dtype))
+        return (2.0 / dof) * g * (a - mean)
+    scale = 2.0 / dof if dof else math.inf
+    return scale * _unreduced(g, dim, keepdim) * (a - jnp.mean(a, axis=dim, keepdims=True))
+
+
 std = defop("std", lambda a, dim, correction, keepdim: _safe_sqrt(_var(a, dim, correction, keepdim)),
-            dtype_rule=KEEP, **SELF_AND_RESULT)
+            dtype_rule=KEEP, saves_inputs=(0,), result_backward=_std_backward)
 # One node with both results, as PyTorch's (VarMeanBackward0, StdMeanBackward0).
 var_mean = defop("var_mean", lambda a, dim, correction, keepdim: (
     _var(a, dim, correction, keepdim), jnp.mean(a, axis=dim, keepdims=keepdim)), dtype_rule=KEEP, nout=2)
