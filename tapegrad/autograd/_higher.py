@@ -3,9 +3,10 @@
 The backward of a graph is one pure function: the engine's walk over each node's VJP
 (`_walk.walk` with traced calls, exactly what the compiled backward runs) applied to the values
 the nodes saved and to the seeds. With create_graph it is recorded as an op of its own. Its
-inputs are the saved values, each connected to the node that produced it (or to its leaf), and the
-seeds given as tensors; its VJP is `jax.vjp` of that function, as for every op, so gradients of
-gradients work to any order without a rule of their own.
+inputs are the saved values, each connected to the node that produced it (or to its leaf), the
+seeds given as tensors, and the results of the ops whose PyTorch backward reads them (exp, tanh...),
+each connected to its op's own node (see _result_input); its VJP is `jax.vjp` of that function, as
+for every op, so gradients of gradients work to any order without a rule of their own.
 
 One lazy op computes every gradient; each gradient then gets an autograd node of its own, as in
 PyTorch where every gradient is the result of its own formula. The node of gradient k
