@@ -220,3 +220,27 @@ def test_reductions_reading_their_result_to_second_order(torch, code):
     assert (h is None) == (th is None)
     if h is not None:
         assert_close(h, th)
+
+
+def test_result_computed_and_dropped_before_the_create_graph_backward(torch):
+    # the recorded formula reads the result computed again from the node's inputs when the tape no longer
+    # holds it: same values, and the version check still guards the result
+    def run(lib):
+        x = _leaf(lib, MIXED)
+        z = x.tanh().sigmoid()
+        z.tolist()   # computed: the results' pending values may be gone
+        (g,) = lib.autograd.grad(z.sum(), x, create_graph=True)
+        (h,) = lib.autograd.grad(g.sum(), x)
+        y = x.exp()
+        y.tolist()
+        (k,) = lib.autograd.grad(y.sum(), x, create_graph=True)
+        y.add_(1.0)
+        try:
+            k.sum().backward()
+        except RuntimeError as e:
+            return g.detach(), h, str(e).split(", which is output")[0]
+        return g.detach(), h, None
+    (g, h, err), (tg, th, terr) = both(run)
+    assert_close(g, tg)
+    assert_close(h, th)
+    assert err == terr and err is not None

@@ -161,11 +161,13 @@ def _graph_inputs(graph, given_seeds):
 # PyTorch's backward of exp, tanh, relu... reads the op's result (Op.result_backward): recorded with
 # create_graph, that formula takes the result as an input, connected to the op's own node, so the
 # gradient's graph goes through that node again: the result's in-place changes, retained grad and hooks
-# take part as in PyTorch. The node keeps its inputs, not its result: the result is computed again.
+# take part as in PyTorch. The node keeps its inputs, not its result: the result is the tape's pending
+# output while something still holds it, else computed again from the inputs.
 def _result_input(node, kept):
     """(the node's result, its edge, its version check) as an input of a recorded backward."""
     guard = next(((ref, version) for ref, version, index in node.checks if index == -1), None)
-    return node.result_value(kept), (node, 0), guard
+    pending = node.outs[0]() if node.outs else None
+    return (node.result_value(kept) if pending is None else pending), (node, 0), guard
 
 
 # A gradient through an op whose PyTorch backward is a fused kernel reading the input (Op.fused_backward)
