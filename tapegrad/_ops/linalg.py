@@ -131,6 +131,8 @@ eigvalsh = defop("eigvalsh", lambda a, UPLO: jnp.linalg.eigh(a, UPLO=UPLO, symme
                  dtype_rule=KEEP, node="linalg_eigh")
 pinv = defop("pinv", lambda a, hermitian: jnp.linalg.pinv(a, hermitian=hermitian), dtype_rule=KEEP,
              node="linalg_pinv")
+
+
 def _vector_norm_backward(g, norm, a, ord, dim, keepdim, dtype=None):
     """PyTorch's norm_backward on the result (the norm)."""
     if dtype is not None:
