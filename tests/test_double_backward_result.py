@@ -244,3 +244,24 @@ def test_result_computed_and_dropped_before_the_create_graph_backward(torch):
     assert_close(g, tg)
     assert_close(h, th)
     assert err == terr and err is not None
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_second_order_passes_gradgradcheck(name):
+    import tapegrad
+    values, op = OPS[name]
+    x = _leaf(tapegrad, values)
+    assert tapegrad.autograd.gradgradcheck(lambda t: op(tapegrad, t), (x,))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_lower_precision_second_order_as_torch(torch, dtype):
+    def run(lib):
+        x = lib.tensor(MIXED, dtype=getattr(lib, dtype), requires_grad=True)
+        y = lib.softmax(x.tanh().sigmoid().exp(), 0).relu().sqrt().logsumexp(0)
+        (g,) = lib.autograd.grad(y, x, create_graph=True)
+        (h,) = lib.autograd.grad(g.sum(), x)
+        return g.detach(), h
+    (g, h), (tg, th) = both(run)
+    assert_close(g, tg, rtol=1e-2 if dtype == "float16" else None, atol=1e-3 if dtype == "float16" else None)
+    assert_close(h, th, rtol=1e-2 if dtype == "float16" else None, atol=1e-3 if dtype == "float16" else None)
