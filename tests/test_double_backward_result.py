@@ -265,3 +265,22 @@ def test_lower_precision_second_order_as_torch(torch, dtype):
     (g, h), (tg, th) = both(run)
     assert_close(g, tg, rtol=1e-2 if dtype == "float16" else None, atol=1e-3 if dtype == "float16" else None)
     assert_close(h, th, rtol=1e-2 if dtype == "float16" else None, atol=1e-3 if dtype == "float16" else None)
+
+
+def test_fuzzer_s_program_changing_tanh_s_result_after_create_graph(torch):
+    # found by the fuzzer (tests/fuzz, --higher-order): torch raises at the second backward, through
+    # TanhBackwardBackward0's saved result; tapegrad used to differentiate the input directly
+    def run(lib):
+        t0 = lib.tensor([[-2.0]], dtype=lib.float32, requires_grad=True)
+        t1 = lib.tanh(t0)
+        t2 = lib.autograd.grad(t1.sum(), [t0], create_graph=True)[0]
+        t1.sub_(0.5)
+        try:
+            t2.sum().backward()
+        except RuntimeError as e:
+            return type(e), str(e).split(", which is output")[0], t0.grad
+        return None, None, t0.grad
+    (kind, message, grad), (t_kind, t_message, t_grad) = both(run)
+    assert kind is t_kind is RuntimeError
+    assert message == t_message
+    assert grad is None and t_grad is None
