@@ -28,6 +28,11 @@ class Op:
                 change makes backward fail; None: those the JAX VJP reads. Kept values are
                 the VJP's in any case, plus these.
     nout        number of outputs (fn returns a tuple when > 1).
+    result_backward PyTorch's backward formula in terms of the result, for ops whose derivatives.yaml entry
+                reads `result` (exp: grad * result): f(grad, result, *args, **static) -> the gradient of
+                argument 0 (implies saves_output). A backward recorded with create_graph computes it on the
+                result, so the gradient's graph goes through the op's node again, as PyTorch's: its version,
+                retained grad and hooks take part. Other backwards use the JAX VJP (same values).
     fused_backward True when PyTorch's backward is a kernel that takes the input as a recorded argument
                 (relu's threshold_backward): a gradient recorded through it (create_graph) depends on the
                 input, with a zero derivative, and so requires grad where JAX's formula would not. A
@@ -52,17 +57,18 @@ class Op:
 
     __slots__ = ("name", "fn", "dtype_rule", "diff", "view", "saves_output", "saves_inputs", "nout",
                  "node_name", "node_class", "wraps_scalars", "overloads", "_node_classes", "fused_backward",
-                 "custom", "value_view", "no_derivative", "pointwise", "__weakref__")
+                 "custom", "value_view", "no_derivative", "result_backward", "pointwise", "__weakref__")
 
     def __init__(self, name, fn, dtype_rule=SAME, diff=None, view=False, saves_output=False, nout=1,
                  node=None, node_name=None, wraps_scalars=False, overloads=(), saves_inputs=None,
-                 fused_backward=False, value_view=None, no_derivative=None, node_wraps=None):
+                 fused_backward=False, value_view=None, no_derivative=None, node_wraps=None, result_backward=None):
         self.name = name
         self.fn = fn
         self.dtype_rule = dtype_rule
         self.diff = diff
         self.view = view
-        self.saves_output = saves_output
+        self.saves_output = saves_output or result_backward is not None
+        self.result_backward = result_backward
         self.saves_inputs = saves_inputs
         self.fused_backward = fused_backward
         self.custom = None
@@ -128,6 +134,20 @@ def _kind_matches(code, kind):
     if type(kind) is tuple:
         return code == "t" or (code.isdigit() and len(kind[0]) == int(code))
     return code == ("-" if kind is type(None) else "s")
+
+
+def named_formula(node_name, formula):
+    """A backward formula traced as a call named after the node PyTorch records for it, the name
+    autograd._backward_names then gives its gradient: a kernel's (tanh_backward: TanhBackwardBackward0),
+    or a last step the traced formula cannot tell apart (a product with a Python scalar: MulBackward1)."""
+    def traced(*args, **static):
+        import jax
+
+        def call(*arrays):
+            return formula(*arrays, **static)
+        call.__name__ = node_name
+        return jax.jit(call)(*args)
+    return traced
 
 
 OPS = {}

@@ -1,11 +1,12 @@
 """Elementwise ops: arithmetic, comparison, bitwise, unary maths."""
 import builtins
+import math
 
 import jax
 import jax.numpy as jnp
 import jax.scipy.special as jss
 
-from ._registry import Op, defop, overload, FLOAT, COMPARE, KEEP
+from ._registry import Op, defop, named_formula, overload, FLOAT, COMPARE, KEEP
 
 # PyTorch's node for an op whose backward it does not implement (the op still differentiates here).
 NOT_IMPLEMENTED = "torch::autograd::NotImplemented"
@@ -343,33 +344,42 @@ square = defop("square", lambda a: a * a, dtype_rule=KEEP, node="pow")
 nan_to_num = defop("nan_to_num", _nan_to_num, dtype_rule=KEEP)
 
 # ---- unary: exponentials and logarithms ------------------------------------------------
-exp = defop("exp", lambda a: jnp.exp(a), dtype_rule=FLOAT, saves_output=True, saves_inputs=())
-exp2 = defop("exp2", lambda a: jnp.exp2(a), dtype_rule=FLOAT, saves_output=True, saves_inputs=())
-expm1 = defop("expm1", lambda a: jnp.expm1(a), dtype_rule=FLOAT, saves_output=True, saves_inputs=())
+exp = defop("exp", lambda a: jnp.exp(a), dtype_rule=FLOAT, saves_inputs=(),
+            result_backward=lambda g, y, a: g * jnp.conj(y))
+exp2 = defop("exp2", lambda a: jnp.exp2(a), dtype_rule=FLOAT, saves_inputs=(),
+             result_backward=named_formula("MulBackward1", lambda g, y, a: g * jnp.conj(y) * math.log(2)))
+expm1 = defop("expm1", lambda a: jnp.expm1(a), dtype_rule=FLOAT, saves_inputs=(),
+              result_backward=lambda g, y, a: g * (jnp.conj(y) + 1))
 log = defop("log", lambda a: jnp.log(a), dtype_rule=FLOAT)
 log2 = defop("log2", lambda a: jnp.log2(a), dtype_rule=FLOAT)
 log10 = defop("log10", lambda a: jnp.log10(a), dtype_rule=FLOAT)
 log1p = defop("log1p", lambda a: jnp.log1p(a), dtype_rule=FLOAT)
-sqrt = defop("sqrt", lambda a: jnp.sqrt(a), dtype_rule=FLOAT, saves_output=True, saves_inputs=())
-rsqrt = defop("rsqrt", lambda a: jax.lax.rsqrt(a), dtype_rule=FLOAT, saves_output=True, saves_inputs=())
-reciprocal = defop("reciprocal", lambda a: 1 / a, dtype_rule=FLOAT, saves_output=True, saves_inputs=())
+sqrt = defop("sqrt", lambda a: jnp.sqrt(a), dtype_rule=FLOAT, saves_inputs=(),
+             result_backward=lambda g, y, a: g / (2 * jnp.conj(y)))
+rsqrt = defop("rsqrt", lambda a: jax.lax.rsqrt(a), dtype_rule=FLOAT, saves_inputs=(),
+              result_backward=lambda g, y, a: -0.5 * g * jnp.conj(y ** 3))
+reciprocal = defop("reciprocal", lambda a: 1 / a, dtype_rule=FLOAT, saves_inputs=(),
+                   result_backward=lambda g, y, a: -g * jnp.conj(y * y))
 
 # ---- unary: trigonometric and hyperbolic ---------------------------------------------------
 sin = defop("sin", lambda a: jnp.sin(a), dtype_rule=FLOAT)
 cos = defop("cos", lambda a: jnp.cos(a), dtype_rule=FLOAT)
-tan = defop("tan", lambda a: jnp.tan(a), dtype_rule=FLOAT, saves_output=True, saves_inputs=())
+tan = defop("tan", lambda a: jnp.tan(a), dtype_rule=FLOAT, saves_inputs=(),
+            result_backward=lambda g, y, a: g * jnp.conj(1 + y ** 2))
 asin = defop("asin", lambda a: jnp.arcsin(a), dtype_rule=FLOAT)
 acos = defop("acos", lambda a: jnp.arccos(a), dtype_rule=FLOAT)
 atan = defop("atan", lambda a: jnp.arctan(a), dtype_rule=FLOAT)
 sinh = defop("sinh", lambda a: jnp.sinh(a), dtype_rule=FLOAT)
 cosh = defop("cosh", lambda a: jnp.cosh(a), dtype_rule=FLOAT)
-tanh = defop("tanh", lambda a: jnp.tanh(a), dtype_rule=FLOAT, saves_output=True, saves_inputs=())
+tanh = defop("tanh", lambda a: jnp.tanh(a), dtype_rule=FLOAT, saves_inputs=(),
+             result_backward=named_formula("TanhBackwardBackward0", lambda g, y, a: g * jnp.conj(1 - y * y)))
 asinh = defop("asinh", lambda a: jnp.arcsinh(a), dtype_rule=FLOAT)
 acosh = defop("acosh", lambda a: jnp.arccosh(a), dtype_rule=FLOAT)
 atanh = defop("atanh", lambda a: jnp.arctanh(a), dtype_rule=FLOAT)
 
 # ---- unary: special functions and activations ----------------------------------------------
-sigmoid = defop("sigmoid", lambda a: jax.nn.sigmoid(a), dtype_rule=FLOAT, saves_output=True, saves_inputs=())
+sigmoid = defop("sigmoid", lambda a: jax.nn.sigmoid(a), dtype_rule=FLOAT, saves_inputs=(),
+                result_backward=named_formula("SigmoidBackwardBackward0", lambda g, y, a: g * jnp.conj((1 - y) * y)))
 logit = defop("logit", lambda a, eps=None: _logit(a, eps), dtype_rule=FLOAT)
 erf = defop("erf", lambda a: jss.erf(a), dtype_rule=FLOAT)
 erfc = defop("erfc", lambda a: jss.erfc(a), dtype_rule=FLOAT)
@@ -380,7 +390,9 @@ lgamma = defop("lgamma", lambda a: _lgamma(a), dtype_rule=FLOAT)
 digamma = defop("digamma", lambda a: _digamma_op(a), dtype_rule=FLOAT)
 # where(a <= 0): NaN stays NaN and keeps its gradient, as PyTorch's threshold_backward
 relu = defop("relu", lambda a: jnp.where(a <= 0, jnp.zeros((), a.dtype), a), dtype_rule=KEEP,
-             saves_output=True, saves_inputs=(), fused_backward=True)
+             saves_inputs=(), fused_backward=True,
+             result_backward=named_formula("ThresholdBackwardBackward0",
+                                           lambda g, y, a: jnp.where(y <= 0, jnp.zeros((), g.dtype), g)))
 
 # ---- complex parts (real, imag and the real views are views: _ops/bitcast.py) ------------------
 angle = defop("angle", _angle, dtype_rule=FLOAT)

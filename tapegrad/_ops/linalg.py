@@ -5,7 +5,7 @@ from jax import lax
 
 from ._registry import defop, overload, SAME, KEEP
 from .elementwise import abs_real
-from .reduction import _safe_sqrt
+from .reduction import _safe_sqrt, _unreduced
 
 
 def _addmm(inp, a, b, beta, alpha):
@@ -131,6 +131,31 @@ eigvalsh = defop("eigvalsh", lambda a, UPLO: jnp.linalg.eigh(a, UPLO=UPLO, symme
                  dtype_rule=KEEP, node="linalg_eigh")
 pinv = defop("pinv", lambda a, hermitian: jnp.linalg.pinv(a, hermitian=hermitian), dtype_rule=KEEP,
              node="linalg_pinv")
+
+
+def _vector_norm_backward(g, norm, a, ord, dim, keepdim, dtype=None):
+    """PyTorch's norm_backward on the result (the norm)."""
+    if dtype is not None:
+        a = a.astype(dtype)
+    if a.ndim:
+        g, norm = _unreduced(g, dim, keepdim), _unreduced(norm, dim, keepdim)
+    zero = jnp.zeros((), g.dtype)
+    if ord == 0:
+        return jnp.zeros(a.shape, g.dtype)
+    if ord == 1:
+        return jnp.sign(a) * g
+    if ord == 2:
+        return g * jnp.where(norm == 0, zero, a / norm)
+    if ord in (float("inf"), float("-inf")):
+        mask = (jnp.abs(a) == norm) | jnp.isnan(jnp.abs(a))
+        return jnp.sign(a) * ((g / jnp.sum(mask, axis=dim, keepdims=True)) * mask)
+    if ord < 1:
+        scaled = jnp.sign(a) * jnp.where(a == 0, jnp.zeros((), jnp.abs(a).dtype), jnp.abs(a) ** (ord - 1))
+        return scaled * g * norm ** (1 - ord)
+    scaled = jnp.sign(a) * jnp.abs(a) ** (ord - 1) if ord < 2 else a * jnp.abs(a) ** (ord - 2)
+    return scaled * jnp.where(norm == 0, zero, g / norm ** (ord - 1))
+
+
 vector_norm = defop("vector_norm", _vector_norm, dtype_rule=KEEP, node="linalg_vector_norm", saves_inputs=(0,),
-                    saves_output=True)
+                    result_backward=_vector_norm_backward)
 cdist = defop("cdist", _cdist, dtype_rule=KEEP, node_name="CdistBackward0")

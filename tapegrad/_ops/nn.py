@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from ._registry import defop, overload, KEEP
+from ._registry import defop, named_formula, overload, KEEP
 
 
 def _nn(name, fn, **meta):
@@ -115,10 +115,15 @@ logsigmoid = _nn("logsigmoid", lambda x: jax.nn.log_sigmoid(x), node="log_sigmoi
 glu = _nn("glu", _glu)
 # the weight arrives reshaped to broadcast over the input's channel dim (PyTorch's _prelu_kernel)
 prelu = _nn("prelu", lambda x, w: jnp.where(x > 0, x, w * x), node="_prelu_kernel")
-softmax = _nn("softmax", lambda x, dim: jax.nn.softmax(x, axis=dim), saves_output=True, saves_inputs=(),
-              node="_softmax")
-log_softmax = _nn("log_softmax", lambda x, dim: jax.nn.log_softmax(x, axis=dim), saves_output=True, saves_inputs=(),
-                  node="_log_softmax")
+# PyTorch's _softmax_backward_data and _log_softmax_backward_data, on the result
+_softmax_backward = named_formula("SoftmaxBackwardDataBackward0",
+                                  lambda g, y, x, dim: y * (g - jnp.sum(g * y, axis=dim, keepdims=True)))
+_log_softmax_backward = named_formula("LogSoftmaxBackwardDataBackward0",
+                                      lambda g, y, x, dim: g - jnp.exp(y) * jnp.sum(g, axis=dim, keepdims=True))
+softmax = _nn("softmax", lambda x, dim: jax.nn.softmax(x, axis=dim), saves_inputs=(), node="_softmax",
+              result_backward=_softmax_backward)
+log_softmax = _nn("log_softmax", lambda x, dim: jax.nn.log_softmax(x, axis=dim), saves_inputs=(),
+                  node="_log_softmax", result_backward=_log_softmax_backward)
 
 
 def _safe_softmax(x, dim):
@@ -129,7 +134,8 @@ def _safe_softmax(x, dim):
 
 
 # PyTorch's _safe_softmax: the softmax of attention's math path
-safe_softmax = _nn("safe_softmax", _safe_softmax, saves_output=True, saves_inputs=(), node="_safe_softmax")
+safe_softmax = _nn("safe_softmax", _safe_softmax, saves_inputs=(), node="_safe_softmax",
+                   result_backward=_softmax_backward)
 
 # ---- linear -------------------------------------------------------------------------------------
 # F.linear records what PyTorch records (t, addmm or mm, views): see nn/_functional/linear.py.

@@ -55,13 +55,27 @@ def _prod_as_torch(dim, keepdim, dtype):
         out = reduce(a)
         if a.ndim == 0:
             return out, da.astype(out.dtype)   # PyTorch passes the gradient through: it reads no input
-        zero = a == 0
-        kept = out if keepdim or dim is None else jnp.expand_dims(out, dim)   # (a 0-d result broadcasts)
-        ratio = kept / jnp.where(zero, jnp.ones((), a.dtype), a).astype(out.dtype)   # (no 0/0 to differentiate)
-        others = _product_of_others(a.astype(out.dtype), dim)
-        factor = jnp.where(jnp.any(zero), others, ratio)
+        factor = _prod_factor(a, out, dim, keepdim)
         return out, jnp.sum(da.astype(out.dtype) * factor, axis=dim, keepdims=keepdim)
     return f
+
+
+def _prod_factor(a, out, dim, keepdim):
+    """d prod / d a: result / input without a zero in the input, else the product of the others."""
+    zero = a == 0
+    ratio = _unreduced(out, dim, keepdim) / jnp.where(zero, jnp.ones((), a.dtype), a).astype(out.dtype)   # (no 0/0)
+    return jnp.where(jnp.any(zero), _product_of_others(a.astype(out.dtype), dim), ratio)
+
+
+def _unreduced(x, dim, keepdim):
+    return x if keepdim or dim is None else jnp.expand_dims(x, dim)   # (a 0-d result broadcasts)
+
+
+def _prod_backward(g, result, a, dim, keepdim, dtype):
+    """PyTorch's prod_backward on the result (create_graph: see Op.result_backward)."""
+    if a.ndim == 0:
+        return g
+    return _unreduced(g, dim, keepdim) * jnp.conj(_prod_factor(a, result, dim, keepdim))
 
 
 def _product_of_others(a, dim):
@@ -80,11 +94,26 @@ def _product_of_others(a, dim):
 
 
 prod = defop("prod", lambda a, dim, keepdim, dtype: _prod_as_torch(dim, keepdim, dtype)(a),
-             dtype_rule=KEEP, overloads=[overload("ProdBackward1", dim=tuple)], **SELF_AND_RESULT,
-             fused_backward=lambda a: a.ndim > 0)
+             dtype_rule=KEEP, overloads=[overload("ProdBackward1", dim=tuple)], saves_inputs=(0,),
+             fused_backward=lambda a: a.ndim > 0, result_backward=_prod_backward)
 var = defop("var", _var, dtype_rule=KEEP)
+
+
+def _std_backward(g, result, a, dim, correction, keepdim):
+    """PyTorch's std_backward on the result: var_backward of grad / (2 * result), zero where the result is."""
+    g = jnp.where(result == 0, jnp.zeros((), g.dtype), g / (result * 2))
+    dof = (a.size if dim is None else math.prod(a.shape[d] for d in dim)) - correction
+    if a.ndim == 0 or dim is None:
+        mean = jnp.mean(a)
+        if dof <= 0:   # 2 / dof is infinite: NaN where the input equals its mean (inf * 0), else infinite
+            return g * jnp.where(a == mean, jnp.asarray(jnp.nan, a.dtype), jnp.asarray(jnp.inf, a.dtype))
+        return (2.0 / dof) * g * (a - mean)
+    scale = 2.0 / dof if dof else math.inf
+    return scale * _unreduced(g, dim, keepdim) * (a - jnp.mean(a, axis=dim, keepdims=True))
+
+
 std = defop("std", lambda a, dim, correction, keepdim: _safe_sqrt(_var(a, dim, correction, keepdim)),
-            dtype_rule=KEEP, **SELF_AND_RESULT)
+            dtype_rule=KEEP, saves_inputs=(0,), result_backward=_std_backward)
 # One node with both results, as PyTorch's (VarMeanBackward0, StdMeanBackward0).
 var_mean = defop("var_mean", lambda a, dim, correction, keepdim: (
     _var(a, dim, correction, keepdim), jnp.mean(a, axis=dim, keepdims=keepdim)), dtype_rule=KEEP, nout=2)
@@ -159,8 +188,9 @@ def _logsumexp(dim, keepdim):
     return f
 
 
-logsumexp = defop("logsumexp", lambda a, dim, keepdim: _logsumexp(dim, keepdim)(a),
-                  dtype_rule=FLOAT, **SELF_AND_RESULT)
+logsumexp = defop("logsumexp", lambda a, dim, keepdim: _logsumexp(dim, keepdim)(a), dtype_rule=FLOAT,
+                  saves_inputs=(0,), result_backward=lambda g, result, a, dim, keepdim: (
+                      _unreduced(g, dim, keepdim) * jnp.conj(jnp.exp(a - _unreduced(result, dim, keepdim)))))
 cumsum = defop("cumsum", lambda a, dim, dtype: jnp.cumsum(a, axis=dim, dtype=dtype), dtype_rule=KEEP)
 cumprod = defop("cumprod", lambda a, dim, dtype: jnp.cumprod(a, axis=dim, dtype=dtype), dtype_rule=KEEP,
                 **SELF_AND_RESULT)

@@ -8,6 +8,8 @@ PyTorch op that computes the same thing. Formulas differ between the two
 libraries (PyTorch has fused backward ops such as TanhBackwardBackward0), so
 the name matches where both formulas end in the same op.
 """
+import re
+
 from jax.extend.core import Var
 
 # Primitives that only move a value through a call boundary or re-tag its type: look through them.
@@ -85,12 +87,16 @@ def _name_of(jaxpr, var, depth=0):
         return FALLBACK
     prim = eqn.primitive.name
     if prim in _TRANSPARENT:
+        if re.search(r"Backward\d+$", str(eqn.params.get("name", ""))):
+            return eqn.params["name"]   # a formula named after PyTorch's node for it (_registry.named_formula)
         inner = _inner_jaxpr(eqn)
         if inner is not None:
             return _name_of(inner, inner.outvars[list(eqn.outvars).index(var)], depth + 1)
         return _name_of(jaxpr, eqn.invars[0], depth + 1) if eqn.invars else FALLBACK
     if prim == "convert_element_type" and eqn.invars and _same_dtype(eqn.invars[0], var):
         return _name_of(jaxpr, eqn.invars[0], depth + 1)   # a weak-type re-tag, not a cast
+    if prim == "optimization_barrier":   # a fused backward's tie (autograd._higher._tied): values pass through
+        return _name_of(jaxpr, eqn.invars[list(eqn.outvars).index(var)], depth + 1)
     if prim == "dot_general":
         return _dot_name(eqn)
     if prim == "transpose":

@@ -3,9 +3,10 @@
 The backward of a graph is one pure function: the engine's walk over each node's VJP
 (`_walk.walk` with traced calls, exactly what the compiled backward runs) applied to the values
 the nodes saved and to the seeds. With create_graph it is recorded as an op of its own. Its
-inputs are the saved values, each connected to the node that produced it (or to its leaf), and the
-seeds given as tensors; its VJP is `jax.vjp` of that function, as for every op, so gradients of
-gradients work to any order without a rule of their own.
+inputs are the saved values, each connected to the node that produced it (or to its leaf), the
+seeds given as tensors, and the results of the ops whose PyTorch backward reads them (exp, tanh...),
+each connected to its op's own node (see _result_input); its VJP is `jax.vjp` of that function, as
+for every op, so gradients of gradients work to any order without a rule of their own.
 
 One lazy op computes every gradient; each gradient then gets an autograd node of its own, as in
 PyTorch where every gradient is the result of its own formula. The node of gradient k
@@ -31,7 +32,7 @@ from .._tensor import Tensor
 from . import _saved
 from ._backward_names import output_dependencies, output_names
 from ._engine import _hook_runner, _node_hooks, _with_retained
-from ._walk import TRACED, Arith, node_backward, traced_call, walk
+from ._walk import TRACED, Arith, node_backward, reads_result, result_backward, traced_call, walk
 from ._graph import Graph, targets_of
 from .graph import unpacked
 from ._hooks import checked_result, gradient_hooks, run_post_accumulate_hooks
@@ -127,33 +128,56 @@ def _node(prog, k, spec, inputs, edges, checks, kinds):
 # ---- the graph's inputs: saved values with where they came from ------------------------------
 
 def _graph_inputs(graph, given_seeds):
-    """Saved values of the graph's nodes (graph order) then the given seeds, with their edges and
-    the version checks that guard them."""
-    inputs, edges, checks = [], [], []
-    for n in graph.nodes:
+    """Saved values of the graph's nodes (graph order), the given seeds, then the results of the nodes
+    whose backward reads its result (see _result_input), with their edges and the version checks that
+    guard them; and the positions in the graph of those nodes."""
+    inputs, edges, checks, results = [], [], [], []
+    for i, n in enumerate(graph.nodes):
         if n in graph.capture:
             continue   # not run: nothing of it is read
         guarded = {index: (ref, version) for ref, version, index in n.checks if index >= 0}
+        kept = []
         for index in _saved.kept_positions(n.sig):
             a = unpacked(n.kept[index])
             if index in guarded:
                 checks.append(guarded[index] + (len(inputs),))
             inputs.append(a)
             edges.append(n.edges[index])
+            kept.append(a)
+        if reads_result(n.sig):
+            results.append((i, _result_input(n, kept)))
     for s in given_seeds:
         checks.append((s._storage.counter, s._storage.version, len(inputs)))
         inputs.append(s._peek())
         edges.append(s._edge() if s._requires_grad else None)
-    return inputs, edges, checks
+    for _, (value, edge, guard) in results:
+        if guard is not None:
+            checks.append(guard + (len(inputs),))
+        inputs.append(value)
+        edges.append(edge)
+    return inputs, edges, checks, tuple(i for i, _ in results)
+
+
+# PyTorch's backward of exp, tanh, relu... reads the op's result (Op.result_backward): recorded with
+# create_graph, that formula takes the result as an input, connected to the op's own node, so the
+# gradient's graph goes through that node again: the result's in-place changes, retained grad and hooks
+# take part as in PyTorch. The node keeps its inputs, not its result: the result is the tape's pending
+# output while something still holds it, else computed again from the inputs.
+def _result_input(node, kept):
+    """(the node's result, its edge, its version check) as an input of a recorded backward."""
+    guard = next(((ref, version) for ref, version, index in node.checks if index == -1), None)
+    pending = node.outs[0]() if node.outs else None
+    return (node.result_value(kept) if pending is None else pending), (node, 0), guard
 
 
 # A gradient through an op whose PyTorch backward is a fused kernel reading the input (Op.fused_backward)
 # depends on that input; JAX's where() formula reads it through a comparison only (or not at all: prod
 # over one element), which output_dependencies cuts: tie the gradient to the kept values, values unchanged.
-def _tied(sid, grads, kept):
+# A formula on the result (relu's) is tied to the result it reads instead.
+def _tied(sid, grads, kept, read=None):
     fused = _saved.SIGNATURES[sid][0].fused_backward
     if fused is True or (fused and fused(*kept)):
-        grads = jax.lax.optimization_barrier((tuple(grads), tuple(kept)))[0]
+        grads = jax.lax.optimization_barrier((tuple(grads), tuple(kept if read is None else read)))[0]
     return grads
 
 
@@ -161,12 +185,24 @@ def _recorded_call(i, sid, out_avals, kept, cts):
     return _tied(sid, traced_call(i, sid, out_avals, kept, cts), kept)
 
 
-def _whole_graph(gkey, targets, seed_pattern, nsaved):
+def _on_result(sid, kept, result, cts):
+    return _tied(sid, result_backward(sid)(kept, result, cts), kept, (result,))
+
+
+def _whole_graph(gkey, targets, seed_pattern, nsaved, result_nodes):
+    ngiven = sum(seed_pattern)
+
     def make():
         def backward(*xs):
-            given = iter(xs[nsaved:])
+            given = iter(xs[nsaved:nsaved + ngiven])
             seeds = [next(given) if g else None for g in seed_pattern]
-            results = walk(gkey, list(xs[:nsaved]), seeds, {}, _recorded_call, TRACED)
+            result_of = dict(zip(result_nodes, xs[nsaved + ngiven:]))
+
+            def call(i, sid, out_avals, kept, cts):
+                if i in result_of:
+                    return _on_result(sid, kept, result_of[i], cts)
+                return _recorded_call(i, sid, out_avals, kept, cts)
+            results = walk(gkey, list(xs[:nsaved]), seeds, {}, call, TRACED)
             return tuple(results[t] for t in targets)
         return backward
     return make
@@ -235,12 +271,13 @@ def _want_keys(graph, wanted):
 
 def _as_one_op(graph, gkey, targets, seeds):
     given = [s for s in seeds if s is not None]
-    inputs, edges, checks = _graph_inputs(graph, given)
+    inputs, edges, checks, result_nodes = _graph_inputs(graph, given)
     kinds = _kinds(inputs)
     edged = tuple(e is not None for e in edges)
     seed_pattern = tuple(s is not None for s in seeds)
     key = ("graph", gkey, tuple(targets), seed_pattern, kinds, edged)
-    make = _whole_graph(gkey, tuple(targets), seed_pattern, len(inputs) - len(given))
+    make = _whole_graph(gkey, tuple(targets), seed_pattern, len(inputs) - len(given) - len(result_nodes),
+                        result_nodes)
     prog = _program(key, make, len(targets), inputs, edged)
     return dict(zip(targets, _record(prog, inputs, edges, checks, kinds)))
 
@@ -279,22 +316,29 @@ def _node_recorder(nodes):
     def record(i, sid, out_avals, kept, cts):
         if _saved.SIGNATURES[sid][0].custom is not None:
             return nodes[i].run_python(cts, True)
+        if reads_result(sid):
+            return _record_node(sid, out_avals, kept, cts, _result_input(nodes[i], [v for v, _, _ in kept]))
         return _record_node(sid, out_avals, kept, cts)
     return record
 
 
-def _record_node(sid, out_avals, kept, cts):
-    """One node's VJP recorded as an op: inputs are its kept values and the cotangents (tensors)."""
+def _record_node(sid, out_avals, kept, cts, result=None):
+    """One node's VJP recorded as an op: inputs are its kept values, its result when its formula reads it
+    (_result_input), and the cotangents (tensors)."""
     cts = [c if isinstance(c, Tensor) else Tensor._wrap(c) for c in cts]
+    nkept = len(kept)
+    if result is not None:
+        kept = kept + [result]
     inputs = [v for v, _, _ in kept] + [c._peek() for c in cts]
     edges = [e for _, e, _ in kept] + [c._edge() if c._requires_grad else None for c in cts]
     checks = [guard + (i,) for i, (_, _, guard) in enumerate(kept) if guard is not None]
     kinds = _kinds(inputs)
     edged = tuple(e is not None for e in edges)
-    nkept = len(kept)
     nout = len(_saved.SIGNATURES[sid][3])
 
     def make():
+        if result is not None:
+            return lambda *xs: tuple(_on_result(sid, xs[:nkept], xs[nkept], list(xs[nkept + 1:])))
         backward = node_backward(sid, out_avals)
         return lambda *xs: tuple(_tied(sid, backward(list(xs[:nkept]), list(xs[nkept:])), xs[:nkept]))
     prog = _program(("node", sid, out_avals, kinds, edged), make, nout, inputs, edged)

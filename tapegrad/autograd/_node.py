@@ -73,10 +73,7 @@ class Node(Equation):
         from ._saved import SIGNATURES
         op, static, cast, _, placeholders = SIGNATURES[self.sig]
         if what == "result" and op.saves_output and all(p is None or isinstance(p, type) for p in placeholders):
-            from .._dispatch import compute
-            return Tensor._wrap(compute(op, static, list(self.kept)) if cast is None else
-                                compute(op, static, [a if a is None or not hasattr(a, "astype") else a.astype(cast)
-                                                     for a in self.kept]))
+            return Tensor._wrap(self.result_value())
         position = self._SAVED_POSITIONS.get(what)
         if position is not None and position < len(self.kept) and placeholders[position] is None:
             from .graph import unpacked
@@ -86,6 +83,17 @@ class Node(Equation):
         if what in statics and what != "dtype":   # non-tensor arguments: _saved_dim, _saved_keepdim, ...
             return statics[what]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def result_value(self, kept=None):
+        """The node's (single) result, computed again from the inputs it keeps (`kept`: them unpacked, when
+        the caller has them): PyTorch's saved `result` for a node that keeps every input."""
+        from .._dispatch import compute
+        from ._saved import SIGNATURES
+        from .graph import unpacked
+        op, static, cast, _, _ = SIGNATURES[self.sig]
+        kept = [unpacked(a) for a in self.kept] if kept is None else kept
+        return compute(op, static, kept if cast is None else
+                       [a if a is None or not hasattr(a, "astype") else a.astype(cast) for a in kept])
 
     def saved_description(self, index):
         """Where a saved value came from, as PyTorch's version error says it (index < 0: output -1-index)."""

@@ -6,6 +6,7 @@ one program (a structure seen again, a closed tape segment, a chunk of a long ta
 or recorded as ops (`create_graph=True`). What differs between the tiers is only `call_node` and the
 arithmetic of seeds and sums (`Arith`).
 """
+import functools
 import operator
 
 import jax.numpy as jnp
@@ -23,6 +24,26 @@ def node_backward(sid, out_avals):
         kept = iter(kept)
         args = [next(kept) if p is None else (p if isinstance(p, type) else jnp.zeros(*p)) for p in placeholders]
         return vjp(args, cts)
+    return run
+
+
+@functools.lru_cache(maxsize=None)
+def reads_result(sid):
+    """Whether a node's recorded backward (create_graph) is its op's formula on the result (Op.result_backward):
+    a one-output op differentiated in its first argument, that keeps every argument to compute the result again."""
+    op, _, _, diff, placeholders = _saved.SIGNATURES[sid]
+    return (op.result_backward is not None and op.nout == 1 and diff == (0,)
+            and all(p is None for p in placeholders))
+
+
+def result_backward(sid):
+    """f(kept_args, result, cotangents) -> (gradient of argument 0,) by the op's formula on its result."""
+    op, static, cast, _, _ = _saved.SIGNATURES[sid]
+    formula, static = op.result_backward, dict(static)
+
+    def run(kept, result, cts):
+        args = [a.astype(cast) if cast is not None and hasattr(a, "astype") else a for a in kept]
+        return (formula(cts[0], result, *args, **static).astype(kept[0].dtype),)
     return run
 
 
