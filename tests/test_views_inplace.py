@@ -430,3 +430,39 @@ def test_is_contiguous_of_a_pending_view_computes_nothing():
     after = _programs.info()
     assert (after["numpy_runs"], after["executions"]) == (before["numpy_runs"], before["executions"])
     assert y.is_contiguous() and out.shape == (1, 2, 4)
+
+
+class _Twice:   # an autograd.Function saving its input
+    @staticmethod
+    def build(lib):
+        class Twice(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                (x,) = ctx.saved_tensors
+                return g * x
+        return Twice
+
+
+@pytest.mark.parametrize("through_function", [False, True])
+@pytest.mark.parametrize("make", [
+    lambda lib, x: x.sum(0), lambda lib, x: x * 2, lambda lib, x: x.pow(2), lambda lib, x: x.clamp(0, 1),
+    lambda lib, x: 1 - x, lambda lib, x: x.mean(0), lambda lib, x: x.tanh(), lambda lib, x: x @ x,
+    lambda lib, x: (lambda c: (c.__setitem__(0, x[1]), c)[1])(x * 1),
+])
+def test_version_error_names_the_producer_as_pytorch(make, through_function):
+    """PyTorch's message names the saved tensor's producer without "Backward" and a last 0 (Sum1, Tanh)."""
+    def run(lib):
+        x = lib.ones(3, 3, requires_grad=True)
+        y = make(lib, x)
+        z = _Twice.build(lib).apply(y) if through_function else y * y
+        with lib.no_grad():
+            y.add_(1)
+        with pytest.raises(RuntimeError) as e:
+            z.sum().backward()
+        return str(e.value).split(", is at version")[0]
+    assert run(tapegrad) == run(torch)

@@ -6,7 +6,6 @@ their positions, so the engine hands them to the node's VJP like any op's kept a
 is the user's backward traced on them (`_function_backward.traced_vjp`). A Python node keeps nothing
 the engine reads: the engine calls `FunctionNode.run_python` with the node itself.
 """
-import re
 import weakref
 
 from .._grad_mode import set_grad_enabled
@@ -15,7 +14,7 @@ from ._function_backward import FunctionCtx, call_backward, signature
 from ._graph import FREED_GRAPH
 from .._equation import _seq
 from .._tensor import Tensor
-from ._node import Node
+from ._node import Node, producer_name
 
 
 class FunctionNode(FunctionCtx, Node):
@@ -71,7 +70,7 @@ class FunctionNode(FunctionCtx, Node):
         t = self._saved_objects[self._saved_positions.index(index)]
         if t._grad_fn is None:
             return ""
-        return f", which is output {t._out_idx} of {re.sub(r'Backward[0-9]*$', '', t._grad_fn.name())},"
+        return f", which is output {t._out_idx} of {producer_name(t._grad_fn)},"
 
     def __repr__(self):
         return f"<torch.autograd.function.{type(self).__name__} object at {hex(id(self))}>"

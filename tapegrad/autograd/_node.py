@@ -4,7 +4,18 @@ A Node is data, not behaviour: the op call's equation on the tape (`_equation.Eq
 signature, inputs, output avals, where it was recorded) with what its backward needs. The engine derives
 the backward from `op.fn`.
 """
+import re
+
 from .._equation import Equation
+
+
+def producer_name(node):
+    """A node as PyTorch's version error names the producer of a saved tensor: its name without "Backward"
+    and a last "0" (TanhBackward0: Tanh, SumBackward1: Sum1; CopySlices as it is)."""
+    return _BACKWARD.sub("", node.name())
+
+
+_BACKWARD = re.compile(r"Backward(0$)?")
 
 
 class Node(Equation):
@@ -98,10 +109,10 @@ class Node(Equation):
     def saved_description(self, index):
         """Where a saved value came from, as PyTorch's version error says it (index < 0: output -1-index)."""
         if index < 0:
-            return f", which is output {-1 - index} of {self.name()},"
+            return f", which is output {-1 - index} of {producer_name(self)},"
         edge = self.edges[index]
         if edge is not None and isinstance(edge[0], Node):
-            return f", which is output {edge[1]} of {edge[0].name()},"
+            return f", which is output {edge[1]} of {producer_name(edge[0])},"
         return ""
 
     def release(self):
