@@ -31,12 +31,12 @@ FLUSH_MIN = 64
 
 
 class Segment:
-    __slots__ = ("nodes", "anodes", "flat", "arrays", "scalars", "leaves", "leaf_pos", "check_writes",
+    __slots__ = ("nodes", "functions", "flat", "arrays", "scalars", "leaves", "leaf_pos", "check_writes",
                  "retained", "hooked", "ended", "recorded_grad", "first_where", "__weakref__")
 
     def __init__(self):
-        self.nodes = []          # weakrefs to Equations, by position
-        self.anodes = []         # weakrefs to autograd Nodes (None where the op was not recorded)
+        self.nodes = []          # weakrefs to Equations, by position (an op autograd records: its Node)
+        self.functions = {}      # position -> weakref to an autograd.Function's node (beside its equation)
         self.flat = []           # the structure, as flat ints (see add)
         self.arrays = []         # input arrays (or older pending values) in code order
         self.scalars = {}        # Python scalars by kind, in code order
@@ -68,8 +68,8 @@ def end():
     seg.ended = True
     # Drop what the segment collected: its nodes keep pointing at it, so it must not keep them
     # (or the inputs) alive.
-    seg.nodes = seg.anodes = seg.flat = seg.arrays = seg.leaves = seg.retained = ()
-    seg.scalars = seg.leaf_pos = {}
+    seg.nodes = seg.flat = seg.arrays = seg.leaves = seg.retained = ()
+    seg.scalars = seg.leaf_pos = seg.functions = {}
     _current.segment = Segment()
 
 
@@ -126,22 +126,28 @@ def add(lnode, values, anode):
                 lst = seg.scalars[kind] = []
             lst.append(a)
             flat.append(SCALAR_CODES[kind])
+    ref = weakref.ref(lnode)
     if anode is not None:
         seg.recorded_grad = True
         _add_autograd(seg, anode, flat)
-        anode.seg = seg
-        anode.pos = pos
         if anode.checks and seg.check_writes is None:
             seg.check_writes = Storage.writes
-        seg.anodes.append(weakref.ref(anode))
+        if anode is not lnode:
+            anode.seg = seg
+            anode.pos = pos
+            seg.functions[pos] = weakref.ref(anode)
     else:
         flat.append(0)
-        seg.anodes.append(None)
     lnode.seg = seg
     lnode.pos = pos
     if not pos:
         seg.first_where = lnode.where
-    seg.nodes.append(seg.anodes[-1] if anode is lnode else weakref.ref(lnode))
+    seg.nodes.append(ref)
+
+
+def autograd_node(seg, pos):
+    """The autograd Node recorded at position `pos` of the segment (one autograd recorded), None once gone."""
+    return (seg.functions.get(pos) or seg.nodes[pos])()
 
 
 def flush(seg):

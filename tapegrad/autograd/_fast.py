@@ -80,10 +80,10 @@ def try_backward(root, seed, retain_graph):
     for (pos, k, _), g in zip(retained, retained_grads):
         if g is None:
             continue
-        t = seg.anodes[pos]().retained[k]()
+        t = _segment.autograd_node(seg, pos).retained[k]()
         t._grad = Tensor._wrap(g)
     for pos in program.layout:   # consumers first: what a node lets go of, its producers may then drop
-        n = seg.anodes[pos]()
+        n = _segment.autograd_node(seg, pos)
         if n is not None:
             if n.saves and not retain_graph:
                 n.kept = None
@@ -94,8 +94,7 @@ def try_backward(root, seed, retain_graph):
 def _check_versions(seg, root):
     # Only the nodes this backward runs: a value saved by an op off the root's path may be modified.
     for pos in _reachable(_segment.decode(seg.flat), root):
-        ref = seg.anodes[pos]
-        n = ref() if ref is not None else None
+        n = _segment.autograd_node(seg, pos)
         if n is not None:
             check_versions(n)
 
