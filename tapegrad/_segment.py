@@ -145,9 +145,33 @@ def add(lnode, values, anode):
     seg.nodes.append(ref)
 
 
-def autograd_node(seg, pos):
-    """The autograd Node recorded at position `pos` of the segment (one autograd recorded), None once gone."""
-    return (seg.functions.get(pos) or seg.nodes[pos])()
+def autograd_refs(seg):
+    """Weak references to the segment's autograd Nodes by position (at the positions of ops autograd
+    recorded; elsewhere the equation's)."""
+    functions = seg.functions
+    return [functions.get(i) or ref for i, ref in enumerate(seg.nodes)] if functions else seg.nodes
+
+
+class Structure(tuple):
+    """A segment's flat structure as a program key, hashed once (a training step's is thousands of ints)."""
+
+    def __hash__(self):
+        return self.hash
+
+
+_last_structure = [None]   # (flat list, its Structure) of the last call, swapped as one object (threads)
+
+
+def structure(seg):
+    """The segment's structure key: in a steady loop the very object of the last call, so that looking its
+    program up compares it by identity rather than element by element."""
+    last = _last_structure[0]
+    if last is not None and seg.flat == last[0]:
+        return last[1]
+    key = Structure(seg.flat)
+    key.hash = tuple.__hash__(key)
+    _last_structure[0] = (list(seg.flat), key)
+    return key
 
 
 def flush(seg):
