@@ -252,14 +252,21 @@ def evaluate(key, inputs, call=None):
 def live_outputs(nodes):
     """((position, output), ...) of the outputs a Storage still holds (None entries are skipped)."""
     live = []
-    for i, n in enumerate(nodes):
-        if n is not None:
-            for k, ref in enumerate(n.outs):
-                p = ref()
-                if p is not None and p.storage is not None:
-                    st = p.storage()
+    i = -1
+    for n in nodes:   # (a backward runs this over every op of its segment: counters, not enumerate)
+        i += 1
+        if n is None:
+            continue
+        k = 0
+        for ref in n.outs:
+            p = ref()
+            if p is not None:
+                s = p.storage
+                if s is not None:
+                    st = s()
                     if st is not None and st._raw is p:
                         live.append((i, k))
+            k += 1
     return tuple(live)
 
 
