@@ -92,16 +92,20 @@ class _Signature:
         allowed = op.diff
         self.candidates = tuple(i for i, k in enumerate(kinds) if type(k) is tuple and k[1] in DIFFERENTIABLE
                                 and (allowed is None or i in allowed))
-        self.plans = {}   # differentiated positions -> _Plan
+        self.plans = {}   # which arguments require grad (bit i for argument i) -> _Plan
 
 
 class _Plan:
-    """How a node of one signature, differentiated at given positions, is recorded (computed once)."""
+    """How a node of one signature is recorded when given arguments require grad (worked out once)."""
 
-    __slots__ = ("sig", "mask", "saves", "kept")
+    __slots__ = ("diff", "sig", "mask", "saves", "kept")
 
-    def __init__(self, op, static, cast, diff, values, kinds):
-        needed, self.sig, self.mask, self.saves = _saved.plan(op, static, cast, diff, values, kinds)
+    def __init__(self, candidates, requiring):
+        self.diff = tuple(i for i in candidates if requiring >> i & 1)   # the differentiated positions
+        self.kept = None   # analysed on first use (after the edges: see _record)
+
+    def analyse(self, op, static, cast, values, kinds):
+        needed, self.sig, self.mask, self.saves = _saved.plan(op, static, cast, self.diff, values, kinds)
         # per argument the backward reads: (position, is a tensor, whether its version is checked)
         self.kept = tuple((i, type(kinds[i]) is tuple, op.saves_inputs is None or i in op.saves_inputs)
                           for i, keep in enumerate(needed) if keep)
@@ -116,7 +120,8 @@ def apply(op, *args, **static):
     static = tuple(static.items()) if static else ()
     values = []
     kinds = []
-    needs_grad = False
+    requiring = 0   # bit i: argument i is a tensor that requires grad
+    bit = 1
     try:
         for a in args:
             if isinstance(a, Tensor):
@@ -124,10 +129,11 @@ def apply(op, *args, **static):
                 values.append(v)
                 kinds.append((v.shape, v.dtype))
                 if a._requires_grad:
-                    needs_grad = True
+                    requiring |= bit
             else:
                 values.append(a)
                 kinds.append(type(a))
+            bit <<= 1
     except Redirect as r:   # a tensor subclass that runs ops itself (no cost to the ordinary path)
         return r.handler(op, args, static)
     kinds = tuple(kinds)
@@ -141,8 +147,8 @@ def apply(op, *args, **static):
     lazy = LAZY[0]
     where = _faults.where_recorded() if lazy else None
     node = None
-    if needs_grad and _state.grad_enabled and (op.nout > 1 or sig.differentiable[0]):
-        node = _record(op, static, sig, values, args, kinds, lazy, where)
+    if requiring and _state.grad_enabled and (op.nout > 1 or sig.differentiable[0]):
+        node = _record(op, static, sig, values, args, kinds, requiring, lazy, where)
     if lazy:
         # the node, if any, is the call's equation
         eq = node if node is not None else Equation(sig.sid, values, sig.avals, where)
@@ -177,16 +183,18 @@ def apply(op, *args, **static):
     return result
 
 
-def _record(op, static, sig, values, args, kinds, lazy, where):
-    diff = tuple([i for i in sig.candidates if args[i]._requires_grad])
+def _record(op, static, sig, values, args, kinds, requiring, lazy, where):
+    plan = sig.plans.get(requiring)
+    if plan is None:
+        plan = sig.plans[requiring] = _Plan(sig.candidates, requiring)
+    diff = plan.diff
     if not diff:
         return None
     edges = [None] * len(args)
     for i in diff:
         edges[i] = args[i]._edge()
-    plan = sig.plans.get(diff)
-    if plan is None:
-        plan = sig.plans[diff] = _Plan(op, static, sig.cast, diff, values, kinds)
+    if plan.kept is None:
+        plan.analyse(op, static, sig.cast, values, kinds)
     checks = []
     saved = [None] * len(args)
     for i, is_tensor, checked in plan.kept:
