@@ -189,10 +189,12 @@ def where_recorded(seg):
 
 
 def _add_autograd(seg, anode, flat):
-    codes = []
+    # the tag, then the edge codes; taken back to a lone 0 where an edge leaves the segment
+    mark = len(flat)
+    flat.append(0)
     for e in anode.edges:
         if e is None:
-            codes.append(NO_EDGE)
+            flat.append(NO_EDGE)
             continue
         prod = e[0]
         if type(prod) is _AccumulateGrad:
@@ -200,16 +202,15 @@ def _add_autograd(seg, anode, flat):
             if j is None:
                 j = seg.leaf_pos[prod] = len(seg.leaves)
                 seg.leaves.append(prod)
-            codes.append(LEAF - j)
+            flat.append(LEAF - j)
         elif prod.seg is seg and prod.closed:
-            codes.append(prod.pos * OUTPUTS + e[1])
+            flat.append(prod.pos * OUTPUTS + e[1])
         else:
             anode.closed = False
-            flat.append(0)
+            del flat[mark + 1:]
             return
     anode.closed = True
-    flat.append(1 + anode.sig)
-    flat.extend(codes)
+    flat[mark] = 1 + anode.sig
 
 
 def decode(flat):
