@@ -88,7 +88,7 @@ def try_backward(root, seed, retain_graph):
         n = refs[pos]()
         if n is not None:
             if free and n.saves:
-                n.kept = None
+                n.release()   # (an autograd.Function's node lets go of its saved tensors too)
             forget_inputs(n)
     return True
 
