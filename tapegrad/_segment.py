@@ -90,15 +90,15 @@ def add(lnode, values, anode):
     """Append one recorded op: its equation and, if autograd recorded it, its Node (the equation itself,
     but for an autograd.Function, whose node stands beside the equation that hands its outputs through)."""
     seg = _current.segment
-    n = len(seg.nodes)
-    if n >= FLUSH_MIN and not seg.recorded_grad and lnode.where is not None and lnode.where == seg.first_where \
+    pos = len(seg.nodes)
+    if pos >= FLUSH_MIN and not seg.recorded_grad and lnode.where is not None and lnode.where == seg.first_where \
             and lnode.sid == seg.flat[0]:
         flush(seg)
         seg = _current.segment
-    elif n >= MAX_NODES:
+        pos = len(seg.nodes)
+    elif pos >= MAX_NODES:
         end()
-        seg = _current.segment
-    pos = len(seg.nodes)
+        seg, pos = _current.segment, 0
     flat = seg.flat
     flat.append(lnode.sid)
     flat.append(len(values))
