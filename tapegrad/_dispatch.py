@@ -92,10 +92,10 @@ class _Signature:
         allowed = op.diff
         self.candidates = tuple(i for i, k in enumerate(kinds) if type(k) is tuple and k[1] in DIFFERENTIABLE
                                 and (allowed is None or i in allowed))
-        self.plans = {}   # which arguments require grad (bit i for argument i) -> _Plan
+        self.plans = {}   # which arguments require grad (bit i for argument i) -> _NodePlan
 
 
-class _Plan:
+class _NodePlan:
     """How a node of one signature is recorded when given arguments require grad (worked out once)."""
 
     __slots__ = ("diff", "sig", "mask", "saves", "kept")
@@ -186,7 +186,7 @@ def apply(op, *args, **static):
 def _record(op, static, sig, values, args, kinds, requiring, lazy, where):
     plan = sig.plans.get(requiring)
     if plan is None:
-        plan = sig.plans[requiring] = _Plan(sig.candidates, requiring)
+        plan = sig.plans[requiring] = _NodePlan(sig.candidates, requiring)
     diff = plan.diff
     if not diff:
         return None

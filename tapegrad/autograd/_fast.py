@@ -53,7 +53,8 @@ def try_backward(root, seed, retain_graph):
     seed_code = None if seed is None else code_of(seed)
     live = _lazy.live_outputs([ref() for ref in seg.nodes])
     implicit = (tuple(root.shape), root.dtype.np) if seed is None else None
-    key = ("step", _segment.structure(seg), node.pos, root._out_idx, seed_code, implicit, existing, tuple(retained), live)
+    key = ("step", _segment.structure(seg), node.pos, root._out_idx, seed_code, implicit, existing, tuple(retained),
+           live)
     if len(seg.nodes) > _programs.MAX_PROGRAM_OPS:
         return False   # too long to compile whole: the general path runs it op by op
     arrays = seg.arrays
