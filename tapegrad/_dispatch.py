@@ -7,7 +7,8 @@ debugging) the op's kernel runs at once instead.
 """
 from . import _dtypes as D
 from ._dtypes import DIFFERENTIABLE
-from . import _lazy
+from . import _faults, _lazy
+from ._equation import Equation
 from ._op_functions import forward_fn, pure_fn  # noqa: F401 (re-exported: the op table's functions)
 from . import _segment
 from ._grad_mode import _state
@@ -75,7 +76,7 @@ def _computation_dtype(rule, signature):
 class _Signature:
     """What one op signature (op, statics, input shapes/dtypes) always yields, computed once."""
 
-    __slots__ = ("cast", "avals", "differentiable", "plans", "sid")
+    __slots__ = ("cast", "avals", "differentiable", "plans", "sid", "node_class", "candidates")
 
     def __init__(self, op, static, kinds):
         rule = op.dtype_rule
@@ -87,7 +88,28 @@ class _Signature:
         self.avals = _lazy.abstract_eval(op, static, self.cast, kinds)
         self.differentiable = tuple(dt in DIFFERENTIABLE for _, dt in self.avals)
         self.sid = _lazy.forward_signature(op, static, self.cast)
-        self.plans = {}   # diff positions -> (needed, backward signature)
+        self.node_class = op.node_class_for(static, kinds)
+        # the tensor arguments autograd may differentiate (those that require grad are, per call)
+        allowed = op.diff
+        self.candidates = tuple(i for i, k in enumerate(kinds) if type(k) is tuple and k[1] in DIFFERENTIABLE
+                                and (allowed is None or i in allowed))
+        self.plans = {}   # which arguments require grad (bit i for argument i) -> _NodePlan
+
+
+class _NodePlan:
+    """How a node of one signature is recorded when given arguments require grad (worked out once)."""
+
+    __slots__ = ("diff", "sig", "mask", "saves", "kept")
+
+    def __init__(self, candidates, requiring):
+        self.diff = tuple(i for i in candidates if requiring >> i & 1)   # the differentiated positions
+        self.kept = None   # analysed on first use (after the edges: see _record)
+
+    def analyse(self, op, static, cast, values, kinds):
+        needed, self.sig, self.mask, self.saves = _saved.plan(op, static, cast, self.diff, values, kinds)
+        # per argument the backward reads: (position, is a tensor, whether its version is checked)
+        self.kept = tuple((i, type(kinds[i]) is tuple, op.saves_inputs is None or i in op.saves_inputs)
+                          for i, keep in enumerate(needed) if keep)
 
 
 _signatures = {}
@@ -99,7 +121,8 @@ def apply(op, *args, **static):
     static = tuple(static.items()) if static else ()
     values = []
     kinds = []
-    needs_grad = False
+    requiring = 0   # bit i: argument i is a tensor that requires grad
+    bit = 1
     viewed = False   # a view among the inputs: the only tensors that may not be contiguous
     try:
         for a in args:
@@ -112,10 +135,11 @@ def apply(op, *args, **static):
                 values.append(v)
                 kinds.append((v.shape, v.dtype))
                 if a._requires_grad:
-                    needs_grad = True
+                    requiring |= bit
             else:
                 values.append(a)
                 kinds.append(type(a))
+            bit <<= 1
     except Redirect as r:   # a tensor subclass that runs ops itself (no cost to the ordinary path)
         return r.handler(op, args, static)
     kinds = tuple(kinds)
@@ -126,11 +150,15 @@ def apply(op, *args, **static):
     if sig is None:
         sig = _signatures[key] = _Signature(op, static, kinds)
     inference = _state.inference
+    lazy = LAZY[0]
+    where = _faults.where_recorded() if lazy else None
     node = None
-    if needs_grad and _state.grad_enabled and (op.nout > 1 or sig.differentiable[0]):
-        node = _record(op, static, sig, values, args, kinds)
-    if LAZY[0]:
-        outs = _lazy.record(sig.sid, values, sig.avals, node)   # the node, if any, is the call's equation
+    if requiring and _state.grad_enabled and (op.nout > 1 or sig.differentiable[0]):
+        node = _record(op, static, sig, values, args, kinds, requiring, lazy, where)
+    if lazy:
+        # the node, if any, is the call's equation
+        eq = node if node is not None else Equation(sig.sid, values, sig.avals, where)
+        outs = _lazy.outputs(eq)
     else:
         if CAPTURE[0] is not None:   # only set while tracing, which runs eagerly: nothing on the lazy path
             CAPTURE[0](args)
@@ -155,49 +183,43 @@ def apply(op, *args, **static):
             for i, r in enumerate(result):
                 if sig.differentiable[i]:
                     r._attach(node, i)
-    if LAZY[0]:
-        _segment.add(outs[0].node, values, node)
+    if lazy:
+        _segment.add(eq, values, node)
     if OBSERVERS:
         for observe in tuple(OBSERVERS):
             observe(op, static, sig, args, result)
     return result
 
 
-def _record(op, static, sig, values, args, kinds):
-    allowed = op.diff
-    edges = []
-    diff = []
-    for i, t in enumerate(args):
-        if isinstance(t, Tensor) and t._requires_grad and (allowed is None or i in allowed) \
-                and values[i].dtype in DIFFERENTIABLE:
-            edges.append(t._edge())
-            diff.append(i)
-        else:
-            edges.append(None)
+def _record(op, static, sig, values, args, kinds, requiring, lazy, where):
+    plan = sig.plans.get(requiring)
+    if plan is None:
+        plan = sig.plans[requiring] = _NodePlan(sig.candidates, requiring)
+    diff = plan.diff
     if not diff:
         return None
-    diff = tuple(diff)
-    plan = sig.plans.get(diff)
-    if plan is None:
-        plan = sig.plans[diff] = _saved.plan(op, static, sig.cast, diff, values, kinds)
-    needed, bsig, mask, saves = plan
+    edges = [None] * len(args)
+    for i in diff:
+        edges[i] = args[i]._edge()
+    if plan.kept is None:
+        plan.analyse(op, static, sig.cast, values, kinds)
     checks = []
-    saved = []
-    for i, keep in enumerate(needed):
-        if keep:
+    saved = [None] * len(args)
+    for i, is_tensor, checked in plan.kept:
+        if is_tensor:
             t = args[i]
-            if isinstance(t, Tensor):
-                if t._inference:
-                    raise RuntimeError(
-                        "Inference tensors cannot be saved for backward. To work around you can make a clone "
-                        "to get a normal tensor and use it in autograd.")
-                if op.saves_inputs is None or i in op.saves_inputs:
-                    counter = t._storage.counter
-                    checks.append((counter, counter.value, i))
-            saved.append(values[i] if not _graph_hooks or not isinstance(t, Tensor) else _packed(t))
+            if t._inference:
+                raise RuntimeError(
+                    "Inference tensors cannot be saved for backward. To work around you can make a clone "
+                    "to get a normal tensor and use it in autograd.")
+            if checked:
+                counter = t._storage.counter
+                checks.append((counter, counter.value, i))
+            saved[i] = values[i] if not _graph_hooks else _packed(t)
         else:
-            saved.append(None)
-    node = op.node_class_for(static, kinds)(op, saved, edges, sig.avals, bsig, checks, saves, mask)
+            saved[i] = values[i]
+    node = sig.node_class(op, saved, edges, sig.avals, plan.sig, checks, plan.saves, plan.mask,
+                          sig.sid if lazy else None, values if lazy else None, where)
     if _anomaly["enabled"]:
         remember(node)
     return node

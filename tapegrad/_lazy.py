@@ -58,14 +58,14 @@ def abstract_eval(op, static, cast, kinds):
     return avals
 
 
-def record(sid, values, avals, node=None):
-    """Record an op call; returns its outputs as Pending values (a tuple). node: the autograd Node of the
-    call, which becomes its equation (else a plain Equation is made)."""
-    where = _faults.where_recorded()
-    if node is None:
-        node = Equation(sid, values, avals, where)
-    else:
-        node.sid, node.args, node.where = sid, values, where
+def record(sid, values, avals):
+    """Record an op call as a plain Equation; returns its outputs as Pending values (a tuple)."""
+    return outputs(Equation(sid, values, avals, _faults.where_recorded()))
+
+
+def outputs(node):
+    """The Pending values of a recorded equation's outputs (a tuple): the equation keeps weak references."""
+    avals = node.avals
     if len(avals) == 1:
         shape, dtype = avals[0]
         p = Pending(node, 0, shape, dtype)
@@ -252,14 +252,21 @@ def evaluate(key, inputs, call=None):
 def live_outputs(nodes):
     """((position, output), ...) of the outputs a Storage still holds (None entries are skipped)."""
     live = []
-    for i, n in enumerate(nodes):
-        if n is not None:
-            for k, ref in enumerate(n.outs):
-                p = ref()
-                if p is not None and p.storage is not None:
-                    st = p.storage()
+    i = -1
+    for n in nodes:   # (a backward runs this over every op of its segment: counters, not enumerate)
+        i += 1
+        if n is None:
+            continue
+        k = 0
+        for ref in n.outs:
+            p = ref()
+            if p is not None:
+                s = p.storage
+                if s is not None:
+                    st = s()
                     if st is not None and st._raw is p:
                         live.append((i, k))
+            k += 1
     return tuple(live)
 
 

@@ -31,12 +31,12 @@ FLUSH_MIN = 64
 
 
 class Segment:
-    __slots__ = ("nodes", "anodes", "flat", "arrays", "scalars", "leaves", "leaf_pos", "check_writes",
+    __slots__ = ("nodes", "functions", "flat", "arrays", "scalars", "leaves", "leaf_pos", "check_writes",
                  "retained", "hooked", "ended", "recorded_grad", "first_where", "__weakref__")
 
     def __init__(self):
-        self.nodes = []          # weakrefs to Equations, by position
-        self.anodes = []         # weakrefs to autograd Nodes (None where the op was not recorded)
+        self.nodes = []          # weakrefs to Equations, by position (an op autograd records: its Node)
+        self.functions = {}      # position -> weakref to an autograd.Function's node (beside its equation)
         self.flat = []           # the structure, as flat ints (see add)
         self.arrays = []         # input arrays (or older pending values) in code order
         self.scalars = {}        # Python scalars by kind, in code order
@@ -68,8 +68,8 @@ def end():
     seg.ended = True
     # Drop what the segment collected: its nodes keep pointing at it, so it must not keep them
     # (or the inputs) alive.
-    seg.nodes = seg.anodes = seg.flat = seg.arrays = seg.leaves = seg.retained = ()
-    seg.scalars = seg.leaf_pos = {}
+    seg.nodes = seg.flat = seg.arrays = seg.leaves = seg.retained = ()
+    seg.scalars = seg.leaf_pos = seg.functions = {}
     _current.segment = Segment()
 
 
@@ -90,15 +90,15 @@ def add(lnode, values, anode):
     """Append one recorded op: its equation and, if autograd recorded it, its Node (the equation itself,
     but for an autograd.Function, whose node stands beside the equation that hands its outputs through)."""
     seg = _current.segment
-    n = len(seg.nodes)
-    if n >= FLUSH_MIN and not seg.recorded_grad and lnode.where is not None and lnode.where == seg.first_where \
+    pos = len(seg.nodes)
+    if pos >= FLUSH_MIN and not seg.recorded_grad and lnode.where is not None and lnode.where == seg.first_where \
             and lnode.sid == seg.flat[0]:
         flush(seg)
         seg = _current.segment
-    elif n >= MAX_NODES:
+        pos = len(seg.nodes)
+    elif pos >= MAX_NODES:
         end()
-        seg = _current.segment
-    pos = len(seg.nodes)
+        seg, pos = _current.segment, 0
     flat = seg.flat
     flat.append(lnode.sid)
     flat.append(len(values))
@@ -126,22 +126,52 @@ def add(lnode, values, anode):
                 lst = seg.scalars[kind] = []
             lst.append(a)
             flat.append(SCALAR_CODES[kind])
+    ref = weakref.ref(lnode)
     if anode is not None:
         seg.recorded_grad = True
         _add_autograd(seg, anode, flat)
-        anode.seg = seg
-        anode.pos = pos
         if anode.checks and seg.check_writes is None:
             seg.check_writes = Storage.writes
-        seg.anodes.append(weakref.ref(anode))
+        if anode is not lnode:
+            anode.seg = seg
+            anode.pos = pos
+            seg.functions[pos] = weakref.ref(anode)
     else:
         flat.append(0)
-        seg.anodes.append(None)
     lnode.seg = seg
     lnode.pos = pos
     if not pos:
         seg.first_where = lnode.where
-    seg.nodes.append(seg.anodes[-1] if anode is lnode else weakref.ref(lnode))
+    seg.nodes.append(ref)
+
+
+def autograd_refs(seg):
+    """Weak references to the segment's autograd Nodes by position (at the positions of ops autograd
+    recorded; elsewhere the equation's)."""
+    functions = seg.functions
+    return [functions.get(i) or ref for i, ref in enumerate(seg.nodes)] if functions else seg.nodes
+
+
+class Structure(tuple):
+    """A segment's flat structure as a program key, hashed once (a training step's is thousands of ints)."""
+
+    def __hash__(self):
+        return self.hash
+
+
+_last_structure = [None]   # (flat list, its Structure) of the last call, swapped as one object (threads)
+
+
+def structure(seg):
+    """The segment's structure key: in a steady loop the very object of the last call, so that looking its
+    program up compares it by identity rather than element by element."""
+    last = _last_structure[0]
+    if last is not None and seg.flat == last[0]:
+        return last[1]
+    key = Structure(seg.flat)
+    key.hash = tuple.__hash__(key)
+    _last_structure[0] = (list(seg.flat), key)
+    return key
 
 
 def flush(seg):
@@ -159,10 +189,12 @@ def where_recorded(seg):
 
 
 def _add_autograd(seg, anode, flat):
-    codes = []
+    # the tag, then the edge codes; taken back to a lone 0 where an edge leaves the segment
+    mark = len(flat)
+    flat.append(0)
     for e in anode.edges:
         if e is None:
-            codes.append(NO_EDGE)
+            flat.append(NO_EDGE)
             continue
         prod = e[0]
         if type(prod) is _AccumulateGrad:
@@ -170,16 +202,15 @@ def _add_autograd(seg, anode, flat):
             if j is None:
                 j = seg.leaf_pos[prod] = len(seg.leaves)
                 seg.leaves.append(prod)
-            codes.append(LEAF - j)
+            flat.append(LEAF - j)
         elif prod.seg is seg and prod.closed:
-            codes.append(prod.pos * OUTPUTS + e[1])
+            flat.append(prod.pos * OUTPUTS + e[1])
         else:
             anode.closed = False
-            flat.append(0)
+            del flat[mark + 1:]
             return
     anode.closed = True
-    flat.append(1 + anode.sig)
-    flat.extend(codes)
+    flat[mark] = 1 + anode.sig
 
 
 def decode(flat):

@@ -337,6 +337,34 @@ def test_saved_tensor_checks_and_freed_graph(torch):
     assert ours == theirs
 
 
+def test_saved_tensors_freed_by_a_repeated_step(torch):
+    # from the second step on, a step's backward is its tape segment's one program: it frees the same
+    def build(lib):
+        class Square(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x * x
+
+            @staticmethod
+            def backward(ctx, g):
+                x, = ctx.saved_tensors
+                return 2 * x * g
+        messages = []
+        for _ in range(4):
+            x = lib.ones(3, requires_grad=True)
+            y = Square.apply(x * 1.0).sum()
+            y.backward()
+            try:
+                y.grad_fn.next_functions[0][0].saved_tensors
+                messages.append(None)
+            except RuntimeError as e:
+                messages.append(str(e).split(".")[0])
+        return messages
+    ours, theirs = both(build)
+    assert ours == theirs
+
+
 def test_legacy_call_style_raises(torch):
     def build(lib):
         class Old(lib.autograd.Function):

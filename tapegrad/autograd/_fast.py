@@ -53,7 +53,8 @@ def try_backward(root, seed, retain_graph):
     seed_code = None if seed is None else code_of(seed)
     live = _lazy.live_outputs([ref() for ref in seg.nodes])
     implicit = (tuple(root.shape), root.dtype.np) if seed is None else None
-    key = ("step", tuple(seg.flat), node.pos, root._out_idx, seed_code, implicit, existing, tuple(retained), live)
+    key = ("step", _segment.structure(seg), node.pos, root._out_idx, seed_code, implicit, existing, tuple(retained),
+           live)
     if len(seg.nodes) > _programs.MAX_PROGRAM_OPS:
         return False   # too long to compile whole: the general path runs it op by op
     arrays = seg.arrays
@@ -77,25 +78,27 @@ def try_backward(root, seed, retain_graph):
             var._grad = grad_like(var, g)   # in the leaf's strides
         else:
             var._grad._set_value(g)
+    refs = _segment.autograd_refs(seg)
     for (pos, k, _), g in zip(retained, retained_grads):
         if g is None:
             continue
-        t = seg.anodes[pos]().retained[k]()
+        t = refs[pos]().retained[k]()
         t._grad = Tensor._wrap(g)
+    forget_inputs, free = _lazy.forget_inputs, not retain_graph
     for pos in program.layout:   # consumers first: what a node lets go of, its producers may then drop
-        n = seg.anodes[pos]()
+        n = refs[pos]()
         if n is not None:
-            if n.saves and not retain_graph:
-                n.kept = None
-            _lazy.forget_inputs(n)
+            if free and n.saves:
+                n.release()   # (an autograd.Function's node lets go of its saved tensors too)
+            forget_inputs(n)
     return True
 
 
 def _check_versions(seg, root):
     # Only the nodes this backward runs: a value saved by an op off the root's path may be modified.
+    refs = _segment.autograd_refs(seg)
     for pos in _reachable(_segment.decode(seg.flat), root):
-        ref = seg.anodes[pos]
-        n = ref() if ref is not None else None
+        n = refs[pos]()
         if n is not None:
             check_versions(n)
 

@@ -29,8 +29,9 @@ class Node(Equation):
     __slots__ = ("op", "kept", "edges", "checks", "retained", "hooks", "saves", "sig", "closed", "tensor_args",
                  "fn_hooks")
 
-    def __init__(self, op, kept, edges, avals, sig, checks, saves, tensor_args):
-        Equation.__init__(self, None, None, avals)   # its forward part is filled in when it is recorded lazily
+    def __init__(self, op, kept, edges, avals, sig, checks, saves, tensor_args, sid=None, args=None, where=None):
+        # sid, args, where: its forward part, when it is recorded lazily (else its outputs are computed already)
+        Equation.__init__(self, sid, args, avals, where)
         self.op = op
         self.kept = kept
         self.edges = edges
