@@ -19,7 +19,6 @@ A Python scalar that PyTorch wraps into a tensor (add, sub, mul, div: `Op.wraps_
 of shape () and takes rule 1 away, as in PyTorch.
 """
 from ._tensor import Tensor
-from . import _views   # (a module: _views imports _dispatch, which imports this one)
 
 _SCALARS = (int, float, bool, complex)
 _strides = {}   # (result shape, the operands' layouts: see lay_out) -> the result's strides, None if contiguous
@@ -29,12 +28,14 @@ MAX_ENTRIES = 4096
 def lay_out(result, args, op):
     """Give `result` (fresh, of `op` on `args`) PyTorch's strides for it."""
     shape = result._peek().shape
-    if len(shape) < 2 or (op.pointwise is not True and not op.pointwise(args)):
+    if len(shape) < 2 or (op.pointwise is not True and not op.pointwise(args)) \
+            or not all(type(n) is int for n in shape):   # (symbolic sizes, while tapegrad.export traces)
         return
+    from ._views import layout   # (here: _views imports _dispatch, which imports this module)
     key = [shape]   # then per operand: a view's (shape, strides), another tensor's shape, None for a scalar
     for a in args:
         if isinstance(a, Tensor):
-            key.append((a._peek().shape, _views.layout(a)[0]) if a._view is not None else a._peek().shape)
+            key.append((a._peek().shape, layout(a)[0]) if a._view is not None else a._peek().shape)
         elif op.wraps_scalars and type(a) in _SCALARS:
             key.append(None)
     key = tuple(key)
@@ -42,7 +43,7 @@ def lay_out(result, args, op):
     if strides is False:
         if len(_strides) >= MAX_ENTRIES:
             _strides.clear()
-        operands = [((), ()) if k is None else k if k and type(k[0]) is tuple else (k, _views.contiguous_strides(k))
+        operands = [((), ()) if k is None else k if k and type(k[0]) is tuple else (k, _contiguous(k))
                     for k in key[1:]]
         strides = _strides[key] = result_strides(operands, shape)
     if strides is not None:
@@ -61,7 +62,7 @@ def result_strides(operands, shape):
             return _strides_in_order(shape, (0, 2, 3, 1))
         first = operands[0][1]
         if all(st == first for _, st in operands) and _non_overlapping_and_dense(shape, first):
-            return None if first == _views.contiguous_strides(shape) else first
+            return None if first == _contiguous(shape) else first
     n = len(shape)
     aligned = [_broadcast_strides(s, st, shape) for s, st in operands]
 
@@ -97,6 +98,10 @@ def _broadcast_strides(op_shape, op_strides, shape):
     for i, (size, stride) in enumerate(zip(op_shape, op_strides)):
         out.append(0 if size == 1 and shape[pad + i] != 1 else stride)
     return out
+
+
+def _contiguous(shape):
+    return _strides_in_order(shape, range(len(shape)))
 
 
 def _strides_in_order(shape, order):
@@ -158,9 +163,10 @@ def lay_out_like(out, input, memory_format=None):
     if memory_format is M.contiguous_format or out.ndim < 2 or 0 in out.shape:
         return out
     if memory_format is None or memory_format is M.preserve_format:
-        if input._view is not None:
+        if input._view is not None and all(type(n) is int for n in out.shape):
+            from ._views import layout
             shape = tuple(input.shape)
-            strides = result_strides([(shape, _views.layout(input)[0])], shape)
+            strides = result_strides([(shape, layout(input)[0])], shape)
             if strides is not None:
                 _restride(out, strides)
         return out
