@@ -31,11 +31,11 @@ def lay_out(result, args, op):
     if len(shape) < 2 or (op.pointwise is not True and not op.pointwise(args)) \
             or not all(type(n) is int for n in shape):   # (symbolic sizes, while tapegrad.export traces)
         return
-    from ._views import layout   # (here: _views imports _dispatch, which imports this module)
+    from ._views import strides_of_view   # (here: _views imports _dispatch, which imports this module)
     key = [shape]   # then per operand: a view's (shape, strides), another tensor's shape, None for a scalar
     for a in args:
         if isinstance(a, Tensor):
-            key.append((a._peek().shape, layout(a)[0]) if a._view is not None else a._peek().shape)
+            key.append((a._peek().shape, strides_of_view(a)) if a._view is not None else a._peek().shape)
         elif op.wraps_scalars and type(a) in _SCALARS:
             key.append(None)
     key = tuple(key)
@@ -164,9 +164,9 @@ def lay_out_like(out, input, memory_format=None):
         return out
     if memory_format is None or memory_format is M.preserve_format:
         if input._view is not None and all(type(n) is int for n in out.shape):
-            from ._views import layout
+            from ._views import strides_of_view
             shape = tuple(input.shape)
-            strides = result_strides([(shape, layout(input)[0])], shape)
+            strides = result_strides([(shape, strides_of_view(input))], shape)
             if strides is not None:
                 _restride(out, strides)
         return out

@@ -119,6 +119,8 @@ def refresh_views(base, skip=None):
 # ---- layout: strides and offsets as PyTorch would report them ------------------------------------
 
 _layouts = {}
+_view_strides = {}
+MAX_LAYOUTS = 4096
 # While tapegrad.compile traces, the offsets of view arguments are tracers (program inputs); a layout
 # is still a host-side fact of the traced call, read with that call's offsets: id(tracer) -> int.
 traced_offsets = {}
@@ -147,7 +149,28 @@ def layout(t):
     key = (t._view.steps, positions, base_shape)
     found = _layouts.get(key)
     if found is None:
+        if len(_layouts) >= MAX_LAYOUTS:   # (a loop slicing at a new offset each step makes a key per offset)
+            _layouts.clear()
         found = _layouts[key] = _strides_from_positions(_host_positions(t._view.steps, positions, base_shape))
+    return found
+
+
+def strides_of_view(t):
+    """A view's strides alone. Its positions (slice starts, select indices) move its offset, never its
+    strides, so these are computed once per recipe and base shape, at positions 0: a loop slicing at a new
+    offset each step reuses them."""
+    info = t._view
+    op, static = info.steps[-1]
+    if op.name == "as_strided":
+        return dict(static)["stride"]
+    base_shape = tuple(t._storage._raw.shape)
+    key = (info.steps, len(info.positions), base_shape)
+    found = _view_strides.get(key)
+    if found is None:
+        if len(_view_strides) >= MAX_LAYOUTS:
+            _view_strides.clear()
+        zeros = (0,) * len(info.positions)
+        found = _view_strides[key] = _strides_from_positions(_host_positions(info.steps, zeros, base_shape))[0]
     return found
 
 

@@ -254,3 +254,19 @@ def test_every_binary_function_lays_out_as_pytorch(name, given, other):
     except (TypeError, RuntimeError):   # not one of PyTorch's overloads (a Python scalar first)
         return
     assert run(tapegrad) == theirs
+
+
+def test_views_at_new_offsets_reuse_their_strides(monkeypatch):
+    """A loop reading x[t] at a new t each step (an RNN's inputs) works out the view's strides once: its
+    offset moves, its strides do not (each new computation evaluates the view's recipe on the host)."""
+    from tapegrad import _views
+    calls = []
+    real = _views._host_positions
+    monkeypatch.setattr(_views, "_host_positions", lambda *a: calls.append(a) or real(*a))
+    x = tapegrad.ones(50, 4, 3).permute(0, 2, 1)
+    h = tapegrad.zeros(3, 4)
+    for t in range(50):
+        h = (h + x[t]).tanh()
+    assert len(calls) <= 1
+    assert h.stride() == torch.zeros(3, 4).add(torch.zeros(50, 4, 3).permute(0, 2, 1)[0]).tanh().stride()
+    assert (x[7] * 2).stride() == (torch.zeros(50, 4, 3).permute(0, 2, 1)[7] * 2).stride()
