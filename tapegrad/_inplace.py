@@ -7,7 +7,7 @@ base plus a rebased view. PyTorch's leaf checks apply while grad mode is on.
 from . import _dispatch
 from . import _dtypes as D
 from ._dispatch import apply
-from ._grad_mode import _state
+from ._grad_mode import _state, enable_grad
 from ._ops import elementwise as E
 from ._ops import indexing as I
 from ._views import no_grad_view_message, refresh_views, relative_steps, write
@@ -121,6 +121,8 @@ def commit(t, out):
             _exempt_own_input(node, read, storage, old_version)
             _retarget_output_check(node, storage)
             refresh_views(t)
+        elif t._view is None:
+            _untracked_write(t)
         return
     base = t._view.base
     steps, positions = relative_steps(t._view)
@@ -135,6 +137,8 @@ def commit(t, out):
     if node is not None:
         _exempt_own_input(node, read, storage, old_version)
         _retarget_output_check(node, storage)
+    if node is None:
+        _untracked_write(base)
     if new_base._grad_fn is not None:
         base._attach(new_base._grad_fn, 0)
         refresh_views(base, skip=t)
@@ -142,6 +146,16 @@ def commit(t, out):
         t._view.value, t._view.version = view._peek(), storage.version
         if view._grad_fn is not None:
             t._attach(view._grad_fn, 0)
+
+
+def _untracked_write(base):
+    """After a write autograd did not record (no_grad), the views of `base` with a history take a new one
+    through as_strided of the base (AsStridedBackward0), as PyTorch regenerates a view's grad_fn once its
+    version has moved; the values their gradients reach are the same."""
+    if _state.inference or not base._requires_grad:
+        return
+    with enable_grad():
+        refresh_views(base, with_history=True)
 
 
 def _exempt_own_input(node, read, storage, old_version):

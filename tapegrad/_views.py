@@ -98,14 +98,15 @@ def shares_addresses(steps):
     return False
 
 
-def refresh_views(base, skip=None):
-    """Point the gradient of every live view of `base` at base's current history."""
+def refresh_views(base, skip=None, with_history=False):
+    """Point the gradient of every live view of `base` at base's current history (with_history: only of
+    the views that have one)."""
     views = _grad_views.get(base._storage)
     if not views:
         return
     from ._ops.indexing import view_replay
     for v in list(views):
-        if v is skip or v._view is None or v._view.base is not base:
+        if v is skip or v._view is None or v._view.base is not base or (with_history and v._grad_fn is None):
             continue
         if v._view.creation is not None:
             v._requires_grad = True   # its history is not regenerated: using it raises (check_rebase)

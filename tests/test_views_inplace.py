@@ -466,3 +466,31 @@ def test_version_error_names_the_producer_as_pytorch(make, through_function):
             z.sum().backward()
         return str(e.value).split(", is at version")[0]
     assert run(tapegrad) == run(torch)
+
+
+def _graph_names(t):
+    f = t.grad_fn
+    return None if f is None else (f.name(), tuple(g and g.name() for g, _ in f.next_functions))
+
+
+@pytest.mark.parametrize("case", ["view written", "base written", "view of a leaf", "two views, one written"])
+def test_views_written_under_no_grad_take_as_strided_history_as_pytorch(case):
+    """A write autograd does not record moves the version of every view of the storage: PyTorch regenerates
+    the grad_fn of those with a history as AsStridedBackward0 of the base; the gradients are the same."""
+    def run(lib):
+        x = lib.tensor(np.arange(1.0, 10.0).reshape(3, 3), requires_grad=True)
+        leaf = lib.ones(4, requires_grad=True)
+        z = x * 2
+        views = {"view written": lambda: [z[0]], "base written": lambda: [z[1], z.t()],
+                 "view of a leaf": lambda: [leaf[:2]], "two views, one written": lambda: [z[0], z[:, 1]]}[case]()
+        with lib.no_grad():
+            (z if case == "base written" else views[0]).mul_(3)
+        names = [_graph_names(v) for v in views] + [_graph_names(z)]
+        sum((v * v).sum() for v in views).backward()
+        return names, x.grad, leaf.grad
+    ours, theirs = run(tapegrad), run(torch)
+    assert ours[0] == theirs[0]
+    for a, b in zip(ours[1:], theirs[1:]):
+        assert (a is None) == (b is None)
+        if a is not None:
+            np.testing.assert_allclose(a.numpy(), b.numpy())
