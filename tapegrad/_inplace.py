@@ -10,6 +10,7 @@ from ._dispatch import apply
 from ._grad_mode import _state, enable_grad
 from ._ops import elementwise as E
 from ._ops import indexing as I
+from ._view_info import grad_views
 from ._views import no_grad_view_message, refresh_views, relative_steps, write
 
 LEAF_ERROR = ("a leaf Variable that requires grad is being used in an in-place operation. "
@@ -152,8 +153,8 @@ def _untracked_write(base):
     """After a write autograd did not record (no_grad), the views of `base` with a history take a new one
     through as_strided of the base (AsStridedBackward0), as PyTorch regenerates a view's grad_fn once its
     version has moved; the values their gradients reach are the same."""
-    if _state.inference or not base._requires_grad:
-        return
+    if _state.inference or not base._requires_grad or not grad_views.get(base._storage):
+        return   # (an optimizer's step writes parameters with no live views: nothing to do)
     with enable_grad():
         refresh_views(base, with_history=True)
 
