@@ -214,7 +214,7 @@ Tensor.imag = property(F.imag)
 
 
 def _stride(self, dim=None):
-    strides = _views.layout(self)[0]
+    strides = _views.strides(self)
     return strides if dim is None else strides[F.wrap_dim(dim, self.ndim)] if self.ndim else strides[dim]
 
 

@@ -6,7 +6,7 @@ expand()ed tensor), or an operand that shares some but not all of the target's m
 """
 import math
 
-from ._views import layout
+from ._views import layout, strides as strides_of
 
 _CLONE = "Please clone() the tensor before performing the operation."
 INTERNAL_OVERLAP = ("unsupported operation: more than one element of the written-to tensor refers to a single "
@@ -33,7 +33,7 @@ def has_internal_overlap(t):
     """Whether several elements of t share one address (a dimension of stride 0: an expand()ed view)."""
     if t._view is None:
         return False
-    return any(n > 1 and s == 0 for n, s in zip(t.shape, layout(t)[0]))
+    return any(n > 1 and s == 0 for n, s in zip(t.shape, strides_of(t)))
 
 
 def _partially_overlap(shape, strides, offset, other):

@@ -31,23 +31,23 @@ def lay_out(result, args, op):
     if len(shape) < 2 or (op.pointwise is not True and not op.pointwise(args)) \
             or not all(type(n) is int for n in shape):   # (symbolic sizes, while tapegrad.export traces)
         return
-    from ._views import strides_of_view   # (here: _views imports _dispatch, which imports this module)
+    from ._views import strides   # (here: _views imports _dispatch, which imports this module)
     key = [shape]   # then per operand: a view's (shape, strides), another tensor's shape, None for a scalar
     for a in args:
         if isinstance(a, Tensor):
-            key.append((a._peek().shape, strides_of_view(a)) if a._view is not None else a._peek().shape)
+            key.append((a._peek().shape, strides(a)) if a._view is not None else a._peek().shape)
         elif op.wraps_scalars and type(a) in _SCALARS:
             key.append(None)
     key = tuple(key)
-    strides = _strides.get(key, False)
-    if strides is False:
+    found = _strides.get(key, False)
+    if found is False:
         if len(_strides) >= MAX_ENTRIES:
             _strides.clear()
         operands = [((), ()) if k is None else k if k and type(k[0]) is tuple else (k, _contiguous(k))
                     for k in key[1:]]
-        strides = _strides[key] = result_strides(operands, shape)
-    if strides is not None:
-        _restride(result, strides)
+        found = _strides[key] = result_strides(operands, shape)
+    if found is not None:
+        _restride(result, found)
 
 
 def result_strides(operands, shape):
@@ -164,11 +164,11 @@ def lay_out_like(out, input, memory_format=None):
         return out
     if memory_format is None or memory_format is M.preserve_format:
         if input._view is not None and all(type(n) is int for n in out.shape):
-            from ._views import strides_of_view
+            from ._views import strides
             shape = tuple(input.shape)
-            strides = result_strides([(shape, strides_of_view(input))], shape)
-            if strides is not None:
-                _restride(out, strides)
+            found = result_strides([(shape, strides(input))], shape)
+            if found is not None:
+                _restride(out, found)
         return out
     _restride(out, _strides_in_order(tuple(out.shape), M._order(out, memory_format)))
     return out

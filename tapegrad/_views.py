@@ -156,11 +156,13 @@ def layout(t):
     return found
 
 
-def strides_of_view(t):
-    """A view's strides alone. Its positions (slice starts, select indices) move its offset, never its
+def strides(t):
+    """t's strides alone. A view's positions (slice starts, select indices) move its offset, never its
     strides, so these are computed once per recipe and base shape, at positions 0: a loop slicing at a new
     offset each step reuses them."""
     info = t._view
+    if info is None:
+        return contiguous_strides(tuple(t.shape))
     op, static = info.steps[-1]
     if op.name == "as_strided":
         return dict(static)["stride"]
@@ -226,9 +228,8 @@ def _strides_from_positions(pos):
 def is_contiguous(t):
     if t._view is None or 0 in t.shape:   # PyTorch: an empty tensor is contiguous, whatever its strides
         return True
-    strides, _ = layout(t)
     expected = 1
-    for size, stride in zip(reversed(tuple(t.shape)), reversed(strides)):
+    for size, stride in zip(reversed(tuple(t.shape)), reversed(strides(t))):
         if size != 1:
             if stride != expected:
                 return False

@@ -30,8 +30,7 @@ def _infer_shape(shape, numel):
 def _viewable(input, shape):
     if input._view is None:
         return True
-    strides, _ = _views.layout(input)
-    return _views.view_strides(tuple(input.shape), strides, shape) is not None
+    return _views.view_strides(tuple(input.shape), _views.strides(input), shape) is not None
 
 
 def reshape(input, *shape):
