@@ -7,16 +7,27 @@ tracer: the check becomes part of the program (a flag and the first offending el
 and the compiled call raises the error without writing anything back (`_compile/_checks.py`). Inside
 other traces (torch.func transforms) values are not checked.
 """
+import weakref
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ._equation import SIGNATURES, Pending
+
 collector = None   # a list while tapegrad.compile traces: (flag, [first offending value, position], make_error)
 
 
-def check(t, bad, make_error):
+def check(t, bad, make_error, key=None):
     """Raise make_error(value, flat position) of the first offending element when bad(values, xp) is
-    true anywhere in tensor t (`xp` is NumPy on the host, jax.numpy in a traced program)."""
+    true anywhere in tensor t (`xp` is NumPy on the host, jax.numpy in a traced program).
+
+    `key` names the check (bad's meaning and parameters). With it, a tensor whose elements are all
+    taken from arrays that passed the same check needs no value of its own: a loop that slices a dataset
+    at new offsets each step (`Y[i:i+bs]`, nanoGPT's `torch.stack([data[i:i+block] for i in ix])`)
+    checks the dataset once, and the batch stays pending, computed inside the step's program."""
+    if key is not None and _taken_from_passing(t._peek(), bad, key):
+        return
     value = t._value
     if isinstance(value, jax.core.Tracer):
         if collector is not None:
@@ -30,6 +41,57 @@ def check(t, bad, make_error):
     if mask.any():
         at = int(np.argmax(mask.reshape(-1)))
         raise make_error(host.reshape(-1)[at].item(), at)
+
+
+# Ops whose result holds only elements of some inputs (by position; ALL: every array input): views that
+# select elements, copies, reorderings and joins. An index or offset argument is never a source.
+ALL = None
+_MOVING = {"stack": ALL, "cat": ALL, "clone": (0,), "index": (0,), "gather": (0,), "index_select": (0,),
+           "flip": (0,), "roll": (0,), "repeat": (0,)}
+_MAX_SOURCES = 64
+_verdicts = {}   # id(array) -> (weakref to it, {check key: whether every element passed})
+_MAX_VERDICTS = 256
+
+
+def _taken_from_passing(value, bad, key):
+    """Whether every element of `value` (an array, or a pending one) passed the check: it is an array
+    that passed, or computed by element-moving ops from arrays that all did. Reads no pending value."""
+    stack, arrays = [value], []
+    while stack:
+        v = stack.pop()
+        if type(v) is Pending:
+            if v.value is not None:
+                v = v.value
+            else:
+                eq = v.node
+                op = SIGNATURES[eq.sid][0]
+                sources = _MOVING.get(op.name, (0,) if op.view and op.value_view is None else False)
+                if sources is False or eq.args is None:
+                    return False
+                args = eq.args if sources is ALL else [eq.args[i] for i in sources]
+                for a in args:
+                    if getattr(a, "dtype", None) != v.dtype:
+                        return False   # a conversion moves values, not elements
+                stack.extend(args)
+                continue
+        if isinstance(v, jax.core.Tracer) or not hasattr(v, "dtype"):
+            return False
+        arrays.append(v)
+        if len(arrays) + len(stack) > _MAX_SOURCES:
+            return False
+    return all(_passes(a, bad, key) for a in arrays)
+
+
+def _passes(array, bad, key):
+    entry = _verdicts.get(id(array))
+    if entry is None or entry[0]() is not array:
+        if len(_verdicts) >= _MAX_VERDICTS:
+            _verdicts.clear()
+        entry = _verdicts[id(array)] = (weakref.ref(array), {})
+    verdict = entry[1].get(key)
+    if verdict is None:
+        verdict = entry[1][key] = not np.asarray(bad(np.asarray(array), np)).any()
+    return verdict
 
 
 def check_storage_size(shape, itemsize):

@@ -105,3 +105,72 @@ def test_a_compiled_probability_check_reports_nan_as_pytorch():
         loss(tapegrad.tensor([0.7, 0.2]), y)
     with pytest.raises(RuntimeError, match="all elements of input should be between 0 and 1"):
         loss(tapegrad.tensor([float("nan"), 0.2]), y)
+
+
+# ---- batches taken from a checked dataset --------------------------------------------------------------
+
+def _batch_forms(lib, data):
+    """Ways a loop takes a batch of class indices from a dataset: (name, batch)."""
+    return {
+        "slice": lambda i: data[i:i + 6],
+        "stack of slices": lambda i: lib.stack([data[i:i + 3], data[i + 3:i + 6]]),
+        "cat of slices": lambda i: lib.cat([data[i:i + 2], data[i + 4:i + 6]]),
+        "strided view": lambda i: data[i + 1:i + 13:2],
+        "index_select": lambda i: data.index_select(0, lib.tensor([i, i + 1, i + 5])),
+        "flip of a slice": lambda i: data[i:i + 6].flip(0),
+    }
+
+
+@pytest.mark.parametrize("form", sorted(_batch_forms(tapegrad, None)))
+def test_a_bad_element_outside_the_batch_is_not_an_error(torch, form):
+    """The dataset's one bad target lies outside the first batches and inside the last: PyTorch checks
+    only what the op reads, and so does the whole-dataset shortcut (it falls back to the batch)."""
+    values = np.arange(40) % 4
+    values[30] = 9
+    results = {}
+    for lib in (tapegrad, torch):
+        F, data = lib.nn.functional, lib.tensor(values)
+        take = _batch_forms(lib, data)[form]
+
+        def loss(batch, F=F, lib=lib):   # class scores for every target: (N, 4) or (N, 4, d)
+            return F.cross_entropy(lib.zeros(batch.shape[0], 4, *batch.shape[1:]), batch).item()
+        results[lib] = [loss(take(i)) for i in (0, 7, 16)]
+        with pytest.raises(IndexError, match="Target 9 is out of bounds"):
+            loss(take(25 if form != "index_select" else 29))
+    assert results[tapegrad] == pytest.approx(results[torch])
+
+
+@pytest.mark.parametrize("form", sorted(_batch_forms(tapegrad, None)))
+def test_batches_of_a_checked_dataset_stay_pending(form):
+    """Checking a batch sliced from a dataset that passed reads nothing: no program runs for it, so the
+    batch is computed inside the step's program (one XLA execution a step)."""
+    from xla_events import counting
+    data = tapegrad.tensor(np.arange(64) % 4)
+    take = _batch_forms(tapegrad, data)[form]
+    tapegrad.nn.functional.embedding(data, tapegrad.ones(4, 2))   # the dataset is checked (and passes)
+    with counting() as xla:
+        for i in (0, 3, 9, 21):
+            batch = take(i)
+            tapegrad.nn.functional.embedding(batch, tapegrad.ones(4, 2))
+            tapegrad.nn.functional.one_hot(batch, 4)
+    assert xla.executions == 0
+
+
+def test_a_dataset_written_in_place_is_checked_again(torch):
+    for lib in (tapegrad, torch):
+        data = lib.tensor(np.arange(20) % 4)
+        F = lib.nn.functional
+        F.cross_entropy(lib.zeros(4, 4), data[2:6])
+        data[3] = 7
+        with pytest.raises(IndexError, match="Target 7 is out of bounds"):
+            F.cross_entropy(lib.zeros(4, 4), data[2:6])
+        F.cross_entropy(lib.zeros(4, 4), data[8:12])
+
+
+def test_a_converted_batch_is_checked_by_its_own_values(torch):
+    """A cast changes values (1.5 -> 1), so the float dataset's verdict does not carry over."""
+    for lib in (tapegrad, torch):
+        data = lib.tensor([0.0, 1.5, 4.2, 2.0])
+        lib.nn.functional.cross_entropy(lib.zeros(2, 4), data[:2].long())
+        with pytest.raises(IndexError, match="Target 4 is out of bounds"):
+            lib.nn.functional.cross_entropy(lib.zeros(2, 4), data[1:3].long())

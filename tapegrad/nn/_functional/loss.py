@@ -98,7 +98,8 @@ def _check_class_weight(input, weight):
 def _check_target_values(input, target, ignore_index):
     classes = input.shape[1] if input.ndim > 1 else input.shape[0]
     _value_checks.check(target, lambda t, xp: ((t < 0) | (t >= classes)) & (t != ignore_index),
-                        lambda v, at: IndexError(f"Target {v} is out of bounds."))
+                        lambda v, at: IndexError(f"Target {v} is out of bounds."),
+                        key=("class target", classes, ignore_index))
 
 
 def _check_probabilities(t, name):

@@ -117,7 +117,8 @@ def _renorm_rows(weight, indices, max_norm, norm_type):
 
 
 def _check_rows(input, rows):
-    _value_checks.check(input, lambda i, xp: (i < 0) | (i >= rows), lambda v, at: IndexError("index out of range in self"))
+    _value_checks.check(input, lambda i, xp: (i < 0) | (i >= rows), lambda v, at: IndexError("index out of range in self"),
+                        key=("row index", rows))
 
 
 def _wrap_padding(padding_idx, n):
@@ -162,7 +163,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         padding_idx = _wrap_padding(padding_idx, weight.shape[0])
     rows = weight.shape[0]
     _value_checks.check(input, lambda i, xp: (i < 0) | (i >= rows), lambda v, at: RuntimeError(
-        f"Index {at} of input takes value {v} which is not in the valid range [0, {rows})"))
+        f"Index {at} of input takes value {v} which is not in the valid range [0, {rows})"), key=("row index", rows))
     if max_norm is not None:
         _renorm_rows(weight, indices, max_norm, norm_type)
     return apply(K.embedding_bag, weight, indices, _leaf(jax.device_put(segments)), per_sample_weights, bags=int(bags), mode=mode,
@@ -176,6 +177,7 @@ def one_hot(tensor, num_classes=-1):
         num_classes = int(np.max(np.asarray(tensor._value))) + 1 if tensor.numel() else 0
     n = int(num_classes)
     _value_checks.check(tensor, lambda i, xp: i >= n, lambda v, at: RuntimeError(
-        "Class values must be smaller than num_classes."))
-    _value_checks.check(tensor, lambda i, xp: i < 0, lambda v, at: RuntimeError("Class values must be non-negative."))
+        "Class values must be smaller than num_classes."), key=("smaller than", n))
+    _value_checks.check(tensor, lambda i, xp: i < 0, lambda v, at: RuntimeError("Class values must be non-negative."),
+                        key=("non-negative",))
     return apply(K.one_hot, tensor, num_classes=int(num_classes))
