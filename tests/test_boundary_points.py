@@ -187,6 +187,11 @@ def _mismatch(name, index, variant):
     return None
 
 
+# Entries where either library's answer is one choice among equally right ones (a basis of a degenerate
+# eigen- or singular subspace): the LAPACK build on each side picks it, so they may also happen to agree.
+BASIS_CHOICE = {"eigh:0", "eigvalsh:0", "qr:0", "qr:1", "svd:0", "svdvals:0", "svdvals_uv:0", "svdvals_uv:2"}
+
+
 def _mismatches(name, index):
     found = {v: _mismatch(name, index, v) for v in VARIANTS}
     return {v: m for v, m in found.items() if m is not None}
@@ -202,7 +207,7 @@ def test_op_at_boundary_points_is_torch_s(name):
         found = _mismatches(name, index)
         if found and key not in KNOWN:
             unexpected += [f"{key} [{v}] {m}" for v, m in found.items()]
-        if not found and key in KNOWN:
+        if not found and key in KNOWN and key not in BASIS_CHOICE:
             fixed.append(key)
     assert not unexpected, "differs from PyTorch at boundary points:\n" + "\n".join(unexpected)
     assert not fixed, f"listed in KNOWN but now matching PyTorch (remove them): {fixed}"
