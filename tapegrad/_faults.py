@@ -9,6 +9,7 @@ computed and kept; the others get back the value they held before, so training c
 failed step had not been tried. The error reaches the user as a PyTorch-typed error naming the line
 of their code that recorded the failing op.
 """
+import os
 import sys
 import weakref
 
@@ -38,14 +39,22 @@ def _uncommitted(storage):
 
 
 def settle():
-    """Drop entries whose storage is gone or holds a computed value: those writes are committed."""
-    if not _journal:
+    """Drop the entries no rollback needs: those of storages gone or holding a computed value (their writes
+    are committed), and those older than a storage's newest write over a computed value (a rollback
+    stops there)."""
+    if not _journal or _in_flight[0] is not None:   # (a value in flight is not committed yet)
         return
     keep = []
-    for entry in _journal:
+    done = set()
+    for entry in reversed(_journal):
         s = entry[0]()
-        if s is not None and _uncommitted(s):
-            keep.append(entry)
+        if s is None or id(s) in done or not _uncommitted(s):
+            continue
+        keep.append(entry)
+        previous = entry[1]
+        if type(previous) is not Pending or previous.value is not None:
+            done.add(id(s))
+    keep.reverse()
     _journal[:] = keep
 
 
@@ -137,3 +146,135 @@ def _recover():
         if s is not None and _uncommitted(s):
             s._raw = previous
             s.counter.value = version
+
+
+# ---- a step in flight ------------------------------------------------------------------------------------
+#
+# A training step's backward program is launched without waiting for it: recording the next step (its
+# forward, the optimizer's update) runs on this thread while XLA computes, as PyTorch's CUDA kernels run
+# while Python goes on. The program's results are handed out at once (.grad, live values), but they are
+# committed only once it is known to have succeeded: the next program, any value read and any backward
+# first call confirm(), which waits for it. Should it have failed, its writes are undone before the error
+# is raised, and what the steps recorded since wrote on top of its values (the next update) is rolled back
+# with the journal, as for a program that fails at once.
+
+DEFER_STEPS = [os.environ.get("TAPEGRAD_SYNC_STEPS", "") not in ("1", "true")]   # False: each step waits
+_in_flight = [None]
+
+
+class Flight:
+    """What a launched program wrote, to commit or undo when it is awaited."""
+
+    __slots__ = ("outputs", "nodes", "state", "produced", "grads", "retained", "mark")
+
+    def __init__(self, outputs, nodes):
+        self.outputs = outputs      # (one of) the program's outputs: all are ready, or failed, together
+        self.mark = len(_journal)   # journalled writes from here on are made after the launch
+        self.nodes = nodes          # weakrefs to the equations it computes (for the error's lines)
+        self.state = []             # (Pending, storage, value): values it computed for storages written in place
+        self.produced = []          # (storage ref, its version, equation, output): the other values it computed
+        self.grads = []             # (tensor, its .grad before, that grad's storage raw and version)
+        self.retained = []          # (tensor, its .grad before): retained grads it set
+
+    def produce(self, pending, value):
+        """Hand `value` to `pending` and to the storage holding it (as _lazy._set_results), undoably."""
+        from ._lazy import computed
+        pending.value = value
+        s = pending.storage() if pending.storage is not None else None
+        if s is None or s._raw is not pending:
+            return
+        s._raw = computed(pending)
+        if s.counter.value:   # state written in place (a parameter): a rollback may need its pending form
+            self.state.append((pending, s, s._raw))
+        else:                 # the loss, a kept activation: held weakly, so the step frees what it did
+            self.produced.append((weakref.ref(s), 0, pending.node, pending.index))
+
+    def remember_grad(self, t):
+        """Before the program's gradient is written into t.grad."""
+        old = t._grad
+        if old is None:
+            self.grads.append((t, None, None, None))
+        else:
+            s = old._storage
+            self.grads.append((t, old, s._raw, s.counter.value))
+
+    def launched(self):
+        """The program is running; with DEFER_STEPS off, wait for it now."""
+        _in_flight[0] = self
+        if not DEFER_STEPS[0]:
+            confirm()
+
+
+def confirm():
+    """Wait for the program in flight, if any: commit its writes, or undo them and raise the user's error."""
+    flight = _in_flight[0]
+    if flight is None:
+        return
+    _in_flight[0] = None
+    try:
+        jax.block_until_ready(flight.outputs)
+    except RUNTIME_ERRORS as e:
+        lost = _LostInputs(e)
+        _undo(flight, lost)
+        where = [n.where for n in (ref() for ref in flight.nodes) if n is not None]
+        lost.error = failed(e, where)
+        raise lost.error from None
+    from ._lazy import forget_inputs
+    for p, _, _ in flight.state:   # (the backward's own equations dropped theirs at the launch)
+        forget_inputs(p.node)
+    for _, _, node, _ in flight.produced:
+        forget_inputs(node)
+    settle()
+
+
+class _LostInputs:
+    """The inputs of an equation whose value a failed program was to compute, dropped at its launch (the
+    backward's equations let go of the batch and activations at once): computing that value again raises
+    the program's error, first JAX's (a rollback treats it as a value that cannot be computed alone), then,
+    once it is built, the user's."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error):
+        self.error = error
+
+    def __iter__(self):
+        raise self.error.with_traceback(None)
+
+
+def _undo(flight, lost):
+    """Take back what a failed program wrote, and every journalled write made since: code that ran after
+    the launch saw the program's results (an optimizer's update of the failed step). The state values it
+    computed become pending again, so `failed` computes alone what it can (the previous step's update,
+    which was to run in the same program) and rolls back the rest; its other values (the loss) become
+    pending values that raise the program's error when read."""
+    back = {}
+    for p, s, value in reversed(flight.state):
+        p.value = None
+        if s._raw is value:
+            s._raw = p
+        if p.node.args is None:
+            p.node.args = lost
+        back[id(value)] = p
+    later = _journal[flight.mark:]
+    del _journal[flight.mark:]
+    for ref, previous, version in reversed(later):
+        s = ref()
+        if s is not None:
+            s._raw = back.get(id(previous), previous)
+            s.counter.value = version
+    for ref, version, node, index in flight.produced:
+        s = ref()
+        if s is not None and s.counter.value == version and type(s._raw) is not Pending:
+            shape, dtype = node.avals[index]
+            p = s._raw = Pending(node, index, shape, dtype)
+            p.storage = ref
+            if node.args is None:
+                node.args = lost
+    for t, old, raw, version in reversed(flight.grads):
+        t._grad = old
+        if old is not None:
+            old._storage._raw = raw
+            old._storage.counter.value = version
+    for t, old in reversed(flight.retained):
+        t._grad = old

@@ -14,6 +14,7 @@ caller reads the view as before.
 import jax
 import numpy as np
 
+from . import _faults
 from .device import MIXED_DEVICES, device_of
 from ._lazy import Pending
 from ._numpy_eval import _Unsupported, compile_jaxpr
@@ -30,6 +31,8 @@ SMALL = 1 << 14  # storages up to this many elements have their positions (an io
 
 def view_element(t):
     """The value of one-element view `t` as a Python scalar, or None where it cannot be read so."""
+    if _faults._in_flight[0] is not None:   # the storage may hold a program's result not yet awaited
+        _faults.confirm()
     raw = t._storage._raw
     if type(raw) is not _ArrayImpl or (MIXED_DEVICES[0] and device_of(raw).type != "cpu"):
         return None

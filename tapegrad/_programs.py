@@ -18,7 +18,7 @@ import jax
 import numpy as np
 from jax import monitoring
 
-from . import _background, _host_values, _numpy_eval, _placement, _plan_parts, _recompiles, _shape_poly
+from . import _background, _faults, _host_values, _numpy_eval, _placement, _plan_parts, _recompiles, _shape_poly
 from ._equation import SIGNATURES
 from ._lru import LRU, resident_bytes
 
@@ -178,8 +178,17 @@ class Program:
             return profiler(self, args)
         return self.run(args)
 
-    def run(self, args, wait=False):
+    def launch(self, *args):
+        """One execution of a whole program whose caller commits its results with a `_faults.Flight`:
+        handed out before they are computed, awaited by the next program or read."""
+        if profiler is not None:
+            return profiler(self, args)
+        return self.run(args, defer=True)
+
+    def run(self, args, wait=False, defer=False):
         """One execution; wait=True waits for the result even of a kernel (a profile timing it)."""
+        if _faults._in_flight[0] is not None:   # a program's inputs may be the last step's results
+            _faults.confirm()
         numpy_tier = self.numpy is not None and NUMPY_KERNELS[0]   # (NumPy is synchronous: no wait)
         if numpy_tier and self.renting:
             out = _run_on_numpy(self, args)
@@ -211,7 +220,7 @@ class Program:
                     raise
                 self.spreads = True
                 out = self.jitted(*spread)
-            if self.sync or wait:
+            if (self.sync and not defer) or wait:
                 jax.block_until_ready(out)
             return out
         finally:

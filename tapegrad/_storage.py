@@ -37,6 +37,8 @@ class Storage:
 
     @property
     def value(self):
+        if _faults._in_flight[0] is not None:   # the value may come from a program not yet awaited
+            _faults.confirm()
         raw = self._raw
         if type(raw) is Pending:
             raw = self._raw = resolve(raw)

@@ -12,6 +12,7 @@ import jax
 import numpy as np
 
 from . import _dtypes as D
+from . import _faults
 from . import _printing
 from . import _tracer_warnings
 from ._tracer_warnings import TRACING as _TRACING
@@ -86,6 +87,8 @@ class Tensor:
     @property
     def _value(self):
         """The concrete jax.Array (computing pending work if needed)."""
+        if _faults._in_flight[0] is not None:   # the value may come from a program not yet awaited
+            _faults.confirm()
         if self._view is None:
             return self._storage.value
         from ._lazy import resolve

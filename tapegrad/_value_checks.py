@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from . import _faults
 from ._equation import SIGNATURES, Pending
 
 collector = None   # a list while tapegrad.compile traces: (flag, [first offending value, position], make_error)
@@ -26,6 +27,8 @@ def check(t, bad, make_error, key=None):
     taken from arrays that passed the same check needs no value of its own: a loop that slices a dataset
     at new offsets each step (`Y[i:i+bs]`, nanoGPT's `torch.stack([data[i:i+block] for i in ix])`)
     checks the dataset once, and the batch stays pending, computed inside the step's program."""
+    if _faults._in_flight[0] is not None:   # the arrays read below may be a program's results not yet awaited
+        _faults.confirm()
     if key is not None and _taken_from_passing(t._peek(), bad, key):
         return
     value = t._value

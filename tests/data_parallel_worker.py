@@ -48,9 +48,9 @@ calls = []
 _run = _programs.Program.run
 
 
-def recording_run(self, args, wait=False):
+def recording_run(self, args, wait=False, defer=False):
     calls.append((self.jitted, args))
-    return _run(self, args, wait)
+    return _run(self, args, wait, defer)
 
 
 for name, compiled in (("SGD", False), ("Adam", False), ("Adam_compiled", True)):

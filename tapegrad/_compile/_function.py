@@ -16,7 +16,7 @@ import jax
 import jax.extend.core
 import numpy as np
 
-from .. import _programs
+from .. import _faults, _programs
 from .. import random as _random
 from .._grad_mode import _state
 from .._recompiles import RecompileWarning
@@ -65,6 +65,8 @@ class CompiledFunction:
         if self.broken is not None:
             return self.fn(*args, **kwargs)
         self.calls += 1
+        if _faults._in_flight[0] is not None:   # its state may hold an eager step's results not yet awaited
+            _faults.confirm()
         roots = self._roots(args, kwargs)
         extra = (_state.grad_enabled, _state.inference, _autocast.key())
         guard, self.guard = self.guard, None   # kept again only by a call that succeeds

@@ -123,6 +123,7 @@ def run_backward(roots, seeds, retain_graph, wanted=None, accumulate=True):
     wanted: optional list of tensors whose gradients are returned instead of (or besides)
     accumulated; accumulate=False returns them without touching any .grad (autograd.grad).
     """
+    _faults.confirm()   # the last step's program: its graph is freed (or not) once it has run
     try:
         if wanted is None and len(roots) == 1 and _fast_path_applies(roots[0]):
             if _fast.try_backward(roots[0], seeds[0], retain_graph):

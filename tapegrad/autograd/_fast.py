@@ -7,9 +7,10 @@ backward from the root together. The first time a key is seen the engine's
 general path runs instead (so one-off graphs never compile a program).
 """
 
+import jax
 import numpy as np
 
-from .. import _lazy, _programs, _recompiles, _segment
+from .. import _faults, _lazy, _programs, _recompiles, _segment
 from .._lazy import Pending
 from .._memory_format import grad_like
 from .._storage import Storage
@@ -70,10 +71,14 @@ def try_backward(root, seed, retain_graph):
     if extra:
         extra = _lazy.resolve_all(extra)
     scalars = {k: np.asarray(v, _lazy._SCALAR_DTYPES[k]) for k, v in seg.scalars.items()}
-    leaf_grads, retained_grads, live_values = program(arrays, scalars, extra)
-    _write_back(seg, live, live_values)
+    outputs = program.launch(arrays, scalars, extra)
+    leaf_grads, retained_grads, live_values = outputs
+    # committed once the program is known to have succeeded
+    flight = _faults.Flight(jax.tree_util.tree_leaves(outputs)[:1], seg.nodes)
+    _write_back(seg, live, live_values, flight)
     for j, g in leaf_grads.items():
         var = seg.leaves[j].variable
+        flight.remember_grad(var)
         if var._grad is None:
             var._grad = grad_like(var, g)   # in the leaf's strides
         else:
@@ -83,6 +88,7 @@ def try_backward(root, seed, retain_graph):
         if g is None:
             continue
         t = refs[pos]().retained[k]()
+        flight.retained.append((t, t._grad))
         t._grad = Tensor._wrap(g)
     forget_inputs, free = _lazy.forget_inputs, not retain_graph
     for pos in program.layout:   # consumers first: what a node lets go of, its producers may then drop
@@ -91,6 +97,7 @@ def try_backward(root, seed, retain_graph):
             if free and n.saves:
                 n.release()   # (an autograd.Function's node lets go of its saved tensors too)
             forget_inputs(n)
+    flight.launched()
     return True
 
 
@@ -103,11 +110,13 @@ def _check_versions(seg, root):
             check_versions(n)
 
 
-def _write_back(seg, live, values):
+def _write_back(seg, live, values, flight):
     for (pos, k), value in zip(live, values):
         ln = seg.nodes[pos]()
         if ln is not None:
-            _lazy._set_results(ln, (k,), (value,))
+            p = ln.outs[k]()
+            if p is not None:
+                flight.produce(p, value)
 
 
 def _reachable(keys, root):
