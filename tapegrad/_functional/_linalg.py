@@ -167,19 +167,28 @@ def mm(input, mat2, *, out=None):
     if input.is_sparse or mat2.is_sparse:
         from ..sparse._matmul import sparse_mm
         return sparse_mm(input, mat2, via="mm")
+    _check_mm(input, mat2)
+    return apply(L.mm, input, mat2)
+
+
+def _check_mm(input, mat2):
     if input.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"{'self' if input.ndim != 2 else 'mat2'} must be a matrix")
     _check_mm_dtype(input, mat2)
     if input.shape[1] != mat2.shape[0]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({input.shape[0]}x{input.shape[1]} and "
                            f"{mat2.shape[0]}x{mat2.shape[1]})")
-    return apply(L.mm, input, mat2)
 
 
 @policy("bmm")
 def bmm(input, mat2, *, out=None):
     if input._sp_compressed or mat2._sp_compressed:   # PyTorch's refusals of batched, hybrid ones
         __import__("tapegrad.sparse._matmul", fromlist=["_"]).refuse_compressed_product(input, mat2, "bmm")
+    _check_bmm(input, mat2)
+    return apply(L.bmm, input, mat2)
+
+
+def _check_bmm(input, mat2):
     if input.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
     if mat2.ndim != 3:
@@ -188,7 +197,6 @@ def bmm(input, mat2, *, out=None):
     if input.shape[0] != mat2.shape[0] or input.shape[2] != mat2.shape[1]:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{input.shape[0]}, "
                            f"{input.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}].")
-    return apply(L.bmm, input, mat2)
 
 
 def mv(input, vec, *, out=None):
@@ -283,13 +291,21 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
 
 @policy("addmm")
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
-    mm(mat1, mat2)  # shape and dtype checks
+    if mat1.is_sparse or mat2.is_sparse or mat1._sp_compressed or mat2._sp_compressed:
+        mm(mat1, mat2)  # the sparse product's own refusals
+    else:
+        _check_mm(mat1, mat2)
+    S._expanded_shape(tuple(input.shape), (mat1.shape[0], mat2.shape[1]))   # the bias broadcasts, as expand
     return apply(L.addmm, input, mat1, mat2, beta, alpha)
 
 
 @policy("baddbmm")
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
-    bmm(batch1, batch2)
+    if batch1._sp_compressed or batch2._sp_compressed:
+        bmm(batch1, batch2)  # PyTorch's refusals of compressed sparse operands
+    else:
+        _check_bmm(batch1, batch2)
+    S._expanded_shape(tuple(input.shape), (batch1.shape[0], batch1.shape[1], batch2.shape[2]))
     return apply(L.baddbmm, input, batch1, batch2, beta, alpha)
 
 

@@ -207,23 +207,32 @@ def squeeze(input, dim=None):
 
 
 def expand(input, *sizes):
-    sizes = shape_args(sizes)
-    shape = tuple(input.shape)
+    return apply(S.expand, input, shape=_expanded_shape(tuple(input.shape), shape_args(sizes)))
+
+
+def _expanded_shape(shape, sizes):
+    """The shape `expand(*sizes)` gives a tensor of `shape`, or PyTorch's error."""
     if len(sizes) < len(shape):
         raise RuntimeError(f"expand(torch.FloatTensor{{{list(shape)}}}, size={list(sizes)}): the number of sizes "
                            f"provided ({len(sizes)}) must be greater or equal to the number of dimensions in the "
                            f"tensor ({len(shape)})")
-    padded = (1,) * (len(sizes) - len(shape)) + shape
-    out = []
-    for i, (want, have) in enumerate(zip(sizes, padded)):
+    new = len(sizes) - len(shape)
+    out = list(sizes)
+    for i in reversed(range(len(sizes))):   # from the last dimension, as PyTorch's inferExpandGeometry
+        want = sizes[i]
+        if i < new:
+            if want == -1:
+                raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a leading, non-existing "
+                                   f"dimension {i}")
+            continue
+        have = shape[i - new]
         if want == -1:
-            want = have
+            out[i] = have
         elif have != 1 and want != have:
             raise RuntimeError(f"The expanded size of the tensor ({want}) must match the existing size ({have}) at "
                                f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
                                f"{list(shape)}")
-        out.append(want)
-    return apply(S.expand, input, shape=tuple(out))
+    return tuple(out)
 
 
 def expand_as(input, other):

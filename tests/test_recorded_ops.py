@@ -1,0 +1,70 @@
+"""A call records the ops that make its result and nothing else: an op recorded only to run its checks
+costs a tape entry (recording time, a longer structure key) in every step that calls it. The checks that
+replace such ops (matrix products with a bias, expand's) give PyTorch's errors."""
+import pytest
+
+import tapegrad as tg
+from tapegrad import _segment
+from tapegrad._equation import SIGNATURES
+
+
+def _recorded(fn):
+    _segment.end()
+    keep = fn()   # (kept alive while the segment is read)
+    nodes = _segment.current().nodes
+    names = [SIGNATURES[n.sid][0].name for n in (ref() for ref in nodes) if n is not None]
+    return len(nodes), names, keep
+
+
+CASES = {
+    "linear": (lambda: tg.nn.functional.linear(tg.randn(4, 5), tg.randn(3, 5, requires_grad=True),
+                                               tg.randn(3, requires_grad=True)), ["t", "addmm"]),
+    "addmm": (lambda: tg.addmm(tg.randn(3), tg.randn(4, 5), tg.randn(5, 3)), ["addmm"]),
+    "baddbmm": (lambda: tg.baddbmm(tg.randn(3), tg.randn(2, 4, 5), tg.randn(2, 5, 3)), ["baddbmm"]),
+    "mm": (lambda: tg.mm(tg.randn(4, 5), tg.randn(5, 3)), ["mm"]),
+    "bmm": (lambda: tg.bmm(tg.randn(2, 4, 5), tg.randn(2, 5, 3)), ["bmm"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_call_records_only_its_ops(case):
+    make, expected = CASES[case]
+    count, names, _ = _recorded(make)
+    # the inputs' own creation (randn) is recorded too: only the ops after them are the call's
+    call = names[len(names) - len(expected):]
+    assert call == expected
+    assert count == len(names), f"{count - len(names)} equation(s) recorded and dropped at once: {names}"
+
+
+BAD_SHAPES = {
+    "addmm: mat1 and mat2": ("addmm", (3,), (4, 6), (5, 3)),
+    "addmm: a bias of the wrong width": ("addmm", (3,), (4, 5), (5, 2)),
+    "addmm: a matrix bias of the wrong width": ("addmm", (4, 3), (4, 5), (5, 2)),
+    "addmm: a bias of more dims": ("addmm", (2, 1, 3), (4, 5), (5, 3)),
+    "baddbmm: a bias of the wrong width": ("baddbmm", (3,), (2, 4, 5), (2, 5, 2)),
+    "baddbmm: a bias of the wrong rows": ("baddbmm", (3, 2, 3), (2, 4, 5), (2, 5, 3)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_SHAPES))
+def test_matmul_with_bias_shape_errors_are_pytorchs(case, torch):
+    name, *shapes = BAD_SHAPES[case]
+    with pytest.raises(RuntimeError) as theirs:
+        getattr(torch, name)(*[torch.randn(*s) for s in shapes])
+    with pytest.raises(RuntimeError) as ours:
+        getattr(tg, name)(*[tg.randn(*s) for s in shapes])
+    assert str(ours.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize("shape, sizes", [((3, 2, 3), (2, 4, 3)), ((3,), (-1, 3)), ((2, 3), (-1, -1)),
+                                          ((3, 1), (2, -1, 4)), ((2, 3), (3, 4)), ((1,), (0,))])
+def test_expand_checks_from_the_last_dimension(shape, sizes, torch):
+    """PyTorch reports the last dimension that does not fit, and refuses -1 in a new leading dimension."""
+    try:
+        expected = tuple(torch.randn(*shape).expand(*sizes).shape)
+    except RuntimeError as e:
+        with pytest.raises(RuntimeError) as ours:
+            tg.randn(*shape).expand(*sizes)
+        assert str(ours.value) == str(e)
+    else:
+        assert tuple(tg.randn(*shape).expand(*sizes).shape) == expected
