@@ -46,6 +46,8 @@ def _gpu(device):
 
 def synchronize(device=None):
     """Wait for every computation on the device (tapegrad's pending ones are started when read)."""
+    from . import _faults
+    _faults.confirm()   # a training step's program: its results committed, or its error raised
     target = _gpu(device)
     for array in jax.live_arrays():
         if target in array.devices():

@@ -177,15 +177,15 @@ class Flight:
         self.retained = []          # (tensor, its .grad before): retained grads it set
 
     def produce(self, pending, value):
-        """Hand `value` to `pending` and to the storage holding it (as _lazy._set_results), undoably."""
-        from ._lazy import computed
+        """Hand `value` (a device array) to `pending` and to the storage holding it (as _lazy._set_results),
+        undoably."""
         pending.value = value
         s = pending.storage() if pending.storage is not None else None
         if s is None or s._raw is not pending:
             return
-        s._raw = computed(pending)
+        s._raw = value
         if s.counter.value:   # state written in place (a parameter): a rollback may need its pending form
-            self.state.append((pending, s, s._raw))
+            self.state.append((pending, s, value))
         else:                 # the loss, a kept activation: held weakly, so the step frees what it did
             self.produced.append((weakref.ref(s), 0, pending.node, pending.index))
 

@@ -21,4 +21,7 @@ def current_device():
 
 
 def synchronize(device=None):
-    """Wait for pending CPU work: tapegrad's deferred values are computed when read, so nothing is queued."""
+    """Wait for pending CPU work: a training step's program still running (and commit its results, or raise
+    its error); other deferred values are computed when read, so nothing else is queued."""
+    from . import _faults
+    _faults.confirm()

@@ -184,3 +184,16 @@ def _assert_same(model, opt, ref_model, ref_opt):
     for s, r in zip(opt.state.values(), ref_opt.state.values()):
         for k in s:
             assert np.allclose(np.asarray(s[k].tolist()), np.asarray(r[k].tolist()), rtol=1e-6, atol=1e-7), k
+
+
+def test_synchronize_waits_for_the_step_in_flight():
+    from tapegrad import _faults
+    model, x, y = _model_and_data()
+    opt = optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(4):
+        opt.zero_grad()
+        nn.functional.mse_loss(model(x), y).backward()
+        opt.step()
+    assert _faults._in_flight[0] is not None or not _faults.DEFER_STEPS[0]
+    tapegrad.cpu.synchronize()
+    assert _faults._in_flight[0] is None

@@ -7,7 +7,6 @@ backward from the root together. The first time a key is seen the engine's
 general path runs instead (so one-off graphs never compile a program).
 """
 
-import jax
 import numpy as np
 
 from .. import _faults, _lazy, _programs, _recompiles, _segment
@@ -74,7 +73,7 @@ def try_backward(root, seed, retain_graph):
     outputs = program.launch(arrays, scalars, extra)
     leaf_grads, retained_grads, live_values = outputs
     # committed once the program is known to have succeeded
-    flight = _faults.Flight(jax.tree_util.tree_leaves(outputs)[:1], seg.nodes)
+    flight = _faults.Flight(_one_of(outputs), seg.nodes)
     _write_back(seg, live, live_values, flight)
     for j, g in leaf_grads.items():
         var = seg.leaves[j].variable
@@ -110,13 +109,23 @@ def _check_versions(seg, root):
             check_versions(n)
 
 
+def _one_of(outputs):
+    """One output of a program: all are ready, or failed, together."""
+    for group in (outputs[2], outputs[0].values(), outputs[1]):
+        for value in group:
+            if value is not None:
+                return value
+    return None
+
+
 def _write_back(seg, live, values, flight):
     for (pos, k), value in zip(live, values):
         ln = seg.nodes[pos]()
         if ln is not None:
             p = ln.outs[k]()
             if p is not None:
-                flight.produce(p, value)
+                p.value = value
+                flight.produce(p, _lazy.computed(p))   # (one that ran on NumPy goes to the device)
 
 
 def _reachable(keys, root):
