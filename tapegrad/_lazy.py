@@ -104,8 +104,12 @@ def computed(p):
     return value
 
 
+READS = [0]   # values computed because they were asked for (see _segment's windows)
+
+
 def run_plan(plan, count=True):
     """plan.run(), with a failing program turned into the user's error (and its writes undone)."""
+    READS[0] += 1
     try:
         values = plan.run(count)
         jax.block_until_ready(values)   # a failure shows when the result is awaited (see _programs)

@@ -17,22 +17,27 @@ graphs reaching older segments, autograd.grad) takes the general path.
 import threading
 import weakref
 
-from ._lazy import Pending, SCALAR_KINDS, computed, live_outputs, resolve_all
+from ._lazy import READS, Pending, SCALAR_KINDS, computed, live_outputs, resolve_all
 from ._storage import Storage
 from .autograd._node import AccumulateGrad as _AccumulateGrad
 
 MAX_NODES = 4096  # bound what one segment keeps alive when no backward ever comes
 # A segment without autograd nodes (a no_grad loop) is flushed -- its live values computed, as one program
-# once the structure repeats -- when the segment's first op (the same op from the same line) is recorded
-# again and at least FLUSH_MIN ops were recorded: windows then hold whole loop iterations and repeat
-# exactly, so an evaluation loop keeps flat memory and compiles one program, not one per iteration. (The
-# line alone is not enough: a loop written on one line records all its ops from it.)
+# once the structure repeats -- when its anchor op (the same op from the same line) is recorded again at
+# least FLUSH_MIN ops after it: windows then hold whole loop iterations and repeat exactly, so an
+# evaluation loop keeps flat memory and compiles one program, not one per iteration. (The line alone is not
+# enough: a loop written on one line records all its ops from it.) The anchor is the segment's first op;
+# when that op does not come back (it was setup code before the loop: loading weights, a first batch) the
+# anchor moves to the op recorded 2 * FLUSH_MIN ops later, then twice as far each time, so that a loop
+# body of any length is found. A loop that reads a value (generation's next token, a printed loss) has it
+# computed there: the anchor moves to the op after the read, where the next iteration starts.
 FLUSH_MIN = 64
 
 
 class Segment:
     __slots__ = ("nodes", "functions", "flat", "arrays", "scalars", "leaves", "leaf_pos", "check_writes",
-                 "retained", "hooked", "ended", "recorded_grad", "first_where", "__weakref__")
+                 "retained", "hooked", "ended", "recorded_grad", "first_where", "anchor", "anchor_pos",
+                 "anchor_span", "reads", "__weakref__")
 
     def __init__(self):
         self.nodes = []          # weakrefs to Equations, by position (an op autograd records: its Node)
@@ -47,7 +52,11 @@ class Segment:
         self.hooked = False
         self.ended = False
         self.recorded_grad = False   # whether any op of the segment was recorded by autograd
-        self.first_where = None      # where its first op was recorded (see FLUSH_MIN)
+        self.first_where = None      # where its first op was recorded
+        self.anchor = None           # (where, forward signature) of the op whose return flushes it (FLUSH_MIN)
+        self.anchor_pos = 0          # that op's position
+        self.anchor_span = 2 * FLUSH_MIN   # how far the anchor moves on when its op does not come back
+        self.reads = READS[0]        # values read before its last op (_lazy.READS)
 
 
 class _Current(threading.local):
@@ -91,12 +100,18 @@ def add(lnode, values, anode):
     but for an autograd.Function, whose node stands beside the equation that hands its outputs through)."""
     seg = _current.segment
     pos = len(seg.nodes)
-    if pos >= FLUSH_MIN and not seg.recorded_grad and lnode.where is not None and lnode.where == seg.first_where \
-            and lnode.sid == seg.flat[0]:
-        flush(seg)
-        seg = _current.segment
-        pos = len(seg.nodes)
-    elif pos >= MAX_NODES:
+    if pos >= FLUSH_MIN and not seg.recorded_grad and lnode.where is not None:
+        if seg.reads != READS[0]:   # a value was read since the last op: anchor where the loop goes on
+            seg.reads = READS[0]
+            seg.anchor, seg.anchor_pos = (lnode.where, lnode.sid), pos
+        elif lnode.where == seg.anchor[0] and lnode.sid == seg.anchor[1] and pos - seg.anchor_pos >= FLUSH_MIN:
+            flush(seg)
+            seg = _current.segment
+            pos = len(seg.nodes)
+        elif pos - seg.anchor_pos >= seg.anchor_span:   # the anchor did not come back: move it here
+            seg.anchor, seg.anchor_pos = (lnode.where, lnode.sid), pos
+            seg.anchor_span *= 2
+    if pos >= MAX_NODES:
         end()
         seg, pos = _current.segment, 0
     flat = seg.flat
@@ -142,6 +157,7 @@ def add(lnode, values, anode):
     lnode.pos = pos
     if not pos:
         seg.first_where = lnode.where
+        seg.anchor = (lnode.where, lnode.sid)
     seg.nodes.append(ref)
 
 
@@ -181,6 +197,7 @@ def flush(seg):
     end()
     if live:
         resolve_all(live)
+        _current.segment.reads = READS[0]   # (computing a window is not a read of the loop's)
 
 
 def where_recorded(seg):
