@@ -43,27 +43,11 @@ def test_failed_step_raises_out_of_memory_naming_the_line_and_keeps_state():
     assert isinstance(info.value, RuntimeError)
     assert "test_faults.py" in str(info.value)
 
-    def reference(steps):
-        ref_model, rx, ry = _model_and_data()
-        ref_opt = optim.Adam(ref_model.parameters(), lr=0.01)
-        for _ in range(steps):
-            ref_opt.zero_grad()
-            nn.functional.mse_loss(ref_model(rx), ry).backward()
-            ref_opt.step()
-        return ref_model, ref_opt
-
-    def assert_same(model, opt, ref_model, ref_opt):
-        for p, q in zip(model.parameters(), ref_model.parameters()):
-            assert np.allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-6, atol=1e-7)
-        for s, r in zip(opt.state.values(), ref_opt.state.values()):
-            for k in s:
-                assert np.allclose(np.asarray(s[k].tolist()), np.asarray(r[k].tolist()), rtol=1e-6, atol=1e-7), k
-
     # The third update, pending in the failed program, is computed and kept; the failed step changed nothing.
-    assert_same(model, opt, *reference(3))
+    _assert_same(model, opt, *_reference(3))
     # Training goes on as if the failed step had not been tried.
     step()
-    assert_same(model, opt, *reference(4))
+    _assert_same(model, opt, *_reference(4))
 
 
 def test_failed_pending_write_is_rolled_back():
