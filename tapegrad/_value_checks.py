@@ -69,8 +69,8 @@ def _taken_from_passing(value, bad, key):
                 eq = v.node
                 op = SIGNATURES[eq.sid][0]
                 sources = _MOVING.get(op.name, (0,) if op.view and op.value_view is None else False)
-                if sources is False or eq.args is None:
-                    return False
+                if sources is False or type(eq.args) is not list:
+                    return False   # (inputs dropped, or lost with a failed program: read the value)
                 args = eq.args if sources is ALL else [eq.args[i] for i in sources]
                 for a in args:
                     if getattr(a, "dtype", None) != v.dtype:
