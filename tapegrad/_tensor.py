@@ -263,6 +263,9 @@ class Tensor:
 
     @property
     def output_nr(self):
+        info = self._view
+        if info is not None and info.output_nr is not None and self._grad_fn is not None:
+            return info.output_nr   # the k-th output of unbind or split (one node each here)
         return self._out_idx
 
     @property

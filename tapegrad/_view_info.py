@@ -11,7 +11,7 @@ from ._grad_mode import _state
 
 
 class ViewInfo:
-    __slots__ = ("base", "steps", "positions", "version", "value", "creation", "grad_version")
+    __slots__ = ("base", "steps", "positions", "version", "value", "creation", "grad_version", "output_nr")
 
     def __init__(self, base, steps, positions, version, value, creation=None):
         self.base = base        # the base Tensor (PyTorch's ._base); None for a detach()ed view
@@ -19,13 +19,19 @@ class ViewInfo:
         self.positions = positions   # the ints the steps take as arguments (see _ops.indexing.dynamic_spec)
         self.version = version  # storage version `value` was read at
         self.value = value
-        self.creation = creation      # "no_grad" / "inference": the mode PyTorch's view was made in
+        self.creation = creation      # "no_grad" / "inference": the mode PyTorch's view was made in; or
+                                      # "multi_output": made by a function returning several views (unbind,
+                                      # split), or a view of one, which PyTorch forbids to modify in place
+        self.output_nr = None         # for the outputs of such a function: which one it is
         self.grad_version = version   # storage version when the view's history was set
 
 
 # Storage -> live views with autograd history, so an in-place change of the base's history can
 # regenerate theirs (PyTorch regenerates a view's grad_fn once its base has changed).
 grad_views = weakref.WeakKeyDictionary()
+
+
+MULTI_OUTPUT_VIEWS = ("unbind", "split")   # ops PyTorch's functions returning several views record
 
 
 def make_view(out, source, op, static, value, positions=()):
@@ -41,6 +47,8 @@ def make_view(out, source, op, static, value, positions=()):
     creation = None if _state.grad_enabled else "inference" if _state.inference else "no_grad"
     if creation is None and info is not None and info.base is not None:
         creation = info.creation
+    if creation is None and op.name in MULTI_OUTPUT_VIEWS:
+        creation = "multi_output"
     out._storage = source._storage
     out._view = ViewInfo(base, steps, positions, source._storage.version, value, creation)
     if not _state.grad_enabled and base._requires_grad:

@@ -283,6 +283,15 @@ NOWHERE = _nowhere()   # where the gradient of a view made with grad mode off go
 def no_grad_view_message(t, indirect):
     info = t._view
     node = t._grad_fn
+    if info.creation == "multi_output":
+        nr = info.output_nr if info.output_nr is not None else t._out_idx
+        prefix = (f"Output {nr} of {re.sub(r'Backward[0-9]*$', '', node.name())} is a view and" if node is not None
+                  else "A view was created in no_grad mode and")
+        what = ("its base or another view of its base has been modified inplace." if indirect
+                else "is being modified inplace" + ("." if node is not None else " with grad mode enabled."))
+        return (f"{prefix} {what} This view is the output of a function that returns multiple views. Such "
+                "functions do not allow the output views to be modified inplace. You should replace the inplace "
+                "operation by an out-of-place one.")
     # PyTorch names the node here without its "Backward0" suffix
     prefix = (f"Output {t._out_idx} of {re.sub(r'Backward[0-9]*$', '', node.name())} is a view of a view which was created in" if node is not None
               else "A view was created in")

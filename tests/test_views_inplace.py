@@ -494,3 +494,56 @@ def test_views_written_under_no_grad_take_as_strided_history_as_pytorch(case):
         assert (a is None) == (b is None)
         if a is not None:
             np.testing.assert_allclose(a.numpy(), b.numpy())
+
+
+def _multi_output_cases(lib):
+    """In-place changes of the views that unbind/split/chunk return (one at a time), and of views of them."""
+    def made(requires_grad=True):
+        return lib.randn(2, 3, requires_grad=requires_grad).clone() if requires_grad else lib.randn(2, 3)
+
+    def rebased():
+        x = made()
+        a, _ = x.unbind(0)
+        x.mul_(2)
+        return a.grad_fn
+
+    def in_no_grad():
+        x = made()
+        with lib.no_grad():
+            x.unbind(0)[0].mul_(2)
+        return x
+
+    return {
+        "unbind output": lambda: made().unbind(0)[1].add_(1),
+        "split output": lambda: made().split(1)[1].mul_(2),
+        "split_with_sizes output": lambda: made().split([1, 1])[1].mul_(2),
+        "chunk output": lambda: made().chunk(2)[0].mul_(2),
+        "view of an unbind output": lambda: made().unbind(0)[0][1:].mul_(2),
+        "of a leaf": lambda: lib.randn(2, 3, requires_grad=True).unbind(0)[0].mul_(2),
+        "no grad base, grad operand": lambda: made(False).unbind(0)[0].mul_(lib.randn(3, requires_grad=True)),
+        "no grad anywhere": lambda: made(False).unbind(0)[0].mul_(2),
+        "inside no_grad": in_no_grad,
+        "tensor_split output (slices)": lambda: made().tensor_split(2)[1].mul_(2),
+        "base changed, then history read": rebased,
+    }
+
+
+@pytest.mark.parametrize("case", sorted(_multi_output_cases(tapegrad)))
+def test_views_of_multi_output_functions_refuse_in_place_changes(torch, case):
+    """PyTorch forbids modifying in place an output of a function that returns several views."""
+    try:
+        _multi_output_cases(torch)[case]()
+    except RuntimeError as e:
+        with pytest.raises(RuntimeError) as ours:
+            _multi_output_cases(tapegrad)[case]()
+        assert str(ours.value) == str(e)
+    else:
+        _multi_output_cases(tapegrad)[case]()
+
+
+def test_outputs_of_split_and_unbind_are_numbered(torch):
+    for lib in (tapegrad, torch):
+        x = lib.randn(4, 2, requires_grad=True).clone()
+        assert [t.output_nr for t in x.chunk(2)] == [0, 1]
+        assert [t.output_nr for t in x.unbind(1)] == [0, 1]
+        assert x.chunk(2)[1][1:].output_nr == 0 and lib.randn(4).chunk(2)[1].output_nr == 0

@@ -362,7 +362,15 @@ def split(tensor, split_size_or_sections, dim=0):
     for n in sections:
         out.append(_piece(tensor, S.split, d, start, start + n, **with_sizes))
         start += n
-    return tuple(out)
+    return _numbered(out)
+
+
+def _numbered(views):
+    """The outputs of a function returning several views, numbered as PyTorch's (output_nr, errors)."""
+    for k, v in enumerate(views):
+        if v._view is not None and v._view.creation == "multi_output":
+            v._view.output_nr = k
+    return tuple(views)
 
 
 def chunk(input, chunks, dim=0):
@@ -386,7 +394,7 @@ def tensor_split(input, indices_or_sections, dim=0):
 
 def unbind(input, dim=0):
     d = wrap_dim(dim, input.ndim)
-    return tuple(apply(S.unbind, input, spec=((None, None, None),) * d + (i,)) for i in range(input.shape[d]))
+    return _numbered([apply(S.unbind, input, spec=((None, None, None),) * d + (i,)) for i in range(input.shape[d])])
 
 
 def narrow(input, dim, start, length):
