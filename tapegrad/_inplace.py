@@ -24,7 +24,7 @@ def check_inplace(t, operands=()):
     if _state.grad_enabled:
         info = t._view
         if info is not None and info.creation is not None and (
-                t._requires_grad or any(getattr(o, "_requires_grad", False) for o in operands)):   # (all modes)
+                t._requires_grad or any(getattr(o, "_requires_grad", False) for o in operands)):
             raise RuntimeError(no_grad_view_message(t, indirect=False))
         if info is not None and info.base is None:
             info = None   # a detach()ed view: PyTorch's detach() is no view
