@@ -172,7 +172,7 @@ class Flight:
         self.mark = len(_journal)   # journalled writes from here on are made after the launch
         self.nodes = nodes          # weakrefs to the equations it computes (for the error's lines)
         self.state = []             # (Pending, storage, value): values it computed for storages written in place
-        self.produced = []          # (storage ref, its version, equation, output): the other values it computed
+        self.produced = []          # (storage ref, equation, output): the other values it computed
         self.grads = []             # (tensor, its .grad before, that grad's storage raw and version)
         self.retained = []          # (tensor, its .grad before): retained grads it set
 
@@ -187,7 +187,7 @@ class Flight:
         if s.counter.value:   # state written in place (a parameter): a rollback may need its pending form
             self.state.append((pending, s, value))
         else:                 # the loss, a kept activation: held weakly, so the step frees what it did
-            self.produced.append((weakref.ref(s), 0, pending.node, pending.index))
+            self.produced.append((weakref.ref(s), pending.node, pending.index))
 
     def remember_grad(self, t):
         """Before the program's gradient is written into t.grad."""
@@ -222,7 +222,7 @@ def confirm():
     from ._lazy import forget_inputs
     for p, _, _ in flight.state:   # (the backward's own equations dropped theirs at the launch)
         forget_inputs(p.node)
-    for _, _, node, _ in flight.produced:
+    for _, node, _ in flight.produced:
         forget_inputs(node)
     settle()
 
@@ -263,9 +263,9 @@ def _undo(flight, lost):
         if s is not None:
             s._raw = back.get(id(previous), previous)
             s.counter.value = version
-    for ref, version, node, index in flight.produced:
+    for ref, node, index in flight.produced:
         s = ref()
-        if s is not None and s.counter.value == version and type(s._raw) is not Pending:
+        if s is not None and not s.counter.value and type(s._raw) is not Pending:   # (not written since)
             shape, dtype = node.avals[index]
             p = s._raw = Pending(node, index, shape, dtype)
             p.storage = ref

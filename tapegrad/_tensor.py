@@ -87,10 +87,10 @@ class Tensor:
     @property
     def _value(self):
         """The concrete jax.Array (computing pending work if needed)."""
-        if _faults._in_flight[0] is not None:   # the value may come from a program not yet awaited
-            _faults.confirm()
         if self._view is None:
-            return self._storage.value
+            return self._storage.value   # (which awaits a program in flight first)
+        if _faults._in_flight[0] is not None:   # the view's value may come from a program not yet awaited
+            _faults.confirm()
         from ._lazy import resolve
         return resolve(self._view_value())
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from . import _faults
 from ._equation import SIGNATURES, Pending
+from ._ops._registry import ALL_INPUTS
 
 collector = None   # a list while tapegrad.compile traces: (flag, [first offending value, position], make_error)
 
@@ -46,11 +47,6 @@ def check(t, bad, make_error, key=None):
         raise make_error(host.reshape(-1)[at].item(), at)
 
 
-# Ops whose result holds only elements of some inputs (by position; ALL: every array input): views that
-# select elements, copies, reorderings and joins. An index or offset argument is never a source.
-ALL = None
-_MOVING = {"stack": ALL, "cat": ALL, "clone": (0,), "index": (0,), "gather": (0,), "index_select": (0,),
-           "flip": (0,), "roll": (0,), "repeat": (0,)}
 _MAX_SOURCES = 64
 _verdicts = {}   # id(array) -> (weakref to it, {check key: whether every element passed})
 _MAX_VERDICTS = 256
@@ -67,11 +63,10 @@ def _taken_from_passing(value, bad, key):
                 v = v.value
             else:
                 eq = v.node
-                op = SIGNATURES[eq.sid][0]
-                sources = _MOVING.get(op.name, (0,) if op.view and op.value_view is None else False)
-                if sources is False or type(eq.args) is not list:
+                sources = SIGNATURES[eq.sid][0].elements_from   # (see Op.elements_from)
+                if sources is None or type(eq.args) is not list:
                     return False   # (inputs dropped, or lost with a failed program: read the value)
-                args = eq.args if sources is ALL else [eq.args[i] for i in sources]
+                args = eq.args if sources is ALL_INPUTS else [eq.args[i] for i in sources]
                 for a in args:
                     if getattr(a, "dtype", None) != v.dtype:
                         return False   # a conversion moves values, not elements

@@ -31,9 +31,6 @@ class ViewInfo:
 grad_views = weakref.WeakKeyDictionary()
 
 
-MULTI_OUTPUT_VIEWS = ("unbind", "split")   # ops PyTorch's functions returning several views record
-
-
 def make_view(out, source, op, static, value, positions=()):
     """Turn the freshly computed tensor `out` into a view of `source` through (op, static, positions)."""
     info = source._view
@@ -47,7 +44,7 @@ def make_view(out, source, op, static, value, positions=()):
     creation = None if _state.grad_enabled else "inference" if _state.inference else "no_grad"
     if creation is None and info is not None and info.base is not None:
         creation = info.creation
-    if creation is None and op.name in MULTI_OUTPUT_VIEWS:
+    if creation is None and op.several_views:
         creation = "multi_output"
     out._storage = source._storage
     out._view = ViewInfo(base, steps, positions, source._storage.version, value, creation)

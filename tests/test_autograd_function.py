@@ -170,19 +170,26 @@ def test_double_backward_through_a_function(torch):
     assert name == tname
 
 
+def _square(lib, once_differentiable=False):
+    """x * x as a custom Function that saves its input."""
+    def twice_x(ctx, g):
+        x, = ctx.saved_tensors
+        return 2 * x * g
+
+    class Square(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        backward = staticmethod(lib.autograd.function.once_differentiable(twice_x) if once_differentiable
+                                else twice_x)
+    return Square
+
+
 def test_once_differentiable(torch):
     def build(lib):
-        class Sq(lib.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                ctx.save_for_backward(x)
-                return x * x
-
-            @staticmethod
-            @lib.autograd.function.once_differentiable
-            def backward(ctx, g):
-                x, = ctx.saved_tensors
-                return 2 * x * g
+        Sq = _square(lib, once_differentiable=True)
         x = _x(lib)
         seed = lib.ones(3, 2, dtype=lib.float64, requires_grad=True)
         g, = lib.autograd.grad(Sq.apply(x), x, grad_outputs=seed, create_graph=True)
@@ -340,16 +347,7 @@ def test_saved_tensor_checks_and_freed_graph(torch):
 def test_saved_tensors_freed_by_a_repeated_step(torch):
     # from the second step on, a step's backward is its tape segment's one program: it frees the same
     def build(lib):
-        class Square(lib.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                ctx.save_for_backward(x)
-                return x * x
-
-            @staticmethod
-            def backward(ctx, g):
-                x, = ctx.saved_tensors
-                return 2 * x * g
+        Square = _square(lib)
         messages = []
         for _ in range(4):
             x = lib.ones(3, requires_grad=True)

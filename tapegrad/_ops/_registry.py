@@ -12,6 +12,8 @@ FLOAT = "float"        # as SAME, then integers and bool become the default floa
 COMPARE = "compare"    # as SAME for computing; the result is bool (eq, lt...)
 KEEP = "keep"          # no promotion: the function sees inputs as they are (views, reductions, indexing)
 
+ALL_INPUTS = "all"     # Op.elements_from: every array input is a source
+
 
 class Op:
     """One table entry.
@@ -50,6 +52,13 @@ class Op:
     pointwise   True for the ops PyTorch computes with TensorIterator: their result takes the memory order
                 of their inputs (_pointwise_layout); or a function of the call's arguments telling whether
                 this call's does. Set where the family is defined.
+    elements_from which inputs every element of the result is taken from (views that select elements,
+                copies, reorderings, joins): a tuple of positions, ALL_INPUTS, or None (the result holds
+                computed values). Index and offset arguments are never sources. Value checks use it: a
+                result taken from checked arrays needs no check of its own (_value_checks). Set where the
+                family is defined; a view without value_view takes its input's.
+    several_views True for the ops of a PyTorch function returning several views (unbind, split): their
+                results refuse in-place changes (PyTorch's MULTI_OUTPUT_NODE views, _view_info).
     no_derivative for ops PyTorch records but cannot differentiate (unique, scatter with reduce): a function
                 of the statics giving (exception type, message) for the calls whose backward raises it, or
                 None. The node is recorded (its output requires grad); reaching it in backward raises.
@@ -57,7 +66,8 @@ class Op:
 
     __slots__ = ("name", "fn", "dtype_rule", "diff", "view", "saves_output", "saves_inputs", "nout",
                  "node_name", "node_class", "wraps_scalars", "overloads", "_node_classes", "fused_backward",
-                 "custom", "value_view", "no_derivative", "result_backward", "pointwise", "__weakref__")
+                 "custom", "value_view", "no_derivative", "result_backward", "pointwise", "elements_from",
+                 "several_views", "__weakref__")
 
     def __init__(self, name, fn, dtype_rule=SAME, diff=None, view=False, saves_output=False, nout=1,
                  node=None, node_name=None, wraps_scalars=False, overloads=(), saves_inputs=None,
@@ -75,6 +85,8 @@ class Op:
         self.value_view = value_view
         self.no_derivative = no_derivative
         self.pointwise = False
+        self.elements_from = (0,) if view and value_view is None else None
+        self.several_views = False
         self.nout = nout
         self.wraps_scalars = wraps_scalars
         self.node_name = node_name or _camel(node or name) + "Backward0"

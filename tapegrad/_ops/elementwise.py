@@ -406,6 +406,7 @@ polar = defop("polar", lambda r, t: jax.lax.complex(r * jnp.cos(t), r * jnp.sin(
 to_dtype = defop("to_dtype", lambda a, dtype: a.astype(dtype), dtype_rule=KEEP, node="to_copy")
 # a copy primitive, not `a + 0`, which turned -0.0 into 0.0 (PyTorch's clone keeps every bit)
 clone = defop("clone", lambda a: jnp.copy(a), dtype_rule=KEEP)
+clone.elements_from = (0,)
 # The result does not depend on `a`'s values: its gradient to `a` is zero (the old history is cut).
 fill = defop("fill", lambda a, v: jnp.full(a.shape, v, a.dtype), dtype_rule=KEEP,
              overloads=[overload("FillBackward1", ".t")])

@@ -319,6 +319,7 @@ masked_fill = defop("masked_fill", lambda a, mask, v: jnp.where(mask, jnp.asarra
 masked_scatter = defop("masked_scatter", _masked_scatter, dtype_rule=KEEP, diff=(0, 2))
 take = defop("take", lambda a, idx: a.reshape(-1)[idx], dtype_rule=KEEP, diff=(0,))
 take_along_dim = defop("take_along_dim", _take_along_dim, dtype_rule=KEEP, diff=(0,), node="gather")
+index.elements_from = gather.elements_from = index_select.elements_from = take_along_dim.elements_from = (0,)
 
 # Data-dependent sizes: the caller counts on the host (as PyTorch syncs) and passes `size`.
 nonzero = defop("nonzero", lambda a, size: jnp.argwhere(a, size=size).astype(jnp.int64), dtype_rule=KEEP)

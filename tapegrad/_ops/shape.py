@@ -2,7 +2,7 @@
 import jax.numpy as jnp
 import numpy as np
 
-from ._registry import defop, overload, SAME, KEEP
+from ._registry import ALL_INPUTS, defop, overload, SAME, KEEP
 from .indexing import _getitem
 
 
@@ -65,6 +65,7 @@ diagonal = defop("diagonal", lambda a, offset, dim1, dim2: jnp.diagonal(a, offse
 split = defop("split", lambda a, spec, with_sizes=False: _getitem(a, spec=spec), dtype_rule=KEEP, view=True,
               overloads=[overload("SplitWithSizesBackward0", with_sizes=True)])
 unbind = defop("unbind", _getitem, dtype_rule=KEEP, view=True)
+split.several_views = unbind.several_views = True
 
 # ---- copies -----------------------------------------------------------------------------
 reshape_copy = defop("reshape_copy", lambda a, shape: jnp.reshape(a, shape), dtype_rule=KEEP,
@@ -79,6 +80,8 @@ triu = defop("triu", lambda a, diagonal: jnp.triu(a, diagonal), dtype_rule=KEEP)
 cat = defop("cat", lambda *xs, dim: jnp.concatenate(xs, dim), dtype_rule=SAME)
 stack = defop("stack", lambda *xs, dim: jnp.stack(xs, dim), dtype_rule=SAME)
 repeat = defop("repeat", lambda a, repeats: jnp.tile(a, repeats), dtype_rule=KEEP)
+flip.elements_from = roll.elements_from = repeat.elements_from = (0,)
+cat.elements_from = stack.elements_from = ALL_INPUTS
 repeat_interleave = defop("repeat_interleave", _repeat_interleave, dtype_rule=KEEP, diff=(0,),
                           node="index_select")
 # PyTorch's diag is diag_embed of a vector, diagonal_copy of a matrix.

@@ -10,6 +10,7 @@ general path runs instead (so one-off graphs never compile a program).
 import numpy as np
 
 from .. import _faults, _lazy, _programs, _recompiles, _segment
+from .._host_values import on_device
 from .._lazy import Pending
 from .._memory_format import grad_like
 from .._storage import Storage
@@ -124,8 +125,7 @@ def _write_back(seg, live, values, flight):
         if ln is not None:
             p = ln.outs[k]()
             if p is not None:
-                p.value = value
-                flight.produce(p, _lazy.computed(p))   # (one that ran on NumPy goes to the device)
+                flight.produce(p, on_device(value))   # (one that ran on NumPy goes to the device)
 
 
 def _reachable(keys, root):
