@@ -14,6 +14,7 @@ the jaxpr says, so NumPy's promotion never leaks.
 import contextlib
 import math
 import threading
+import weakref
 
 import numpy as np
 
@@ -664,7 +665,7 @@ def _target():
 def _scan(params, outvars):
     """lax.scan as a Python loop over its body, itself evaluated with NumPy (RNN, LSTM and GRU layers are
     scans: their kernels then run on first sight for any sequence length without a compile)."""
-    body = compile_jaxpr(params["jaxpr"])
+    body = _shared_evaluator(params["jaxpr"])
     if body is None:
         raise _Unsupported
     length, reverse = params["length"], params["reverse"]
@@ -681,6 +682,23 @@ def _scan(params, outvars):
                 y[i] = value
         return (*carry, *ys)
     return scan, body
+
+
+# A jitted function's jaxpr is one object in every trace that calls it (jax.jit caches its trace), so its
+# evaluator is made once: flattening a recurrent kernel (see nn_rnn's length buckets) into every program
+# that calls it cost more than running it. Small calls (jnp's helpers) are inlined as before.
+_shared = weakref.WeakKeyDictionary()   # ClosedJaxpr -> its evaluator (None: unsupported)
+SHARED_CALL_EQNS = 24
+
+
+def _shared_evaluator(closed):
+    try:
+        return _shared[closed]
+    except KeyError:
+        made = _shared[closed] = compile_jaxpr(closed)
+        return made
+    except TypeError:   # (not weakly referable)
+        return compile_jaxpr(closed)
 
 
 def compile_jaxpr(closed, dims=None):
@@ -745,9 +763,21 @@ def compile_jaxpr(closed, dims=None):
                     inner_jaxpr, inner_consts = inner.jaxpr, inner.consts
                 else:
                     inner_jaxpr, inner_consts = inner, ()
-                outs = flatten(inner_jaxpr, inner_consts, ins)
+                if dims is not None or len(inner_jaxpr.eqns) < SHARED_CALL_EQNS or inner_jaxpr is inner:
+                    outs = flatten(inner_jaxpr, inner_consts, ins)
+                    for v, s in zip(eqn.outvars, outs):
+                        env[v] = s
+                    continue
+                shared = _shared_evaluator(inner)   # a large jitted function: one step, evaluated as made once
+                if shared is None:
+                    raise _Unsupported
+                fn = shared if len(eqn.outvars) != 1 else (lambda call: lambda *xs: call(*xs)[0])(shared)
+                work[0] += shared.seconds
+                c.draws = c.draws or shared.draws
+                outs = [slot() for _ in eqn.outvars]
                 for v, s in zip(eqn.outvars, outs):
                     env[v] = s
+                c.steps.append((fn, tuple(ins), tuple(outs), tuple(np_dtype(v.aval) for v in eqn.outvars)))
                 continue
             params = eqn.params if dims is None else concrete(eqn.params, dims)
             if name == "scan":

@@ -7,7 +7,16 @@ zeros, so h_n is taken at each sequence's length and the reverse direction start
 an input, not a static, so one compiled kernel serves every batch of the same padded shape.
 Outputs: output (T, B, D*H), h_n[, c_n]. With a projection (`proj`), h is w_hr @ (o * tanh(c)): h0, h_n and
 the output have the projection's size, c0 and c_n the hidden size.
+
+Sequence lengths come in buckets: a kernel for T steps pads the input to the bucket's length, runs the
+bucket's scan (one jax.jit, so its trace and derivatives serve every length of the bucket) with the padded
+steps masked, and keeps the first T outputs. Tracing a scan and its VJP costs tens of milliseconds per new
+length, which a loop over sequences of random length paid for each length; it now pays per bucket.
+Masked steps keep the carry, so h_n is the last real step's, and the outputs at real steps are computed by
+the same operations as without padding.
 """
+import functools
+
 import jax
 import jax.numpy as jnp
 from jax import lax
@@ -66,8 +75,37 @@ def _masked(cell):
     return step
 
 
+def bucket_length(steps):
+    """The padded length of a sequence of `steps` steps: a multiple of 8, in at most four buckets per
+    doubling (at most 1/4 padding beyond 32 steps)."""
+    grain = max(8, 1 << max(0, steps.bit_length() - 3))
+    return -(-steps // grain) * grain
+
+
 def _rnn(x, *args, mode, nonlinearity, num_layers, bidirectional, has_bias, dropout_scale, packed=False,
          proj=False):
+    options = dict(mode=mode, nonlinearity=nonlinearity, num_layers=num_layers, bidirectional=bidirectional,
+                   has_bias=has_bias, dropout_scale=dropout_scale, proj=proj)
+    steps = x.shape[0]
+    padded = bucket_length(steps)
+    if padded == steps:
+        return _bucket_scan(x, *args, packed=packed, **options)
+    dirs = 2 if bidirectional else 1
+    n_weights = num_layers * dirs * ((4 if has_bias else 2) + (1 if proj else 0))
+    head = 2 + n_weights if mode == "LSTM" else 1 + n_weights    # h0[, c0] and the weights
+    # (lax primitives, not jnp.pad and friends: this wrapper is traced for every length)
+    pad = lambda a: lax.pad(a, jnp.zeros((), a.dtype), [(0, padded - steps, 0)] + [(0, 0, 0)] * (a.ndim - 1))
+    masks = [pad(m) for m in args[head:]]          # dropout masks and the packed mask are time-major
+    real = lax.broadcasted_iota(jnp.int32, (padded, x.shape[1]), 0) < steps
+    valid = lax.bitwise_and(masks.pop(), real) if packed else real
+    outs = _bucket_scan(pad(x), *args[:head], *masks, valid, packed=True, **options)
+    return (lax.slice_in_dim(outs[0], 0, steps),) + tuple(outs[1:])
+
+
+@functools.partial(jax.jit, static_argnames=("mode", "nonlinearity", "num_layers", "bidirectional", "has_bias",
+                                             "dropout_scale", "packed", "proj"))
+def _bucket_scan(x, *args, mode, nonlinearity, num_layers, bidirectional, has_bias, dropout_scale, packed,
+                 proj):
     dirs = 2 if bidirectional else 1
     lstm = mode == "LSTM"
     args = list(args)
