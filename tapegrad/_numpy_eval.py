@@ -763,7 +763,8 @@ def compile_jaxpr(closed, dims=None):
                     inner_jaxpr, inner_consts = inner.jaxpr, inner.consts
                 else:
                     inner_jaxpr, inner_consts = inner, ()
-                if dims is not None or len(inner_jaxpr.eqns) < SHARED_CALL_EQNS or inner_jaxpr is inner:
+                if (dims is not None or len(inner_jaxpr.eqns) < SHARED_CALL_EQNS or inner_jaxpr is inner
+                        or not avals_ok("", [v.aval for v in list(inner_jaxpr.invars) + list(inner_jaxpr.outvars)])):
                     outs = flatten(inner_jaxpr, inner_consts, ins)
                     for v, s in zip(eqn.outvars, outs):
                         env[v] = s
