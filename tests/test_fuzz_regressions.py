@@ -552,3 +552,37 @@ def test_prod_takes_one_int_dim_as_torch(torch, call):
     ours, theirs = both(build)
     assert ours[0] is theirs[0] is TypeError
     assert "prod() received an invalid combination of arguments" in ours[1]
+
+
+def _derivatives(lib, build, values, order, wrt="x"):
+    """Gradients of gradients (create_graph) up to `order`, each as (value, requires_grad, node name)."""
+    x = lib.tensor(values, dtype=lib.float64, requires_grad=True)
+    e = lib.tensor([0.0, 2.0, 1.0][:len(values)], dtype=lib.float64, requires_grad=True)
+    g, out = build(lib, x, e).sum(), []
+    for k in range(order):
+        if not g.requires_grad:
+            break
+        (g,) = lib.autograd.grad(g, [x if wrt[k % len(wrt)] == "x" else e], create_graph=True)
+        out.append((g, g.requires_grad, None if g.grad_fn is None else g.grad_fn.name()))
+        g = g.sum()
+    return out
+
+
+@pytest.mark.parametrize("code", ["x.pow(2)", "x ** 2", "lib.pow(x, 2.0)", "x ** 3", "x ** 1", "x ** 0", "x.square()",
+                                  "x ** 0.5", "x ** -1", "x ** lib.tensor(2.0, dtype=lib.float64)", "x ** e",
+                                  "0.0 ** x", "lib.float_power(x, 2)"])
+@pytest.mark.parametrize("wrt", ["x", "xe", "ex"])
+def test_pow_derivatives_of_every_order_are_torchs_nans_included(torch, code, wrt):
+    # PyTorch's pow_backward at every order: a Python integer exponent's chain ends in zeros that need no
+    # grad, a tensor exponent's where() keeps its unselected NaN branches (0 * inf at the next order)
+    if wrt != "x" and code != "x ** e":
+        pytest.skip("only x ** e has an exponent to differentiate")
+
+    def build(lib):
+        return _derivatives(lib, lambda lib, x, e: eval(code, {"lib": lib, "x": x, "e": e}), [0.0, 1.5, -2.0],
+                            4, wrt)
+    ours, theirs = both(build)
+    assert len(ours) == len(theirs)
+    for (g, grad, name), (tg, tgrad, tname) in zip(ours, theirs):
+        assert_close(g, tg)
+        assert (grad, name) == (tgrad, tname)

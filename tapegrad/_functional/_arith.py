@@ -162,13 +162,22 @@ def pow(input, exponent, *, out=None):
             and not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise RuntimeError("Integers to negative integer powers are not allowed.")
     _check_kernel("pow", input, exponent)
-    return _apply(E.pow, input, exponent)
+    return _pow(input, exponent)
 
 
 def float_power(input, exponent, *, out=None):
     cast = D.complex128 if any(isinstance(x, Tensor) and x.dtype.is_complex or isinstance(x, builtins.complex)
                                for x in (input, exponent)) else D.float64
     input, exponent = (x.to(cast) if isinstance(x, Tensor) else x for x in (input, exponent))
+    return _pow(input, exponent)
+
+
+def _pow(input, exponent):
+    # a floating tensor to a Python number is PyTorch's pow.Tensor_Scalar (PowBackward0), whose backward
+    # branches on the exponent: an integer one is a static of the call (E._pow_scalar)
+    if isinstance(input, Tensor) and input.dtype.is_floating_point and type(exponent) in (builtins.int, builtins.float):
+        integer = builtins.int(exponent) if builtins.float(exponent).is_integer() and abs(exponent) < 2 ** 31 else None
+        return _apply(E.pow_scalar, input, exponent, integer=integer)
     return _apply(E.pow, input, exponent)
 
 

@@ -1,5 +1,6 @@
 """Elementwise ops: arithmetic, comparison, bitwise, unary maths."""
 import builtins
+import functools
 import math
 
 import jax
@@ -55,18 +56,68 @@ def _with_derivatives(fn, derivatives):
     return f
 
 
-def _pow_derivatives(a, b, out):
-    # PyTorch's pow_backward: d/da is 0 where b == 0 (JAX's b * a ** (b - 1) is NaN at a == 0), d/db is 0
-    # where a == 0 and b >= 0. The masked-out arguments are replaced before use, so no NaN reaches even a
-    # second derivative.
-    one, zero = jnp.ones((), a.dtype), jnp.zeros((), a.dtype)
-    b_zero = b == 0
-    d_a = jnp.where(b_zero, zero, b * jnp.power(a, jnp.where(b_zero, one, b) - 1))
-    a_zero = (a == 0) & (b >= 0)
-    return d_a, jnp.where(a_zero, zero, out * jnp.log(jnp.where(a_zero, one, a)))
+def _is_symbolic_zero(t):
+    return type(t) is jax.custom_derivatives.SymbolicZero
 
 
-_real_pow = _with_derivatives(jnp.power, _pow_derivatives)
+def _torch_pow(scalar_exponent):
+    """jnp.power differentiated by PyTorch's formulas, written on this same function so that every order of
+    derivative takes them (JAX's own rule makes its exponent safe at 0 only once: the third derivative of
+    x ** 2.0 is NaN at 0). A tensor exponent (PowBackward1, and PowBackward2's scalar base): a gets
+    where(b == 0, 0, grad * (b * a ** (b - 1))), b gets grad * where(a == 0 & b >= 0, 0, result * log(a)),
+    neither branch made safe, so that the next order is NaN where PyTorch's is. A Python scalar exponent that
+    is not an integer (PowBackward0; integers take integer_pow): grad * (b * a ** (b - 1)), never 0."""
+    @jax.custom_jvp
+    def pow_(a, b):
+        return jnp.power(a, b)
+
+    def jvp(primals, tangents):
+        (a, b), (da, db) = primals, tangents
+        out = pow_(a, b)
+        zero = jnp.zeros((), out.dtype)
+        terms = []
+        if not _is_symbolic_zero(da):
+            factor = b * pow_(a, b - 1)
+            if scalar_exponent:
+                terms.append(da * factor)
+            else:
+                # the tangent masked first, so that the gradient's formula ends in the where (WhereBackward0)
+                b_zero = b == 0
+                terms.append(jnp.where(b_zero, zero, da) * jnp.where(b_zero, jnp.ones((), out.dtype), factor))
+        if not _is_symbolic_zero(db):
+            terms.append(db * jnp.where((a == 0) & (b >= 0), zero, out * jnp.log(a)))
+        return out, jnp.broadcast_to(sum(terms[1:], terms[0]), out.shape).astype(out.dtype)
+    pow_.defjvp(jvp, symbolic_zeros=True)
+    return pow_
+
+
+_real_pow = _torch_pow(scalar_exponent=False)
+_scalar_pow = _torch_pow(scalar_exponent=True)
+
+
+def _pow_scalar(a, b, integer):
+    """A floating tensor to a Python scalar power (`integer`: the exponent when it is an integer, a static).
+    PyTorch's pow_backward branches on the exponent's value, zeros for 0, and integer_pow's rule does the
+    same: which derivative of x ** 2 no longer depends on x is known when the backward is recorded."""
+    if integer is not None:
+        return _integer_pow(a, integer)
+    return _scalar_pow(a, b)
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(1,))
+def _integer_pow(a, k):
+    return jax.lax.integer_pow(a, k)
+
+
+@_integer_pow.defjvp
+def _integer_pow_jvp(k, primals, tangents):
+    # PyTorch's pow_backward: zeros for k == 0 (depending on nothing), else grad * (k * a ** (k - 1)), whose
+    # a ** 0 is still a function of a (JAX's own rule folds it into a constant one order early)
+    (a,), (da,) = primals, tangents
+    out = _integer_pow(a, k)
+    if k == 0:
+        return out, jnp.zeros_like(out)
+    return out, da * (k * _integer_pow(a, k - 1))
 
 
 def _trunc_div(a, b):
@@ -231,6 +282,7 @@ remainder = defop("remainder", _remainder,
 fmod = defop("fmod", lambda a, b: jnp.fmod(a, b), overloads=[overload("FmodBackward1", "tt")])
 pow = defop("pow", lambda a, b: _pow(a, b),
             overloads=[overload("PowBackward1", "tt"), overload("PowBackward2", "st")])
+pow_scalar = defop("pow_scalar", _pow_scalar, node_name="PowBackward0")
 maximum = defop("maximum", lambda a, b: _max_split(a, b, jnp.greater))
 minimum = defop("minimum", lambda a, b: _max_split(a, b, jnp.less))
 fmax = defop("fmax", lambda a, b: _fmax(a, b, jnp.greater))
@@ -340,7 +392,9 @@ round = defop("round", lambda a, decimals=None: jnp.round(a, decimals or 0) if _
               overloads=[overload("RoundBackward1", decimals=int)])
 trunc = defop("trunc", lambda a: jnp.trunc(a) if _is_float(a) else a, dtype_rule=KEEP)
 frac = defop("frac", lambda a: a - jnp.trunc(a), dtype_rule=KEEP)
-square = defop("square", lambda a: a * a, dtype_rule=KEEP, node="pow")
+# PyTorch's square is pow(x, 2), differentiated as such (see _pow_scalar)
+square = defop("square", lambda a: _integer_pow(a, 2) if _is_float(a) else a * a, dtype_rule=KEEP,
+               node="pow")
 nan_to_num = defop("nan_to_num", _nan_to_num, dtype_rule=KEEP)
 
 # ---- unary: exponentials and logarithms ------------------------------------------------
