@@ -130,6 +130,7 @@ def _view_inplace(fn):
     # Shape-changing in-place ops (t_, unsqueeze_...) rebind the tensor to the new shape; a tensor that was
     # no view stays none (PyTorch's ._base is None), reading its storage through the new recipe.
     def method(self, *args, **kwargs):
+        check_inplace(self)   # a leaf that requires grad, or a view of one, refuses them too
         was_view = self._view is not None and self._view.base is not None
         out = fn(self, *args, **kwargs)
         info = out._view

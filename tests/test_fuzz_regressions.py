@@ -1,4 +1,6 @@
 """Bugs the differential fuzzer (tests/fuzz) found, kept as plain tests: the same code under both libraries."""
+import math
+
 import pytest
 
 from conftest import assert_close, both
@@ -586,3 +588,53 @@ def test_pow_derivatives_of_every_order_are_torchs_nans_included(torch, code, wr
     for (g, grad, name), (tg, tgrad, tname) in zip(ours, theirs):
         assert_close(g, tg)
         assert (grad, name) == (tgrad, tname)
+
+
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3)])
+@pytest.mark.parametrize("root", ["x.t()", "x", "x + 0", "x.clone()", "x.reshape(-1)", "x.unsqueeze(0)", "x[...]",
+                                  "x.sum()", "x.t().sum()", "x.sum() * 2", "x.expand_as(x)"])
+@pytest.mark.parametrize("seed", ["none", "plain", "leaf", "nonleaf"])
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_autograd_grad_result_is_the_seed_or_a_view_of_it_as_in_torch(torch, shape, root, seed, create_graph):
+    # PyTorch's backward formulas hand the incoming gradient on as is (add, clone, alias), as a view (t,
+    # view, unsqueeze) or expanded (sum): the result is grad_outputs itself or a view of it (or of the
+    # fresh gradient of the last other op), and in-place ops on it change that tensor or are refused
+    def build(lib):
+        x = lib.arange(1.0, 1.0 + math.prod(shape), dtype=lib.float64)
+        x = x.reshape(shape).requires_grad_()
+        y = eval(root, {"x": x})
+        go = None if seed == "none" else lib.full(y.shape, 2.0, dtype=lib.float64)
+        if seed == "leaf":
+            go.requires_grad_()
+        elif seed == "nonleaf":
+            go = go * lib.tensor(1.0, dtype=lib.float64, requires_grad=True)
+        if go is None and y.numel() != 1:
+            return None
+        g = lib.autograd.grad(y, [x], grad_outputs=go, create_graph=create_graph)[0]
+        base = g._base
+        # the node of a view (the recorded view op) is compared; a fresh tensor's is create_graph's own
+        name = type(g.grad_fn).__name__ if g.grad_fn is not None and g._is_view() else None
+        facts = (g is go, base is go if go is not None else base is None, g._is_view(), g.is_leaf, g.requires_grad,
+                 g.stride(), g.is_contiguous(), name)
+        errors = [_raises(lambda _: eval(code, {"g": g, "x": x}), lib)
+                  for code in ("g.add_(1.0)", "g.mul_(2.0)", "g.reshape(-1).add_(1.0)", "g.t_()")]
+        errors = [None if e is None else (e[0], e[1].split(".")[0]) for e in errors]
+        return facts, errors, g.detach(), None if go is None else go.detach()
+    ours, theirs = both(build)
+    if theirs is None:
+        assert ours is None
+        return
+    assert ours[:2] == theirs[:2]
+    assert_close(ours[2], theirs[2])
+    if theirs[3] is not None:
+        assert_close(ours[3], theirs[3])
+
+
+@pytest.mark.parametrize("code", ["x.t_()", "x.unsqueeze_(0)", "x.squeeze_()", "x.transpose_(0, 1)",
+                                  "x[0:1].t_()", "x[0].unsqueeze_(0)"])
+def test_shape_changing_in_place_ops_on_a_leaf_or_its_view_raise_as_in_torch(torch, code):
+    def build(lib):
+        x = lib.ones(2, 3, requires_grad=True)
+        y = eval(code, {"x": x})
+        return tuple(y.shape), y.requires_grad, type(y.grad_fn).__name__ if y.grad_fn is not None else None
+    _same_error(build, torch)

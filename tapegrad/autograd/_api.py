@@ -1,7 +1,8 @@
 """backward() and grad(): PyTorch's torch.autograd.backward / torch.autograd.grad over the engine.
 
 Checks the seeds, then runs the engine (`_engine.run_backward`) or, with create_graph, the recorded
-backward (`_higher`); grad() also gives an input's gradient PyTorch's layout when it is the seed itself.
+backward (`_higher`); grad() also gives an input's gradient PyTorch's identity and layout where PyTorch's
+backward formulas hand a gradient on as is or as a view (the seed itself, a view of it, a sum's expand).
 """
 import warnings
 
@@ -87,20 +88,32 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             raise RuntimeError(f"One of the differentiated Tensors does not require grad")
     seeds = _seeds(outputs, _as_list(grad_outputs))
     retain = bool(retain_graph) if retain_graph is not None else create_graph
-    # read off the graph before the backward frees it
-    layouts = [_seed_layout(outputs[0], t) if grad_outputs is None and len(outputs) == 1 else None for t in inputs]
+    # read off the graph before the backward frees it; a fresh gradient a result is a view of is computed
+    # besides the inputs' (their nodes still run: hooks fire, retained grads fill)
+    recipes = [_recipe(outputs[0], t) if len(outputs) == 1 else None for t in inputs]
+    seed_tensors = (_seed_tensors(outputs, _as_list(grad_outputs), seeds)
+                    if create_graph or any(r is not None and r[0] is None for r in recipes) else None)
+    sources = list(dict.fromkeys(r[0] for r in recipes if r is not None and r[0] is not None))
+    wanted = inputs + [_Output(edge) for edge in sources]
     if create_graph:
-        graph, results, want_keys = _higher.run(outputs, _seed_tensors(outputs, _as_list(grad_outputs), seeds),
-                                                retain, wanted=inputs)
+        graph, results, want_keys = _higher.run(outputs, seed_tensors, retain, wanted=wanted)
         _higher.write_retained(graph, results)
         grads = [None if k is None else results.get(k) for k in want_keys]
     else:
         grads = [None if g is None else Tensor._wrap(g)
-                 for g in run_backward(outputs, seeds, retain, wanted=inputs, accumulate=False)]
+                 for g in run_backward(outputs, seeds, retain, wanted=wanted, accumulate=False)]
+    fresh = dict(zip(sources, grads[len(inputs):]))
+    for i, r in enumerate(recipes):
+        if grads[i] is None or r is None:
+            continue
+        if r[0] is None:
+            source = _implicit_seed(outputs[0]) if seed_tensors[0] is None else seed_tensors[0]
+        else:
+            source = fresh[r[0]]
+        if source is not None:
+            grads[i] = _formed(source, r[1], create_graph)
     result = []
-    for index, (t, g, layout) in enumerate(zip(inputs, grads, layouts)):
-        if g is not None and layout is not None:
-            g = _seed_view(g, t, layout, create_graph)
+    for index, (t, g) in enumerate(zip(inputs, grads)):
         if g is None:
             if materialize_grads:
                 from .._creation import zeros_like
@@ -110,6 +123,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                                    "the graph. Set allow_unused=True if this is the desired behavior.")
         result.append(g)
     return tuple(result)
+
+
+def _implicit_seed(root):
+    return Tensor._wrap(jnp.ones(tuple(root.shape), root.dtype.np))   # PyTorch's ones_like(output)
 
 
 def _seed_tensors(outputs, grad_tensors, seeds):
@@ -142,37 +159,97 @@ def _backward_create_graph(outputs, seeds, retain, inputs):
             t._grad = _higher.accumulate(t._grad, g, leaf=t)
 
 
-# How PyTorch's backward formula of an op hands on the incoming gradient: as a view of it, expanded (sum's
-# backward), or the very tensor (positions listed); other ops make a fresh tensor.
-_VIEWS = frozenset({"view", "transpose", "t", "permute", "unsqueeze", "squeeze", "alias", "index_alias", "reshape_alias",
-                    "reshape_copy"})
-_SAME = {"clone": (0,), "add": (0, 1), "sub": (0,), "add_scaled": (0,), "expand": (0,)}   # expand: sum_to of an equal shape
+# How PyTorch's backward formula of an op hands on the incoming gradient g (derivatives.yaml): as g itself
+# (positions listed, where no broadcast or cast is undone), as a view of g (steps below), or, for every
+# other op, as a fresh tensor.
+_SAME = {"clone": (0,), "add": (0, 1), "sub": (0,), "add_scaled": (0,), "alias": (0,), "index_alias": (0,)}
 
 
-def _seed_layout(root, t):
-    """When t's gradient is, in PyTorch, the implicit seed handed down a chain of such ops alone: "expanded"
-    (a sum on the way: all strides 0, which refuses in-place ops) or "view"; both are views made under
-    no_grad (unless create_graph), which refuse in-place ops recording history. None otherwise (a fresh tensor)."""
-    wanted = t._edge()
-    layout = None
-    edges = [root._edge()]
-    while True:
-        if edges[0] == wanted:
-            return layout
-        node = edges[0][0]
+class _Output:
+    """Output `_out_idx` of node `_grad_fn`, in the form the engine reads of a wanted tensor: the fresh
+    gradient PyTorch's result is a view of."""
+    __slots__ = ("_grad_fn", "_out_idx")
+
+    def __init__(self, edge):
+        self._grad_fn, self._out_idx = edge
+
+
+def _recipe(root, t):
+    """How PyTorch's autograd.grad forms t's gradient when a single chain of ops leads from root to t:
+    (source, steps), the steps (Tensor methods and arguments) applied to the source, which is None for
+    the seed itself or the edge whose gradient the last op making a fresh tensor hands on; None where t's
+    gradient comes some other way (several paths, several inputs to an op)."""
+    wanted, edge = t._edge(), root._edge()
+    source, steps = None, []
+    while edge != wanted:
+        node = edge[0]
         if type(node) is AccumulateGrad or node.kept is None:
             return None
-        edges = [e for e in node.edges if e is not None]
-        if len(edges) != 1:
+        live = [e for e in node.edges if e is not None]
+        if len(live) != 1:
             return None
-        position = node.edges.index(edges[0])
-        op, static = node.op.name, dict(SIGNATURES[node.sig][1])
-        if op == "sum" and static.get("dtype") is None:
-            layout = "expanded"
-        elif op in _VIEWS:
-            layout = layout or "view"
-        elif position not in _SAME.get(op, ()) or not _same_aval(node, position):
+        edge = live[0]
+        handed = _handed_on(node, node.edges.index(edge), _shape_of(edge))
+        if handed is None:
+            source, steps = edge, []
+        else:
+            steps.extend(handed)
+    return source, steps
+
+
+def _shape_of(edge):
+    node, index = edge
+    return tuple(node.variable.shape) if type(node) is AccumulateGrad else tuple(node.avals[index][0])
+
+
+def _handed_on(node, position, shape):
+    """The view steps by which node's backward turns its incoming gradient into the gradient of its
+    input at `position` (of `shape`): [] for the gradient itself, None for a fresh tensor."""
+    op, static = node.op.name, dict(SIGNATURES[node.sig][1])
+    if op in _SAME:
+        return [] if position in _SAME[op] and _same_aval(node, position) else None
+    if op == "sum" and static["dtype"] is None and static["dim"] != ():
+        # sum_backward: g unsqueezed at each reduced dim, then expanded (all strides 0 where reduced)
+        dims = () if static["keepdim"] or static["dim"] is None else sorted(d % len(shape) for d in static["dim"])
+        return [("unsqueeze", d) for d in dims] + [("expand", shape)]
+    if op == "expand":   # sum_to of an equal shape is g itself, but for a 0-d one (g.sum())
+        return [] if tuple(node.avals[0][0]) == shape != () else None
+    if op == "t":
+        return [("t",)]
+    if op == "transpose":
+        return [("transpose", static["dim0"], static["dim1"])]
+    if op == "permute":
+        dims = [d % len(shape) for d in static["dims"]]
+        return [("permute", tuple(dims.index(d) for d in range(len(dims))))]
+    if op == "unsqueeze":
+        return [("squeeze", static["dim"])]
+    if op == "squeeze":   # unsqueeze_to: back at each squeezed dim of size 1
+        dim = static["dim"]
+        dims = range(len(shape)) if dim is None else (dim,) if isinstance(dim, int) else dim
+        return [("unsqueeze", d) for d in sorted(d % len(shape) for d in dims if shape[d] == 1)]
+    if op == "index_unsqueeze":   # x[None]: one unsqueeze per None, squeezed back last first
+        inserted = _inserted_dims(static["spec"], len(shape))
+        return None if inserted is None else [("squeeze", d) for d in reversed(inserted)]
+    if op in ("view", "reshape_alias", "reshape_copy"):
+        return [("reshape", shape)]
+    return None
+
+
+def _inserted_dims(spec, ndim):
+    """The result's dims an indexing spec of full slices, `...` and None inserts (None for another spec)."""
+    consumed = sum(1 for s in spec if s is not None and s is not Ellipsis)
+    inserted, out = [], 0
+    for s in spec:
+        if s is None:
+            inserted.append(out)
+            out += 1
+        elif s is Ellipsis:
+            out += ndim - consumed
+        elif s == (None, None, None):
+            out += 1
+        else:
             return None
+    return inserted
 
 
 def _same_aval(node, position):
@@ -185,10 +262,10 @@ def _same_aval(node, position):
     return tuple(kind[0]) == tuple(shape) and kind[1] == dtype
 
 
-def _seed_view(g, t, layout, create_graph):
-    seed = Tensor._wrap(jnp.ones((), g.dtype.np))
-    # PyTorch's engine runs the backward in grad mode only with create_graph: only then is the view an
-    # ordinary one, which in-place ops may change
+def _formed(g, steps, create_graph):
+    # PyTorch's engine runs the backward in grad mode only with create_graph: only then are the views
+    # ordinary ones, which in-place ops may change
     with set_grad_enabled(create_graph):
-        return seed.expand(tuple(t.shape)) if layout == "expanded" else seed.reshape(tuple(t.shape))
-
+        for name, *args in steps:
+            g = getattr(g, name)(*args)
+    return g
