@@ -1,5 +1,6 @@
 """Tensor.__getitem__ / __setitem__: parse PyTorch index expressions into a static spec + index arrays."""
 import builtins
+import operator
 
 import jax.numpy as jnp
 import numpy as np
@@ -138,14 +139,21 @@ def _basic_steps(t, items):
             steps.append(lead + (None,))
             dim += 1
         elif isinstance(x, slice):
-            size = t.shape[source]
-            if x != slice(None) and x.indices(size) != (0, size, 1):   # `:` spans a dimension of any (symbolic) size
+            if not _spans(x, t.shape[source]):
                 steps.append(lead + (x,))
             dim, source = dim + 1, source + 1
         else:
             steps.append(lead + (x,))
             source += 1
     return steps
+
+
+def _spans(s, size):
+    """PyTorch's applySlice records no view for a slice that starts at 0, stops at or past the end and steps
+    by 1, judged on the bounds as written: `-2:` over two elements is still sliced. (`:` spans a dimension of
+    any, even symbolic, size.)"""
+    start, stop, step = (None if v is None else operator.index(v) for v in (s.start, s.stop, s.step))
+    return start in (None, 0) and step in (None, 1) and (stop is None or stop >= size)
 
 
 def _advanced_split(t, items):
@@ -178,22 +186,39 @@ def _advanced_split(t, items):
     return steps, tuple(advanced)
 
 
-def _selects_whole(t, index):
-    """True where the index is only full slices and `...` (PyTorch then writes t itself, not a view)."""
+def _selects_whole(t, index, tensors=False):
+    """True where the index is only full slices and `...` (and, with `tensors`, index tensors): PyTorch's
+    setitem then writes t itself (copy_, or index_put_), not a view its other items make first."""
     items = index if isinstance(index, tuple) else (index,)
-    if not all(i is Ellipsis or isinstance(i, slice) for i in items):
+    if builtins.sum(i is Ellipsis for i in items) > 1:
         return False
-    ellipsis = [k for k, i in enumerate(items) if i is Ellipsis]
-    if len(ellipsis) > 1:
-        return False
-    head, tail = (items[:ellipsis[0]], items[ellipsis[0] + 1:]) if ellipsis else (items, ())
-    if len(head) + len(tail) > t.ndim:
-        return False
-    sizes = list(t.shape[:len(head)]) + list(t.shape[t.ndim - len(tail):])
-    try:
-        return all(s.indices(n) == (0, n, 1) for s, n in zip(head + tail, sizes))
-    except TypeError:   # tensor bounds
-        return False
+    consumed = builtins.sum(_consumes(i) for i in items)
+    dim = 0
+    for i in items:
+        if i is Ellipsis:
+            dim += t.ndim - consumed
+        elif isinstance(i, slice):
+            try:
+                if dim >= t.ndim or not _spans(i, t.shape[dim]):
+                    return False
+            except TypeError:   # tensor bounds
+                return False
+            dim += 1
+        elif tensors and i is not None and not isinstance(i, (builtins.bool, builtins.int, np.integer)):
+            dim += _consumes(i)
+        else:
+            return False
+    return True
+
+
+def _written_view(t, index, arrays):
+    """The view of t that PyTorch's setitem writes: the basic items applied (before the tensors' index_put_)."""
+    if not arrays:
+        return getitem(t, index)
+    out = t
+    for step in _advanced_split(t, index if isinstance(index, tuple) else (index,))[0]:
+        out = getitem(out, step)
+    return out
 
 
 def setitem(t, index, value):
@@ -203,25 +228,20 @@ def setitem(t, index, value):
     from ._overlap import has_internal_overlap
     from ._views import shares_addresses
     spec, arrays, _ = parse(t, index)
-    if not arrays and _state.grad_enabled and t.requires_grad and t.is_leaf and not _selects_whole(t, index):
-        # basic indexing writes through a view of t (PyTorch slices, then copies): the error names the view,
-        # and a view of a view made with grad mode off is refused for that first
+    whole = _selects_whole(t, index, tensors=builtins.bool(arrays))
+    if not whole and _state.grad_enabled and t.requires_grad and t.is_leaf:
+        # the index's basic items write through a view of t (PyTorch slices, then copies or index_put_s): the
+        # error names the view, and a view of a view made with grad mode off is refused for that first
         if t._view is not None and t._view.creation is not None and t._view.base is not None:
-            check_inplace(getitem(t, index), (value,))
+            check_inplace(_written_view(t, index, arrays), (value,))
         raise RuntimeError(VIEW_OF_LEAF_ERROR)
     value = scalar_or_tensor(value)
     if isinstance(value, Tensor) and value.dtype.is_complex and not t.dtype.is_complex:
         raise RuntimeError("value cannot be converted to type without overflow")
     if not arrays and (has_internal_overlap(t) or (t._view is not None and shares_addresses(t._view.steps))):
         # elements share memory (expand, as_strided): write through the indexed view, as PyTorch does, so that
-        # every element at a written address changes (an indexed view that still expands is refused)
-        getitem(t, index).copy_(value)
+        # every element at a written address changes (an indexed view that still expands is refused); an
+        # index of full slices and `...` writes t itself, which PyTorch's checks then name
+        (t if whole else getitem(t, index)).copy_(value)
         return
-    inplace(t, I.index_put, value, *(Tensor._wrap(a) for a in arrays), spec=spec, whole=writes_whole(spec))
-
-
-def writes_whole(spec):
-    """True for an index of tensors, full slices and `...` only: PyTorch's setitem then runs index_put_ on the
-    tensor itself; other items make a view first (a slice, a select, an unsqueeze)."""
-    return "T" in spec and all(x == "T" or x is Ellipsis or (type(x) is tuple and x[0] in (None, 0)
-                                                            and x[1] is None and x[2] in (None, 1)) for x in spec)
+    inplace(t, I.index_put, value, *(Tensor._wrap(a) for a in arrays), spec=spec, whole=whole and builtins.bool(arrays))

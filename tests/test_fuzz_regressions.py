@@ -638,3 +638,84 @@ def test_shape_changing_in_place_ops_on_a_leaf_or_its_view_raise_as_in_torch(tor
         y = eval(code, {"x": x})
         return tuple(y.shape), y.requires_grad, type(y.grad_fn).__name__ if y.grad_fn is not None else None
     _same_error(build, torch)
+
+
+@pytest.mark.parametrize("index", [
+    "slice(None)", "slice(0, 5)", "slice(None, 2)", "Ellipsis", "(Ellipsis, slice(None))", "slice(0, 1)",
+    "slice(-2, None)", "(slice(-5, None), slice(None))", "(torch.tensor([0]), slice(-3, None))",
+    "(slice(0, 1), torch.tensor([0]))", "(0, torch.tensor([0]))", "(torch.tensor([0]), slice(None, 5))"])
+@pytest.mark.parametrize("made", ["expand", "slice", "leaf"])
+def test_setitem_names_the_tensor_torch_writes(torch, made, index):
+    # PyTorch's setitem skips a slice that starts at 0 (as written: -2: is sliced), stops at or past the
+    # end and steps by 1, then writes what is left: the tensor itself, or the view its other items make
+    def build(lib):
+        t0 = lib.ones(2, 1 if made == "expand" else 3, requires_grad=True)
+        if made == "leaf":
+            t1 = t0
+        else:
+            with lib.no_grad():
+                t1 = t0.expand(2, 3) if made == "expand" else t0[:, :]
+        return _raises(lambda _: t1.__setitem__(eval(index, {"torch": lib}), 3.0), lib)
+    ours, theirs = both(build)
+    assert ours[0] is theirs[0] is RuntimeError
+    assert theirs[1].split(" Given that")[0].split(" in an in-place operation")[0] in ours[1]
+
+
+@pytest.mark.parametrize("index", ["a[s]", "a[s, 0]", "a[0, s]", "a[..., s]"])
+@pytest.mark.parametrize("s", ["-2:", "-5:", ":5", "0:", "-2:2"])
+def test_basic_index_slices_as_written_as_torch(torch, index, s):
+    def build(lib):
+        a = lib.ones(2, 3, requires_grad=True) * 1
+        f, names = eval(index.replace("s", s), {"a": a}).grad_fn, []
+        while f is not None and f.name() != "MulBackward0":
+            names.append(f.name())
+            f = f.next_functions[0][0]
+        return names
+    ours, theirs = both(build)
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("view", ["a.t()", "a[0]", "a.view(6)", "a.unsqueeze(0)"])
+@pytest.mark.parametrize("change", ["", "b.mul_(2)", "a.mul_(2)", "c_retained"])
+def test_retain_grad_on_a_view_then_expanded_as_torch(torch, view, change):
+    def build(lib):
+        x = lib.tensor([[0.5, -1.0, 2.0], [1.5, 0.25, -2.0]], dtype=lib.float64, requires_grad=True)
+        a = x * 1
+        b = eval(view)
+        b.retain_grad()
+        c = b.expand(2, *b.shape)
+        if change == "c_retained":
+            c.retain_grad()
+        elif change:
+            eval(change)
+        c.sum().backward()
+        return b.grad, x.grad, c.grad if change == "c_retained" else None
+    ours, theirs = both(build)
+    for a, b in zip(ours, theirs):
+        assert (a is None) == (b is None)
+        if a is not None:
+            assert_close(a, b)
+
+
+@pytest.mark.parametrize("leaf", [True, False])
+@pytest.mark.parametrize("reshape_in_no_grad", [True, False])
+def test_maximum_of_a_transposed_view_changed_under_no_grad_as_torch(torch, leaf, reshape_in_no_grad):
+    def build(lib):
+        x = lib.tensor([[0.5, -1.0, 2.0], [1.5, 0.25, -2.0]], dtype=lib.float64, requires_grad=True)
+        t1 = (x if leaf else x * 1).t()
+        m = lib.maximum(t1, t1)
+        with lib.no_grad():
+            t1.mul_(2)
+        if reshape_in_no_grad:
+            with lib.no_grad():
+                r = m.reshape(6)
+        else:
+            r = m.reshape(6)
+        flags = [(t.requires_grad, t.is_leaf, t.grad_fn and t.grad_fn.name()) for t in (t1, m, r)]
+        error = _raises(lambda _: (r.sum() + t1.reshape(6).sum()).backward(), lib)
+        return flags, error and (error[0], "modified by an inplace operation" in error[1]), x.grad
+    ours, theirs = both(build)
+    assert ours[:2] == theirs[:2]
+    assert (ours[2] is None) == (theirs[2] is None)
+    if ours[2] is not None:
+        assert_close(ours[2], theirs[2])
