@@ -105,3 +105,16 @@ def test_two_retained_outputs_of_one_node_each_get_their_grad(torch):
     for (a, b), (ta, tb) in zip(ours, theirs):
         assert_close(a, ta)
         assert_close(b, tb)
+
+
+def test_grad_of_a_non_leaf_warns_in_torchs_words(torch):
+    import warnings
+
+    def build(lib):
+        y = lib.ones(2, requires_grad=True) * 2
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assert y.grad is None
+        return str(caught[0].message).split(" (Triggered internally")[0]
+    ours, theirs = both(build)
+    assert ours == theirs
