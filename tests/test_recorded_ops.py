@@ -23,6 +23,10 @@ CASES = {
     "baddbmm": (lambda: tg.baddbmm(tg.randn(3), tg.randn(2, 4, 5), tg.randn(2, 5, 3)), ["baddbmm"]),
     "mm": (lambda: tg.mm(tg.randn(4, 5), tg.randn(5, 3)), ["mm"]),
     "bmm": (lambda: tg.bmm(tg.randn(2, 4, 5), tg.randn(2, 5, 3)), ["bmm"]),
+    # the exponent's checks are Python's: no op on the exponent, no read of a value
+    "pow, an integer exponent": (lambda: tg.randn(3, requires_grad=True).pow(2), ["pow_scalar"]),
+    "pow, a float exponent": (lambda: tg.randn(3) ** 0.5, ["pow_scalar"]),
+    "pow, a large exponent": (lambda: tg.randn(3).pow(2.0 ** 40), ["pow_scalar"]),
 }
 
 

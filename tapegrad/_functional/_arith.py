@@ -176,7 +176,7 @@ def _pow(input, exponent):
     # a floating tensor to a Python number is PyTorch's pow.Tensor_Scalar (PowBackward0), whose backward
     # branches on the exponent: an integer one is a static of the call (E._pow_scalar)
     if isinstance(input, Tensor) and input.dtype.is_floating_point and type(exponent) in (builtins.int, builtins.float):
-        integer = builtins.int(exponent) if builtins.float(exponent).is_integer() and abs(exponent) < 2 ** 31 else None
+        integer = builtins.int(exponent) if builtins.float(exponent).is_integer() and builtins.abs(exponent) < 2 ** 31 else None
         return _apply(E.pow_scalar, input, exponent, integer=integer)
     return _apply(E.pow, input, exponent)
 
