@@ -1,0 +1,563 @@
+"""NumPy rules for lax primitives, with lax's semantics: the table `_numpy_eval` evaluates jaxprs with.
+
+Each rule takes a primitive's parameters and returns a function of NumPy arrays. The rules follow lax's
+semantics, not NumPy's where they differ (round-half-away, clamped dynamic slice starts, select_n's case
+order, dot_general's dimension numbers). A primitive (or a parameter) without an exact rule raises
+_Unsupported, and the kernel is compiled instead. The cost constants estimate what a run takes, which
+`_programs` weighs against a compile's price.
+"""
+import math
+
+import numpy as np
+
+from . import _numpy_random
+
+_RULES = {}
+_HALF = frozenset([np.dtype(np.float16)] + ([np.dtype("bfloat16")] if hasattr(np, "bfloat16") else []))
+
+
+def _rule(*names):
+    def register(make):
+        for n in names:
+            _RULES[n] = make
+        return make
+    return register
+
+
+def _unary(fn):
+    return lambda params: fn
+
+
+_WIDER = {np.dtype(np.float32): np.float64, np.dtype(np.complex64): np.complex128}
+
+
+def _in_double(fn):
+    """fn on float32/complex64 inputs computed in double precision (and rounded back by the caller):
+    NumPy's single-precision exp, tanh, ... are vectorised approximations a few ulp off, where PyTorch
+    and XLA give (nearly always) the correctly rounded value."""
+    def run(*xs):
+        return fn(*[x.astype(_WIDER[x.dtype]) if x.dtype in _WIDER else x for x in map(np.asarray, xs)])
+    return run
+
+
+for _name, _fn in {
+        "exp": np.exp, "log": np.log, "log1p": np.log1p, "expm1": np.expm1, "tanh": np.tanh, "sin": np.sin,
+        "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan,
+        "sinh": np.sinh, "cosh": np.cosh, "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh,
+        "cbrt": np.cbrt, "exp2": np.exp2, "pow": np.power, "atan2": np.arctan2,
+}.items():
+    _RULES[_name] = _unary(_in_double(_fn))
+
+for _name, _fn in {
+        "neg": np.negative, "sqrt": np.sqrt, "abs": np.abs, "sign": np.sign,
+        "floor": np.floor, "ceil": np.ceil, "is_finite": np.isfinite, "not": np.invert,
+        "real": np.real, "imag": np.imag, "conj": np.conj, "square": np.square,
+        "add": np.add, "add_any": np.add, "sub": np.subtract, "mul": np.multiply, "max": np.maximum,
+        "min": np.minimum, "nextafter": np.nextafter,
+        "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
+        "ge": np.greater_equal, "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor,
+        "stop_gradient": lambda x: x, "copy": lambda x: x, "copy_p": lambda x: x,
+        "optimization_barrier": lambda *xs: xs,
+}.items():
+    _RULES[_name] = _unary(_fn)
+
+
+@_rule("div")
+def _div(params):
+    def div(x, y):
+        if np.asarray(x).dtype.kind in "iub":   # lax rounds toward zero, and x / 0 is defined: leave to XLA
+            raise _Unsupported
+        return np.true_divide(x, y)
+    return div
+
+
+@_rule("rem")
+def _rem(params):
+    def rem(x, y):
+        kind = np.asarray(x).dtype.kind
+        if kind == "u":   # lax: x rem 0 is x (random integer draws reduce unsigned bits this way)
+            y = np.asarray(y)
+            return np.where(y == 0, x, np.remainder(x, np.where(y == 0, 1, y)))
+        if kind in "ib":
+            raise _Unsupported
+        return np.fmod(x, y)   # C's fmod: the sign of the dividend, as lax.rem
+    return rem
+
+
+def _shift(fn, fill_sign):
+    def make(params):
+        def shift(x, y):
+            x, y = np.asarray(x), np.asarray(y)
+            bits = x.dtype.itemsize * 8
+            too_far = (y < 0) | (y >= bits)   # lax defines these; C (and NumPy) do not
+            safe = np.where(too_far, 0, y).astype(x.dtype)
+            fill = np.where(x < 0, -1, 0).astype(x.dtype) if fill_sign else np.zeros((), x.dtype)
+            return np.where(too_far, fill, fn(x, safe))
+        return shift
+    return make
+
+
+def _logical_right(x, y):
+    unsigned = np.dtype(f"u{x.dtype.itemsize}")
+    return np.right_shift(x.view(unsigned) if x.ndim else x.astype(unsigned), y.astype(unsigned)).astype(x.dtype)
+
+
+_RULES["shift_left"] = _shift(np.left_shift, False)
+_RULES["shift_right_arithmetic"] = _shift(np.right_shift, True)
+_RULES["shift_right_logical"] = _shift(_logical_right, False)
+
+
+@_rule("bitcast_convert_type")
+def _bitcast(params):
+    dtype = np.dtype(params["new_dtype"])
+
+    def bitcast(x):
+        x = np.ascontiguousarray(x)
+        if x.dtype.itemsize != dtype.itemsize:
+            raise _Unsupported
+        return x.view(dtype)
+    return bitcast
+
+
+# Giles' single-precision erfinv ("Approximating the erfinv function", 2010), as XLA evaluates it for
+# float32 (normal draws: x = sqrt(2) * erfinv(uniform)); evaluated in double here, so within an ulp or two of
+# XLA's float32 arithmetic. Float64 uses another approximation in XLA: left to it.
+_ERFINV_CENTRAL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
+                   -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
+_ERFINV_TAIL = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
+                -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
+
+
+@_rule("erf_inv")
+def _erf_inv(params):
+    def erf_inv(x):
+        x = np.asarray(x)
+        if x.dtype != np.float32:
+            raise _Unsupported
+        d = x.astype(np.float64)
+        w = -np.log1p(-d * d)
+        central = w < 5.0
+        w = np.where(central, w - 2.5, np.sqrt(np.maximum(w, 0.0)) - 3.0)
+        p = np.where(central, _ERFINV_CENTRAL[0], _ERFINV_TAIL[0])
+        for a, b in zip(_ERFINV_CENTRAL[1:], _ERFINV_TAIL[1:]):
+            p = np.where(central, a, b) + p * w
+        return np.where(np.abs(d) == 1.0, d * np.inf, p * d)
+    return erf_inv
+
+
+# erf/erfc (exact GELU): Python's math.erf element by element, in double (NumPy has no erf). About 150 ns
+# an element: large arrays reach a compile's price within a few calls (see ELEMENTS_PER_ERF).
+_ERF = {"erf": np.frompyfunc(math.erf, 1, 1), "erfc": np.frompyfunc(math.erfc, 1, 1)}
+ELEMENTS_PER_ERF = 150
+
+
+def _erf(name):
+    def make(params):
+        fn = _ERF[name]
+        return lambda x: fn(np.asarray(x, np.float64)).astype(np.float64)
+    return make
+
+
+_RULES["erf"], _RULES["erfc"] = _erf("erf"), _erf("erfc")
+
+
+@_rule("rsqrt")
+def _rsqrt(params):
+    return _in_double(lambda x: 1 / np.sqrt(x))
+
+
+@_rule("logistic")
+def _logistic(params):
+    return _in_double(lambda x: 1 / (1 + np.exp(-x)))
+
+
+@_rule("integer_pow")
+def _integer_pow(params):
+    y = params["y"]
+    return lambda x: np.power(x, y) if y >= 0 else 1 / np.power(x, -y)
+
+
+@_rule("round")
+def _round(params):
+    method = int(params.get("rounding_method", 0))
+    if method == 1:   # to nearest even
+        return np.round
+
+    def half_away_from_zero(x):
+        whole = np.trunc(x)   # x - whole is exact, where x + 0.5 may round (large float32s)
+        return np.where(np.abs(x - whole) >= 0.5, whole + np.sign(x), whole)
+    return half_away_from_zero
+
+
+@_rule("convert_element_type")
+def _convert(params):
+    dtype = np.dtype(params["new_dtype"])
+    if dtype.kind != "c":   # complex to real keeps the real part, as lax does (NumPy would warn)
+        return lambda x: np.real(np.asarray(x)).astype(dtype)
+    return lambda x: np.asarray(x).astype(dtype)
+
+
+@_rule("clamp")
+def _clamp(params):
+    return lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi)
+
+
+@_rule("select_n")
+def _select_n(params):
+    def select(which, *cases):
+        if len(cases) == 2 and np.asarray(which).dtype == np.bool_:
+            return np.where(which, cases[1], cases[0])
+        return np.choose(np.asarray(which).astype(np.intp), np.broadcast_arrays(*cases))
+    return select
+
+
+@_rule("broadcast_in_dim")
+def _broadcast_in_dim(params):
+    shape, dims = tuple(params["shape"]), tuple(params["broadcast_dimensions"])
+
+    def broadcast(x):
+        x = np.asarray(x)
+        kept = [1] * len(shape)
+        for d, s in zip(dims, x.shape):
+            kept[d] = s
+        return np.broadcast_to(x.reshape(kept), shape)
+    return broadcast
+
+
+@_rule("reshape")
+def _reshape(params):
+    if params.get("dimensions") is not None:
+        raise _Unsupported
+    shape = tuple(params["new_sizes"])
+    return lambda x: np.reshape(x, shape)
+
+
+@_rule("squeeze")
+def _squeeze(params):
+    dims = tuple(params["dimensions"])
+    return lambda x: np.squeeze(x, dims)
+
+
+@_rule("expand_dims")
+def _expand_dims(params):
+    dims = tuple(params["dimensions"])
+    return lambda x: np.expand_dims(x, dims)
+
+
+@_rule("transpose")
+def _transpose(params):
+    perm = tuple(params["permutation"])
+    return lambda x: np.transpose(x, perm)
+
+
+@_rule("rev")
+def _rev(params):
+    dims = tuple(params["dimensions"])
+    return lambda x: np.flip(x, dims)
+
+
+def _reduction(fn):
+    def make(params):
+        axes = tuple(params["axes"])
+        return lambda x: fn(x, axis=axes)
+    return make
+
+
+for _name, _fn in {"reduce_sum": np.sum, "reduce_max": np.max, "reduce_min": np.min, "reduce_prod": np.prod,
+                   "reduce_and": np.all, "reduce_or": np.any}.items():
+    _RULES[_name] = _reduction(_fn)
+
+
+def _arg(fn):
+    def make(params):
+        (axis,) = params["axes"]
+        dtype = np.dtype(params["index_dtype"])
+        return lambda x: fn(x, axis=axis).astype(dtype)
+    return make
+
+
+_RULES["argmax"], _RULES["argmin"] = _arg(np.argmax), _arg(np.argmin)
+
+
+def _cumulative(ufunc):
+    def make(params):
+        axis, reverse = params["axis"], params["reverse"]
+
+        def run(x):
+            if reverse:
+                return np.flip(ufunc.accumulate(np.flip(x, axis), axis=axis), axis)
+            return ufunc.accumulate(x, axis=axis)
+        return run
+    return make
+
+
+for _name, _uf in {"cumsum": np.add, "cumprod": np.multiply, "cummax": np.maximum,
+                   "cummin": np.minimum}.items():
+    _RULES[_name] = _cumulative(_uf)
+
+
+@_rule("dot_general")
+def _dot_general(params):
+    (lc, rc), (lb, rb) = params["dimension_numbers"]
+    lc, rc, lb, rb = tuple(lc), tuple(rc), tuple(lb), tuple(rb)
+    out = params.get("preferred_element_type")
+    out = None if out is None else np.dtype(out)
+
+    def dot(x, y):
+        x, y = np.asarray(x), np.asarray(y)
+        if not lb and x.ndim == 2 and y.ndim == 2 and lc == (1,):   # x @ y or x @ y.T: a matmul as it is
+            r = np.matmul(x, y if rc == (0,) else y.T)
+            return r if out is None else r.astype(out)
+        lf = [d for d in range(x.ndim) if d not in lc and d not in lb]
+        rf = [d for d in range(y.ndim) if d not in rc and d not in rb]
+        xb = x.transpose(lb + tuple(lf) + lc)
+        yb = y.transpose(rb + rc + tuple(rf))
+        batch = xb.shape[:len(lb)]
+        m = math.prod([x.shape[d] for d in lf])
+        n = math.prod([y.shape[d] for d in rf])
+        k = math.prod([x.shape[d] for d in lc])
+        r = np.matmul(xb.reshape(batch + (m, k)), yb.reshape(batch + (k, n)))
+        r = r.reshape(batch + tuple(x.shape[d] for d in lf) + tuple(y.shape[d] for d in rf))
+        return r if out is None else r.astype(out)
+    return dot
+
+
+@_rule("slice")
+def _slice(params):
+    starts, limits = params["start_indices"], params["limit_indices"]
+    strides = params["strides"] or (1,) * len(starts)
+    index = tuple(slice(a, b, s) for a, b, s in zip(starts, limits, strides))
+    return lambda x: x[index]
+
+
+def _clamped_starts(shape, sizes, starts):
+    # lax clamps a dynamic start so that the whole window fits
+    return tuple(int(min(max(int(s), 0), d - z)) for s, d, z in zip(starts, shape, sizes))
+
+
+@_rule("dynamic_slice")
+def _dynamic_slice(params):
+    sizes = tuple(params["slice_sizes"])
+
+    def run(x, *starts):
+        x = np.asarray(x)
+        st = _clamped_starts(x.shape, sizes, starts)
+        return x[tuple(slice(s, s + z) for s, z in zip(st, sizes))]
+    return run
+
+
+@_rule("dynamic_update_slice")
+def _dynamic_update_slice(params):
+    def run(x, update, *starts):
+        update = np.asarray(update)
+        out = np.array(x, copy=True)
+        st = _clamped_starts(out.shape, update.shape, starts)
+        out[tuple(slice(s, s + z) for s, z in zip(st, update.shape))] = update
+        return out
+    return run
+
+
+@_rule("concatenate")
+def _concatenate(params):
+    axis = params["dimension"]
+    return lambda *xs: np.concatenate(xs, axis=axis)
+
+
+@_rule("stack")
+def _stack(params):
+    axis = params["axis"]
+    return lambda *xs: np.stack(xs, axis=axis)
+
+
+@_rule("unstack")
+def _unstack(params):
+    axis = params["axis"]
+    return lambda x: tuple(np.moveaxis(np.asarray(x), axis, 0))
+
+
+@_rule("split")
+def _split(params):
+    sizes, axis = params["sizes"], params["axis"]
+    cuts = np.cumsum(sizes)[:-1]
+    return lambda x: tuple(np.split(x, cuts, axis=axis))
+
+
+@_rule("pad")
+def _pad(params):
+    config = params["padding_config"]
+    if any(lo < 0 or hi < 0 or interior for lo, hi, interior in config):
+        raise _Unsupported
+    widths = tuple((lo, hi) for lo, hi, _ in config)
+    return lambda x, value: np.pad(x, widths, constant_values=value)
+
+
+@_rule("iota")
+def _iota(params):
+    dtype, shape, dim = np.dtype(params["dtype"]), tuple(params["shape"]), params["dimension"]
+
+    def run():
+        kept = [1] * len(shape)
+        kept[dim] = shape[dim]
+        return np.broadcast_to(np.arange(shape[dim], dtype=dtype).reshape(kept), shape)
+    return run
+
+
+@_rule("complex")
+def _complex(params):
+    return lambda x, y: np.asarray(x) + 1j * np.asarray(y)
+
+
+# What one evaluation is expected to cost on NumPy (measured on a 2-core CPU; rough on purpose): a fixed
+# cost per kernel call (flattening, transfers), per primitive, per element written and per matmul flop.
+# An estimate rather than a clock, so that when a kernel gets compiled does not depend on machine load.
+CALL_SECONDS = 30e-6
+STEP_SECONDS = 3e-6
+ELEMENT_SECONDS = 1e-9
+FLOP_SECONDS = 0.1e-9
+
+
+def _numel(aval):
+    n = 1
+    for d in getattr(aval, "shape", ()):
+        n *= d
+    return n
+
+
+def _numel_dims(aval, dims):
+    n = 1
+    for d in dims:
+        n *= aval.shape[d]
+    return n
+
+
+def _mode_name(mode):
+    return getattr(mode, "name", str(mode)).upper()
+
+
+def _window_indices(operand_shape, indices, out_shape, window_dims, window_sizes, fixed_dims, start_map,
+                    operand_batching, indices_batching, clamp):
+    """Per operand dimension, an index array (broadcastable to out_shape) of the element each output
+    (gather) or update (scatter) position reads or writes, and a mask of the in-bounds windows.
+
+    window_dims: output dims that run along a window; fixed_dims: operand dims without a window (size 1:
+    collapsed or inserted, and the batching dims). Indices hold their index vector in the last dim."""
+    indices = np.asarray(indices)
+    batch_shape = indices.shape[:-1]
+    batch_positions = [p for p in range(len(out_shape)) if p not in window_dims]
+    placed = [1] * len(out_shape)
+    for j, p in enumerate(batch_positions):
+        placed[p] = batch_shape[j]
+
+    def along_batch(a):
+        return np.reshape(a, placed)
+
+    window_operand_dims = [d for d in range(len(operand_shape)) if d not in fixed_dims]
+    inside = np.ones(batch_shape, bool)
+    index = []
+    for d, size in enumerate(operand_shape):
+        if d in start_map:
+            start = indices[..., start_map.index(d)].astype(np.int64)
+        elif d in operand_batching:
+            axis = indices_batching[operand_batching.index(d)]
+            shape = [1] * len(batch_shape)
+            shape[axis] = batch_shape[axis]
+            start = np.broadcast_to(np.arange(batch_shape[axis]).reshape(shape), batch_shape)
+        else:
+            start = np.zeros(batch_shape, np.int64)
+        width = window_sizes[d]
+        if clamp:
+            start = np.clip(start, 0, size - width)
+        else:
+            ok = (start >= 0) & (start <= size - width)
+            inside &= ok
+            start = np.where(ok, start, 0)
+        idx = along_batch(start)
+        if d in window_operand_dims:
+            out_dim = window_dims[window_operand_dims.index(d)]
+            shape = [1] * len(out_shape)
+            shape[out_dim] = out_shape[out_dim]
+            idx = idx + np.arange(out_shape[out_dim]).reshape(shape)
+        index.append(idx)
+    return tuple(np.broadcast_arrays(*index)), along_batch(inside)
+
+
+def _fill_value(dtype, value):
+    if value is not None:
+        return value
+    if dtype.kind in "fc":
+        return np.nan
+    if dtype.kind == "b":
+        return True
+    return np.iinfo(dtype).min if dtype.kind == "i" else np.iinfo(dtype).max
+
+
+@_rule("gather")
+def _gather(params):
+    dn, sizes = params["dimension_numbers"], tuple(params["slice_sizes"])
+    offset_dims, collapsed = tuple(dn.offset_dims), tuple(dn.collapsed_slice_dims)
+    start_map = tuple(dn.start_index_map)
+    operand_batching = tuple(getattr(dn, "operand_batching_dims", ()))
+    indices_batching = tuple(getattr(dn, "start_indices_batching_dims", ()))
+    fill = _mode_name(params["mode"]).endswith("FILL_OR_DROP")
+
+    def gather(x, indices):
+        x, indices = np.asarray(x), np.asarray(indices)
+        batch_shape = list(indices.shape[:-1])
+        windows = [sizes[d] for d in range(x.ndim) if d not in collapsed and d not in operand_batching]
+        out_shape = []
+        for p in range(len(batch_shape) + len(offset_dims)):
+            out_shape.append(windows[offset_dims.index(p)] if p in offset_dims else batch_shape.pop(0))
+        index, inside = _window_indices(x.shape, indices, out_shape, offset_dims, sizes,
+                                        collapsed + operand_batching, start_map, operand_batching,
+                                        indices_batching, clamp=not fill)
+        out = np.broadcast_to(x[index], out_shape)
+        if fill:
+            out = np.where(inside, out, np.asarray(_fill_value(x.dtype, params.get("fill_value")), x.dtype))
+        return out
+    return gather
+
+
+def _scatter(combine):
+    def make(params):
+        dn = params["dimension_numbers"]
+        window_dims, inserted = tuple(dn.update_window_dims), tuple(dn.inserted_window_dims)
+        start_map = tuple(dn.scatter_dims_to_operand_dims)
+        operand_batching = tuple(getattr(dn, "operand_batching_dims", ()))
+        indices_batching = tuple(getattr(dn, "scatter_indices_batching_dims", ()))
+        clamp = _mode_name(params["mode"]).endswith("CLIP")
+
+        def scatter(x, indices, updates):
+            out = np.array(x, copy=True)
+            updates = np.asarray(updates)
+            fixed = inserted + operand_batching
+            windows = iter(updates.shape[d] for d in window_dims)
+            sizes = [1 if d in fixed else next(windows) for d in range(out.ndim)]
+            index, inside = _window_indices(out.shape, indices, updates.shape, window_dims, sizes, fixed,
+                                            start_map, operand_batching, indices_batching, clamp)
+            if not clamp:   # XLA skips a window that does not fit whole
+                keep = np.broadcast_to(inside, updates.shape)
+                index = tuple(i[keep] for i in index)
+                updates = updates[keep]
+            combine(out, index, updates)
+            return out
+        return scatter
+    return make
+
+
+def _assign(out, index, updates):
+    out[index] = updates
+
+
+_RULES["scatter"] = _scatter(_assign)
+_RULES["scatter-add"] = _RULES["scatter_add"] = _scatter(np.add.at)
+_RULES["scatter-mul"] = _RULES["scatter_mul"] = _scatter(np.multiply.at)
+_RULES["scatter-min"] = _RULES["scatter_min"] = _scatter(np.minimum.at)
+_RULES["scatter-max"] = _RULES["scatter_max"] = _scatter(np.maximum.at)
+
+
+_RULES.update(_numpy_random.RULES)
+_RULES["dim_as_value"] = lambda params: lambda: params["dim"]   # (a symbolic dimension's value: _shape_poly)
+
+
+class _Unsupported(Exception):
+    """A primitive (or parameter) this module has no exact NumPy rule for."""
