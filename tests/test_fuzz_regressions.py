@@ -250,6 +250,56 @@ def test_matmul_errors_name_the_kernel_torch_dispatches_to(torch, shapes, dtypes
         assert ours[0] is theirs[0] and ours[1] == theirs[1]
 
 
+@pytest.mark.parametrize("code", [
+    "m23.expand(2, 2, 3) @ d33",             # an expanded batch cannot be folded into rows: bmm, not mm
+    "m33.expand(2, 3, 3) @ d3",              # bmm, not mv
+    "m33.expand(2, 3, 3) @ d2",
+    "m23.expand(2, 2, 3) @ d23",
+    "d3 @ m33.expand(2, 3, 3)",
+    "m23 @ d33.expand(2, 3, 3)",
+    "m23.expand(2, 2, 3) @ g133",            # a batch of one that requires grad is squeezed, then folded: mm
+    "g123 @ m33.expand(2, 3, 3)",
+    "(m23 * 2).expand(2, 2, 3) @ (g133 * 1)",
+    "m23.mm(d23)", "m23.mm(d33)",            # mm, bmm and mv check the shapes before the dtypes
+    "m223.bmm(d232)", "m223.bmm(d223)", "m223.bmm(d33.expand(3, 3, 3))",
+    "m23.mv(d3)", "m23.mv(d2)", "m23.mv(d23)", "d3.mv(d3)",
+])
+@pytest.mark.parametrize("no_grad", [False, True])
+def test_matmul_errors_in_context_name_the_kernel_torch_dispatches_to(torch, code, no_grad):
+    def build(lib):
+        def make(name):   # m: float32, d: float64, g: float64 that requires grad; the digits are the shape
+            dtype = lib.float32 if name[0] == "m" else lib.float64
+            return lib.ones(*map(int, name[1:]), dtype=dtype, requires_grad=name[0] == "g")
+        env = {name: make(name) for name in ("m23", "m33", "m223", "d3", "d2", "d23", "d33", "d232", "d223",
+                                             "g133", "g123")}
+        with lib.no_grad() if no_grad else lib.enable_grad():
+            return eval(code, env)
+    ours, theirs = _raises(build, __import__("tapegrad")), _raises(build, torch)
+    assert theirs is not None and ours == theirs, (ours, theirs)
+
+
+@pytest.mark.parametrize("shapes", [((2, 2, 3), (1, 3, 4)), ((1, 2, 3), (2, 3, 4))])
+@pytest.mark.parametrize("grad", ["a", "b", "ab"])
+def test_matmul_squeezes_a_batch_of_one_that_requires_grad_as_torch(torch, shapes, grad):
+    def build(lib):
+        a = (lib.arange(float(lib.tensor(shapes[0]).prod())).reshape(shapes[0]) / 5).requires_grad_("a" in grad)
+        b = (lib.arange(float(lib.tensor(shapes[1]).prod())).reshape(shapes[1]) / 7).requires_grad_("b" in grad)
+        y = a @ b
+        y.square().sum().backward()
+        return y, a.grad, b.grad, _graph(y.grad_fn)
+    (y, ga, gb, graph), (t_y, t_ga, t_gb, t_graph) = both(build)
+    assert_close(y, t_y)
+    for g, t_g in ((ga, t_ga), (gb, t_gb)):
+        assert (g is None) == (t_g is None)
+        if t_g is not None:
+            assert_close(g, t_g)
+    assert graph == t_graph
+
+
+def _graph(fn):
+    return None if fn is None else (fn.name(), tuple(_graph(f) for f, _ in fn.next_functions))
+
+
 @pytest.mark.parametrize("root", ["x", "x.unsqueeze(0)", "x.t()", "x.reshape(4)", "x.clone()", "x + 1", "x - 1",
                                   "x * 2", "x[0]", "x.sum(0)"])
 @pytest.mark.parametrize("code", ["g.add_(1.0)", "g[0] = 3.0", "g[0:1].mul_(2.0)", "g.add_(x)",

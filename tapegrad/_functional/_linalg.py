@@ -25,23 +25,6 @@ def _cname(d):
             "float16": "c10::Half", "bfloat16": "c10::BFloat16"}.get(d.name, d.name)
 
 
-def _check_mm_dtype(a, b):
-    if a.dtype is not b.dtype:
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_cname(a.dtype)} != "
-                           f"{_cname(b.dtype)}")
-
-
-def _mm_shape_error(a, b):
-    if len(a) == 1 and len(b) == 1:
-        return (f"inconsistent tensor size, expected tensor [{a[0]}] and src [{b[0]}] to have the same number "
-                f"of elements, but got {a[0]} and {b[0]} elements respectively")
-    ra = a if len(a) > 1 else (1,) + tuple(a)
-    rb = b if len(b) > 1 else tuple(b) + (1,)
-    ma = f"{numel_of(ra[:-1])}x{ra[-1]}"
-    mb = f"{rb[-2]}x{rb[-1]}" if len(rb) == 2 else f"{numel_of(rb[:-2]) * rb[-2]}x{rb[-1]}"
-    return f"mat1 and mat2 shapes cannot be multiplied ({ma} and {mb})"
-
-
 @policy("matmul")
 def matmul(input, other, *, out=None):
     if input._sp_compressed or other._sp_compressed:   # PyTorch's refusals of batched, hybrid ones
@@ -52,6 +35,13 @@ def matmul(input, other, *, out=None):
     if input.ndim == 0 or other.ndim == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {input.ndim}D and "
                            f"{other.ndim}D")
+    if input.ndim == 3 and other.ndim == 3 and input.shape[0] != other.shape[0]:
+        # As PyTorch: a batch of one that requires grad is squeezed to a matrix, so that should_fold folds
+        # the other operand into rows (its gradient is then no expanded batch summed in the backward)
+        if input.shape[0] == 1 and input.requires_grad:
+            input = S.squeeze(input, 0)
+        elif other.shape[0] == 1 and other.requires_grad:
+            other = S.squeeze(other, 0)
     _check_matmul(input, other)
     return _matmul_as_pytorch(input, other)
 
@@ -114,50 +104,66 @@ _TYPE = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16":
 
 
 def _check_matmul(input, other):
-    """PyTorch's matmul errors, case by case as it dispatches (dot, mv, mm, bmm): shapes first, except for dot."""
+    """PyTorch's matmul errors, raised by the kernel it dispatches to (dot, mv, mm or bmm, the larger operand
+    folded into rows when should_fold says so) as that kernel sees its operands: folded, transposed, expanded."""
     a, b = tuple(input.shape), tuple(other.shape)
-    ta, tb = (_TYPE.get(t.dtype.name, t.dtype.name) for t in (input, other))
-    mixed = input.dtype is not other.dtype
-    if len(a) == 1 and len(b) == 1:
-        if mixed:
-            raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {ta} and {tb}")
-        if a != b:
-            raise RuntimeError(_mm_shape_error(a, b))
-    elif len(b) == 1:   # mv, with the batch dims of input folded into its rows
-        rows = numel_of(a[:-1])
-        if a[-1] != b[0]:
-            raise RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{a[-1]}), vec ({b[0]})")
-        if mixed:
-            raise RuntimeError(f"addmv input tensors must have the same dtype, but got {tb}, {ta}, and {tb}")
-    elif len(b) == 2:   # mm, with input's batch dims folded into its rows
-        if a[-1] != b[0]:
-            raise RuntimeError(_mm_shape_error(a, b))
-        _check_mm_dtype(input, other)
-    elif len(a) <= 2 and (mixed or a[-1] != b[-2]) and _should_fold(input, other):
-        # an error, raised as PyTorch's fold of other into rows of its transpose reports it: mv, or mm
-        # with input.t() (the fold's own check runs only when there is an error to word)
-        rows, cols = numel_of(b[:-2]) * b[-1], b[-2]
-        if len(a) == 1:
-            if cols != a[0]:
-                raise RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{cols}), vec ({a[0]})")
-            if mixed:
-                raise RuntimeError(f"addmv input tensors must have the same dtype, but got {ta}, {tb}, and {ta}")
-        else:
-            if cols != a[1]:
-                raise RuntimeError(_mm_shape_error((rows, cols), (a[1], a[0])))
-            _check_mm_dtype(other, input)
-    else:               # bmm over the broadcast batch dims
-        batch_a, batch_b = a[:-2] if len(a) > 1 else (), b[:-2]
+    da, db = len(a), len(b)
+    if da == 1 and db == 1:
+        return _check_vectors(input, other, "dot")
+    ta, tb = input.dtype, other.dtype
+    if da > 2 and db > 2:   # only bmm broadcasts batch dims (a folded operand has none)
+        batch_a, batch_b = a[:-2], b[:-2]
         for k in range(1, min(len(batch_a), len(batch_b)) + 1):
             if batch_a[-k] != batch_b[-k] and 1 not in (batch_a[-k], batch_b[-k]):
                 raise RuntimeError(f"The size of tensor a ({batch_a[-k]}) must match the size of tensor b "
                                    f"({batch_b[-k]}) at non-singleton dimension {max(len(batch_a), len(batch_b)) - k}")
-        batch = numel_of(tuple(np.broadcast_shapes(batch_a, batch_b)))
-        if a[-1] != b[-2]:
-            raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{batch}, {a[-1]}] "
-                               f"but got: [{batch}, {b[-2]}].")
-        if mixed:
-            raise RuntimeError(f"expected scalar type {ta} but found {tb}")
+    if ta is tb and a[-1] == (b[0] if db == 1 else b[-2]):
+        return   # no error to word: skip should_fold's reads of the strides
+    if da == 2 and db == 1:
+        _check_mv_operands(a, ta, b, tb)
+    elif da <= 2 and db <= 2:
+        _check_mm_operands(a if da == 2 else (1,) + a, ta, b, tb)
+    elif _should_fold(input, other):
+        if da >= db:    # input's batch dims folded into its rows, times other
+            rows = (numel_of(a[:-1]), a[-1])
+            (_check_mv_operands if db == 1 else _check_mm_operands)(rows, ta, b, tb)
+        else:           # other.mT folded into rows, times input (a matrix transposed)
+            rows = (numel_of(b[:-2]) * b[-1], b[-2])
+            if da == 1:
+                _check_mv_operands(rows, tb, a, ta)
+            else:
+                _check_mm_operands(rows, tb, (a[1], a[0]), ta)
+    else:               # bmm over the broadcast batch dims, a vector as a one-row or one-column matrix
+        count = numel_of(tuple(np.broadcast_shapes(a[:-2] if da > 1 else (), b[:-2])))
+        _check_bmm_operands((count, a[-2] if da > 1 else 1, a[-1]), ta,
+                            (count,) + ((b[-2], b[-1]) if db > 1 else (b[0], 1)), tb)
+
+
+def _check_mm_operands(s1, t1, s2, t2):
+    # at::mm's checks on two matrices: the shapes, then the dtypes
+    if s1[1] != s2[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({s1[0]}x{s1[1]} and {s2[0]}x{s2[1]})")
+    if t1 is not t2:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_cname(t1)} != {_cname(t2)}")
+
+
+def _check_mv_operands(mat, t_mat, vec, t_vec):
+    # at::mv's checks (it runs addmv into a result of the vector's dtype): the shapes, then the dtypes
+    if mat[1] != vec[0]:
+        raise RuntimeError(f"size mismatch, got input ({mat[0]}), mat ({mat[0]}x{mat[1]}), vec ({vec[0]})")
+    if t_mat is not t_vec:
+        tm, tv = _TYPE.get(t_mat.name, t_mat.name), _TYPE.get(t_vec.name, t_vec.name)
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got {tv}, {tm}, and {tv}")
+
+
+def _check_bmm_operands(s1, t1, s2, t2):
+    # at::bmm's checks on two batches of matrices: the shapes, then the dtypes
+    if s1[0] != s2[0] or s1[2] != s2[1]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{s1[0]}, {s1[2]}] "
+                           f"but got: [{s2[0]}, {s2[1]}].")
+    if t1 is not t2:
+        raise RuntimeError(f"expected scalar type {_TYPE.get(t1.name, t1.name)} but found "
+                           f"{_TYPE.get(t2.name, t2.name)}")
 
 
 @policy("mm")
@@ -174,10 +180,7 @@ def mm(input, mat2, *, out=None):
 def _check_mm(input, mat2):
     if input.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"{'self' if input.ndim != 2 else 'mat2'} must be a matrix")
-    _check_mm_dtype(input, mat2)
-    if input.shape[1] != mat2.shape[0]:
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({input.shape[0]}x{input.shape[1]} and "
-                           f"{mat2.shape[0]}x{mat2.shape[1]})")
+    _check_mm_operands(tuple(input.shape), input.dtype, tuple(mat2.shape), mat2.dtype)
 
 
 @policy("bmm")
@@ -193,10 +196,7 @@ def _check_bmm(input, mat2):
         raise RuntimeError("batch1 must be a 3D tensor")
     if mat2.ndim != 3:
         raise RuntimeError("batch2 must be a 3D tensor")
-    _check_mm_dtype(input, mat2)
-    if input.shape[0] != mat2.shape[0] or input.shape[2] != mat2.shape[1]:
-        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{input.shape[0]}, "
-                           f"{input.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}].")
+    _check_bmm_operands(tuple(input.shape), input.dtype, tuple(mat2.shape), mat2.dtype)
 
 
 def mv(input, vec, *, out=None):
@@ -205,10 +205,9 @@ def mv(input, vec, *, out=None):
     if input.is_sparse:
         from ..sparse._matmul import sparse_mm
         return sparse_mm(input, vec, via="mv")
-    if input.ndim != 2 or vec.ndim != 1 or input.shape[1] != vec.shape[0]:
-        raise RuntimeError(f"size mismatch, got input ({input.shape[0] if input.ndim else 0}), mat "
-                           f"({'x'.join(map(str, input.shape))}), vec ({'x'.join(map(str, vec.shape))})")
-    _check_mm_dtype(input, vec)
+    if input.ndim != 2 or vec.ndim != 1:   # at::mv is addmv into a new vector
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.ndim}, {vec.ndim}")
+    _check_mv_operands(tuple(input.shape), input.dtype, tuple(vec.shape), vec.dtype)
     return apply(L.mv, input, vec)
 
 
@@ -219,7 +218,9 @@ def _check_vectors(input, other, name):
         raise RuntimeError(f"{name} : expected both vectors to have same dtype, but found "
                            f"{SCALAR_NAME[input.dtype.name]} and {SCALAR_NAME[other.dtype.name]}")
     if input.shape[0] != other.shape[0]:
-        raise RuntimeError(_mm_shape_error(tuple(input.shape), tuple(other.shape)))
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{input.shape[0]}] and src "
+                           f"[{other.shape[0]}] to have the same number of elements, but got {input.shape[0]} "
+                           f"and {other.shape[0]} elements respectively")
 
 
 def dot(input, other, *, out=None):
