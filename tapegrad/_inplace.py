@@ -87,8 +87,9 @@ def inplace(t, op, *rest, **static):
     return t
 
 
-def commit(t, out):
-    """Write the tensor `out` (computed from t) into t, rebasing t's autograd history."""
+def commit(t, out, value=None):
+    """Write the tensor `out` (computed from t) into t, rebasing t's autograd history onto out's. `value`,
+    when given, is what t holds instead of out's value (autograd still records out's op)."""
     if out.is_sparse or out._sp_compressed:   # t.mul_(sparse): PyTorch writes a COO product's dense form
         if out._sp_compressed:
             raise RuntimeError("Expected result Tensor to be of format CSR: PyTorch cannot write a compressed product "
@@ -109,14 +110,15 @@ def commit(t, out):
     node = out._grad_fn
     if node is not None:
         name_as_inplace(node)
+    written = (out if value is None else value)._peek()
     read = t._peek()              # the value the op read from t
     storage = t._storage          # a view's storage is its base's
     old_version = storage.version
     if t._view is None or t._view.base is None:
         if t._view is None:
-            storage.write(out._peek())
+            storage.write(written)
         else:
-            write(t, out._peek())   # a detach()ed view: through its recipe, its history alone
+            write(t, written)   # a detach()ed view: through its recipe, its history alone
         if node is not None:
             t._attach(node, out._out_idx)
             _exempt_own_input(node, read, storage, old_version)
@@ -128,13 +130,15 @@ def commit(t, out):
     base = t._view.base
     steps, positions = relative_steps(t._view)
     if node is None and not base._requires_grad:
-        write(t, out._peek())
+        write(t, written)
         return
     new_base = apply(I.copy_slices, base, out, *positions, steps=steps)
+    new_value = new_base._peek() if value is None else _dispatch.compute(
+        I.copy_slices, (("steps", steps),), [base._peek(), written, *positions])
     if base._view is None:
-        storage.write(new_base._peek())
+        storage.write(new_value)
     else:
-        write(base, new_base._peek())
+        write(base, new_value)
     if node is not None:
         _exempt_own_input(node, read, storage, old_version)
         _retarget_output_check(node, storage)

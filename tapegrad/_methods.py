@@ -1,15 +1,18 @@
 """Tensor methods and operators, bound to the functional API and the op table."""
 import builtins
 
+import jax.numpy as jnp
+
 from . import _dtypes as D
 from . import _functional as F
 from . import _memory_format, _placement, _views
 from ._dispatch import apply
+from ._grad_mode import no_grad
 from ._functional import _random
 from ._functional._arith import _broadcast_error
 from ._indexing import getitem, setitem, parse
 from ._inplace import inplace, commit, check_inplace, name_as_inplace
-from ._overlap import check_overlap
+from ._overlap import check_overlap, loop_reads
 from ._ops import elementwise as E, indexing as I
 from ._tensor import Tensor
 from ._view_info import ViewInfo
@@ -35,18 +38,46 @@ def _forward(fn):
     return method
 
 
-def _inplace_method(fn, name):
-    """x.op_(...) / x op= y: the out-of-place function, then written into x."""
+def _inplace_method(fn, name, elementwise=False, scalar_arg=None):
+    """x.op_(...) / x op= y: the out-of-place function, then written into x. args[scalar_arg] PyTorch reads
+    once, as a number, before its loop: it is neither checked for overlap nor read again."""
     def method(self, *args, **kwargs):
         check_inplace(self, args)
-        check_overlap(self, args)
+        looped = args if scalar_arg is None else args[:scalar_arg] + args[scalar_arg + 1:]
+        shared = check_overlap(self, looped)
         result = fn(self, *args, **kwargs)
         if result is NotImplemented:   # x += [1, 2]: Python then raises its TypeError, as for PyTorch
             return NotImplemented
-        commit(self, result)
+        value = _loop_value(self, args, kwargs, fn, result, scalar_arg) if shared and elementwise else None
+        commit(self, result, value)
         return self
     method.__name__ = name
     return method
+
+
+def _loop_value(self, args, kwargs, fn, result, scalar_arg=None):
+    """What PyTorch's loop leaves in self when an operand reads memory it writes (`_overlap.loop_reads`), or
+    None: fn evaluated again with those reads taken from the values written, once per link of the longest
+    chain of such reads. Autograd records the op on the old values, as PyTorch's does."""
+    if result.dtype is not self.dtype or tuple(result.shape) != tuple(self.shape):
+        return None   # commit refuses it
+    found = loop_reads(self, [None if k == scalar_arg else a for k, a in enumerate(args)])
+    if found is None:
+        return None
+    reads, depth = found
+    shape = tuple(self.shape)
+    with no_grad():
+        target = self.detach()
+        plain = [a.detach() if isinstance(a, Tensor) else a for a in args]
+        reads = [(k, Tensor._wrap(jnp.asarray(src)).to(self.device), Tensor._wrap(jnp.asarray(mask)).to(self.device))
+                 for k, src, mask in reads]
+        flat = result.detach().reshape(-1)
+        for _ in range(depth):
+            now = list(plain)
+            for k, src, mask in reads:
+                now[k] = F.where(mask, flat[src], plain[k].expand(shape).reshape(-1)).reshape(shape)
+            flat = fn(target, *now, **kwargs).reshape(-1)
+    return flat.reshape(shape)
 
 
 # ---- operators -----------------------------------------------------------------------
@@ -62,7 +93,7 @@ _REFLECTED = {"add": _forward(F.add), "mul": _forward(F.mul),
 for _name, _fn in _OPERATORS.items():
     setattr(Tensor, f"__{_name}__", _forward(_fn))
     setattr(Tensor, f"__r{_name}__", _REFLECTED.get(_name) or _reflected(_fn))
-    setattr(Tensor, f"__i{_name}__", _inplace_method(_forward(_fn), f"__i{_name}__"))
+    setattr(Tensor, f"__i{_name}__", _inplace_method(_forward(_fn), f"__i{_name}__", _name != "matmul"))
 Tensor.__rsub__ = lambda self, other: F.rsub(self, other)
 for _name, _fn in {"eq": F.eq, "ne": F.ne, "lt": F.lt, "le": F.le, "gt": F.gt, "ge": F.ge}.items():
     setattr(Tensor, f"__{_name}__", _forward(_fn))
@@ -102,8 +133,17 @@ _INPLACE = [
     "rsqrt", "scatter", "scatter_add", "scatter_reduce", "sgn", "sigmoid", "sign", "sin", "sinc", "sinh", "sqrt",
     "square", "sub", "subtract", "tan", "tanh", "tril", "triu", "true_divide", "trunc", "xlogy",
 ]
+# the ones PyTorch computes element by element (a TensorIterator loop) from several tensors
+_ELEMENTWISE = {
+    "add", "addcdiv", "addcmul", "arctan2", "atan2", "bitwise_and", "bitwise_left_shift", "bitwise_or",
+    "bitwise_right_shift", "bitwise_xor", "clamp", "clamp_max", "clamp_min", "clip", "copysign", "div", "divide",
+    "float_power", "floor_divide", "fmod", "hypot", "lerp", "logical_and", "logical_or", "logical_xor",
+    "mul", "multiply", "pow", "remainder", "sub", "subtract", "true_divide", "xlogy",
+}
+_SCALAR_ARG = {"masked_fill": 1}   # the value: PyTorch fills with value.item()
 for _name in _INPLACE:
-    setattr(Tensor, _name + "_", _inplace_method(getattr(F, _name), _name + "_"))
+    setattr(Tensor, _name + "_", _inplace_method(getattr(F, _name), _name + "_", _name in _ELEMENTWISE,
+                                                 _SCALAR_ARG.get(_name)))
 # In place, PyTorch records conj_physical_ on real tensors too (ConjPhysicalBackward1).
 Tensor.conj_physical_ = _inplace_method(lambda self: apply(E.conj_physical, self), "conj_physical_")
 
@@ -165,7 +205,7 @@ def fill_(self, value):
 def copy_(self, src, non_blocking=False):
     src = F.scalar_or_tensor(src)
     check_inplace(self, (src,))
-    check_overlap(self, (src,))
+    shared = check_overlap(self, (src,))
     if isinstance(src, Tensor):
         error = _broadcast_error((self, src))   # PyTorch's copy_ names self a and src b
         if error is not None:
@@ -175,7 +215,11 @@ def copy_(self, src, non_blocking=False):
             raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
                                f"{list(F.broadcast_shapes(tuple(src.shape), tuple(self.shape)))}")
         src = _placement.follow(src, self)
-    return inplace(self, E.copy, src)
+    if not shared:
+        return inplace(self, E.copy, src)
+    result = apply(E.copy, self, src)
+    commit(self, result, _loop_value(self, (src,), {}, lambda t, s: apply(E.copy, t, s), result))
+    return self
 
 
 def index_put_(self, indices, values, accumulate=False):
