@@ -301,6 +301,8 @@ def test_matmul_errors_name_the_kernel_torch_dispatches_to(torch, shapes, dtypes
     "m23.expand(2, 2, 3) @ g133",            # a batch of one that requires grad is squeezed, then folded: mm
     "g123 @ m33.expand(2, 3, 3)",
     "(m23 * 2).expand(2, 2, 3) @ (g133 * 1)",
+    "d3 @ m133.transpose(-1, -2)",           # should_fold reads the strides of size-1 dims too
+    "m133.transpose(-1, -2) @ d3", "m133.transpose(-1, -2) @ d23.t()",
     "m23.mm(d23)", "m23.mm(d33)",            # mm, bmm and mv check the shapes before the dtypes
     "m223.bmm(d232)", "m223.bmm(d223)", "m223.bmm(d33.expand(3, 3, 3))",
     "m23.mv(d3)", "m23.mv(d2)", "m23.mv(d23)", "d3.mv(d3)",
@@ -311,12 +313,26 @@ def test_matmul_errors_in_context_name_the_kernel_torch_dispatches_to(torch, cod
         def make(name):   # m: float32, d: float64, g: float64 that requires grad; the digits are the shape
             dtype = lib.float32 if name[0] == "m" else lib.float64
             return lib.ones(*map(int, name[1:]), dtype=dtype, requires_grad=name[0] == "g")
-        env = {name: make(name) for name in ("m23", "m33", "m223", "d3", "d2", "d23", "d33", "d232", "d223",
-                                             "g133", "g123")}
+        env = {name: make(name) for name in ("m23", "m33", "m133", "m223", "d3", "d2", "d23", "d33", "d232",
+                                             "d223", "g133", "g123")}
         with lib.no_grad() if no_grad else lib.enable_grad():
             return eval(code, env)
     ours, theirs = _raises(build, __import__("tapegrad")), _raises(build, torch)
     assert theirs is not None and ours == theirs, (ours, theirs)
+
+
+@pytest.mark.parametrize("code", [
+    "y.transpose(-1, -2)", "z.transpose(0, 1)", "x[0][:1].t()", "x[:, :1].mT", "x[:, None, ::2, None]",
+    "x[:, :1, :1].permute(2, 1, 0)", "y.unsqueeze(0).transpose(0, 1)", "x[:, 2:3].view(3, 1, 5, 1)",
+    "x.diagonal(1, 1, 2)[:1]", "x[1:2].unsqueeze(1)", "x[..., :1, None]", "x.chunk(5, -1)[4].transpose(0, 2)",
+    "x[:1, 1:2].expand(2, 1, 1, 5)", "z.squeeze(1).t()[:, :1]",
+])
+def test_strides_of_the_size_one_dims_of_views_are_torch_s(torch, code):
+    def build(lib):
+        v = eval(code, {"x": lib.ones(3, 4, 5), "y": lib.ones(1, 3, 3), "z": lib.ones(3, 1, 2)})
+        return tuple(v.shape), tuple(v.stride())
+    ours, theirs = both(build)
+    assert ours == theirs
 
 
 @pytest.mark.parametrize("shapes", [((2, 2, 3), (1, 3, 4)), ((1, 2, 3), (2, 3, 4))])
