@@ -335,6 +335,23 @@ def test_strides_of_the_size_one_dims_of_views_are_torch_s(torch, code):
     assert ours == theirs
 
 
+@pytest.mark.parametrize("op, shapes", [
+    ("addmm", ((2, 2), (2, 3), (3, 2))), ("addmm", ((2, 2), (2, 3), (2, 3))), ("addmm", ((2, 2), (3,), (3, 2))),
+    ("addmm", ((3, 3), (2, 3), (3, 2))), ("baddbmm", ((2, 2, 2), (2, 2, 3), (2, 3, 2))),
+    ("baddbmm", ((2, 2, 2), (2, 2, 3), (2, 2, 3))), ("baddbmm", ((2, 2, 2), (2, 3), (2, 3, 2))),
+    ("baddbmm", ((2, 2, 2), (2, 2, 3), (3, 3, 2))),
+])
+@pytest.mark.parametrize("dtypes", ["fff", "ffd", "fdf", "dff", "fdd"])
+def test_addmm_and_baddbmm_errors_are_torch_s(torch, op, shapes, dtypes):
+    # addmm checks the dtypes before the shapes; baddbmm expands its input, compares its dtype with
+    # batch1's, then runs bmm's checks
+    def build(lib):
+        args = [lib.ones(*s, dtype=lib.float32 if d == "f" else lib.float64) for s, d in zip(shapes, dtypes)]
+        return getattr(lib, op)(*args)
+    ours, theirs = _raises(build, __import__("tapegrad")), _raises(build, torch)
+    assert ours == theirs
+
+
 @pytest.mark.parametrize("shapes", [((2, 2, 3), (1, 3, 4)), ((1, 2, 3), (2, 3, 4))])
 @pytest.mark.parametrize("grad", ["a", "b", "ab"])
 def test_matmul_squeezes_a_batch_of_one_that_requires_grad_as_torch(torch, shapes, grad):

@@ -295,9 +295,21 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     if mat1.is_sparse or mat2.is_sparse or mat1._sp_compressed or mat2._sp_compressed:
         mm(mat1, mat2)  # the sparse product's own refusals
     else:
-        _check_mm(mat1, mat2)
+        _check_addmm(input, mat1, mat2)
     S._expanded_shape(tuple(input.shape), (mat1.shape[0], mat2.shape[1]))   # the bias broadcasts, as expand
     return apply(L.addmm, input, mat1, mat2, beta, alpha)
+
+
+def _check_addmm(input, mat1, mat2):
+    # PyTorch's addmm checks the dtypes (input's, then mat1's, against mat2's), the ranks, then the shapes
+    for name, t in (("self", input), ("mat1", mat1)):
+        if t.dtype is not mat2.dtype:
+            raise RuntimeError(f"{name} and mat2 must have the same dtype, but got {_TYPE.get(t.dtype.name)} and "
+                               f"{_TYPE.get(mat2.dtype.name)}")
+    for name, t in (("mat1", mat1), ("mat2", mat2)):
+        if t.ndim != 2:
+            raise RuntimeError(f"{name} must be a matrix, got {t.ndim}-D tensor")
+    _check_mm_operands(tuple(mat1.shape), mat1.dtype, tuple(mat2.shape), mat2.dtype)
 
 
 @policy("baddbmm")
@@ -305,6 +317,12 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     if batch1._sp_compressed or batch2._sp_compressed:
         bmm(batch1, batch2)  # PyTorch's refusals of compressed sparse operands
     else:
+        # as PyTorch's baddbmm: input expanded, its dtype against batch1's, then bmm's checks
+        if batch1.ndim >= 2 and batch2.ndim >= 3:
+            S._expanded_shape(tuple(input.shape), (batch1.shape[0], batch1.shape[1], batch2.shape[2]))
+        if input.dtype is not batch1.dtype:
+            raise RuntimeError(f"Input dtypes must be the same, got: input {_cname(input.dtype)}, batch1: "
+                               f"{_cname(batch1.dtype)}, batch2: {_cname(batch2.dtype)}")
         _check_bmm(batch1, batch2)
     S._expanded_shape(tuple(input.shape), (batch1.shape[0], batch1.shape[1], batch2.shape[2]))
     return apply(L.baddbmm, input, batch1, batch2, beta, alpha)
