@@ -41,8 +41,9 @@ def loop_reads(target, operands):
     Its TensorIterator visits the target's elements in memory order (dims by stride, the smallest innermost)
     and reads each input element just before writing that result, so an operand sharing the target's memory
     reads the new value of every element at its address written earlier in the loop, and the old value of
-    the others (its own address included). (Runs of 16 and more contiguous elements go through vectorised
-    kernels that read a chunk before writing it; this element-by-element rule is that of shorter runs.)
+    the others (its own address included). That is the rule of inner rows shorter than 64 bytes: longer
+    contiguous ones go through vectorised kernels that read 64-byte chunks (a broadcast scalar once per row)
+    before writing them, which depends on the CPU and is not followed here.
     Returns ([(operand index, source element, mask)], depth): operand k's element i (flat, broadcast to the
     target's shape) reads the new value of the target's flat element src[i] where mask[i]; depth is the
     longest chain of such reads. None when no operand reads a written value."""
