@@ -48,6 +48,7 @@ _INPLACE_NODE_NAMES = {
     "SqueezeBackward2": "SqueezeBackward5", "TBackward0": "TBackward1", "TransposeBackward0": "TransposeBackward1",
     "UnsqueezeBackward0": "UnsqueezeBackward1", "AsStridedBackward0": "AsStridedBackward1",
 }
+INPLACE_NAMES = frozenset(_INPLACE_NODE_NAMES.values())
 _inplace_node_classes = {}
 
 
@@ -120,6 +121,7 @@ def commit(t, out, value=None):
         else:
             write(t, written)   # a detach()ed view: through its recipe, its history alone
         if node is not None:
+            storage.counter.rebase(t._grad_fn, t._out_idx, node, out._out_idx)
             t._attach(node, out._out_idx)
             _exempt_own_input(node, read, storage, old_version)
             _retarget_output_check(node, storage)
@@ -145,6 +147,7 @@ def commit(t, out, value=None):
     if node is None:
         _untracked_write(base)
     if new_base._grad_fn is not None:
+        storage.counter.rebase(base._grad_fn, base._out_idx, new_base._grad_fn)
         base._attach(new_base._grad_fn, 0)
         refresh_views(base, skip=t)
         view = apply(I.view_replay, base, *positions, steps=steps)

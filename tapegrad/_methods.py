@@ -179,6 +179,7 @@ def _view_inplace(fn):
         self._storage, self._view = out._storage, info
         if out._grad_fn is not None:
             name_as_inplace(out._grad_fn)
+            self._storage.counter.rebase(self._grad_fn, self._out_idx, out._grad_fn, out._out_idx)
             self._attach(out._grad_fn, out._out_idx)
         return self
     return method

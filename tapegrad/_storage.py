@@ -19,10 +19,33 @@ from ._lazy import Pending, resolve
 
 
 class VersionCounter:
-    __slots__ = ("value",)
+    __slots__ = ("value", "rebased")
 
     def __init__(self):
         self.value = 0
+        # `rebased` is set by the first in-place op recorded on the storage, so no other tensor pays for it
+
+    def rebase(self, old, index, new, new_index=0):
+        """An in-place op recorded on a tensor of this storage (on a view of it: CopySlices on the base) made
+        output `new_index` of node `new` the history of the tensor whose history was output `index` of node
+        `old` (None: none). PyTorch's version error names a saved tensor's history at the time of the error,
+        which this records: {(old's seq or None, index): (new's seq, new_index, new's name)}; seqs, not
+        nodes, so nothing is kept alive."""
+        table = getattr(self, "rebased", None)
+        if table is None:
+            table = self.rebased = {}
+        table[(None if old is None else old.seq, index)] = (new.seq, new_index, new.name())
+
+    def history_name(self, node, index):
+        """The name of the history that output `index` of `node` (None: a tensor with none) has now on this
+        storage after the in-place ops recorded since (None if none was)."""
+        table = getattr(self, "rebased", None)
+        name = None
+        key = (None if node is None else node.seq, index)
+        while table and key in table:   # one in-place op after another on the same tensor
+            seq, index, name = table[key]
+            key = (seq, index)
+        return name
 
 
 class Storage:

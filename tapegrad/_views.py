@@ -376,9 +376,15 @@ NOWHERE = _nowhere()   # where the gradient of a view made with grad mode off go
 
 def no_grad_view_message(t, indirect):
     info = t._view
-    node = t._grad_fn
-    if info.creation == "multi_output":
-        nr = info.output_nr if info.output_nr is not None else t._out_idx
+    nr = info.output_nr if info.output_nr is not None and info.creation == "multi_output" else t._out_idx
+    return view_creation_message(info.creation, t._grad_fn, nr, indirect)
+
+
+def view_creation_message(creation, node, nr, indirect):
+    """PyTorch's error for a view made with grad mode off or by a function returning several views (`creation`),
+    output `nr` of `node` (None: a view with no history), when it (indirect: its base or another view of its
+    base) is modified in place, or its history is read after."""
+    if creation == "multi_output":
         prefix = (f"Output {nr} of {re.sub(r'Backward[0-9]*$', '', node.name())} is a view and" if node is not None
                   else "A view was created in no_grad mode and")
         what = ("its base or another view of its base has been modified inplace." if indirect
@@ -387,10 +393,10 @@ def no_grad_view_message(t, indirect):
                 "functions do not allow the output views to be modified inplace. You should replace the inplace "
                 "operation by an out-of-place one.")
     # PyTorch names the node here without its "Backward0" suffix
-    prefix = (f"Output {t._out_idx} of {re.sub(r'Backward[0-9]*$', '', node.name())} is a view of a view which was created in" if node is not None
+    prefix = (f"Output {nr} of {re.sub(r'Backward[0-9]*$', '', node.name())} is a view of a view which was created in" if node is not None
               else "A view was created in")
     what = "its base or another view of its base has been" if indirect else "is being"
-    if info.creation == "inference":
+    if creation == "inference":
         return (f"{prefix} inference mode and {what} modified inplace in normal mode. Given that this use case "
                 "is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view "
                 "and the inplace either both inside the inference_mode block (if you don't want the inplace to be "

@@ -547,3 +547,152 @@ def test_outputs_of_split_and_unbind_are_numbered(torch):
         assert [t.output_nr for t in x.chunk(2)] == [0, 1]
         assert [t.output_nr for t in x.unbind(1)] == [0, 1]
         assert x.chunk(2)[1][1:].output_nr == 0 and lib.randn(4).chunk(2)[1].output_nr == 0
+
+
+def _history_cases(lib):
+    """A saved tensor changed in place before the backward that reads it, each way its history can move."""
+    def exp(n=3):
+        return lib.ones(n, requires_grad=True).exp()
+
+    def view_written(y):
+        v = y[0:2]
+        z = v * v
+        v.add_(1)
+        return z
+
+    def middle_view_written(y):
+        v = y[0:3]
+        w = v[0:2]
+        z = w * w
+        v.add_(1)
+        return z
+
+    def split_piece_viewed(y):
+        z = y.split(2)[1][0:1].sin()
+        y.add_(1)
+        return z
+
+    def view_written_through_base(y, pick):
+        v = pick(y)
+        z = v * v
+        y.add_(1)
+        return z
+
+    def base_written_under_no_grad(y):
+        v = y[0:2]
+        z = v * v
+        with lib.no_grad():
+            y.add_(1)
+        return z
+
+    def written(y, *updates):
+        z = y.sin()
+        for update in updates:
+            update(y)
+        return z
+
+    def untracked(update, *args):
+        with lib.no_grad():
+            update(*args)
+
+    def dropped(y):
+        z = y.sin()
+        y.add_(1)
+        return z
+
+    def no_grad_view(y):
+        with lib.no_grad():
+            v = y[0:2]
+        z = v.sin()
+        y.add_(1)
+        return z
+
+    def view_of_no_grad_view(y):
+        with lib.no_grad():
+            v = y[0:3]
+        z = v[0:2].sin()
+        y.add_(1)
+        return z
+
+    def unbind_piece(y):
+        z = y.unbind(0)[2].sin()   # the piece itself is gone
+        y.add_(1)
+        return z
+
+    def leaf_given_a_history():
+        x = lib.ones(3, requires_grad=True)
+        w = lib.ones(3)
+        z = x * w
+        w.add_(x)
+        return z
+
+    def max_values():
+        v, _ = lib.ones(2, 3, requires_grad=True).exp().max(0)
+        z = v.sin()
+        v.add_(1)
+        return z
+
+    def transposed_in_place():
+        y = lib.ones(2, 2, requires_grad=True).exp()
+        y.t_()
+        z = y.sin()
+        with lib.no_grad():
+            y.add_(1)
+        return z
+
+    def through_a_function(y):
+        z = y.sin()
+        y.add_(1)
+        return z
+
+    class Twice(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    return {
+        "view written": lambda: view_written(exp()),
+        "view(3) written through its base": lambda: view_written_through_base(exp(), lambda y: y.view(3)),
+        "slice written through its base": lambda: view_written_through_base(exp(), lambda y: y[0:2]),
+        "transposed view written through its base": lambda: view_written_through_base(
+            lib.ones(2, 2, requires_grad=True).exp(), lambda y: y.t()),
+        "view of a view, middle one written": lambda: middle_view_written(exp(4)),
+        "base written under no_grad": lambda: base_written_under_no_grad(exp()),
+        "in place": lambda: written(exp(), lambda y: y.add_(1)),
+        "in place twice": lambda: written(exp(), lambda y: y.add_(1), lambda y: y.mul_(2)),
+        "in place before and after the save": lambda: written(exp().add_(1), lambda y: y.mul_(2)),
+        "in place, then dropped": lambda: dropped(exp()),
+        "a view of it written": lambda: written(exp(), lambda y: y[0:2].add_(1)),
+        "a view of it written, then it": lambda: written(exp(), lambda y: y[0:2].add_(1), lambda y: y.mul_(2)),
+        "setitem": lambda: written(exp(), lambda y: y.__setitem__(0, 5.0)),
+        "copy_": lambda: written(exp(), lambda y: y.copy_(lib.ones(3, requires_grad=True))),
+        "under no_grad": lambda: written(exp(), lambda y: untracked(y.add_, 1)),
+        "through detach, with a history": lambda: written(exp(), lambda y: y.detach().add_(
+            lib.ones(3, requires_grad=True))),
+        "a leaf given a history": leaf_given_a_history,
+        "values of max": max_values,
+        "transposed in place, then written": transposed_in_place,
+        "an autograd.Function's output": lambda: through_a_function(Twice.apply(lib.ones(3, requires_grad=True))),
+        "a view made under no_grad": lambda: no_grad_view(exp()),
+        "a view of a view made under no_grad": lambda: view_of_no_grad_view(exp(4)),
+        "a piece of unbind": lambda: unbind_piece(lib.ones(3, 2, requires_grad=True).exp()),
+        "a view of a piece of split": lambda: split_piece_viewed(exp(4)),
+    }
+
+
+@pytest.mark.parametrize("case", sorted(_history_cases(tapegrad)))
+def test_version_error_names_the_saved_tensors_history_at_the_error(case):
+    """PyTorch names the saved tensor's grad_fn when the backward reads it: the node of an in-place op
+    recorded on it since (CopySlices for one on its view), AsStrided for a view (regenerated once its
+    storage changed), or the error for a view it will not regenerate a history for."""
+    def run(lib):
+        with lib.enable_grad():
+            z = _history_cases(lib)[case]()
+        with pytest.raises(RuntimeError) as e:
+            z.sum().backward()
+        return str(e.value).split(", is at version")[0]
+    assert run(tapegrad) == run(torch)

@@ -370,6 +370,8 @@ def _numbered(views):
     for k, v in enumerate(views):
         if v._view is not None and v._view.creation == "multi_output":
             v._view.output_nr = k
+            if k and v._grad_fn is not None:   # for the version error once v is gone (Node.saved_description)
+                v._grad_fn.view_nr = k
     return tuple(views)
 
 

@@ -62,7 +62,7 @@ class FunctionNode(FunctionCtx, Node):
             return [grads[i] for i in diff]
         return [None if grads[i] is None else grads[i]._value for i in diff]
 
-    def saved_description(self, index):
+    def saved_description(self, index, counter=None):
         """How PyTorch's version error names a saved tensor of a Function: ", which is output k of X,"
         with X its current producer without the Backward suffix, or the Function for a saved output."""
         if index < 0:

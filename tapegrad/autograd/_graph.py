@@ -140,19 +140,19 @@ def check_versions(node):
     """PyTorch's error when a value the node's backward reads was modified in place since."""
     for counter, version, index in node.checks:
         if counter.value != version:
-            raise RuntimeError(_modified_message(node, index, counter.value, version))
+            raise RuntimeError(_modified_message(node, index, counter, version))
 
 
-def _modified_message(node, index, now, expected):
+def _modified_message(node, index, counter, expected):
     if index < 0:
         shape, dtype = node.avals[-1 - index]
     else:
         shape, dtype = node.kept[index].shape, node.kept[index].dtype
-    what = f"[{_type_name_of(dtype)} {list(shape)}]" + node.saved_description(index)
+    what = f"[{_type_name_of(dtype)} {list(shape)}]" + node.saved_description(index, counter)
     return (f"one of the variables needed for gradient computation has been modified by an inplace operation: "
-            f"{what} is at version {now}; expected version {expected} instead. Hint: the tensor was changed "
-            f"in place after it was used; use an out-of-place op (y = y + 1 instead of y += 1) or .clone() "
-            f"it before modifying.")
+            f"{what} is at version {counter.value}; expected version {expected} instead. Hint: the tensor was "
+            f"changed in place after it was used; use an out-of-place op (y = y + 1 instead of y += 1) or "
+            f".clone() it before modifying.")
 
 
 _TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",

@@ -10,12 +10,38 @@ from .._equation import Equation
 
 
 def producer_name(node):
-    """A node as PyTorch's version error names the producer of a saved tensor: its name without "Backward"
-    and a last "0" (TanhBackward0: Tanh, SumBackward1: Sum1; CopySlices as it is)."""
+    """A node as PyTorch's version error names the producer of a saved tensor: its name without a last
+    "Backward" and "0" (TanhBackward0: Tanh, SumBackward1: Sum1, MyFnBackward: MyFn; CopySlices and
+    CopyBackwards as they are)."""
     return _BACKWARD.sub("", node.name())
 
 
-_BACKWARD = re.compile(r"Backward(0$)?")
+_BACKWARD = re.compile(r"Backward(?:0$|(?=[0-9]*$))")
+
+
+def _is_view_node(node):
+    """Whether the outputs of `node` are views: of a view op, or a view's history regenerated through its base
+    (view_replay, AsStridedBackward0); not an in-place view op's (y.t_() leaves y no view)."""
+    from .._inplace import INPLACE_NAMES
+    op = node.op
+    return (op is not None and (op.view or op.name == "view_replay")
+            and type(node).__name__ not in INPLACE_NAMES)
+
+
+def _view_creation(node):
+    """The mode a view whose history is `node` was made in, as `_view_info.make_view` decides it: its parent
+    view's ("no_grad": a view with no history, made with grad mode off), else "multi_output" for an output of a
+    function returning several views (unbind, split), else None."""
+    from .._views import NOWHERE
+    parent = node.edges[0] if node.edges else None
+    if parent is not None:
+        if parent[0] is NOWHERE:
+            return "no_grad"
+        if isinstance(parent[0], Node) and _is_view_node(parent[0]):
+            creation = _view_creation(parent[0])
+            if creation is not None:
+                return creation
+    return "multi_output" if node.op.several_views else None
 
 
 class Node(Equation):
@@ -27,7 +53,7 @@ class Node(Equation):
     """
 
     __slots__ = ("op", "kept", "edges", "checks", "retained", "hooks", "saves", "sig", "closed", "tensor_args",
-                 "fn_hooks")
+                 "fn_hooks", "view_nr")   # view_nr: set only on the k-th piece of unbind/split, k > 0 (_numbered)
 
     def __init__(self, op, kept, edges, avals, sig, checks, saves, tensor_args, sid=None, args=None, where=None):
         # sid, args, where: its forward part, when it is recorded lazily (else its outputs are computed already)
@@ -107,14 +133,32 @@ class Node(Equation):
         return compute(op, static, kept if cast is None else
                        [a if a is None or not hasattr(a, "astype") else a.astype(cast) for a in kept])
 
-    def saved_description(self, index):
-        """Where a saved value came from, as PyTorch's version error says it (index < 0: output -1-index)."""
+    def saved_description(self, index, counter=None):
+        """Where a saved value came from, as PyTorch's version error says it (index < 0: output -1-index):
+        the node itself for its output; for an argument, that tensor's history at the time of the error
+        (PyTorch's saved tensor's grad_fn), which in-place ops recorded on its storage (`counter`) since
+        may have replaced. A view's is regenerated once its storage changed: AsStridedBackward0, or, for a
+        view PyTorch will not regenerate, its error."""
         if index < 0:
             return f", which is output {-1 - index} of {producer_name(self)},"
-        edge = self.edges[index]
-        if edge is not None and isinstance(edge[0], Node):
-            return f", which is output {edge[1]} of {producer_name(edge[0])},"
-        return ""
+        node, nr = self.edges[index] or (None, 0)
+        if node is not None and not isinstance(node, Node):   # a leaf's accumulator, or a no_grad view's
+            from .._views import NOWHERE, view_creation_message
+            if node is NOWHERE:
+                raise RuntimeError(view_creation_message("no_grad", None, nr, indirect=True))
+            return ""
+        if node is not None and _is_view_node(node):
+            creation = _view_creation(node)
+            if creation is not None:
+                from .._views import view_creation_message
+                if creation == "multi_output":   # one node per piece here: PyTorch numbers the pieces
+                    nr = getattr(node, "view_nr", nr)
+                raise RuntimeError(view_creation_message(creation, node, nr, indirect=True))
+            return f", which is output {nr} of AsStrided,"
+        name = counter.history_name(node, nr) if counter is not None else None
+        if name is not None:
+            return f", which is output {nr} of {_BACKWARD.sub('', name)},"
+        return "" if node is None else f", which is output {nr} of {producer_name(node)},"
 
     def release(self):
         """Free the saved values (after a backward without retain_graph)."""
