@@ -156,14 +156,14 @@ def commit(t, out, value=None):
             t._attach(view._grad_fn, 0)
 
 
-def _untracked_write(base):
-    """After a write autograd did not record (no_grad), the views of `base` with a history take a new one
-    through as_strided of the base (AsStridedBackward0), as PyTorch regenerates a view's grad_fn once its
-    version has moved; the values their gradients reach are the same."""
+def _untracked_write(base, skip=None):
+    """After a write autograd did not record (no_grad), the views of `base` with a history (but `skip`) take a
+    new one through as_strided of the base (AsStridedBackward0), as PyTorch regenerates a view's grad_fn once
+    its version has moved; the values their gradients reach are the same."""
     if _state.inference or not base._requires_grad or not grad_views.get(base._storage):
         return   # (an optimizer's step writes parameters with no live views: nothing to do)
     with enable_grad():
-        refresh_views(base, with_history=True)
+        refresh_views(base, skip=skip, with_history=True)
 
 
 def _exempt_own_input(node, read, storage, old_version):

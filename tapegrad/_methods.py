@@ -11,7 +11,7 @@ from ._grad_mode import no_grad
 from ._functional import _random
 from ._functional._arith import _broadcast_error
 from ._indexing import getitem, setitem, parse
-from ._inplace import inplace, commit, check_inplace, name_as_inplace
+from ._inplace import inplace, commit, check_inplace, name_as_inplace, _untracked_write
 from ._overlap import check_overlap, loop_reads
 from ._ops import elementwise as E, indexing as I
 from ._tensor import Tensor
@@ -168,19 +168,34 @@ for _op, _names in {E.eq: ("eq",), E.ne: ("ne", "not_equal"), E.lt: ("lt", "less
 
 def _view_inplace(fn):
     # Shape-changing in-place ops (t_, unsqueeze_...) rebind the tensor to the new shape; a tensor that was
-    # no view stays none (PyTorch's ._base is None), reading its storage through the new recipe.
+    # no view stays none (PyTorch's ._base is None), reading its storage through the new recipe. A view keeps
+    # its base and the mode it was made in (PyTorch changes the geometry of the same tensor). They bump the
+    # version as any in-place op, so a value saved before is stale at backward, as in PyTorch.
     def method(self, *args, **kwargs):
         check_inplace(self)   # a leaf that requires grad, or a view of one, refuses them too
-        was_view = self._view is not None and self._view.base is not None
+        old = self._view
         out = fn(self, *args, **kwargs)
-        info = out._view
-        if not was_view and info is not None and info.base is not None:
+        info, storage = out._view, out._storage
+        if info is not None and (old is None or old.base is None):
             info = ViewInfo(None, info.steps, info.positions, info.version, info.value)
-        self._storage, self._view = out._storage, info
-        if out._grad_fn is not None:
-            name_as_inplace(out._grad_fn)
-            self._storage.counter.rebase(self._grad_fn, self._out_idx, out._grad_fn, out._out_idx)
-            self._attach(out._grad_fn, out._out_idx)
+        elif info is not None:
+            info.base, info.creation, info.output_nr, info.grad_version = \
+                old.base, old.creation, old.output_nr, old.grad_version
+        self._storage, self._view = storage, info
+        storage.bump()
+        if info is not None and info.version == storage.version - 1:
+            info.version = storage.version   # the values it caches are unchanged
+        node, index = out._grad_fn, out._out_idx
+        del out   # (a view of the base too, no longer needed)
+        if node is not None:
+            name_as_inplace(node)
+            storage.counter.rebase(self._grad_fn, self._out_idx, node, index)
+            self._attach(node, index)
+            info.grad_version = storage.version
+        if info is not None and info.base is not None:
+            # the other views of the base (and this one, if it recorded nothing) take their history anew
+            # through it (AsStridedBackward0), as PyTorch regenerates a view's grad_fn once its version moved
+            _untracked_write(info.base, skip=self if node is not None else None)
         return self
     return method
 

@@ -36,16 +36,36 @@ class VersionCounter:
             table = self.rebased = {}
         table[(None if old is None else old.seq, index)] = (new.seq, new_index, new.name())
 
+    def detach(self, old, index):
+        """A tensor of this storage whose history was output `index` of node `old` was detached in place
+        (detach_): its history ends there, which PyTorch refuses when that tensor was saved for backward."""
+        table = getattr(self, "rebased", None)
+        if table is None:
+            table = self.rebased = {}
+        table[(old.seq, index)] = _DETACHED
+        Storage.writes += 1   # (so a segment's backward checks what it saved, see _fast.try_backward)
+
+    def _history(self, node, index):
+        table = getattr(self, "rebased", None)
+        found = None
+        key = (None if node is None else node.seq, index)
+        while table and key in table:   # one in-place op after another on the same tensor
+            found = table[key]
+            key = found[:2]
+        return found
+
     def history_name(self, node, index):
         """The name of the history that output `index` of `node` (None: a tensor with none) has now on this
         storage after the in-place ops recorded since (None if none was)."""
-        table = getattr(self, "rebased", None)
-        name = None
-        key = (None if node is None else node.seq, index)
-        while table and key in table:   # one in-place op after another on the same tensor
-            seq, index, name = table[key]
-            key = (seq, index)
-        return name
+        found = self._history(node, index)
+        return None if found is None else found[2]
+
+    def detached(self, node, index):
+        """Whether the tensor whose history was output `index` of `node` was detached in place since."""
+        return self._history(node, index) is _DETACHED
+
+
+_DETACHED = (None, None, None)   # an entry of VersionCounter.rebased: the history ended (detach_)
 
 
 class Storage:
@@ -70,6 +90,12 @@ class Storage:
     @property
     def version(self):
         return self.counter.value
+
+    def bump(self):
+        """An in-place op that changed no value (t_, unsqueeze_: the tensor's shape) bumps the version all the
+        same, as PyTorch's."""
+        self.counter.value += 1
+        Storage.writes += 1
 
     def write(self, value):
         if type(value) is Pending:

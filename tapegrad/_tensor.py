@@ -353,12 +353,19 @@ class Tensor:
         return object.__new__(Tensor)._init(self._storage, view, self._inference)
 
     def detach_(self):
-        if self._view is not None and self._grad_fn is not None:
-            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        """Cut this tensor from the graph in place. A backward that reads it as saved then raises PyTorch's
+        error; the retain_grad() of its former grad_fn still fills its .grad, as in PyTorch."""
+        if self._view is not None and self._view.base is not None:   # any view, with a history or not
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel "
+                "(DDP) for training, and gradient_as_bucket_view is set as True, gradients are views of DDP "
+                "buckets, and hence detach_() cannot be called on these gradients. To fix this error, please "
+                "refer to the Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
+        if self._grad_fn is not None:
+            self._storage.counter.detach(self._grad_fn, self._out_idx)
         self._grad_fn = None
         self._out_idx = 0
         self._requires_grad = False
-        self._retains_grad = False
         return self
 
     @property

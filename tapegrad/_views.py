@@ -363,6 +363,7 @@ class _Nowhere:
     __slots__ = ()
     _hooks = None
     _view = None   # a plain variable: its (dropped) gradient needs no layout
+    _requires_grad = False   # the gradients sent to it are never written
     _grad = property(lambda self: None, lambda self, value: None)
 
 

@@ -696,3 +696,194 @@ def test_version_error_names_the_saved_tensors_history_at_the_error(case):
             z.sum().backward()
         return str(e.value).split(", is at version")[0]
     assert run(tapegrad) == run(torch)
+
+
+# ---- in-place view ops bump the version; detach_ ---------------------------------------------------
+
+SHAPE_INPLACE = {
+    "t_": lambda y: y.t_(),
+    "transpose_": lambda y: y.transpose_(0, 1),
+    "swapaxes_": lambda y: y.swapaxes_(1, 0),
+    "swapdims_": lambda y: y.swapdims_(0, 1),
+    "squeeze_": lambda y: y.unsqueeze_(0).squeeze_(),
+    "squeeze_(0)": lambda y: y.unsqueeze_(0).squeeze_(0),
+    "unsqueeze_": lambda y: y.unsqueeze_(1),
+    "as_strided_": lambda y: y.as_strided_((2, 2), (1, 2)),
+}
+
+
+def _state(t):
+    return (t._version, tuple(t.shape), t.requires_grad, t.is_leaf, type(t.grad_fn).__name__)
+
+
+@pytest.mark.parametrize("name", sorted(SHAPE_INPLACE))
+def test_view_inplace_ops_bump_the_version_as_pytorch(name):
+    """y.t_() counts as an in-place op: the version moves on a plain tensor, a leaf under no_grad, a
+    non-leaf (which records TBackward1...) and a view (whose base shares the version)."""
+    op = SHAPE_INPLACE[name]
+
+    def build(lib):
+        plain = lib.ones(2, 2)
+        op(plain)
+        leaf = lib.ones(2, 2, requires_grad=True)
+        with lib.no_grad():
+            op(leaf)
+        x = lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        y = x * 2
+        op(y)
+        b = x * 3
+        v = b[:]
+        op(v)
+        w = lib.arange(1.0, 1.0 + y.numel()).reshape(tuple(y.shape))
+        ((y * w).sum() + (v * w).sum()).backward()
+        return [_state(plain), _state(leaf), _state(y), _state(v), b._version, x.grad]
+    ours, theirs = build(tapegrad), build(torch)
+    assert ours[:5] == theirs[:5]
+    assert_close(ours[5], theirs[5])
+
+
+@pytest.mark.parametrize("name", sorted(SHAPE_INPLACE))
+def test_view_inplace_op_on_a_saved_tensor_raises_at_backward(name):
+    """A tensor saved for backward, then changed in shape in place: PyTorch's version error, naming the
+    in-place op's node; the same for a saved tensor that requires no grad."""
+    op = SHAPE_INPLACE[name]
+
+    def run(lib, saved_leaf):
+        x = lib.ones(2, 2, requires_grad=True)
+        y = lib.ones(2, 2) if saved_leaf else x * 2
+        z = x * y
+        op(y)
+        with pytest.raises(RuntimeError) as e:
+            z.sum().backward()
+        # (PyTorch prints the saved tensor's shape as it is now; the history and versions are compared)
+        text = str(e.value)
+        return text.split("[")[0], text.split("]")[-1].split(". Hint")[0]
+    for saved_leaf in (False, True):
+        assert run(tapegrad, saved_leaf) == run(torch, saved_leaf)
+
+
+def test_view_inplace_ops_give_the_views_of_the_base_a_new_history():
+    """After v.t_() (v a view of b), the other views of b take their history through b (AsStridedBackward0);
+    one made with grad on, then changed under no_grad, too; gradients as PyTorch's."""
+    def build(lib):
+        x = lib.arange(6.0, requires_grad=True)
+        b = x * 1
+        y = b.view(2, 3)
+        v = y[0:2]
+        u = y[1]
+        v.t_()
+        names = [type(t.grad_fn).__name__ for t in (v, u, y)]
+        with lib.no_grad():
+            u.unsqueeze_(0)
+        names += [type(u.grad_fn).__name__, u._version]
+        (v * lib.arange(6.0).view(3, 2)).sum().backward(retain_graph=True)
+        (u * lib.tensor([1.0, 2.0, 3.0])).sum().backward()
+        return names, x.grad
+    (names, grad), (t_names, t_grad) = build(tapegrad), build(torch)
+    assert names == t_names
+    assert_close(grad, t_grad)
+
+
+def test_view_made_and_changed_in_place_under_no_grad_is_refused_later():
+    def run(lib):
+        y = lib.arange(6.0, requires_grad=True) * 2
+        with lib.no_grad():
+            v = y.view(2, 3)
+            v.t_()
+        with pytest.raises(RuntimeError) as e:
+            (v * 1).sum().backward()
+        return str(e.value)
+    assert run(tapegrad) == run(torch)
+
+
+def _detach_cases(lib):
+    def saved():
+        x = lib.ones(2, requires_grad=True)
+        y = x * 2
+        z = y * y
+        y.detach_()
+        return z
+
+    def saved_under_no_grad():
+        x = lib.ones(2, requires_grad=True)
+        y = x * 2
+        z = y.sin()
+        with lib.no_grad():
+            y.detach_()
+        return z
+
+    def saved_then_written():
+        x = lib.ones(2, requires_grad=True)
+        y = x * 2
+        z = y.pow(2)
+        y.add_(1)
+        y.detach_()
+        return z
+    return {"saved": saved, "saved under no_grad": saved_under_no_grad, "saved then written": saved_then_written}
+
+
+@pytest.mark.parametrize("case", sorted(_detach_cases(tapegrad)))
+def test_detach_in_place_of_a_saved_tensor_raises_at_backward(case):
+    def run(lib):
+        z = _detach_cases(lib)[case]()
+        with pytest.raises(RuntimeError) as e:
+            z.sum().backward()
+        return str(e.value)
+    assert run(tapegrad) == run(torch)
+
+
+def test_detach_in_place_of_unsaved_or_output_values_is_allowed():
+    def build(lib):
+        x = lib.ones(2, requires_grad=True)
+        y = x * 2
+        y.retain_grad()
+        z = y + 1          # saves nothing
+        e = x.exp()        # saves its output, not as PyTorch's detached input
+        w = lib.ones(2)
+        q = x * w          # a saved tensor that never had a history
+        states = []
+        for t in (y, e, w):
+            t.detach_()
+            states.append(_state(t) + (t.retains_grad,))
+        (z.sum() + e.sum() + q.sum()).backward()
+        return states, x.grad, y.grad
+    (states, grad, y_grad), (t_states, t_grad, t_y_grad) = build(tapegrad), build(torch)
+    assert states == t_states
+    assert_close(grad, t_grad)
+    assert_close(y_grad, t_y_grad)   # its former grad_fn's retain_grad still fills it
+
+
+def test_detach_in_place_of_a_leaf_drops_its_gradient():
+    def build(lib):
+        x = lib.ones(2, requires_grad=True)
+        z = x * 3
+        x.detach_()
+        z.sum().backward()
+        return _state(x), x.grad
+    (state, grad), (t_state, t_grad) = build(tapegrad), build(torch)
+    assert state == t_state and grad is None and t_grad is None
+
+
+@pytest.mark.parametrize("make", ["history", "plain", "no_grad", "of_detached", "of_leaf"])
+def test_detach_in_place_of_any_view_is_refused(make):
+    def run(lib):
+        x = lib.ones(2, 2, requires_grad=make != "plain")
+        if make == "no_grad":
+            with lib.no_grad():
+                v = x[0]
+        else:
+            v = {"history": lambda: (x * 2)[0], "plain": lambda: x[0], "of_detached": lambda: x.detach()[0],
+                 "of_leaf": lambda: x[0]}[make]()
+        with pytest.raises(RuntimeError) as e:
+            v.detach_()
+        return str(e.value)
+    assert run(tapegrad) == run(torch)
+
+
+def test_detach_in_place_of_a_detached_view_or_a_transposed_tensor_is_allowed():
+    def build(lib):
+        x = lib.ones(2, 2, requires_grad=True)
+        d = (x * 2)[0].detach()
+        t = (x * 2).t_()
+        return [_state(d.detach_()), _state(t.detach_())]
+    assert build(tapegrad) == build(torch)

@@ -260,6 +260,8 @@ def _write_grads(results, leaves, nodes, hooked):
                     g = checked_result(hook, before, out)._value
             if var._grad is not None:
                 g = kernel_add(var._grad._value, g)
+        if not var._requires_grad:
+            continue   # detached in place (detach_) since: PyTorch's AccumulateGrad drops its gradient
         g = _committed(g)
         if var._grad is None:
             var._grad = grad_like(var, g)   # in the leaf's strides

@@ -78,6 +78,8 @@ def try_backward(root, seed, retain_graph):
     _write_back(seg, live, live_values, flight)
     for j, g in leaf_grads.items():
         var = seg.leaves[j].variable
+        if not var._requires_grad:
+            continue   # detached in place (detach_) since: PyTorch's AccumulateGrad drops its gradient
         flight.remember_grad(var)
         if var._grad is None:
             var._grad = grad_like(var, g)   # in the leaf's strides

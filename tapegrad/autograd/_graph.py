@@ -137,10 +137,23 @@ _seq = operator.attrgetter("seq")
 
 
 def check_versions(node):
-    """PyTorch's error when a value the node's backward reads was modified in place since."""
+    """PyTorch's errors when a value the node's backward reads was detached or modified in place since."""
     for counter, version, index in node.checks:
+        if index >= 0 and getattr(counter, "rebased", None) and _detached(node, index, counter):
+            raise RuntimeError(DETACHED_SAVED)
         if counter.value != version:
             raise RuntimeError(_modified_message(node, index, counter, version))
+
+
+DETACHED_SAVED = ("Trying to use a saved tensor that has been detached in-place, i.e. with .detach_()."
+                  "This is not supported, please use out-of-place `.detach()` instead")
+
+
+def _detached(node, index, counter):
+    # PyTorch keeps a saved input (not a leaf) as the tensor itself and reads its grad_fn back, which a
+    # detach_() since has cleared
+    edge = node.edges[index] if index < len(node.edges) else None
+    return edge is not None and isinstance(edge[0], Node) and counter.detached(*edge)
 
 
 def _modified_message(node, index, counter, expected):

@@ -373,6 +373,8 @@ def write_grads(graph, results, hooked):
                 out = hook(g)
                 if out is not None:
                     g = checked_result(hook, g, out)
+        if not var._requires_grad:
+            continue   # detached in place (detach_) since: PyTorch's AccumulateGrad drops its gradient
         var._grad = accumulate(var._grad, g, leaf=var)
         if hooked:
             run_post_accumulate_hooks(var)
