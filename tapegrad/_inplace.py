@@ -10,7 +10,7 @@ from ._dispatch import apply
 from ._grad_mode import _state, enable_grad
 from ._ops import elementwise as E
 from ._ops import indexing as I
-from ._view_info import grad_views
+from ._view_info import grad_views, gradless_base_histories
 from ._views import no_grad_view_message, refresh_views, relative_steps, write
 
 LEAF_ERROR = ("a leaf Variable that requires grad is being used in an in-place operation. "
@@ -32,7 +32,9 @@ def check_inplace(t, operands=()):
             raise RuntimeError(LEAF_ERROR)
         if info is not None:
             base = info.base
-            if base._requires_grad and base._grad_fn is None:
+            # PyTorch refuses a view of a leaf that requires grad, and a view that requires grad of any leaf
+            # (as the views of a leaf that is itself a view of a tensor without grad)
+            if base._grad_fn is None and (base._requires_grad or t._requires_grad):
                 raise RuntimeError(VIEW_OF_LEAF_ERROR if t._requires_grad or base is not t else LEAF_ERROR)
     if t._inference and not _state.inference:
         raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed. "
@@ -126,13 +128,14 @@ def commit(t, out, value=None):
             _exempt_own_input(node, read, storage, old_version)
             _retarget_output_check(node, storage)
             refresh_views(t)
-        elif t._view is None:
+        else:
             _untracked_write(t)
         return
     base = t._view.base
     steps, positions = relative_steps(t._view)
     if node is None and not base._requires_grad:
         write(t, written)
+        _untracked_write(base)
         return
     new_base = apply(I.copy_slices, base, out, *positions, steps=steps)
     new_value = new_base._peek() if value is None else _dispatch.compute(
@@ -159,9 +162,15 @@ def commit(t, out, value=None):
 def _untracked_write(base, skip=None):
     """After a write autograd did not record (no_grad), the views of `base` with a history (but `skip`) take a
     new one through as_strided of the base (AsStridedBackward0), as PyTorch regenerates a view's grad_fn once
-    its version has moved; the values their gradients reach are the same."""
-    if _state.inference or not base._requires_grad or not grad_views.get(base._storage):
+    its version has moved; the values their gradients reach are the same. A base that does not require grad
+    has views with a history only under a leaf that is itself a view: theirs then leads nowhere."""
+    if _state.inference or not (base._requires_grad or gradless_base_histories[0]):
+        return
+    views = grad_views.get(base._storage)
+    if not views:
         return   # (an optimizer's step writes parameters with no live views: nothing to do)
+    if not base._requires_grad and not any(v._grad_fn is not None for v in views):
+        return
     with enable_grad():
         refresh_views(base, skip=skip, with_history=True)
 

@@ -19,6 +19,7 @@ from ._tracer_warnings import TRACING as _TRACING
 from ._grad_mode import _state
 from ._size import Size
 from ._storage import Storage
+from ._view_info import gradless_base_histories
 from .autograd._node import AccumulateGrad
 from .device import device_of
 
@@ -246,6 +247,8 @@ class Tensor:
             raise RuntimeError(
                 "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed. "
                 "Make a clone() of it first.")
+        if self._view is not None or not requires_grad:
+            gradless_base_histories[0] = True
         self._requires_grad = bool(requires_grad)
         return self
 

@@ -30,6 +30,10 @@ class ViewInfo:
 # regenerate theirs (PyTorch regenerates a view's grad_fn once its base has changed).
 grad_views = weakref.WeakKeyDictionary()
 
+# Set once requires_grad is put on a view or taken off a tensor: only then can a view have a history while
+# its base does not require grad (views of a leaf that is itself a view), which a write must regenerate.
+gradless_base_histories = [False]
+
 
 def make_view(out, source, op, static, value, positions=()):
     """Turn the freshly computed tensor `out` into a view of `source` through (op, static, positions)."""

@@ -8,6 +8,7 @@ flat base positions of the view's elements, and the new values are scattered
 there. One mechanism serves every view op.
 """
 import re
+import weakref
 
 import jax
 import jax.numpy as jnp
@@ -105,16 +106,29 @@ def refresh_views(base, skip=None, with_history=False):
     if not views:
         return
     from ._ops.indexing import view_replay
+    source = base
     for v in list(views):
         if v is skip or v._view is None or v._view.base is not base or (with_history and v._grad_fn is None):
             continue
         if v._view.creation is not None:
             v._requires_grad = True   # its history is not regenerated: using it raises (check_rebase)
             continue
+        if not source._requires_grad:
+            source = _gradless(base)
         steps, positions = relative_steps(v._view)
-        replay = _dispatch.apply(view_replay, base, *positions, steps=steps)
+        replay = _dispatch.apply(view_replay, source, *positions, steps=steps)
         if replay._grad_fn is not None:
             v._attach(replay._grad_fn, 0)
+
+
+def _gradless(base):
+    """A stand-in for a base that does not require grad, under its views that have a history (views of a
+    leaf that is itself a view): PyTorch regenerates their grad_fn as as_strided of the base with no edge,
+    so their gradient is dropped. The stand-in's goes to NOWHERE."""
+    stand_in = base.detach()
+    stand_in._requires_grad = True
+    stand_in._accumulator = weakref.ref(NOWHERE)
+    return stand_in
 
 
 # ---- layout: strides and offsets as PyTorch would report them ------------------------------------

@@ -80,8 +80,9 @@ class Node(Equation):
     @property
     def next_functions(self):
         # One entry per tensor argument, as PyTorch (Python scalars are not graph inputs).
+        from .._views import NOWHERE   # (a gradient dropped: PyTorch's node has no edge there)
         optional = self.optional_inputs
-        entries = tuple((e[0], e[1]) if e is not None else (None, 0)
+        entries = tuple((e[0], e[1]) if e is not None and e[0] is not NOWHERE else (None, 0)
                         for i, (e, is_tensor) in enumerate(zip(self.edges, self.tensor_args or ()))
                         if is_tensor or i in optional)
         if self.wraps is not None:

@@ -29,7 +29,7 @@ class Parameter(Tensor):
     def _from_tensor(cls, data, requires_grad=None):
         p = object.__new__(cls)
         p._storage = data._storage
-        p._view = data._view
+        p._view = data.detach()._view   # PyTorch's parameter of a view shares its data but is no view
         p._grad_fn = None
         p._out_idx = 0
         p._requires_grad = False
