@@ -1,5 +1,6 @@
 """Tensor.__getitem__ / __setitem__: parse PyTorch index expressions into a static spec + index arrays."""
 import builtins
+import functools
 import operator
 
 import jax.numpy as jnp
@@ -221,27 +222,108 @@ def _written_view(t, index, arrays):
     return out
 
 
+def _value_as_written(t, spec, arrays, value):
+    """The value PyTorch's setitem writes: a view of it without its leading size-1 dims, which a basic index
+    then expands to the shape it selects (index_put_ broadcasts it itself); a value of that shape as it is.
+    The view and expand are recorded where the value's gradient goes through them, else only checked."""
+    shape = tuple(value.shape)
+    lead = 0
+    while lead < len(shape) and shape[lead] == 1:
+        lead += 1
+    kept = shape[lead:]
+    if arrays:
+        target = _advanced_shape(tuple(t.shape), spec, tuple(tuple(a.shape) for a in arrays))
+        if len(kept) > len(target) or any(n not in (1, m) for n, m in zip(reversed(kept), reversed(target))):
+            raise RuntimeError(f"shape mismatch: value tensor of shape {list(kept)} cannot be broadcast to indexing "
+                               f"result of shape {list(target)}")
+        return value.view(kept) if lead else value
+    target = _basic_shape(tuple(t.shape), spec)
+    if shape == target:
+        return value
+    from ._functional._shape import _expanded_shape
+    from ._grad_mode import _state
+    recorded = value._requires_grad and _state.grad_enabled
+    if recorded or lead:
+        value = value.view(kept)
+    if kept != target:
+        if recorded:
+            value = value.expand(target)
+        else:
+            _expanded_shape(kept, target, value)   # PyTorch's error, if any (copy_ and index_put broadcast the value)
+    return value
+
+
+def _basic_shape(shape, spec):
+    """The shape a basic index (ints, slices, None, `...`) selects from a tensor of `shape`."""
+    consumed = builtins.sum(1 for s in spec if s is not None and s is not Ellipsis)
+    out, dim = [], 0
+    for s in spec:
+        if s is None:
+            out.append(1)
+        elif s is Ellipsis:
+            out += shape[dim:dim + len(shape) - consumed]
+            dim += len(shape) - consumed
+        else:
+            if type(s) is tuple:
+                out.append(len(range(*slice(*s).indices(shape[dim]))))
+            dim += 1
+    return tuple(out) + shape[dim:]
+
+
+@functools.lru_cache(maxsize=1024)
+def _advanced_shape(shape, spec, array_shapes):
+    """The shape an index with index arrays selects, read off zero-strided stand-ins for the tensor and arrays."""
+    stand_ins = [np.broadcast_to(np.zeros((), np.intp), s) for s in array_shapes]
+    return np.broadcast_to(np.empty((), np.bool_), shape)[I.build_index(spec, stand_ins)].shape
+
+
+def _single_mask(index):
+    """Whether the index's one tensor is a bool or uint8 mask: PyTorch's index_put_ then writes a one-element
+    value of any dtype with masked_fill_."""
+    items = index if isinstance(index, tuple) else (index,)
+    tensors = [i for i in items if not (i is None or i is Ellipsis or isinstance(i, (slice, builtins.int, np.integer)))]
+    return len(tensors) == 1 and _index_array(tensors[0]).dtype in (jnp.bool_, jnp.uint8)
+
+
 def setitem(t, index, value):
     from ._functional import scalar_or_tensor
     from ._grad_mode import _state
-    from ._inplace import VIEW_OF_LEAF_ERROR, check_inplace, inplace
+    from ._inplace import _CAST_NAMES, VIEW_OF_LEAF_ERROR, check_inplace, inplace
     from ._overlap import has_internal_overlap
     from ._views import shares_addresses
     spec, arrays, _ = parse(t, index)
     whole = _selects_whole(t, index, tensors=builtins.bool(arrays))
+    value = scalar_or_tensor(value)
+    fills = not isinstance(value, Tensor) or not value.ndim   # a number or 0-d tensor: fill_, not copy_
+    if not arrays and not fills:
+        value = _value_as_written(t, spec, arrays, value)   # (its errors come before the in-place checks)
     if not whole and _state.grad_enabled and t.requires_grad and t.is_leaf:
         # the index's basic items write through a view of t (PyTorch slices, then copies or index_put_s): the
         # error names the view, and a view of a view made with grad mode off is refused for that first
         if t._view is not None and t._view.creation is not None and t._view.base is not None:
             check_inplace(_written_view(t, index, arrays), (value,))
         raise RuntimeError(VIEW_OF_LEAF_ERROR)
-    value = scalar_or_tensor(value)
     if isinstance(value, Tensor) and value.dtype.is_complex and not t.dtype.is_complex:
         raise RuntimeError("value cannot be converted to type without overflow")
+    if arrays and isinstance(value, Tensor):
+        # index_put_ checks in PyTorch's order: in place on t, then the value's shape, then its dtype
+        check_inplace(t, (value,))
+        value = _value_as_written(t, spec, arrays, value)
+        if value.dtype is not t.dtype and not (value.numel() == 1 and _single_mask(index)):
+            raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                               f"{_CAST_NAMES[t.dtype.name]} for the destination and {_CAST_NAMES[value.dtype.name]} "
+                               "for the source.")
+    if whole and not arrays:
+        # PyTorch writes t itself: fill_ with a 0-d value (a Python number made one), else copy_
+        from ._methods import fill_into
+        if fills:
+            fill_into(t, value, wrapped=not isinstance(value, Tensor))
+        else:
+            t.copy_(value)
+        return
     if not arrays and (has_internal_overlap(t) or (t._view is not None and shares_addresses(t._view.steps))):
         # elements share memory (expand, as_strided): write through the indexed view, as PyTorch does, so that
-        # every element at a written address changes (an indexed view that still expands is refused); an
-        # index of full slices and `...` writes t itself, which PyTorch's checks then name
-        (t if whole else getitem(t, index)).copy_(value)
+        # every element at a written address changes (an indexed view that still expands is refused)
+        getitem(t, index).copy_(value)
         return
     inplace(t, I.index_put, value, *(Tensor._wrap(a) for a in arrays), spec=spec, whole=whole and builtins.bool(arrays))

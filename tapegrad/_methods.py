@@ -212,10 +212,21 @@ def zero_(self):
 
 
 def fill_(self, value):
+    return fill_into(self, value)
+
+
+def fill_into(t, value, wrapped=False):
+    """t.fill_(value); wrapped: value is a Python number that PyTorch made a 0-d tensor first (setitem's)."""
     if isinstance(value, Tensor) and value.ndim != 0:
         raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                            f"{value.ndim} dimensions.")
-    return inplace(self, E.fill, F.scalar_or_tensor(value))
+    value = F.scalar_or_tensor(value)
+    if not isinstance(value, Tensor) and not wrapped:
+        return inplace(t, E.fill, value)
+    # fill_ with a tensor refuses a target with several elements at one address (with a number it writes it)
+    check_inplace(t, (value,))
+    check_overlap(t)
+    return inplace(t, E.fill, value, **({"wrapped": True} if wrapped else {}))
 
 
 def copy_(self, src, non_blocking=False):

@@ -296,7 +296,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
         mm(mat1, mat2)  # the sparse product's own refusals
     else:
         _check_addmm(input, mat1, mat2)
-    S._expanded_shape(tuple(input.shape), (mat1.shape[0], mat2.shape[1]))   # the bias broadcasts, as expand
+    S._expanded_shape(tuple(input.shape), (mat1.shape[0], mat2.shape[1]), input)   # the bias broadcasts, as expand
     return apply(L.addmm, input, mat1, mat2, beta, alpha)
 
 
@@ -319,12 +319,12 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     else:
         # as PyTorch's baddbmm: input expanded, its dtype against batch1's, then bmm's checks
         if batch1.ndim >= 2 and batch2.ndim >= 3:
-            S._expanded_shape(tuple(input.shape), (batch1.shape[0], batch1.shape[1], batch2.shape[2]))
+            S._expanded_shape(tuple(input.shape), (batch1.shape[0], batch1.shape[1], batch2.shape[2]), input)
         if input.dtype is not batch1.dtype:
             raise RuntimeError(f"Input dtypes must be the same, got: input {_cname(input.dtype)}, batch1: "
                                f"{_cname(batch1.dtype)}, batch2: {_cname(batch2.dtype)}")
         _check_bmm(batch1, batch2)
-    S._expanded_shape(tuple(input.shape), (batch1.shape[0], batch1.shape[1], batch2.shape[2]))
+    S._expanded_shape(tuple(input.shape), (batch1.shape[0], batch1.shape[1], batch2.shape[2]), input)
     return apply(L.baddbmm, input, batch1, batch2, beta, alpha)
 
 

@@ -207,13 +207,16 @@ def squeeze(input, dim=None):
 
 
 def expand(input, *sizes):
-    return apply(S.expand, input, shape=_expanded_shape(tuple(input.shape), shape_args(sizes)))
+    return apply(S.expand, input, shape=_expanded_shape(tuple(input.shape), shape_args(sizes), input))
 
 
-def _expanded_shape(shape, sizes):
-    """The shape `expand(*sizes)` gives a tensor of `shape`, or PyTorch's error."""
+def _expanded_shape(shape, sizes, tensor=None):
+    """The shape `expand(*sizes)` gives a tensor of `shape` (the tensor's, which PyTorch's error names), or
+    PyTorch's error."""
     if len(sizes) < len(shape):
-        raise RuntimeError(f"expand(torch.FloatTensor{{{list(shape)}}}, size={list(sizes)}): the number of sizes "
+        from .._legacy import type_name
+        name = type_name(tensor) if tensor is not None else "torch.FloatTensor"
+        raise RuntimeError(f"expand({name}{{{list(shape)}}}, size={list(sizes)}): the number of sizes "
                            f"provided ({len(sizes)}) must be greater or equal to the number of dimensions in the "
                            f"tensor ({len(shape)})")
     new = len(sizes) - len(shape)

@@ -462,8 +462,9 @@ to_dtype = defop("to_dtype", lambda a, dtype: a.astype(dtype), dtype_rule=KEEP, 
 clone = defop("clone", lambda a: jnp.copy(a), dtype_rule=KEEP)
 clone.elements_from = (0,)
 # The result does not depend on `a`'s values: its gradient to `a` is zero (the old history is cut).
-fill = defop("fill", lambda a, v: jnp.full(a.shape, v, a.dtype), dtype_rule=KEEP,
-             overloads=[overload("FillBackward1", ".t")])
+# wrapped: a Python number that PyTorch turned into a 0-d tensor first (setitem's), so fill_.Tensor's node
+fill = defop("fill", lambda a, v, wrapped=False: jnp.full(a.shape, v, a.dtype), dtype_rule=KEEP,
+             overloads=[overload("FillBackward1", ".t"), overload("FillBackward1", ".s", optional=(1,), wrapped=True)])
 copy = defop("copy", lambda a, src: jnp.broadcast_to(jnp.asarray(src).astype(a.dtype), a.shape), dtype_rule=KEEP,
              node_name="torch::autograd::CopyBackwards", wraps_scalars=True)
 
