@@ -1,5 +1,6 @@
 """Creation functions: tensor, as_tensor, from_numpy, zeros/ones/full/empty/arange/linspace/eye, *_like."""
 import builtins
+import functools
 import math
 import warnings
 
@@ -9,6 +10,7 @@ import numpy as np
 
 from . import _dtypes as D
 from ._tracer_warnings import CONSTANT as _CONSTANT, warn as _warn_tracer
+from ._functional._out import with_out
 from ._grad_mode import _state
 from ._tensor import Tensor
 from ._pointwise_layout import lay_out_like
@@ -292,3 +294,20 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
     return _filled((), s, dtype or D.get_default_dtype(), device, requires_grad)
+
+
+def _with_out(fn, name):
+    # out=: the result written into the tensor given (PyTorch's autograd error names aten::zeros() ...); as
+    # PyTorch's binding, out then takes the requires_grad given
+    write = with_out(fn, f"aten::{name}()")
+
+    @functools.wraps(fn)
+    def factory(*args, out=None, requires_grad=False, **kwargs):
+        if out is None:
+            return fn(*args, requires_grad=requires_grad, **kwargs)
+        return write(*args, out=out, **kwargs).requires_grad_(requires_grad)
+    return factory
+
+
+for _name in ("zeros", "ones", "full", "arange", "linspace", "logspace", "eye"):
+    globals()[_name] = _with_out(globals()[_name], _name)

@@ -9,7 +9,7 @@ from . import _memory_format, _placement, _views
 from ._dispatch import apply
 from ._grad_mode import no_grad
 from ._functional import _random
-from ._functional._arith import _broadcast_error
+from ._functional._arith import _broadcast_error, _floor_divide
 from ._indexing import getitem, setitem, parse
 from ._inplace import inplace, commit, check_inplace, name_as_inplace, _untracked_write
 from ._overlap import check_overlap, loop_reads
@@ -144,6 +144,11 @@ _SCALAR_ARG = {"masked_fill": 1}   # the value: PyTorch fills with value.item()
 for _name in _INPLACE:
     setattr(Tensor, _name + "_", _inplace_method(getattr(F, _name), _name + "_", _name in _ELEMENTWISE,
                                                  _SCALAR_ARG.get(_name)))
+# floor_divide_ and //=: their backward's error names floor_divide_, as PyTorch's.
+Tensor.floor_divide_ = _inplace_method(
+    lambda self, other: _floor_divide(self, other, E.floor_divide_), "floor_divide_", True)
+Tensor.__ifloordiv__ = _inplace_method(_forward(lambda self, other: _floor_divide(self, other, E.floor_divide_)),
+                                       "__ifloordiv__", True)
 # In place, PyTorch records conj_physical_ on real tensors too (ConjPhysicalBackward1).
 Tensor.conj_physical_ = _inplace_method(lambda self: apply(E.conj_physical, self), "conj_physical_")
 

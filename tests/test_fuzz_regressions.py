@@ -904,6 +904,95 @@ def test_views_of_a_base_that_stopped_requiring_grad_lose_their_gradient_after_a
         names = _names(t.grad_fn)
         (t * 1).sum().backward()
         return t.requires_grad, names, b.grad
+
+
+_OUT_CALLS = {
+    "add": "lib.add(a, b, out=o(2, 2))", "sub": "lib.sub(a, b, alpha=2, out=o(2, 2))",
+    "mul": "lib.mul(a, b, out=o(2, 2))", "div": "lib.div(a, b, rounding_mode='floor', out=o(2, 2))",
+    "matmul": "lib.matmul(a, b, out=o(2, 2))", "mm": "lib.mm(a, b, out=o(2, 2))",
+    "bmm": "lib.bmm(a[None], b[None], out=o(1, 2, 2))", "sum": "lib.sum(a, 0, out=o(2))",
+    "mean": "lib.mean(a, 1, keepdim=True, out=o(2, 1))", "cat": "lib.cat([a, b], out=o(4, 2))",
+    "stack": "lib.stack([a, b], 1, out=o(2, 2, 2))", "exp": "lib.exp(a, out=o(2, 2))",
+    "clamp": "lib.clamp(a, 0, 1, out=o(2, 2))", "where": "lib.where(b > 1, a, b, out=o(2, 2))",
+    "index_select": "lib.index_select(a, 0, lib.tensor([1, 0]), out=o(2, 2))",
+    "max": "lib.max(a, 0, out=(o(2), lib.zeros(2, dtype=lib.int64)))",
+    "outer": "lib.outer(a[0], b[0], out=o(2, 2))", "hstack": "lib.hstack([a, b], out=o(2, 4))",
+    "zeros": "lib.zeros(2, out=o(2))",
+}
+
+
+@pytest.mark.parametrize("call", list(_OUT_CALLS.values()), ids=list(_OUT_CALLS))
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("which", ["input", "out"])
+def test_out_refuses_to_differentiate_in_grad_mode_as_torch(torch, call, dtype, which):
+    def build(lib):
+        dt = getattr(lib, dtype)
+        a = lib.full((2, 2), 1.5, dtype=dt, requires_grad=which == "input")
+        b = lib.full((2, 2), 2.0, dtype=dt)
+        def o(*shape):
+            return lib.zeros(*shape, dtype=dt, requires_grad=which == "out" and dt.is_floating_point)
+        eval(call)
+    if which == "input" and call.startswith("lib.zeros"):
+        pytest.skip("no input")
+    ours, theirs = _raises(build, __import__("tapegrad")), _raises(build, torch)
+    assert theirs is not None and ours == theirs
+
+
+@pytest.mark.parametrize("call", list(_OUT_CALLS.values()), ids=list(_OUT_CALLS))
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_out_writes_the_result_into_the_tensor_given_under_no_grad_as_torch(torch, call, dtype):
+    def build(lib):
+        dt = getattr(lib, dtype)
+        a = lib.tensor([[1.5, -2.0], [0.25, 3.0]], dtype=dt, requires_grad=True)
+        b = lib.tensor([[2.0, 0.5], [-1.0, 2.0]], dtype=dt)
+        made = []
+        def o(*shape):
+            made.append(lib.zeros(*shape, dtype=dt))
+            return made[-1]
+        with lib.no_grad():
+            result = eval(call)
+        given = tuple(made) if isinstance(result, tuple) else made[0]
+        same = all(r is g for r, g in zip(result, given)) if isinstance(result, tuple) else result is given
+        return same, [t.requires_grad for t in made], made
+    (same, flags, made), (t_same, t_flags, t_made) = both(build)
+    assert same and t_same and flags == t_flags
+    for t, t_t in zip(made, t_made):
+        assert_close(t, t_t)
+
+
+@pytest.mark.parametrize("code", [
+    "lib.add(a, b, out=lib.zeros(3))",            # resized, with PyTorch's warning
+    "lib.add(a, b, out=lib.zeros(0))",            # resized silently
+    "lib.exp(a, out=lib.zeros(2, 2, dtype=lib.float64))",   # cast to out's dtype
+    "lib.add(a, b, out=lib.zeros(2, 2, dtype=lib.int64))",  # refused: Float can't be cast to Long
+    "lib.eq(a, b, out=lib.zeros(2, 2, requires_grad=True))",     # no derivative: allowed
+    "lib.argmax(a, out=lib.zeros((), dtype=lib.int64))",
+    "lib.zeros(2, out=lib.ones(2, requires_grad=True))",
+])
+def test_out_resizes_casts_and_refuses_as_torch(torch, code):
+    import warnings
+
+    def build(lib):
+        a = lib.full((2, 2), 1.5, requires_grad=True)
+        b = lib.full((2, 2), 2.0)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with lib.no_grad() if "zeros(3)" in code or "zeros(0)" in code else lib.enable_grad():
+                result = eval(code)
+        return result, result.requires_grad, [str(w.message).split(".")[0] for w in caught]
+    ours, theirs = _raises(build, __import__("tapegrad")), _raises(build, torch)
+    assert ours == theirs
+    if theirs is None:
+        (result, flag, warned), (t_result, t_flag, t_warned) = both(build)
+        assert flag == t_flag and warned == t_warned
+        assert_close(result.detach(), t_result.detach())
+
+
+def test_out_of_floor_divide_records_its_not_implemented_node_as_torch(torch):
+    def build(lib):
+        a = lib.tensor([1.5, -2.5], requires_grad=True)
+        out = lib.floor_divide(a, 2.0, out=lib.zeros(2))
+        return out.requires_grad, type(out.grad_fn).__name__, _raises(lambda lib: out.sum().backward(), lib)
     ours, theirs = both(build)
     assert ours == theirs
 
@@ -994,3 +1083,56 @@ def test_fill_with_a_tensor_refuses_an_expanded_target_as_torch(torch, code):
         assert ours[0] is theirs[0] and ours[1] == theirs[1]
     else:
         assert_close(ours, theirs)
+
+
+@pytest.mark.parametrize("code", [
+    "lib.floor_divide(x, y)", "x // y", "x // 2", "2 // x", "lib.floor_divide(y, x)",
+    "x.clone().floor_divide_(y)", "x.clone().__ifloordiv__(2)",
+    "lib.remainder(2, x)", "2 % x", "lib.remainder(x, y)", "x.clone().remainder_(2)", "lib.fmod(x, y)",
+    "lib.round(x)", "lib.div(x, y, rounding_mode='floor')", "lib.div(x, y, rounding_mode='trunc')",
+    "lib.floor(x)", "lib.sign(x)", "lib.trunc(x)",
+])
+def test_backward_of_ops_torch_cannot_differentiate_raises_as_torch(torch, code):
+    def build(lib):
+        x = lib.tensor([1.5, -2.5, 3.0], requires_grad=True)
+        y = lib.tensor([2.0, 2.0, -2.0])
+        out = eval(code)
+        raised = _raises(lambda lib: out.sum().backward(), lib)
+        return type(out.grad_fn).__name__, raised, x.grad
+    (name, raised, grad), (t_name, t_raised, t_grad) = both(build)
+    assert (name, raised) == (t_name, t_raised)
+    assert (grad is None) == (t_grad is None)
+    if t_grad is not None:
+        assert_close(grad, t_grad)
+
+
+@pytest.mark.parametrize("shape", [(3,), (2, 3), (2, 2, 3), "non-contiguous"])
+@pytest.mark.parametrize("dtypes", [("float32", "float64", None), ("float64", "float32", None),
+                                    ("float32", "float64", "float64"), ("float32", "float32", "float64"),
+                                    ("float32", "float64", "float32"), ("float16", "float16", "float32"),
+                                    ("float32", "int64", None)])
+def test_linear_with_mixed_dtypes_raises_or_computes_as_torch(torch, shape, dtypes):
+    def build(lib):
+        xd, wd, bd = (None if d is None else getattr(lib, d) for d in dtypes)
+        x = lib.ones(2, 3, 3, dtype=xd).transpose(1, 2) if shape == "non-contiguous" else lib.ones(shape, dtype=xd)
+        bias = None if bd is None else lib.ones(4, dtype=bd)
+        return lib.nn.functional.linear(x, lib.ones(4, 3, dtype=wd), bias)
+    ours, theirs = _raises(build, __import__("tapegrad")), _raises(build, torch)
+    assert ours == theirs
+    if theirs is None:
+        out, t_out = both(build)
+        assert str(out.dtype).split(".")[-1] == str(t_out.dtype).split(".")[-1]
+        assert_close(out, t_out)
+
+
+@pytest.mark.parametrize("code", [
+    "lib.nn.Linear(3, 4)(lib.ones(2, 3, dtype=lib.float64))",
+    "lib.nn.Linear(3, 4, bias=False)(lib.ones(2, 3, dtype=lib.float64))",
+    "lib.nn.functional.linear(lib.ones(3), lib.ones(3, dtype=lib.float64))",
+    "lib.nn.functional.linear(lib.ones(2, 3), lib.ones(3, dtype=lib.float64))",
+    "lib.nn.functional.linear(lib.ones(2, 3), lib.ones(3), lib.ones(()))",
+])
+def test_linear_refuses_as_the_op_torch_s_linear_calls(torch, code):
+    def build(lib):
+        return eval(code)
+    assert _raises(build, __import__("tapegrad")) == _raises(build, torch)

@@ -1,5 +1,5 @@
 """Ops PyTorch records in the graph but cannot differentiate (unique, unique_consecutive, scatter with
-reduce=), against PyTorch: the output requires grad, grad_fn has PyTorch's name and edges, and reaching
+reduce=, floor_divide, remainder of a number), against PyTorch: the output requires grad, grad_fn has PyTorch's name and edges, and reaching
 the node in backward raises PyTorch's exception type with its message (through backward, autograd.grad and
 create_graph, on first sight and once the structure is compiled)."""
 import numpy as np
@@ -23,6 +23,10 @@ CASES = {
     "unique_consecutive dim": lambda lib, x: lib.unique_consecutive(x, dim=0),
     "scatter reduce": lambda lib, x: lib.scatter(x, 0, lib.tensor(INDEX), x * 2, reduce="add"),
     "scatter value reduce": lambda lib, x: x.scatter(0, lib.tensor(INDEX), 2.0, reduce="multiply"),
+    "floor_divide": lambda lib, x: lib.floor_divide(x, 0.75),
+    "floor_divide_": lambda lib, x: (x * 1).floor_divide_(0.75),
+    "//=": lambda lib, x: x.clone().__ifloordiv__(0.75),
+    "remainder of a number": lambda lib, x: 3 % x,
 }
 
 

@@ -30,3 +30,6 @@ def _public_names():
 
 
 __all__ = _public_names()
+
+from ._out import wrap_all as _wrap_all  # noqa: E402
+_wrap_all(globals(), __all__)   # out=: each function's result written into the tensor given

@@ -136,17 +136,23 @@ def _check_kernel(kernel, input, other, floating_only=False):
 
 
 def floor_divide(input, other, *, out=None):
+    return _floor_divide(input, other, E.floor_divide)
+
+
+def _floor_divide(input, other, op):
+    # op: E.floor_divide, or E.floor_divide_ for the in-place method (its backward error names it)
     other = scalar_or_tensor(other)
     _check_kernel("div_floor_cpu", input, other)
     _check_integer_division(input, other)
-    return _apply(E.floor_divide, input, other)
+    return _apply(op, input, other)
 
 
 def remainder(input, other, *, out=None):
     other = scalar_or_tensor(other)
     _check_kernel("remainder_cpu", input, other)
     _check_integer_division(input, other)
-    return _apply(E.remainder, scalar_or_tensor(input), other)
+    op = E.remainder if isinstance(input, Tensor) else E.remainder_scalar_self
+    return _apply(op, scalar_or_tensor(input), other)
 
 
 def fmod(input, other, *, out=None):
@@ -243,7 +249,7 @@ def clamp_max(input, max):
     return _apply(E.clamp_max, input, scalar_or_tensor(max))
 
 
-def where(condition, input=None, other=None):
+def where(condition, input=None, other=None, *, out=None):
     if input is None and other is None:
         from ._index import nonzero
         return nonzero(condition, as_tuple=True)

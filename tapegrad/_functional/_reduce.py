@@ -139,7 +139,7 @@ def aminmax(input, *, dim=None, keepdim=False):
 
 
 def _arg(op, name):
-    def f(input, dim=None, keepdim=False):
+    def f(input, dim=None, keepdim=False, *, out=None):
         if dim is None:
             _check_nonempty(input, name)
             return apply(op, input, dim=None, keepdim=builtins.bool(keepdim))

@@ -20,3 +20,14 @@ qr = _return_type("qr", ("Q", "R"))
 svd = _return_type("svd", ("U", "S", "V"))
 linalg_svd = _return_type("linalg_svd", ("U", "S", "Vh"))
 eigh = _return_type("eigh", ("eigenvalues", "eigenvectors"))
+
+
+_out_types = {}
+
+
+def out_type(cls):
+    """The type PyTorch gives the results of the same function called with out= (return_types.max_out)."""
+    found = _out_types.get(cls)
+    if found is None:
+        found = _out_types[cls] = _return_type(cls.__name__ + "_out", cls._fields)
+    return found

@@ -9,8 +9,13 @@ import jax.scipy.special as jss
 
 from ._registry import Op, defop, named_formula, overload, FLOAT, COMPARE, KEEP
 
-# PyTorch's node for an op whose backward it does not implement (the op still differentiates here).
+# PyTorch's node for an op whose backward it does not implement: reaching it in backward raises.
 NOT_IMPLEMENTED = "torch::autograd::NotImplemented"
+
+
+def _not_implemented(aten_name):
+    """An op's no_derivative: PyTorch's error from backward through its NotImplemented node."""
+    return lambda **_: (RuntimeError, f"derivative for aten::{aten_name} is not implemented")
 
 
 def _is_float(a):
@@ -276,9 +281,15 @@ mul = defop("mul", lambda a, b: a * b, wraps_scalars=True)
 div = defop("div", lambda a, b: a / b, dtype_rule=FLOAT, wraps_scalars=True)
 div_trunc = defop("div_trunc", lambda a, b: _trunc_div(a, b), node_name="DivBackward2", wraps_scalars=True)
 div_floor = defop("div_floor", lambda a, b: _floor_div(a, b), node_name="DivBackward2", wraps_scalars=True)
-floor_divide = defop("floor_divide", lambda a, b: _floor_div(a, b), node_name=NOT_IMPLEMENTED)
-remainder = defop("remainder", _remainder,
-                  overloads=[overload("RemainderBackward1", "tt"), overload(NOT_IMPLEMENTED, "st")])
+floor_divide = defop("floor_divide", lambda a, b: _floor_div(a, b), node_name=NOT_IMPLEMENTED,
+                     no_derivative=_not_implemented("floor_divide"))
+# x.floor_divide_(y) and x //= y: the same, but PyTorch's error names the in-place op
+floor_divide_ = defop("floor_divide_", lambda a, b: _floor_div(a, b), node_name=NOT_IMPLEMENTED,
+                      no_derivative=_not_implemented("floor_divide_"))
+remainder = defop("remainder", _remainder, overloads=[overload("RemainderBackward1", "tt")])
+# remainder(number, tensor): PyTorch has no derivative for this overload
+remainder_scalar_self = defop("remainder_scalar_self", _remainder, node_name=NOT_IMPLEMENTED,
+                              no_derivative=_not_implemented("remainder"))
 fmod = defop("fmod", lambda a, b: jnp.fmod(a, b), overloads=[overload("FmodBackward1", "tt")])
 pow = defop("pow", lambda a, b: _pow(a, b),
             overloads=[overload("PowBackward1", "tt"), overload("PowBackward2", "st")])

@@ -14,8 +14,7 @@ from ..._views import is_contiguous
 def linear(input, weight, bias=None):
     if isinstance(input, Tensor) and input.is_nested:   # a jagged nested tensor: its values, row by row
         return input._map_values(lambda values: linear(values, weight, bias), "linear")
-    check_tensor(input)
-    check_same_dtype(input, weight, what="weight")
+    check_tensor(input)   # dtypes: addmm, mm or matmul refuse a mismatch with their own errors, as in PyTorch
     if input.ndim == 0:
         raise RuntimeError("both arguments to linear need to be at least 1D, but they are 0D and 2D")
     if input.shape[-1] != weight.shape[-1]:
@@ -29,22 +28,27 @@ def linear(input, weight, bias=None):
 def _as_pytorch_records(input, weight, bias):
     """linear as the ops PyTorch records for it, so grad_fn and next_functions read the same: the weight's
     transpose (TBackward0), then addmm with a bias or mm without, on the input flattened to two dims when it
-    is contiguous (a view back to its leading dims), else matmul and an add."""
+    is contiguous (a view back to its leading dims), else matmul and an in-place add (the result keeps
+    matmul's dtype, as PyTorch's output.add_(bias))."""
     w_t = weight.t()
+    if input.ndim == 2 and bias is not None:   # addmm, which refuses a vector of weights as PyTorch's does
+        return L.addmm(bias, input, w_t)
     if weight.ndim == 1:   # a vector of weights: PyTorch's matmul (dot or mv), then the bias
         out = L.matmul(input, w_t)
-        return out if bias is None else out + bias
+        return out if bias is None else out.add_(bias)
     if input.ndim == 2:
-        return L.mm(input, w_t) if bias is None else L.addmm(bias, input, w_t)
+        return L.mm(input, w_t)
     lead = tuple(input.shape[:-1])
     if input.ndim == 1:
         if bias is None:
             return L.mm(S.unsqueeze(input, 0), w_t).squeeze_(0)
         return S.view(L.addmm(bias, S.view(input, 1, -1), w_t), -1)
     if not is_contiguous(input):   # matmul's folding: mm on a copy, then its result unfolded
+        k = input.shape[-1]   # PyTorch's matmul takes its batched path here, so bmm's dtype check
+        L._check_bmm_operands((1, 1, k), input.dtype, (1, k, 1), weight.dtype)
         out = apply(SHAPE.reshape_copy, L.mm(S.reshape(input, -1, input.shape[-1]), w_t),
                     shape=lead + (weight.shape[0],))
-        return out if bias is None else out + bias
+        return out if bias is None else out.add_(bias)
     flat = S.view(input, -1, input.shape[-1])
     if bias is None:
         return apply(SHAPE.reshape_copy, L.mm(flat, w_t), shape=lead + (weight.shape[0],))
