@@ -1,10 +1,11 @@
 """Tensor methods and operators, bound to the functional API and the op table."""
 import builtins
+import types
 
 import jax.numpy as jnp
 
 from . import _dtypes as D
-from . import _functional as F
+from . import _functional
 from . import _memory_format, _placement, _views
 from ._dispatch import apply
 from ._grad_mode import no_grad
@@ -16,6 +17,9 @@ from ._overlap import check_overlap, loop_reads
 from ._ops import elementwise as E, indexing as I
 from ._tensor import Tensor
 from ._view_info import ViewInfo
+
+# the functional API without its out= wrapper (see _functional.WITHOUT_OUT)
+F = types.SimpleNamespace(**{**vars(_functional), **_functional.WITHOUT_OUT})
 
 
 def _reflected(fn):

@@ -31,5 +31,9 @@ def _public_names():
 
 __all__ = _public_names()
 
+# The functions as they are, before out= is handled: Tensor methods and operators bind these (PyTorch's
+# take no out=), sparing every method call the wrapper's frame (about 1 us of an op's 10).
+WITHOUT_OUT = {name: globals()[name] for name in __all__}
+
 from ._out import wrap_all as _wrap_all  # noqa: E402
 _wrap_all(globals(), __all__)   # out=: each function's result written into the tensor given

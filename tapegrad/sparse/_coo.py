@@ -72,7 +72,7 @@ def _dispatch_op(op, args, static):
             from ._compressed_ops import scaled_batched   # (PyTorch's backward refusal for batched compressed)
             return scaled_batched(s, s._with_values(apply(op, *[s._sp_values if a is s else a for a in args], **kw),
                                                     k if name == "mul" else 1 / k))
-        if name == "pow" and args[0] is s:
+        if name in ("pow", "pow_scalar") and args[0] is s:
             c = s.coalesce()
             return c._with_values(apply(op, c._sp_values, *args[1:], **kw))
     from ._coo_ops import UNHANDLED, coo_op   # (index_select, cat, stack, unsqueeze, norm...)

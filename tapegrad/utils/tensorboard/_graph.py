@@ -25,7 +25,8 @@ _ATEN_NAMES = {
     "inv": "linalg_inv", "pinv": "linalg_pinv", "solve": "linalg_solve", "eigh": "linalg_eigh",
     "eigvalsh": "linalg_eigvalsh", "svdvals": "linalg_svdvals", "vector_norm": "linalg_vector_norm",
     "solve_triangular": "linalg_solve_triangular", "svdvals_uv": "linalg_svd", "normal_tensor": "normal",
-    "safe_softmax": "_safe_softmax", "sparse_addmv": "addmv",
+    "safe_softmax": "_safe_softmax", "sparse_addmv": "addmv", "pow_scalar": "pow",
+    "remainder_scalar_self": "remainder",
 }
 # Op-table entries with no aten operator of their own (tests check this list against torch.ops.aten).
 _TAPEGRAD_ONLY = frozenset("""
