@@ -14,6 +14,7 @@ from . import _segment
 from ._grad_mode import _state
 from ._ops._registry import FLOAT, KEEP
 from .autograd import _saved
+from .autograd._graph import changed_shape, note_reshaped
 from .autograd.anomaly_mode import _mode as _anomaly, remember
 from .autograd.graph import _stack as _graph_hooks
 from .device import MIXED_DEVICES, check_same_device
@@ -199,8 +200,15 @@ def _record(op, static, sig, values, args, kinds, requiring, lazy, where):
     if not diff:
         return None
     edges = [None] * len(args)
+    reshaped = None
     for i in diff:
-        edges[i] = args[i]._edge()
+        t = args[i]
+        edges[i] = t._edge()
+        if t._view is not None and t._view.reshaped:
+            shape = changed_shape(t, edges[i])
+            if shape is not None:
+                reshaped = reshaped or {}
+                reshaped[i] = shape
     if plan.kept is None:
         plan.analyse(op, static, sig.cast, values, kinds)
     checks = []
@@ -220,6 +228,8 @@ def _record(op, static, sig, values, args, kinds, requiring, lazy, where):
             saved[i] = values[i]
     node = sig.node_class(op, saved, edges, sig.avals, plan.sig, checks, plan.saves, plan.mask,
                           sig.sid if lazy else None, values if lazy else None, where)
+    if reshaped:
+        note_reshaped(node, reshaped)
     if _anomaly["enabled"]:
         remember(node)
     return node

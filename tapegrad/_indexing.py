@@ -290,7 +290,7 @@ def setitem(t, index, value):
     from ._grad_mode import _state
     from ._inplace import _CAST_NAMES, VIEW_OF_LEAF_ERROR, check_inplace, inplace
     from ._overlap import has_internal_overlap
-    from ._views import shares_addresses
+    from ._views import outside_base, shares_addresses
     spec, arrays, _ = parse(t, index)
     whole = _selects_whole(t, index, tensors=builtins.bool(arrays))
     value = scalar_or_tensor(value)
@@ -321,9 +321,11 @@ def setitem(t, index, value):
         else:
             t.copy_(value)
         return
-    if not arrays and (has_internal_overlap(t) or (t._view is not None and shares_addresses(t._view.steps))):
+    if not arrays and (has_internal_overlap(t) or (t._view is not None and (
+            shares_addresses(t._view.steps) or (t._view.base is not None and outside_base(t))))):
         # elements share memory (expand, as_strided): write through the indexed view, as PyTorch does, so that
-        # every element at a written address changes (an indexed view that still expands is refused)
+        # every element at a written address changes (an indexed view that still expands is refused). So too
+        # for a view that holds storage its base does not: PyTorch's CopySlices then records the indexed view.
         getitem(t, index).copy_(value)
         return
     inplace(t, I.index_put, value, *(Tensor._wrap(a) for a in arrays), spec=spec, whole=whole and builtins.bool(arrays))

@@ -11,7 +11,7 @@ from ._grad_mode import _state, enable_grad
 from ._ops import elementwise as E
 from ._ops import indexing as I
 from ._view_info import grad_views, gradless_base_histories
-from ._views import no_grad_view_message, refresh_views, relative_steps, write
+from ._views import no_grad_view_message, outside_base, refresh_views, relative_steps, storage_error, write
 
 LEAF_ERROR = ("a leaf Variable that requires grad is being used in an in-place operation. "
               "Wrap the update in `with torch.no_grad():` (as an optimizer step does), "
@@ -132,16 +132,21 @@ def commit(t, out, value=None):
             _untracked_write(t)
         return
     base = t._view.base
-    steps, positions = relative_steps(t._view)
+    steps, positions = relative_steps(t)
     if node is None and not base._requires_grad:
         write(t, written)
         _untracked_write(base)
         return
-    new_base = apply(I.copy_slices, base, out, *positions, steps=steps)
+    whole = base._view is not None and outside_base(t)
+    error = storage_error(t) if whole else None
+    statics = {"steps": steps, **({"outside": error} if error else {})}
+    new_base = apply(I.copy_slices, base, out, *positions, **statics)
     new_value = new_base._peek() if value is None else _dispatch.compute(
-        I.copy_slices, (("steps", steps),), [base._peek(), written, *positions])
+        I.copy_slices, tuple(statics.items()), [base._peek(), written, *positions])
     if base._view is None:
         storage.write(new_value)
+    elif whole:
+        write(t, written)   # (new_value lacks what t holds outside its base)
     else:
         write(base, new_value)
     if node is not None:
@@ -154,7 +159,8 @@ def commit(t, out, value=None):
         base._attach(new_base._grad_fn, 0)
         refresh_views(base, skip=t)
         view = apply(I.view_replay, base, *positions, steps=steps)
-        t._view.value, t._view.version = view._peek(), storage.version
+        if not whole:
+            t._view.value, t._view.version = view._peek(), storage.version
         if view._grad_fn is not None:
             t._attach(view._grad_fn, 0)
 

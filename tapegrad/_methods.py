@@ -201,10 +201,16 @@ def _view_inplace(fn):
             storage.counter.rebase(self._grad_fn, self._out_idx, node, index)
             self._attach(node, index)
             info.grad_version = storage.version
+        elif info is not None:
+            info.reshaped = True   # its gradients may no longer fit where they go (autograd._graph.reshaped_edges)
         if info is not None and info.base is not None:
             # the other views of the base (and this one, if it recorded nothing) take their history anew
             # through it (AsStridedBackward0), as PyTorch regenerates a view's grad_fn once its version moved
             _untracked_write(info.base, skip=self if node is not None else None)
+        elif node is not None:
+            _views.refresh_views(self)   # its views take their history anew through it, as after any in-place op
+        else:
+            _untracked_write(self)
         return self
     return method
 

@@ -11,7 +11,8 @@ from ._grad_mode import _state
 
 
 class ViewInfo:
-    __slots__ = ("base", "steps", "positions", "version", "value", "creation", "grad_version", "output_nr")
+    __slots__ = ("base", "steps", "positions", "version", "value", "creation", "grad_version", "output_nr",
+                 "reshaped")
 
     def __init__(self, base, steps, positions, version, value, creation=None):
         self.base = base        # the base Tensor (PyTorch's ._base); None for a detach()ed view
@@ -24,6 +25,8 @@ class ViewInfo:
                                       # split), or a view of one, which PyTorch forbids to modify in place
         self.output_nr = None         # for the outputs of such a function: which one it is
         self.grad_version = version   # storage version when the view's history was set
+        self.reshaped = False   # an in-place view op with no history changed its shape since (see
+                                # autograd._graph.reshaped_edges)
 
 
 # Storage -> live views with autograd history, so an in-place change of the base's history can

@@ -19,13 +19,76 @@ from ._op_functions import pure_fn
 from ._view_info import ViewInfo, grad_views as _grad_views  # noqa: F401 (ViewInfo re-exported)
 
 
-def relative_steps(info):
-    """(steps, positions) from the view's base (which may itself read the storage through a recipe) to
-    the view: the base's own recipe is a prefix of the view's."""
+def relative_steps(t):
+    """(steps, positions) from the view t's base (which may itself read the storage through a recipe) to t.
+    The base's recipe is a prefix of the view's, unless an in-place view op (t_, unsqueeze_...) changed the
+    base's geometry since the view was made. Then the view's elements are found by their storage positions,
+    as PyTorch regenerates such a view with as_strided of its base: the view's steps up to the first whose
+    elements are no selection (a bitcast, a complex part) become one as_strided step of the base, the rest
+    follow as they are."""
+    info = t._view
     base_view = info.base._view
     if base_view is None:
         return info.steps, info.positions
-    return info.steps[len(base_view.steps):], info.positions[len(base_view.positions):]
+    if _follows_base(info):
+        return info.steps[len(base_view.steps):], info.positions[len(base_view.positions):]
+    from ._ops import shape as S
+    selected, (rest, rest_positions) = _selected_positions(t)
+    stride, offset = _strides_from_positions(selected)
+    at = (("size", selected.shape), ("stride", stride), ("offset", offset), ("source", layout(info.base)))
+    return ((S.as_strided, at),) + rest, rest_positions
+
+
+def _follows_base(info):
+    """Whether the view's recipe starts with its base's (the base's geometry did not change since)."""
+    steps, positions = info.base._view.steps, info.base._view.positions
+    return (info.steps[:len(steps)] == steps and len(info.positions) >= len(positions)
+            and all(a is b for a, b in zip(info.positions, positions)))
+
+
+def _selected_positions(t):
+    """(storage positions of the elements t's recipe selects before its first step that selects none,
+    (that step and the rest, their position arguments))."""
+    info = t._view
+    split = _split_at_value_view(info.steps, info.positions)
+    if split is None:
+        selected, rest = (info.steps, info.positions), ((), ())
+    else:
+        selected, step, (after, after_positions) = split
+        rest = ((step,) + after, after_positions)
+    return _host_positions(selected[0], _offsets(selected[1]), tuple(t._storage._raw.shape)), rest
+
+
+def _offsets(positions):
+    # (while tapegrad.compile traces, the host-side offsets of the traced call: see traced_offsets)
+    return tuple(traced_offsets.get(id(p), p) for p in positions) if traced_offsets else positions
+
+
+def outside_base(t):
+    """Whether the view t holds storage elements its base does not (as_strided_ shrank the base since): a write
+    through t then goes through t's own recipe, and its base's history sees only the part it holds."""
+    info = t._view
+    base_view = info.base._view
+    if base_view is None or _follows_base(info):
+        return False
+    held = _host_positions(base_view.steps, _offsets(base_view.positions), tuple(t._storage._raw.shape))
+    return not np.isin(_selected_positions(t)[0], held).all()
+
+
+def storage_error(t):
+    """PyTorch's error when the CopySlices of a write through the view t lays t out in a gradient of its
+    base's geometry and t overruns that storage (t outside its base: see outside_base); None if it fits."""
+    base = t._view.base
+    item = t.dtype.itemsize
+    size, (stride, offset) = tuple(t.shape), layout(t)
+    offset -= layout(base)[1]
+    needed = 0 if 0 in size else (offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1) * item
+    base_size = tuple(base.shape)
+    available = 0 if 0 in base_size else (sum((n - 1) * s for n, s in zip(base_size, layout(base)[0])) + 1) * item
+    if needed <= available:
+        return None
+    return (f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and itemsize {item} "
+            f"requiring a storage size of {needed} are out of bounds for storage of size {available}")
 
 
 def compose(steps):
@@ -115,7 +178,7 @@ def refresh_views(base, skip=None, with_history=False):
             continue
         if not source._requires_grad:
             source = _gradless(base)
-        steps, positions = relative_steps(v._view)
+        steps, positions = relative_steps(v)
         replay = _dispatch.apply(view_replay, source, *positions, steps=steps)
         if replay._grad_fn is not None:
             v._attach(replay._grad_fn, 0)
@@ -159,8 +222,7 @@ def layout(t):
         return static["stride"], static["offset"]
     base_shape = tuple(t._storage._raw.shape)
     positions = t._view.positions
-    if traced_offsets:
-        positions = tuple(traced_offsets.get(id(p), p) for p in positions)
+    positions = _offsets(positions)
     key = (t._view.steps, positions, base_shape)
     found = _layouts.get(key)
     if found is None:

@@ -273,7 +273,7 @@ index_put = defop("index_put", _setitem, dtype_rule=KEEP, diff=(0, 1), node_name
                   wraps_scalars=True, overloads=[overload("IndexPutBackward0", whole=True)])
 
 
-def _copy_slices(base, new, *positions, steps):
+def _copy_slices(base, new, *positions, steps, outside=None):
     from .._views import scatter_into
     return scatter_into(steps, base, new, positions)
 
@@ -285,8 +285,11 @@ def _replay(base, *positions, steps):
 
 # Writing through a view of a tensor in the graph: one node on the base (PyTorch's CopySlices),
 # and the view's history rebased as a fresh view of the new base.
+# outside: PyTorch's error, when the view holds storage its base does not (as_strided_ shrank the base
+# since): its CopySlices' backward fails to lay the view out in a gradient of the base's geometry.
 copy_slices = defop("copy_slices", _copy_slices, dtype_rule=KEEP, node_name="torch::autograd::CopySlices",
-                    node_wraps=1)
+                    node_wraps=1,
+                    no_derivative=lambda steps, outside=None: None if outside is None else (RuntimeError, outside))
 view_replay = defop("view_replay", _replay, dtype_rule=KEEP, node="as_strided")
 
 # ---- gather / scatter family -------------------------------------------------------------------

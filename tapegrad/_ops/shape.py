@@ -37,11 +37,18 @@ def strided_positions(size, stride, offset):
 
 def _as_strided(a, size, stride, offset, source):
     """The elements of `a` at the storage positions of (size, stride, offset), `a`'s own elements lying at
-    those of `source` = (strides, offset): one gather (its VJP sums overlapping elements' gradients)."""
+    those of `source` = (strides, offset): one gather (its VJP sums overlapping elements' gradients). A
+    position `a` does not hold reads 0 and its gradient is dropped, as PyTorch's as_strided backward drops
+    what lies outside its input's geometry (an older view of a base that as_strided_ shrank since)."""
     have = strided_positions(a.shape, *source).reshape(-1)
+    want = strided_positions(size, stride, offset)
+    if have.size == 0:
+        return jnp.zeros(want.shape, a.dtype)
     order = np.argsort(have, kind="stable")
-    index = order[np.searchsorted(have[order], strided_positions(size, stride, offset))]
-    return a.reshape(-1)[index]
+    index = order[np.minimum(np.searchsorted(have[order], want), have.size - 1)]
+    held = have[index] == want
+    taken = a.reshape(-1)[index]
+    return taken if held.all() else jnp.where(held, taken, jnp.zeros((), a.dtype))
 
 
 # ---- views --------------------------------------------------------------------------

@@ -18,10 +18,13 @@ def walk(key, saved, seeds, steady, make_chunk, arith):
     """
     node_keys, _, root_key = key
     pending = {}   # (node, output) or leaf target -> the sum so far
-    for (target, out, aval), seed in zip(root_key, seeds):
+    for root, seed in zip(root_key, seeds):
+        target, out, aval = root[:3]
         if target is None:
             continue
         seed = arith.ones(*aval) if seed is None else seed
+        if len(root) > 3:   # (see _walk.walk)
+            seed = arith.sum_to(seed, root[3])
         code = (target, out)
         pending[code] = seed if code not in pending else arith.add(pending[code], seed)
     offsets = [0]
@@ -37,12 +40,14 @@ def walk(key, saved, seeds, steady, make_chunk, arith):
                 if w is None:
                     new.append(None)
                     continue
-                target, out = (w, 0) if type(w) is int else w
+                target, out = (w, 0) if type(w) is int else w[:2]
+                extra = () if type(w) is int else w[2:]   # (what to check the gradient against: see _walk.walk)
                 if target < 0 or target >= b:
                     code = target if target < 0 else (target, out)
-                    new.append(-1 - exits.setdefault(code, len(exits)))
+                    exit = -1 - exits.setdefault(code, len(exits))
+                    new.append((exit, 0) + extra if extra else exit)
                 else:
-                    new.append(target - a if out == 0 else (target - a, out))
+                    new.append(target - a if out == 0 and not extra else (target - a, out) + extra)
             local.append((sid, tuple(new), retained, out_avals))
         roots, root_values = [], []
         for code in sorted(c for c in pending if type(c) is tuple and a <= c[0] < b):

@@ -16,7 +16,7 @@ from .._tensor import Tensor
 from .._memory_format import grad_like
 from . import _chunked, _fast
 from ._hooks import checked_result, gradient_hooks, run_post_accumulate_hooks
-from ._graph import Graph, targets_of
+from ._graph import Graph, changed_shape, summed_roots, targets_of
 from ._walk import EAGER, TRACED, eager_vjp, kernel_add, traced_call, walk
 
 
@@ -141,13 +141,15 @@ def run_backward(roots, seeds, retain_graph, wanted=None, accumulate=True):
 def _fast_path_applies(root):
     node = root._grad_fn
     return (node is not None and node.closed and node.seg is _segment.current() and not node.seg.hooked
-            and not anomaly_mode.is_anomaly_enabled())
+            and not anomaly_mode.is_anomaly_enabled()
+            # (a root whose shape an in-place view op changed without history: its seed is summed back, see Graph)
+            and changed_shape(root, (node, root._out_idx)) is None)
 
 
 def _general_backward(roots, seeds, retain_graph, wanted, accumulate):
     root_edges = [t._edge() for t in roots]
     implicit = ([(t.shape, t.dtype.np) for t in roots], [s is None for s in seeds])
-    graph = Graph(root_edges, implicit, targets_of(wanted))
+    graph = Graph(root_edges, implicit, targets_of(wanted), summed_roots(roots, root_edges))
     nodes, leaves = graph.nodes, graph.leaves
 
     # Targets whose grads come back: leaves, retained non-leaves, and `wanted` tensors.

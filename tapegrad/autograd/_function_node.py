@@ -11,7 +11,7 @@ import weakref
 from .._grad_mode import set_grad_enabled
 from . import _saved, anomaly_mode
 from ._function_backward import FunctionCtx, call_backward, signature
-from ._graph import FREED_GRAPH
+from ._graph import FREED_GRAPH, changed_shape, note_reshaped
 from .._equation import _seq
 from .._tensor import Tensor
 from ._node import Node, producer_name
@@ -133,6 +133,8 @@ def _connect(ctx, args, outputs, final, arg_pos, non_diff):
     ctx._out_meta = tuple((tuple(o.shape), o.dtype) if isinstance(o, Tensor) else None for o in final)
     ctx.kept = values
     ctx.edges = [a._edge() if needs[i] else None for i, a in enumerate(args)] + [None] * (len(values) - nin)
+    reshaped = {i: shape for i, (a, e) in enumerate(zip(args, ctx.edges)) if e is not None
+                and (shape := changed_shape(a, e)) is not None}
     ctx.tensor_args = tuple(isinstance(a, Tensor) for a in args) + (False,) * (len(values) - nin)
     ctx.avals = tuple(None if m is None else (m[0], m[1].np) for m in ctx._out_meta)
     ctx.checks = checks
@@ -140,6 +142,8 @@ def _connect(ctx, args, outputs, final, arg_pos, non_diff):
     diff = tuple(i for i in range(nin) if needs[i])
     ctx.sig, ctx.op = signature(ctx, tuple(saved_map), diff, values)
     ctx._saved_objects = saved
+    if reshaped:
+        note_reshaped(ctx, reshaped)
     if anomaly_mode.is_anomaly_enabled():
         anomaly_mode.remember(ctx)
     ctx._saved_positions = tuple(saved_map)

@@ -6,10 +6,12 @@ tensors retain grad) is the cache key of the compiled backward; the arrays
 the arrays are left to jax.jit's own cache.
 """
 import operator
+import weakref
 
 from .._lazy import forget_inputs
 from ._node import AccumulateGrad, Node
 from ._saved import kept_positions
+from ._walk import sum_to_dims
 from .graph import unpacked
 
 FREED_GRAPH = (
@@ -24,8 +26,9 @@ class Graph:
 
     __slots__ = ("nodes", "leaves", "key", "saved", "roots", "hooked", "retaining", "capture", "custom", "python")
 
-    def __init__(self, root_edges, implicit_seeds, targets=None):
-        """root_edges: [(node, output_index)]; implicit_seeds: (root avals, whether each seed is implicit).
+    def __init__(self, root_edges, implicit_seeds, targets=None, root_sums=None):
+        """root_edges: [(node, output_index)]; implicit_seeds: (root avals, whether each seed is implicit);
+        root_sums: per root, () or the shape its gradient is summed back to (see summed_roots).
 
         targets: the nodes of the tensors autograd.grad / backward(inputs=) asks for (a non-leaf's grad_fn,
         a leaf's accumulator), or None for a whole backward. Then the graph holds only the nodes on a path
@@ -77,6 +80,8 @@ class Graph:
             wiring = None if n in capture else tuple([
                 None if e[0] not in position else position[e[0]] if e[1] == 0 else (position[e[0]], e[1])
                 for e in n.edges if e])
+            if wiring is not None and reshaped_edges and n in reshaped_edges:
+                wiring = _summed_wiring(n, wiring)
             retained = None
             if n.retained:
                 retained = tuple(sorted([k for k, ref in n.retained.items() if ref() is not None]))
@@ -92,8 +97,8 @@ class Graph:
         self.hooked = hooked or any(leaf.variable._hooks for leaf in leaves)
         self.custom, self.python = custom, python
         self.retaining = retaining
-        root_key = tuple((position.get(e[0]), e[1], aval if implicit else None)
-                         for e, aval, implicit in zip(root_edges, *implicit_seeds))
+        root_key = tuple((position.get(e[0]), e[1], aval if implicit else None) + (root_sums[k] if root_sums else ())
+                         for k, (e, aval, implicit) in enumerate(zip(root_edges, *implicit_seeds)))
         self.saved = saved
         self.key = (tuple(node_keys), len(leaves), root_key)
 
@@ -105,6 +110,81 @@ class Graph:
                 n.release()
             if n.outs:
                 forget_inputs(n)
+
+
+# Node -> {argument: the shape of the tensor its edge was taken from}, for the rare edge whose tensor no
+# longer has the shape of the output it leads to: an in-place view op without history (y.unsqueeze_(0)
+# under no_grad) changed it since. PyTorch's engine checks each gradient against the shape its next node
+# expects (validate_outputs): one that shape broadcasts to is summed back to it, any other is refused.
+reshaped_edges = weakref.WeakKeyDictionary()
+
+
+def changed_shape(t, edge):
+    """t's shape where it is not the one the target of its edge expects (see reshaped_edges), else None."""
+    if t._view is None or not t._view.reshaped:
+        return None   # (only an in-place view op with no history changes a tensor's shape so)
+    got = tuple(t.shape)
+    shape = expected_shape(edge)
+    return got if shape is not None and shape != got else None
+
+
+def note_reshaped(node, shapes):
+    """Node `node` took its arguments' edges from tensors whose shapes {argument: shape} changed so."""
+    from .. import _segment
+    reshaped_edges[node] = shapes
+    _segment.current().hooked = True   # (the segment's own program knows no such edge: the general path runs)
+
+
+def invalid_gradient(index, got, shape):
+    return f"invalid gradient at index {index} - got {list(got)} but expected shape compatible with {list(shape)}"
+
+
+def expected_shape(edge):
+    """The shape of the gradients `edge` takes: that of its producer's output, or of a leaf when its accumulator
+    was made (None where unknown)."""
+    node, out = edge
+    if type(node) is AccumulateGrad:
+        return node.shape
+    avals = node.avals if isinstance(node, Node) else ()
+    return tuple(avals[out][0]) if out < len(avals) and avals[out] is not None else None
+
+
+def _summed_wiring(n, wiring):
+    """n's wiring with (target, output, shape) where the gradient for an argument must be summed back to the
+    shape of the output it goes to, and (target, output, shape, PyTorch's error) where it cannot (raised when
+    that gradient comes, as PyTorch's engine checks what each node returns): see reshaped_edges."""
+    shapes = reshaped_edges[n]
+    edges = [(i, e) for i, e in enumerate(n.edges) if e]
+    out = list(wiring)
+    for j, (i, e) in enumerate(edges):
+        got = shapes.get(i)
+        shape = None if got is None else expected_shape(e)
+        if shape is None or out[j] is None or got == shape:
+            continue
+        target, output = (out[j], 0) if type(out[j]) is int else out[j]
+        if sum_to_dims(got, shape) is None:
+            # PyTorch numbers the node's gradients as its next_functions
+            index = sum(1 for k in range(i) if (n.tensor_args or ())[k:k + 1] == (True,) or k in n.optional_inputs)
+            out[j] = (target, output, shape, f"Function {n.name()} returned an " + invalid_gradient(index, got, shape))
+        elif type(e[0]) is not AccumulateGrad:   # (a leaf takes it as it comes: PyTorch copies it into its shape)
+            out[j] = (target, output, shape)
+    return tuple(out)
+
+
+def summed_roots(roots, root_edges):
+    """Per root tensor, () or (the shape its gradient is summed back to,) where an in-place view op with no
+    history changed its shape since its grad_fn ran (see reshaped_edges); PyTorch's error where it cannot be."""
+    sums = []
+    for k, (t, edge) in enumerate(zip(roots, root_edges)):
+        got = changed_shape(t, edge)
+        if got is None:
+            sums.append(())
+            continue
+        shape = expected_shape(edge)
+        if sum_to_dims(got, shape) is None:
+            raise RuntimeError(invalid_gradient(k, got, shape))
+        sums.append(() if type(edge[0]) is AccumulateGrad else (shape,))
+    return sums
 
 
 def targets_of(wanted):

@@ -32,8 +32,8 @@ from .._tensor import Tensor
 from . import _saved
 from ._backward_names import output_dependencies, output_names
 from ._engine import _hook_runner, _node_hooks, _with_retained
-from ._walk import TRACED, Arith, node_backward, reads_result, result_backward, traced_call, walk
-from ._graph import Graph, targets_of
+from ._walk import TRACED, Arith, node_backward, reads_result, result_backward, sum_to_dims, traced_call, walk
+from ._graph import Graph, summed_roots, targets_of
 from .graph import unpacked
 from ._hooks import checked_result, gradient_hooks, run_post_accumulate_hooks
 
@@ -226,7 +226,7 @@ def run(roots, seeds, retain_graph, wanted=None):
 def _run(roots, seeds, retain_graph, wanted):
     root_edges = [t._edge() for t in roots]
     implicit = ([(tuple(t.shape), t.dtype.np) for t in roots], [s is None for s in seeds])
-    graph = Graph(root_edges, implicit, targets_of(wanted))
+    graph = Graph(root_edges, implicit, targets_of(wanted), summed_roots(roots, root_edges))
     gkey = graph.key
     want_keys = None
     if wanted is None:
@@ -306,8 +306,13 @@ def _zeros_tensor(shape, dtype):
     return zeros(tuple(shape), dtype=from_jax(dtype))
 
 
+def _sum_to_tensor(g, shape):
+    dims = sum_to_dims(tuple(g.shape), tuple(shape))
+    return (g.sum(dims, keepdim=True) if dims else g).reshape(tuple(shape))
+
+
 # Node by node the walk sums recorded tensors, so its sums are recorded ops too.
-_ON_TENSORS = Arith(None, _zeros_tensor, operator.add)
+_ON_TENSORS = Arith(None, _zeros_tensor, operator.add, _sum_to_tensor)
 
 
 def _node_recorder(nodes):

@@ -182,11 +182,14 @@ class Node(Equation):
 class AccumulateGrad:
     """The sink for a leaf tensor's gradient (PyTorch's AccumulateGrad node)."""
 
-    __slots__ = ("variable", "seq", "__weakref__")
+    __slots__ = ("variable", "seq", "shape", "__weakref__")
 
     def __init__(self, variable):
         self.variable = variable
         self.seq = -1
+        # the shape PyTorch's node expects gradients of (its input metadata), the variable's when it is made
+        shape = getattr(variable, "shape", None)
+        self.shape = None if shape is None else tuple(shape)
 
     def name(self):
         return "torch::autograd::AccumulateGrad"

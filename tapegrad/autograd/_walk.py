@@ -49,10 +49,25 @@ def result_backward(sid):
 
 class Arith:
     """Seeds, zero cotangents and sums: traced into the enclosing program, or (eager tier) as kernels,
-    so that every XLA program the engine runs is a counted one."""
+    so that every XLA program the engine runs is a counted one. sum_to(g, shape): see `sum_to_dims`."""
 
-    def __init__(self, ones, zeros, add):
-        self.ones, self.zeros, self.add = ones, zeros, add
+    def __init__(self, ones, zeros, add, sum_to):
+        self.ones, self.zeros, self.add, self.sum_to = ones, zeros, add, sum_to
+
+
+def sum_to_dims(got, shape):
+    """PyTorch's engine takes a gradient of shape `got` for an output of `shape` when `shape` broadcasts to
+    it (a tensor whose shape an in-place view op changed without history, see _graph.reshaped_edges), and sums
+    it back to `shape`: the dims it sums (keeping them); None when `shape` does not broadcast to `got`."""
+    lead = len(got) - len(shape)
+    if lead < 0 or any(s != 1 and s != d for s, d in zip(shape, got[lead:])):
+        return None
+    return tuple(range(lead)) + tuple(lead + j for j, s in enumerate(shape) if s == 1 and got[lead + j] != 1)
+
+
+def _sum_to(g, shape):
+    dims = sum_to_dims(tuple(g.shape), tuple(shape))
+    return (jnp.sum(g, dims, keepdims=True) if dims else g).reshape(shape)
 
 
 def kernel_ones(shape, dtype):
@@ -67,8 +82,12 @@ def kernel_add(a, b):
     return _programs.kernel(("add",), lambda: jnp.add)(a, b)
 
 
-TRACED = Arith(jnp.ones, jnp.zeros, operator.add)
-EAGER = Arith(kernel_ones, kernel_zeros, kernel_add)
+def kernel_sum_to(g, shape):
+    return _programs.kernel(("sum_to", tuple(shape)), lambda: lambda g: _sum_to(g, shape))(g)
+
+
+TRACED = Arith(jnp.ones, jnp.zeros, operator.add, _sum_to)
+EAGER = Arith(kernel_ones, kernel_zeros, kernel_add, kernel_sum_to)
 
 
 def walk(key, saved, seeds, existing, call_node, arith, hooks_for=None, node_hooks=None, carried=None):
@@ -76,6 +95,9 @@ def walk(key, saved, seeds, existing, call_node, arith, hooks_for=None, node_hoo
 
     call_node(i, sid, out_avals, kept, cotangents) -> the gradients of node i's differentiated arguments
     (None where a custom Function's backward returned None).
+    A wiring entry (target, output, shape) or a root entry (target, output, aval, shape) sums the gradient
+    it carries to `shape` first; a wiring entry (target, output, shape, message) raises RuntimeError(message)
+    when a gradient comes (see _graph.reshaped_edges).
     existing: {target: array} grads to accumulate into (leaves by index -1-j, retained by (node, out)).
     hooks_for(i, cotangents) runs tensor hooks; node_hooks = (pre, post) runs grad_fn hooks (_node_hooks).
     carried: {leaf target: array} sums that leaves' gradients start from (a chunk of a longer walk: _chunked).
@@ -95,11 +117,14 @@ def walk(key, saved, seeds, existing, call_node, arith, hooks_for=None, node_hoo
             prev = d.get(out)
             d[out] = g if prev is None else add(prev, g)
 
-    for (target, out, aval), seed in zip(root_key, seeds):
+    for root, seed in zip(root_key, seeds):
+        target, out, aval = root[:3]
         if target is None:
             continue   # a root pruned away: no wanted tensor lies below it
         if seed is None:
             seed = arith.ones(*aval)
+        if len(root) > 3:   # the root's shape changed since its grad_fn ran (see _graph.reshaped_edges)
+            seed = arith.sum_to(seed, root[3])
         send(target, out, seed)
     results = {}
     pos = 0
@@ -135,7 +160,14 @@ def walk(key, saved, seeds, existing, call_node, arith, hooks_for=None, node_hoo
         for w, g in zip(wiring, grads):
             if w is None or g is None:
                 continue   # toward a node pruned away, or no gradient
-            target, out = (w, 0) if type(w) is int else w
+            if type(w) is int:
+                target, out = w, 0
+            else:
+                target, out = w[0], w[1]
+                if len(w) > 3:   # a gradient PyTorch's engine refuses (_graph.reshaped_edges)
+                    raise RuntimeError(w[3])
+                if len(w) > 2:   # summed back to the shape of the output it goes to
+                    g = arith.sum_to(g, w[2])
             send(target, out, g)
     for j, g in leaf_grads.items():
         prev = existing.get(j)
