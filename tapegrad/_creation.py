@@ -12,6 +12,7 @@ from . import _dtypes as D
 from ._tracer_warnings import CONSTANT as _CONSTANT, warn as _warn_tracer
 from ._functional._out import with_out
 from ._grad_mode import _state
+from ._scalar_range import check_fits
 from ._tensor import Tensor
 from ._pointwise_layout import lay_out_like
 from ._value_checks import check_storage_size
@@ -206,6 +207,7 @@ def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None, layout=None):
     if dtype is None:
         dtype = _infer_dtype(fill_value.item() if isinstance(fill_value, Tensor) else fill_value)
+    check_fits(fill_value, D.as_dtype(dtype))
     return _filled(_shape((size,)), fill_value, dtype, device, requires_grad)
 
 

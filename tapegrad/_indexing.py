@@ -290,10 +290,12 @@ def setitem(t, index, value):
     from ._grad_mode import _state
     from ._inplace import _CAST_NAMES, VIEW_OF_LEAF_ERROR, check_inplace, inplace
     from ._overlap import has_internal_overlap
+    from ._scalar_range import check_fits
     from ._views import outside_base, shares_addresses
     spec, arrays, _ = parse(t, index)
     whole = _selects_whole(t, index, tensors=builtins.bool(arrays))
     value = scalar_or_tensor(value)
+    check_fits(value, t.dtype)
     fills = not isinstance(value, Tensor) or not value.ndim   # a number or 0-d tensor: fill_, not copy_
     if not arrays and not fills:
         value = _value_as_written(t, spec, arrays, value)   # (its errors come before the in-place checks)

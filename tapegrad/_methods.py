@@ -14,6 +14,7 @@ from ._functional._arith import _broadcast_error, _floor_divide
 from ._indexing import getitem, setitem, parse
 from ._inplace import inplace, commit, check_inplace, name_as_inplace, _untracked_write
 from ._overlap import check_overlap, loop_reads
+from ._scalar_range import check_fits
 from ._ops import elementwise as E, indexing as I
 from ._tensor import Tensor
 from ._view_info import ViewInfo
@@ -236,6 +237,9 @@ def fill_into(t, value, wrapped=False):
         raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                            f"{value.ndim} dimensions.")
     value = F.scalar_or_tensor(value)
+    if not wrapped:
+        check_inplace(t, (value,))   # (PyTorch checks the in-place write before it converts the number)
+    check_fits(value, t.dtype)
     if not isinstance(value, Tensor) and not wrapped:
         return inplace(t, E.fill, value)
     # fill_ with a tensor refuses a target with several elements at one address (with a number it writes it)

@@ -1136,3 +1136,28 @@ def test_linear_refuses_as_the_op_torch_s_linear_calls(torch, code):
     def build(lib):
         return eval(code)
     assert _raises(build, __import__("tapegrad")) == _raises(build, torch)
+
+
+@pytest.mark.parametrize("code", [
+    "t.fill_(300)", "t.fill_(-129)", "t.fill_(127.9)", "t.fill_(float('nan'))", "t.fill_(float('inf'))",
+    "u.fill_(256)", "u.fill_(-1)", "u.fill_(-1.0)", "u.fill_(-255)", "u.fill_(-256)", "f.fill_(1e40)",
+    "f.fill_(-1e39)", "f.fill_(float('inf'))", "c.fill_(1e40j)", "i.fill_(2 ** 31)", "l.fill_(2 ** 63)",
+    "b.fill_(5)", "t[0] = 300", "t[...] = -129", "u[1] = -255", "t.masked_fill(t == 0, 300)",
+    "t.masked_fill_(t == 0, 127)", "lib.full((2,), 300, dtype=lib.int8)", "lib.full((1,), 1e40)",
+    "x.fill_(1e40)", "x[0] = 1e40", "x.masked_fill_(x == 0, 1e40)", "x.masked_fill(x == 0, 1e40)",
+    "t + 300", "t.add_(300)"])
+def test_a_number_written_into_a_tensor_must_fit_its_dtype_as_in_torch(torch, code):
+    # c10::checked_convert: fill_, setitem, masked_fill and full refuse a number out of the dtype's range
+    # (arithmetic with a number wraps); a leaf's in-place refusal comes first where PyTorch checks it first
+    def build(lib):
+        t, u, f = lib.zeros(2, dtype=lib.int8), lib.zeros(2, dtype=lib.uint8), lib.zeros(2)
+        c, i, l, b = (lib.zeros(2, dtype=d) for d in (lib.complex64, lib.int32, lib.int64, lib.bool))
+        x = lib.zeros(2, requires_grad=True)
+        scope = {"lib": lib, "t": t, "u": u, "f": f, "c": c, "i": i, "l": l, "b": b, "x": x}
+        try:
+            exec(code, scope)
+        except RuntimeError as e:
+            return str(e).split(".")[0]
+        return [v.detach().tolist() for v in (t, u, f, c.real, i, l, b)]
+    ours, theirs = both(build)
+    assert ours == theirs

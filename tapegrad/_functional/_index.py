@@ -8,6 +8,7 @@ import numpy as np
 from .. import _dtypes as D
 from .._dispatch import apply
 from .._ops import indexing as I
+from .._scalar_range import check_fits
 from .._tensor import Tensor
 from ._common import SCALAR_NAME, check_index_bounds, scalar_or_tensor, wrap_dim
 
@@ -147,6 +148,7 @@ def masked_fill(input, mask, value):
     _check_mask(mask, "masked_fill_")
     shape = _check_broadcast(input, mask)
     value = scalar_or_tensor(value)
+    check_fits(value, input.dtype)
     if isinstance(value, Tensor) and value.ndim:
         raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                            f"{value.ndim} dimension(s).")
