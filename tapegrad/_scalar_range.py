@@ -36,3 +36,29 @@ def _overflows(value, name):
     if info.min == 0:              # an integer into an unsigned type: down to -max too (C's wrap-around)
         return value > info.max or -value > info.max
     return not info.min <= value <= info.max
+
+
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def may_overflow(value):
+    """Whether the number `value` could fail check_fits for some result dtype: an integer outside int8's
+    range, or a float outside float32's (a float never makes an integer result). Lets clamp and where skip
+    working out their result dtype for the usual bounds."""
+    t = type(value)
+    if t is int:
+        return not -128 <= value <= 127
+    if t is float:
+        return abs(value) > _FLOAT32_MAX and not math.isinf(value)
+    return t is complex
+
+
+def check_operands_fit(operands):
+    """check_fits for each number among `operands` against their promoted dtype (clamp's bounds, where's
+    values), as PyTorch converts them to the result's type."""
+    if not any(may_overflow(v) for v in operands):
+        return
+    from ._functional._common import result_dtype
+    dtype = result_dtype(*operands)
+    for v in operands:
+        check_fits(v, dtype)

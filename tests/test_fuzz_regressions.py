@@ -1145,9 +1145,13 @@ def test_linear_refuses_as_the_op_torch_s_linear_calls(torch, code):
     "b.fill_(5)", "t[0] = 300", "t[...] = -129", "u[1] = -255", "t.masked_fill(t == 0, 300)",
     "t.masked_fill_(t == 0, 127)", "lib.full((2,), 300, dtype=lib.int8)", "lib.full((1,), 1e40)",
     "x.fill_(1e40)", "x[0] = 1e40", "x.masked_fill_(x == 0, 1e40)", "x.masked_fill(x == 0, 1e40)",
-    "t + 300", "t.add_(300)"])
+    "t + 300", "t.add_(300)", "t.clamp(0, 300)", "t.clamp(min=-200)", "t.clamp(0.5, 300.0)", "t.clamp_(0, 300)",
+    "u.clamp(-100, 3)", "u.clamp(-300, 3)", "t.clamp_min(-129)", "t.clamp_max(1000)", "f.clamp(0, 1e40)",
+    "f.clamp_min(1e39)", "t.copy_(lib.where(t == 0, t, 300))", "t.copy_(lib.where(t == 0, 300, t))",
+    "f.copy_(lib.where(f == 0, f, 1e40))", "f.copy_(lib.where(t == 0, t, 1.5))"])
 def test_a_number_written_into_a_tensor_must_fit_its_dtype_as_in_torch(torch, code):
-    # c10::checked_convert: fill_, setitem, masked_fill and full refuse a number out of the dtype's range
+    # c10::checked_convert: fill_, setitem, masked_fill, full, and clamp's bounds and where's values
+    # converted to the result's dtype, refuse a number out of the dtype's range
     # (arithmetic with a number wraps); a leaf's in-place refusal comes first where PyTorch checks it first
     def build(lib):
         t, u, f = lib.zeros(2, dtype=lib.int8), lib.zeros(2, dtype=lib.uint8), lib.zeros(2)

@@ -5,6 +5,7 @@ import warnings
 from .. import _dtypes as D
 from .._dispatch import apply
 from .._pointwise_layout import lay_out_like
+from .._scalar_range import check_fits, check_operands_fit
 from .._ops import elementwise as E
 from .._tensor import Tensor
 from ._common import scalar_or_tensor, result_dtype
@@ -235,18 +236,24 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
 def clamp(input, min=None, max=None, *, out=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    return _apply(E.clamp, input, *(None if b is None else scalar_or_tensor(b) for b in (min, max)))
+    bounds = [None if b is None else scalar_or_tensor(b) for b in (min, max)]
+    check_operands_fit([input] + [b for b in bounds if b is not None])
+    return _apply(E.clamp, input, *bounds)
 
 
 clip = clamp
 
 
 def clamp_min(input, min):
-    return _apply(E.clamp_min, input, scalar_or_tensor(min))
+    min = scalar_or_tensor(min)
+    check_operands_fit((input, min))
+    return _apply(E.clamp_min, input, min)
 
 
 def clamp_max(input, max):
-    return _apply(E.clamp_max, input, scalar_or_tensor(max))
+    max = scalar_or_tensor(max)
+    check_operands_fit((input, max))
+    return _apply(E.clamp_max, input, max)
 
 
 def where(condition, input=None, other=None, *, out=None):
@@ -258,6 +265,8 @@ def where(condition, input=None, other=None, *, out=None):
                            f"{_scalar_name(condition.dtype)}. Use condition.bool() or condition != 0.")
     input, other = scalar_or_tensor(input), scalar_or_tensor(other)
     dtype = result_dtype(input, other)
+    for v in (input, other):
+        check_fits(v, dtype)
     from .._creation import tensor
     vals = [v.to(dtype) if isinstance(v, Tensor) else tensor(v, dtype=dtype) for v in (input, other)]
     return _apply(E.where, condition, *vals)
