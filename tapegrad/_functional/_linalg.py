@@ -316,6 +316,7 @@ def _check_addmm(input, mat1, mat2):
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     if batch1._sp_compressed or batch2._sp_compressed:
         bmm(batch1, batch2)  # PyTorch's refusals of compressed sparse operands
+        S._expanded_shape(tuple(input.shape), (batch1.shape[0], batch1.shape[1], batch2.shape[2]), input)
     else:
         # as PyTorch's baddbmm: input expanded, its dtype against batch1's, then bmm's checks
         if batch1.ndim >= 2 and batch2.ndim >= 3:
@@ -323,8 +324,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
         if input.dtype is not batch1.dtype:
             raise RuntimeError(f"Input dtypes must be the same, got: input {_cname(input.dtype)}, batch1: "
                                f"{_cname(batch1.dtype)}, batch2: {_cname(batch2.dtype)}")
-        _check_bmm(batch1, batch2)
-    S._expanded_shape(tuple(input.shape), (batch1.shape[0], batch1.shape[1], batch2.shape[2]), input)
+        _check_bmm(batch1, batch2)   # (it refuses fewer dims, so the expand above has run)
     return apply(L.baddbmm, input, batch1, batch2, beta, alpha)
 
 
