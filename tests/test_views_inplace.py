@@ -432,6 +432,26 @@ def test_is_contiguous_of_a_pending_view_computes_nothing():
     assert y.is_contiguous() and out.shape == (1, 2, 4)
 
 
+class _Triple:
+    """A custom Function in either library, made on first use."""
+    made = {}
+
+    @classmethod
+    def apply(cls, y):
+        lib = tapegrad if isinstance(y, tapegrad.Tensor) else torch
+        if lib not in cls.made:
+            class Triple(lib.autograd.Function):
+                @staticmethod
+                def forward(ctx, a):
+                    return a * 3
+
+                @staticmethod
+                def backward(ctx, g):
+                    return g * 3
+            cls.made[lib] = Triple
+        return cls.made[lib].apply(y)
+
+
 class _Twice:   # an autograd.Function saving its input
     @staticmethod
     def build(lib):
@@ -645,15 +665,6 @@ def _history_cases(lib):
         y.add_(1)
         return z
 
-    class Twice(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 2
-
-        @staticmethod
-        def backward(ctx, g):
-            return g * 2
-
     return {
         "view written": lambda: view_written(exp()),
         "view(3) written through its base": lambda: view_written_through_base(exp(), lambda y: y.view(3)),
@@ -676,7 +687,7 @@ def _history_cases(lib):
         "a leaf given a history": leaf_given_a_history,
         "values of max": max_values,
         "transposed in place, then written": transposed_in_place,
-        "an autograd.Function's output": lambda: through_a_function(Twice.apply(lib.ones(3, requires_grad=True))),
+        "an autograd.Function's output": lambda: through_a_function(_Triple.apply(lib.ones(3, requires_grad=True))),
         "a view made under no_grad": lambda: no_grad_view(exp()),
         "a view of a view made under no_grad": lambda: view_of_no_grad_view(exp(4)),
         "a piece of unbind": lambda: unbind_piece(lib.ones(3, 2, requires_grad=True).exp()),
@@ -1076,21 +1087,3 @@ def test_shape_changed_under_no_grad_in_a_repeated_step_and_with_create_graph():
     _assert_same(*both(build))
 
 
-class _Triple:
-    """A custom Function in either library, made on first use."""
-    made = {}
-
-    @classmethod
-    def apply(cls, y):
-        lib = tapegrad if isinstance(y, tapegrad.Tensor) else torch
-        if lib not in cls.made:
-            class Triple(lib.autograd.Function):
-                @staticmethod
-                def forward(ctx, a):
-                    return a * 3
-
-                @staticmethod
-                def backward(ctx, g):
-                    return g * 3
-            cls.made[lib] = Triple
-        return cls.made[lib].apply(y)

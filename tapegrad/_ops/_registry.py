@@ -59,6 +59,12 @@ class Op:
                 family is defined; a view without value_view takes its input's.
     several_views True for the ops of a PyTorch function returning several views (unbind, split): their
                 results refuse in-place changes (PyTorch's MULTI_OUTPUT_NODE views, _view_info).
+    hands_grad  how PyTorch's backward formula hands the incoming gradient to an input, which decides what
+                autograd.grad returns (the seed itself, a view of it, or a fresh tensor): a tuple of the
+                positions that get it as it is (where no broadcast or cast is undone), or a function
+                (statics as a dict, the input's shape, the output's shape) -> the Tensor-method steps that
+                view it, or None for a fresh tensor; None: always a fresh tensor. Set where the family is
+                defined.
     no_derivative for ops PyTorch records but cannot differentiate (unique, scatter with reduce): a function
                 of the statics giving (exception type, message) for the calls whose backward raises it, or
                 None. The node is recorded (its output requires grad); reaching it in backward raises.
@@ -67,7 +73,7 @@ class Op:
     __slots__ = ("name", "fn", "dtype_rule", "diff", "view", "saves_output", "saves_inputs", "nout",
                  "node_name", "node_class", "wraps_scalars", "overloads", "_node_classes", "fused_backward",
                  "custom", "value_view", "no_derivative", "result_backward", "pointwise", "elements_from",
-                 "several_views", "__weakref__")
+                 "several_views", "hands_grad", "__weakref__")
 
     def __init__(self, name, fn, dtype_rule=SAME, diff=None, view=False, saves_output=False, nout=1,
                  node=None, node_name=None, wraps_scalars=False, overloads=(), saves_inputs=None,
@@ -87,6 +93,7 @@ class Op:
         self.pointwise = False
         self.elements_from = (0,) if view and value_view is None else None
         self.several_views = False
+        self.hands_grad = None
         self.nout = nout
         self.wraps_scalars = wraps_scalars
         self.node_name = node_name or _camel(node or name) + "Backward0"

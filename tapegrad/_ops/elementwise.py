@@ -274,6 +274,7 @@ div_scalar = defop("div_scalar", lambda a, b: a / b, dtype_rule=FLOAT, diff=(0,)
 add_scaled = defop("add_scaled", lambda a, b, alpha: a + alpha * b, diff=(0, 1), node="add", wraps_scalars=True)
 sub = defop("sub", lambda a, b: a - b, wraps_scalars=True)
 sub_scaled = defop("sub_scaled", lambda a, b, alpha: a - alpha * b, diff=(0, 1), node="sub", wraps_scalars=True)
+add.hands_grad, add_scaled.hands_grad, sub.hands_grad = (0, 1), (0,), (0,)   # (the others are scaled)
 # alpha, when given (rsub(x, y, alpha=2) is y - 2 * x), is a third argument: a packed scalar, not a static.
 rsub = defop("rsub", lambda a, b, alpha=None: b - a if alpha is None else b - alpha * a, node_name="RsubBackward1",
              overloads=[overload("RsubBackward0", "tt")], diff=(0, 1))
@@ -472,6 +473,7 @@ to_dtype = defop("to_dtype", lambda a, dtype: a.astype(dtype), dtype_rule=KEEP, 
 # a copy primitive, not `a + 0`, which turned -0.0 into 0.0 (PyTorch's clone keeps every bit)
 clone = defop("clone", lambda a: jnp.copy(a), dtype_rule=KEEP)
 clone.elements_from = (0,)
+clone.hands_grad = (0,)
 # The result does not depend on `a`'s values: its gradient to `a` is zero (the old history is cut).
 # wrapped: a Python number that PyTorch turned into a 0-d tensor first (setitem's), so fill_.Tensor's node
 fill = defop("fill", lambda a, v, wrapped=False: jnp.full(a.shape, v, a.dtype), dtype_rule=KEEP,

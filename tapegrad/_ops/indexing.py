@@ -266,6 +266,33 @@ select = defop("select", _dynamic_getitem, dtype_rule=KEEP, diff=(0,), view=True
 slice_ = defop("slice", _dynamic_getitem, dtype_rule=KEEP, diff=(0,), view=True)
 index_unsqueeze = defop("index_unsqueeze", _getitem, dtype_rule=KEEP, diff=(0,), view=True, node="unsqueeze")
 index_alias = defop("index_alias", _getitem, dtype_rule=KEEP, diff=(0,), view=True, node="alias")
+index_alias.hands_grad = (0,)
+
+
+def _inserted_dims(spec, ndim):
+    """The result's dims an indexing spec of full slices, `...` and None inserts (None for another spec)."""
+    consumed = sum(1 for s in spec if s is not None and s is not Ellipsis)
+    inserted, out = [], 0
+    for s in spec:
+        if s is None:
+            inserted.append(out)
+            out += 1
+        elif s is Ellipsis:
+            out += ndim - consumed
+        elif s == (None, None, None):
+            out += 1
+        else:
+            return None
+    return inserted
+
+
+def _unsqueeze_back(static, shape, out_shape):
+    # x[None]: one unsqueeze per None, squeezed back last first
+    inserted = _inserted_dims(static["spec"], len(shape))
+    return None if inserted is None else [("squeeze", d) for d in reversed(inserted)]
+
+
+index_unsqueeze.hands_grad = _unsqueeze_back
 index = defop("index", _getitem, dtype_rule=KEEP, diff=(0,))
 # x[i] = v: PyTorch's index_put_ on x itself (IndexPutBackward0) when the index is only tensors, full slices
 # and `...` (`whole`), else on the view its other items make (CopySlices); a Python value is a wrapped scalar.

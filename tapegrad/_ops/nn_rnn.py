@@ -90,9 +90,8 @@ def _rnn(x, *args, mode, nonlinearity, num_layers, bidirectional, has_bias, drop
     padded = bucket_length(steps)
     if padded == steps:
         return _bucket_scan(x, *args, packed=packed, **options)
-    dirs = 2 if bidirectional else 1
-    n_weights = num_layers * dirs * ((4 if has_bias else 2) + (1 if proj else 0))
-    head = 2 + n_weights if mode == "LSTM" else 1 + n_weights    # h0[, c0] and the weights
+    per, count = _weight_layout(num_layers, bidirectional, has_bias, proj)
+    head = (2 if mode == "LSTM" else 1) + per * count    # h0[, c0] and the weights
     # (lax primitives, not jnp.pad and friends: this wrapper is traced for every length)
     pad = lambda a: lax.pad(a, jnp.zeros((), a.dtype), [(0, padded - steps, 0)] + [(0, 0, 0)] * (a.ndim - 1))
     masks = [pad(m) for m in args[head:]]          # dropout masks and the packed mask are time-major
@@ -100,6 +99,11 @@ def _rnn(x, *args, mode, nonlinearity, num_layers, bidirectional, has_bias, drop
     valid = lax.bitwise_and(masks.pop(), real) if packed else real
     outs = _bucket_scan(pad(x), *args[:head], *masks, valid, packed=True, **options)
     return (lax.slice_in_dim(outs[0], 0, steps),) + tuple(outs[1:])
+
+
+def _weight_layout(num_layers, bidirectional, has_bias, proj):
+    """(weights per layer and direction, number of layers times directions) of the kernel's arguments."""
+    return (4 if has_bias else 2) + (1 if proj else 0), num_layers * (2 if bidirectional else 1)
 
 
 @functools.partial(jax.jit, static_argnames=("mode", "nonlinearity", "num_layers", "bidirectional", "has_bias",
@@ -111,9 +115,9 @@ def _bucket_scan(x, *args, mode, nonlinearity, num_layers, bidirectional, has_bi
     args = list(args)
     h0 = args.pop(0)
     c0 = args.pop(0) if lstm else None
-    per = (4 if has_bias else 2) + (1 if proj else 0)
-    weights = [args[i * per:(i + 1) * per] for i in range(num_layers * dirs)]
-    masks = args[num_layers * dirs * per:]
+    per, count = _weight_layout(num_layers, bidirectional, has_bias, proj)
+    weights = [args[i * per:(i + 1) * per] for i in range(count)]
+    masks = args[count * per:]
     valid = masks.pop() if packed else None
     cell = _cell(mode, nonlinearity, proj)
     if packed:

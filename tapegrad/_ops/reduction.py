@@ -29,6 +29,17 @@ def _bool_reduce(fn, a, dim, keepdim):
 
 sum = defop("sum", lambda a, dim, keepdim, dtype: jnp.sum(a, axis=dim, keepdims=keepdim, dtype=dtype),
             dtype_rule=KEEP, overloads=[overload("SumBackward1", dim=tuple)])
+
+
+def _sum_back(static, shape, out_shape):
+    # sum_backward: the gradient unsqueezed at each reduced dim, then expanded (all strides 0 where reduced)
+    if static["dtype"] is not None or static["dim"] == ():
+        return None
+    dims = () if static["keepdim"] or static["dim"] is None else sorted(d % len(shape) for d in static["dim"])
+    return [("unsqueeze", d) for d in dims] + [("expand", shape)]
+
+
+sum.hands_grad = _sum_back
 mean = defop("mean", lambda a, dim, keepdim, dtype: jnp.mean(a, axis=dim, keepdims=keepdim, dtype=dtype),
              dtype_rule=KEEP, overloads=[overload("MeanBackward1", dim=tuple)])
 # PyTorch's backward of these reads both the input and the result (derivatives.yaml): an in-place change

@@ -95,3 +95,29 @@ repeat_interleave = defop("repeat_interleave", _repeat_interleave, dtype_rule=KE
 diag = defop("diag", lambda a, diagonal: jnp.diag(a, diagonal), dtype_rule=KEEP, node_name="DiagonalBackward0_copy",
              overloads=[overload("DiagEmbedBackward0", "1")])
 diag_embed = defop("diag_embed", _diag_embed, dtype_rule=KEEP)
+
+
+# ---- how PyTorch's backward formulas hand the gradient on (Op.hands_grad) ------------------------------
+
+def _squeeze_back(static, shape, out_shape):
+    # unsqueeze_to: the gradient unsqueezed at each squeezed dim of size 1
+    dim = static["dim"]
+    dims = range(len(shape)) if dim is None else (dim,) if isinstance(dim, int) else dim
+    return [("unsqueeze", d) for d in sorted(d % len(shape) for d in dims if shape[d] == 1)]
+
+
+def _permute_back(static, shape, out_shape):
+    dims = [d % len(shape) for d in static["dims"]]
+    return [("permute", tuple(dims.index(d) for d in range(len(dims))))]
+
+
+alias.hands_grad = (0,)
+t.hands_grad = lambda static, shape, out_shape: [("t",)]
+transpose.hands_grad = lambda static, shape, out_shape: [("transpose", static["dim0"], static["dim1"])]
+permute.hands_grad = _permute_back
+unsqueeze.hands_grad = lambda static, shape, out_shape: [("squeeze", static["dim"])]
+squeeze.hands_grad = _squeeze_back
+view.hands_grad = reshape_alias.hands_grad = reshape_copy.hands_grad = \
+    lambda static, shape, out_shape: [("reshape", shape)]
+# sum_to of an equal shape is the gradient itself, but for a 0-d one (g.sum())
+expand.hands_grad = lambda static, shape, out_shape: [] if tuple(out_shape) == shape != () else None

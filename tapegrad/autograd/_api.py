@@ -159,12 +159,6 @@ def _backward_create_graph(outputs, seeds, retain, inputs):
             t._grad = _higher.accumulate(t._grad, g, leaf=t)
 
 
-# How PyTorch's backward formula of an op hands on the incoming gradient g (derivatives.yaml): as g itself
-# (positions listed, where no broadcast or cast is undone), as a view of g (steps below), or, for every
-# other op, as a fresh tensor.
-_SAME = {"clone": (0,), "add": (0, 1), "sub": (0,), "add_scaled": (0,), "alias": (0,), "index_alias": (0,)}
-
-
 class _Output:
     """Output `_out_idx` of node `_grad_fn`, in the form the engine reads of a wanted tensor: the fresh
     gradient PyTorch's result is a view of."""
@@ -204,52 +198,13 @@ def _shape_of(edge):
 
 def _handed_on(node, position, shape):
     """The view steps by which node's backward turns its incoming gradient into the gradient of its
-    input at `position` (of `shape`): [] for the gradient itself, None for a fresh tensor."""
-    op, static = node.op.name, dict(SIGNATURES[node.sig][1])
-    if op in _SAME:
-        return [] if position in _SAME[op] and _same_aval(node, position) else None
-    if op == "sum" and static["dtype"] is None and static["dim"] != ():
-        # sum_backward: g unsqueezed at each reduced dim, then expanded (all strides 0 where reduced)
-        dims = () if static["keepdim"] or static["dim"] is None else sorted(d % len(shape) for d in static["dim"])
-        return [("unsqueeze", d) for d in dims] + [("expand", shape)]
-    if op == "expand":   # sum_to of an equal shape is g itself, but for a 0-d one (g.sum())
-        return [] if tuple(node.avals[0][0]) == shape != () else None
-    if op == "t":
-        return [("t",)]
-    if op == "transpose":
-        return [("transpose", static["dim0"], static["dim1"])]
-    if op == "permute":
-        dims = [d % len(shape) for d in static["dims"]]
-        return [("permute", tuple(dims.index(d) for d in range(len(dims))))]
-    if op == "unsqueeze":
-        return [("squeeze", static["dim"])]
-    if op == "squeeze":   # unsqueeze_to: back at each squeezed dim of size 1
-        dim = static["dim"]
-        dims = range(len(shape)) if dim is None else (dim,) if isinstance(dim, int) else dim
-        return [("unsqueeze", d) for d in sorted(d % len(shape) for d in dims if shape[d] == 1)]
-    if op == "index_unsqueeze":   # x[None]: one unsqueeze per None, squeezed back last first
-        inserted = _inserted_dims(static["spec"], len(shape))
-        return None if inserted is None else [("squeeze", d) for d in reversed(inserted)]
-    if op in ("view", "reshape_alias", "reshape_copy"):
-        return [("reshape", shape)]
-    return None
-
-
-def _inserted_dims(spec, ndim):
-    """The result's dims an indexing spec of full slices, `...` and None inserts (None for another spec)."""
-    consumed = sum(1 for s in spec if s is not None and s is not Ellipsis)
-    inserted, out = [], 0
-    for s in spec:
-        if s is None:
-            inserted.append(out)
-            out += 1
-        elif s is Ellipsis:
-            out += ndim - consumed
-        elif s == (None, None, None):
-            out += 1
-        else:
-            return None
-    return inserted
+    input at `position` (of `shape`): [] for the gradient itself, None for a fresh tensor (Op.hands_grad)."""
+    rule = node.op.hands_grad
+    if rule is None:
+        return None
+    if type(rule) is tuple:
+        return [] if position in rule and _same_aval(node, position) else None
+    return rule(dict(SIGNATURES[node.sig][1]), shape, node.avals[0][0])
 
 
 def _same_aval(node, position):
