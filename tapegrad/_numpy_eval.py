@@ -16,8 +16,8 @@ import weakref
 
 import numpy as np
 
-from . import _numpy_random
-from ._numpy_rules import (_ERF, _HALF, _RULES, CALL_SECONDS, ELEMENT_SECONDS, ELEMENTS_PER_ERF, FLOP_SECONDS,
+from . import _numpy_erf, _numpy_random
+from ._numpy_rules import (ERF_NAMES, _HALF, _RULES, CALL_SECONDS, ELEMENT_SECONDS, FLOP_SECONDS,
                            STEP_SECONDS, _numel, _numel_dims, _Unsupported)
 from ._shape_poly import concrete
 
@@ -243,8 +243,8 @@ def compile_jaxpr(closed, dims=None):
                     raise _Unsupported
                 fn = make(params)
             work[0] += STEP_SECONDS + sum(numel(v.aval) for v in eqn.outvars) * ELEMENT_SECONDS
-            if name in _ERF:
-                work[0] += numel(eqn.outvars[0].aval) * ELEMENT_SECONDS * ELEMENTS_PER_ERF
+            if name in ERF_NAMES:
+                work[0] += _numpy_erf.seconds(numel(eqn.outvars[0].aval))
             if name in ("random_bits", "random_split"):
                 c.draws = True
                 work[0] += numel(eqn.outvars[0].aval) * ELEMENT_SECONDS * _numpy_random.ELEMENTS_PER_DRAW

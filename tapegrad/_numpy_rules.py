@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from . import _numpy_random
+from . import _numpy_erf, _numpy_random
 
 _RULES = {}
 _HALF = frozenset([np.dtype(np.float16)] + ([np.dtype("bfloat16")] if hasattr(np, "bfloat16") else []))
@@ -145,20 +145,9 @@ def _erf_inv(params):
     return erf_inv
 
 
-# erf/erfc (exact GELU): Python's math.erf element by element, in double (NumPy has no erf). About 150 ns
-# an element: large arrays reach a compile's price within a few calls (see ELEMENTS_PER_ERF).
-_ERF = {"erf": np.frompyfunc(math.erf, 1, 1), "erfc": np.frompyfunc(math.erfc, 1, 1)}
-ELEMENTS_PER_ERF = 150
-
-
-def _erf(name):
-    def make(params):
-        fn = _ERF[name]
-        return lambda x: fn(np.asarray(x, np.float64)).astype(np.float64)
-    return make
-
-
-_RULES["erf"], _RULES["erfc"] = _erf("erf"), _erf("erfc")
+# erf/erfc (exact GELU): fdlibm's formulas over the array (see _numpy_erf), in double
+ERF_NAMES = frozenset(("erf", "erfc"))
+_RULES["erf"], _RULES["erfc"] = _unary(_numpy_erf.erf), _unary(_numpy_erf.erfc)
 
 
 @_rule("rsqrt")
@@ -215,13 +204,24 @@ def _select_n(params):
 def _broadcast_in_dim(params):
     shape, dims = tuple(params["shape"]), tuple(params["broadcast_dimensions"])
 
+    size = math.prod(shape)
+
     def broadcast(x):
         x = np.asarray(x)
+        if x.shape == shape:
+            return x
         kept = [1] * len(shape)
         for d, s in zip(dims, x.shape):
             kept[d] = s
+        if size <= _COPY_BROADCAST_UP_TO:   # a small copy costs less than np.broadcast_to's Python
+            out = np.empty(shape, x.dtype)
+            out[...] = x.reshape(kept)
+            return out
         return np.broadcast_to(x.reshape(kept), shape)
     return broadcast
+
+
+_COPY_BROADCAST_UP_TO = 16384
 
 
 @_rule("reshape")
@@ -500,8 +500,19 @@ def _gather(params):
     indices_batching = tuple(getattr(dn, "start_indices_batching_dims", ()))
     fill = _mode_name(params["mode"]).endswith("FILL_OR_DROP")
 
+    take_axis = collapsed[0] if (len(collapsed) == 1 and start_map == collapsed and not operand_batching) else None
+    windowed = not collapsed and not operand_batching and offset_dims == tuple(range(len(sizes)))
+
     def gather(x, indices):
         x, indices = np.asarray(x), np.asarray(indices)
+        if take_axis is not None:
+            out = _take(x, indices, take_axis, sizes, offset_dims, fill)
+            if out is not None:
+                return out
+        elif windowed and indices.ndim == 1:
+            out = _window(x, indices, start_map, sizes, fill)
+            if out is not None:
+                return out
         batch_shape = list(indices.shape[:-1])
         windows = [sizes[d] for d in range(x.ndim) if d not in collapsed and d not in operand_batching]
         out_shape = []
@@ -515,6 +526,40 @@ def _gather(params):
             out = np.where(inside, out, np.asarray(_fill_value(x.dtype, params.get("fill_value")), x.dtype))
         return out
     return gather
+
+
+def _take(x, indices, axis, sizes, offset_dims, fill):
+    """The gather of an embedding or `x[index_tensor]`: whole slices along one axis, by np.take (the
+    general path below builds an index array per operand dimension, ten times the cost); None where the
+    gather is not that one."""
+    n = x.shape[axis]
+    if indices.shape[-1:] != (1,) or any(sizes[d] != (1 if d == axis else x.shape[d]) for d in range(x.ndim)):
+        return None
+    i = indices[..., 0]
+    if fill:
+        if i.size and (i.min() < 0 or i.max() >= n):   # (out of bounds fills: the general path's business)
+            return None
+    else:
+        i = np.clip(i, 0, n - 1)
+    out = np.take(x, i, axis=axis)
+    # np.take puts the index's dims where `axis` was; the gather puts the windows at offset_dims
+    windows = [d if d < axis else d - 1 + i.ndim for d in range(x.ndim) if d != axis]
+    batch = iter(range(axis, axis + i.ndim))
+    order = [windows[offset_dims.index(p)] if p in offset_dims else next(batch) for p in range(out.ndim)]
+    return out if order == sorted(order) else out.transpose(order)
+
+
+def _window(x, starts, start_map, sizes, fill):
+    """A gather that is a dynamic slice (one window, starts given for some dimensions), as a slice of x."""
+    index = []
+    for d, width in enumerate(sizes):
+        start = int(starts[start_map.index(d)]) if d in start_map else 0
+        if not 0 <= start <= x.shape[d] - width:
+            if fill:
+                return None
+            start = min(max(start, 0), x.shape[d] - width)
+        index.append(slice(start, start + width))
+    return x[tuple(index)]
 
 
 def _scatter(combine):

@@ -7,6 +7,8 @@ estimated time reaches the budget, tracers and unsupported primitives compiled a
 JAX's own compile events. The op table (tests/test_op_table.py) runs every op on first sight through
 this tier and compares it with PyTorch.
 """
+import math
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -80,8 +82,23 @@ CASES = {
     "take_clip": (lambda x, i: jnp.take(x, i, 0, mode="clip"), (F64, np.array([7, -9, 2]))),
     "take_fill": (lambda x, i: jnp.take(x, i, 0, mode="fill"), (F64, np.array([7, -9, 2]))),
     "take_along_axis": (lambda x, i: jnp.take_along_axis(x, i, 1), (F64, R.integers(0, 4, (3, 2)))),
-    "take_along_last_of_3d": (lambda x, i: jnp.take_along_axis(x, i, 2),
-                              (R.standard_normal((2, 3, 4)), R.integers(0, 4, (2, 3, 2)))),
+    "take_middle_axis_2d_index": (lambda x, i: x[:, i], (R.standard_normal((2, 5, 3)), R.integers(-5, 5, (2, 4)))),
+    "take_last_axis_clip_and_fill": (lambda x, i: (jnp.take(x, i, 2, mode="clip"), jnp.take(x, i, 2, mode="fill")),
+                                     (R.standard_normal((2, 3, 4)), np.array([[0, 3], [5, -7]]))),
+    "take_with_the_index_dims_last": (
+        lambda x, i: lax.gather(x, i[..., None], lax.GatherDimensionNumbers(offset_dims=(0, 1), collapsed_slice_dims=(1,),
+                                                                          start_index_map=(1,)), (2, 1, 3),
+                                mode=lax.GatherScatterMode.CLIP),
+        (R.standard_normal((2, 5, 3)), R.integers(-1, 6, (2, 4)))),
+    "take_in_bounds_fill": (lambda x, i: jnp.take(x, i, 1, mode="fill"), (F64, np.array([[0, 1], [2, 3]]))),
+    # a window gather (a dynamic slice written as a gather, as a traced slice start makes): clamped
+    # where the mode clips or promises, filled where it fills
+    **{f"window_gather_{mode.name.lower()}_{start}": (
+        lambda x, i, mode=mode: lax.gather(x, i, lax.GatherDimensionNumbers(offset_dims=(0, 1), collapsed_slice_dims=(),
+                                                                            start_index_map=(1,)), (3, 2), mode=mode),
+        (F64, np.array([start])))
+       for mode in (lax.GatherScatterMode.CLIP, lax.GatherScatterMode.FILL_OR_DROP,
+                    lax.GatherScatterMode.PROMISE_IN_BOUNDS) for start in (1, 3, -2)},
     "batched_take": (jax.vmap(lambda x, i: x[i]), (F64, np.array([3, 1, 0]))),
     "two_index_arrays": (lambda x, i, j: x[i, j], (F64, np.array([0, 2, 2]), np.array([1, 3, 3]))),
     "index_in_the_middle": (lambda x, i: x[:, i], (R.standard_normal((2, 5, 4)), np.array([[0, 4], [2, 2]]))),
@@ -104,6 +121,8 @@ CASES = {
                       (0.3, F64[0])),
     "erf_erfc_exact_gelu": (lambda x: (jax.scipy.special.erf(x * 3), jax.scipy.special.erfc(x),
                                        jax.nn.gelu(x * 4, approximate=False)), (F32,)),
+    "erf_erfc_over_large_arrays": (lambda x: (jax.scipy.special.erf(x), jax.scipy.special.erfc(x * 2)),
+                                   (R.standard_normal((40, 64)).astype(np.float32) * 2,)),
     "stack_unstack": (lambda x: (jnp.stack([x, x * 2], 1), *jnp.unstack(x[:1], axis=0)), (F32,)),
 }
 
@@ -316,6 +335,28 @@ def test_recurrent_layers_run_new_lengths_without_compiling(torch, mode):
             np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
         ours.zero_grad()
         theirs.zero_grad()
+
+
+@pytest.mark.parametrize("name", ["erf", "erfc"])
+def test_erf_over_an_array_is_maths_within_a_few_ulp(name):
+    """The vectorised fdlibm formulas (arrays of VECTOR_FROM elements or more) against math.erf, one
+    element at a time, across every interval of the fit, the signs, the edges and the special values."""
+    from tapegrad import _numpy_erf
+    rng = np.random.default_rng(7)
+    edges = [0.84375, 1.25, 1 / 0.35, 6.0, 28.0, 2.0 ** -28, 0.25]
+    x = np.concatenate([rng.standard_normal(20000) * 3, rng.uniform(-30, 30, 5000), rng.standard_normal(500) * 1e-9,
+                        (np.array(edges) * np.array([[1.0], [-1.0], [1 - 1e-12], [1 + 1e-12]])).ravel(),
+                        [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-300, -1e-300, 40.0, -40.0]])
+    assert x.size >= _numpy_erf.VECTOR_FROM
+    got = getattr(_numpy_erf, name)(x)
+    want = np.array([getattr(math, name)(v) for v in x])
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    finite = ~np.isnan(want)
+    ulps = np.abs(got[finite] - want[finite]) / np.spacing(np.abs(want[finite]))
+    assert ulps.max() <= 4
+    np.testing.assert_array_equal(np.signbit(got[finite]), np.signbit(want[finite]))
+    small = x[:100]   # below VECTOR_FROM: element by element, exactly math's
+    np.testing.assert_array_equal(getattr(_numpy_erf, name)(small), [getattr(math, name)(v) for v in small])
 
 
 def test_erf_inv_is_at_least_as_accurate_as_xlas():
