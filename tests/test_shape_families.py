@@ -69,6 +69,30 @@ def test_a_plan_that_comes_back_runs_on_its_kernels_evaluators_without_a_trace()
     assert tapegrad.autograd.backward_cache_info()["numpy_runs"] - runs == 2 * len(sizes)   # one run a batch
 
 
+def test_an_assembled_plan_takes_its_scalars_and_offsets_as_values():
+    """The plan's ops run as one fused NumPy program; the Python numbers mixed into its ops and its slice
+    offsets are inputs of it, each reaching the op it was recorded with. (Two row counts alternate, so
+    that no plan comes often enough in a row to be compiled.)"""
+    torch = require("torch")
+    data = np.random.default_rng(3).standard_normal((40, 6)).astype(np.float32)
+
+    def run(lib, rows, start, scale, shift):
+        X = lib.tensor(data)
+        with lib.no_grad():
+            x = X[start:start + rows]
+            h = (x * scale + shift).clamp(min=-1.5) - X[start + 1:start + rows + 1] / (shift + 2)
+            return (h.pow(2).sum(1) * scale + start).mean().item()
+    cases = [(8, 0, 0.5, 1), (5, 3, 2.0, -1), (8, 17, -1.25, 4), (5, 30, 3.0, 0)]
+    for case in cases[:2]:   # first sight: op by op
+        run(tapegrad, *case)
+    before, runs = _traces(), tapegrad.autograd.backward_cache_info()["numpy_runs"]
+    with counting() as xla:
+        for case in cases + [(8, 9, 0.75, 2), (5, 2, -3.0, 7)]:
+            assert run(tapegrad, *case) == pytest.approx(run(torch, *case), rel=1e-5)
+    assert _traces() == before and xla.compiles == 0
+    assert tapegrad.autograd.backward_cache_info()["numpy_runs"] - runs == 6   # one run a plan
+
+
 def test_sizes_that_could_change_the_traced_code_are_traced_for_themselves():
     torch = require("torch")
     # 1 broadcasts, 64 and 32 meet fixed dimensions (a symbol's `d == 64` was traced as False)
