@@ -230,7 +230,7 @@ def view_strides(shape, strides, new_shape):
     """PyTorch's computeStride: the strides `new_shape` would have as a view, or None if impossible."""
     if not shape:
         return contiguous_strides(new_shape)
-    if int(np.prod(shape)) == 0:
+    if 0 in shape:
         return contiguous_strides(new_shape)
     new_strides = [0] * len(new_shape)
     view_d = len(new_shape) - 1

@@ -27,7 +27,38 @@ CASES = {
     "pow, an integer exponent": (lambda: tg.randn(3, requires_grad=True).pow(2), ["pow_scalar"]),
     "pow, a float exponent": (lambda: tg.randn(3) ** 0.5, ["pow_scalar"]),
     "pow, a large exponent": (lambda: tg.randn(3).pow(2.0 ** 40), ["pow_scalar"]),
+    "reshape of a transposed matrix": (lambda: tg.randn(3, 4).t().reshape(12), ["t", "clone", "reshape_copy"]),
 }
+
+
+# reshapes that cannot be views: PyTorch clones to the contiguous format and views the copy
+# (UnsafeViewBackward0 over CloneBackward0), whatever the input's own memory order
+NOT_VIEWABLE = {
+    "transposed": (lambda lib: lib.arange(12.0).reshape(3, 4).t(), (12,)),
+    "permuted 4-d": (lambda lib: lib.arange(120.0).reshape(2, 3, 4, 5).permute(0, 2, 3, 1), (8, 15)),
+    "channels last": (lambda lib: lib.arange(120.0).reshape(2, 3, 4, 5).contiguous(memory_format=lib.channels_last),
+                      (2, 60)),
+    "expanded": (lambda lib: lib.arange(4.0).reshape(4, 1).expand(4, 3), (3, 4)),
+    "sliced with a step": (lambda lib: lib.arange(24.0).reshape(4, 6)[:, ::2], (12,)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NOT_VIEWABLE))
+def test_a_reshape_that_copies_matches_torch(case, torch):
+    make, shape = NOT_VIEWABLE[case]
+    results = []
+    for lib in (tg, torch):
+        leaf = make(lib).detach().requires_grad_(True)
+        base = leaf * 1.0
+        out = base.reshape(*shape)
+        names, fn = [], out.grad_fn
+        while fn is not None and fn.name() != "MulBackward0":
+            names.append(fn.name())
+            fn = fn.next_functions[0][0]
+        (out * lib.arange(float(out.numel())).reshape(out.shape)).sum().backward()
+        results.append((out.stride(), out.is_contiguous(), out._base is None, names, out.detach().tolist(),
+                        leaf.grad.tolist(), leaf.grad.stride()))
+    assert results[0] == results[1]
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

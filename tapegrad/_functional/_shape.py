@@ -11,6 +11,7 @@ from .._pointwise_layout import lay_out_like
 from .._tensor import Tensor
 from ._common import SCALAR_NAME, dims as _dims, numel_of, shape_args, wrap_dim
 from .._autocast import policy
+from .._memory_format import contiguous_format as _contiguous_format
 
 
 def _infer_shape(shape, numel):
@@ -41,7 +42,7 @@ def reshape(input, *shape):
         return apply(S.view, input, shape=shape)
     if _viewable(input, shape):
         return apply(S.reshape_alias, input, shape=shape)
-    return apply(S.reshape_copy, input.clone(), shape=shape)
+    return apply(S.reshape_copy, input.clone(memory_format=_contiguous_format), shape=shape)
 
 
 def view(input, *shape, dtype=None, size=None):
