@@ -288,14 +288,14 @@ def _single_mask(index):
 def setitem(t, index, value):
     from ._functional import scalar_or_tensor
     from ._grad_mode import _state
-    from ._inplace import _CAST_NAMES, VIEW_OF_LEAF_ERROR, check_inplace, inplace
+    from ._inplace import _CAST_NAMES, VIEW_OF_LEAF_ERROR, check_inplace, inplace, warn_complex_to_real
     from ._overlap import has_internal_overlap
     from ._scalar_range import check_fits
     from ._views import outside_base, shares_addresses
     spec, arrays, _ = parse(t, index)
     whole = _selects_whole(t, index, tensors=builtins.bool(arrays))
     value = scalar_or_tensor(value)
-    check_fits(value, t.dtype)
+    check_fits(value, t.dtype, via_double=True)   # (PyTorch makes a number a double tensor first)
     fills = not isinstance(value, Tensor) or not value.ndim   # a number or 0-d tensor: fill_, not copy_
     if not arrays and not fills:
         value = _value_as_written(t, spec, arrays, value)   # (its errors come before the in-place checks)
@@ -306,7 +306,10 @@ def setitem(t, index, value):
             check_inplace(_written_view(t, index, arrays), (value,))
         raise RuntimeError(VIEW_OF_LEAF_ERROR)
     if isinstance(value, Tensor) and value.dtype.is_complex and not t.dtype.is_complex:
-        raise RuntimeError("value cannot be converted to type without overflow")
+        if arrays and value.numel() == 1 and _single_mask(index):
+            check_fits(value.item(), t.dtype, via_double=True)   # PyTorch's masked_fill_ reads it as a number
+        elif not arrays:
+            warn_complex_to_real(value.dtype, t.dtype)   # a copy: the imaginary part is dropped
     if arrays and isinstance(value, Tensor):
         # index_put_ checks in PyTorch's order: in place on t, then the value's shape, then its dtype
         check_inplace(t, (value,))

@@ -4,6 +4,8 @@ Autograd sees an in-place op as the functional op followed by a rebase of the
 tensor's history onto the new node; on a view, as one CopySlices node on the
 base plus a rebased view. PyTorch's leaf checks apply while grad mode is on.
 """
+import warnings
+
 from . import _dispatch
 from . import _dtypes as D
 from ._dispatch import apply
@@ -65,6 +67,20 @@ def name_as_inplace(node):
         from .autograd._node import node_class
         cls = _inplace_node_classes[key] = node_class(name, type(node).optional_inputs)
     node.__class__ = cls
+
+
+_warned = {"complex_to_real": False}
+
+
+def warn_complex_to_real(src, dst):
+    """PyTorch's warning when copy_, fill_ or setitem writes a complex tensor into a real one, whose
+    imaginary part is dropped (see _ops/_cast); once per process, as PyTorch's TORCH_WARN_ONCE.
+    src, dst: tapegrad dtypes."""
+    if src.is_complex and not dst.is_complex and not _warned["complex_to_real"]:
+        _warned["complex_to_real"] = True
+        from ._recompiles import user_frame
+        warnings.warn("Casting complex values to real discards the imaginary part", UserWarning,
+                      stacklevel=user_frame()[1])
 
 
 def _can_cast(src, dst):

@@ -12,7 +12,7 @@ from ._grad_mode import no_grad
 from ._functional import _random
 from ._functional._arith import _broadcast_error, _floor_divide
 from ._indexing import getitem, setitem, parse
-from ._inplace import inplace, commit, check_inplace, name_as_inplace, _untracked_write
+from ._inplace import inplace, commit, check_inplace, name_as_inplace, _untracked_write, warn_complex_to_real
 from ._overlap import check_overlap, loop_reads
 from ._scalar_range import check_fits
 from ._ops import elementwise as E, indexing as I
@@ -239,7 +239,9 @@ def fill_into(t, value, wrapped=False):
     value = F.scalar_or_tensor(value)
     if not wrapped:
         check_inplace(t, (value,))   # (PyTorch checks the in-place write before it converts the number)
-    check_fits(value, t.dtype)
+    check_fits(value, t.dtype, via_double=wrapped)
+    if isinstance(value, Tensor):
+        warn_complex_to_real(value.dtype, t.dtype)
     if not isinstance(value, Tensor) and not wrapped:
         return inplace(t, E.fill, value)
     # fill_ with a tensor refuses a target with several elements at one address (with a number it writes it)
@@ -261,6 +263,7 @@ def copy_(self, src, non_blocking=False):
             raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
                                f"{list(F.broadcast_shapes(tuple(src.shape), tuple(self.shape)))}")
         src = _placement.follow(src, self)
+        warn_complex_to_real(src.dtype, self.dtype)
     if not shared:
         return inplace(self, E.copy, src)
     result = apply(E.copy, self, src)

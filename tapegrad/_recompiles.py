@@ -29,7 +29,7 @@ class RecompileWarning(UserWarning):
 _INTERNAL = ("tapegrad", "jax", "jaxlib", "contextlib", "functools")
 
 
-def _user_frame():
+def user_frame():
     """The innermost frame outside tapegrad and JAX (the user's code), and how many frames up it is."""
     f, level = sys._getframe(1), 1
     while f is not None and f.f_globals.get("__name__", "").startswith(_INTERNAL):
@@ -38,12 +38,12 @@ def _user_frame():
 
 
 def user_line():
-    f, _ = _user_frame()
+    f, _ = user_frame()
     return "an unknown line" if f is None else f"{f.f_code.co_filename}:{f.f_lineno}"
 
 
 def _warn(message):
-    _, level = _user_frame()
+    _, level = user_frame()
     warnings.warn(message, RecompileWarning, stacklevel=level)
 
 

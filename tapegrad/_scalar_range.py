@@ -1,31 +1,44 @@
 """PyTorch's check that a Python number fits the tensor it is written into (c10::checked_convert).
 
 fill_, setitem with a number, masked_fill and full convert the number to the tensor's dtype first and
-refuse one that does not fit: "value cannot be converted to type int8_t without overflow". (Arithmetic
+refuse one that does not fit: "value cannot be converted to type int8_t without overflow"; a complex
+number with an imaginary part never fits a real dtype. (Arithmetic
 with a number does not check: `t + 300` wraps, in PyTorch and here.)
 """
 import math
 
+import jax.numpy as jnp
 import numpy as np
 
-# PyTorch's name of each checked dtype's C type; half and bfloat16 are not checked, nor float64 and
-# complex128, whose range is a Python float's.
+# PyTorch's name of each checked dtype's C type. float64 and complex128 have a Python float's range; half
+# and bfloat16 are range-checked only where a number is converted to them directly (fill_, masked_fill,
+# full): setitem converts it to double first.
 _C_NAMES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
-            "float32": "float", "complex64": "c10::complex<float>"}
+            "float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+            "complex64": "c10::complex<float>"}
+_REDUCED = ("float16", "bfloat16")
 
 
-def check_fits(value, dtype):
-    """Raise PyTorch's overflow error when the Python number `value` does not fit `dtype` (a tapegrad dtype)."""
-    name = _C_NAMES.get(dtype.name)
-    if name is None or isinstance(value, bool) or not isinstance(value, (int, float, complex)):
+def check_fits(value, dtype, via_double=False):
+    """Raise PyTorch's overflow error when the Python number `value` does not fit `dtype` (a tapegrad dtype):
+    out of its range, or a complex number with an imaginary part written into a real (non-bool) dtype.
+    via_double: the number goes through double first (setitem's), which half and bfloat16 then take
+    without a check (an overflow becomes inf)."""
+    name = dtype.name
+    if via_double and name in _REDUCED:
+        name = "float64"
+    c_name = _C_NAMES.get(name)
+    if c_name is None or isinstance(value, bool) or not isinstance(value, (int, float, complex)):
         return
-    if _overflows(value, dtype.name):
-        raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+    if isinstance(value, complex) and value.imag != 0 and not name.startswith("complex"):
+        raise RuntimeError(f"value cannot be converted to type {_C_NAMES[name]} without overflow")
+    if name not in ("float64",) and _overflows(value, name):
+        raise RuntimeError(f"value cannot be converted to type {c_name} without overflow")
 
 
 def _overflows(value, name):
-    if name in ("float32", "complex64"):
-        limit = float(np.finfo(np.float32).max)
+    if name in ("float32", "complex64", "float16", "bfloat16"):
+        limit = float(jnp.finfo(name).max)   # (jnp's: NumPy has no bfloat16)
         parts = (value.real, value.imag) if isinstance(value, complex) else (value,)
         return any(not math.isinf(p) and not math.isnan(p) and abs(p) > limit for p in parts)
     info = np.iinfo(name)

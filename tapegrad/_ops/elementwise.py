@@ -7,6 +7,7 @@ import jax
 import jax.numpy as jnp
 import jax.scipy.special as jss
 
+from ._cast import written_as
 from ._registry import Op, defop, named_formula, overload, FLOAT, COMPARE, KEEP
 
 # PyTorch's node for an op whose backward it does not implement: reaching it in backward raises.
@@ -476,9 +477,9 @@ clone.elements_from = (0,)
 clone.hands_grad = (0,)
 # The result does not depend on `a`'s values: its gradient to `a` is zero (the old history is cut).
 # wrapped: a Python number that PyTorch turned into a 0-d tensor first (setitem's), so fill_.Tensor's node
-fill = defop("fill", lambda a, v, wrapped=False: jnp.full(a.shape, v, a.dtype), dtype_rule=KEEP,
+fill = defop("fill", lambda a, v, wrapped=False: jnp.full(a.shape, written_as(v, a.dtype)), dtype_rule=KEEP,
              overloads=[overload("FillBackward1", ".t"), overload("FillBackward1", ".s", optional=(1,), wrapped=True)])
-copy = defop("copy", lambda a, src: jnp.broadcast_to(jnp.asarray(src).astype(a.dtype), a.shape), dtype_rule=KEEP,
+copy = defop("copy", lambda a, src: jnp.broadcast_to(written_as(src, a.dtype), a.shape), dtype_rule=KEEP,
              node_name="torch::autograd::CopyBackwards", wraps_scalars=True)
 
 # PyTorch computes all of the above with TensorIterator, but for the copies into an existing tensor (copy_,

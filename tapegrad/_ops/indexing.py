@@ -10,6 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ._cast import written_as
 from ._registry import defop, overload, KEEP
 
 
@@ -114,7 +115,7 @@ def positions_in(static):
 
 
 def _setitem(a, v, *arrays, spec, accumulate=False, whole=False):
-    v = jnp.asarray(v, a.dtype) if not hasattr(v, "dtype") else v.astype(a.dtype)
+    v = written_as(v, a.dtype)
     if accumulate:
         return a.at[build_index(spec, arrays)].add(v)
     return _index_set(spec)(a, v, arrays)
