@@ -112,7 +112,9 @@ def _bitcast(params):
     dtype = np.dtype(params["new_dtype"])
 
     def bitcast(x):
-        x = np.ascontiguousarray(x)
+        x = np.asarray(x)
+        if not x.flags.c_contiguous:   # (not np.ascontiguousarray: it makes a 0-d array 1-d)
+            x = x.copy(order="C")
         if x.dtype.itemsize != dtype.itemsize:
             raise _Unsupported
         return x.view(dtype)

@@ -85,6 +85,8 @@ CASES = {
     "take_middle_axis_2d_index": (lambda x, i: x[:, i], (R.standard_normal((2, 5, 3)), R.integers(-5, 5, (2, 4)))),
     "take_last_axis_clip_and_fill": (lambda x, i: (jnp.take(x, i, 2, mode="clip"), jnp.take(x, i, 2, mode="fill")),
                                      (R.standard_normal((2, 3, 4)), np.array([[0, 3], [5, -7]]))),
+    "bitcast_of_a_scalar": (lambda x: (lax.bitcast_convert_type(x, jnp.int64), jnp.copysign(x, -x)),
+                            (np.float64(-0.25),)),
     "take_with_the_index_dims_last": (
         lambda x, i: lax.gather(x, i[..., None], lax.GatherDimensionNumbers(offset_dims=(0, 1), collapsed_slice_dims=(1,),
                                                                           start_index_map=(1,)), (2, 1, 3),
