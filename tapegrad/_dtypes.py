@@ -62,6 +62,18 @@ ALIASES = {"half": float16, "float": float32, "double": float64, "short": int16,
            "cfloat": complex64, "cdouble": complex128, "bool": bool_}
 
 
+# The C++ type names PyTorch's messages print for a dtype (caffe2::TypeMeta's)
+_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+              "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+              "uint8": "unsigned char", "bool": "bool", "complex64": "c10::complex<float>",
+              "complex128": "c10::complex<double>"}
+
+
+def cpp_name(d):
+    """PyTorch's C++ name of the tapegrad dtype d, as its messages print it ("double", "long int" ...)."""
+    return _CPP_NAMES[d.name]
+
+
 def _by_name(name):
     return _BY_NAME[name]
 

@@ -218,6 +218,12 @@ def hypot(input, other, *, out=None):
 
 
 def lerp(input, end, weight, *, out=None):
+    # PyTorch's lerp does not promote: end (and a weight tensor with dims; a 0-d one binds as a number)
+    # must have input's dtype
+    for name, t in (("end", end), ("weight", weight)):
+        if isinstance(t, Tensor) and (name == "end" or t.ndim) and t.dtype is not input.dtype:
+            raise RuntimeError(f"expected dtype {D.cpp_name(input.dtype)} for `{name}` but got dtype "
+                               f"{D.cpp_name(t.dtype)}")
     return _apply(E.lerp, input, end, scalar_or_tensor(weight))
 
 

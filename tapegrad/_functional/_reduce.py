@@ -36,6 +36,22 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
                  dtype=_int_dtype(input, dtype))
 
 
+def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    if input.dtype.is_complex:
+        raise RuntimeError("nansum on CPU does not support complex inputs")
+    return apply(R.nansum, input, dim=_rdims(dim, input), keepdim=builtins.bool(keepdim),
+                 dtype=_int_dtype(input, dtype))
+
+
+def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    # As PyTorch's: nansum over the count of non-NaN elements (NansumBackward0 under DivBackward0)
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got "
+                           f"{SCALAR_NAME[input.dtype.name]}")
+    count = sum(input.isnan().logical_not(), dim, keepdim)
+    return nansum(input, dim, keepdim, dtype=dtype).div(count)
+
+
 @policy("prod")
 def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
     if dim is not None and (not isinstance(dim, (int, np.integer)) or isinstance(dim, bool)):

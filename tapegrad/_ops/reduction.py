@@ -40,6 +40,25 @@ def _sum_back(static, shape, out_shape):
 
 
 sum.hands_grad = _sum_back
+
+
+@functools.lru_cache(maxsize=None)
+def _nansum(dim, keepdim, dtype):
+    """nansum with PyTorch's gradient, grad * isnan(input).logical_not(): a NaN input's gradient is zero
+    unless the gradient itself is inf or NaN (jnp.nansum's where would zero it regardless)."""
+    @jax.custom_jvp
+    def f(a):
+        return jnp.nansum(a, axis=dim, keepdims=keepdim, dtype=dtype)
+
+    @f.defjvp
+    def _(primals, tangents):
+        (a,), (da,) = primals, tangents
+        kept = jnp.logical_not(jnp.isnan(a)).astype(da.dtype)
+        return f(a), jnp.sum(da * kept, axis=dim, keepdims=keepdim, dtype=dtype)
+    return f
+
+
+nansum = defop("nansum", lambda a, dim, keepdim, dtype: _nansum(dim, keepdim, dtype)(a), dtype_rule=KEEP)
 mean = defop("mean", lambda a, dim, keepdim, dtype: jnp.mean(a, axis=dim, keepdims=keepdim, dtype=dtype),
              dtype_rule=KEEP, overloads=[overload("MeanBackward1", dim=tuple)])
 # PyTorch's backward of these reads both the input and the result (derivatives.yaml): an in-place change
