@@ -9,6 +9,7 @@ import sys
 import numpy as np
 from hypothesis import strategies as st
 
+from . import breadth
 from .program import Program, Step
 from .shapes import broadcast, broadcasts_to, matmul_shape, numel, reduced
 from .state import State, Var
@@ -408,7 +409,7 @@ WEIGHTS = {leaf: 2, unary: 3, binary: 3, reduction: 2, matmul: 1, view: 3, inpla
 
 
 def _kinds():
-    weights = dict(WEIGHTS)
+    weights = {**WEIGHTS, **breadth.WEIGHTS}
     if _higher_order():
         weights[double_grad] = 2
     return [kind for kind, weight in weights.items() for _ in range(weight)]

@@ -1,0 +1,173 @@
+"""Generators for the wider op set: more elementwise functions, ops along a dim (softmax, cumsum, flip ...),
+joins, index-driven ops (index_select, gather, masked_fill, advanced indexing) and losses.
+
+Each writes one step's code and records its result in the abstract State, as strategy.py's generators do.
+Values are quarters in [-2, 2], so ties, zeros and negative inputs (log, sqrt, pow) come up often: both
+libraries must agree there too.
+"""
+from hypothesis import strategies as st
+
+from .shapes import broadcast
+
+
+def _pick(draw, items):
+    return draw(st.sampled_from(items))
+
+
+def _promote(a, b):
+    if (a.shape == ()) != (b.shape == ()):
+        return b.dtype if a.shape == () else a.dtype
+    return "float64" if "float64" in (a.dtype, b.dtype) else "float32"
+
+
+MORE_UNARY = ["{x}.square()", "{x}.sign()", "{x}.floor()", "{x}.reciprocal()", "{x}.atan()", "{x}.erf()",
+              "{x}.expm1()", "{x}.log1p()", "{x}.rsqrt()", "{x}.sinh()", "{x}.asinh()", "{x}.frac()",
+              "{x}.trunc()", "{x}.exp2()", "{x}.logit()", "{x}.sigmoid().log()",
+              "torch.nn.functional.gelu({x})", "torch.nn.functional.silu({x})",
+              "torch.nn.functional.softplus({x})", "torch.nn.functional.leaky_relu({x}, 0.1)",
+              "torch.nn.functional.elu({x})", "torch.nn.functional.hardtanh({x}, -0.5, 0.5)",
+              "torch.nn.functional.gelu({x}, approximate='tanh')", "{x}.clamp(max=0.25)",
+              "{x}.nan_to_num(0.0)", "{x}.masked_fill({x} > 0.5, 2.0)", "torch.where({x} < 0, {x}, 0.25)"]
+
+
+def more_unary(draw, s):
+    x = _pick(draw, list(s.vars.values()))
+    name = s.fresh()
+    s.result(name, x.shape, x.dtype, [x])
+    return f"{name} = " + _pick(draw, MORE_UNARY).format(x=x.name)
+
+
+MORE_BINARY = ["{a} / {b}", "torch.atan2({a}, {b})", "{a}.pow({b})", "torch.hypot({a}, {b})",
+               "torch.fmod({a}, {b})", "torch.remainder({a}, {b})", "torch.lerp({a}, {b}, 0.25)",
+               "torch.xlogy({a}, {b})", "torch.copysign({a}, {b})", "{a}.div({b}, rounding_mode='floor')",
+               "{a}.clamp(min={b})", "torch.maximum({a}, {b}.detach())", "{a}.addcmul({b}, {b}, value=0.5)",
+               "{a}.addcdiv({a}, {b}, value=-2)"]
+
+
+def more_binary(draw, s):
+    pool = list(s.vars.values())
+    a = _pick(draw, pool)
+    fits = [b for b in pool if broadcast(a.shape, b.shape) is not None]
+    b = _pick(draw, fits)
+    template = _pick(draw, MORE_BINARY)
+    shape = broadcast(a.shape, b.shape)
+    if "clamp" in template or "addc" in template:   # (a's shape: min=b must broadcast to it, and so on)
+        if broadcast(a.shape, b.shape) != a.shape:
+            return None
+        shape = a.shape
+    name = s.fresh()
+    s.result(name, shape, _promote(a, b), [a, b])
+    return f"{name} = " + template.format(a=a.name, b=b.name)
+
+
+ALONG_DIM = ["{x}.softmax({d})", "{x}.log_softmax({d})", "{x}.cumsum({d})", "{x}.cumprod({d})",
+             "{x}.flip({d})", "{x}.roll(1, {d})", "torch.nn.functional.normalize({x}, dim={d})",
+             "{x}.logcumsumexp({d})", "torch.nn.functional.softmin({x}, {d})"]
+REDUCING_DIM = ["{x}.var({d})", "{x}.std({d}, keepdim=True)", "{x}.norm(dim={d})", "{x}.nansum({d})",
+                "torch.linalg.vector_norm({x}, 3, dim={d})", "{x}.var({d}, correction=0)"]
+
+
+def along_dim(draw, s):
+    dims = [v for v in s.vars.values() if v.shape]
+    if not dims:
+        return None
+    x = _pick(draw, dims)
+    d = draw(st.integers(-len(x.shape), len(x.shape) - 1))
+    name = s.fresh()
+    if draw(st.integers(0, 2)) == 0:
+        template = _pick(draw, REDUCING_DIM)
+        keep = "keepdim=True" in template
+        shape = x.shape[:d % len(x.shape)] + ((1,) if keep else ()) + x.shape[d % len(x.shape) + 1:]
+    else:
+        template, shape = _pick(draw, ALONG_DIM), x.shape
+    s.result(name, shape, x.dtype, [x])
+    return f"{name} = " + template.format(x=x.name, d=d)
+
+
+def join(draw, s):
+    dims = [v for v in s.vars.values() if v.shape]
+    if not dims:
+        return None
+    x = _pick(draw, dims)
+    d = draw(st.integers(0, len(x.shape) - 1))
+    same = [v for v in dims if v.shape == x.shape]
+    along = [v for v in dims if len(v.shape) == len(x.shape)
+             and all(a == b for k, (a, b) in enumerate(zip(v.shape, x.shape)) if k != d)]
+    name = s.fresh()
+    if draw(st.booleans()):
+        y = _pick(draw, same)
+        shape = x.shape[:d] + (2,) + x.shape[d:]
+        s.result(name, shape, _promote(x, y), [x, y])
+        return f"{name} = torch.stack([{x.name}, {y.name}], {d})"
+    y = _pick(draw, along)
+    shape = x.shape[:d] + (x.shape[d] + y.shape[d],) + x.shape[d + 1:]
+    s.result(name, shape, _promote(x, y), [x, y])
+    return f"{name} = torch.cat([{x.name}, {y.name}], {d})"
+
+
+def by_index(draw, s):
+    dims = [v for v in s.vars.values() if v.shape]
+    if not dims:
+        return None
+    x = _pick(draw, dims)
+    d = draw(st.integers(0, len(x.shape) - 1))
+    n = x.shape[d]
+    picks = draw(st.lists(st.integers(-n if d == 0 else 0, n - 1), min_size=1, max_size=4))
+    name = s.fresh()
+    kind = _pick(draw, ["index_select", "gather", "advanced", "take_along"])
+    if kind == "index_select":
+        picks = [p % n for p in picks]
+        s.result(name, x.shape[:d] + (len(picks),) + x.shape[d + 1:], x.dtype, [x])
+        return f"{name} = {x.name}.index_select({d}, torch.tensor({picks}))"
+    if kind == "advanced":   # x[[i, j, ...]] along dim 0 (negative indices too), or at dim d after slices
+        s.result(name, x.shape[:d] + (len(picks),) + x.shape[d + 1:], x.dtype, [x])
+        return f"{name} = {x.name}[{':, ' * d}torch.tensor({picks})]"
+    # gather / take_along_dim: an index of x's shape with `size` entries along d
+    size = draw(st.integers(1, 3))
+    shape = x.shape[:d] + (size,) + x.shape[d + 1:]
+    count = 1
+    for k in shape:
+        count *= k
+    values = [draw(st.integers(0, n - 1)) for _ in range(count)]
+    index = f"torch.tensor({values}).reshape({', '.join(map(str, shape))})"
+    s.result(name, shape, x.dtype, [x])
+    if kind == "gather":
+        return f"{name} = {x.name}.gather({d}, {index})"
+    return f"{name} = torch.take_along_dim({x.name}, {index}, {d})"
+
+
+LOSSES = ["torch.nn.functional.mse_loss({a}, {b})", "torch.nn.functional.l1_loss({a}, {b})",
+          "torch.nn.functional.smooth_l1_loss({a}, {b}, beta=0.5)", "torch.nn.functional.huber_loss({a}, {b})",
+          "torch.nn.functional.mse_loss({a}, {b}, reduction='sum')",
+          "torch.nn.functional.binary_cross_entropy_with_logits({a}, {b}.sigmoid())",
+          "torch.nn.functional.kl_div({a}.log_softmax(-1), {b}.softmax(-1), reduction='batchmean')"]
+
+
+def loss(draw, s):
+    pool = [v for v in s.vars.values() if v.shape]
+    if not pool:
+        return None
+    a = _pick(draw, pool)
+    same = [b for b in pool if b.shape == a.shape and b.dtype == a.dtype]
+    b = _pick(draw, same)
+    name = s.fresh()
+    s.result(name, (), a.dtype, [a, b])
+    return f"{name} = " + _pick(draw, LOSSES).format(a=a.name, b=b.name)
+
+
+def layer_norm(draw, s):
+    pool = [v for v in s.vars.values() if v.shape]
+    if not pool:
+        return None
+    x = _pick(draw, pool)
+    weights = [w for w in s.vars.values() if w.shape == x.shape[-1:] and w.dtype == x.dtype]
+    name = s.fresh()
+    if weights and draw(st.booleans()):
+        w = _pick(draw, weights)
+        s.result(name, x.shape, x.dtype, [x, w])
+        return f"{name} = torch.nn.functional.layer_norm({x.name}, {x.shape[-1:]}, {w.name}, {w.name})"
+    s.result(name, x.shape, x.dtype, [x])
+    return f"{name} = torch.nn.functional.layer_norm({x.name}, {x.shape[-1:]})"
+
+
+WEIGHTS = {more_unary: 2, more_binary: 2, along_dim: 2, join: 1, by_index: 2, loss: 1, layer_norm: 1}
