@@ -151,7 +151,7 @@ class Harness:
         contestants: {side: step_fn}; each step_fn runs one step and waits for its result. Each side is
         warmed up first (its compiles counted apart): `warmup` steps, and on for tapegrad until a step
         neither compiles nor runs on NumPy (a step that comes back rents NumPy until its rent pays for its
-        compile, see tapegrad/_programs.py). A side whose first `warmup` steps overrun the budget is dropped.
+        compile, see tapegrad/_numpy_rent.py). A side whose first `warmup` steps overrun the budget is dropped.
         self_timed: each step_fn returns the seconds of the part it times (work before the clock is set up).
         tapegrad goes last, so the baselines are measured even if it overruns.
         """

@@ -1,7 +1,7 @@
 """The bounded caches of programs and kernels: least recently used goes first, by entry count and by bytes.
 
 A cached program's size is what compiling it added to the process's resident memory (see
-`_programs._on_duration`): XLA:CPU gives no code size of its own (`memory_analysis()` reports 0), and the
+`_program_stats._on_duration`): XLA:CPU gives no code size of its own (`memory_analysis()` reports 0), and the
 resident growth across a compile, taken after the allocator has handed the compile's scratch back, is
 what a user sees in `top`. Measured here: 0.15-0.5 MB for a one-op kernel, 1-4 MB for a 150-op backward.
 A value's bytes are charged when it compiles, which may be long after it was cached (a program compiles

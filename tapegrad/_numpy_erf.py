@@ -15,7 +15,7 @@ _ONE_BY_ONE = {"erf": np.frompyfunc(math.erf, 1, 1), "erfc": np.frompyfunc(math.
 
 
 def seconds(n):
-    """About what erf or erfc of n elements costs (for _programs' choice between NumPy and a compile)."""
+    """About what erf or erfc of n elements costs (for _numpy_rent's choice between NumPy and a compile)."""
     return n * 75e-9 if n < VECTOR_FROM else 60e-6 + n * 20e-9
 
 _ERX = 8.45062911510467529297e-01   # erf(1) rounded to float: the constant the [0.84375, 1.25) fit is around

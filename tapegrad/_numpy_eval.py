@@ -2,7 +2,7 @@
 
 XLA:CPU needs ~30 ms to compile even a one-op program (softmax ~180 ms), while NumPy runs the op in
 microseconds. A kernel met with new shapes is traced to a jaxpr (about a millisecond) and, when every
-primitive in it has a NumPy rule below, evaluated primitive by primitive; `_programs` decides when a
+primitive in it has a NumPy rule below, evaluated primitive by primitive; `_numpy_rent` decides when a
 kernel has run often enough to be worth compiling. Anything without an exact NumPy rule (sorts,
 convolutions, half precision ...) makes the whole jaxpr unsupported, and the kernel
 is compiled as before: this tier only ever saves compiles, it never changes which ops exist.
@@ -158,7 +158,7 @@ def compile_jaxpr(closed, dims=None):
         return None
     c = Compiled()
     c.steps, c.consts = [], []
-    c.draws = False   # it draws random bits: see _programs for why such kernels never change tier
+    c.draws = False   # it draws random bits: see _numpy_rent for why such kernels never change tier
     counter = [0]
     work = [CALL_SECONDS]
 

@@ -4,7 +4,7 @@ Each rule takes a primitive's parameters and returns a function of NumPy arrays.
 semantics, not NumPy's where they differ (round-half-away, clamped dynamic slice starts, select_n's case
 order, dot_general's dimension numbers). A primitive (or a parameter) without an exact rule raises
 _Unsupported, and the kernel is compiled instead. The cost constants estimate what a run takes, which
-`_programs` weighs against a compile's price.
+`_numpy_rent` weighs against a compile's price.
 """
 import math
 

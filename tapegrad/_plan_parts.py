@@ -1,6 +1,6 @@
 """A pending plan's NumPy evaluator assembled from its ops' kernel evaluators, without tracing the plan.
 
-A plan that comes back with the same input shapes rents NumPy as one program (see _programs). Tracing it
+A plan that comes back with the same input shapes rents NumPy as one program (see _numpy_rent). Tracing it
 costs a few milliseconds per op (JAX traces each nested jnp function again for new shapes), more than its
 NumPy run; but its first sight ran it op by op, and each op's kernel then built a NumPy evaluator for the
 very inputs the plan feeds it. Chaining those evaluators along the plan's wiring gives the program's NumPy
@@ -14,7 +14,7 @@ from . import _numpy_eval
 
 class Assembled:
     """The plan's ops' NumPy steps fused into one flat evaluator (one slot list, one loop, one errstate),
-    wired as the plan's key says; quacks like _numpy_eval.Compiled for _programs (seconds, steps, draws,
+    wired as the plan's key says; quacks like _numpy_eval.Compiled for _numpy_rent (seconds, steps, draws,
     out_avals). Calling each op's evaluator in turn cost about 7 us an op on top of its steps."""
 
     __slots__ = ("run", "sources", "arrays", "scalar_kinds", "seconds", "steps", "draws", "out_avals")

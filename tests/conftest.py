@@ -100,9 +100,9 @@ def fresh_program_caches():
 def no_program_rent(monkeypatch):
     """A whole program's compile price set to nothing: it compiles when it comes back, as it did before
     programs rented NumPy. Tests of what the compiled tier does use it to reach that tier in two steps."""
-    from tapegrad import _programs
-    monkeypatch.setattr(_programs, "PLAN_COMPILE_SECONDS", 0.0)
-    monkeypatch.setattr(_programs, "PLAN_COMPILE_SECONDS_PER_STEP", 0.0)
+    from tapegrad import _numpy_rent
+    monkeypatch.setattr(_numpy_rent, "PLAN_COMPILE_SECONDS", 0.0)
+    monkeypatch.setattr(_numpy_rent, "PLAN_COMPILE_SECONDS_PER_STEP", 0.0)
 
 
 @pytest.fixture

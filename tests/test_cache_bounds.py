@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import tapegrad
-from tapegrad import _programs
+from tapegrad import _program_stats, _programs
 from tapegrad._lru import LRU
 
 
@@ -64,7 +64,7 @@ def _step(x, w, n):
 @pytest.fixture
 def compiled_tier(monkeypatch, fresh_program_caches, no_program_rent):
     monkeypatch.setattr(_programs, "NUMPY_KERNELS", [False])
-    monkeypatch.setattr(_programs, "_runtime_started", [True])
+    monkeypatch.setattr(_program_stats, "_runtime_started", [True])
 
 
 @pytest.mark.filterwarnings("ignore::tapegrad._recompiles.RecompileWarning")

@@ -1,5 +1,5 @@
 """Kernels on first sight run their jaxpr on NumPy (tapegrad/_numpy_eval.py), compiled only once they
-have run long enough to be worth it (tapegrad/_programs.py).
+have run long enough to be worth it (tapegrad/_numpy_rent.py).
 
 The rules are checked against XLA itself (the same jaxpr compiled), primitive family by family, on
 inputs drawn by hypothesis; the tier's bookkeeping (no compile on first sight, one compile once the
@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from jax import lax
 
 import tapegrad
-from tapegrad import _numpy_eval, _programs
+from tapegrad import _numpy_eval, _numpy_rent, _programs
 
 from conftest import require
 from xla_events import counting
@@ -192,7 +192,7 @@ def test_a_kernel_runs_on_numpy_until_its_budget_then_compiles_once():
         # Renting stops when the estimated NumPy time reaches the budget: an estimate, not a clock,
         # so the compile comes at the same call on every machine and under any load.
         rented = next(iter(kernel.numpy.values()))
-        calls = int(np.ceil((_programs.NUMPY_BUDGET_SECONDS - _programs.TRACE_SECONDS) / rented.run.seconds))
+        calls = int(np.ceil((_numpy_rent.NUMPY_BUDGET_SECONDS - _numpy_rent.TRACE_SECONDS) / rented.run.seconds))
         for _ in range(calls - 1):
             kernel(a, b)
         assert xla.compiles == 0

@@ -1,4 +1,4 @@
-"""A whole program that comes back rents NumPy before it is compiled (ski rental, see tapegrad/_programs.py).
+"""A whole program that comes back rents NumPy before it is compiled (ski rental, see tapegrad/_numpy_rent.py).
 
 A training step, a backward or a pending computation seen a second time with the same shapes is traced
 into one program, which runs on NumPy until the time spent so (estimated from its work) reaches its
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import tapegrad
-from tapegrad import _programs, nn
+from tapegrad import _numpy_rent, _programs, nn
 from tapegrad._recompiles import WARN_AFTER, RecompileWarning
 
 from conftest import assert_close, from_torch, require
@@ -48,8 +48,8 @@ def test_a_loop_that_repeats_one_structure_compiles_it_at_once_then_one_program_
 
 def test_structures_that_alternate_rent_until_the_rent_pays_for_the_compile(monkeypatch):
     # a lower price than the default (hundreds of calls of this small model): the same rule, sooner
-    monkeypatch.setattr(_programs, "PLAN_COMPILE_SECONDS", 0.01)
-    monkeypatch.setattr(_programs, "PLAN_COMPILE_SECONDS_PER_STEP", 0.0)
+    monkeypatch.setattr(_numpy_rent, "PLAN_COMPILE_SECONDS", 0.01)
+    monkeypatch.setattr(_numpy_rent, "PLAN_COMPILE_SECONDS_PER_STEP", 0.0)
     tapegrad.manual_seed(0)
     model = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 1))
     batches = [tapegrad.randn(n, 8) for n in (6, 10)]   # two shapes, never twice in a row
@@ -83,13 +83,13 @@ def _tiers(build):
     node_by_node, on_numpy = _grads(build), _grads(build)
     assert tapegrad.autograd.backward_cache_info()["compiles"] == 0
     tapegrad.autograd.clear_backward_cache()
-    price = _programs.PLAN_COMPILE_SECONDS, _programs.PLAN_COMPILE_SECONDS_PER_STEP
-    _programs.PLAN_COMPILE_SECONDS = _programs.PLAN_COMPILE_SECONDS_PER_STEP = 0.0
+    price = _numpy_rent.PLAN_COMPILE_SECONDS, _numpy_rent.PLAN_COMPILE_SECONDS_PER_STEP
+    _numpy_rent.PLAN_COMPILE_SECONDS = _numpy_rent.PLAN_COMPILE_SECONDS_PER_STEP = 0.0
     try:
         _grads(build)
         compiled = _grads(build)
     finally:
-        _programs.PLAN_COMPILE_SECONDS, _programs.PLAN_COMPILE_SECONDS_PER_STEP = price
+        _numpy_rent.PLAN_COMPILE_SECONDS, _numpy_rent.PLAN_COMPILE_SECONDS_PER_STEP = price
     assert tapegrad.autograd.backward_cache_info()["compiles"] == 1
     return node_by_node, on_numpy, compiled
 
@@ -158,8 +158,8 @@ def test_structures_that_come_back_twice_rent_and_do_not_warn():
 
 def test_the_compile_warning_comes_when_the_rent_is_spent(monkeypatch):
     """The structures of a changing step warn when XLA compiles them, not when they start renting."""
-    monkeypatch.setattr(_programs, "PLAN_COMPILE_SECONDS", 1e-3)
-    monkeypatch.setattr(_programs, "PLAN_COMPILE_SECONDS_PER_STEP", 0.0)
+    monkeypatch.setattr(_numpy_rent, "PLAN_COMPILE_SECONDS", 1e-3)
+    monkeypatch.setattr(_numpy_rent, "PLAN_COMPILE_SECONDS_PER_STEP", 0.0)
     model, opt = _model()
     with pytest.warns(RecompileWarning, match="new training step"):
         _branchy_steps(model, opt, WARN_AFTER + 2, repeats=4)

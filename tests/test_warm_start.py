@@ -12,8 +12,8 @@ import textwrap
 SCRIPT = textwrap.dedent("""
     import json
     import tapegrad as torch
-    from tapegrad import nn, _programs
-    _programs.PLAN_COMPILE_SECONDS = _programs.PLAN_COMPILE_SECONDS_PER_STEP = 0.0   # compile when seen twice
+    from tapegrad import nn, _numpy_rent
+    _numpy_rent.PLAN_COMPILE_SECONDS = _numpy_rent.PLAN_COMPILE_SECONDS_PER_STEP = 0.0   # compile when seen twice
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 3))
     opt = torch.optim.Adam(model.parameters(), lr=1e-2)

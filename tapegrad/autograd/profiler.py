@@ -53,7 +53,7 @@ import weakref
 
 import jax
 
-from .. import _programs
+from .. import _program_stats, _programs
 from ._profiler_table import _Averages, _Average
 
 __all__ = ["profile", "record_function", "ProfilerActivity", "ProfilerAction", "schedule",
@@ -187,9 +187,9 @@ _active = [None]   # the profile recording now
 def _timed(program, args):
     """Program.__call__ while a profile records: the call, waited for, timed, with its compiles."""
     prof = _active[0]
-    if prof is None or _programs._local.active:   # inside another program's call (its trace): part of it
+    if prof is None or _program_stats._local.active:   # inside another program's call (its trace): part of it
         return program.run(args)
-    stats = _programs._stats
+    stats = _program_stats._stats
     compiles, seconds = stats["compiles"], stats["compile_seconds"]
     event = _Event(_name(program), "program" if program.sync else "kernel", time.perf_counter_ns(),
                    _shapes(args) if prof.record_shapes else ())
@@ -223,7 +223,7 @@ class record_function(contextlib.ContextDecorator):
     def __enter__(self):
         prof = _active[0]
         if prof is not None:
-            stats = _programs._stats
+            stats = _program_stats._stats
             event = _Event(self.name, "user_annotation", time.perf_counter_ns())
             prof._events.append(event)
             _thread.ranges.append(event)
@@ -236,7 +236,7 @@ class record_function(contextlib.ContextDecorator):
         entry = self._open.pop()
         if entry is not None:
             event, compiles, seconds = entry
-            stats = _programs._stats
+            stats = _program_stats._stats
             event.end = time.perf_counter_ns()
             event.compiles = stats["compiles"] - compiles
             event.compile_seconds = stats["compile_seconds"] - seconds

@@ -1,0 +1,151 @@
+"""The NumPy tier: a kernel or whole program met with new input kinds runs its jaxpr on NumPy (see
+_numpy_eval) until the rent paid so reaches about its compile price; `_programs.Program.run` asks here first."""
+import os
+
+import jax
+import numpy as np
+
+from . import _host_values, _numpy_eval, _plan_parts, _shape_poly
+from ._equation import SIGNATURES
+from ._program_stats import _stats
+
+# A kernel met with new shapes runs its jaxpr on NumPy (see _numpy_eval) until the time spent so on those
+# shapes (tracing included, both estimated from the work, not clocked) reaches about what compiling them
+# would cost; then it is compiled. Renting until the rent equals the price keeps a kernel within 2x of
+# the better of the two choices made in hindsight. XLA:CPU's floor for a one-op program is ~30 ms;
+# typical kernels take 40-180 ms.
+NUMPY_BUDGET_SECONDS = 0.05
+TRACE_SECONDS = 0.002
+# A kernel that draws random numbers picks its tier from its shapes alone, never from its history: NumPy
+# up to DRAW_SECONDS of estimated work per call, XLA above. XLA rewrites float arithmetic (it folds and
+# reassociates constants), so the two tiers may differ in the last bit of a uniform draw; a choice made
+# by shapes keeps `manual_seed(0); rand(n)` giving the same values on every call of a process.
+DRAW_SECONDS = 0.02
+# A whole program that comes back (a training step, a backward, a pending computation such as `.item()` or
+# a no_grad evaluation) rents NumPy too, until its rent reaches its own compile price: XLA:CPU's ~30 ms
+# floor plus about 3 ms per primitive. An evaluation loop over a few batch sizes, or a training loop over
+# sequence lengths that each come back a few times, then never compiles; a loop that runs on compiles once
+# the rent has paid for it.
+PLAN_COMPILE_SECONDS = 0.03
+PLAN_COMPILE_SECONDS_PER_STEP = 0.003
+NUMPY_KERNELS = [os.environ.get("TAPEGRAD_NUMPY_KERNELS", "1") != "0"]   # decided for CPU at first use
+
+_COMPILE = object()
+_ArrayImpl = jax._src.array.ArrayImpl   # the concrete type (naming it starts no backend: see tapegrad.distributed)
+_SCALARS = (float, int, bool, complex)
+_HostArray = _host_values.HostArray
+
+
+class _Rented:
+    """A kernel's NumPy evaluator for one set of input kinds, and the time spent on it so far."""
+
+    __slots__ = ("run", "tree", "seconds", "budget")
+
+    def __init__(self, run, tree, seconds, budget):
+        self.run, self.tree, self.seconds, self.budget = run, tree, seconds, budget
+
+
+def _input_kinds(leaves):
+    kinds = []
+    for x in leaves:
+        t = type(x)
+        if t is _ArrayImpl:
+            kinds.append((x.shape, x.dtype, x.weak_type))
+        elif t is np.ndarray or t is _HostArray:
+            kinds.append((x.shape, x.dtype, False))
+        elif t in _SCALARS:
+            kinds.append(t)
+        else:   # a tracer (the kernel is being traced into a program) or something NumPy must not see
+            return None
+    return tuple(kinds)
+
+
+def _run_on_numpy(program, args, rent=True):
+    """The kernel's outputs computed with NumPy, or _COMPILE when it should run compiled (rent=False: only
+    when NumPy cannot run it)."""
+    leaves, tree = jax.tree_util.tree_flatten(args)
+    kinds = _input_kinds(leaves)
+    if kinds is None:
+        return _COMPILE
+    kinds = (tree, kinds)   # where the leaves sit matters too: (x, None, 0.5) is not (x, 0.5, None)
+    rented = program.numpy.get(kinds)
+    if rented is None:
+        if not _numpy_allowed():
+            return _COMPILE
+        run, shapes = _numpy_evaluator(program, args, leaves, tree, kinds[1])
+        budget = NUMPY_BUDGET_SECONDS
+        if program.sync and run is not None:   # a whole plan: its compile costs more than a kernel's
+            budget = PLAN_COMPILE_SECONDS + PLAN_COMPILE_SECONDS_PER_STEP * len(run.steps)
+        rented = program.numpy[kinds] = _Rented(run, jax.tree_util.tree_structure(shapes), TRACE_SECONDS, budget)
+    run = rented.run
+    # (a whole program that draws rents like any other: its tier follows its history, the same in every run)
+    if run is None or (run.draws if not rent   # (a draw's tier never depends on when a compile ends)
+                       else run.seconds > DRAW_SECONDS if run.draws and not program.sync
+                       else rented.seconds >= rented.budget):
+        return _COMPILE
+    try:
+        outs = _host_values.keep(rented.run(*leaves), rented.run.out_avals)
+    except Exception:   # an input NumPy cannot take: compile, and never try these kinds again
+        rented.run = None
+        return _COMPILE
+    rented.seconds += rented.run.seconds
+    _stats["numpy_runs"] += 1
+    return jax.tree_util.tree_unflatten(rented.tree, outs)
+
+
+def _numpy_evaluator(program, args, leaves, tree, kinds):
+    """(_numpy_eval evaluator, output shapes) of the program on inputs of `kinds`: an instance of the
+    program's symbolic trace when one holds for them (no tracing, see _shape_poly), else traced for them.
+    A pending plan is assembled from its ops' kernel evaluators where they all have one (_plan_parts)."""
+    try:
+        return _evaluator(program, args, leaves, tree, kinds)
+    except Exception:   # let jax.jit report whatever went wrong, with its own error
+        return None, None
+
+
+def _evaluator(program, args, leaves, tree, kinds):
+    if type(program.key) is tuple and program.key[0] == "plan":
+        assembled = _plan_parts.assemble(program.key[1], args[0], _forward_kernel)
+        if assembled is not None:
+            return assembled
+    if type(program.key) is tuple and program.key[0] == "forward" and bool not in kinds and all(
+            type(k) is not tuple or not k[2] for k in kinds):
+        # the op's abstract evaluation traced it for these inputs (its Python booleans stay constants there,
+        # its arrays are strong-typed: only then is the jaxpr the kernel's)
+        made = _shape_poly.jaxpr(program.key[1:], tuple(
+            type(a) if a is None or type(a) in _SCALARS else (a.shape, a.dtype) for a in args))
+        if made is not None:
+            run = _numpy_eval.compile_jaxpr(made[0], made[1])
+            if run is not None:
+                return run, made[2]
+    if program.families is None:
+        program.families = {}
+    families = program.families.get(tree)
+    if families is None:
+        families = program.families[tree] = {}
+
+    def trace(shapes):
+        shapes = iter(shapes)
+        specs = [jax.ShapeDtypeStruct(next(shapes), k[1], weak_type=k[2]) if type(k) is tuple else a
+                 for a, k in zip(leaves, kinds)]
+        return jax.make_jaxpr(program.fn, return_shape=True)(*jax.tree_util.tree_unflatten(tree, specs))
+    found = _shape_poly.traced(families, kinds, trace)
+    if found is not None:
+        (closed, shapes), dims = found
+        run = _numpy_eval.compile_jaxpr(closed, dims)
+        if run is not None:
+            return run, shapes
+    _shape_poly.traces[0] += 1
+    closed, shapes = jax.make_jaxpr(program.fn, return_shape=True)(*args)
+    return _numpy_eval.compile_jaxpr(closed), shapes
+
+
+def _forward_kernel(sid):
+    from ._op_functions import forward_fn   # (it makes its kernels here: imported when first needed)
+    return forward_fn(*SIGNATURES[sid])
+
+
+def _numpy_allowed():
+    """NumPy stands in for XLA only on a single CPU device (it would move data off an accelerator)."""
+    allowed = NUMPY_KERNELS[0] = NUMPY_KERNELS[0] and jax.default_backend() == "cpu" and jax.local_device_count() == 1
+    return allowed
