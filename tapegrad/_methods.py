@@ -121,7 +121,7 @@ _NOT_METHODS = {
 for _name in F.__all__:
     if _name not in _NOT_METHODS:
         setattr(Tensor, _name, getattr(F, _name))
-Tensor.svd = F._linalg.svd_legacy   # torch.svd's (U, S, V), as a method too
+Tensor.svd = F._linalg_functions.svd_legacy   # torch.svd's (U, S, V), as a method too
 
 # In-place variants x.op_(...) that PyTorch has, for the functions above (comparisons: further down).
 _INPLACE = [
@@ -298,8 +298,8 @@ Tensor.copy_ = copy_
 Tensor.index_put_ = index_put_
 Tensor.index_put = index_put
 Tensor.where = where
-Tensor.inverse = lambda self: F._linalg.inv(self)
-Tensor.pinverse = lambda self, rcond=1e-15: F._linalg.pinv(self)
+Tensor.inverse = lambda self: F._linalg_functions.inv(self)
+Tensor.pinverse = lambda self, rcond=1e-15: F._linalg_functions.pinv(self)
 Tensor.conj = F.conj
 Tensor.real = property(F.real)
 Tensor.imag = property(F.imag)

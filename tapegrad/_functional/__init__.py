@@ -11,6 +11,7 @@ from ._reduce import sum, max, min, all, any  # noqa: F401
 from ._shape import *  # noqa: F401,F403
 from ._index import *  # noqa: F401,F403
 from ._linalg import *  # noqa: F401,F403
+from ._linalg_functions import *  # noqa: F401,F403
 from ._distance import *  # noqa: F401,F403
 from ._complex import *  # noqa: F401,F403
 from ._complex import complex  # noqa: F401

@@ -1,0 +1,252 @@
+"""The functions behind tapegrad.linalg (PyTorch's torch.linalg): inverses, determinants, solves, decompositions
+and norms, with PyTorch's checks and LinAlgError; torch.norm, torch.dist and torch.svd over them."""
+import builtins
+
+import jax.numpy as jnp
+import numpy as np
+
+from .._dispatch import apply
+from .._grad_mode import is_grad_enabled
+from .._ops import linalg as L
+from . import _return_types as RT
+from ._common import SCALAR_NAME, dims as _dims, wrap_dim
+from .._autocast import policy
+from ._linalg import matmul
+
+
+class LinAlgError(RuntimeError):
+    """Raised when a matrix is singular or not positive-definite (PyTorch's torch.linalg.LinAlgError)."""
+
+
+def _check_square(a, name, float_only=True):
+    if a.ndim < 2:
+        raise RuntimeError(f"linalg.{name}: The input tensor A must have at least 2 dimensions.")
+    if a.shape[-1] != a.shape[-2]:
+        raise RuntimeError(f"linalg.{name}: A must be batches of square matrices, but they are {a.shape[-2]} by "
+                           f"{a.shape[-1]} matrices")
+    _check_float(a, name)
+
+
+def _check_float(a, name):
+    if not (a.dtype.is_floating_point or a.dtype.is_complex):
+        raise RuntimeError(f"linalg.{name}: Expected a floating point or complex tensor as input. Got "
+                           f"{SCALAR_NAME[a.dtype.name]}")
+
+
+def _check_finite(result, name, message):
+    # XLA returns inf/NaN for singular input; PyTorch raises. Checking needs a host sync, as PyTorch's does.
+    values = result if isinstance(result, tuple) else (result,)
+    if not builtins.all(builtins.bool(jnp.all(jnp.isfinite(v._value))) for v in values):
+        raise LinAlgError(f"linalg.{name}: {message}")
+    return result
+
+
+_SINGULAR = "The input matrix is singular, so the operation could not be completed. Check it with " \
+            "torch.linalg.matrix_rank or use torch.linalg.pinv instead."
+
+
+@policy("inv")
+def inv(A, *, out=None):
+    _check_square(A, "inv")
+    return _check_finite(apply(L.inv, A), "inv", _SINGULAR)
+
+
+def det(A, *, out=None):
+    _check_square(A, "det")
+    return apply(L.det, A)
+
+
+def slogdet(A, *, out=None):
+    _check_square(A, "slogdet")
+    return RT.slogdet(*apply(L.slogdet, A))
+
+
+def logdet(A):
+    # As PyTorch: NaN where the determinant is negative (where over slogdet's outputs); log(sign) + logabsdet
+    # for complex A.
+    sign, logabs = slogdet(A)
+    if A.dtype.is_complex:
+        return sign.log() + logabs
+    from ._arith import where
+    return where(sign == -1.0, float("nan"), logabs)
+
+
+def solve(A, B, *, left=True, out=None):
+    _check_square(A, "solve")
+    if A.dtype is not B.dtype:
+        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A of type "
+                           f"{SCALAR_NAME[A.dtype.name]} and B of type {SCALAR_NAME[B.dtype.name]} instead.")
+    vector = left and (B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1])))
+    n = A.shape[-1]
+    if (B.shape[-1] if vector else B.shape[-2 if left else -1]) != n:
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
+                           f"{'AX = B' if left else 'XA = B'} ({'x'.join(map(str, A.shape[-2:]))} and "
+                           f"{'x'.join(map(str, B.shape[-2:]))})")
+    return _check_finite(apply(L.solve, A, B, left=builtins.bool(left), vector=vector), "solve", _SINGULAR)
+
+
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
+    _check_square(A, "solve_triangular")
+    if B.ndim < 2:
+        raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 dimensions.")
+    if A.dtype is not B.dtype:
+        raise RuntimeError(f"linalg.solve_triangular: Expected A and B to have the same dtype, but found A of "
+                           f"type {SCALAR_NAME[A.dtype.name]} and B of type {SCALAR_NAME[B.dtype.name]} instead.")
+    if A.shape[-1] != B.shape[-2 if left else -1]:
+        raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the equation "
+                           f"{'AX = B' if left else 'XA = B'} ({'x'.join(map(str, A.shape[-2:]))} and "
+                           f"{'x'.join(map(str, B.shape[-2:]))})")
+    return apply(L.solve_triangular, A, B, upper=builtins.bool(upper), left=builtins.bool(left),
+                 unitriangular=builtins.bool(unitriangular))
+
+
+@policy("cholesky")
+def cholesky(A, *, upper=False, out=None):
+    _check_square(A, "cholesky")
+    return _check_finite(apply(L.cholesky, A, upper=builtins.bool(upper)), "cholesky",
+                         "The factorization could not be completed because the input is not positive-definite.")
+
+
+def qr(A, mode="reduced", *, out=None):
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), "
+                           "'r', or 'complete'")
+    _check_float(A, "qr")
+    q, r = apply(L.qr, A, mode="complete" if mode == "complete" else "reduced")
+    if mode == "r":
+        from .._creation import empty
+        return RT.qr(empty(0, dtype=A.dtype), r)
+    return RT.qr(q, r)
+
+
+def svd(A, full_matrices=True, *, driver=None, out=None):
+    _check_float(A, "svd")
+    return RT.linalg_svd(*apply(L.svd, A, full_matrices=builtins.bool(full_matrices)))
+
+
+def svd_legacy(input, some=True, compute_uv=True, *, out=None):
+    """PyTorch's torch.svd: V (not V^H); `some=False` gives full U and V; without compute_uv, U and V are zeros."""
+    _check_float(input, "svd")
+    u, s, vh = apply(L.svd, input, full_matrices=not some)
+    v = vh.mH
+    if not compute_uv:
+        from .._creation import zeros_like
+        return RT.svd(zeros_like(u).detach(), s, zeros_like(v).detach())
+    return RT.svd(u, s, v)
+
+
+def matrix_exp(A):
+    _check_square(A, "matrix_exp")
+    return apply(L.matrix_exp, A)
+
+
+def svdvals(A, *, driver=None, out=None):
+    _check_float(A, "svdvals")
+    if A.requires_grad and is_grad_enabled():
+        return apply(L.svdvals_uv, A)[1]
+    return apply(L.svdvals, A)
+
+
+def eigh(A, UPLO="L", *, out=None):
+    _check_square(A, "eigh")
+    return RT.eigh(*apply(L.eigh, A, UPLO=UPLO))
+
+
+def eigvalsh(A, UPLO="L", *, out=None):
+    _check_square(A, "eigvalsh")
+    return apply(L.eigvalsh, A, UPLO=UPLO)
+
+
+@policy("pinv")
+def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
+    _check_float(A, "pinv")
+    return apply(L.pinv, A, hermitian=builtins.bool(hermitian))
+
+
+def _check_norm_dtype(x, dtype):
+    """PyTorch's checks on vector_norm's dtype: a floating or complex type of x's kind that x widens to."""
+    from .. import _dtypes as D
+    name = SCALAR_NAME[dtype.name]
+    if not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError(f"linalg.vector_norm: dtype should be floating point or complex, but got {name}")
+    if x.dtype.is_complex != dtype.is_complex:
+        kind = "complex" if x.dtype.is_complex else "real"
+        raise RuntimeError(f"linalg.vector_norm: dtype should be {kind} for {kind} inputs, but got {name}")
+    if D.promote_types(x.dtype, dtype) is not dtype:
+        raise RuntimeError(f"linalg.vector_norm: the dtype of the input ({SCALAR_NAME[x.dtype.name]}) should be "
+                           f"convertible without narrowing to the specified dtype ({name}). Pass a wider dtype "
+                           "or convert the input first.")
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
+    _check_float(x, "vector_norm")
+    if dtype is not None:
+        from .. import _dtypes as D
+        dtype = D.as_dtype(dtype)
+        _check_norm_dtype(x, dtype)
+    d = None if x.ndim == 0 else _dims(dim, x.ndim)
+    if ord in (float("inf"), float("-inf")) and x.numel() == 0:
+        raise RuntimeError("linalg.vector_norm cannot compute the inf norm on an empty tensor because the "
+                           "operation does not have an identity")
+    ord = builtins.float(ord) if isinstance(ord, builtins.float) else ord
+    # the cast to dtype happens inside the op, so the graph holds its one node, as PyTorch's
+    return apply(L.vector_norm, x, ord=ord, dim=d, keepdim=builtins.bool(keepdim),
+                 dtype=None if dtype is None or dtype is x.dtype else dtype.np)
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
+    _check_float(A, "matrix_norm")
+    if A.ndim < 2:
+        raise RuntimeError(f"linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
+    if ord not in ("fro", "nuc", 1, -1, 2, -2, float("inf"), float("-inf")):
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    d = [wrap_dim(dim[0], A.ndim), wrap_dim(dim[1], A.ndim)]
+    if ord == "fro":
+        return vector_norm(A, 2, tuple(d), keepdim, dtype=dtype)
+    return _matrix_norm_as_pytorch(A, ord, d, builtins.bool(keepdim), dtype)
+
+
+def _matrix_norm_as_pytorch(A, ord, d, keepdim, dtype):
+    """PyTorch's composite, op for op: nuc and +-2 reduce the singular values of A with the two dims moved
+    last (a permute, even when they are last already); +-1 and +-inf the 1-norms of its columns (rows)."""
+    from ._reduce import amax, amin
+    from ._shape import permute, unsqueeze
+    if ord in ("nuc", 2, -2):
+        order = [i for i in range(A.ndim) if i not in d] + d
+        values = svdvals(permute(A if dtype is None else A.to(dtype), *order))
+        result = values.sum(-1, keepdim) if ord == "nuc" else (amax if ord > 0 else amin)(values, -1, keepdim)
+        return permute(unsqueeze(result, -1), *np.argsort(order).tolist()) if keepdim else result
+    if ord in (float("inf"), float("-inf")):
+        d.reverse()
+    if not keepdim and d[0] < d[1]:
+        d[1] -= 1
+    return (amax if ord > 0 else amin)(vector_norm(A, 1.0, d[0], keepdim, dtype=dtype), d[1], keepdim)
+
+
+def linalg_norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
+    if isinstance(ord, str) or (ord is not None and dim is None and A.ndim == 2) or \
+            (dim is not None and not isinstance(dim, builtins.int) and len(dim) == 2):
+        return matrix_norm(A, "fro" if ord is None else ord, (-2, -1) if dim is None else dim, keepdim,
+                           dtype=dtype)
+    return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+
+
+def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+    """torch.norm: the vector 2-norm (p='fro' over all elements) unless p is 'nuc' or a matrix dim pair."""
+    if p == "nuc" or (p == "fro" and dim is not None and not isinstance(dim, builtins.int) and len(dim) == 2):
+        return matrix_norm(input, p, dim if dim is not None else (-2, -1), keepdim, dtype=dtype)
+    return vector_norm(input, 2 if p == "fro" or p is None else p, dim, keepdim, dtype=dtype)
+
+
+def dist(input, other, p=2):
+    return vector_norm(input - other, p)
+
+
+def multi_dot(tensors, *, out=None):
+    tensors = list(tensors)
+    if len(tensors) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    result = tensors[0]
+    for t in tensors[1:]:
+        result = matmul(result, t)
+    return result
