@@ -9,6 +9,9 @@ from ._arith import abs, pow, round  # noqa: F401  (builtin names, skipped by *)
 from ._reduce import *  # noqa: F401,F403
 from ._reduce import sum, max, min, all, any  # noqa: F401
 from ._shape import *  # noqa: F401,F403
+from ._joins import *  # noqa: F401,F403
+from ._splits import *  # noqa: F401,F403
+from ._rearrange import *  # noqa: F401,F403
 from ._index import *  # noqa: F401,F403
 from ._linalg import *  # noqa: F401,F403
 from ._linalg_functions import *  # noqa: F401,F403

@@ -462,7 +462,8 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
         raise RuntimeError("diff expects input to be at least one-dimensional")
     if n < 0:
         raise RuntimeError(f"order must be non-negative but got {n}")
-    from ._shape import cat, narrow
+    from ._joins import cat
+    from ._splits import narrow
     from ._common import wrap_dim
     d = wrap_dim(dim, input.ndim)
     parts = [t for t in (prepend, input, append) if t is not None]

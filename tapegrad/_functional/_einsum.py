@@ -72,7 +72,8 @@ def _opt_einsum_path(equation, operands):
 
 
 def _einsum(equation, operands, path):
-    from ._shape import permute, unsqueeze, diagonal, movedim, view
+    from ._rearrange import diagonal
+    from ._shape import permute, unsqueeze, movedim, view
     num_ops = len(operands)
     arrow = equation.find("->")
     lhs = equation if arrow < 0 else equation[:arrow]

@@ -52,7 +52,7 @@ def _unsqueeze(s, dim):
 
 
 def _cat(parts, dim):
-    from .._functional._shape import cat
+    from .._functional._joins import cat
     first = parts[0]
     for p in parts[1:]:
         if p.dim() != first.dim() or any(a != b for d, (a, b) in enumerate(zip(p.shape, first.shape)) if d != dim):

@@ -6,7 +6,7 @@ import jax.numpy as jnp
 
 from ... import _dtypes as D
 from ..._creation import _leaf, zeros
-from ..._functional._shape import cat
+from ..._functional._joins import cat
 from ..._dispatch import apply
 from ...device import MIXED_DEVICES
 from ..._ops import elementwise as E, nn as K
@@ -73,7 +73,7 @@ def _flash_kernel(q, k, v, mask, dropout_p, enable_gqa):
 def _math(query, key, value, mask, dropout_p, is_causal, scale, enable_gqa):
     """PyTorch's _scaled_dot_product_attention_math, op for op: q and k each scaled by the square root of
     the scale (MulBackward1), matmul, the (causal) mask added in place, _safe_softmax, dropout, matmul."""
-    from ..._functional import _linalg, _shape
+    from ..._functional import _linalg, _rearrange
     from ..._functional._arith import where
     from ..._creation import ones
     from .sparse import dropout
@@ -86,8 +86,8 @@ def _math(query, key, value, mask, dropout_p, is_causal, scale, enable_gqa):
     if mask is not None and mask.dtype is D.bool_:   # PyTorch's convert_boolean_attn_mask
         mask = where(mask.logical_not(), float("-inf"), zeros((), dtype=q.dtype, device=device))
     if enable_gqa and key.ndim >= 3 and q.shape[-3] != key.shape[-3]:
-        key = _shape.repeat_interleave(key, q.shape[-3] // key.shape[-3], -3)
-        value = _shape.repeat_interleave(value, q.shape[-3] // value.shape[-3], -3)
+        key = _rearrange.repeat_interleave(key, q.shape[-3] // key.shape[-3], -3)
+        value = _rearrange.repeat_interleave(value, q.shape[-3] // value.shape[-3], -3)
     attn = _linalg.matmul(q, apply(E.mul_scalar, key.transpose(-2, -1), factor))
     if mask is not None:
         attn.add_(mask)

@@ -1,0 +1,84 @@
+"""Shape functions that join tensors: cat, stack and their h/v/d/column forms, atleast_1d/2d/3d."""
+from .._dispatch import apply
+from .._ops import shape as S
+from .._tensor import Tensor
+from ._common import wrap_dim
+from .._autocast import policy
+from ._shape import reshape, unsqueeze
+
+
+def _tensor_list(tensors, name):
+    if isinstance(tensors, Tensor):
+        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor")
+    tensors = list(tensors)
+    if not tensors:
+        raise ValueError(f"torch.{name}(): expected a non-empty list of Tensors")
+    return tensors
+
+
+@policy("cat")
+def cat(tensors, dim=0, *, out=None):
+    tensors = _tensor_list(tensors, "cat")
+    # PyTorch skips legacy empty 1-d tensors (shape [0]) when joining.
+    kept = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or tensors[:1]
+    ref = kept[0]
+    if ref.ndim == 0:
+        raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
+    d = wrap_dim(dim, ref.ndim)
+    for i, x in enumerate(kept):
+        if x.ndim != ref.ndim:
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.ndim} and {x.ndim}")
+        for k in range(ref.ndim):
+            if k != d and x.shape[k] != ref.shape[k]:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size "
+                                   f"{ref.shape[k]} but got size {x.shape[k]} for tensor number {i} in the list.")
+    return apply(S.cat, *kept, dim=d)
+
+
+concat = concatenate = cat
+
+
+@policy("stack")
+def stack(tensors, dim=0, *, out=None):
+    tensors = _tensor_list(tensors, "stack")
+    for i, x in enumerate(tensors):
+        if x.shape != tensors[0].shape:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(tensors[0].shape)} at "
+                               f"entry 0 and {list(x.shape)} at entry {i}")
+    return apply(S.stack, *tensors, dim=wrap_dim(dim, tensors[0].ndim + 1))
+
+
+def hstack(tensors, *, out=None):
+    tensors = [atleast_1d(t) for t in _tensor_list(tensors, "hstack")]
+    return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
+
+
+def vstack(tensors, *, out=None):
+    return cat([atleast_2d(t) for t in _tensor_list(tensors, "vstack")], 0)
+
+
+row_stack = vstack
+
+
+def dstack(tensors, *, out=None):
+    return cat([atleast_3d(t) for t in _tensor_list(tensors, "dstack")], 2)
+
+
+def column_stack(tensors, *, out=None):
+    return hstack([t.reshape(-1, 1) if t.ndim <= 1 else t for t in _tensor_list(tensors, "column_stack")])
+
+
+def atleast_1d(t):
+    return reshape(t, 1) if t.ndim == 0 else t
+
+
+def atleast_2d(t):
+    return reshape(t, 1, 1) if t.ndim == 0 else (unsqueeze(t, 0) if t.ndim == 1 else t)
+
+
+def atleast_3d(t):
+    if t.ndim == 0:
+        return reshape(t, 1, 1, 1)
+    if t.ndim == 1:
+        return reshape(t, 1, -1, 1)
+    return unsqueeze(t, -1) if t.ndim == 2 else t

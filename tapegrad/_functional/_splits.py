@@ -1,0 +1,93 @@
+"""Shape functions that split a tensor into views of it: split, chunk, tensor_split, unbind, narrow, select."""
+import builtins
+
+from .._dispatch import apply
+from .._ops import indexing as I, shape as S
+from ._common import wrap_dim
+
+
+def _piece(input, op, d, start, stop, **static):
+    spec = ((None, None, None),) * d + ((start, stop, None),)
+    return apply(op, input, spec=spec, **static)
+
+
+def split(tensor, split_size_or_sections, dim=0):
+    d = wrap_dim(dim, tensor.ndim)
+    size = tensor.shape[d]
+    if isinstance(split_size_or_sections, builtins.int):
+        step = split_size_or_sections
+        if step < 0 or (step == 0 and size != 0):
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}")
+        sections = [step] * (size // step) + ([size % step] if size % step else []) if step else [0]
+    else:
+        sections = [builtins.int(s) for s in split_size_or_sections]
+        if builtins.sum(sections) != size:
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size "
+                               f"at dimension {d}), but got split_sizes={sections}")
+    with_sizes = {} if isinstance(split_size_or_sections, builtins.int) else {"with_sizes": True}
+    out, start = [], 0
+    for n in sections:
+        out.append(_piece(tensor, S.split, d, start, start + n, **with_sizes))
+        start += n
+    return _numbered(out)
+
+
+def _numbered(views):
+    """The outputs of a function returning several views, numbered as PyTorch's (output_nr, errors)."""
+    for k, v in enumerate(views):
+        if v._view is not None and v._view.creation == "multi_output":
+            v._view.output_nr = k
+            if k and v._grad_fn is not None:   # for the version error once v is gone (Node.saved_description)
+                v._grad_fn.view_nr = k
+    return tuple(views)
+
+
+def chunk(input, chunks, dim=0):
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    size = input.shape[wrap_dim(dim, input.ndim)]
+    return split(input, -(-size // chunks), dim)
+
+
+def tensor_split(input, indices_or_sections, dim=0):
+    d = wrap_dim(dim, input.ndim)
+    size = input.shape[d]
+    if isinstance(indices_or_sections, builtins.int):
+        n = indices_or_sections
+        bounds = [i * (size // n) + builtins.min(i, size % n) for i in range(n + 1)]
+    else:
+        bounds = [0] + [builtins.min(builtins.int(i), size) for i in indices_or_sections] + [size]
+    # PyTorch slices each piece (SliceBackward0), where split and chunk record split nodes.
+    return tuple(_slice(input, d, a, builtins.max(a, b)) for a, b in zip(bounds, bounds[1:]))
+
+
+def unbind(input, dim=0):
+    d = wrap_dim(dim, input.ndim)
+    return _numbered([apply(S.unbind, input, spec=((None, None, None),) * d + (i,)) for i in range(input.shape[d])])
+
+
+def narrow(input, dim, start, length):
+    d = wrap_dim(dim, input.ndim)
+    size = input.shape[d]
+    start = builtins.int(start)
+    if not -size <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
+    start %= size if size else 1
+    if start + length > size or length < 0:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    return _slice(input, d, start, start + length)
+
+
+def _slice(input, d, start, stop):
+    spec, positions = I.dynamic_spec(((None, None, None),) * d + ((start, stop, None),), tuple(input.shape))
+    return apply(I.slice_, input, *positions, spec=spec)
+
+
+def select(input, dim, index):
+    d = wrap_dim(dim, input.ndim)
+    size = input.shape[d]
+    if not -size <= index < size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(input.shape)} at "
+                         f"dimension {d}")
+    spec, positions = I.dynamic_spec(((None, None, None),) * d + (builtins.int(index) % size,), tuple(input.shape))
+    return apply(I.select, input, *positions, spec=spec)
