@@ -1,5 +1,29 @@
-"""tapegrad.linalg: PyTorch's torch.linalg. Gradients come from the op table like every other op."""
-from ._functional._linalg import linalg_cross as cross, matmul, vdot  # noqa: F401
-from ._functional._linalg_functions import (  # noqa: F401
-    LinAlgError, inv, det, slogdet, solve, solve_triangular, cholesky, qr, svd, svdvals, eigh, eigvalsh, pinv,
-    vector_norm, matrix_norm, linalg_norm as norm, multi_dot, matrix_exp)
+"""tapegrad.linalg: PyTorch's torch.linalg. Gradients come from the op table like every other op.
+
+Each function takes out= as PyTorch's does; its errors name the aten op PyTorch's out= overload runs.
+"""
+from ._functional import _linalg as _products, _linalg_functions as _f
+from ._functional._linalg_functions import LinAlgError  # noqa: F401
+from ._functional._out import with_out as _with_out
+
+cross = _with_out(_products.linalg_cross, "linalg_cross()")
+matmul = _with_out(_products.matmul, "matmul()")
+vdot = _with_out(_products.vdot, "vdot()")
+inv = _with_out(_f.inv, "linalg_inv_ex()")
+det = _with_out(_f.det, "_linalg_det()")
+slogdet = _with_out(_f.slogdet, "_linalg_slogdet()")
+solve = _with_out(_f.solve, "_linalg_solve_ex()")
+solve_triangular = _with_out(_f.solve_triangular, "linalg_solve_triangular()")
+cholesky = _with_out(_f.cholesky, "linalg_cholesky_ex()")
+qr = _with_out(_f.qr, "linalg_qr()")
+svd = _with_out(_f.svd, "_linalg_svd()")
+svdvals = _with_out(_f.svdvals, "_linalg_svd()")
+eigh = _with_out(_f.eigh, "_linalg_eigh()")
+eigvalsh = _with_out(_f.eigvalsh, "_linalg_eigh()")
+pinv = _with_out(_f.pinv, "linalg_pinv()")
+vector_norm = _with_out(_f.vector_norm, "linalg_vector_norm()")
+multi_dot = _with_out(_f.multi_dot, "mm()")
+# PyTorch composes these from other ops and copies the result into out (CopyBackwards)
+matrix_norm = _with_out(_f.matrix_norm, "linalg_matrix_norm()", composite=True)
+norm = _with_out(_f.linalg_norm, "linalg_norm()", composite=True)
+matrix_exp = _f.matrix_exp   # (no out=, as in PyTorch)

@@ -24,16 +24,28 @@ _ATEN_NAMES = {
 }
 
 
-def with_out(fn, name=None):
-    """fn(..., out=t): fn's result written into t (a tuple of tensors for several results), returning t."""
+def with_out(fn, name=None, composite=False):
+    """fn(..., out=t): fn's result written into t (a tuple of tensors for several results), returning t.
+    name: the aten op PyTorch's error names; composite: PyTorch computes the function from other ops and
+    copies the result into out, recording the copy (CopyBackwards) rather than refusing autograd."""
     op = name or "{}()".format(_ATEN_NAMES.get(fn.__name__, fn.__name__))
 
     @functools.wraps(fn)
     def function(*args, out=None, **kwargs):
         if out is None:
             return fn(*args, **kwargs)
+        if composite:
+            return copy_out(out, fn(*args, **kwargs), op)
         return write_out(out, fn(*args, **kwargs), op)
     return function
+
+
+def copy_out(out, result, op):
+    """out.copy_(result), resized first as PyTorch resizes an out tensor: autograd records the copy."""
+    _check_outs(out, result, op)
+    if tuple(out.shape) != tuple(result.shape):
+        _resize(out, tuple(result.shape))
+    return out.copy_(result)
 
 
 def wrap_all(namespace, names):
@@ -51,11 +63,7 @@ def wrap_all(namespace, names):
 def write_out(out, result, op):
     """Write `result` (a tensor or a tuple of them) into `out`; PyTorch's errors for the differentiable ops
     when autograd would have to see the write."""
-    outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
-    results = tuple(result) if isinstance(result, (tuple, list)) else (result,)
-    if len(outs) != len(results) or not all(isinstance(t, Tensor) for t in outs):
-        raise TypeError(f"{op[:-2]}(): argument 'out' must be "
-                        f"{'tuple of Tensors' if len(results) > 1 else 'Tensor'}, not {type(out).__name__}")
+    outs, results = _check_outs(out, result, op)
     if _state.grad_enabled and _needs_grad(outs, results):
         raise RuntimeError(f"{op}: functions with out=... arguments don't support automatic differentiation, "
                            "but one of the arguments requires grad.")
@@ -70,6 +78,15 @@ def write_out(out, result, op):
     if len(outs) == 1 and not isinstance(out, (tuple, list)):
         return out
     return out_type(type(result))(*outs) if hasattr(result, "_fields") else out
+
+
+def _check_outs(out, result, op):
+    outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+    results = tuple(result) if isinstance(result, (tuple, list)) else (result,)
+    if len(outs) != len(results) or not all(isinstance(t, Tensor) for t in outs):
+        raise TypeError(f"{op[:-2]}(): argument 'out' must be "
+                        f"{'tuple of Tensors' if len(results) > 1 else 'Tensor'}, not {type(out).__name__}")
+    return outs, results
 
 
 def _needs_grad(outs, results):
