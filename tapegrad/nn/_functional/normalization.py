@@ -5,7 +5,7 @@ import numpy as np
 
 from ..._dispatch import apply
 from ..._grad_mode import no_grad
-from ..._ops import elementwise as K_E, nn as K
+from ..._ops import elementwise as K_E, nn_normalization as K
 from ._util import check_float, check_same_dtype, present
 
 

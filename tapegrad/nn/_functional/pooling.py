@@ -1,7 +1,7 @@
 """Max, average and adaptive pooling."""
 from ..._dispatch import apply
 from ..._memory_format import contiguous_format, keep_format, suggest_memory_format
-from ..._ops import nn as K, pooling_indices as PI
+from ..._ops import nn_pooling as K, pooling_indices as PI
 from ._util import SCALAR_NAMES, check_float_kernel, ntuple
 
 

@@ -1,0 +1,59 @@
+"""Normalisation kernels: batch norm (training statistics or running ones), layer norm and group norm,
+each with its optional affine weight and bias."""
+import jax.numpy as jnp
+from jax import lax
+
+from .nn import _nn
+
+
+# ---- normalisation ---------------------------------------------------------------------------
+
+
+def _affine(y, rest, shape):
+    if rest:
+        y = y * rest[0].reshape(shape)
+    if len(rest) > 1:
+        y = y + rest[1].reshape(shape)
+    return y
+
+
+def _channel_shape(x):
+    return (1, -1) + (1,) * (x.ndim - 2)
+
+
+def _batch_norm_train(x, *rest, eps):
+    axes = (0,) + tuple(range(2, x.ndim))
+    mean = jnp.mean(x, axis=axes, keepdims=True)
+    var = jnp.mean(jnp.square(x - mean), axis=axes, keepdims=True)
+    y = (x - mean) * lax.rsqrt(var + eps)
+    n = x.size // x.shape[1]
+    unbiased = var * (n / max(n - 1, 1))
+    return _affine(y, rest, _channel_shape(x)), mean.reshape(-1), unbiased.reshape(-1)
+
+
+def _batch_norm_eval(x, running_mean, running_var, *rest, eps):
+    shape = _channel_shape(x)
+    y = (x - running_mean.reshape(shape)) * lax.rsqrt(running_var.reshape(shape) + eps)
+    return _affine(y, rest, shape)
+
+
+def _layer_norm(x, *rest, ndim, eps):
+    axes = tuple(range(x.ndim - ndim, x.ndim))
+    mean = jnp.mean(x, axis=axes, keepdims=True)
+    var = jnp.mean(jnp.square(x - mean), axis=axes, keepdims=True)
+    return _affine((x - mean) * lax.rsqrt(var + eps), rest, x.shape[x.ndim - ndim:])
+
+
+def _group_norm(x, *rest, groups, eps):
+    n = x.shape[0]
+    g = x.reshape((n, groups, -1))
+    mean = jnp.mean(g, axis=2, keepdims=True)
+    var = jnp.mean(jnp.square(g - mean), axis=2, keepdims=True)
+    y = ((g - mean) * lax.rsqrt(var + eps)).reshape(x.shape)
+    return _affine(y, rest, _channel_shape(x))
+
+
+batch_norm_train = _nn("batch_norm_train", _batch_norm_train, nout=3, node="native_batch_norm")
+batch_norm_eval = _nn("batch_norm_eval", _batch_norm_eval, diff=(0, 3, 4), node="native_batch_norm")
+layer_norm = _nn("layer_norm", _layer_norm, node="native_layer_norm")
+group_norm = _nn("group_norm", _group_norm, node="native_group_norm")
