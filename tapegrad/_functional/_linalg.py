@@ -1,7 +1,8 @@
-"""Matrix products (matmul, mm, bmm, mv, dot, outer, addmm, baddbmm, kron, ...) and their checks, made in PyTorch's
-order."""
+"""Matrix products (matmul, mm, bmm, mv, dot, outer, addmm, baddbmm, kron, ...) and their checks, made in
+PyTorch's order."""
 import numpy as np
 
+from .. import _dtypes as D
 from .._dispatch import apply
 from .._ops import linalg as L
 from .._ops import shape as S_OPS
@@ -10,11 +11,6 @@ from . import _shape as S
 from ._common import SCALAR_NAME, numel_of, wrap_dim
 from .._autocast import policy
 from ._einsum import einsum  # noqa: F401  (PyTorch's pairwise contractions)
-
-
-def _cname(d):
-    return {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
-            "float16": "c10::Half", "bfloat16": "c10::BFloat16"}.get(d.name, d.name)
 
 
 @policy("matmul")
@@ -136,7 +132,8 @@ def _check_mm_operands(s1, t1, s2, t2):
     if s1[1] != s2[0]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({s1[0]}x{s1[1]} and {s2[0]}x{s2[1]})")
     if t1 is not t2:
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_cname(t1)} != {_cname(t2)}")
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {D.cpp_name(t1)} != "
+                           f"{D.cpp_name(t2)}")
 
 
 def _check_mv_operands(mat, t_mat, vec, t_vec):
@@ -314,8 +311,8 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
         if batch1.ndim >= 2 and batch2.ndim >= 3:
             S._expanded_shape(tuple(input.shape), (batch1.shape[0], batch1.shape[1], batch2.shape[2]), input)
         if input.dtype is not batch1.dtype:
-            raise RuntimeError(f"Input dtypes must be the same, got: input {_cname(input.dtype)}, batch1: "
-                               f"{_cname(batch1.dtype)}, batch2: {_cname(batch2.dtype)}")
+            raise RuntimeError(f"Input dtypes must be the same, got: input {D.cpp_name(input.dtype)}, batch1: "
+                               f"{D.cpp_name(batch1.dtype)}, batch2: {D.cpp_name(batch2.dtype)}")
         _check_bmm(batch1, batch2)   # (it refuses fewer dims, so the expand above has run)
     return apply(L.baddbmm, input, batch1, batch2, beta, alpha)
 

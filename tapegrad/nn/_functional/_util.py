@@ -1,11 +1,10 @@
 """Argument parsing shared by the functional API: tuples, dtype checks, in-place results."""
 import builtins
 
+from ..._dtypes import cpp_name
 from ..._inplace import check_inplace, commit
 from ..._tensor import Tensor
 
-_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-            "int64": "long int", "int32": "int"}
 SCALAR_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
                 "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
                 "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
@@ -36,9 +35,28 @@ def check_float(x, op):
 def check_same_dtype(x, *others, what="weight"):
     for o in others:
         if o is not None and o.dtype is not x.dtype:
-            raise RuntimeError(f"Input type ({_C_NAMES.get(x.dtype.name, x.dtype.name)}) and {what} type "
-                               f"({_C_NAMES.get(o.dtype.name, o.dtype.name)}) should be the same. "
+            raise RuntimeError(f"Input type ({cpp_name(x.dtype)}) and {what} type "
+                               f"({cpp_name(o.dtype)}) should be the same. "
                                f"Convert one of them, e.g. input.to({what}.dtype).")
+
+
+def check_mixed_params(input, *params):
+    """PyTorch's CPU check of a normalisation's parameters (check_mixed_data_type): parameters of another
+    dtype than the input must all be float32, and then the input half or bfloat16."""
+    params = [p for p in params if p is not None]
+    if not params or params[0].dtype is input.dtype:
+        return
+    if any(p.dtype.name != "float32" for p in params):
+        raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+    if input.dtype.name not in ("float16", "bfloat16"):
+        raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+
+
+def check_conv_weight(input, weight):
+    """PyTorch's CPU convolutions refuse a weight of another dtype than the input with this message."""
+    if weight.dtype is not input.dtype:
+        raise RuntimeError(f"expected scalar type {SCALAR_NAMES[input.dtype.name]} but found "
+                           f"{SCALAR_NAMES[weight.dtype.name]}")
 
 
 def present(*tensors):
