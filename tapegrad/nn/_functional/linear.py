@@ -2,7 +2,8 @@
 from ..._dispatch import apply
 from ..._ops import nn as K
 from ..._ops import shape as SHAPE
-from ._util import check_same_dtype, check_tensor, ntuple, present
+from ._util import check_conv_weight, check_same_dtype, check_tensor, ntuple, present
+from ..._dtypes import cpp_name
 from ..._autocast import policy
 from ..._tensor import Tensor
 from ..._functional import _linalg as L
@@ -56,7 +57,10 @@ def _as_pytorch_records(input, weight, bias):
 
 
 def bilinear(input1, input2, weight, bias=None):
-    check_same_dtype(input1, input2, weight, what="weight")
+    if not (input1.dtype is input2.dtype is weight.dtype) or (bias is not None and bias.dtype is not input1.dtype):
+        raise RuntimeError(f"All tensors must have the same dtype, got input1: {cpp_name(input1.dtype)}, input2: "
+                           f"{cpp_name(input2.dtype)}, weight: {cpp_name(weight.dtype)}"
+                           + (f", bias: {cpp_name(bias.dtype)}" if bias is not None else ""))
     if input1.shape[-1] != weight.shape[1] or input2.shape[-1] != weight.shape[2]:
         raise RuntimeError(f"bilinear(): input sizes {input1.shape[-1]} and {input2.shape[-1]} do not match "
                            f"the weight of size {list(weight.shape)}")
@@ -94,7 +98,7 @@ def _conv_padding(padding, nd, weight, dilation, stride):
 def _conv(nd, input, weight, bias, stride, padding, dilation, groups):
     name = f"conv{nd}d"
     input, unbatched = _batched(input, nd, name)
-    check_same_dtype(input, weight, what="weight")
+    check_conv_weight(input, weight)
     check_same_dtype(input, bias, what="bias")
     stride, dilation = ntuple(stride, nd, "stride"), ntuple(dilation, nd, "dilation")
     pads = _conv_padding(padding, nd, weight, dilation, stride)
@@ -131,7 +135,7 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 def _conv_transpose(nd, input, weight, bias, stride, padding, output_padding, groups, dilation):
     input, unbatched = _batched(input, nd, f"conv_transpose{nd}d")
-    check_same_dtype(input, weight, what="weight")
+    check_conv_weight(input, weight)
     if input.shape[1] != weight.shape[0]:
         raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected "
                            f"input{list(input.shape)} to have {weight.shape[0]} channels, but got "

@@ -6,7 +6,7 @@ import numpy as np
 from ..._dispatch import apply
 from ..._grad_mode import no_grad
 from ..._ops import elementwise as K_E, nn_normalization as K
-from ._util import check_float, check_same_dtype, present
+from ._util import check_float, check_mixed_params, check_same_dtype, present
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
@@ -14,6 +14,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     check_float(input, "batch_norm")
     if input.ndim < 2:
         raise ValueError(f"expected 2D or 3D input (got {input.ndim}D input)")
+    check_mixed_params(input, weight, bias, running_mean, running_var)
     if training:
         per_channel = input.numel() // input.shape[1]
         if per_channel <= 1:
@@ -35,9 +36,10 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 
 def _affine(weight, bias, input):
     # The kernel takes (weight[, bias]); a bias without weight is passed with a weight of ones.
+    check_mixed_params(input, weight, bias)
     if weight is None and bias is not None:
         weight = bias.new_ones(bias.shape)
-    check_same_dtype(input, weight, bias)
+    check_same_dtype(input, weight, bias)   # (PyTorch also takes half or bfloat16 input with float parameters)
     return present(weight, bias)
 
 

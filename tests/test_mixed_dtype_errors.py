@@ -1,0 +1,48 @@
+"""Layers given tensors of mixed dtypes refuse them with PyTorch's CPU messages: convolutions (expected
+scalar type), bilinear (all tensors must have the same dtype), the normalisations (mixed dtype (CPU)).
+The first sentence of each message is compared with PyTorch's (tapegrad may add how to fix it)."""
+import pytest
+
+import tapegrad
+from conftest import raised
+
+F64 = "float64"
+
+CALLS = {
+    "conv1d, a double weight": lambda lib, F: F.conv1d(lib.ones(1, 1, 3), lib.ones(1, 1, 2, dtype=lib.float64)),
+    "conv2d, a double input": lambda lib, F: F.conv2d(lib.ones(1, 1, 3, 3, dtype=lib.float64), lib.ones(1, 1, 2, 2)),
+    "conv3d, a half weight": lambda lib, F: F.conv3d(lib.ones(1, 1, 3, 3, 3), lib.ones(1, 1, 2, 2, 2, dtype=lib.float16)),
+    "conv2d, a double bias": lambda lib, F: F.conv2d(lib.ones(1, 1, 3, 3), lib.ones(1, 1, 2, 2), lib.ones(1, dtype=lib.float64)),
+    "conv_transpose2d, a double weight": lambda lib, F: F.conv_transpose2d(lib.ones(1, 1, 3, 3),
+                                                                           lib.ones(1, 1, 2, 2, dtype=lib.float64)),
+    "bilinear, a double weight": lambda lib, F: F.bilinear(lib.ones(2, 3), lib.ones(2, 3), lib.ones(4, 3, 3, dtype=lib.float64)),
+    "bilinear, a double input": lambda lib, F: F.bilinear(lib.ones(2, 3, dtype=lib.float64), lib.ones(2, 3), lib.ones(4, 3, 3)),
+    "bilinear, a double bias": lambda lib, F: F.bilinear(lib.ones(2, 3), lib.ones(2, 3), lib.ones(4, 3, 3),
+                                                         lib.ones(4, dtype=lib.float64)),
+    "layer_norm, a double weight": lambda lib, F: F.layer_norm(lib.ones(2, 3), (3,), lib.ones(3, dtype=lib.float64)),
+    "layer_norm, a double input": lambda lib, F: F.layer_norm(lib.ones(2, 3, dtype=lib.float64), (3,), lib.ones(3)),
+    "group_norm, a double input": lambda lib, F: F.group_norm(lib.ones(2, 4, dtype=lib.float64), 2, lib.ones(4)),
+    "group_norm, a double bias": lambda lib, F: F.group_norm(lib.ones(2, 4), 2, None, lib.ones(4, dtype=lib.float64)),
+    "batch_norm, a double weight": lambda lib, F: F.batch_norm(lib.ones(2, 3), lib.zeros(3), lib.ones(3),
+                                                               lib.ones(3, dtype=lib.float64)),
+    "batch_norm, double running stats": lambda lib, F: F.batch_norm(lib.ones(2, 3), lib.zeros(3, dtype=lib.float64),
+                                                                    lib.ones(3, dtype=lib.float64)),
+    "batch_norm, a double input": lambda lib, F: F.batch_norm(lib.ones(2, 3, dtype=lib.float64), lib.zeros(3), lib.ones(3)),
+    "batch_norm training, a double weight": lambda lib, F: F.batch_norm(lib.ones(2, 3), None, None,
+                                                                        lib.ones(3, dtype=lib.float64), training=True),
+}
+
+
+def _first_sentence(error):
+    if error is None:
+        return None
+    kind, message = error
+    return kind, message.split(". ")[0]
+
+
+@pytest.mark.parametrize("case", sorted(CALLS))
+def test_mixed_dtypes_are_refused_as_torch_does(case, torch):
+    call = CALLS[case]
+    ours = _first_sentence(raised(lambda: call(tapegrad, tapegrad.nn.functional)))
+    theirs = _first_sentence(raised(lambda: call(torch, torch.nn.functional)))
+    assert ours == theirs
