@@ -7,9 +7,10 @@ Two kinds of program:
 * programs: a whole pending subgraph, backward or training step, keyed by its structure.
 
 A structure is compiled only when it comes back with the same input shapes (`lookup`); until then it runs
-op by op, through kernels that on first sight run on NumPy (`_numpy_rent`) rather than compile. Both caches are bounded (least recently used first). Compiles and
-compile seconds are read from JAX's own monitoring event (`_program_stats`), counted only while a tapegrad
-program is being called, so the numbers are what XLA did, not what tapegrad believes it did.
+op by op, through kernels that on first sight run on NumPy (`_numpy_rent`) rather than compile. Both
+caches are bounded (least recently used first). Compiles and compile seconds are read from JAX's own
+monitoring event (`_program_stats`), counted only while a tapegrad program is being called, so the
+numbers are what XLA did, not what tapegrad believes it did.
 """
 import jax
 
