@@ -1193,3 +1193,28 @@ def test_nansum_and_nanmean_match_torch(torch, dim, keepdim):
             lib.nansum(lib.tensor([1, 2, 3]), 0).tolist()
     ours, theirs = both(build)
     assert str(ours) == str(theirs)   # (NaN == NaN as text)
+
+
+@pytest.mark.parametrize("code", [
+    "t2 = lib.take_along_dim(t1, lib.tensor([2]), 0); t1.mul_(t2)",
+    "t2 = t1.gather(0, lib.tensor([2, 0])); t1.mul_(2)",
+    "t2 = t1.take(lib.tensor([2, 0])); t1.mul_(2)",
+    "t2 = t1.index_select(0, lib.tensor([2, 0])); t1.mul_(2)",
+    "t2 = t1[lib.tensor([2, 0])]; t1.mul_(2)",
+    "t2 = t1.pow(t1); t2.clamp_(min=0.0)",
+    "t2 = lib.pow(2.0, t1); t2.add_(1)",
+    "t2 = t1.logcumsumexp(0); t2.sub_(3)",
+    "t2 = t1.logcumsumexp(0); t1.sub_(3)",
+])
+def test_a_value_the_backward_saves_changed_in_place_fails_as_in_torch(torch, code):
+    # gather saves its input, pow (a tensor exponent) and logcumsumexp their result, as PyTorch's do
+    def build(lib):
+        t0 = lib.tensor([0.75, 2.0, 1.5], dtype=lib.float64, requires_grad=True)
+        scope = {"lib": lib, "t1": -t0}
+        exec(code, scope)
+        try:
+            return lib.autograd.grad(scope["t2"].sum(), [t0])[0].tolist()
+        except RuntimeError as e:
+            return str(e).split(", which is")[0]
+    ours, theirs = both(build)
+    assert ours == theirs

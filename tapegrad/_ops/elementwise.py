@@ -293,7 +293,8 @@ remainder = defop("remainder", _remainder, overloads=[overload("RemainderBackwar
 remainder_scalar_self = defop("remainder_scalar_self", _remainder, node_name=NOT_IMPLEMENTED,
                               no_derivative=_not_implemented("remainder"))
 fmod = defop("fmod", lambda a, b: jnp.fmod(a, b), overloads=[overload("FmodBackward1", "tt")])
-pow = defop("pow", lambda a, b: _pow(a, b),
+# (PyTorch's exponent gradient reads the result: an in-place change of it makes backward fail)
+pow = defop("pow", lambda a, b: _pow(a, b), saves_output=True,
             overloads=[overload("PowBackward1", "tt"), overload("PowBackward2", "st")])
 pow_scalar = defop("pow_scalar", _pow_scalar, node_name="PowBackward0")
 maximum = defop("maximum", lambda a, b: _max_split(a, b, jnp.greater))

@@ -321,7 +321,9 @@ copy_slices = defop("copy_slices", _copy_slices, dtype_rule=KEEP, node_name="tor
 view_replay = defop("view_replay", _replay, dtype_rule=KEEP, node="as_strided")
 
 # ---- gather / scatter family -------------------------------------------------------------------
-gather = defop("gather", _gather, dtype_rule=KEEP, diff=(0,))
+# PyTorch's gather (and take) backward saves the input itself (for its sizes), so an in-place change of
+# it fails too
+gather = defop("gather", _gather, dtype_rule=KEEP, diff=(0,), saves_inputs=(0, 1))
 # scatter with reduce=: PyTorch records a node that cannot be differentiated (NotImplemented)
 _SCATTER_REDUCE_GRAD = overload("torch::autograd::NotImplemented", reduce=str)
 
@@ -348,8 +350,9 @@ index_fill = defop("index_fill", lambda a, idx, v, dim: a.at[_dim_index(dim, idx
 masked_fill = defop("masked_fill", lambda a, mask, v: jnp.where(mask, jnp.asarray(v, a.dtype), a),
                     dtype_rule=KEEP, diff=(0, 2), overloads=[overload("MaskedFillBackward1", "..t")])
 masked_scatter = defop("masked_scatter", _masked_scatter, dtype_rule=KEEP, diff=(0, 2))
-take = defop("take", lambda a, idx: a.reshape(-1)[idx], dtype_rule=KEEP, diff=(0,))
-take_along_dim = defop("take_along_dim", _take_along_dim, dtype_rule=KEEP, diff=(0,), node="gather")
+take = defop("take", lambda a, idx: a.reshape(-1)[idx], dtype_rule=KEEP, diff=(0,), saves_inputs=(0, 1))
+take_along_dim = defop("take_along_dim", _take_along_dim, dtype_rule=KEEP, diff=(0,), node="gather",
+                       saves_inputs=(0, 1))
 index.elements_from = gather.elements_from = index_select.elements_from = take_along_dim.elements_from = (0,)
 
 # Data-dependent sizes: the caller counts on the host (as PyTorch syncs) and passes `size`.

@@ -228,7 +228,8 @@ all = defop("all", lambda a, dim, keepdim: _bool_reduce(jnp.all, a, dim, keepdim
 any = defop("any", lambda a, dim, keepdim: _bool_reduce(jnp.any, a, dim, keepdim), dtype_rule=KEEP)
 count_nonzero = defop("count_nonzero", lambda a, dim: jnp.sum(a != 0, axis=dim, dtype=jnp.int64),
                       dtype_rule=KEEP)
-logcumsumexp = defop("logcumsumexp", lambda a, dim: jax.lax.cumlogsumexp(a, axis=dim), dtype_rule=KEEP)
+logcumsumexp = defop("logcumsumexp", lambda a, dim: jax.lax.cumlogsumexp(a, axis=dim), dtype_rule=KEEP,
+                     **SELF_AND_RESULT)
 
 
 def _cumulative_extreme_index(a, dim, later_wins):
