@@ -108,8 +108,9 @@ class _NodePlan:
 
     def analyse(self, op, static, cast, values, kinds):
         needed, self.sig, self.mask, self.saves = _saved.plan(op, static, cast, self.diff, values, kinds)
+        saves = op.saves_inputs_for(static, kinds)
         # per argument the backward reads: (position, is a tensor, whether its version is checked)
-        self.kept = tuple((i, type(kinds[i]) is tuple, op.saves_inputs is None or i in op.saves_inputs)
+        self.kept = tuple((i, type(kinds[i]) is tuple, saves is None or i in saves)
                           for i, keep in enumerate(needed) if keep)
 
 
@@ -175,7 +176,7 @@ def apply(op, *args, **static):
         if node is not None:
             result._grad_fn = node
             result._requires_grad = True
-            if op.saves_output:
+            if node.saves_result:   # (the op's, or its PyTorch overload's: see _ops.overload)
                 counter = result._storage.counter
                 node.checks.append((counter, counter.value, -1))
     else:

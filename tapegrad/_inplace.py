@@ -65,7 +65,8 @@ def name_as_inplace(node):
     cls = _inplace_node_classes.get(key)
     if cls is None:
         from .autograd._node import node_class
-        cls = _inplace_node_classes[key] = node_class(name, type(node).optional_inputs)
+        cls = _inplace_node_classes[key] = node_class(name, type(node).optional_inputs,
+                                                      saves_result=type(node).saves_result)
     node.__class__ = cls
 
 

@@ -98,8 +98,10 @@ class Op:
         self.wraps_scalars = wraps_scalars
         self.node_name = node_name or _camel(node or name) + "Backward0"
         from ..autograd._node import node_class
-        self.node_class = node_class(self.node_name, wraps=node_wraps)
-        self.overloads = tuple((o, node_class(o.node_name, o.optional)) for o in overloads)
+        self.node_class = node_class(self.node_name, wraps=node_wraps, saves_result=self.saves_output)
+        self.overloads = tuple((o, node_class(o.node_name, o.optional, saves_result=self.saves_output
+                                              if o.saves_output is None else o.saves_output))
+                               for o in overloads)
         self._node_classes = {}
 
     def node_class_for(self, static, kinds):
@@ -112,6 +114,13 @@ class Op:
             cls = next((c for o, c in self.overloads if o.matches(static, kinds)), self.node_class)
             self._node_classes[key] = cls
         return cls
+
+    def saves_inputs_for(self, static, kinds):
+        """saves_inputs for this call signature: its PyTorch overload's where that one says (reflection
+        padding saves its input, constant padding does not); asked when a signature is first analysed."""
+        found = next((o.saves_inputs for o, _ in self.overloads if o.saves_inputs is not None
+                      and o.matches(static, kinds)), None)
+        return self.saves_inputs if found is None else found
 
     def __repr__(self):
         return f"Op({self.name})"
@@ -131,12 +140,16 @@ class overload:
               next_functions as (None, 0) even when absent.
     statics   name=value: the static has that value; name=a type: the static is an instance of it;
               name=a function: it returns True for the static.
+    saves_output  whether this overload's backward saves the result (None: as the op says), where
+              PyTorch's overloads differ (pow.Tensor_Scalar saves none, pow.Tensor_Tensor its result).
+    saves_inputs  likewise for the op's saves_inputs.
     """
 
-    __slots__ = ("node_name", "args", "optional", "statics")
+    __slots__ = ("node_name", "args", "optional", "statics", "saves_output", "saves_inputs")
 
-    def __init__(self, node_name, args="", optional=(), **statics):
+    def __init__(self, node_name, args="", optional=(), saves_output=None, saves_inputs=None, **statics):
         self.node_name, self.args, self.optional, self.statics = node_name, args, optional, statics
+        self.saves_output, self.saves_inputs = saves_output, saves_inputs
 
     def matches(self, static, kinds):
         if len(self.args) > len(kinds) or not all(map(_kind_matches, self.args, kinds)):

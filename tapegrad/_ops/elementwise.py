@@ -281,8 +281,10 @@ rsub = defop("rsub", lambda a, b, alpha=None: b - a if alpha is None else b - al
              overloads=[overload("RsubBackward0", "tt")], diff=(0, 1))
 mul = defop("mul", lambda a, b: a * b, wraps_scalars=True)
 div = defop("div", lambda a, b: a / b, dtype_rule=FLOAT, wraps_scalars=True)
-div_trunc = defop("div_trunc", lambda a, b: _trunc_div(a, b), node_name="DivBackward2", wraps_scalars=True)
-div_floor = defop("div_floor", lambda a, b: _floor_div(a, b), node_name="DivBackward2", wraps_scalars=True)
+div_trunc = defop("div_trunc", lambda a, b: _trunc_div(a, b), node_name="DivBackward2", wraps_scalars=True,
+                  saves_inputs=(0, 1))
+div_floor = defop("div_floor", lambda a, b: _floor_div(a, b), node_name="DivBackward2", wraps_scalars=True,
+                  saves_inputs=(0, 1))
 floor_divide = defop("floor_divide", lambda a, b: _floor_div(a, b), node_name=NOT_IMPLEMENTED,
                      no_derivative=_not_implemented("floor_divide"))
 # x.floor_divide_(y) and x //= y: the same, but PyTorch's error names the in-place op
@@ -293,10 +295,11 @@ remainder = defop("remainder", _remainder, overloads=[overload("RemainderBackwar
 remainder_scalar_self = defop("remainder_scalar_self", _remainder, node_name=NOT_IMPLEMENTED,
                               no_derivative=_not_implemented("remainder"))
 fmod = defop("fmod", lambda a, b: jnp.fmod(a, b), overloads=[overload("FmodBackward1", "tt")])
-# (PyTorch's exponent gradient reads the result: an in-place change of it makes backward fail)
-pow = defop("pow", lambda a, b: _pow(a, b), saves_output=True,
-            overloads=[overload("PowBackward1", "tt"), overload("PowBackward2", "st")])
-pow_scalar = defop("pow_scalar", _pow_scalar, node_name="PowBackward0")
+# PyTorch's exponent gradient reads the result (an in-place change of it makes backward fail); a tensor
+# to a number (a complex one here: see pow_scalar) saves no result
+pow = defop("pow", lambda a, b: _pow(a, b),
+            overloads=[overload("PowBackward1", "tt", saves_output=True), overload("PowBackward2", "st", saves_output=True)])
+pow_scalar = defop("pow_scalar", _pow_scalar, node_name="PowBackward0", saves_inputs=(0,))
 maximum = defop("maximum", lambda a, b: _max_split(a, b, jnp.greater))
 minimum = defop("minimum", lambda a, b: _max_split(a, b, jnp.less))
 fmax = defop("fmax", lambda a, b: _fmax(a, b, jnp.greater))
@@ -341,10 +344,11 @@ _copysign = _with_derivatives(jnp.copysign, _copysign_derivatives)
 
 atan2 = defop("atan2", lambda a, b: _atan2(a, b) if _is_float(a) and _is_float(b) else jnp.arctan2(a, b),
               dtype_rule=FLOAT)
-hypot = defop("hypot", lambda a, b: _hypot(a, b) if _is_float(a) and _is_float(b) else jnp.hypot(a, b))
+hypot = defop("hypot", lambda a, b: _hypot(a, b) if _is_float(a) and _is_float(b) else jnp.hypot(a, b),
+              saves_output=True)
 xlogy = defop("xlogy", lambda a, b: _xlogy_op(a, b), dtype_rule=FLOAT,
               overloads=[overload("XlogyBackward1", "st"), overload("XlogyBackward2", "ts")])
-copysign = defop("copysign", lambda a, b: _copysign(a, b), dtype_rule=FLOAT,
+copysign = defop("copysign", lambda a, b: _copysign(a, b), dtype_rule=FLOAT, saves_output=True,
                  overloads=[overload("CopysignBackward1", "ts")])
 lerp = defop("lerp", _lerp, overloads=[overload("LerpBackward1", "..t")])
 # clamp(Tensor? min, Tensor? max) lists both bounds in next_functions, given or not; Scalar bounds neither.
@@ -399,7 +403,7 @@ neg = defop("neg", lambda a: -a, dtype_rule=KEEP)
 abs = defop("abs", lambda a: abs_real(a) if jnp.issubdtype(a.dtype, jnp.floating) else jnp.abs(a),
             dtype_rule=KEEP)
 sign = defop("sign", _sign, dtype_rule=KEEP)
-sgn = defop("sgn", _sgn, dtype_rule=KEEP)
+sgn = defop("sgn", _sgn, dtype_rule=KEEP, saves_inputs=(0,), saves_output=True)
 floor = defop("floor", lambda a: jnp.floor(a) if _is_float(a) else a, dtype_rule=KEEP)
 ceil = defop("ceil", lambda a: jnp.ceil(a) if _is_float(a) else a, dtype_rule=KEEP)
 round = defop("round", lambda a, decimals=None: jnp.round(a, decimals or 0) if _is_float(a) else a, dtype_rule=KEEP,
@@ -463,12 +467,13 @@ relu = defop("relu", lambda a: jnp.where(a <= 0, jnp.zeros((), a.dtype), a), dty
                                            lambda g, y, a: jnp.where(y <= 0, jnp.zeros((), g.dtype), g)))
 
 # ---- complex parts (real, imag and the real views are views: _ops/bitcast.py) ------------------
-angle = defop("angle", _angle, dtype_rule=FLOAT)
+angle = defop("angle", _angle, dtype_rule=FLOAT, saves_inputs=(0,))
 conj_physical = defop("conj_physical", lambda a: jnp.conj(a), dtype_rule=KEEP)
 # PyTorch's conj is a lazy view (its conjugate bit); here it is computed, under PyTorch's node name.
 conj = defop("conj", lambda a: jnp.conj(a), dtype_rule=KEEP)
 complex = defop("complex", lambda re, im: jax.lax.complex(*jnp.broadcast_arrays(re, im)), dtype_rule=KEEP)
-polar = defop("polar", lambda r, t: jax.lax.complex(r * jnp.cos(t), r * jnp.sin(t)), dtype_rule=KEEP)
+polar = defop("polar", lambda r, t: jax.lax.complex(r * jnp.cos(t), r * jnp.sin(t)), dtype_rule=KEEP,
+              saves_output=True)
 
 # ---- copies, casts, fills ---------------------------------------------------------------------
 to_dtype = defop("to_dtype", lambda a, dtype: a.astype(dtype), dtype_rule=KEEP, node="to_copy")

@@ -339,7 +339,8 @@ scatter_value = defop("scatter_value", _scatter, dtype_rule=KEEP, diff=(0,), nod
                       overloads=[_SCATTER_REDUCE_GRAD], no_derivative=_scatter_reduce_derivative)
 scatter_add = defop("scatter_add", lambda a, idx, src, dim: _scatter(a, idx, src, dim, "add"), dtype_rule=KEEP,
                     diff=(0, 2))
-scatter_reduce = defop("scatter_reduce", _scatter_reduce, dtype_rule=KEEP, diff=(0, 2))
+scatter_reduce = defop("scatter_reduce", _scatter_reduce, dtype_rule=KEEP, diff=(0, 2), saves_inputs=(0, 1, 2),
+                        saves_output=True)
 index_select = defop("index_select", lambda a, idx, dim: jnp.take(a, idx, axis=dim), dtype_rule=KEEP, diff=(0,))
 index_add = defop("index_add", lambda a, idx, src, alpha, dim: a.at[_dim_index(dim, idx)].add(alpha * src),
                   dtype_rule=KEEP, diff=(0, 2))
@@ -357,4 +358,4 @@ index.elements_from = gather.elements_from = index_select.elements_from = take_a
 
 # Data-dependent sizes: the caller counts on the host (as PyTorch syncs) and passes `size`.
 nonzero = defop("nonzero", lambda a, size: jnp.argwhere(a, size=size).astype(jnp.int64), dtype_rule=KEEP)
-masked_select = defop("masked_select", _masked_select, dtype_rule=KEEP, diff=(0,))
+masked_select = defop("masked_select", _masked_select, dtype_rule=KEEP, diff=(0,), saves_inputs=(0, 1))

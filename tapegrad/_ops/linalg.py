@@ -103,11 +103,12 @@ trace = defop("trace", lambda a: jnp.trace(a), dtype_rule=KEEP)
 
 # ---- tapegrad.linalg ----------------------------------------------------------------------
 inv = defop("inv", lambda a: jnp.linalg.inv(a), dtype_rule=KEEP, node="linalg_inv_ex")
-det = defop("det", lambda a: jnp.linalg.det(a), dtype_rule=KEEP, node="linalg_det")
+det = defop("det", lambda a: jnp.linalg.det(a), dtype_rule=KEEP, node="linalg_det", saves_output=True)
 slogdet = defop("slogdet", lambda a: tuple(jnp.linalg.slogdet(a)), dtype_rule=KEEP, nout=2,
                 node="linalg_slogdet")
-solve = defop("solve", _solve, dtype_rule=KEEP, node="linalg_solve_ex")
-solve_triangular = defop("solve_triangular", _solve_triangular, dtype_rule=KEEP, node="linalg_solve_triangular")
+solve = defop("solve", _solve, dtype_rule=KEEP, node="linalg_solve_ex", saves_output=True)
+solve_triangular = defop("solve_triangular", _solve_triangular, dtype_rule=KEEP, node="linalg_solve_triangular",
+                        saves_output=True)
 cholesky = defop("cholesky", _cholesky, dtype_rule=KEEP, node="linalg_cholesky_ex")
 qr = defop("qr", lambda a, mode: tuple(jnp.linalg.qr(a, mode=mode)), dtype_rule=KEEP, nout=2, node="linalg_qr")
 svd = defop("svd", lambda a, full_matrices: tuple(jnp.linalg.svd(a, full_matrices=full_matrices)),
@@ -130,7 +131,7 @@ eigh = defop("eigh", lambda a, UPLO: tuple(jnp.linalg.eigh(a, UPLO=UPLO, symmetr
 eigvalsh = defop("eigvalsh", lambda a, UPLO: jnp.linalg.eigh(a, UPLO=UPLO, symmetrize_input=False)[0],
                  dtype_rule=KEEP, node="linalg_eigh")
 pinv = defop("pinv", lambda a, hermitian: jnp.linalg.pinv(a, hermitian=hermitian), dtype_rule=KEEP,
-             node="linalg_pinv")
+             node="linalg_pinv", saves_output=True)
 
 
 def _vector_norm_backward(g, norm, a, ord, dim, keepdim, dtype=None):
@@ -158,4 +159,4 @@ def _vector_norm_backward(g, norm, a, ord, dim, keepdim, dtype=None):
 
 vector_norm = defop("vector_norm", _vector_norm, dtype_rule=KEEP, node="linalg_vector_norm", saves_inputs=(0,),
                     result_backward=_vector_norm_backward)
-cdist = defop("cdist", _cdist, dtype_rule=KEEP, node_name="CdistBackward0")
+cdist = defop("cdist", _cdist, dtype_rule=KEEP, node_name="CdistBackward0", saves_output=True)

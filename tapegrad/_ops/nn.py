@@ -323,7 +323,7 @@ def _interpolate_fixed_point(x, plan):
 
 # PyTorch names the node after the mode and the number of padded (spatial) dims: ReflectionPad2DBackward0.
 pad = _nn("pad", _pad, diff=(0,), node="constant_pad_nd",
-          overloads=[overload(f"{name}Pad{n}DBackward0", mode=mode, spatial=n)
+          overloads=[overload(f"{name}Pad{n}DBackward0", mode=mode, spatial=n, saves_inputs=(0,))
                      for mode, name in (("reflect", "Reflection"), ("replicate", "Replication")) for n in (1, 2, 3)])
 # kind: PyTorch's upsample kernel ("nearest2d", "bilinear2d"...), which names the node.
 _UPSAMPLE = {"nearest": "Nearest", "nearest_exact": "NearestExact", "linear": "Linear", "bilinear": "Bilinear",

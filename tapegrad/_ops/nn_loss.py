@@ -70,7 +70,8 @@ def _nll_loss(logp, target, *weight, reduction, ignore_index):
 
 
 # A 4-d input is PyTorch's nll_loss2d (other ranks above 2 are viewed as 4-d first).
-nll_loss = _loss("nll_loss", _nll_loss, diff=(0,), overloads=[overload("NllLoss2DBackward0", "4")])
+nll_loss = _loss("nll_loss", _nll_loss, diff=(0,), saves_inputs=(0, 1, 2),
+                 overloads=[overload("NllLoss2DBackward0", "4")])
 
 
 # ---- binary and divergence losses ---------------------------------------------------------------

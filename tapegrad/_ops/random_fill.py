@@ -91,7 +91,7 @@ normal_tensor = defop("normal_tensor", _normal_tensor, dtype_rule=KEEP, diff=(0,
 # Gamma(alpha, 1) draws; d draw / d alpha is -(dF/dalpha) / f at the draw, not the derivative of the
 # sampler's transform at a fixed key, so finite differences at a fixed key do not check it.
 standard_gamma = defop("standard_gamma", lambda alpha, k: jax.random.gamma(_key(k), alpha, alpha.shape, alpha.dtype),
-                       dtype_rule=KEEP, diff=(0,))
+                       dtype_rule=KEEP, diff=(0,), saves_output=True)
 # PyTorch's poisson passes a zero gradient back to its rates.
 poisson = defop("poisson", lambda rate, k: jax.random.poisson(_key(k), jax.lax.stop_gradient(rate), rate.shape)
                 .astype(rate.dtype), dtype_rule=KEEP, diff=(0,))

@@ -252,9 +252,9 @@ cummin_indices = defop("cummin_indices", lambda a, dim: _cumulative_extreme_inde
                        dtype_rule=KEEP, diff=())
 # The values are gathered at the indices, so each gradient goes to the element that held the extreme.
 cummax_values = defop("cummax_values", lambda a, idx, dim: jnp.take_along_axis(a, idx, axis=dim), dtype_rule=KEEP,
-                      diff=(0,), node_name="CummaxBackward0")
+                      diff=(0,), node_name="CummaxBackward0", saves_inputs=(0, 1))
 cummin_values = defop("cummin_values", lambda a, idx, dim: jnp.take_along_axis(a, idx, axis=dim), dtype_rule=KEEP,
-                      diff=(0,), node_name="CumminBackward0")
+                      diff=(0,), node_name="CumminBackward0", saves_inputs=(0, 1))
 
 
 def _bincount(a, *weights, length):

@@ -83,7 +83,7 @@ median_values = _values_op("median_values", "MedianBackward1")
 mode_values = _values_op("mode_values", "ModeBackward0")
 max_values = _values_op("max_values", "MaxBackward0")
 min_values = _values_op("min_values", "MinBackward0")
-median_all = defop("median_all", _median_all, dtype_rule=KEEP, node_name="MedianBackward0")
+median_all = defop("median_all", _median_all, dtype_rule=KEEP, node_name="MedianBackward0", saves_output=True)
 
 # Data-dependent sizes: the caller counts on the host (as PyTorch syncs) and passes `size`.
 # PyTorch records unique's nodes but cannot differentiate them: the output requires grad, backward raises.

@@ -72,6 +72,7 @@ class Node(Equation):
 
     node_name = "Node"
     optional_inputs = ()   # positions PyTorch lists even when the argument is None (`Tensor? min`)
+    saves_result = False   # its backward reads the op's result (PyTorch's saved `result`): set per op/overload
     wraps = None   # the argument whose producing node PyTorch's node holds inside it (CopySlices: the values)
 
     def name(self):
@@ -111,7 +112,7 @@ class Node(Equation):
         from .._tensor import Tensor
         from ._saved import SIGNATURES
         op, static, cast, _, placeholders = SIGNATURES[self.sig]
-        if what == "result" and op.saves_output and all(p is None or isinstance(p, type) for p in placeholders):
+        if what == "result" and self.saves_result and all(p is None or isinstance(p, type) for p in placeholders):
             return Tensor._wrap(self.result_value())
         position = self._SAVED_POSITIONS.get(what)
         if position is not None and position < len(self.kept) and placeholders[position] is None:
@@ -202,11 +203,12 @@ class AccumulateGrad:
         return f"<AccumulateGrad object at {hex(id(self))}>"
 
 
-def node_class(name, optional_inputs=(), wraps=None):
+def node_class(name, optional_inputs=(), wraps=None, saves_result=False):
     """A Node subclass named after PyTorch's node (type(y.grad_fn).__name__ == 'MulBackward0').
 
     C++-only nodes print their namespace in name() but not in their class name
     ('torch::autograd::CopySlices' / CopySlices), as PyTorch.
     """
     return type(name.rsplit("::", 1)[-1], (Node,),
-                {"__slots__": (), "node_name": name, "optional_inputs": tuple(optional_inputs), "wraps": wraps})
+                {"__slots__": (), "node_name": name, "optional_inputs": tuple(optional_inputs), "wraps": wraps,
+                 "saves_result": saves_result})

@@ -77,8 +77,9 @@ def plan(op, static, cast, diff, values, kinds):
         needed = _needed.get(dkey)
         if needed is None:
             needed = _analyse(op, static, cast, diff, values)
-            if op.saves_inputs:   # PyTorch saves these whatever the VJP reads: keep them to check them
-                needed = tuple(n or i in op.saves_inputs for i, n in enumerate(needed))
+            saves = op.saves_inputs_for(static, kinds)
+            if saves:   # PyTorch saves these whatever the VJP reads: keep them to check them
+                needed = tuple(n or i in saves for i, n in enumerate(needed))
             _needed[dkey] = needed
         placeholders = tuple(None if keep else kinds[i] for i, keep in enumerate(needed))
         sid = intern((op, static, cast, diff, placeholders))
