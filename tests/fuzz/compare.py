@@ -34,8 +34,9 @@ def _values_differ(a, b, dtype):
     return None
 
 
-def readout_difference(ours, theirs, with_grad=True):
-    """None where two Readouts agree; else a sentence naming the first difference."""
+def readout_difference(ours, theirs, with_grad=True, single=False):
+    """None where two Readouts agree; else a sentence naming the first difference. single: the program
+    computed in float32 somewhere, so its float64 values may carry float32 rounding (x.float()...double())."""
     if theirs.error is not None and "unallocated storage" in theirs.error[1]:
         # PyTorch's efficient zero tensor (a double backward through abs, say) cannot be read at all;
         # tapegrad's is an ordinary tensor of zeros: nothing to compare
@@ -49,7 +50,7 @@ def readout_difference(ours, theirs, with_grad=True):
     for field in ("dtype", "shape", "requires_grad", "is_leaf"):
         if getattr(ours, field) != getattr(theirs, field):
             return f"{field}: tapegrad {getattr(ours, field)!r}, torch {getattr(theirs, field)!r}"
-    problem = _values_differ(ours.value, theirs.value, theirs.dtype)
+    problem = _values_differ(ours.value, theirs.value, "float32" if single else theirs.dtype)
     if problem:
         return problem
     if with_grad:
@@ -57,7 +58,7 @@ def readout_difference(ours, theirs, with_grad=True):
             return f".grad is {'None' if ours.grad is None else 'set'} in tapegrad, " \
                    f"{'None' if theirs.grad is None else 'set'} in torch"
         if ours.grad is not None:
-            problem = readout_difference(ours.grad, theirs.grad, with_grad=False)
+            problem = readout_difference(ours.grad, theirs.grad, with_grad=False, single=single)
             if problem:
                 return ".grad " + problem
     return None
@@ -86,13 +87,14 @@ def error_difference(ours, theirs):
 def differences(ours, theirs):
     """Every way tapegrad's Outcome differs from torch's (an empty list where they agree)."""
     found = []
+    single = any(r.dtype == "float32" for r in theirs.tensors.values())
     raised_apart = error_difference(ours.error, theirs.error)
     if raised_apart:
         found.append(raised_apart)
     if len(ours.observed) != len(theirs.observed):
         found.append(f"observed {len(ours.observed)} values in tapegrad, {len(theirs.observed)} in torch")
     for (step, a), (_, b) in zip(ours.observed, theirs.observed):
-        problem = readout_difference(a, b, with_grad=False)
+        problem = readout_difference(a, b, with_grad=False, single=single)
         if problem:
             found.append(f"observe at step {step}: {problem}")
     if set(ours.tensors) != set(theirs.tensors):
@@ -102,7 +104,7 @@ def differences(ours, theirs):
     with_grad = not (ours.failed_backward and theirs.failed_backward and raised_apart is None)
     for name in theirs.tensors:
         if name in ours.tensors:
-            problem = readout_difference(ours.tensors[name], theirs.tensors[name], with_grad)
+            problem = readout_difference(ours.tensors[name], theirs.tensors[name], with_grad, single)
             if problem:
                 found.append(f"{name}: {problem}")
     return found
