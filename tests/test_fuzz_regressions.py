@@ -1218,3 +1218,20 @@ def test_a_value_the_backward_saves_changed_in_place_fails_as_in_torch(torch, co
             return str(e).split(", which is")[0]
     ours, theirs = both(build)
     assert ours == theirs
+
+
+def test_logcumsumexp_gradient_recorded_with_create_graph_is_pytorchs(torch):
+    # PyTorch's formula reads the input and the result, so the gradient requires grad even over a dim of
+    # one element (JAX's VJP of a one-element cumulative sum does not depend on the input)
+    def build(lib):
+        x = lib.tensor([[[-1.5, 0.5, -1.5]], [[0.25, -1.25, -0.25]]], dtype=lib.float64, requires_grad=True)
+        g = lib.autograd.grad((x.logcumsumexp(1) * 2).sum(), [x], create_graph=True)[0]
+        w = lib.tensor([[0.5, -1.0, 2.0], [0.1, 0.2, -0.3]], dtype=lib.float64, requires_grad=True)
+        gw = lib.autograd.grad((w.logcumsumexp(1) * lib.tensor([1.0, -2.0, 0.5], dtype=lib.float64)).sum(), [w],
+                               create_graph=True)[0]
+        hw = lib.autograd.grad(gw.pow(2).sum(), [w])[0]
+        return g.requires_grad, g.grad_fn.name(), g.detach(), gw.detach(), hw
+    ours, theirs = both(build)
+    assert ours[:2] == theirs[:2]
+    for a, b in zip(ours[2:], theirs[2:]):
+        assert_close(a, b)

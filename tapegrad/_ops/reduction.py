@@ -228,8 +228,23 @@ all = defop("all", lambda a, dim, keepdim: _bool_reduce(jnp.all, a, dim, keepdim
 any = defop("any", lambda a, dim, keepdim: _bool_reduce(jnp.any, a, dim, keepdim), dtype_rule=KEEP)
 count_nonzero = defop("count_nonzero", lambda a, dim: jnp.sum(a != 0, axis=dim, dtype=jnp.int64),
                       dtype_rule=KEEP)
+def _logcumsumexp_backward(g, result, a, dim):
+    """PyTorch's logcumsumexp_backward: the positive and negative parts of the gradient, each carried in log
+    space by a reversed logcumsumexp (so a gradient recorded with create_graph depends on the input and
+    the result, as PyTorch's, even over a dim of one element)."""
+    if g.ndim == 0 or g.size == 0:
+        return g
+    lowest = jnp.finfo(g.dtype).min
+    log_abs = jnp.log(jnp.abs(g))
+    positive, negative = (jnp.where(side, log_abs, lowest) for side in (g > 0, g < 0))
+
+    def reversed_cumulative(x):
+        return jnp.flip(jax.lax.cumlogsumexp(jnp.flip(x, dim), axis=dim), dim)
+    return jnp.exp(reversed_cumulative(positive - result) + a) - jnp.exp(reversed_cumulative(negative - result) + a)
+
+
 logcumsumexp = defop("logcumsumexp", lambda a, dim: jax.lax.cumlogsumexp(a, axis=dim), dtype_rule=KEEP,
-                     **SELF_AND_RESULT)
+                     result_backward=_logcumsumexp_backward, **SELF_AND_RESULT)
 
 
 def _cumulative_extreme_index(a, dim, later_wins):
