@@ -17,9 +17,9 @@ from hypothesis import HealthCheck, event, given, seed, settings
 import tapegrad
 from fuzz import differences, programs, run
 
-# about 60 s on one core by default; CI runs a fixed seed so a red run is reproducible
+# about 20 s on one core by default; CI runs a fixed seed so a red run is reproducible
 settings.register_profile(
-    "tapegrad-fuzz", max_examples=int(os.environ.get("TAPEGRAD_FUZZ_EXAMPLES", "200")), deadline=None,
+    "tapegrad-fuzz", max_examples=int(os.environ.get("TAPEGRAD_FUZZ_EXAMPLES", "1000")), deadline=None,
     derandomize="TAPEGRAD_FUZZ_SEED" not in os.environ, print_blob=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 FUZZ_SEED = int(os.environ.get("TAPEGRAD_FUZZ_SEED", "0"))

@@ -3,7 +3,8 @@ joins, index-driven ops (index_select, gather, masked_fill, advanced indexing) a
 
 Each writes one step's code and records its result in the abstract State, as strategy.py's generators do.
 Values are quarters in [-2, 2], so ties, zeros and negative inputs (log, sqrt, pow) come up often: both
-libraries must agree there too.
+libraries must agree there too. (Not copysign: it reads a NaN's sign bit, which each library's log of a
+negative number sets its own way; the op table's tests check copysign on numbers.)
 """
 from hypothesis import strategies as st
 
@@ -39,7 +40,7 @@ def more_unary(draw, s):
 
 MORE_BINARY = ["{a} / {b}", "torch.atan2({a}, {b})", "{a}.pow({b})", "torch.hypot({a}, {b})",
                "torch.fmod({a}, {b})", "torch.remainder({a}, {b})", "torch.lerp({a}, {b}, 0.25)",
-               "torch.xlogy({a}, {b})", "torch.copysign({a}, {b})", "{a}.div({b}, rounding_mode='floor')",
+               "torch.xlogy({a}, {b})", "{a}.div({b}, rounding_mode='floor')",
                "{a}.clamp(min={b})", "torch.maximum({a}, {b}.detach())", "{a}.addcmul({b}, {b}, value=0.5)",
                "{a}.addcdiv({a}, {b}, value=-2)"]
 
@@ -84,6 +85,34 @@ def along_dim(draw, s):
     return f"{name} = " + template.format(x=x.name, d=d)
 
 
+def reorder(draw, s):
+    """Ops that pick, sort or difference along a dim (ties are common: values are quarters)."""
+    dims = [v for v in s.vars.values() if v.shape]
+    if not dims:
+        return None
+    x = _pick(draw, dims)
+    d = draw(st.integers(-len(x.shape), len(x.shape) - 1))
+    k = d % len(x.shape)
+    options = {"{x}.sort(dim={d}, stable=True).values": x.shape, "{x}.cummax({d}).values": x.shape,
+               "{x}.cummin({d}).values": x.shape, "{x}.topk(1, {d}).values": x.shape[:k] + (1,) + x.shape[k + 1:],
+               "{x}.diff(dim={d})": x.shape[:k] + (max(x.shape[k] - 1, 0),) + x.shape[k + 1:],
+               "{x}.flatten()": (_count(x.shape),),
+               "{x}.argsort(dim={d}, stable=True).float()": x.shape}
+    if len(x.shape) >= 2:
+        options.update({"{x}.tril()": x.shape, "{x}.triu(1)": x.shape, "{x}.mT.contiguous()": x.shape[:-2] + x.shape[:-3:-1]})
+    template = _pick(draw, sorted(options))
+    name = s.fresh()
+    s.result(name, options[template], x.dtype, [x])
+    return f"{name} = " + template.format(x=x.name, d=d)
+
+
+def _count(shape):
+    n = 1
+    for k in shape:
+        n *= k
+    return n
+
+
 def join(draw, s):
     dims = [v for v in s.vars.values() if v.shape]
     if not dims:
@@ -106,7 +135,7 @@ def join(draw, s):
 
 
 def by_index(draw, s):
-    dims = [v for v in s.vars.values() if v.shape]
+    dims = [v for v in s.vars.values() if v.shape and 0 not in v.shape]
     if not dims:
         return None
     x = _pick(draw, dims)
@@ -170,4 +199,4 @@ def layer_norm(draw, s):
     return f"{name} = torch.nn.functional.layer_norm({x.name}, {x.shape[-1:]})"
 
 
-WEIGHTS = {more_unary: 2, more_binary: 2, along_dim: 2, join: 1, by_index: 2, loss: 1, layer_norm: 1}
+WEIGHTS = {more_unary: 2, more_binary: 2, along_dim: 2, reorder: 2, join: 1, by_index: 2, loss: 1, layer_norm: 1}
