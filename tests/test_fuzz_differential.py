@@ -2,9 +2,10 @@
 
 Each example is a program of leaf creation, elementwise ops, reductions, matmul, views, in-place ops,
 detach, no_grad regions, retain_grad, backward (repeated, with and without retain_graph), autograd.grad,
-.grad zeroing and optimizer steps. Values, gradients, flags and errors are compared (tests/fuzz).
+.grad zeroing and optimizer steps, and the wider set of tests/fuzz/breadth.py (ops along a dim, sorts,
+joins, index-driven ops, losses, layer_norm). Values, gradients, flags and errors are compared (tests/fuzz).
 
-    TAPEGRAD_FUZZ_EXAMPLES=500 pytest tests/test_fuzz_differential.py   # more examples
+    TAPEGRAD_FUZZ_EXAMPLES=5000 pytest tests/test_fuzz_differential.py   # more examples
     TAPEGRAD_FUZZ_SEED=7 ...                                            # another seed (default: fixed)
     pytest tests/test_fuzz_differential.py --hypothesis-show-statistics  # share of programs that raised
 """
