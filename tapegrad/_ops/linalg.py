@@ -1,4 +1,6 @@
 """Matrix products and tapegrad.linalg. Gradients are jax.vjp's, which follow PyTorch's formulas."""
+import functools
+
 import jax
 import jax.numpy as jnp
 from jax import lax
@@ -84,6 +86,25 @@ def _cholesky(a, upper):
     return jnp.conj(jnp.swapaxes(low, -1, -2)) if upper else low
 
 
+def _hermitian_directions(fn):
+    """fn(a, static) differentiated along Hermitian directions only: its JVP sees (da + da^H) / 2, so its
+    VJP hands back a Hermitian gradient, as PyTorch's cholesky and eigh backwards do (JAX's reads the one
+    triangle the factorization reads). The value is fn's own."""
+    @functools.partial(jax.custom_jvp, nondiff_argnums=(1,))
+    def f(a, static):
+        return fn(a, static)
+
+    @f.defjvp
+    def _(static, primals, tangents):
+        (a,), (da,) = primals, tangents
+        return jax.jvp(lambda x: fn(x, static), (a,), ((da + jnp.conj(jnp.swapaxes(da, -1, -2))) / 2,))
+    return f
+
+
+_cholesky_hermitian = _hermitian_directions(_cholesky)
+_eigh_hermitian = _hermitian_directions(lambda a, UPLO: tuple(jnp.linalg.eigh(a, UPLO=UPLO, symmetrize_input=False)))
+
+
 # ---- products -------------------------------------------------------------------------
 # PyTorch's matmul dispatches by rank: vector.vector is dot, matrix.vector is mv, matrix.matrix is mm.
 matmul = defop("matmul", lambda a, b: jnp.matmul(a, b), dtype_rule=KEEP, node="mm",
@@ -109,7 +130,7 @@ slogdet = defop("slogdet", lambda a: tuple(jnp.linalg.slogdet(a)), dtype_rule=KE
 solve = defop("solve", _solve, dtype_rule=KEEP, node="linalg_solve_ex", saves_output=True)
 solve_triangular = defop("solve_triangular", _solve_triangular, dtype_rule=KEEP, node="linalg_solve_triangular",
                         saves_output=True)
-cholesky = defop("cholesky", _cholesky, dtype_rule=KEEP, node="linalg_cholesky_ex")
+cholesky = defop("cholesky", lambda a, upper: _cholesky_hermitian(a, upper), dtype_rule=KEEP, node="linalg_cholesky_ex")
 qr = defop("qr", lambda a, mode: tuple(jnp.linalg.qr(a, mode=mode)), dtype_rule=KEEP, nout=2, node="linalg_qr")
 svd = defop("svd", lambda a, full_matrices: tuple(jnp.linalg.svd(a, full_matrices=full_matrices)),
             dtype_rule=KEEP, nout=3, node="linalg_svd")
@@ -126,8 +147,7 @@ def _svd_for_values(a):
 # svdvals where a gradient is wanted: PyTorch's _linalg_svd then computes U and Vh too, so S is output 1
 # of LinalgSvdBackward0 (JAX's derivative of the values computes them as well).
 svdvals_uv = defop("svdvals_uv", _svd_for_values, dtype_rule=KEEP, nout=3, node="linalg_svd")
-eigh = defop("eigh", lambda a, UPLO: tuple(jnp.linalg.eigh(a, UPLO=UPLO, symmetrize_input=False)),
-             dtype_rule=KEEP, nout=2, node="linalg_eigh")
+eigh = defop("eigh", lambda a, UPLO: _eigh_hermitian(a, UPLO), dtype_rule=KEEP, nout=2, node="linalg_eigh")
 eigvalsh = defop("eigvalsh", lambda a, UPLO: jnp.linalg.eigh(a, UPLO=UPLO, symmetrize_input=False)[0],
                  dtype_rule=KEEP, node="linalg_eigh")
 pinv = defop("pinv", lambda a, hermitian: jnp.linalg.pinv(a, hermitian=hermitian), dtype_rule=KEEP,
