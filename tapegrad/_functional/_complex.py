@@ -1,6 +1,7 @@
 """Complex numbers: parts, conjugates, polar form, real views."""
 from .. import _dtypes as D
 from .._dispatch import apply
+from .._pointwise_layout import lay_out_like
 from .._ops import bitcast as B, elementwise as E
 
 
@@ -16,7 +17,8 @@ def imag(input):
 
 
 def conj(input):
-    return apply(E.conj, input) if input.dtype.is_complex else input
+    # PyTorch's conj is a view with the input's strides (its conjugate bit): computed here, laid out alike
+    return lay_out_like(apply(E.conj, input), input) if input.dtype.is_complex else input
 
 
 def conj_physical(input, *, out=None):
