@@ -81,9 +81,27 @@ def _solve_triangular(a, b, upper, left, unitriangular):
     return jax.lax.linalg.triangular_solve(a, b, left_side=left, lower=not upper, unit_diagonal=unitriangular)
 
 
+def _mH(a):
+    return jnp.conj(jnp.swapaxes(a, -1, -2))
+
+
+def _hermitian_from(a, lower):
+    """The Hermitian matrix LAPACK reads from one triangle of a (its diagonal's real part), as PyTorch's
+    cholesky and eigh do; a itself need not be Hermitian."""
+    strict = jnp.tril(a, -1) if lower else jnp.triu(a, 1)
+    diagonal = jnp.real(jnp.diagonal(a, axis1=-2, axis2=-1)).astype(a.dtype)
+    return strict + _mH(strict) + diagonal[..., None] * jnp.eye(a.shape[-1], dtype=a.dtype)
+
+
 def _cholesky(a, upper):
-    low = jnp.linalg.cholesky(a, symmetrize_input=False)
-    return jnp.conj(jnp.swapaxes(low, -1, -2)) if upper else low
+    # upper: A = U^H U from A's upper triangle, which is the lower triangle of A^H
+    low = jnp.linalg.cholesky(_mH(a) if upper else a, symmetrize_input=False)
+    return _mH(low) if upper else low
+
+
+def _eigh(a, UPLO):
+    # JAX's eigh differentiates as if a were (a + a^H) / 2: give it the Hermitian matrix PyTorch reads
+    return tuple(jnp.linalg.eigh(_hermitian_from(a, UPLO == "L"), symmetrize_input=False))
 
 
 def _hermitian_directions(fn):
@@ -97,12 +115,12 @@ def _hermitian_directions(fn):
     @f.defjvp
     def _(static, primals, tangents):
         (a,), (da,) = primals, tangents
-        return jax.jvp(lambda x: fn(x, static), (a,), ((da + jnp.conj(jnp.swapaxes(da, -1, -2))) / 2,))
+        return jax.jvp(lambda x: fn(x, static), (a,), ((da + _mH(da)) / 2,))
     return f
 
 
 _cholesky_hermitian = _hermitian_directions(_cholesky)
-_eigh_hermitian = _hermitian_directions(lambda a, UPLO: tuple(jnp.linalg.eigh(a, UPLO=UPLO, symmetrize_input=False)))
+_eigh_hermitian = _hermitian_directions(_eigh)
 
 
 # ---- products -------------------------------------------------------------------------
@@ -148,8 +166,7 @@ def _svd_for_values(a):
 # of LinalgSvdBackward0 (JAX's derivative of the values computes them as well).
 svdvals_uv = defop("svdvals_uv", _svd_for_values, dtype_rule=KEEP, nout=3, node="linalg_svd")
 eigh = defop("eigh", lambda a, UPLO: _eigh_hermitian(a, UPLO), dtype_rule=KEEP, nout=2, node="linalg_eigh")
-eigvalsh = defop("eigvalsh", lambda a, UPLO: jnp.linalg.eigh(a, UPLO=UPLO, symmetrize_input=False)[0],
-                 dtype_rule=KEEP, node="linalg_eigh")
+eigvalsh = defop("eigvalsh", lambda a, UPLO: _eigh_hermitian(a, UPLO)[0], dtype_rule=KEEP, node="linalg_eigh")
 pinv = defop("pinv", lambda a, hermitian: jnp.linalg.pinv(a, hermitian=hermitian), dtype_rule=KEEP,
              node="linalg_pinv", saves_output=True)
 
