@@ -1,6 +1,6 @@
 """Results whose memory layout PyTorch's kernels leave non-contiguous, as PyTorch's: rot90 by an odd
 number of turns (a transposed buffer), nonzero (column-major, so its as_tuple columns are contiguous
-views) and conj (its input's strides). Strides, is_contiguous() and which .view() calls succeed are
+views), unique along a dim (that dim outermost) and conj (its input's strides). Strides, is_contiguous() and which .view() calls succeed are
 compared; values and gradients stay as they were."""
 import numpy as np
 import pytest
@@ -15,6 +15,11 @@ CALLS = {
     "rot90 twice": lambda lib: lib.rot90(lib.arange(24.0).reshape(2, 3, 4), 2, (0, 1)),
     "nonzero": lambda lib: lib.tensor([[1, 0], [0, 1], [1, 1]]).nonzero(),
     "nonzero as a tuple": lambda lib: lib.tensor([[1, 0, 2], [0, 1, 1]]).nonzero(as_tuple=True)[1],
+    "unique along dim 1": lambda lib: lib.unique(lib.tensor([[[1.0, 2.0], [1.0, 2.0], [3.0, 4.0]],
+                                                             [[0.0, 1.0], [0.0, 1.0], [5.0, 6.0]]]), dim=1),
+    "unique along the last dim": lambda lib: lib.unique(lib.tensor([[1.0, 1.0, 3.0], [2.0, 2.0, 0.5]]), dim=-1),
+    "unique_consecutive along dim 1": lambda lib: lib.unique_consecutive(lib.tensor([[1.0, 1.0, 3.0], [2.0, 2.0, 0.5]]),
+                                                                         dim=1),
     "conj of a transposed complex matrix": lambda lib: lib.conj(lib.tensor([[1 + 2j, 3j], [2, 1 - 1j]]).mT),
     "exp of a conjugate transpose": lambda lib: lib.tensor([[1 + 2j, 3j, 0.5], [2, 1 - 1j, 1j]]).mH.exp(),
 }
