@@ -1,5 +1,6 @@
-"""Layers given tensors of mixed dtypes refuse them with PyTorch's CPU messages: convolutions (expected
-scalar type), bilinear (all tensors must have the same dtype), the normalisations (mixed dtype (CPU)).
+"""Layers given tensors of mixed dtypes, and kernels given a dtype they lack (bool abs, integer frac ...),
+refuse them with PyTorch's CPU messages: convolutions (expected scalar type), bilinear (all tensors must
+have the same dtype), the normalisations (mixed dtype (CPU)), "abs_cpu" not implemented for 'Bool'.
 The first sentence of each message is compared with PyTorch's (tapegrad may add how to fix it)."""
 import pytest
 
@@ -45,4 +46,34 @@ def test_mixed_dtypes_are_refused_as_torch_does(case, torch):
     call = CALLS[case]
     ours = _first_sentence(raised(lambda: call(tapegrad, tapegrad.nn.functional)))
     theirs = _first_sentence(raised(lambda: call(torch, torch.nn.functional)))
+    assert ours == theirs
+
+
+# Kernels PyTorch has no bool (or integer) version of refuse those dtypes with its errors
+NO_KERNEL = {
+    "abs of bool": lambda lib: lib.tensor([True, False]).abs(),
+    "floor of bool": lambda lib: lib.tensor([True]).floor(),
+    "ceil_ of bool": lambda lib: lib.tensor([True]).ceil_(),
+    "trunc of bool": lambda lib: lib.trunc(lib.tensor([True])),
+    "round of bool": lambda lib: lib.tensor([True]).round(),
+    "round of bool to decimals": lambda lib: lib.tensor([True]).round(decimals=1),
+    "frac of long": lambda lib: lib.tensor([1, 2]).frac(),
+    "frac of int": lambda lib: lib.tensor([1, 2], dtype=lib.int32).frac(),
+    "negation of bool": lambda lib: -lib.tensor([True]),
+    "neg_ of bool": lambda lib: lib.tensor([True]).neg_(),
+    "relu of bool": lambda lib: lib.tensor([True]).relu(),
+    "argmax of bool": lambda lib: lib.tensor([True, False]).argmax(),
+    "argmin of bool along a dim": lambda lib: lib.tensor([[True, False]]).argmin(1),
+    "median of bool": lambda lib: lib.tensor([True, False]).median(),
+    "median of bool along a dim": lambda lib: lib.tensor([True, False]).median(0),
+    "hardshrink of long": lambda lib: lib.nn.functional.hardshrink(lib.tensor([1, 2])),
+    "abs of long": lambda lib: lib.tensor([-1, 2]).abs(),
+    "floor of long": lambda lib: lib.tensor([-1, 2]).floor(),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NO_KERNEL))
+def test_kernels_without_a_dtype_refuse_it_as_torch(case, torch):
+    call = NO_KERNEL[case]
+    ours, theirs = (_first_sentence(raised(lambda lib=lib: call(lib))) for lib in (tapegrad, torch))
     assert ours == theirs

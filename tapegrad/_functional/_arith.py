@@ -285,15 +285,33 @@ def _scalar_name(d):
 
 # ---- unary ----------------------------------------------------------------------------------
 
-def _unary(op, name=None):
+def _unary(op, name=None, kernel=None, integers=False):
+    """The function of a unary op; kernel: PyTorch's CPU kernel, which has no bool version (nor integer
+    ones when `integers`), named in its NotImplementedError."""
     def f(input, *, out=None):
+        if kernel is not None:
+            _check_unary_kernel(kernel, input, integers)
         return _apply(op, input)
     f.__name__ = name or op.name
     return f
 
 
-neg = negative = _unary(E.neg)
-abs = absolute = _unary(E.abs)
+def _check_unary_kernel(kernel, input, integers=False):
+    dtype = input.dtype
+    if dtype is D.bool_ or (integers and not (dtype.is_floating_point or dtype.is_complex)):
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_scalar_name(dtype)}'. Convert the "
+                                  "input first, e.g. x.float().")
+
+
+def neg(input, *, out=None):
+    if input.dtype is D.bool_:
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+                           "invert a mask, use the `~` or `logical_not()` operator instead.")
+    return _apply(E.neg, input)
+
+
+negative = neg
+abs = absolute = _unary(E.abs, kernel="abs_cpu")
 sign = _unary(E.sign)
 sgn = _unary(E.sgn)
 exp = _unary(E.exp)
@@ -323,13 +341,16 @@ erfc = _unary(E.erfc)
 erfinv = _unary(E.erfinv)
 lgamma = _unary(E.lgamma)
 digamma = _unary(E.digamma)
-relu = _unary(E.relu)
+def relu(input, *, out=None):
+    if input.dtype is D.bool_:
+        raise RuntimeError("Boolean inputs not supported for relu")
+    return _apply(E.relu, input)
 reciprocal = _unary(E.reciprocal)
 square = _unary(E.square)
-floor = _unary(E.floor)
-ceil = _unary(E.ceil)
-trunc = fix = _unary(E.trunc)
-frac = _unary(E.frac)
+floor = _unary(E.floor, kernel="floor_vml_cpu")
+ceil = _unary(E.ceil, kernel="ceil_vml_cpu")
+trunc = fix = _unary(E.trunc, kernel="trunc_vml_cpu")
+frac = _unary(E.frac, kernel="frac_cpu", integers=True)
 isnan = _unary(E.isnan)
 isfinite = _unary(E.isfinite)
 isinf = _unary(E.isinf)
@@ -376,6 +397,7 @@ def _check_integral(t, name):
 
 
 def round(input, *, decimals=None, out=None):
+    _check_unary_kernel("round_vml_cpu" if decimals is None else "round_cpu", input)
     return _apply(E.round, input, decimals=decimals)
 
 

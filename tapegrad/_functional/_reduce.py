@@ -156,6 +156,8 @@ def aminmax(input, *, dim=None, keepdim=False):
 
 def _arg(op, name):
     def f(input, dim=None, keepdim=False, *, out=None):
+        if input.dtype is D.bool_:
+            raise RuntimeError(f"{name}(): does not support bool input")
         if dim is None:
             _check_nonempty(input, name)
             return apply(op, input, dim=None, keepdim=builtins.bool(keepdim))
@@ -298,6 +300,9 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
 
 
 def median(input, dim=None, keepdim=False, *, out=None):
+    if input.dtype is D.bool_:
+        raise NotImplementedError(f"\"{'median_cpu' if dim is None else 'median_out'}\" not implemented for 'Bool'. "
+                                  "Convert the input first, e.g. x.int().")
     if dim is None:
         _check_nonempty(input, "median")
         return apply(S.median_all, input)

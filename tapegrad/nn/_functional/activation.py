@@ -101,6 +101,7 @@ def softshrink(input, lambd=0.5):
 
 
 def hardshrink(input, lambd=0.5):
+    check_float_kernel(input, "hardshrink_cpu")
     return apply(K.hardshrink, input, float(lambd))
 
 
