@@ -60,6 +60,13 @@ CASES = {
     "multinomial_rank": (lambda lib: lib.ones(2, 2, 2).multinomial(1), "prob_dist must be 1 or 2 dim"),
     "uniform_int": (lambda lib: lib.tensor([1, 2]).uniform_(), None),
     "item_many": (lambda lib: lib.ones(2).item(), "elements cannot be converted to Scalar"),
+    "std_mean_int": (lambda lib: lib.std_mean(lib.tensor([1, 2])), "std_mean only support floating point"),
+    "var_mean_int": (lambda lib: lib.var_mean(lib.tensor([1, 2])), "var_mean only support floating point"),
+    "view_as_complex_int": (lambda lib: lib.view_as_complex(lib.tensor([[1, 2]])),
+                            "only supported for half, float and double tensors, but got a tensor of scalar type: Long"),
+    "adjoint_vector": (lambda lib: lib.ones(2).adjoint(), "only supported on matrices or batches of matrices. Got 1-D"),
+    "fliplr_vector": (lambda lib: lib.fliplr(lib.ones(2)), "Input must be >= 2-d."),
+    "flipud_scalar": (lambda lib: lib.flipud(lib.tensor(1.0)), "Input must be >= 1-d."),
 }
 
 

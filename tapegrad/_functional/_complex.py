@@ -1,6 +1,7 @@
 """Complex numbers: parts, conjugates, polar form, real views."""
 from .. import _dtypes as D
 from .._dispatch import apply
+from ._common import SCALAR_NAME
 from .._pointwise_layout import lay_out_like
 from .._ops import bitcast as B, elementwise as E
 
@@ -63,9 +64,12 @@ def view_as_real(input):
 
 
 def view_as_complex(input):
+    if input.dtype is D.float16:
+        raise RuntimeError("view_as_complex of a half tensor makes a complex32 (ComplexHalf) tensor, a dtype "
+                           "tapegrad does not have. Convert it first, e.g. x.float().")
     if input.dtype not in (D.float32, D.float64):
-        raise RuntimeError("view_as_complex is only supported for float and double tensors, but got a tensor of "
-                           f"scalar type: {input.dtype.name}")
+        raise RuntimeError("view_as_complex is only supported for half, float and double tensors, but got a "
+                           f"tensor of scalar type: {SCALAR_NAME[input.dtype.name]}")
     if input.ndim == 0 or input.shape[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")
     return apply(B.view_as_complex, input)

@@ -18,10 +18,14 @@ def flip(input, *dims):
 
 
 def fliplr(input):
+    if input.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
     return flip(input, 1)
 
 
 def flipud(input):
+    if input.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
     return flip(input, 0)
 
 

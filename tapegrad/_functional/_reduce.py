@@ -72,9 +72,9 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
                  dtype=dtype.np if dtype is not None else None)
 
 
-def _var_args(input, dim, unbiased, keepdim, correction):
+def _var_args(input, dim, unbiased, keepdim, correction, name="std and var"):
     if not (input.dtype.is_floating_point or input.dtype.is_complex):
-        raise RuntimeError("std and var only support floating point and complex dtypes. Convert first, "
+        raise RuntimeError(f"{name} only support floating point and complex dtypes. Convert first, "
                            "e.g. x.float().std().")
     if isinstance(dim, builtins.bool):  # legacy std(input, unbiased)
         dim, unbiased = None, dim
@@ -92,11 +92,11 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=N
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return tuple(apply(R.var_mean, input, **_var_args(input, dim, unbiased, keepdim, correction)))
+    return tuple(apply(R.var_mean, input, **_var_args(input, dim, unbiased, keepdim, correction, "var_mean")))
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return tuple(apply(R.std_mean, input, **_var_args(input, dim, unbiased, keepdim, correction)))
+    return tuple(apply(R.std_mean, input, **_var_args(input, dim, unbiased, keepdim, correction, "std_mean")))
 
 
 def _check_nonempty(input, name, dim=None):

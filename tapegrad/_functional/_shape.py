@@ -1,6 +1,7 @@
 """Shape functions that view or reshape: reshape and view (of a dtype too), as_strided, flatten, transposes
 and permutes, squeeze, unsqueeze, expand and broadcasting."""
 import builtins
+import warnings
 
 import numpy as np
 
@@ -157,6 +158,11 @@ def t(input):
 
 
 def adjoint(input):
+    if input.ndim == 1:
+        raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of matrices. Got 1-D tensor.")
+    if input.ndim == 0:
+        warnings.warn("adjoint() is deprecated on 0-D tensors. Consider using x.conj().", UserWarning, stacklevel=2)
+        return input.conj()
     return transpose(input, -2, -1).conj()
 
 
