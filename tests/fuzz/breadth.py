@@ -68,12 +68,20 @@ REDUCING_DIM = ["{x}.var({d})", "{x}.std({d}, keepdim=True)", "{x}.norm(dim={d})
                 "torch.linalg.vector_norm({x}, 3, dim={d})", "{x}.var({d}, correction=0)"]
 
 
-def along_dim(draw, s):
+def _tensor_and_dim(draw, s):
+    """A tensor of the pool with dims and one of its dims (negative too), or None where none has dims."""
     dims = [v for v in s.vars.values() if v.shape]
     if not dims:
         return None
     x = _pick(draw, dims)
-    d = draw(st.integers(-len(x.shape), len(x.shape) - 1))
+    return x, draw(st.integers(-len(x.shape), len(x.shape) - 1))
+
+
+def along_dim(draw, s):
+    picked = _tensor_and_dim(draw, s)
+    if picked is None:
+        return None
+    x, d = picked
     name = s.fresh()
     if draw(st.integers(0, 2)) == 0:
         template = _pick(draw, REDUCING_DIM)
@@ -87,11 +95,10 @@ def along_dim(draw, s):
 
 def reorder(draw, s):
     """Ops that pick, sort or difference along a dim (ties are common: values are quarters)."""
-    dims = [v for v in s.vars.values() if v.shape]
-    if not dims:
+    picked = _tensor_and_dim(draw, s)
+    if picked is None:
         return None
-    x = _pick(draw, dims)
-    d = draw(st.integers(-len(x.shape), len(x.shape) - 1))
+    x, d = picked
     k = d % len(x.shape)
     options = {"{x}.sort(dim={d}, stable=True).values": x.shape, "{x}.cummax({d}).values": x.shape,
                "{x}.cummin({d}).values": x.shape, "{x}.topk(1, {d}).values": x.shape[:k] + (1,) + x.shape[k + 1:],
