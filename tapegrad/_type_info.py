@@ -4,10 +4,18 @@ import jax.numpy as jnp
 from . import _dtypes as D
 
 
+def _check_dtype_argument(name, type):
+    from ._tensor import Tensor   # (a tensor is not a dtype: PyTorch's argument parser refuses it)
+    if isinstance(type, Tensor):
+        raise TypeError(f"{name}(): argument 'type' (position 1) must be torch.dtype, not Tensor. Pass its "
+                        "dtype, e.g. x.dtype.")
+
+
 class finfo:
     """Limits of a floating dtype (a complex dtype reports its real part's)."""
 
     def __init__(self, type=None):
+        _check_dtype_argument("finfo", type)
         type = D.get_default_dtype() if type is None else D.as_dtype(type)
         if not (type.is_floating_point or type.is_complex):
             raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
@@ -36,6 +44,7 @@ class iinfo:
     """Limits of an integer dtype."""
 
     def __init__(self, type):
+        _check_dtype_argument("iinfo", type)
         type = D.as_dtype(type)
         if type is D.bool_:
             raise TypeError("torch.bool is not supported by torch.iinfo")

@@ -67,6 +67,12 @@ CASES = {
     "adjoint_vector": (lambda lib: lib.ones(2).adjoint(), "only supported on matrices or batches of matrices. Got 1-D"),
     "fliplr_vector": (lambda lib: lib.fliplr(lib.ones(2)), "Input must be >= 2-d."),
     "flipud_scalar": (lambda lib: lib.flipud(lib.tensor(1.0)), "Input must be >= 1-d."),
+    "flip_without_dims": (lambda lib: lib.ones(2).flip(), 'flip() missing 1 required positional arguments: "dims"'),
+    "permute_without_dims": (lambda lib: lib.ones(2).permute(), "permute() missing 1 required positional argument"),
+    "reshape_without_shape": (lambda lib: lib.ones(2).reshape(), "reshape() missing 1 required positional argument"),
+    "finfo_of_a_tensor": (lambda lib: lib.finfo(lib.ones(2)), "argument 'type' (position 1) must be torch.dtype"),
+    "iinfo_of_a_tensor": (lambda lib: lib.iinfo(lib.tensor([1])), "argument 'type' (position 1) must be torch.dtype"),
+    "square_of_bool_in_place": (lambda lib: lib.tensor([True]).square_(), "result type Long can't be cast"),
 }
 
 
@@ -91,3 +97,13 @@ def test_error_matches_pytorch(name):
     phrase = phrase or str(theirs).split(".")[0].split(",")[0][:30]
     assert phrase in str(theirs), f"the key phrase is not PyTorch's: {theirs}"
     assert phrase in str(ours), f"tapegrad's message {str(ours)!r} lacks PyTorch's key phrase {phrase!r}"
+
+
+@pytest.mark.parametrize("code", ["x.flip(dims=[0])", "lib.flip(x, dims=(0, 1))", "x.permute(dims=[1, 0])",
+                                  "x.reshape(shape=(6,))", "lib.reshape(x, shape=[3, 2])", "b.square()",
+                                  "lib.square(b)"])
+def test_keyword_and_bool_forms_as_in_torch(code):
+    def run(lib):
+        out = eval(code, {"lib": lib, "x": lib.arange(6.0).reshape(2, 3), "b": lib.tensor([True, False])})
+        return str(out.dtype).rsplit(".")[-1], out.tolist()
+    assert run(tapegrad) == run(torch)

@@ -346,7 +346,11 @@ def relu(input, *, out=None):
         raise RuntimeError("Boolean inputs not supported for relu")
     return _apply(E.relu, input)
 reciprocal = _unary(E.reciprocal)
-square = _unary(E.square)
+def square(input, *, out=None):
+    # PyTorch's square is pow(input, 2): a bool tensor squares to int64 (bool ** int promotes)
+    if input.dtype is D.bool_:
+        return pow(input, 2)
+    return _apply(E.square, input)
 floor = _unary(E.floor, kernel="floor_vml_cpu")
 ceil = _unary(E.ceil, kernel="ceil_vml_cpu")
 trunc = fix = _unary(E.trunc, kernel="trunc_vml_cpu")

@@ -100,3 +100,15 @@ def check_index_bounds(idx, size, dim, error=IndexError, message=None):
 def check_index_dtype(idx, fn, arg="index"):
     if idx.dtype is not D.int64 and idx.dtype is not D.int32:
         raise RuntimeError(f"{fn}(): Expected dtype int64 for {arg}")
+
+
+def sizes_argument(fn, name, args, named):
+    """The dims or sizes a shape function takes as PyTorch's do: positionally (x.permute(1, 0), a list) or
+    as the keyword `name` (x.permute(dims=[1, 0])); PyTorch's TypeErrors when missing or unexpected."""
+    if name in named:
+        args = (named.pop(name),) + args
+    if named:
+        raise TypeError(f"{fn}() got an unexpected keyword argument '{next(iter(named))}'")
+    if not args:
+        raise TypeError(f'{fn}() missing 1 required positional arguments: "{name}"')
+    return args

@@ -8,11 +8,12 @@ from .._dispatch import apply
 from .._ops import shape as S
 from .._pointwise_layout import lay_out_like
 from .._tensor import Tensor
-from ._common import dims as _dims, shape_args, wrap_dim
+from ._common import dims as _dims, shape_args, sizes_argument, wrap_dim
 from ._shape import expand, flatten, unsqueeze, view
 
 
-def flip(input, *dims):
+def flip(input, *dims, **named):
+    dims = sizes_argument("flip", "dims", dims, named)
     d = _dims(shape_args(dims), input.ndim) or ()
     return lay_out_like(apply(S.flip, input, dims=d), input)   # (PyTorch's flip allocates with empty_like)
 

@@ -9,7 +9,7 @@ from .. import _views
 from .._dispatch import apply
 from .. import _dtypes as D
 from .._ops import bitcast as B, shape as S
-from ._common import SCALAR_NAME, dims as _dims, numel_of, shape_args, wrap_dim
+from ._common import SCALAR_NAME, dims as _dims, numel_of, shape_args, sizes_argument, wrap_dim
 from .._memory_format import contiguous_format as _contiguous_format
 
 def _infer_shape(shape, numel):
@@ -32,8 +32,8 @@ def _viewable(input, shape):
     return _views.view_strides(tuple(input.shape), _views.strides(input), shape) is not None
 
 
-def reshape(input, *shape):
-    shape = _infer_shape(shape_args(shape), input.numel())
+def reshape(input, *shape, **named):
+    shape = _infer_shape(shape_args(sizes_argument("reshape", "shape", shape, named)), input.numel())
     # As PyTorch: a view of a contiguous tensor, an alias with new strides of a viewable one, else the
     # contiguous clone viewed (CloneBackward0 under UnsafeViewBackward0).
     if input._view is None or _views.is_contiguous(input):
@@ -166,8 +166,8 @@ def adjoint(input):
     return transpose(input, -2, -1).conj()
 
 
-def permute(input, *dims):
-    dims = shape_args(dims)
+def permute(input, *dims, **named):
+    dims = shape_args(sizes_argument("permute", "dims", dims, named))
     n = input.ndim
     if len(dims) != n:
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
