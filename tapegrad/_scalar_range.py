@@ -2,8 +2,8 @@
 
 fill_, setitem with a number, masked_fill and full convert the number to the tensor's dtype first and
 refuse one that does not fit: "value cannot be converted to type int8_t without overflow"; a complex
-number with an imaginary part never fits a real dtype. (Arithmetic
-with a number does not check: `t + 300` wraps, in PyTorch and here.)
+number with an imaginary part never fits a real dtype. (Arithmetic with a number does not check: `t + 300`
+wraps, in PyTorch and here.)
 """
 import math
 
@@ -17,6 +17,9 @@ _C_NAMES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "
             "float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
             "complex64": "c10::complex<float>"}
 _REDUCED = ("float16", "bfloat16")
+# the largest finite value of each checked floating dtype (jnp's finfo: NumPy has no bfloat16)
+_FLOAT_LIMITS = {n: float(jnp.finfo(n).max) for n in ("float32", "float16", "bfloat16")}
+_FLOAT_LIMITS["complex64"] = _FLOAT_LIMITS["float32"]
 
 
 def check_fits(value, dtype, via_double=False):
@@ -31,14 +34,14 @@ def check_fits(value, dtype, via_double=False):
     if c_name is None or isinstance(value, bool) or not isinstance(value, (int, float, complex)):
         return
     if isinstance(value, complex) and value.imag != 0 and not name.startswith("complex"):
-        raise RuntimeError(f"value cannot be converted to type {_C_NAMES[name]} without overflow")
-    if name not in ("float64",) and _overflows(value, name):
+        raise RuntimeError(f"value cannot be converted to type {c_name} without overflow")
+    if name != "float64" and _overflows(value, name):
         raise RuntimeError(f"value cannot be converted to type {c_name} without overflow")
 
 
 def _overflows(value, name):
-    if name in ("float32", "complex64", "float16", "bfloat16"):
-        limit = float(jnp.finfo(name).max)   # (jnp's: NumPy has no bfloat16)
+    limit = _FLOAT_LIMITS.get(name)
+    if limit is not None:
         parts = (value.real, value.imag) if isinstance(value, complex) else (value,)
         return any(not math.isinf(p) and not math.isnan(p) and abs(p) > limit for p in parts)
     info = np.iinfo(name)
