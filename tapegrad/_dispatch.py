@@ -185,6 +185,11 @@ def apply(op, *args, **static):
             for i, r in enumerate(result):
                 if sig.differentiable[i]:
                     r._attach(node, i)
+            saved = node.saves_result   # True: every output; else the positions PyTorch's backward saves
+            if saved:
+                for i in (range(len(result)) if saved is True else saved):
+                    counter = result[i]._storage.counter
+                    node.checks.append((counter, counter.value, -1 - i))
     if lazy:
         _segment.add(eq, values, node)
     if OBSERVERS:

@@ -108,6 +108,7 @@ def _relaid(out, order):
     from ._views import ViewInfo
     value = out._storage._raw
     stored = Storage(compute(S.permute, (("dims", tuple(order)),), [value]))
+    stored.counter = out._storage.counter   # the same tensor: a version check on it (a saved result) holds
     back = tuple(sorted(range(out.ndim), key=order.__getitem__))
     out._storage = stored
     out._view = ViewInfo(None, ((S.permute, (("dims", back),)),), (), stored.version, value)

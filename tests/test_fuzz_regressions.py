@@ -1205,15 +1205,19 @@ def test_nansum_and_nanmean_match_torch(torch, dim, keepdim):
     "t2 = lib.pow(2.0, t1); t2.add_(1)",
     "t2 = t1.logcumsumexp(0); t2.sub_(3)",
     "t2 = t1.logcumsumexp(0); t1.sub_(3)",
+    "m = lib.stack([t1, t1 * 2 + 1, t1 - 3]).mT + 4 * lib.eye(3, dtype=lib.float64); t2 = lib.linalg.inv(m); t2.add_(1)",
+    "m = lib.outer(t1, t1) + 4 * lib.eye(3, dtype=lib.float64); t2 = lib.linalg.cholesky(m); t2.add_(1)",
+    "m = lib.outer(t1, t1) + 4 * lib.eye(3, dtype=lib.float64); t2 = lib.linalg.matrix_exp(m); t2.add_(1)",
 ])
 def test_a_value_the_backward_saves_changed_in_place_fails_as_in_torch(torch, code):
-    # gather saves its input, pow (a tensor exponent) and logcumsumexp their result, as PyTorch's do
+    # gather saves its input; pow (a tensor exponent), logcumsumexp, inv (the inverse) and cholesky (the
+    # factor) their result; matrix_exp only its input; as PyTorch's do
     def build(lib):
         t0 = lib.tensor([0.75, 2.0, 1.5], dtype=lib.float64, requires_grad=True)
         scope = {"lib": lib, "t1": -t0}
         exec(code, scope)
         try:
-            return lib.autograd.grad(scope["t2"].sum(), [t0])[0].tolist()
+            return [float(f"{v:.10g}") for v in lib.autograd.grad(scope["t2"].sum(), [t0])[0].tolist()]
         except RuntimeError as e:
             return str(e).split(", which is")[0]
     ours, theirs = both(build)

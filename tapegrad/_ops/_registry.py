@@ -25,7 +25,8 @@ class Op:
     diff        positions of inputs that can carry gradients (None: every input).
     view        True when PyTorch returns a view sharing storage with input 0.
     saves_output True when PyTorch's backward reads the result (exp, tanh...): modifying the
-                result in place then makes backward fail, as in PyTorch.
+                result in place then makes backward fail, as in PyTorch. For an op of several
+                outputs, True saves them all, a tuple the outputs at those positions.
     saves_inputs positions of the inputs PyTorch's backward saves (derivatives.yaml), whose in-place
                 change makes backward fail; None: those the JAX VJP reads. Kept values are
                 the VJP's in any case, plus these.

@@ -242,7 +242,8 @@ def _attention(q, k, v, *extra, scale, causal, mask_kind, dropout_scale, groups=
 
 # PyTorch's fused CPU kernel (4-d inputs, no dropout...; a mask is not an input of its node); its other calls
 # record the math path (nn/_functional/attention.py).
-attention = _nn("attention", _attention, diff=(0, 1, 2), nout=2, node="_scaled_dot_product_flash_attention_for_cpu")
+attention = _nn("attention", _attention, diff=(0, 1, 2), nout=2, node="_scaled_dot_product_flash_attention_for_cpu",
+                saves_output=True)
 
 # ---- padding, resampling -------------------------------------------------------------------------
 def _pad_index(n, lo, hi, mode):

@@ -149,7 +149,7 @@ var_mean = defop("var_mean", lambda a, dim, correction, keepdim: (
     _var(a, dim, correction, keepdim), jnp.mean(a, axis=dim, keepdims=keepdim)), dtype_rule=KEEP, nout=2)
 std_mean = defop("std_mean", lambda a, dim, correction, keepdim: (
     _safe_sqrt(_var(a, dim, correction, keepdim)), jnp.mean(a, axis=dim, keepdims=keepdim)), dtype_rule=KEEP,
-    nout=2)
+    nout=2, saves_inputs=(0,), saves_output=(0,))   # (PyTorch's backward reads the input and the std)
 # Ties share the gradient evenly (PyTorch's amax/amin and full max()/min()); JAX's max rule does the same.
 @functools.lru_cache(maxsize=None)
 def _scaled_by_count(reduce, dim, keepdim):

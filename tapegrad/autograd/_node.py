@@ -112,7 +112,8 @@ class Node(Equation):
         from .._tensor import Tensor
         from ._saved import SIGNATURES
         op, static, cast, _, placeholders = SIGNATURES[self.sig]
-        if what == "result" and self.saves_result and all(p is None or isinstance(p, type) for p in placeholders):
+        if what == "result" and self.saves_result and op.nout == 1 and all(
+                p is None or isinstance(p, type) for p in placeholders):
             return Tensor._wrap(self.result_value())
         position = self._SAVED_POSITIONS.get(what)
         if position is not None and position < len(self.kept) and placeholders[position] is None:
