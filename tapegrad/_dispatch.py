@@ -20,7 +20,7 @@ from .autograd.graph import _stack as _graph_hooks
 from .device import MIXED_DEVICES, check_same_device
 from ._tensor import Tensor
 from ._view_info import make_view
-from ._pointwise_layout import lay_out
+from ._pointwise_layout import lay_out, lay_out_in_order
 
 
 def _packed(tensor):
@@ -171,6 +171,8 @@ def apply(op, *args, **static):
         result = Tensor._wrap(out, inference)
         if viewed and op.pointwise:   # PyTorch's result takes its inputs' memory order
             lay_out(result, args, op)
+        if op.result_order is not None:
+            lay_out_in_order((result,), op.result_order(dict(static), (result.shape,)))
         if op.view:
             make_view(result, args[0], op, static, out, args[1:])
         if node is not None:
@@ -181,6 +183,8 @@ def apply(op, *args, **static):
                 node.checks.append((counter, counter.value, -1))
     else:
         result = tuple(Tensor._wrap(o, inference) for o in outs)
+        if op.result_order is not None:
+            lay_out_in_order(result, op.result_order(dict(static), tuple(r.shape for r in result)))
         if node is not None:
             for i, r in enumerate(result):
                 if sig.differentiable[i]:

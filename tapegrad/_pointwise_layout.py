@@ -172,3 +172,12 @@ def lay_out_like(out, input, memory_format=None):
         return out
     _restride(out, _strides_in_order(tuple(out.shape), M._order(out, memory_format)))
     return out
+
+
+def lay_out_in_order(results, orders):
+    """Each result with its storage in the memory order its op's kernel leaves it (Op.result_order);
+    nothing recorded, the version counter kept."""
+    from ._memory_format import _relaid
+    for out, order in zip(results, orders):
+        if order is not None and 0 not in out.shape:
+            _relaid(out, order)

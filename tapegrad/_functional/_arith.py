@@ -128,9 +128,9 @@ def _check_integer_division(input, other):
             raise RuntimeError("ZeroDivisionError")
 
 
-def _check_kernel(kernel, input, other, floating_only=False):
+def _check_kernel(kernel, *operands, floating_only=False):
     """PyTorch has no bool (or, for some ops, integer) kernel: NotImplementedError, as it raises."""
-    dtype = result_dtype(input, other)
+    dtype = result_dtype(*operands)
     if dtype is D.bool_ or (floating_only and not (dtype.is_floating_point or dtype.is_complex)):
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_scalar_name(dtype)}'. Convert the "
                                   "inputs first, e.g. x.float().")
@@ -290,17 +290,10 @@ def _unary(op, name=None, kernel=None, integers=False):
     ones when `integers`), named in its NotImplementedError."""
     def f(input, *, out=None):
         if kernel is not None:
-            _check_unary_kernel(kernel, input, integers)
+            _check_kernel(kernel, input, floating_only=integers)
         return _apply(op, input)
     f.__name__ = name or op.name
     return f
-
-
-def _check_unary_kernel(kernel, input, integers=False):
-    dtype = input.dtype
-    if dtype is D.bool_ or (integers and not (dtype.is_floating_point or dtype.is_complex)):
-        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_scalar_name(dtype)}'. Convert the "
-                                  "input first, e.g. x.float().")
 
 
 def neg(input, *, out=None):
@@ -401,7 +394,7 @@ def _check_integral(t, name):
 
 
 def round(input, *, decimals=None, out=None):
-    _check_unary_kernel("round_vml_cpu" if decimals is None else "round_cpu", input)
+    _check_kernel("round_vml_cpu" if decimals is None else "round_cpu", input)
     return _apply(E.round, input, decimals=decimals)
 
 

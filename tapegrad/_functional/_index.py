@@ -209,9 +209,6 @@ def nonzero(input, *, out=None, as_tuple=False):
     if input.ndim == 0 and as_tuple:
         return (apply(I.nonzero, input.reshape(1), size=size).reshape(-1),)
     found = apply(I.nonzero, input, size=size)
-    if found.ndim == 2 and 0 not in found.shape:   # PyTorch's result is column-major (strides (1, rows)),
-        from .._memory_format import _relaid        # so its columns (as_tuple) are contiguous views
-        _relaid(found, (1, 0))
     if as_tuple:
         return tuple(found[:, k] for k in range(input.ndim))
     return found

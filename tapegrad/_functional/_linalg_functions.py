@@ -45,21 +45,10 @@ _SINGULAR = "The input matrix is singular, so the operation could not be complet
             "torch.linalg.matrix_rank or use torch.linalg.pinv instead."
 
 
-def _column_major(*results):
-    """LAPACK writes matrices column by column, and PyTorch hands its results on as they are: batches of
-    column-major matrices (strides (..., 1, rows)), so a .view() that needs row order fails on them. The
-    results get that layout here too (their storage in that order, read through a permute)."""
-    from .._memory_format import _relaid
-    for t in results:
-        if t.ndim >= 2 and 0 not in t.shape:
-            _relaid(t, tuple(range(t.ndim - 2)) + (t.ndim - 1, t.ndim - 2))
-    return results[0] if len(results) == 1 else results
-
-
 @policy("inv")
 def inv(A, *, out=None):
     _check_square(A, "inv")
-    return _column_major(_check_finite(apply(L.inv, A), "inv", _SINGULAR))
+    return _check_finite(apply(L.inv, A), "inv", _SINGULAR)
 
 
 def det(A, *, out=None):
@@ -93,8 +82,7 @@ def solve(A, B, *, left=True, out=None):
         raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
                            f"{'AX = B' if left else 'XA = B'} ({'x'.join(map(str, A.shape[-2:]))} and "
                            f"{'x'.join(map(str, B.shape[-2:]))})")
-    x = _check_finite(apply(L.solve, A, B, left=builtins.bool(left), vector=vector), "solve", _SINGULAR)
-    return x if vector or not left else _column_major(x)   # (XA = B: PyTorch's X is a transposed solve's)
+    return _check_finite(apply(L.solve, A, B, left=builtins.bool(left), vector=vector), "solve", _SINGULAR)
 
 
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
@@ -108,16 +96,15 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
         raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the equation "
                            f"{'AX = B' if left else 'XA = B'} ({'x'.join(map(str, A.shape[-2:]))} and "
                            f"{'x'.join(map(str, B.shape[-2:]))})")
-    return _column_major(apply(L.solve_triangular, A, B, upper=builtins.bool(upper), left=builtins.bool(left),
-                               unitriangular=builtins.bool(unitriangular)))
+    return apply(L.solve_triangular, A, B, upper=builtins.bool(upper), left=builtins.bool(left),
+                 unitriangular=builtins.bool(unitriangular))
 
 
 @policy("cholesky")
 def cholesky(A, *, upper=False, out=None):
     _check_square(A, "cholesky")
-    return _column_major(_check_finite(
-        apply(L.cholesky, A, upper=builtins.bool(upper)), "cholesky",
-        "The factorization could not be completed because the input is not positive-definite."))
+    return _check_finite(apply(L.cholesky, A, upper=builtins.bool(upper)), "cholesky",
+                         "The factorization could not be completed because the input is not positive-definite.")
 
 
 def qr(A, mode="reduced", *, out=None):
@@ -125,7 +112,7 @@ def qr(A, mode="reduced", *, out=None):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), "
                            "'r', or 'complete'")
     _check_float(A, "qr")
-    q, r = _column_major(*apply(L.qr, A, mode="complete" if mode == "complete" else "reduced"))
+    q, r = apply(L.qr, A, mode="complete" if mode == "complete" else "reduced")
     if mode == "r":
         from .._creation import empty
         return RT.qr(empty(0, dtype=A.dtype), r)
@@ -134,15 +121,13 @@ def qr(A, mode="reduced", *, out=None):
 
 def svd(A, full_matrices=True, *, driver=None, out=None):
     _check_float(A, "svd")
-    u, s, vh = apply(L.svd, A, full_matrices=builtins.bool(full_matrices))
-    return RT.linalg_svd(_column_major(u), s, _column_major(vh))
+    return RT.linalg_svd(*apply(L.svd, A, full_matrices=builtins.bool(full_matrices)))
 
 
 def svd_legacy(input, some=True, compute_uv=True, *, out=None):
     """PyTorch's torch.svd: V (not V^H); `some=False` gives full U and V; without compute_uv, U and V are zeros."""
     _check_float(input, "svd")
     u, s, vh = apply(L.svd, input, full_matrices=not some)
-    u, vh = _column_major(u, vh)
     v = vh.mH
     if not compute_uv:
         from .._creation import zeros_like
@@ -164,8 +149,7 @@ def svdvals(A, *, driver=None, out=None):
 
 def eigh(A, UPLO="L", *, out=None):
     _check_square(A, "eigh")
-    values, vectors = apply(L.eigh, A, UPLO=UPLO)
-    return RT.eigh(values, _column_major(vectors))
+    return RT.eigh(*apply(L.eigh, A, UPLO=UPLO))
 
 
 def eigvalsh(A, UPLO="L", *, out=None):

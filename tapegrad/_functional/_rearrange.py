@@ -48,16 +48,7 @@ def rot90(input, k=1, dims=(0, 1)):
     d0, d1 = wrap_dim(dims[0], input.ndim), wrap_dim(dims[1], input.ndim)
     if d0 == d1:
         raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}")
-    k = builtins.int(k) % 4
-    out = apply(S.rot90, input, k=k, dims=(d0, d1))   # one node, as PyTorch's
-    if k % 2 and 0 not in out.shape:
-        # PyTorch flips into a new tensor and transposes it in place: the result reads that buffer with
-        # d0 and d1 swapped (strides not contiguous)
-        from .._memory_format import _relaid
-        order = list(range(out.ndim))
-        order[d0], order[d1] = d1, d0
-        _relaid(out, tuple(order))
-    return out
+    return apply(S.rot90, input, k=builtins.int(k) % 4, dims=(d0, d1))   # one node, as PyTorch's
 
 
 def _triangle(op):

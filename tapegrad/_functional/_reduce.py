@@ -348,22 +348,13 @@ def _unique_dim(input, d, return_inverse, return_counts):
     _, first, inverse, counts = np.unique(rows, axis=0, return_index=True, return_inverse=True,
                                           return_counts=True)
     from .._creation import tensor
-    out = (_dim_outermost(apply(S.unique_take, input, tensor(first.astype(np.int64), device=input.device), dim=d,
-                                kind="unique_dim"), d),)
+    out = (apply(S.unique_take, input, tensor(first.astype(np.int64), device=input.device), dim=d,
+                 kind="unique_dim"),)
     if return_inverse:
         out += (tensor(inverse.reshape(-1).astype(np.int64), device=input.device),)
     if return_counts:
         out += (tensor(counts.astype(np.int64), device=input.device),)
     return out[0] if len(out) == 1 else out
-
-
-def _dim_outermost(out, d):
-    """PyTorch's unique along a dim works on the input with that dim moved first and moves it back: the
-    result reads a buffer whose outermost dim is d (strides not contiguous unless d is 0)."""
-    if d and 0 not in out.shape:
-        from .._memory_format import _relaid
-        _relaid(out, (d,) + tuple(k for k in range(out.ndim) if k != d))
-    return out
 
 
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
@@ -378,8 +369,6 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     from .._creation import tensor
     index = tensor(starts.astype(np.int64), device=input.device)
     out = (apply(S.unique_take, input, index, dim=d, kind="unique_consecutive"),)
-    if d is not None:
-        _dim_outermost(out[0], d)
     if return_inverse:
         inverse = np.cumsum(np.concatenate([[0], changed])) if len(rows) else np.zeros(0, np.int64)
         out += (tensor(inverse.astype(np.int64).reshape(shape if d is None else (-1,)), device=input.device),)

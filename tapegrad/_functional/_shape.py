@@ -33,7 +33,9 @@ def _viewable(input, shape):
 
 
 def reshape(input, *shape, **named):
-    shape = _infer_shape(shape_args(sizes_argument("reshape", "shape", shape, named)), input.numel())
+    if named or not shape:   # (the keyword form, or none: off the common path)
+        shape = sizes_argument("reshape", "shape", shape, named)
+    shape = _infer_shape(shape_args(shape), input.numel())
     # As PyTorch: a view of a contiguous tensor, an alias with new strides of a viewable one, else the
     # contiguous clone viewed (CloneBackward0 under UnsafeViewBackward0).
     if input._view is None or _views.is_contiguous(input):

@@ -53,6 +53,11 @@ class Op:
     pointwise   True for the ops PyTorch computes with TensorIterator: their result takes the memory order
                 of their inputs (_pointwise_layout); or a function of the call's arguments telling whether
                 this call's does. Set where the family is defined.
+    result_order for the ops whose PyTorch kernel leaves its result in another memory order than a new
+                contiguous tensor (LAPACK's column-major matrices, rot90's transposed buffer): a function
+                (static dict, output shapes) -> one dims order per output (outermost first; None where the
+                output is contiguous), applied as the result is made (_pointwise_layout.lay_out_in_order).
+                Set where the family is defined.
     elements_from which inputs every element of the result is taken from (views that select elements,
                 copies, reorderings, joins): a tuple of positions, ALL_INPUTS, or None (the result holds
                 computed values). Index and offset arguments are never sources. Value checks use it: a
@@ -73,7 +78,7 @@ class Op:
 
     __slots__ = ("name", "fn", "dtype_rule", "diff", "view", "saves_output", "saves_inputs", "nout",
                  "node_name", "node_class", "wraps_scalars", "overloads", "_node_classes", "fused_backward",
-                 "custom", "value_view", "no_derivative", "result_backward", "pointwise", "elements_from",
+                 "custom", "value_view", "no_derivative", "result_backward", "pointwise", "result_order", "elements_from",
                  "several_views", "hands_grad", "__weakref__")
 
     def __init__(self, name, fn, dtype_rule=SAME, diff=None, view=False, saves_output=False, nout=1,
@@ -92,6 +97,7 @@ class Op:
         self.value_view = value_view
         self.no_derivative = no_derivative
         self.pointwise = False
+        self.result_order = None
         self.elements_from = (0,) if view and value_view is None else None
         self.several_views = False
         self.hands_grad = None
@@ -192,3 +198,9 @@ def defop(name, fn, **meta):
         raise ValueError(f"op {name!r} is defined twice")
     op = OPS[name] = Op(name, fn, **meta)
     return op
+
+
+def column_major(shape):
+    """The dims order of a batch of column-major matrices (LAPACK's results), None for fewer than 2 dims."""
+    n = len(shape)
+    return None if n < 2 else tuple(range(n - 2)) + (n - 1, n - 2)

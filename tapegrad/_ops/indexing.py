@@ -358,4 +358,6 @@ index.elements_from = gather.elements_from = index_select.elements_from = take_a
 
 # Data-dependent sizes: the caller counts on the host (as PyTorch syncs) and passes `size`.
 nonzero = defop("nonzero", lambda a, size: jnp.argwhere(a, size=size).astype(jnp.int64), dtype_rule=KEEP)
+# PyTorch's result is column-major (strides (1, rows)), so its columns (as_tuple) are contiguous views
+nonzero.result_order = lambda static, shapes: ((1, 0) if len(shapes[0]) == 2 else None,)
 masked_select = defop("masked_select", _masked_select, dtype_rule=KEEP, diff=(0,), saves_inputs=(0, 1))

@@ -5,7 +5,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from ._registry import defop, overload, SAME, KEEP
+from ._registry import column_major, defop, overload, SAME, KEEP
 from .elementwise import abs_real
 from .reduction import _safe_sqrt, _unreduced
 
@@ -201,3 +201,15 @@ def _vector_norm_backward(g, norm, a, ord, dim, keepdim, dtype=None):
 vector_norm = defop("vector_norm", _vector_norm, dtype_rule=KEEP, node="linalg_vector_norm", saves_inputs=(0,),
                     result_backward=_vector_norm_backward)
 cdist = defop("cdist", _cdist, dtype_rule=KEEP, node_name="CdistBackward0", saves_output=True)
+
+
+# LAPACK writes matrices column by column, and PyTorch hands those results on as they are
+for _op in (inv, cholesky, solve_triangular):
+    _op.result_order = lambda static, shapes: (column_major(shapes[0]),)
+# (a vector right-hand side gives a vector; XA = B is a transposed solve's result, row-major)
+solve.result_order = lambda static, shapes: (
+    None if static["vector"] or not static["left"] else column_major(shapes[0]),)
+qr.result_order = lambda static, shapes: tuple(column_major(s) for s in shapes)
+svd.result_order = svdvals_uv.result_order = lambda static, shapes: (column_major(shapes[0]), None,
+                                                                     column_major(shapes[2]))
+eigh.result_order = lambda static, shapes: (None, column_major(shapes[1]))

@@ -79,6 +79,20 @@ reshape_copy = defop("reshape_copy", lambda a, shape: jnp.reshape(a, shape), dty
                      node="unsafe_view")
 flip = defop("flip", lambda a, dims: jnp.flip(a, dims), dtype_rule=KEEP)
 rot90 = defop("rot90", lambda a, k, dims: jnp.rot90(a, k, dims), dtype_rule=KEEP)
+
+
+def _rot90_order(static, shapes):
+    # PyTorch flips into a new tensor and transposes it in place for an odd number of turns: the result
+    # reads that buffer with the two dims swapped
+    if not static["k"] % 2:
+        return (None,)
+    order = list(range(len(shapes[0])))
+    d0, d1 = static["dims"]
+    order[d0], order[d1] = d1, d0
+    return (tuple(order),)
+
+
+rot90.result_order = _rot90_order
 # dims None: the flattened tensor is rolled (one node, as PyTorch's).
 roll = defop("roll", lambda a, shifts, dims: jnp.roll(a, shifts if dims is not None else shifts[0], dims),
              dtype_rule=KEEP)

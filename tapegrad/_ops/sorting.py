@@ -100,6 +100,9 @@ unique_take = defop("unique_take", lambda a, index, dim, kind: jnp.take(a if dim
                                                                         index, axis=dim or 0),
                     dtype_rule=KEEP, diff=(0,), node_name="UniqueConsecutiveBackward0",
                     overloads=[overload("UniqueDimBackward0", kind="unique_dim")], no_derivative=_unique_derivative)
+# PyTorch uniques along a dim with that dim moved first and moves it back: that dim is outermost in memory
+unique_take.result_order = lambda static, shapes: (
+    (static["dim"],) + tuple(k for k in range(len(shapes[0])) if k != static["dim"]) if static["dim"] else None,)
 
 
 def _searchsorted(sequence, values, side, dtype):
