@@ -1,7 +1,7 @@
 """erf and erfc over whole NumPy arrays, in double precision (NumPy has neither).
 
 The rational approximations are Sun's fdlibm ones (s_erf.c, the libm that Python's math.erf comes
-from), evaluated over the array by interval. Results are math.erf's to within an ulp or two (np.exp is
+from), evaluated over the array by interval. Results are math.erf's to within a few ulp (np.exp is
 not libm's exp). Over a large array that costs about 20 ns an element against math.erf's 75 ns through
 np.frompyfunc; a small array (fewer than VECTOR_FROM elements) still goes element by element, which
 is cheaper than the vector formulas' fixed cost of about 60 us.
