@@ -104,6 +104,10 @@ def _numpy_evaluator(program, args, leaves, tree, kinds):
 
 
 def _evaluator(program, args, leaves, tree, kinds):
+    if program.assemble is not None:
+        assembled = program.assemble(args)
+        if assembled is not None:
+            return assembled
     if type(program.key) is tuple and program.key[0] == "plan":
         assembled = _plan_parts.assemble(program.key[1], args[0], _forward_kernel)
         if assembled is not None:
@@ -138,6 +142,24 @@ def _evaluator(program, args, leaves, tree, kinds):
     _shape_poly.traces[0] += 1
     closed, shapes = jax.make_jaxpr(program.fn, return_shape=True)(*args)
     return _numpy_eval.compile_jaxpr(closed), shapes
+
+
+def forward_evaluator(program, args):
+    """The _Rented NumPy evaluator of a forward kernel for `args` (avals, Python scalars, None), made if need
+    be from the jaxpr its op's abstract evaluation traced when the op was recorded: no trace. None when
+    there is no such jaxpr (or NumPy cannot run it)."""
+    tree = jax.tree_util.tree_structure(tuple(None if a is None else 0 for a in args))
+    kinds = tuple((a.shape, np.dtype(a.dtype), a.weak_type) if type(a) not in _SCALARS else type(a)
+                  for a in args if a is not None)
+    rented = program.numpy.get((tree, kinds))
+    if rented is None and bool not in kinds and all(type(k) is not tuple or not k[2] for k in kinds):
+        made = _shape_poly.jaxpr(program.key[1:], tuple(
+            type(a) if a is None or type(a) in _SCALARS else (a.shape, np.dtype(a.dtype)) for a in args))
+        run = None if made is None else _numpy_eval.compile_jaxpr(made[0], made[1])
+        if run is not None:
+            rented = program.numpy[(tree, kinds)] = _Rented(run, jax.tree_util.tree_structure(made[2]),
+                                                            TRACE_SECONDS, NUMPY_BUDGET_SECONDS)
+    return rented if rented is not None and rented.run is not None else None
 
 
 def _forward_kernel(sid):

@@ -50,7 +50,7 @@ class Program:
     """
 
     __slots__ = ("fn", "jitted", "layout", "sync", "key", "compiles", "spreads", "numpy", "ready", "announce",
-                 "bought", "shapes", "renting", "jobs", "bytes", "owner", "families", "__weakref__")
+                 "bought", "shapes", "renting", "jobs", "bytes", "owner", "families", "assemble", "__weakref__")
 
     def __init__(self, fn, sync=False, key=None):
         self.fn = fn
@@ -71,6 +71,8 @@ class Program:
         self.bytes = 0        # resident memory its compiles added (see _lru)
         self.owner = None     # (cache, key) it is cached under
         self.families = None  # its NumPy tier's traces by input pattern (see _shape_poly)
+        self.assemble = None  # args -> (NumPy evaluator, output shapes) or None: its NumPy tier built from
+                              # the kernels its first sight ran, instead of a trace (a backward step: _numpy_step)
 
     def __call__(self, *args):
         if profiler is not None:   # a profile is recording: it times the call (autograd/profiler.py)
@@ -202,6 +204,11 @@ def kernel(key, make):
     if k is None:
         k = _kernels.put(key, Program(make(), key=key))
     return k
+
+
+def cached_kernel(key):
+    """The per-op kernel cached for `key`, or None (none is made)."""
+    return _kernels.get(key)
 
 
 def program(key):

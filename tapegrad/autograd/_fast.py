@@ -15,9 +15,10 @@ from .._lazy import Pending
 from .._memory_format import grad_like
 from .._storage import Storage
 from .._tensor import Tensor
-from . import _saved
 from ._graph import check_versions
-from ._walk import TRACED, traced_call, walk
+from ._step_program import StepProgram, reachable
+from ._walk import TRACED, traced_call
+from . import _numpy_step
 
 def try_backward(root, seed, retain_graph):
     """Run the backward of `root` through its segment's program; False when the general path must."""
@@ -64,6 +65,8 @@ def try_backward(root, seed, retain_graph):
                                lambda: _compile(key[1:]), count=False)
     if program is None:
         return False   # first sight of this structure with these shapes: the general path runs it op by op
+    if program.assemble is None:   # its NumPy tier: the kernels its first sight ran, not a trace
+        program.assemble = _numpy_step.assembler(key[1:])
     if program.announce is None:   # it may rent NumPy for a while: explain the compile when XLA is reached
         program.announce = lambda: _recompiles.step_compiled(seg, key[1])
     if any(type(a) is Pending for a in arrays):
@@ -106,7 +109,7 @@ def try_backward(root, seed, retain_graph):
 def _check_versions(seg, root):
     # Only the nodes this backward runs: a value saved by an op off the root's path may be modified.
     refs = _segment.autograd_refs(seg)
-    for pos in _reachable(_segment.decode(seg.flat), root):
+    for pos in reachable(_segment.decode(seg.flat), root):
         n = refs[pos]()
         if n is not None:
             check_versions(n)
@@ -130,54 +133,11 @@ def _write_back(seg, live, values, flight):
                 flight.produce(p, on_device(value))   # (one that ran on NumPy goes to the device)
 
 
-def _reachable(keys, root):
-    """Positions of the autograd nodes the root's gradient flows through, in backward order."""
-    seen = {root}
-    stack = [root]
-    while stack:
-        pos = stack.pop()
-        for code in keys[pos][2][1]:
-            if type(code) is tuple and code[0] not in seen:
-                seen.add(code[0])
-                stack.append(code[0])
-    return sorted(seen, reverse=True)
-
-
 def _compile(key):
-    flat, root, root_out, seed_code, implicit, existing, retained, live = key
-    keys = _segment.decode(flat)
-    order = _reachable(keys, root)
-    index = {pos: i for i, pos in enumerate(order)}
-    retained_at = {}
-    for pos, k, _ in retained:
-        if pos in index:   # a retained tensor the root's gradient does not reach keeps its .grad
-            retained_at.setdefault(index[pos], []).append(k)
+    step = StepProgram(key)
 
     def program(arrays, scalars, extra):
-        results, args_of, _ = _lazy.run_forward(keys, (arrays, scalars))
+        results, args_of, _ = _lazy.run_forward(step.entries, (arrays, scalars))
+        return step.backward(results, args_of, extra, traced_call, TRACED)
 
-        def fetch(code):
-            return extra[code[1]] if code[0] == "x" else results[code[0]][code[1]]
-
-        # The segment in the engine's terms: its reachable nodes in backward order, as `Graph` keys a graph
-        node_keys, saved = [], []
-        for pos in order:
-            bsig, edges = keys[pos][2]
-            diff = _saved.SIGNATURES[bsig][3]
-            wiring = tuple(-1 - edges[i] if type(edges[i]) is int else
-                           index[edges[i][0]] if edges[i][1] == 0 else (index[edges[i][0]], edges[i][1])
-                           for i in diff)
-            outs = results[pos]
-            node_keys.append((bsig, wiring, tuple(retained_at.get(index[pos], ())) or None,
-                              tuple((o.shape, o.dtype) for o in outs) if len(outs) > 1 else None))
-            saved += [args_of[pos][k] for k in _saved.kept_positions(bsig)]
-        walk_key = (tuple(node_keys), len(existing), ((0, root_out, implicit),))
-        had = {-1 - j: fetch(code) for j, code in enumerate(existing) if code is not None}
-        had.update({(index[pos], k): fetch(code) for pos, k, code in retained if pos in index and code is not None})
-        seeds = [None if seed_code is None else fetch(seed_code)]
-        grads = walk(walk_key, saved, seeds, had, traced_call, TRACED)
-        leaf_grads = {j: grads[-1 - j] for j in range(len(existing)) if -1 - j in grads}
-        retained_grads = [grads.get((index[pos], k)) if pos in index else None for pos, k, _ in retained]
-        return leaf_grads, retained_grads, [results[pos][k] for pos, k in live]
-
-    return program, order
+    return program, step.order

@@ -1,0 +1,159 @@
+"""A backward step's NumPy tier from the kernels its first sight ran, without tracing the step.
+
+A closed segment's step (forward and backward, see _fast) that comes back with the same input shapes
+rents NumPy as one program (see _numpy_rent). Tracing the whole step to a jaxpr for that cost about
+30 ms for a one-layer LSTM step, more than the step ran: a loop over sequences of random length paid it
+for every length that came twice. But the step's first sight ran the general path op by op: every
+forward kernel and every node's VJP kernel built a NumPy evaluator for the very inputs the step feeds it.
+The step's evaluator runs those evaluators in the step's order: the segment's entries, then `walk` over
+NumPy arrays. Which evaluator each call takes is settled once, by a dry run over avals; when one is
+missing (a kernel evicted, run compiled, or a Python Function's node) the step is traced as before.
+"""
+import jax
+import numpy as np
+
+from .. import _numpy_eval, _programs
+from .._equation import SIGNATURES
+from .._numpy_rent import _input_kinds, forward_evaluator
+from .._op_functions import forward_fn
+from ._step_program import StepProgram
+from ._walk import Arith, sum_to_dims
+
+try:  # private but long-stable: an abstract array (shape, dtype, weak type)
+    from jax._src.core import ShapedArray as _Aval
+except ImportError:  # pragma: no cover
+    _Aval = None
+
+
+class _Missing(Exception):
+    """A kernel the step needs has no NumPy evaluator for its inputs: trace the step instead."""
+
+
+def assembler(key):
+    """program.assemble for the step `key` (less its tag): args -> (evaluator, output shapes) or None."""
+    return lambda args: assemble(key, args)
+
+
+def assemble(key, args):
+    if _Aval is None:
+        return None
+    step = StepProgram(key)
+    arrays, scalars, extra = args
+    array_kinds = _input_kinds(list(arrays))
+    extra_kinds = _input_kinds(list(extra))
+    if array_kinds is None or extra_kinds is None:
+        return None
+    try:
+        return _Dry(step, array_kinds, {k: [type(x) for x in v.tolist()] for k, v in scalars.items()},
+                    extra_kinds).evaluator(len(arrays), tuple(sorted(scalars)), len(extra))
+    except _Missing:
+        return None
+
+
+def _aval(kind):
+    shape, dtype, weak = kind
+    return _Aval(shape, dtype, weak_type=weak)
+
+
+def _kind(value):
+    """A dry-run value's kind as _numpy_rent keys evaluators: (shape, dtype, weak type), or a scalar's type."""
+    return (value.shape, np.dtype(value.dtype), value.weak_type) if type(value) is _Aval else type(value)
+
+
+def _marked(values):
+    return [None if v is None else 0 for v in values]
+
+
+class _Dry:
+    """The step run over avals: finds each call's evaluator and the outputs' avals."""
+
+    def __init__(self, step, array_kinds, scalar_types, extra_kinds):
+        self.step = step
+        self.forward, self.vjps = [], {}
+        self.seconds, self.steps, self.draws = 0.0, [], False
+        arrays = iter([_aval(k) if type(k) is tuple else k for k in array_kinds])
+        scalars = {k: iter([t() for t in types]) for k, types in scalar_types.items()}
+        self.results, self.args_of = [], []
+        for sid, codes, _ in step.entries:
+            args = [next(arrays) if c == -1 else None if c is None else next(scalars[c]) if type(c) is str
+                    else self.results[c[0]][c[1]] for c in codes]
+            # (an entry the first sight did not need, a clone of a gradient say, gets its evaluator now)
+            run = self._counted(forward_evaluator(forward_fn(*SIGNATURES[sid]), args)).run
+            self.forward.append(run)
+            self.args_of.append(args)
+            self.results.append(list(run.out_avals))
+        extra = [_aval(k) for k in extra_kinds]
+        self.grads = step.backward(self.results, self.args_of, extra, self._call, _DRY)
+
+    def _counted(self, rented):
+        """A kernel's _Rented NumPy evaluator, its cost counted into the step's."""
+        if rented is None or rented.run is None:
+            raise _Missing
+        run = rented.run
+        self.seconds += run.seconds
+        self.steps += run.steps
+        self.draws = self.draws or run.draws
+        return rented
+
+    def _call(self, i, sid, out_avals, kept, cts):
+        kernel = _programs.cached_kernel(("vjp", sid, out_avals))
+        rented = None if kernel is None else kernel.numpy.get(
+            (jax.tree_util.tree_structure((_marked(kept), _marked(cts))),
+             tuple(_kind(a) for a in list(kept) + list(cts) if a is not None)))
+        rented = self._counted(rented)
+        self.vjps[i] = (rented.run, rented.tree)
+        return jax.tree_util.tree_unflatten(rented.tree, list(rented.run.out_avals))
+
+    def evaluator(self, narrays, scalar_kinds, nextra):
+        run = StepEvaluator()
+        run.step, run.forward, run.vjps = self.step, self.forward, self.vjps
+        run.narrays, run.scalar_kinds, run.nextra = narrays, scalar_kinds, nextra
+        run.seconds, run.steps, run.draws = self.seconds, tuple(self.steps), self.draws
+        run.out_avals = tuple(jax.tree_util.tree_leaves(self.grads))
+        return run, jax.tree_util.tree_map(lambda a: 0, self.grads)   # (the outputs' tree)
+
+
+class StepEvaluator:
+    """Quacks like _numpy_eval.Compiled for _numpy_rent (seconds, steps, draws, out_avals)."""
+
+    __slots__ = ("step", "forward", "vjps", "narrays", "scalar_kinds", "nextra", "seconds", "steps", "draws",
+                 "out_avals")
+
+    def __call__(self, *leaves):
+        n = self.narrays
+        arrays = iter(leaves[:n])
+        scalars = {k: iter(np.asarray(v).tolist()) for k, v in zip(self.scalar_kinds, leaves[n:])}
+        extra = [np.asarray(v) for v in leaves[n + len(self.scalar_kinds):]]
+        results, args_of = [], []
+        with _numpy_eval.quiet():
+            for (sid, codes, _), run in zip(self.step.entries, self.forward):
+                args = [next(arrays) if c == -1 else None if c is None else next(scalars[c]) if type(c) is str
+                        else results[c[0]][c[1]] for c in codes]
+                results.append(run(*[a for a in args if a is not None]))
+                args_of.append(args)
+            vjps = self.vjps
+
+            def call(i, sid, out_avals, kept, cts):
+                run, tree = vjps[i]
+                return jax.tree_util.tree_unflatten(
+                    tree, run(*[a for a in kept if a is not None], *[c for c in cts if c is not None]))
+            grads = self.step.backward(results, args_of, extra, call, _NUMPY)
+        return jax.tree_util.tree_leaves(grads)
+
+
+def _add(a, b):
+    if a.shape != b.shape or a.dtype != b.dtype:
+        raise _Missing   # (summed gradients of one tensor agree; anything else is left to the trace)
+    return a
+
+
+def _sum_to(g, shape):
+    dims = sum_to_dims(tuple(g.shape), tuple(shape))
+    return (np.sum(g, dims, keepdims=True) if dims else g).reshape(shape)
+
+
+_DRY = Arith(lambda shape, dtype: _Aval(tuple(shape), np.dtype(dtype)),
+             lambda shape, dtype: _Aval(tuple(shape), np.dtype(dtype)),
+             _add,
+             lambda g, shape: _Aval(tuple(shape), g.dtype))
+_NUMPY = Arith(np.ones, np.zeros, np.add, _sum_to)

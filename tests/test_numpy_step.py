@@ -1,0 +1,134 @@
+"""A backward step that comes back runs on NumPy from the kernels its first sight ran, with no trace
+(tapegrad/autograd/_numpy_step.py), and gives PyTorch's gradients.
+
+Each case runs the same code three times under tapegrad (the first sight of its structure runs node by
+node, a sight after it the step program, whose NumPy evaluator is assembled) and under PyTorch, and
+compares every gradient the code asks for.
+"""
+import numpy as np
+import pytest
+
+import tapegrad
+from tapegrad import _programs
+from tapegrad.autograd._numpy_step import StepEvaluator
+
+from conftest import assert_close, require
+
+pytestmark = pytest.mark.usefixtures("fresh_program_caches")
+
+
+def _values(seed, *shapes):
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(s) for s in shapes]
+
+
+def _mlp_with_scalars(lib, call):
+    x, w = (lib.tensor(v, requires_grad=True) for v in _values(0, (3, 4), (4,)))
+    scale = [0.5, 1.75, -0.25][call]   # a Python scalar that changes: a value, not structure
+    h = (x * w * scale + call).tanh()
+    (h.exp().sum(1) * scale).sum().backward()
+    return [x.grad, w.grad]
+
+
+def _retained(lib, call):
+    x = lib.tensor(_values(1, (2, 5))[0], requires_grad=True)
+    h = x.sin() * 2
+    h.retain_grad()
+    m = h.cumsum(1)
+    m.retain_grad()
+    (m * m).mean().backward()
+    return [x.grad, h.grad, m.grad]
+
+
+_KEPT = {}
+
+
+def _accumulating(lib, call):
+    # the leaf's .grad is not zeroed between the calls: the step adds to the grad it already holds
+    if call == 0:
+        _KEPT[lib.__name__] = lib.tensor(_values(2, (4, 3))[0], requires_grad=True)
+    x = _KEPT[lib.__name__]
+    (x.pow(3) - x).sum().backward()
+    return [x.grad]
+
+
+def _unused_output(lib, call):
+    # std_mean's std is not used: its node gets a zero cotangent for it
+    x = lib.tensor(_values(3, (3, 6))[0], requires_grad=True)
+    std, mean = lib.std_mean(x, 1)
+    (mean.exp() * 3).sum().backward()
+    return [x.grad]
+
+
+def _given_seed(lib, call):
+    x = lib.tensor(_values(4, (2, 3))[0], requires_grad=True)
+    y = x.tanh() * x
+    y.backward(lib.tensor(_values(5 + call, (2, 3))[0]))
+    return [x.grad]
+
+
+def _broadcast_bias(lib, call):
+    x, w, b = (lib.tensor(v, requires_grad=True) for v in _values(6, (5, 3), (2, 3), (2,)))
+    lib.nn.functional.linear(x, w, b).relu().pow(2).sum().backward()
+    return [x.grad, w.grad, b.grad]
+
+
+CASES = {"scalars that change": _mlp_with_scalars, "retain_grad": _retained, "accumulating .grad": _accumulating,
+         "an unused output": _unused_output, "a given seed": _given_seed, "linear and its bias": _broadcast_bias}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_a_step_that_comes_back_runs_on_numpy_without_a_trace_and_matches_torch(case):
+    torch = require("torch")
+    code = CASES[case]
+    theirs = [code(torch, call) for call in range(3)]
+    tapegrad.autograd.clear_backward_cache()
+    ours = [code(tapegrad, 0), code(tapegrad, 1)]   # (an accumulating step first meets its structure in 1)
+    traced = tapegrad.autograd.backward_cache_info()["traces"]
+    ours.append(code(tapegrad, 2))
+    info = tapegrad.autograd.backward_cache_info()
+    assert info["traces"] == traced, "the step that came back was traced"
+    assert info["compiles"] == 0
+    steps = [p for key, p in _programs._programs.entries.items() if key[0] == "step"]
+    assert len(steps) == 1 and all(type(r.run) is StepEvaluator for r in steps[0].numpy.values())
+    for call in range(3):
+        for got, expected in zip(ours[call], theirs[call]):
+            assert_close(got, expected, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["LSTM", "GRU"])
+def test_recurrent_layers_over_lengths_that_come_back_train_as_torch_without_tracing_their_steps(mode):
+    torch = require("torch")
+    lengths = [6, 11, 6, 11, 6]
+    rng = np.random.default_rng(0)
+    xs = [rng.standard_normal((2, t, 3)) for t in lengths]
+
+    def train(lib, record):
+        lib.manual_seed(0)
+        rnn = getattr(lib.nn, mode)(3, 4, batch_first=True, dtype=lib.float64)
+        grads = []
+        for k, x in enumerate(xs):
+            rnn.zero_grad()
+            out, _ = rnn(lib.tensor(x))
+            out[:, -1].pow(2).sum().backward()
+            grads.append([p.grad.clone() for p in rnn.parameters()])
+            record(k)
+        return rnn, grads
+
+    theirs_model, _ = train(torch, lambda k: None)
+    tapegrad.autograd.clear_backward_cache()
+    traces = []
+    ours_model, ours = train(tapegrad, lambda k: traces.append(tapegrad.autograd.backward_cache_info()["traces"]))
+    # every length is seen first (traced kernels), then comes back: no trace for the steps that came back
+    assert traces[2] == traces[1] and traces[3] == traces[2] and traces[4] == traces[3]
+    assert tapegrad.autograd.backward_cache_info()["compiles"] == 0
+    # the same weights (PyTorch's init under manual_seed differs: copy theirs), then the same gradients
+    with torch.no_grad():
+        for a, b in zip(theirs_model.parameters(), ours_model.parameters()):
+            a.copy_(torch.tensor(b.detach().numpy()))
+    for x, grads in zip(xs, ours):
+        theirs_model.zero_grad()
+        out, _ = theirs_model(torch.tensor(x))
+        out[:, -1].pow(2).sum().backward()
+        for g, p in zip(grads, theirs_model.parameters()):
+            assert_close(g, p.grad, rtol=1e-10, atol=1e-12)
