@@ -149,12 +149,12 @@ def forward_evaluator(program, args):
     be from the jaxpr its op's abstract evaluation traced when the op was recorded: no trace. None when
     there is no such jaxpr (or NumPy cannot run it)."""
     tree = jax.tree_util.tree_structure(tuple(None if a is None else 0 for a in args))
-    kinds = tuple((a.shape, np.dtype(a.dtype), a.weak_type) if type(a) not in _SCALARS else type(a)
+    kinds = tuple((a.shape, a.dtype, a.weak_type) if type(a) not in _SCALARS else type(a)
                   for a in args if a is not None)
     rented = program.numpy.get((tree, kinds))
     if rented is None and bool not in kinds and all(type(k) is not tuple or not k[2] for k in kinds):
         made = _shape_poly.jaxpr(program.key[1:], tuple(
-            type(a) if a is None or type(a) in _SCALARS else (a.shape, np.dtype(a.dtype)) for a in args))
+            type(a) if a is None or type(a) in _SCALARS else (a.shape, a.dtype) for a in args))
         run = None if made is None else _numpy_eval.compile_jaxpr(made[0], made[1])
         if run is not None:
             rented = program.numpy[(tree, kinds)] = _Rented(run, jax.tree_util.tree_structure(made[2]),

@@ -9,12 +9,19 @@ import numpy as np
 import pytest
 
 import tapegrad
-from tapegrad import _programs
+from tapegrad import _programs, _segment
 from tapegrad.autograd._numpy_step import StepEvaluator
 
 from conftest import assert_close, require
 
 pytestmark = pytest.mark.usefixtures("fresh_program_caches")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_segment():
+    """Each test on a fresh tape segment: ops an earlier test left pending could cut a graph's segment
+    (then its backward takes the general path, whose programs are not steps)."""
+    _segment.end()
 
 
 def _values(seed, *shapes):
@@ -132,3 +139,68 @@ def test_recurrent_layers_over_lengths_that_come_back_train_as_torch_without_tra
         out[:, -1].pow(2).sum().backward()
         for g, p in zip(grads, theirs_model.parameters()):
             assert_close(g, p.grad, rtol=1e-10, atol=1e-12)
+
+
+def test_a_step_that_draws_gives_the_same_masks_on_numpy_as_at_first_sight():
+    # the same seed before each call: the step on NumPy draws the masks the first sight drew
+    tapegrad.manual_seed(0)
+    model = tapegrad.nn.Sequential(tapegrad.nn.Linear(5, 8), tapegrad.nn.Dropout(0.3), tapegrad.nn.Tanh(),
+                                   tapegrad.nn.Linear(8, 1))
+    x = tapegrad.randn(4, 5)
+    tapegrad.autograd.clear_backward_cache()
+    grads = []
+    for _ in range(3):
+        tapegrad.manual_seed(1)
+        model.zero_grad()
+        model(x).pow(2).sum().backward()
+        grads.append([p.grad.clone() for p in model.parameters()])
+    steps = [p for key, p in _programs._programs.entries.items() if key[0] == "step"]
+    assert len(steps) == 1 and all(type(r.run) is StepEvaluator for r in steps[0].numpy.values())
+    for later in grads[1:]:
+        for a, b in zip(grads[0], later):
+            np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_a_packed_bidirectional_lstm_step_on_numpy_matches_torch():
+    torch = require("torch")
+    lengths = [[5, 3], [5, 3], [5, 3]]
+    rng = np.random.default_rng(1)
+    xs = [rng.standard_normal((2, 5, 3)) for _ in lengths]
+
+    def run(lib, lstm):
+        grads = []
+        for x, n in zip(xs, lengths):
+            lstm.zero_grad()
+            packed = lib.nn.utils.rnn.pack_padded_sequence(lib.tensor(x), n, batch_first=True)
+            out, (h, c) = lstm(packed)
+            (h.pow(2).sum() + c.sum()).backward()
+            grads.append([p.grad.clone() for p in lstm.parameters()])
+        return grads
+
+    theirs_lstm = torch.nn.LSTM(3, 4, batch_first=True, bidirectional=True, dtype=torch.float64)
+    ours_lstm = tapegrad.nn.LSTM(3, 4, batch_first=True, bidirectional=True, dtype=tapegrad.float64)
+    with tapegrad.no_grad():
+        for a, b in zip(theirs_lstm.parameters(), ours_lstm.parameters()):
+            b.copy_(tapegrad.tensor(a.detach().numpy()))
+    tapegrad.autograd.clear_backward_cache()
+    ours = run(tapegrad, ours_lstm)
+    steps = [p for key, p in _programs._programs.entries.items() if key[0] == "step"]
+    assert len(steps) == 1 and all(type(r.run) is StepEvaluator for r in steps[0].numpy.values())
+    for got, expected in zip(ours, run(torch, theirs_lstm)):
+        for g, e in zip(got, expected):
+            assert_close(g, e, rtol=1e-10, atol=1e-12)
+
+
+def test_a_step_whose_kernels_were_evicted_is_traced_and_still_matches_torch():
+    torch = require("torch")
+    theirs = [_broadcast_bias(torch, call) for call in range(2)]
+    tapegrad.autograd.clear_backward_cache()
+    first = _broadcast_bias(tapegrad, 0)
+    _programs._kernels.clear()   # (as the kernel cache's bound would: the first sight's evaluators are gone)
+    traced = tapegrad.autograd.backward_cache_info()["traces"]
+    second = _broadcast_bias(tapegrad, 1)
+    assert tapegrad.autograd.backward_cache_info()["traces"] > traced
+    steps = [p for key, p in _programs._programs.entries.items() if key[0] == "step"]
+    assert len(steps) == 1 and not any(type(r.run) is StepEvaluator for r in steps[0].numpy.values())
+    for got, expected in zip(first + second, theirs[0] + theirs[1]):
+        assert_close(got, expected, rtol=1e-10, atol=1e-12)

@@ -26,7 +26,7 @@ except ImportError:  # pragma: no cover
 
 
 class _Missing(Exception):
-    """A kernel the step needs has no NumPy evaluator for its inputs: trace the step instead."""
+    """A kernel the step needs has no NumPy evaluator for its inputs: the step is traced instead."""
 
 
 def assembler(key):
@@ -46,7 +46,7 @@ def assemble(key, args):
     try:
         return _Dry(step, array_kinds, {k: [type(x) for x in v.tolist()] for k, v in scalars.items()},
                     extra_kinds).evaluator(len(arrays), tuple(sorted(scalars)), len(extra))
-    except _Missing:
+    except Exception:   # _Missing, or anything the dry run did not foresee: the step is traced, as before
         return None
 
 
@@ -57,7 +57,7 @@ def _aval(kind):
 
 def _kind(value):
     """A dry-run value's kind as _numpy_rent keys evaluators: (shape, dtype, weak type), or a scalar's type."""
-    return (value.shape, np.dtype(value.dtype), value.weak_type) if type(value) is _Aval else type(value)
+    return (value.shape, value.dtype, value.weak_type) if type(value) is _Aval else type(value)
 
 
 def _marked(values):
