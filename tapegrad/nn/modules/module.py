@@ -2,19 +2,16 @@
 
 Parameters, buffers and submodules are registered by attribute assignment into
 three ordered dicts; every traversal (parameters(), state_dict(), to(), repr)
-walks those dicts in registration order, as PyTorch does.
+walks those dicts in registration order, as PyTorch does. Calling and hooks,
+the state dict, and modes and conversions are Module's bases, one module each.
 """
-import itertools
-from collections import OrderedDict, namedtuple
+from collections import OrderedDict
 
-from ... import _dtypes as D
-from ..._grad_mode import is_grad_enabled, no_grad
 from ..._tensor import Tensor
-from ...autograd._hooks import RemovableHandle
-from . import _backward_hooks
 from ..parameter import Parameter
-
-_hook_ids = itertools.count()
+from ._module_call import _ModuleCall
+from ._module_conversions import _ModuleConversions
+from ._module_state import _ModuleState
 
 
 _TENSOR_TYPES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
@@ -28,15 +25,6 @@ def _type_name(value):
     return type(value).__name__
 
 
-class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
-    def __repr__(self):
-        if not self.missing_keys and not self.unexpected_keys:
-            return "<All keys matched successfully>"
-        return super().__repr__()
-
-    __str__ = __repr__
-
-
 def _addindent(s, num_spaces):
     lines = s.split("\n")
     if len(lines) == 1:
@@ -45,7 +33,7 @@ def _addindent(s, num_spaces):
     return first + "\n" + "\n".join(num_spaces * " " + line for line in lines)
 
 
-class Module:
+class Module(_ModuleCall, _ModuleState, _ModuleConversions):
     """Base class for all neural-network modules; subclass it and define `forward`."""
 
     training: bool
@@ -72,77 +60,6 @@ class Module:
     def forward(self, *input):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function. '
                                   "Define forward(self, ...) in your Module subclass.")
-
-    # ---- calling ------------------------------------------------------------------------------
-
-    def __call__(self, *args, **kwargs):
-        if not (self._forward_hooks or self._forward_pre_hooks or self._backward_hooks or self._backward_pre_hooks):
-            return self.forward(*args, **kwargs)
-        for key, hook in list(self._forward_pre_hooks.items()):
-            if key in self._forward_pre_hooks_with_kwargs:
-                result = hook(self, args, kwargs)
-                if result is not None:
-                    if not (isinstance(result, tuple) and len(result) == 2):
-                        raise RuntimeError(f"forward pre-hook must return None or a tuple of (new_args, "
-                                           f"new_kwargs), but got {result}.")
-                    args, kwargs = result
-            else:
-                result = hook(self, args)
-                if result is not None:
-                    args = result if isinstance(result, tuple) else (result,)
-        backward_hooked = (self._backward_hooks or self._backward_pre_hooks) and is_grad_enabled()
-        if backward_hooked:
-            args, call = _backward_hooks.wrap_inputs(self, args)
-        try:
-            output = self.forward(*args, **kwargs)
-        except Exception:
-            for key, hook in list(self._forward_hooks.items()):   # always_call hooks run on failure too
-                if key in self._forward_hooks_always_called:
-                    hook(self, args, kwargs, None) if key in self._forward_hooks_with_kwargs else hook(self, args, None)
-            raise
-        for key, hook in list(self._forward_hooks.items()):
-            result = hook(self, args, kwargs, output) if key in self._forward_hooks_with_kwargs \
-                else hook(self, args, output)
-            if result is not None:
-                output = result
-        if backward_hooked:
-            output = _backward_hooks.wrap_outputs(call, output)
-        return output
-
-    _call_impl = __call__
-
-    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
-        return self._add_hook(self._forward_pre_hooks, self._forward_pre_hooks_with_kwargs, hook, prepend,
-                              with_kwargs)
-
-    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
-        handle = self._add_hook(self._forward_hooks, self._forward_hooks_with_kwargs, hook, prepend, with_kwargs)
-        if always_call:
-            self._forward_hooks_always_called.add(handle._key)
-        return handle
-
-    @staticmethod
-    def _add_hook(table, kwarg_keys, hook, prepend, with_kwargs):
-        key = next(_hook_ids)
-        table[key] = hook
-        if prepend:
-            table.move_to_end(key, last=False)
-        if with_kwargs:
-            kwarg_keys.add(key)
-        return RemovableHandle(table, key)
-
-    def register_full_backward_hook(self, hook, prepend=False):
-        """hook(module, grad_input, grad_output) -> None or new grad_input, called when the gradients of
-        the module's inputs are computed."""
-        return self._add_hook(self._backward_hooks, set(), hook, prepend, False)
-
-    def register_full_backward_pre_hook(self, hook, prepend=False):
-        """hook(module, grad_output) -> None or new grad_output, called before the module's backward."""
-        return self._add_hook(self._backward_pre_hooks, set(), hook, prepend, False)
-
-    def register_backward_hook(self, hook):
-        # PyTorch's deprecated form sees only the last op's gradients; the full hook's are the documented ones
-        return self.register_full_backward_hook(hook)
 
     # ---- registration ------------------------------------------------------------------------
 
@@ -329,174 +246,6 @@ class Module:
         for _, module in self.named_modules():
             yield module
 
-    # ---- state -------------------------------------------------------------------------------
-
-    def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
-        if args:
-            destination = args[0] if destination is None else destination
-            prefix = args[1] if len(args) > 1 else prefix
-            keep_vars = args[2] if len(args) > 2 else keep_vars
-        if destination is None:
-            destination = OrderedDict()
-        self._save_to_state_dict(destination, prefix, keep_vars)
-        for name, module in self._modules.items():
-            if module is not None:
-                module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
-        return destination
-
-    def _save_to_state_dict(self, destination, prefix, keep_vars):
-        for name, p in self._parameters.items():
-            if p is not None:
-                destination[prefix + name] = p if keep_vars else p.detach()
-        for name, b in self._buffers.items():
-            if b is not None and name not in self._non_persistent_buffers_set:
-                destination[prefix + name] = b if keep_vars else b.detach()
-
-    def load_state_dict(self, state_dict, strict=True, assign=False):
-        if not hasattr(state_dict, "keys"):
-            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
-        missing, unexpected, errors = [], [], []
-        expected = set()
-        for module_prefix, module in self.named_modules():
-            prefix = module_prefix + "." if module_prefix else ""
-            module._load_from_state_dict(state_dict, prefix, strict, missing, errors, assign)
-            for name in module._state_names():
-                expected.add(prefix + name)
-            for name in module._modules:
-                expected.add(prefix + name)  # a child prefix, never a key itself
-        for key in state_dict.keys():
-            if key not in expected:
-                unexpected.append(key)
-        if strict:
-            if unexpected:
-                errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
-                    ", ".join(f'"{k}"' for k in unexpected)))
-            if missing:
-                errors.insert(0, "Missing key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in missing)))
-        if errors:
-            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
-                type(self).__name__, "\n\t".join(errors)))
-        return _IncompatibleKeys(missing, unexpected)
-
-    def _state_names(self):
-        names = [n for n, p in self._parameters.items() if p is not None]
-        names += [n for n, b in self._buffers.items() if b is not None and n not in self._non_persistent_buffers_set]
-        return names
-
-    def _load_from_state_dict(self, state_dict, prefix, strict, missing, errors, assign):
-        for name in self._state_names():
-            key = prefix + name
-            if key not in state_dict:
-                missing.append(key)
-                continue
-            value = state_dict[key]
-            current = self._parameters[name] if name in self._parameters else self._buffers[name]
-            if not isinstance(value, Tensor):
-                errors.append(f'While copying the parameter named "{key}", expected tapegrad.Tensor or Tensor-like '
-                              f"object from checkpoint but received {type(value)}")
-                continue
-            if tuple(value.shape) != tuple(current.shape):
-                errors.append(f"size mismatch for {key}: copying a param with shape {value.shape} from checkpoint, "
-                              f"the shape in current model is {current.shape}.")
-                continue
-            if assign:
-                if name in self._parameters:
-                    self._parameters[name] = Parameter(value.detach(), current.requires_grad)
-                else:
-                    self._buffers[name] = value.detach()
-                continue
-            with no_grad():
-                current.copy_(value)
-
-    # ---- modes and conversions -----------------------------------------------------------------------
-
-    def train(self, mode=True):
-        if not isinstance(mode, bool):
-            raise ValueError("training mode is expected to be boolean")
-        for module in self.modules():
-            object.__setattr__(module, "training", mode)
-        return self
-
-    def eval(self):
-        return self.train(False)
-
-    def requires_grad_(self, requires_grad=True):
-        for p in self.parameters():
-            p.requires_grad_(requires_grad)
-        return self
-
-    def zero_grad(self, set_to_none=True):
-        for p in self.parameters():
-            if p.grad is None:
-                continue
-            if set_to_none:
-                p.grad = None
-            else:
-                p.grad.detach_()
-                p.grad.zero_()
-
-    def _apply(self, fn):
-        for module in self.children():
-            module._apply(fn)
-        with no_grad():
-            for p in self._parameters.values():
-                if p is None:
-                    continue
-                new = fn(p)
-                if new is not p:
-                    # Keep the Parameter object (optimisers hold it); swap in the converted data.
-                    p.data = new
-                    if p.grad is not None:
-                        p.grad.data = fn(p.grad)
-            for name, b in self._buffers.items():
-                if b is not None:
-                    self._buffers[name] = fn(b)
-        return self
-
-    def apply(self, fn):
-        for module in self.children():
-            module.apply(fn)
-        fn(self)
-        return self
-
-    def to(self, *args, **kwargs):
-        device, dtype = _parse_to(args, kwargs)
-        if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
-            raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
-                            f"dtype={dtype}")
-
-        def convert(t):
-            target = dtype if dtype is not None and (t.is_floating_point() or t.is_complex()) else None
-            return t.to(device=device, dtype=target)
-        return self._apply(convert)
-
-    def _cast_floats(self, dtype):
-        return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
-
-    def float(self):
-        return self._cast_floats(D.float32)
-
-    def double(self):
-        return self._cast_floats(D.float64)
-
-    def half(self):
-        return self._cast_floats(D.float16)
-
-    def bfloat16(self):
-        return self._cast_floats(D.bfloat16)
-
-    def type(self, dst_type):
-        return self._apply(lambda t: t.type(dst_type))   # a dtype, a typed class or its name, as PyTorch's
-
-    def cpu(self):
-        return self._apply(lambda t: t.cpu())
-
-    def cuda(self, device=None):
-        return self._apply(lambda t: t.cuda(device))
-
-    def share_memory(self):
-        return self
-
     # ---- printing -----------------------------------------------------------------------------
 
     def _get_name(self):
@@ -527,19 +276,3 @@ class Module:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-
-
-def _parse_to(args, kwargs):
-    from ...device import device as device_cls
-    device, dtype = kwargs.get("device"), kwargs.get("dtype")
-    for a in args:
-        if isinstance(a, Tensor):
-            device, dtype = a.device, a.dtype
-        elif isinstance(a, D.dtype):
-            dtype = a
-        elif isinstance(a, (str, device_cls, int)):
-            device = a
-        else:
-            raise TypeError(f"to() received an invalid combination of arguments - got ({type(a).__name__}). "
-                            "Pass a device, a dtype or a tensor.")
-    return device, D.as_dtype(dtype)
