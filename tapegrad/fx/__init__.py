@@ -14,9 +14,10 @@
   that symbolic tracing cannot (a branch on a tensor's value), at the cost of specialising to it.
 """
 from . import _proxy_functions
+from ._node import Node
 from ._symbolic_trace import PH, Tracer, wrap
 from ._tracer import record
-from .graph import Graph, Node
+from .graph import Graph
 from .graph_module import GraphModule
 from .interpreter import Interpreter
 from .node import map_arg

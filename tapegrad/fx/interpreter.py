@@ -1,6 +1,6 @@
 """Interpreter (PyTorch's torch.fx.Interpreter): run a GraphModule node by node, each op a method to override
 (run_node, placeholder, get_attr, call_function, call_method, call_module, output)."""
-from .graph import _map_nodes
+from ._node import _map_nodes
 
 __all__ = ["Interpreter"]
 

@@ -1,7 +1,7 @@
 """tapegrad.fx.node (PyTorch's torch.fx.node): Node, and map_arg over the nodes in a node's arguments."""
 import typing
 
-from .graph import Node, _map_nodes
+from ._node import Node, _map_nodes
 
 __all__ = ["Node", "map_arg", "map_aggregate", "Target", "Argument"]
 

@@ -10,7 +10,7 @@ import dis
 import inspect
 import operator
 
-from .graph import Node
+from ._node import Node
 
 __all__ = ["Proxy", "Attribute", "TraceError", "TracerBase", "GraphAppendingTracer"]
 

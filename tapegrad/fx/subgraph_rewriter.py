@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from ..nn import Module
-from .graph import Graph, Node, _map_nodes
+from ._node import Node, _map_nodes
+from .graph import Graph
 
 __all__ = ["Match", "replace_pattern", "replace_pattern_with_filters", "ReplacedPatterns"]
 

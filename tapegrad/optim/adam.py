@@ -6,7 +6,8 @@ computes them in Python doubles; they are applied in the parameter's dtype.
 import jax.numpy as jnp
 
 from ._foreach import lerp, scalar
-from .optimizer import _ForeachOptimizer, check_betas, check_lr, check_nonnegative, scalar_state, zeros_state
+from ._foreach_optimizer import _ForeachOptimizer, scalar_state, zeros_state
+from ._hyperparameter_checks import check_betas, check_lr, check_nonnegative
 
 
 def _decay(p, g, h, decoupled):

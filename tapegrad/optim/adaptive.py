@@ -2,7 +2,8 @@
 import jax.numpy as jnp
 
 from ._foreach import lerp, scalar
-from .optimizer import _ForeachOptimizer, check_lr, check_nonnegative, full_state, scalar_state, zeros_state
+from ._foreach_optimizer import _ForeachOptimizer, full_state, scalar_state, zeros_state
+from ._hyperparameter_checks import check_lr, check_nonnegative
 
 
 def _prologue(p, g, h, maximize, weight_decay):

@@ -9,7 +9,8 @@ import jax.numpy as jnp
 
 from .._grad_mode import enable_grad, no_grad
 from .._tensor import Tensor
-from .optimizer import Optimizer, _write, check_lr
+from ._hyperparameter_checks import check_lr
+from .optimizer import Optimizer, _write
 
 
 @jax.jit

@@ -1,7 +1,8 @@
 """SGD with momentum, dampening, Nesterov momentum, weight decay and maximize (PyTorch's formulas)."""
 from .._tensor import Tensor
 from ._foreach import scalar
-from .optimizer import _ForeachOptimizer, check_lr
+from ._foreach_optimizer import _ForeachOptimizer
+from ._hyperparameter_checks import check_lr
 
 
 class SGD(_ForeachOptimizer):

@@ -12,7 +12,8 @@ earlier match.
 import copy
 from dataclasses import dataclass, field
 
-from ...graph import Node, _impure
+from ..._node import Node
+from ...graph import _impure
 
 __all__ = ["SubgraphMatcher", "InternalMatch"]
 
