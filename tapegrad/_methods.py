@@ -6,7 +6,7 @@ import jax.numpy as jnp
 
 from . import _dtypes as D
 from . import _functional
-from . import _memory_format, _placement, _views
+from . import _placement, _views
 from ._dispatch import apply
 from ._grad_mode import no_grad
 from ._functional import _random
@@ -303,103 +303,3 @@ Tensor.pinverse = lambda self, rcond=1e-15: F._linalg_functions.pinv(self)
 Tensor.conj = F.conj
 Tensor.real = property(F.real)
 Tensor.imag = property(F.imag)
-
-# ---- layout: views, strides, contiguity ------------------------------------------------------
-
-
-def _stride(self, dim=None):
-    strides = _views.strides(self)
-    return strides if dim is None else strides[F.wrap_dim(dim, self.ndim)] if self.ndim else strides[dim]
-
-
-def contiguous(self, memory_format=None):
-    return _memory_format.contiguous(self, memory_format)
-
-
-Tensor.stride = _stride
-Tensor.storage_offset = lambda self: _views.layout(self)[1]
-Tensor.is_contiguous = lambda self, memory_format=None: _memory_format.is_contiguous(self, memory_format)
-Tensor.contiguous = contiguous
-# A stable fake address per storage: views of one base differ by their offset, as in PyTorch.
-Tensor.data_ptr = lambda self: id(self._storage) * 64 + _views.layout(self)[1] * self.dtype.itemsize
-# a view made by a non-differentiable view op (view(dtype)) shares storage but has no _base, as in PyTorch
-Tensor._base = property(lambda self: self._view.base if self._view is not None and self._view.steps[-1][0].diff != ()
-                        else None)
-Tensor._is_view = lambda self: self._view is not None and self._view.base is not None
-Tensor.T = property(lambda self: F.permute(self, tuple(range(self.ndim))[::-1]))
-Tensor.mT = property(lambda self: F.transpose(self, -2, -1))
-Tensor.H = property(lambda self: F.adjoint(self) if self.ndim == 2 else F.conj(self))
-Tensor.mH = property(lambda self: F.adjoint(self))
-
-
-# ---- dtype / device conversions -----------------------------------------------------------
-
-def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, memory_format=None):
-    from .device import device as device_cls, to_jax_device
-    for a in args:
-        if isinstance(a, (D.dtype,)) or a in (builtins.float, builtins.int, builtins.bool):
-            dtype = a
-        elif isinstance(a, Tensor):
-            dtype, device = a.dtype, a.device
-        elif isinstance(a, (str, device_cls, builtins.int)):
-            device = a
-    out = self
-    dtype = D.as_dtype(dtype)
-    if dtype is not None and dtype is not self.dtype:
-        if dtype.is_floating_point or dtype.is_complex:
-            out = apply(E.to_dtype, out, dtype=dtype.np)
-        else:
-            from ._grad_mode import no_grad
-            with no_grad():
-                out = apply(E.to_dtype, out, dtype=dtype.np)
-    if device is not None and device_cls(device) != self.device:
-        import jax
-        moved = Tensor._wrap(jax.device_put(out._value, to_jax_device(device)), out._inference)
-        out = moved if not out._requires_grad else _recorded_move(out, moved)
-    if copy and out is self:
-        out = F.clone(self)
-    if memory_format is not None and memory_format is not _memory_format.preserve_format:
-        out = _memory_format.contiguous(out, memory_format)
-    return out
-
-
-def _recorded_move(src, moved):
-    # Device moves keep gradients flowing: record as a differentiable copy (ToCopyBackward0).
-    out = apply(E.to_dtype, src, dtype=src.dtype.np)
-    out._storage._raw = moved._value   # the moved array replaces the pending copy, which nobody reads
-    return out
-
-
-Tensor.to = to
-Tensor.type_as = lambda self, other: self.to(other.dtype)
-for _name, _dtype in {"float": D.float32, "double": D.float64, "half": D.float16, "bfloat16": D.bfloat16,
-                      "long": D.int64, "int": D.int32, "short": D.int16, "char": D.int8, "byte": D.uint8,
-                      "bool": D.bool_, "cfloat": D.complex64, "cdouble": D.complex128}.items():
-    setattr(Tensor, _name, (lambda d: lambda self, memory_format=None: to(self, d))(_dtype))
-Tensor.cpu = lambda self: to(self, device="cpu")
-Tensor.cuda = lambda self, device=None, non_blocking=False: to(self, device="cuda" if device is None else device)
-
-
-# new_* follow self's dtype and device unless given (PyTorch's)
-def _new_tensor(self, data, dtype=None, device=None, requires_grad=False):
-    from ._creation import tensor
-    return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
-
-
-def _new_filled(fill):
-    def method(self, *size, dtype=None, device=None, requires_grad=False):
-        from ._creation import _filled, _shape
-        return _filled(_shape(size), fill, dtype or self.dtype, device or self.device, requires_grad)
-    return method
-
-
-def _new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
-    from ._creation import full
-    return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
-
-
-Tensor.new_tensor = _new_tensor
-Tensor.new_zeros = _new_filled(0)
-Tensor.new_ones = _new_filled(1)
-Tensor.new_empty = _new_filled(0)
-Tensor.new_full = _new_full

@@ -61,5 +61,5 @@ def follow(src, dest):
     moved = Tensor._wrap(jax.device_put(value, raw.sharding), src._inference)
     if not src.requires_grad:
         return moved
-    from ._methods import _recorded_move
+    from ._tensor_dtype_device import _recorded_move
     return _recorded_move(src, moved)

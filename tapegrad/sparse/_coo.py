@@ -17,7 +17,8 @@ from .._redirect import InnerAutograd, RedirectingStorage
 from .._grad_mode import is_grad_enabled, no_grad
 from .._layout import sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
 from .._ops import sparse as K
-from .._tensor import Tensor, _NON_LEAF_GRAD_WARNING
+from .._tensor import Tensor
+from .._tensor_autograd import _NON_LEAF_GRAD_WARNING
 from . import _pattern as P
 from ._routes import combined, routes
 

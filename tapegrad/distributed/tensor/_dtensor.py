@@ -70,7 +70,7 @@ def _move(tensor, sharding):
     """`tensor`'s data placed by `sharding`, as a plain Tensor; a recorded copy (gradients flow back) when it
     requires grad. The value is computed here: a program cannot take an array on one device (a user's
     input) together with a constraint over the whole mesh, so the move is a device_put of the result."""
-    from ..._methods import _recorded_move
+    from ..._tensor_dtype_device import _recorded_move
     value = tensor._value
     if isinstance(value, jax.core.Tracer):   # inside tapegrad.compile's trace: a constraint in its program
         value = jax.lax.with_sharding_constraint(value, sharding)

@@ -55,7 +55,7 @@ def place_state(tensor, sharding, compute=False):
 def shard_batch(tensor, mesh, dim):
     """`tensor` with its dimension `dim` split over the mesh (replicated when it does not divide evenly,
     which changes only the speed). Differentiable: gradients flow back through the move."""
-    from ..._methods import _recorded_move
+    from ..._tensor_dtype_device import _recorded_move
     from ..._tensor import Tensor
     n = mesh.devices.size
     dim = dim % max(tensor.ndim, 1)

@@ -1,0 +1,175 @@
+"""Tensor as a Python value: conversions to numbers, lists and NumPy, len and iteration, hashing, pickling,
+deepcopy and printing; attached to the class as _methods.py attaches the maths."""
+import numpy as np
+
+from . import _dtypes as D
+from . import _printing
+from . import _tracer_warnings
+from ._tracer_warnings import TRACING as _TRACING
+from ._tensor import Tensor, _rebuild
+
+
+def numpy(self, *, force=False):
+    if self._requires_grad and not force:
+        raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
+                           "Use tensor.detach().numpy() instead.")
+    if _TRACING[0]:
+        _tracer_warnings.converting("NumPy array")
+    return _writable_numpy(self)
+
+
+def __array__(self, dtype=None, copy=None):
+    a = self.numpy(force=False) if not self._requires_grad else _writable_numpy(self)
+    return a.astype(dtype) if dtype is not None else a
+
+
+def item(self):
+    n = self.numel()
+    if n != 1:
+        raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar. "
+                           "Index it first (t[0]) or reduce it (t.sum()).")
+    if _TRACING[0]:
+        _tracer_warnings.converting("Python number")
+    return self._host_scalar()
+
+
+def _host_scalar(self):
+    # Read through NumPy: a jax reshape here would run (and on first sight compile) a program of its own.
+    if self._view is not None:   # (out[0].item(): NumPy picks the element, see _host_read)
+        from ._host_read import view_element
+        value = view_element(self)
+        if value is not None:
+            return value
+    return np.asarray(self._value).reshape(()).item()
+
+
+def tolist(self):
+    if _TRACING[0]:
+        _tracer_warnings.converting("Python list")
+    return np.asarray(self._value).tolist()
+
+
+def __float__(self):
+    if _TRACING[0]:
+        _tracer_warnings.converting("Python float")
+    return float(self._scalar("float"))
+
+
+def __int__(self):
+    if _TRACING[0]:
+        _tracer_warnings.converting("Python integer")
+    return int(self._scalar("int"))
+
+
+def __index__(self):
+    if self.dtype.is_floating_point or self.dtype.is_complex or self.numel() != 1:
+        raise TypeError("only integer tensors of a single element can be converted to an index")
+    return int(self._host_scalar())
+
+
+def __complex__(self):
+    if _TRACING[0]:
+        _tracer_warnings.converting("Python complex")
+    return complex(self._scalar("complex"))
+
+
+def __bool__(self):
+    n = self.numel()
+    if n != 1:
+        raise RuntimeError(f"Boolean value of Tensor with {'no values' if n == 0 else 'more than one value'}"
+                           " is ambiguous. Use .any() or .all() to reduce it first.")
+    if _TRACING[0]:
+        _tracer_warnings.converting("Python boolean")
+    return bool(self._host_scalar())
+
+
+def _scalar(self, kind):
+    if self.numel() != 1:
+        raise ValueError(f"only one element tensors can be converted to Python scalars")
+    return self._host_scalar()
+
+
+def __len__(self):
+    if self.ndim == 0:
+        raise TypeError("len() of a 0-d tensor")
+    if _TRACING[0]:
+        _tracer_warnings.warn(_tracer_warnings.LEN)
+    return self._peek().shape[0]
+
+
+def __iter__(self):
+    if self.ndim == 0:
+        raise TypeError("iteration over a 0-d tensor")
+    if _TRACING[0]:
+        _tracer_warnings.warn(_tracer_warnings.ITER)
+    return (self[i] for i in range(self._peek().shape[0]))
+
+
+def __hash__(self):
+    return id(self)
+
+
+def __reduce_ex__(self, protocol):
+    return (_rebuild, (np.asarray(self._value), self._requires_grad))
+
+
+def __deepcopy__(self, memo):
+    if self._grad_fn is not None:
+        raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the "
+                           "deepcopy protocol at the moment. Use detach().clone() first.")
+    t = Tensor._wrap(self._value, self._inference)
+    t._requires_grad = self._requires_grad
+    if self._grad is not None:
+        t._grad = self._grad.__deepcopy__(memo)
+    new = t if type(self) is Tensor else type(self)._from_tensor(t)
+    memo[id(self)] = new
+    return new
+
+
+# ---- printing -------------------------------------------------------------------
+
+def __repr__(self, *, tensor_contents=None):
+    value = np.asarray(self._value)
+    dev = self.device
+    return _printing.tensor_repr(
+        value, dtype_name=self.dtype.name, default_float_dtype_name=D.get_default_dtype().name,
+        requires_grad=self._requires_grad,
+        grad_fn_name=type(self._grad_fn).__name__ if self._grad_fn is not None else None,
+        device=None if dev.type == "cpu" else str(dev),
+        is_parameter=getattr(self, "_is_parameter", False))
+
+
+__str__ = __repr__
+
+
+def __format__(self, spec):
+    if self.ndim == 0:
+        return self.item().__format__(spec)
+    return object.__format__(self, spec)
+
+
+def _writable_numpy(t):
+    # np.asarray of a jax.Array is read-only; PyTorch's numpy() shares memory and is writable.
+    # We return a copy: writes to it do not reach the tensor (documented difference).
+    return np.array(t._value)
+
+
+Tensor.numpy = numpy
+Tensor.__array__ = __array__
+Tensor.item = item
+Tensor._host_scalar = _host_scalar
+Tensor.tolist = tolist
+Tensor.__float__ = __float__
+Tensor.__int__ = __int__
+Tensor.__index__ = __index__
+Tensor.__complex__ = __complex__
+Tensor.__bool__ = __bool__
+Tensor._scalar = _scalar
+Tensor.__len__ = __len__
+Tensor.__iter__ = __iter__
+Tensor.__hash__ = __hash__
+Tensor.__reduce_ex__ = __reduce_ex__
+Tensor.__deepcopy__ = __deepcopy__
+Tensor.__repr__ = __repr__
+Tensor.__str__ = __str__
+Tensor.__format__ = __format__
