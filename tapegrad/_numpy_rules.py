@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from . import _numpy_erf, _numpy_gather, _numpy_random
+from . import _numpy_erf, _numpy_gather, _numpy_random, _numpy_reduce
 
 _RULES = {}
 _HALF = frozenset([np.dtype(np.float16)] + ([np.dtype("bfloat16")] if hasattr(np, "bfloat16") else []))
@@ -258,46 +258,6 @@ def _rev(params):
     return lambda x: np.flip(x, dims)
 
 
-def _reduction(fn):
-    def make(params):
-        axes = tuple(params["axes"])
-        return lambda x: fn(x, axis=axes)
-    return make
-
-
-for _name, _fn in {"reduce_sum": np.sum, "reduce_max": np.max, "reduce_min": np.min, "reduce_prod": np.prod,
-                   "reduce_and": np.all, "reduce_or": np.any}.items():
-    _RULES[_name] = _reduction(_fn)
-
-
-def _arg(fn):
-    def make(params):
-        (axis,) = params["axes"]
-        dtype = np.dtype(params["index_dtype"])
-        return lambda x: fn(x, axis=axis).astype(dtype)
-    return make
-
-
-_RULES["argmax"], _RULES["argmin"] = _arg(np.argmax), _arg(np.argmin)
-
-
-def _cumulative(ufunc):
-    def make(params):
-        axis, reverse = params["axis"], params["reverse"]
-
-        def run(x):
-            if reverse:
-                return np.flip(ufunc.accumulate(np.flip(x, axis), axis=axis), axis)
-            return ufunc.accumulate(x, axis=axis)
-        return run
-    return make
-
-
-for _name, _uf in {"cumsum": np.add, "cumprod": np.multiply, "cummax": np.maximum,
-                   "cummin": np.minimum}.items():
-    _RULES[_name] = _cumulative(_uf)
-
-
 @_rule("dot_general")
 def _dot_general(params):
     (lc, rc), (lb, rb) = params["dimension_numbers"]
@@ -432,6 +392,7 @@ def _numel_dims(aval, dims):
     return n
 
 
+_RULES.update(_numpy_reduce.RULES)
 _RULES.update(_numpy_gather.RULES)
 _RULES.update(_numpy_random.RULES)
 _RULES["dim_as_value"] = lambda params: lambda: params["dim"]   # (a symbolic dimension's value: _shape_poly)

@@ -180,7 +180,7 @@ class Tensor:
         return strided
 
     def to_sparse(self, *args, **kwargs):
-        from .sparse._coo import to_sparse
+        from .sparse._coo_build import to_sparse
         return to_sparse(self, *args, **kwargs)
 
     def sparse_mask(self, mask):

@@ -8,6 +8,7 @@ from ._arith import *  # noqa: F401,F403
 from ._arith import abs, pow, round  # noqa: F401  (builtin names, skipped by *)
 from ._reduce import *  # noqa: F401,F403
 from ._reduce import sum, max, min, all, any  # noqa: F401
+from ._sort import *  # noqa: F401,F403
 from ._shape import *  # noqa: F401,F403
 from ._joins import *  # noqa: F401,F403
 from ._splits import *  # noqa: F401,F403

@@ -1,4 +1,4 @@
-"""Reductions, scans, sorting and selection."""
+"""Reductions and scans (sorting and selection: _sort.py)."""
 import builtins
 
 import jax.numpy as jnp
@@ -128,6 +128,11 @@ def _zeros_index(t):
     return Tensor._wrap(jnp.zeros(t._value.shape, jnp.int64))
 
 
+def _scalar_pair(input, kind):
+    # 0-d inputs: the value itself at index 0.
+    return getattr(RT, kind)(input.clone(), _zeros_index(input))
+
+
 def max(input, dim=None, keepdim=False, *, out=None):
     return _extreme(input, dim, keepdim, "max")
 
@@ -252,152 +257,3 @@ any = _logical(R.any)
 
 def count_nonzero(input, dim=None):
     return apply(R.count_nonzero, input, dim=_rdims(dim, input))
-
-
-# ---- sorting and selection --------------------------------------------------------------
-
-def _scalar_pair(input, kind):
-    # 0-d inputs: the value itself at index 0.
-    return getattr(RT, kind)(input.clone(), _zeros_index(input))
-
-
-def sort(input, dim=-1, descending=False, stable=False, *, out=None):
-    d = wrap_dim(dim, input.ndim)
-    if input.ndim == 0:
-        return _scalar_pair(input, "sort")
-    idx = apply(S.argsort, input, dim=d, descending=builtins.bool(descending))
-    return RT.sort(apply(S.sort_values, input, idx, dim=d), idx)
-
-
-def argsort(input, dim=-1, descending=False, stable=False):
-    return sort(input, dim, descending, stable).indices
-
-
-def msort(input):
-    return sort(input, 0).values
-
-
-def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
-    d = wrap_dim(dim, input.ndim)
-    size = input.shape[d] if input.ndim else 1
-    if not 0 <= k <= size:
-        raise RuntimeError("selected index k out of range")
-    if input.ndim == 0:
-        return _scalar_pair(input, "topk")
-    idx = apply(S.topk_indices, input, dim=d, k=builtins.int(k), largest=builtins.bool(largest))
-    return RT.topk(apply(S.topk_values, input, idx, dim=d), idx)
-
-
-def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
-    d = wrap_dim(dim, input.ndim)
-    size = input.shape[d] if input.ndim else 1
-    if not 1 <= k <= size:
-        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
-    if input.ndim == 0:
-        return _scalar_pair(input, "kthvalue")
-    idx = apply(S.kthvalue_indices, input, dim=d, k=builtins.int(k) - 1, keepdim=builtins.bool(keepdim))
-    return RT.kthvalue(apply(S.kthvalue_values, input, idx, dim=d, keepdim=builtins.bool(keepdim)), idx)
-
-
-def median(input, dim=None, keepdim=False, *, out=None):
-    if input.dtype is D.bool_:
-        raise NotImplementedError(f"\"{'median_cpu' if dim is None else 'median_out'}\" not implemented for 'Bool'. "
-                                  "Convert the input first, e.g. x.int().")
-    if dim is None:
-        _check_nonempty(input, "median")
-        return apply(S.median_all, input)
-    d = wrap_dim(dim, input.ndim)
-    if input.ndim == 0:
-        return _scalar_pair(input, "median")
-    _check_nonempty(input, "median", d)
-    idx = apply(S.median_indices, input, dim=d, keepdim=builtins.bool(keepdim))
-    return RT.median(apply(S.median_values, input, idx, dim=d, keepdim=builtins.bool(keepdim)), idx)
-
-
-def mode(input, dim=-1, keepdim=False, *, out=None):
-    d = wrap_dim(dim, input.ndim)
-    if input.ndim == 0:
-        return _scalar_pair(input, "mode")
-    idx = apply(S.mode_indices, input, dim=d, keepdim=builtins.bool(keepdim))
-    return RT.mode(apply(S.mode_values, input, idx, dim=d, keepdim=builtins.bool(keepdim)), idx)
-
-
-def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
-    if dim is not None:
-        return _unique_dim(input, wrap_dim(dim, input.ndim), return_inverse, return_counts)
-    # The number of distinct values decides the output shape: count on the host, as PyTorch syncs.
-    size = builtins.int(jnp.unique(input._value).size)
-    values, inverse, counts = apply(S.unique, input, size=size)
-    out = (values,)
-    if return_inverse:
-        out += (inverse.reshape(input.shape),)
-    if return_counts:
-        out += (counts,)
-    return out[0] if len(out) == 1 else out
-
-
-def _unique_dim(input, d, return_inverse, return_counts):
-    """The distinct slices along d, sorted lexicographically (PyTorch sorts whatever `sorted` says). Found on
-    the host, as PyTorch syncs for the output's size; not differentiable, as in PyTorch."""
-    shape = tuple(input.shape)
-    if builtins.any(n == 0 for i, n in enumerate(shape) if i != d):
-        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique cannot be applied. "
-                           "Select a dimension of non-zero size elsewhere, or drop the empty dimensions.")
-    width = builtins.int(np.prod([n for i, n in enumerate(shape) if i != d], dtype=np.int64))
-    rows = np.moveaxis(np.asarray(input._value), d, 0).reshape(shape[d], width)
-    _, first, inverse, counts = np.unique(rows, axis=0, return_index=True, return_inverse=True,
-                                          return_counts=True)
-    from .._creation import tensor
-    out = (apply(S.unique_take, input, tensor(first.astype(np.int64), device=input.device), dim=d,
-                 kind="unique_dim"),)
-    if return_inverse:
-        out += (tensor(inverse.reshape(-1).astype(np.int64), device=input.device),)
-    if return_counts:
-        out += (tensor(counts.astype(np.int64), device=input.device),)
-    return out[0] if len(out) == 1 else out
-
-
-def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
-    """Each run of equal elements (or equal slices along dim) collapsed to one. Found on the host, as PyTorch
-    syncs for the output's size. As PyTorch, its node (UniqueConsecutiveBackward0) raises in backward."""
-    shape = tuple(input.shape)
-    d = None if dim is None else wrap_dim(dim, input.ndim)
-    data = np.asarray(input._value)
-    rows = data.reshape(-1, 1) if d is None else np.moveaxis(data, d, 0).reshape(shape[d] if shape else 1, -1)
-    changed = np.any(rows[1:] != rows[:-1], axis=1)
-    starts = np.concatenate([[0], np.flatnonzero(changed) + 1]) if len(rows) else np.zeros(0, np.int64)
-    from .._creation import tensor
-    index = tensor(starts.astype(np.int64), device=input.device)
-    out = (apply(S.unique_take, input, index, dim=d, kind="unique_consecutive"),)
-    if return_inverse:
-        inverse = np.cumsum(np.concatenate([[0], changed])) if len(rows) else np.zeros(0, np.int64)
-        out += (tensor(inverse.astype(np.int64).reshape(shape if d is None else (-1,)), device=input.device),)
-    if return_counts:
-        out += (tensor(np.diff(np.append(starts, len(rows))).astype(np.int64), device=input.device),)
-    return out[0] if len(out) == 1 else out
-
-
-def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None, out=None):
-    if side is not None and side not in ("left", "right"):
-        raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}")
-    if side == "left" and right:
-        raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, got side of left "
-                           "while right was True")
-    side = side or ("right" if right else "left")
-    if not isinstance(input, Tensor):
-        if sorted_sequence.ndim != 1:
-            raise RuntimeError("torch.searchsorted(): input value can be a scalar only when boundaries tensor "
-                               f"dimension is 1, but we got boundaries tensor dim({sorted_sequence.ndim}) and "
-                               "input value's dim(0) numel(1)")
-        from .._creation import tensor
-        input = tensor(input)
-    if sorted_sequence.ndim != 1 and tuple(sorted_sequence.shape[:-1]) != tuple(input.shape[:-1]):
-        raise RuntimeError("torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
-                           "dimensions of boundaries tensor and input value tensor must match, but we got "
-                           f"boundaries tensor {list(sorted_sequence.shape)} and input value tensor "
-                           f"{list(input.shape)}")
-    if sorter is not None:
-        sorted_sequence = sorted_sequence.gather(-1, sorter)
-    common = D.promote_types(sorted_sequence.dtype, input.dtype)
-    return apply(S.searchsorted, sorted_sequence.to(common), input.to(common), side=side,
-                 dtype=jnp.int32 if out_int32 else jnp.int64)

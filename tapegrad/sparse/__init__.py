@@ -19,7 +19,8 @@ Elementwise mul by a sparse, dense or 0-d tensor, transpose, select / integer in
 `log_softmax`, sparse_resize_ (_coo_ops.py, _softmax.py). Other ops on a sparse tensor raise PyTorch's error, or
 NotImplementedError where PyTorch has none; call `.to_dense()` first.
 """
-from ._coo import SparseTensor, sparse_coo_tensor, to_sparse  # noqa: F401
+from ._coo import SparseTensor  # noqa: F401
+from ._coo_build import sparse_coo_tensor, to_sparse  # noqa: F401
 from ._sum import sparse_sum as sum  # noqa: F401
 from ._matmul import sparse_mm as mm  # noqa: F401
 from ._csr import SparseCsrTensor, SparseCscTensor  # noqa: F401

@@ -113,7 +113,7 @@ class SparseBscTensor(_Blocked, SparseCscTensor):
 
 def to_sparse_blocked(input, layout, blocksize, dense_dim=None):
     """The BSR or BSC tensor (layout) of a tensor with the given blocksize: its blocks holding a nonzero."""
-    from ._coo import to_sparse
+    from ._coo_build import to_sparse
     if layout is not sparse_bsr and layout is not sparse_bsc:
         return to_sparse(input, layout=layout, dense_dim=dense_dim)
     cls = SparseBsrTensor if layout is sparse_bsr else SparseBscTensor

@@ -10,7 +10,8 @@ from .._dispatch import apply
 from .._layout import sparse_coo, sparse_csc, sparse_csr
 from .._ops import sparse as K
 from . import _pattern as P
-from ._coo import SparseTensor, _as_tensor, to_sparse
+from ._coo import SparseTensor, _as_tensor
+from ._coo_build import to_sparse
 
 _SUPPORTED = ("tapegrad's sparse compressed tensors (CSR, CSC, BSR, BSC) support their index accessors, values(), "
               "to_dense(), to_sparse(), t(), transpose, select, sum(), add, mul, addmm, the unary ops that keep zeros "
