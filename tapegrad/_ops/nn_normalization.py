@@ -1,9 +1,24 @@
 """Normalisation kernels: batch norm (training statistics or running ones), layer norm and group norm,
 each with its optional affine weight and bias."""
+import functools
+
 import jax.numpy as jnp
 from jax import lax
 
 from .nn import _nn
+
+
+def _in_float32(kernel):
+    """PyTorch's CPU kernels normalise half and bfloat16 input in float32 (its parameters and statistics
+    too, of the input's dtype or float32) and round the result to the input's dtype once; the batch
+    statistics stay in float32 (the running statistics' update rounds them to its own dtype)."""
+    @functools.wraps(kernel)
+    def run(x, *rest, **static):
+        if x.dtype != jnp.bfloat16 and x.dtype != jnp.float16:
+            return kernel(x, *rest, **static)
+        out = kernel(x.astype(jnp.float32), *(r.astype(jnp.float32) for r in rest), **static)
+        return (out[0].astype(x.dtype),) + tuple(out[1:]) if type(out) is tuple else out.astype(x.dtype)
+    return run
 
 
 # ---- normalisation ---------------------------------------------------------------------------
@@ -21,22 +36,28 @@ def _channel_shape(x):
     return (1, -1) + (1,) * (x.ndim - 2)
 
 
-def _batch_norm_train(x, *rest, eps):
+@_in_float32
+def _batch_norm_train(x, *rest, eps, stats_dtype=None):
     axes = (0,) + tuple(range(2, x.ndim))
     mean = jnp.mean(x, axis=axes, keepdims=True)
     var = jnp.mean(jnp.square(x - mean), axis=axes, keepdims=True)
-    y = (x - mean) * lax.rsqrt(var + eps)
+    centre, scale = mean, lax.rsqrt(var + eps)
+    if stats_dtype is not None:   # PyTorch keeps the batch's mean and invstd in the input's dtype
+        centre, scale = (a.astype(stats_dtype).astype(x.dtype) for a in (centre, scale))
+    y = (x - centre) * scale
     n = x.size // x.shape[1]
     unbiased = var * (n / max(n - 1, 1))
     return _affine(y, rest, _channel_shape(x)), mean.reshape(-1), unbiased.reshape(-1)
 
 
+@_in_float32
 def _batch_norm_eval(x, running_mean, running_var, *rest, eps):
     shape = _channel_shape(x)
     y = (x - running_mean.reshape(shape)) * lax.rsqrt(running_var.reshape(shape) + eps)
     return _affine(y, rest, shape)
 
 
+@_in_float32
 def _layer_norm(x, *rest, ndim, eps):
     axes = tuple(range(x.ndim - ndim, x.ndim))
     mean = jnp.mean(x, axis=axes, keepdims=True)
@@ -44,6 +65,7 @@ def _layer_norm(x, *rest, ndim, eps):
     return _affine((x - mean) * lax.rsqrt(var + eps), rest, x.shape[x.ndim - ndim:])
 
 
+@_in_float32
 def _group_norm(x, *rest, groups, eps):
     n = x.shape[0]
     g = x.reshape((n, groups, -1))

@@ -42,14 +42,16 @@ def check_same_dtype(x, *others, what="weight"):
 
 def check_mixed_params(input, *params):
     """PyTorch's CPU check of a normalisation's parameters (check_mixed_data_type): parameters of another
-    dtype than the input must all be float32, and then the input half or bfloat16."""
+    dtype than the input must all be float32, and then the input half or bfloat16. Returns whether the
+    call is such a mixed one."""
     params = [p for p in params if p is not None]
     if not params or params[0].dtype is input.dtype:
-        return
+        return False
     if any(p.dtype.name != "float32" for p in params):
         raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
     if input.dtype.name not in ("float16", "bfloat16"):
         raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+    return True
 
 
 def check_conv_weight(input, weight):

@@ -14,14 +14,17 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     check_float(input, "batch_norm")
     if input.ndim < 2:
         raise ValueError(f"expected 2D or 3D input (got {input.ndim}D input)")
-    check_mixed_params(input, weight, bias, running_mean, running_var)
+    mixed = check_mixed_params(input, weight, bias, running_mean, running_var)
     if training:
         per_channel = input.numel() // input.shape[1]
         if per_channel <= 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input size "
                              f"{input.shape}")
         affine = _affine(weight, bias, input)
-        out, mean, var = apply(K.batch_norm_train, input, *affine, eps=float(eps))
+        # half or bfloat16 statistics of the input's dtype, unless its parameters are float32
+        reduced = input.dtype.name in ("float16", "bfloat16")
+        rounded = {"stats_dtype": input.dtype.name} if reduced and not mixed else {}
+        out, mean, var = apply(K.batch_norm_train, input, *affine, eps=float(eps), **rounded)
         if running_mean is not None:
             with no_grad():
                 running_mean.mul_(1 - momentum).add_(mean, alpha=momentum)
@@ -36,10 +39,11 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 
 def _affine(weight, bias, input):
     # The kernel takes (weight[, bias]); a bias without weight is passed with a weight of ones.
-    check_mixed_params(input, weight, bias)
+    mixed = check_mixed_params(input, weight, bias)
     if weight is None and bias is not None:
         weight = bias.new_ones(bias.shape)
-    check_same_dtype(input, weight, bias)   # (PyTorch also takes half or bfloat16 input with float parameters)
+    if not mixed:   # (half or bfloat16 input with float32 parameters is PyTorch's mixed case: the kernel's)
+        check_same_dtype(input, weight, bias)
     return present(weight, bias)
 
 
