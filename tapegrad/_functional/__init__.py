@@ -5,7 +5,11 @@ calls `apply`; the maths is in `_ops`. One module per family.
 """
 from ._common import scalar_or_tensor  # noqa: F401
 from ._arith import *  # noqa: F401,F403
-from ._arith import abs, pow, round  # noqa: F401  (builtin names, skipped by *)
+from ._arith import pow  # noqa: F401  (builtin names, skipped by *)
+from ._unary import *  # noqa: F401,F403
+from ._unary import abs, round  # noqa: F401
+from ._comparison import *  # noqa: F401,F403
+from ._special import *  # noqa: F401,F403
 from ._reduce import *  # noqa: F401,F403
 from ._reduce import sum, max, min, all, any  # noqa: F401
 from ._sort import *  # noqa: F401,F403

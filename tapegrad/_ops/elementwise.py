@@ -1,6 +1,6 @@
-"""Elementwise ops: arithmetic, comparison, bitwise, unary maths."""
+"""Elementwise ops: arithmetic, comparison, bitwise, unary maths. Their op-table entries and the functions the
+entries name, which make an op's family its function's module; the JAX functions behind them: _elementwise_math."""
 import builtins
-import functools
 import math
 
 import jax
@@ -8,6 +8,9 @@ import jax.numpy as jnp
 import jax.scipy.special as jss
 
 from ._cast import written_as
+from ._elementwise_math import (
+    _atan2, _clamp, _copysign, _digamma_op, _fmax, _floor_div, _hypot, _integer_pow, _is_float, _lgamma, _logit,
+    _max_split, _pow, _scalar_pow, _trunc_div, _xlogy_op)
 from ._registry import Op, defop, named_formula, overload, FLOAT, COMPARE, KEEP
 
 # PyTorch's node for an op whose backward it does not implement: reaching it in backward raises.
@@ -17,10 +20,6 @@ NOT_IMPLEMENTED = "torch::autograd::NotImplemented"
 def _not_implemented(aten_name):
     """An op's no_derivative: PyTorch's error from backward through its NotImplemented node."""
     return lambda **_: (RuntimeError, f"derivative for aten::{aten_name} is not implemented")
-
-
-def _is_float(a):
-    return jnp.issubdtype(a.dtype, jnp.inexact)
 
 
 @jax.custom_jvp
@@ -35,72 +34,6 @@ def _abs_real_jvp(primals, tangents):
     return jnp.abs(a), _sign(a) * t
 
 
-def _pow(a, b):
-    if isinstance(b, int) and not isinstance(b, bool):
-        return jax.lax.integer_pow(a, b) if b >= 0 or _is_float(a) else jnp.power(a, b)
-    if not jnp.issubdtype(a.dtype, jnp.floating):
-        return jnp.power(a, b)
-    b = jnp.asarray(b)
-    dtype = jnp.result_type(a, b) if jnp.issubdtype(b.dtype, jnp.inexact) else a.dtype
-    return _real_pow(a.astype(dtype), b.astype(dtype))
-
-
-def _with_derivatives(fn, derivatives):
-    """fn(a, b) differentiated by derivatives(a, b, out) -> (d out/da, d out/db): PyTorch's formulas
-    where JAX's differ at a point."""
-    f = jax.custom_jvp(fn)
-
-    def jvp(primals, tangents):
-        (a, b), (da, db) = primals, tangents
-        out = fn(a, b)
-        d_a, d_b = derivatives(a, b, out)
-        # An argument that is not differentiated has a symbolic zero tangent: its term is left out, so a
-        # derivative that is NaN there (pow's log(a) for a < 0) does not turn forward mode's result NaN.
-        terms = [d * t for d, t in ((d_a, da), (d_b, db)) if type(t) is not jax.custom_derivatives.SymbolicZero]
-        return out, jnp.broadcast_to(sum(terms[1:], terms[0]), out.shape).astype(out.dtype)
-    f.defjvp(jvp, symbolic_zeros=True)
-    return f
-
-
-def _is_symbolic_zero(t):
-    return type(t) is jax.custom_derivatives.SymbolicZero
-
-
-def _torch_pow(scalar_exponent):
-    """jnp.power differentiated by PyTorch's formulas, written on this same function so that every order of
-    derivative takes them (JAX's own rule makes its exponent safe at 0 only once: the third derivative of
-    x ** 2.0 is NaN at 0). A tensor exponent (PowBackward1, and PowBackward2's scalar base): a gets
-    where(b == 0, 0, grad * (b * a ** (b - 1))), b gets grad * where(a == 0 & b >= 0, 0, result * log(a)),
-    neither branch made safe, so that the next order is NaN where PyTorch's is. A Python scalar exponent that
-    is not an integer (PowBackward0; integers take integer_pow): grad * (b * a ** (b - 1)), never 0."""
-    @jax.custom_jvp
-    def pow_(a, b):
-        return jnp.power(a, b)
-
-    def jvp(primals, tangents):
-        (a, b), (da, db) = primals, tangents
-        out = pow_(a, b)
-        zero = jnp.zeros((), out.dtype)
-        terms = []
-        if not _is_symbolic_zero(da):
-            factor = b * pow_(a, b - 1)
-            if scalar_exponent:
-                terms.append(da * factor)
-            else:
-                # the tangent masked first, so that the gradient's formula ends in the where (WhereBackward0)
-                b_zero = b == 0
-                terms.append(jnp.where(b_zero, zero, da) * jnp.where(b_zero, jnp.ones((), out.dtype), factor))
-        if not _is_symbolic_zero(db):
-            terms.append(db * jnp.where((a == 0) & (b >= 0), zero, out * jnp.log(a)))
-        return out, jnp.broadcast_to(sum(terms[1:], terms[0]), out.shape).astype(out.dtype)
-    pow_.defjvp(jvp, symbolic_zeros=True)
-    return pow_
-
-
-_real_pow = _torch_pow(scalar_exponent=False)
-_scalar_pow = _torch_pow(scalar_exponent=True)
-
-
 def _pow_scalar(a, b, integer):
     """A floating tensor to a Python scalar power (`integer`: the exponent when it is an integer, a static).
     PyTorch's pow_backward branches on the exponent's value, zeros for 0, and integer_pow's rule does the
@@ -110,72 +43,11 @@ def _pow_scalar(a, b, integer):
     return _scalar_pow(a, b)
 
 
-@functools.partial(jax.custom_jvp, nondiff_argnums=(1,))
-def _integer_pow(a, k):
-    return jax.lax.integer_pow(a, k)
-
-
-@_integer_pow.defjvp
-def _integer_pow_jvp(k, primals, tangents):
-    # PyTorch's pow_backward: zeros for k == 0 (depending on nothing), else grad * (k * a ** (k - 1)), whose
-    # a ** 0 is still a function of a (JAX's own rule folds it into a constant one order early)
-    (a,), (da,) = primals, tangents
-    out = _integer_pow(a, k)
-    if k == 0:
-        return out, jnp.zeros_like(out)
-    return out, da * (k * _integer_pow(a, k - 1))
-
-
-def _trunc_div(a, b):
-    return jnp.trunc(a / b) if _is_float(a) else jnp.sign(a) * jnp.sign(b) * (jnp.abs(a) // jnp.abs(b))
-
-
-def _floor_div(a, b):
-    return jnp.floor(a / b) if _is_float(a) else jnp.floor_divide(a, b)
-
-
 def _remainder(a, b):
     # PyTorch's formula (fmod, then shifted into b's sign), which jnp.remainder shares. The textbook
     # a - floor(a / b) * b is not only rounded differently: XLA folds its `* b` into a select when b
     # comes from a bool, and x % False then gives x instead of NaN.
     return jnp.remainder(a, b)
-
-
-def _max_split(a, b, pick):
-    # PyTorch splits the gradient evenly between a and b where they tie; NaN propagates, and where a
-    # NaN makes them unordered both get the whole gradient.
-    if not _is_float(a):
-        return jnp.where(pick(a, b), a, b)
-    return jnp.where(pick(a, b), a, jnp.where(pick(b, a), b, jnp.where(a == b, a * 0.5 + b * 0.5, a + b)))
-
-
-def _fmax(a, b, pick):
-    # NaN is ignored; ties send the gradient to a (PyTorch's fmax/fmin).
-    return jnp.where(pick(a, b) | (a == b) | jnp.isnan(b), a, b)
-
-
-def _clamp(a, lo, hi):
-    # PyTorch's value min(max(a, lo), hi) (NaN in a or a bound gives NaN) and its clamp_backward masks: a
-    # gets the gradient where lo <= a <= hi (inclusive, unlike jnp.clip's ties), lo where a < lo < hi, hi
-    # where a > hi or hi < lo; elsewhere (NaN, a < lo == hi) the value is a constant.
-    lo = None if lo is None else jnp.asarray(lo, a.dtype)
-    hi = None if hi is None else jnp.asarray(hi, a.dtype)
-    value = a if lo is None else jnp.maximum(a, lo)
-    value = jax.lax.stop_gradient(value if hi is None else jnp.minimum(value, hi))
-    out = value
-    inside = jnp.ones(a.shape, bool)
-    if lo is not None:
-        inside = inside & (a >= lo)
-    if hi is not None:
-        inside = inside & (a <= hi)
-    out = jnp.where(inside, a, out)
-    if lo is not None:
-        out = jnp.where((a < lo) if hi is None else (a < lo) & (lo < hi), lo, out)
-    if hi is not None:
-        out = jnp.where((a > hi) if lo is None else (a > hi) | (hi < lo), hi, out)
-    if _is_float(a):
-        out = out + jnp.where(jnp.isnan(value), value, jnp.zeros((), a.dtype))
-    return out
 
 
 def _sign(a):
@@ -199,45 +71,6 @@ def _angle(a):
     pi = jnp.asarray(jnp.pi, a.dtype)
     # NaN stays NaN, with no gradient (PyTorch's angle_backward is 0 for real inputs)
     return jnp.where(jnp.isnan(a), jax.lax.stop_gradient(a), jnp.where(a < 0, pi, jnp.zeros((), a.dtype)))
-
-
-def _unary_with_derivative(fn, derivative):
-    """fn(a, *static) differentiated by derivative(a, *static): PyTorch's formula where JAX's differs at a point."""
-    f = jax.custom_jvp(fn, nondiff_argnums=tuple(range(1, fn.__code__.co_argcount)))
-
-    def jvp(*args):
-        static, ((a,), (t,)) = args[:-2], args[-2:]
-        return f(a, *static), derivative(a, *static) * t
-    f.defjvp(jvp)
-    return f
-
-
-def _logit_value(a, eps):
-    if eps is not None:
-        a = _clamp(a, eps, 1 - eps)
-    return jnp.log(a / (1 - a))
-
-
-def _logit_derivative(a, eps):
-    # PyTorch's logit_backward: 1 / (a (1 - a)), NaN outside [0, 1] (0 outside [eps, 1 - eps] with eps)
-    slope = 1 / (a * (1 - a))
-    if eps is None:
-        return jnp.where((a < 0) | (a > 1), jnp.asarray(jnp.nan, a.dtype), slope)
-    return jnp.where((a < eps) | (a > 1 - eps), jnp.zeros((), a.dtype), slope)
-
-
-_logit = _unary_with_derivative(_logit_value, _logit_derivative)
-
-
-def _digamma(a):
-    # PyTorch's digamma(0) is -inf (JAX's NaN)
-    return jnp.where(a == 0, jnp.asarray(-jnp.inf, a.dtype), jss.digamma(a))
-
-
-# lgamma' is PyTorch's digamma (-inf at 0); digamma' is inf at 0 as PyTorch's polygamma(1, 0)
-_lgamma = _unary_with_derivative(lambda a: jss.gammaln(a), _digamma)
-_digamma_op = _unary_with_derivative(
-    _digamma, lambda a: jnp.where(a == 0, jnp.asarray(jnp.inf, a.dtype), jss.polygamma(1, a)))
 
 
 def _nan_to_num(a, nan, posinf, neginf):
@@ -304,44 +137,6 @@ maximum = defop("maximum", lambda a, b: _max_split(a, b, jnp.greater))
 minimum = defop("minimum", lambda a, b: _max_split(a, b, jnp.less))
 fmax = defop("fmax", lambda a, b: _fmax(a, b, jnp.greater))
 fmin = defop("fmin", lambda a, b: _fmax(a, b, jnp.less))
-def _atan2_derivatives(a, b, out):
-    # PyTorch's formula (b, -a) / (a^2 + b^2), with 0 at the origin where JAX's is NaN
-    norm = a * a + b * b
-    origin = norm == 0
-    safe = jnp.where(origin, jnp.ones((), norm.dtype), norm)
-    zero = jnp.zeros((), norm.dtype)
-    return jnp.where(origin, zero, b / safe), jnp.where(origin, zero, -a / safe)
-
-
-_atan2 = _with_derivatives(jnp.arctan2, _atan2_derivatives)
-# PyTorch's formula (a, b) / hypot(a, b): NaN at the origin, where JAX's safe rule gives 1/2
-_hypot = _with_derivatives(jnp.hypot, lambda a, b, out: (a / out, b / out))
-
-
-def _xlogy(a, b):
-    # 0 where a == 0, unless b is NaN (PyTorch's xlogy)
-    zero = (a == 0) & ~jnp.isnan(b)
-    product = a * jnp.log(jnp.where(zero, jnp.ones((), b.dtype), b))
-    return jnp.where(zero, jnp.zeros((), product.dtype), product)
-
-
-def _xlogy_derivatives(a, b, out):
-    # PyTorch's formulas: d/da = log(b), 0 where a == 0 and b <= 0; d/db = a / b
-    masked = (a == 0) & (b <= 0)
-    log_b = jnp.log(jnp.where(masked, jnp.ones((), b.dtype), b))
-    return jnp.where(masked, jnp.zeros((), log_b.dtype), log_b), a / b
-
-
-def _copysign_derivatives(a, b, out):
-    # PyTorch's: result / a, 0 where a == 0; the sign's source gets a zero gradient
-    zero = a == 0
-    return jnp.where(zero, jnp.zeros((), a.dtype), out / jnp.where(zero, jnp.ones((), a.dtype), a)), jnp.zeros_like(b)
-
-
-_xlogy_op = _with_derivatives(_xlogy, _xlogy_derivatives)
-_copysign = _with_derivatives(jnp.copysign, _copysign_derivatives)
-
-
 atan2 = defop("atan2", lambda a, b: _atan2(a, b) if _is_float(a) and _is_float(b) else jnp.arctan2(a, b),
               dtype_rule=FLOAT)
 hypot = defop("hypot", lambda a, b: _hypot(a, b) if _is_float(a) and _is_float(b) else jnp.hypot(a, b),

@@ -1,0 +1,56 @@
+"""Elementwise comparison and logic: eq, lt ..., logical_and ..., bitwise_and ..., isclose, allclose, equal."""
+import builtins
+
+from .._ops import elementwise as E
+from .._tensor import Tensor
+from ._arith import _apply, _binary
+from ._common import scalar_or_tensor
+from ._unary import _check_integral
+
+
+eq = _binary(E.eq)
+ne = not_equal = _binary(E.ne)
+lt = less = _binary(E.lt)
+le = less_equal = _binary(E.le)
+gt = greater = _binary(E.gt)
+ge = greater_equal = _binary(E.ge)
+logical_and = _binary(E.logical_and)
+logical_or = _binary(E.logical_or)
+logical_xor = _binary(E.logical_xor)
+
+
+def _bitwise(op):
+    def f(input, other, *, out=None):
+        other = scalar_or_tensor(other)
+        for x in (input, other):
+            if isinstance(x, Tensor):
+                _check_integral(x, op.name)
+            elif isinstance(x, builtins.float):
+                raise NotImplementedError(f"\"{op.name}_cpu\" not implemented for 'Float'")
+        return _apply(op, input, other)
+    f.__name__ = op.name
+    return f
+
+
+bitwise_and = _bitwise(E.bitwise_and)
+bitwise_or = _bitwise(E.bitwise_or)
+bitwise_xor = _bitwise(E.bitwise_xor)
+bitwise_left_shift = _bitwise(E.bitwise_left_shift)
+bitwise_right_shift = _bitwise(E.bitwise_right_shift)
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"{input.dtype} did not match {other.dtype}")
+    return _apply(E.isclose, input, other, rtol=builtins.float(rtol), atol=builtins.float(atol),
+                 equal_nan=builtins.bool(equal_nan))
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return builtins.bool(isclose(input, other, rtol, atol, equal_nan).all())
+
+
+def equal(input, other):
+    if tuple(input.shape) != tuple(other.shape):
+        return False
+    return builtins.bool(eq(input, other).all())
