@@ -45,7 +45,7 @@ def assemble(key, args):
         return None
     try:
         return _Dry(step, array_kinds, {k: [type(x) for x in v.tolist()] for k, v in scalars.items()},
-                    extra_kinds).evaluator(len(arrays), tuple(sorted(scalars)), len(extra))
+                    extra_kinds).evaluator(len(arrays), tuple(sorted(scalars)))
     except Exception:   # _Missing, or anything the dry run did not foresee: the step is traced, as before
         return None
 
@@ -104,10 +104,12 @@ class _Dry:
         self.vjps[i] = (rented.run, rented.tree)
         return jax.tree_util.tree_unflatten(rented.tree, list(rented.run.out_avals))
 
-    def evaluator(self, narrays, scalar_kinds, nextra):
+    def evaluator(self, narrays, scalar_kinds):
+        """(the step's evaluator, its outputs' tree) for leaves: `narrays` arrays, one packed array per scalar
+        kind (sorted, as the flattened dict of kinds), then the extra values."""
         run = StepEvaluator()
         run.step, run.forward, run.vjps = self.step, self.forward, self.vjps
-        run.narrays, run.scalar_kinds, run.nextra = narrays, scalar_kinds, nextra
+        run.narrays, run.scalar_kinds = narrays, scalar_kinds
         run.seconds, run.steps, run.draws = self.seconds, tuple(self.steps), self.draws
         run.out_avals = tuple(jax.tree_util.tree_leaves(self.grads))
         return run, jax.tree_util.tree_map(lambda a: 0, self.grads)   # (the outputs' tree)
@@ -116,8 +118,7 @@ class _Dry:
 class StepEvaluator:
     """Quacks like _numpy_eval.Compiled for _numpy_rent (seconds, steps, draws, out_avals)."""
 
-    __slots__ = ("step", "forward", "vjps", "narrays", "scalar_kinds", "nextra", "seconds", "steps", "draws",
-                 "out_avals")
+    __slots__ = ("step", "forward", "vjps", "narrays", "scalar_kinds", "seconds", "steps", "draws", "out_avals")
 
     def __call__(self, *leaves):
         n = self.narrays
