@@ -2,7 +2,8 @@
 
 tapegrad's views are recipes over a base array, not strided memory; PyTorch's strides and offsets are read
 off the recipe applied to an iota of the base (the storage positions of the view's elements), and the
-strides of size-1 dimensions, which positions cannot show, follow PyTorch's rule for each view op.
+strides of size-1 dimensions, which positions cannot show, follow PyTorch's rule for each view op
+(Op.stride_rule).
 """
 import jax
 import jax.numpy as jnp
@@ -120,84 +121,15 @@ def _with_unit_strides(steps, base_shape, strides):
 
 
 def _follow_strides(steps, base_shape):
-    """(shape, strides) of a recipe applied to a contiguous base, as PyTorch's view ops compute them; None
-    for a step without a rule here."""
+    """(shape, strides) of a recipe applied to a contiguous base, as PyTorch's view ops compute them (each
+    step's Op.stride_rule); None for a step without a rule."""
     shape, strides = list(base_shape), list(contiguous_strides(base_shape))
     for op, static in steps:
-        static = dict(static)
-        name = op.name
-        if name in ("select", "slice", "index_unsqueeze", "index_alias", "split", "unbind"):
-            if not _follow_index(static["spec"], shape, strides):
-                return None
-        elif name in ("view", "reshape_alias"):
-            new = view_strides(tuple(shape), tuple(strides), tuple(static["shape"]))
-            if new is None:
-                return None
-            shape, strides = list(static["shape"]), list(new)
-        elif name == "expand":
-            new = list(static["shape"])
-            lead = len(new) - len(shape)
-            strides = [0] * lead + [st if size == n else 0 for size, st, n in zip(shape, strides, new[lead:])]
-            shape = new
-        elif name in ("transpose", "t"):
-            if len(shape) < 2:
-                continue
-            d0, d1 = (static["dim0"] % len(shape), static["dim1"] % len(shape)) if name == "transpose" else (0, 1)
-            shape[d0], shape[d1] = shape[d1], shape[d0]
-            strides[d0], strides[d1] = strides[d1], strides[d0]
-        elif name == "permute":
-            dims = [d % len(shape) for d in static["dims"]]
-            shape, strides = [shape[d] for d in dims], [strides[d] for d in dims]
-        elif name == "unsqueeze":
-            d = static["dim"] % (len(shape) + 1)
-            _unsqueeze(shape, strides, d)
-        elif name == "squeeze":
-            dims = static["dim"]
-            dims = range(len(shape)) if dims is None else dims if isinstance(dims, tuple) else (dims,)
-            drop = {d % len(shape) for d in dims if len(shape) and shape[d % len(shape)] == 1}
-            shape = [n for d, n in enumerate(shape) if d not in drop]
-            strides = [st for d, st in enumerate(strides) if d not in drop]
-        elif name == "diagonal":
-            d1, d2, offset = static["dim1"] % len(shape), static["dim2"] % len(shape), static["offset"]
-            size = max(min(shape[d1], shape[d2] - offset) if offset >= 0 else min(shape[d1] + offset, shape[d2]), 0)
-            stride = strides[d1] + strides[d2]
-            keep = [d for d in range(len(shape)) if d not in (d1, d2)]
-            shape, strides = [shape[d] for d in keep] + [size], [strides[d] for d in keep] + [stride]
-        elif name == "as_strided":
-            shape, strides = list(static["size"]), list(static["stride"])
-        elif name != "alias":
+        followed = None if op.stride_rule is None else op.stride_rule(dict(static), shape, strides)
+        if followed is None:
             return None
+        shape, strides = followed
     return tuple(shape), tuple(strides)
-
-
-def _unsqueeze(shape, strides, d):
-    # PyTorch's unsqueeze: the new dim's stride spans the dim it is put before (1 at the end)
-    strides.insert(d, shape[d] * strides[d] if d < len(shape) else 1)
-    shape.insert(d, 1)
-
-
-def _follow_index(spec, shape, strides):
-    """Basic indexing (a spec of _ops.indexing) applied to shape and strides in place, as PyTorch's
-    applySlicing does item by item; False for an item without a rule here."""
-    skipped = len(shape) - sum(1 for item in spec if item is not None and item is not Ellipsis)
-    d = 0
-    for item in spec:
-        if item is None:
-            _unsqueeze(shape, strides, d)
-            d += 1
-        elif item is Ellipsis:
-            d += skipped
-        elif type(item) is int or item == ("i",):
-            del shape[d], strides[d]
-        elif type(item) is tuple and len(item) == 3 and item[0] == "s":
-            shape[d], strides[d] = item[1], strides[d] * item[2]
-            d += 1
-        elif type(item) is tuple and len(item) == 3:
-            shape[d], strides[d] = len(range(*slice(*item).indices(shape[d]))), strides[d] * (item[2] or 1)
-            d += 1
-        else:
-            return False
-    return True
 
 
 def _strides_from_positions(pos):

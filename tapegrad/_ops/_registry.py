@@ -46,6 +46,10 @@ class Op:
                 complex numbers): (write, positions). write(x, new, **static) is x with the view's elements
                 replaced by new; positions(p, **static) maps the storage positions of x's elements (in x's
                 element size) to the view's (in its own), as PyTorch's strides and offsets count them.
+    stride_rule for a view: PyTorch's rule for its result's strides (_ops._stride_rules), a function (static
+                dict, input shape list, input strides list) -> (shape, strides) lists, or None for a call it
+                has no rule for. _view_layout follows a recipe through them for the strides of size-1 dims,
+                which storage positions cannot show; a view without one leaves those as positions say.
     wraps_scalars True when PyTorch wraps a Python scalar argument into a tensor input (add, sub,
                 mul, div), so it appears in grad_fn.next_functions as (None, 0).
     node_wraps  the input whose producing node PyTorch's node runs inside itself (CopySlices wraps the
@@ -78,12 +82,13 @@ class Op:
 
     __slots__ = ("name", "fn", "dtype_rule", "diff", "view", "saves_output", "saves_inputs", "nout",
                  "node_name", "node_class", "wraps_scalars", "overloads", "_node_classes", "fused_backward",
-                 "custom", "value_view", "no_derivative", "result_backward", "pointwise", "result_order", "elements_from",
-                 "several_views", "hands_grad", "__weakref__")
+                 "custom", "value_view", "stride_rule", "no_derivative", "result_backward", "pointwise",
+                 "result_order", "elements_from", "several_views", "hands_grad", "__weakref__")
 
     def __init__(self, name, fn, dtype_rule=SAME, diff=None, view=False, saves_output=False, nout=1,
                  node=None, node_name=None, wraps_scalars=False, overloads=(), saves_inputs=None,
-                 fused_backward=False, value_view=None, no_derivative=None, node_wraps=None, result_backward=None):
+                 fused_backward=False, value_view=None, stride_rule=None, no_derivative=None, node_wraps=None,
+                 result_backward=None):
         self.name = name
         self.fn = fn
         self.dtype_rule = dtype_rule
@@ -95,6 +100,7 @@ class Op:
         self.fused_backward = fused_backward
         self.custom = None
         self.value_view = value_view
+        self.stride_rule = stride_rule
         self.no_derivative = no_derivative
         self.pointwise = False
         self.result_order = None

@@ -12,6 +12,7 @@ import numpy as np
 
 from ._cast import written_as
 from ._registry import defop, overload, KEEP
+from ._stride_rules import index_strides
 
 
 def build_index(spec, arrays):
@@ -263,10 +264,12 @@ def _take_along_dim(a, idx, dim):
 
 # ---- __getitem__ / __setitem__ -------------------------------------------------------------
 # Basic indexing is a view; PyTorch names the node after the last view op it applies.
-select = defop("select", _dynamic_getitem, dtype_rule=KEEP, diff=(0,), view=True)
-slice_ = defop("slice", _dynamic_getitem, dtype_rule=KEEP, diff=(0,), view=True)
-index_unsqueeze = defop("index_unsqueeze", _getitem, dtype_rule=KEEP, diff=(0,), view=True, node="unsqueeze")
-index_alias = defop("index_alias", _getitem, dtype_rule=KEEP, diff=(0,), view=True, node="alias")
+select = defop("select", _dynamic_getitem, dtype_rule=KEEP, diff=(0,), view=True, stride_rule=index_strides)
+slice_ = defop("slice", _dynamic_getitem, dtype_rule=KEEP, diff=(0,), view=True, stride_rule=index_strides)
+index_unsqueeze = defop("index_unsqueeze", _getitem, dtype_rule=KEEP, diff=(0,), view=True, node="unsqueeze",
+                        stride_rule=index_strides)
+index_alias = defop("index_alias", _getitem, dtype_rule=KEEP, diff=(0,), view=True, node="alias",
+                    stride_rule=index_strides)
 index_alias.hands_grad = (0,)
 
 

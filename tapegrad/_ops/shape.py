@@ -2,6 +2,7 @@
 import jax.numpy as jnp
 import numpy as np
 
+from . import _stride_rules as R
 from ._registry import ALL_INPUTS, defop, overload, SAME, KEEP
 from .indexing import _getitem
 
@@ -52,26 +53,30 @@ def _as_strided(a, size, stride, offset, source):
 
 
 # ---- views --------------------------------------------------------------------------
-as_strided = defop("as_strided", _as_strided, dtype_rule=KEEP, view=True)
-view = defop("view", lambda a, shape: jnp.reshape(a, shape), dtype_rule=KEEP, view=True)
-expand = defop("expand", lambda a, shape: jnp.broadcast_to(a, shape), dtype_rule=KEEP, view=True)
-transpose = defop("transpose", lambda a, dim0, dim1: jnp.swapaxes(a, dim0, dim1), dtype_rule=KEEP, view=True)
-t = defop("t", lambda a: a.T, dtype_rule=KEEP, view=True)
-permute = defop("permute", lambda a, dims: jnp.transpose(a, dims), dtype_rule=KEEP, view=True)
-unsqueeze = defop("unsqueeze", lambda a, dim: jnp.expand_dims(a, dim), dtype_rule=KEEP, view=True)
-squeeze = defop("squeeze", _squeeze, dtype_rule=KEEP, view=True,
+as_strided = defop("as_strided", _as_strided, dtype_rule=KEEP, view=True, stride_rule=R.as_strided_strides)
+view = defop("view", lambda a, shape: jnp.reshape(a, shape), dtype_rule=KEEP, view=True, stride_rule=R.reshape_strides)
+expand = defop("expand", lambda a, shape: jnp.broadcast_to(a, shape), dtype_rule=KEEP, view=True,
+               stride_rule=R.expand_strides)
+transpose = defop("transpose", lambda a, dim0, dim1: jnp.swapaxes(a, dim0, dim1), dtype_rule=KEEP, view=True,
+                  stride_rule=R.transpose_strides)
+t = defop("t", lambda a: a.T, dtype_rule=KEEP, view=True, stride_rule=R.transpose_strides)
+permute = defop("permute", lambda a, dims: jnp.transpose(a, dims), dtype_rule=KEEP, view=True,
+                stride_rule=R.permute_strides)
+unsqueeze = defop("unsqueeze", lambda a, dim: jnp.expand_dims(a, dim), dtype_rule=KEEP, view=True,
+                  stride_rule=R.unsqueeze_strides)
+squeeze = defop("squeeze", _squeeze, dtype_rule=KEEP, view=True, stride_rule=R.squeeze_strides,
                 overloads=[overload("SqueezeBackward1", dim=int), overload("SqueezeBackward2", dim=tuple)])
-alias = defop("alias", lambda a: a, dtype_rule=KEEP, view=True)
+alias = defop("alias", lambda a: a, dtype_rule=KEEP, view=True, stride_rule=R.same_strides)
 # reshape of a non-contiguous tensor that strides alone can reshape (PyTorch's _reshape_alias).
 reshape_alias = defop("reshape_alias", lambda a, shape: jnp.reshape(a, shape), dtype_rule=KEEP, view=True,
-                      node="_reshape_alias")
+                      node="_reshape_alias", stride_rule=R.reshape_strides)
 diagonal = defop("diagonal", lambda a, offset, dim1, dim2: jnp.diagonal(a, offset, dim1, dim2), dtype_rule=KEEP,
-                 view=True)
+                 view=True, stride_rule=R.diagonal_strides)
 # split/chunk/unbind pieces are basic-index views of the input (their own node names).
 # with_sizes: split by a list of sizes (PyTorch's split_with_sizes, its own node name).
 split = defop("split", lambda a, spec, with_sizes=False: _getitem(a, spec=spec), dtype_rule=KEEP, view=True,
-              overloads=[overload("SplitWithSizesBackward0", with_sizes=True)])
-unbind = defop("unbind", _getitem, dtype_rule=KEEP, view=True)
+              stride_rule=R.index_strides, overloads=[overload("SplitWithSizesBackward0", with_sizes=True)])
+unbind = defop("unbind", _getitem, dtype_rule=KEEP, view=True, stride_rule=R.index_strides)
 split.several_views = unbind.several_views = True
 
 # ---- copies -----------------------------------------------------------------------------
