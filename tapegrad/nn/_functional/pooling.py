@@ -1,5 +1,6 @@
 """Max, average and adaptive pooling."""
 from ..._dispatch import apply
+from ..._grad_mode import is_grad_enabled
 from ..._memory_format import contiguous_format, keep_format, suggest_memory_format
 from ..._ops import nn_pooling as K, pooling_indices as PI
 from ._util import SCALAR_NAMES, check_float_kernel, ntuple
@@ -82,12 +83,17 @@ def _max_pool(nd, input, kernel_size, stride, padding, dilation, ceil_mode, retu
                             f"max_pool{max(nd, 2)}d", ())
     kernel, stride, pads, _, dilation = _window_plan(name, input, nd, kernel_size, stride, padding, dilation, ceil_mode)
     if not return_indices:
-        if nd == 1:   # as PyTorch: 2-d pooling over a unit row (UnsqueezeBackward0, then SqueezeBackward1)
-            check_float_kernel(input, "max_pool1d_impl")  # PyTorch's 1-d kernel without indices has no int version
-            out = apply(K.max_pool, input.unsqueeze(-2), kernel=(1,) + kernel, stride=(1,) + stride,
-                        pads=((0, 0),) + pads, dilation=(1,) + dilation)
-            return out.squeeze(-2)
-        return apply(K.max_pool, input, kernel=kernel, stride=stride, pads=pads, dilation=dilation)
+        if nd > 1:
+            return apply(K.max_pool, input, kernel=kernel, stride=stride, pads=pads, dilation=dilation)
+        check_float_kernel(input, "max_pool1d_impl")  # PyTorch's 1-d kernel without indices has no int version
+        if input.device.type == "cpu" and not (input.requires_grad and is_grad_enabled()):
+            # PyTorch's CPU 1-d kernel, run where no gradient is wanted: a new tensor, not a view
+            return apply(K.max_pool, input, kernel=kernel, stride=stride, pads=pads, dilation=dilation)
+        # else PyTorch's max_pool1d_with_indices: 2-d pooling over a unit row (UnsqueezeBackward0, then
+        # SqueezeBackward1), so the result is a view
+        out = apply(K.max_pool, input.unsqueeze(-2), kernel=(1,) + kernel, stride=(1,) + stride,
+                    pads=((0, 0),) + pads, dilation=(1,) + dilation)
+        return out.squeeze(-2)
     spatial = input.shape[input.ndim - nd:]
     windows = tuple(("window", n, (n + lo + hi - d * (k - 1) - 1) // s + 1, k, s, lo, d)
                     for n, k, s, (lo, hi), d in zip(spatial, kernel, stride, pads, dilation))

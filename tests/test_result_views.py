@@ -1,0 +1,42 @@
+"""Which results are views, as PyTorch's: each call's shape, strides, is_contiguous(), _is_view(), what its
+_base is (its input, another tensor, or None) and its grad_fn's name are compared with PyTorch's."""
+import pytest
+
+import tapegrad
+
+
+def _layout(t, inputs):
+    base = t._base
+    which = None if base is None else next((i for i, x in enumerate(inputs) if base is x),
+                                            (tuple(base.shape), base.stride()))
+    name = None if t.grad_fn is None else t.grad_fn.name()
+    return tuple(t.shape), t.stride(), t.is_contiguous(), t._is_view(), which, name
+
+
+def _max_pool1d(lib, requires_grad=False, grad_mode=True, **kwargs):
+    x = lib.arange(48.0).reshape(2, 3, 8).requires_grad_(requires_grad)
+    with lib.set_grad_enabled(grad_mode):
+        return lib.nn.functional.max_pool1d(x, 2, **kwargs), (x,)
+
+
+CALLS = {
+    # PyTorch's CPU max_pool1d makes a new tensor unless a gradient is wanted (then max_pool1d_with_indices:
+    # a squeezed view of 2-d pooling)
+    "max_pool1d": lambda lib: _max_pool1d(lib),
+    "max_pool1d padded and dilated": lambda lib: _max_pool1d(lib, padding=1, dilation=2, stride=1),
+    "max_pool1d of an unbatched input": lambda lib: (lib.nn.functional.max_pool1d(lib.ones(3, 8), 3), ()),
+    "max_pool1d requiring grad": lambda lib: _max_pool1d(lib, requires_grad=True),
+    "max_pool1d requiring grad under no_grad": lambda lib: _max_pool1d(lib, requires_grad=True, grad_mode=False),
+    "MaxPool1d": lambda lib: (lib.nn.MaxPool1d(2, ceil_mode=True)(lib.ones(2, 3, 7)), ()),
+    "max_pool1d with indices": lambda lib: (lib.nn.functional.max_pool1d(lib.ones(2, 3, 8), 2,
+                                                                         return_indices=True)[1], ()),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CALLS))
+def test_result_views_are_pytorchs(case, torch):
+    seen = []
+    for lib in (tapegrad, torch):
+        t, inputs = CALLS[case](lib)
+        seen.append(_layout(t, inputs))
+    assert seen[0] == seen[1]
