@@ -30,6 +30,11 @@ CALLS = {
     "MaxPool1d": lambda lib: (lib.nn.MaxPool1d(2, ceil_mode=True)(lib.ones(2, 3, 7)), ()),
     "max_pool1d with indices": lambda lib: (lib.nn.functional.max_pool1d(lib.ones(2, 3, 8), 2,
                                                                          return_indices=True)[1], ()),
+    # unique's kernel writes the inverse in the input's shape
+    "unique's inverse": lambda lib: (lib.unique(lib.tensor([[3, 1], [2, 3]]), return_inverse=True)[1], ()),
+    "unique's inverse with counts": lambda lib: (lib.tensor([[3.0, 1.0, 2.0]]).requires_grad_().unique(
+        return_inverse=True, return_counts=True)[1], ()),
+    "unique's inverse of a number": lambda lib: (lib.unique(lib.tensor(2.0), return_inverse=True)[1], ()),
 }
 
 

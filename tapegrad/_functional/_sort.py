@@ -82,7 +82,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     values, inverse, counts = apply(S.unique, input, size=size)
     out = (values,)
     if return_inverse:
-        out += (inverse.reshape(input.shape),)
+        out += (inverse,)
     if return_counts:
         out += (counts,)
     return out[0] if len(out) == 1 else out

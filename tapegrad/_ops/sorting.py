@@ -92,9 +92,13 @@ def _unique_derivative(kind="_unique2", **_):
                                  "detach its input, or compute the gradient through another op.")
 
 
-unique = defop("unique", lambda a, size: jnp.unique(a.reshape(-1), size=size, return_inverse=True,
-                                                    return_counts=True),
-               dtype_rule=KEEP, diff=(0,), nout=3, node="_unique2", no_derivative=_unique_derivative)
+def _unique(a, size):
+    values, inverse, counts = jnp.unique(a.reshape(-1), size=size, return_inverse=True, return_counts=True)
+    # PyTorch's kernel writes the inverse in the input's shape: a new tensor, not a view of a flat one
+    return values, inverse.reshape(a.shape), counts
+
+
+unique = defop("unique", _unique, dtype_rule=KEEP, diff=(0,), nout=3, node="_unique2", no_derivative=_unique_derivative)
 # unique(dim=) and unique_consecutive: the kept elements (slices) taken at indices found on the host
 unique_take = defop("unique_take", lambda a, index, dim, kind: jnp.take(a if dim is not None else a.reshape(-1),
                                                                         index, axis=dim or 0),
