@@ -45,3 +45,25 @@ def test_result_views_are_pytorchs(case, torch):
         t, inputs = CALLS[case](lib)
         seen.append(_layout(t, inputs))
     assert seen[0] == seen[1]
+
+
+RNN_CALLS = [(mode, batch_first, shape, layers, bidirectional)
+             for mode in ("RNN", "GRU", "LSTM") for batch_first in (False, True)
+             for shape, layers, bidirectional in (((3, 2, 4), 1, False), ((3, 2, 4), 2, True), ((3, 4), 1, False))]
+
+
+@pytest.mark.parametrize("mode, batch_first, shape, layers, bidirectional", RNN_CALLS)
+def test_recurrent_output_views_are_pytorchs(mode, batch_first, shape, layers, bidirectional, torch):
+    """PyTorch's RNN and GRU transpose a batch_first output in place (not a view), its LSTM returns a
+    transposed view, and an unbatched input runs as a batch of one along the batch dim. Node names are
+    compared only where PyTorch's are those of these layout steps: tapegrad records the recurrence as one
+    node where PyTorch records each step's ops."""
+    seen = []
+    for lib in (tapegrad, torch):
+        lib.manual_seed(0)
+        module = getattr(lib.nn, mode)(4, 5, num_layers=layers, bidirectional=bidirectional,
+                                       batch_first=batch_first)
+        output = module(lib.randn(*shape))[0]
+        seen.append(_layout(output, ()))
+    layout_steps = batch_first or len(shape) == 2
+    assert seen[0] == seen[1] if layout_steps else seen[0][:5] == seen[1][:5]

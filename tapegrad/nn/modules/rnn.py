@@ -103,11 +103,13 @@ class RNNBase(Module):
             raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got {input.ndim}D instead")
         batched = input.ndim == 3
         dirs = 2 if self.bidirectional else 1
-        if not batched:
-            input = input.unsqueeze(1)
+        batch_first = self.batch_first and valid is None
+        batch_dim = 0 if batch_first else 1
+        if not batched:   # as PyTorch's module: a batch of one along the batch dim
+            input = input.unsqueeze(batch_dim)
             if hx is not None:
                 hx = tuple(h.unsqueeze(1) for h in hx) if lstm else hx.unsqueeze(1)
-        elif self.batch_first and valid is None:
+        if batch_first:
             input = input.transpose(0, 1)
         if input.shape[-1] != self.input_size:
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, "
@@ -139,11 +141,12 @@ class RNNBase(Module):
                      bidirectional=self.bidirectional, has_bias=self.bias,
                      dropout_scale=1.0 / (1.0 - self.dropout) if masks else 1.0)
         output, hidden = outs[0], outs[1:]
+        if batch_first:
+            # PyTorch's LSTM returns a transposed view; its RNN and GRU transpose their output in place
+            output = output.transpose(0, 1) if lstm else output.transpose_(0, 1)
         if not batched:
-            output = output.squeeze(1)
+            output = output.squeeze(batch_dim)
             hidden = tuple(h.squeeze(1) for h in hidden)
-        elif self.batch_first and valid is None:
-            output = output.transpose(0, 1)
         return output, (hidden if lstm else hidden[0])
 
     def forward(self, input, hx=None):
