@@ -160,7 +160,7 @@ def eigvalsh(A, UPLO="L", *, out=None):
 @policy("pinv")
 def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
     _check_float(A, "pinv")
-    return apply(L.pinv, A, hermitian=builtins.bool(hermitian))
+    return apply(L.pinv, A, atol, rtol, hermitian=builtins.bool(hermitian))
 
 
 def _check_norm_dtype(x, dtype):

@@ -171,8 +171,56 @@ eigh = defop("eigh", lambda a, UPLO: _eigh_hermitian(a, UPLO), dtype_rule=KEEP, 
              saves_output=True)
 eigvalsh = defop("eigvalsh", lambda a, UPLO: _eigh_hermitian(a, UPLO)[0], dtype_rule=KEEP, node="linalg_eigh",
                  saves_output=True)
-pinv = defop("pinv", lambda a, hermitian: jnp.linalg.pinv(a, hermitian=hermitian), dtype_rule=KEEP,
-             node="linalg_pinv", saves_output=True)
+
+
+def _tolerance(a, atol, rtol, largest):
+    """PyTorch's cut-off (get_atol_rtol), in float64: max(atol, rtol * largest), rtol by default eps * max(m, n)
+    (0 where a positive atol is given)."""
+    default_rtol = jnp.finfo(a.dtype).eps * max(a.shape[-2:])
+    if rtol is None:
+        rtol = default_rtol if atol is None else jnp.where(jnp.asarray(atol) > 0, 0.0, default_rtol)
+    atol = jnp.zeros((), jnp.float64) if atol is None else jnp.asarray(atol, jnp.float64)
+    rtol = jnp.asarray(rtol, jnp.float64)
+    return jnp.maximum(atol[..., None], rtol[..., None] * largest.astype(jnp.float64))
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(3,))
+def _pinv(a, atol, rtol, hermitian):
+    """PyTorch's linalg_pinv: from the SVD, or with hermitian from eigh of a's lower triangle (the rest of a
+    unread), keeping the values above the tolerance."""
+    m, n = a.shape[-2:]
+    if a.size == 0:
+        return jnp.zeros(a.shape[:-2] + (n, m), a.dtype)
+    if hermitian:
+        s, u = jnp.linalg.eigh(_hermitian_from(a, True), symmetrize_input=False)
+        tol = _tolerance(a, atol, rtol, jnp.max(jnp.abs(s), axis=-1, keepdims=True))
+        s_inv = jnp.where(jnp.abs(s) > tol, 1 / s, 0).astype(a.dtype)
+        return jnp.matmul(u * s_inv[..., None, :], _mH(u))
+    u, s, vh = jnp.linalg.svd(a, full_matrices=False)
+    tol = _tolerance(a, atol, rtol, s[..., :1])
+    s_inv = jnp.where(s > tol, 1 / s, 0).astype(a.dtype)
+    return jnp.matmul(_mH(vh) * s_inv[..., None, :], _mH(u))
+
+
+@_pinv.defjvp
+def _pinv_jvp(hermitian, primals, tangents):
+    # PyTorch's pinv_jvp, whose transpose is its pinv_backward: the general formula, with a as given
+    # (so a non-Hermitian a's gradient is PyTorch's under hermitian=True too)
+    a, atol, rtol = primals
+    da = tangents[0]
+    p = _pinv(a, atol, rtol, hermitian)
+    pH, daH = _mH(p), _mH(da)
+    if a.shape[-2] <= a.shape[-1]:
+        k = pH @ daH
+        dp = p @ (k - _mH(k) - k @ (a @ p)) + (daH - p @ (a @ daH)) @ (pH @ p)
+    else:
+        k = p @ da
+        kH = _mH(k)
+        dp = (kH - k - (p @ a) @ kH) @ p + (p @ pH) @ (daH - (daH @ a) @ p)
+    return p, dp
+
+
+pinv = defop("pinv", _pinv, dtype_rule=KEEP, diff=(0,), node="linalg_pinv", saves_output=True)
 
 
 def _vector_norm_backward(g, norm, a, ord, dim, keepdim, dtype=None):
