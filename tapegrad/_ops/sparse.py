@@ -24,7 +24,7 @@ def _sparse_addmv(inp, indices, values, vec, sink, beta, alpha, rows):
     return scaled + alpha * _sparse_mm(indices, values, vec, sink, rows, "mv")
 
 
-def _dense_sparse_mm(dense, indices, values, sink, cols):
+def _dense_sparse_mm(dense, indices, values, sink, cols, coo):
     # dense (n, m) @ sparse (m, cols): column c of the product sums dense[:, row_k] * values[k] over the entries
     # k of column c; sink as in _sparse_mm (the sparse operand's dense gradient, dense^T @ grad)
     terms = dense[:, indices[0]] * values
@@ -117,6 +117,8 @@ sparse_segment_sum = defop("sparse_segment_sum", _segment_sum, dtype_rule=KEEP, 
                                                       overload("SumBackward1", node="tensor_sum")])
 # dense @ sparse: a dense result (PyTorch's MmBackward0; the sparse operand's gradient is dense)
 dense_sparse_mm = defop("dense_sparse_mm", _dense_sparse_mm, dtype_rule=KEEP, diff=(0, 2, 3), node="mm")
+# PyTorch computes dense @ COO as (COO^T @ dense^T)^T: the product is column-major (dense @ CSR is not)
+dense_sparse_mm.result_order = lambda static, shapes: ((1, 0) if static["coo"] else None,)
 # sparse @ sparse: the values on the product's pattern
 sparse_sparse_mm = defop("sparse_sparse_mm", _sparse_sparse_mm, dtype_rule=KEEP, diff=(0, 1, 3, 5), node="mm",
                          overloads=[overload("SparseSparseMatmulBackward0", node="sparse_sparse_matmul")])

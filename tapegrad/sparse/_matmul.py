@@ -7,7 +7,8 @@ from .._dispatch import apply
 from .._functional._linalg import _TYPE
 from .._layout import sparse_bsc, sparse_bsr, sparse_csc
 from .._grad_mode import is_grad_enabled
-from .._ops import sparse as K
+from .._ops import shape as S, sparse as K
+from .._pointwise_layout import lay_out_in_order
 from . import _pattern as P
 from ._coo import SparseTensor, _as_tensor
 from ._routes import dense_term, routes, sparse_term
@@ -164,10 +165,17 @@ def _dense_sparse(dense, sparse):
     rs = routes(sparse)
     if rs:
         values, sink = values.detach(), dense_term(rs, sparse.shape)
-    out = apply(K.dense_sparse_mm, rows, sparse._sp_indices, values, sink, cols=sparse.shape[1])
+    coo = not sparse._sp_compressed
+    out = apply(K.dense_sparse_mm, rows, sparse._sp_indices, values, sink, cols=sparse.shape[1], coo=coo)
     if dense.dim() == 1:
         return out.squeeze_(0)
-    return out if dense.dim() == 2 else out.reshape(*dense.shape[:-1], sparse.shape[1])
+    if dense.dim() == 2:
+        return out
+    # batches unfolded as PyTorch's matmul does, by _unsafe_view: a copy keeping the product's strides
+    out = apply(S.reshape_copy, out, shape=tuple(dense.shape[:-1]) + (sparse.shape[1],))
+    if coo:
+        lay_out_in_order((out,), ((out.dim() - 1,) + tuple(range(out.dim() - 1)),))
+    return out
 
 
 def _sparse_sparse(a, b, via):
