@@ -73,6 +73,10 @@ CASES = {
     "finfo_of_a_tensor": (lambda lib: lib.finfo(lib.ones(2)), "argument 'type' (position 1) must be torch.dtype"),
     "iinfo_of_a_tensor": (lambda lib: lib.iinfo(lib.tensor([1])), "argument 'type' (position 1) must be torch.dtype"),
     "square_of_bool_in_place": (lambda lib: lib.tensor([True]).square_(), "result type Long can't be cast"),
+    "sort_stable_with_positional_dim": (lambda lib: lib.ones(2, 3).sort(1, stable=True), None),
+    "sort_function_stable_with_positional_dim": (lambda lib: lib.sort(lib.ones(2, 3), 1, True, stable=True), None),
+    "argsort_stable_with_positional_dim": (lambda lib: lib.argsort(lib.ones(3), 0, stable=True), None),
+    "sort_bool_dim": (lambda lib: lib.ones(3).sort(True), None),
 }
 
 
@@ -101,7 +105,9 @@ def test_error_matches_pytorch(name):
 
 @pytest.mark.parametrize("code", ["x.flip(dims=[0])", "lib.flip(x, dims=(0, 1))", "x.permute(dims=[1, 0])",
                                   "x.reshape(shape=(6,))", "lib.reshape(x, shape=[3, 2])", "b.square()",
-                                  "lib.square(b)"])
+                                  "lib.square(b)", "x.sort(stable=True, dim=1, descending=True).indices",
+                                  "lib.argsort(x, stable=True, dim=0)", "x.sort(1, True).values",
+                                  "x.argsort(0, descending=True)"])
 def test_keyword_and_bool_forms_as_in_torch(code):
     def run(lib):
         out = eval(code, {"lib": lib, "x": lib.arange(6.0).reshape(2, 3), "b": lib.tensor([True, False])})

@@ -13,7 +13,30 @@ from ._common import wrap_dim
 from ._reduce import _check_nonempty, _scalar_pair
 
 
-def sort(input, dim=-1, descending=False, stable=False, *, out=None):
+_UNSET = object()
+
+
+def _sort_args(name, input, args, dim, descending, stable):
+    """PyTorch's two overloads: (dim=-1, descending=False) positional or keyword, or (*, stable, dim=-1,
+    descending=False) all keyword; stable with a positional dim or descending matches neither."""
+    if args and (stable is not _UNSET or len(args) > 2 or isinstance(args[0], builtins.bool)):
+        got = ", ".join(["Tensor", *(type(a).__name__ for a in args)]
+                        + ([] if stable is _UNSET else [f"stable={type(stable).__name__}"]))
+        raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but expected one "
+                        f"of:\n * (Tensor input, *, bool stable, int dim = -1, bool descending = False)\n"
+                        f" * (Tensor input, int dim = -1, bool descending = False)\n"
+                        f"Pass dim and descending by keyword with stable, e.g. {name}(x, dim=1, stable=True).")
+    if args:
+        if len(args) == 2 and descending is not _UNSET or dim is not _UNSET:
+            raise TypeError(f"{name}() got multiple values for argument "
+                            f"'{'dim' if dim is not _UNSET else 'descending'}'")
+        dim, descending = (*args, descending)[:2]
+    return (-1 if dim is _UNSET else dim), (False if descending is _UNSET else descending)
+
+
+def sort(input, *args, dim=_UNSET, descending=_UNSET, stable=_UNSET, out=None):
+    # (stable: the sort is always stable, jnp.argsort's)
+    dim, descending = _sort_args("sort", input, args, dim, descending, stable)
     d = wrap_dim(dim, input.ndim)
     if input.ndim == 0:
         return _scalar_pair(input, "sort")
@@ -21,8 +44,9 @@ def sort(input, dim=-1, descending=False, stable=False, *, out=None):
     return RT.sort(apply(S.sort_values, input, idx, dim=d), idx)
 
 
-def argsort(input, dim=-1, descending=False, stable=False):
-    return sort(input, dim, descending, stable).indices
+def argsort(input, *args, dim=_UNSET, descending=_UNSET, stable=_UNSET):
+    dim, descending = _sort_args("argsort", input, args, dim, descending, stable)
+    return sort(input, dim=dim, descending=descending).indices
 
 
 def msort(input):
