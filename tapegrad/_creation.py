@@ -2,6 +2,7 @@
 import builtins
 import functools
 import math
+import numbers
 import warnings
 
 import jax
@@ -295,6 +296,12 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
+    # PyTorch's argument is a Number: a Python or NumPy number, or a 0-d tensor that requires no grad
+    if isinstance(s, Tensor) and s.ndim == 0 and not s.requires_grad:
+        s = s.item()
+    elif isinstance(s, Tensor) or not isinstance(s, numbers.Number):
+        raise TypeError(f"scalar_tensor(): argument 's' (position 1) must be Number, not {type(s).__name__}. "
+                        "Pass a number, e.g. scalar_tensor(1.0), or a 0-d tensor's value, t.item().")
     return _filled((), s, dtype or D.get_default_dtype(), device, requires_grad)
 
 

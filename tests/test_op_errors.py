@@ -77,6 +77,11 @@ CASES = {
     "sort_function_stable_with_positional_dim": (lambda lib: lib.sort(lib.ones(2, 3), 1, True, stable=True), None),
     "argsort_stable_with_positional_dim": (lambda lib: lib.argsort(lib.ones(3), 0, stable=True), None),
     "sort_bool_dim": (lambda lib: lib.ones(3).sort(True), None),
+    "scalar_tensor_of_a_vector": (lambda lib: lib.scalar_tensor(lib.tensor([1.0])), None),
+    "scalar_tensor_of_a_string": (lambda lib: lib.scalar_tensor("a"), None),
+    "scalar_tensor_of_none": (lambda lib: lib.scalar_tensor(None), None),
+    "scalar_tensor_of_a_tensor_requiring_grad": (lambda lib: lib.scalar_tensor(lib.tensor(1.0, requires_grad=True)),
+                                                 None),
 }
 
 
@@ -107,7 +112,8 @@ def test_error_matches_pytorch(name):
                                   "x.reshape(shape=(6,))", "lib.reshape(x, shape=[3, 2])", "b.square()",
                                   "lib.square(b)", "x.sort(stable=True, dim=1, descending=True).indices",
                                   "lib.argsort(x, stable=True, dim=0)", "x.sort(1, True).values",
-                                  "x.argsort(0, descending=True)"])
+                                  "x.argsort(0, descending=True)", "lib.scalar_tensor(lib.tensor(2))",
+                                  "lib.scalar_tensor(lib.tensor(True), dtype=lib.float64)"])
 def test_keyword_and_bool_forms_as_in_torch(code):
     def run(lib):
         out = eval(code, {"lib": lib, "x": lib.arange(6.0).reshape(2, 3), "b": lib.tensor([True, False])})
