@@ -69,6 +69,20 @@ NO_KERNEL = {
     "hardshrink of long": lambda lib: lib.nn.functional.hardshrink(lib.tensor([1, 2])),
     "abs of long": lambda lib: lib.tensor([-1, 2]).abs(),
     "floor of long": lambda lib: lib.tensor([-1, 2]).floor(),
+    "leaky_relu of long": lambda lib: lib.nn.functional.leaky_relu(lib.tensor([1, -2])),
+    "leaky_relu of complex": lambda lib: lib.nn.functional.leaky_relu(lib.tensor([1, -2], dtype=lib.complex64)),
+    "rrelu of long": lambda lib: lib.nn.functional.rrelu(lib.tensor([1, -2])),
+    "rrelu of bool": lambda lib: lib.rrelu(lib.tensor([True, False])),
+    "rrelu_ of long in training": lambda lib: lib.nn.functional.rrelu_(lib.tensor([1, -2]), training=True),
+    "rrelu of half in training": lambda lib: lib.nn.functional.rrelu(lib.ones(2, dtype=lib.half), training=True),
+    "repeat_interleave by bool counts": lambda lib: lib.repeat_interleave(lib.ones(3), lib.tensor([True, False, True])),
+    "repeat_interleave of bool counts": lambda lib: lib.repeat_interleave(lib.tensor([True, False])),
+    "repeat_interleave by float counts": lambda lib: lib.ones(2).repeat_interleave(lib.tensor([1.0, 2.0])),
+    "repeat_interleave by a 0-d byte count": lambda lib: lib.ones(2).repeat_interleave(lib.tensor(2, dtype=lib.uint8)),
+    "trace of bool": lambda lib: lib.trace(lib.tensor([[True, False], [True, True]])),
+    "trace of a bool vector": lambda lib: lib.tensor([True, False]).trace(),
+    "pow of bool by a bool tensor": lambda lib: lib.pow(lib.tensor([True]), lib.tensor(True)),
+    "pow of True by bool": lambda lib: lib.pow(True, lib.tensor([True])),
 }
 
 
@@ -77,3 +91,16 @@ def test_kernels_without_a_dtype_refuse_it_as_torch(case, torch):
     call = NO_KERNEL[case]
     ours, theirs = (_first_sentence(raised(lambda lib=lib: call(lib))) for lib in (tapegrad, torch))
     assert ours == theirs
+
+
+@pytest.mark.parametrize("code", ["lib.pow(b, True)", "lib.pow(b, False)", "b ** True", "b.clone().pow_(True)",
+                                  "lib.pow(b[0], True)", "lib.pow(b, 1)", "lib.pow(b, 0.0)",
+                                  "lib.repeat_interleave(b, 2)", "lib.repeat_interleave(b, lib.tensor([1, 0, 2]))",
+                                  "lib.repeat_interleave(lib.tensor([1, 2], dtype=lib.int32))",
+                                  "lib.trace(lib.tensor([[1, 2], [3, 4]], dtype=lib.int8))"])
+def test_bool_and_integer_forms_that_torch_computes(code, torch):
+    # pow(Tensor, Scalar) copies or fills for an exponent 1 / 0 (True / False), without a kernel
+    def run(lib):
+        out = eval(code, {"lib": lib, "b": lib.tensor([True, False, True])})
+        return str(out.dtype).rsplit(".")[-1], out.tolist()
+    assert run(tapegrad) == run(torch)

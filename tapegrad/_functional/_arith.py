@@ -168,7 +168,13 @@ def pow(input, exponent, *, out=None):
     if isinstance(exponent, builtins.int) and exponent < 0 and isinstance(input, Tensor) \
             and not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise RuntimeError("Integers to negative integer powers are not allowed.")
-    _check_kernel("pow", input, exponent)
+    # PyTorch's pow(Tensor, Scalar) fills ones for an exponent 0 or False and copies for 1 or True, without
+    # a kernel: bool ** True is allowed
+    if not (isinstance(input, Tensor) and not isinstance(exponent, Tensor) and exponent in (0, 1)):
+        _check_kernel("pow", input, exponent)
+    elif input.dtype is D.bool_ and isinstance(exponent, builtins.bool):   # (no bool pow to compute it with)
+        from .._creation import ones_like
+        return input.clone() if exponent else ones_like(input)
     return _pow(input, exponent)
 
 

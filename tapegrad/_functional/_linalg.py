@@ -8,6 +8,7 @@ from .._ops import linalg as L
 from .._ops import shape as S_OPS
 from .._tensor import Tensor
 from . import _shape as S
+from ._arith import _check_kernel
 from ._common import SCALAR_NAME, numel_of, wrap_dim
 from .._autocast import policy
 from ._einsum import einsum  # noqa: F401  (PyTorch's pairwise contractions)
@@ -345,6 +346,7 @@ def linalg_cross(input, other, *, dim=-1, out=None):
 
 @policy("trace")
 def trace(input):
+    _check_kernel("trace", input)   # (PyTorch's dtype check comes before its rank check)
     if input.ndim != 2:
         raise RuntimeError("trace: expected a matrix, but got tensor with dim " + str(input.ndim))
     return apply(L.trace, input)

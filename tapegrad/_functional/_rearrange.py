@@ -8,7 +8,7 @@ from .._dispatch import apply
 from .._ops import shape as S
 from .._pointwise_layout import lay_out_like
 from .._tensor import Tensor
-from ._common import dims as _dims, shape_args, sizes_argument, wrap_dim
+from ._common import SCALAR_NAME, dims as _dims, shape_args, sizes_argument, wrap_dim
 from ._shape import expand, flatten, unsqueeze, view
 
 
@@ -80,6 +80,19 @@ def tile(input, dims):
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     if repeats is None:  # repeat_interleave(repeats): indices repeated by their counts
         repeats, input = input, None
+    if isinstance(repeats, Tensor):
+        # PyTorch's kernel reads counts of an index dtype only (a 0-d count too: it expands it to a vector)
+        if repeats.dtype.name not in ("int32", "int64"):
+            raise NotImplementedError(f"\"repeat_interleave_cpu\" not implemented for "
+                                      f"'{SCALAR_NAME[repeats.dtype.name]}'. Pass integer counts, e.g. "
+                                      "repeats.long().")
+        if repeats.ndim > 1:
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+    elif isinstance(repeats, builtins.bool):
+        raise TypeError("repeat_interleave() received an invalid combination of arguments - got (Tensor, bool), "
+                        "but expected one of:\n * (Tensor input, Tensor repeats, int dim = None, *, int output_size "
+                        "= None)\n * (Tensor repeats, *, int output_size = None)\n * (Tensor input, int repeats, "
+                        "int dim = None, *, int output_size = None)\nPass the count as an int.")
     if isinstance(repeats, Tensor) and repeats.ndim == 0:
         repeats = repeats.item()
     if isinstance(repeats, Tensor):
@@ -89,7 +102,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         total = builtins.int(counts.sum())  # the output size needs the counts on the host, as PyTorch syncs
         if input is None:
             from .._creation import arange
-            input = arange(len(counts))
+            input = arange(len(counts), dtype=repeats.dtype)   # the indices in the counts' dtype, as PyTorch
     else:
         rep = builtins.int(repeats)
         if rep < 0:

@@ -74,8 +74,9 @@ def maybe_inplace(input, out, inplace):
     return input
 
 
-def check_float_kernel(x, kernel):
-    """PyTorch's NotImplementedError for a kernel without integer or bool versions."""
-    if not (x.dtype.is_floating_point or x.dtype.is_complex):
+def check_float_kernel(x, kernel, complex=True, without=()):
+    """PyTorch's NotImplementedError for a kernel without integer or bool versions (nor complex ones, with
+    complex=False; nor those of the dtype names in `without`)."""
+    if not (x.dtype.is_floating_point or complex and x.dtype.is_complex) or x.dtype.name in without:
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{SCALAR_NAMES[x.dtype.name]}'. "
                                   "Convert the input to a floating dtype first, e.g. x.float().")

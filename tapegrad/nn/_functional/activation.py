@@ -20,6 +20,7 @@ def relu_(input):
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
+    check_float_kernel(input, "leaky_relu_cpu", complex=False)
     return maybe_inplace(input, apply(K.leaky_relu, input, float(negative_slope)), inplace)
 
 
@@ -116,6 +117,9 @@ def softsign(input):
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    # PyTorch's eval rrelu is leaky_relu with the mean slope; training has its own kernel, without float16
+    check_float_kernel(input, "rrelu_with_noise_out_cpu" if training else "leaky_relu_cpu", complex=False,
+                       without=("float16",) if training else ())
     if training:
         # One slope per element, drawn here so the kernel stays pure (as dropout's mask).
         from ..._creation import _leaf
