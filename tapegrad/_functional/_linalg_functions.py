@@ -27,6 +27,13 @@ def _check_square(a, name, float_only=True):
     _check_float(a, name)
 
 
+def _check_matrices(a, name):
+    # PyTorch checks the rank before the dtype
+    if a.ndim < 2:
+        raise RuntimeError(f"linalg.{name}: The input tensor A must have at least 2 dimensions.")
+    _check_float(a, name)
+
+
 def _check_float(a, name):
     if not (a.dtype.is_floating_point or a.dtype.is_complex):
         raise RuntimeError(f"linalg.{name}: Expected a floating point or complex tensor as input. Got "
@@ -111,7 +118,7 @@ def qr(A, mode="reduced", *, out=None):
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), "
                            "'r', or 'complete'")
-    _check_float(A, "qr")
+    _check_matrices(A, "qr")
     q, r = apply(L.qr, A, mode="complete" if mode == "complete" else "reduced")
     if mode == "r":
         from .._creation import empty
@@ -120,12 +127,15 @@ def qr(A, mode="reduced", *, out=None):
 
 
 def svd(A, full_matrices=True, *, driver=None, out=None):
-    _check_float(A, "svd")
+    _check_matrices(A, "svd")
     return RT.linalg_svd(*apply(L.svd, A, full_matrices=builtins.bool(full_matrices)))
 
 
 def svd_legacy(input, some=True, compute_uv=True, *, out=None):
     """PyTorch's torch.svd: V (not V^H); `some=False` gives full U and V; without compute_uv, U and V are zeros."""
+    if input.ndim < 2:
+        raise RuntimeError(f"linalg.svd: input should have at least 2 dimensions, but has {input.ndim} dimensions "
+                           "instead")
     _check_float(input, "svd")
     u, s, vh = apply(L.svd, input, full_matrices=not some)
     v = vh.mH
@@ -141,7 +151,7 @@ def matrix_exp(A):
 
 
 def svdvals(A, *, driver=None, out=None):
-    _check_float(A, "svdvals")
+    _check_matrices(A, "svd")   # (PyTorch's messages name linalg.svd)
     if A.requires_grad and is_grad_enabled():
         return apply(L.svdvals_uv, A)[1]
     return apply(L.svdvals, A)
