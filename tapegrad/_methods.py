@@ -1,5 +1,7 @@
 """Tensor methods and operators, bound to the functional API and the op table."""
 import builtins
+import functools
+import inspect
 import types
 
 import jax.numpy as jnp
@@ -118,10 +120,35 @@ _NOT_METHODS = {
     "std_mean", "var_mean", "tensordot", "view_as_complex", "view_as_real", "vstack", "where", "real", "imag",
     "numel", "searchsorted", "cdist", "meshgrid", "fill",
 }
+def _takes_out(fn):
+    try:
+        return "out" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _refusing_out(fn, name):
+    """fn as a method: the functions accept out= (and ignore it, see _functional._out), PyTorch's methods take
+    none, so one given raises PyTorch's TypeError rather than going unwritten."""
+    @functools.wraps(fn)
+    def method(*args, **kwargs):
+        if "out" in kwargs:
+            raise TypeError(f"{name}() got an unexpected keyword argument 'out'. Tensor methods write no out= "
+                            f"tensor: call torch.{name.rstrip('_')}(..., out=t) or assign the result.")
+        return fn(*args, **kwargs)
+    method.__name__ = name
+    return method
+
+
+def _method(fn, name, function=None):
+    """fn bound as method `name`, refusing out= where the function it calls (fn, or `function`) takes one."""
+    return _refusing_out(fn, name) if _takes_out(function or fn) else fn
+
+
 for _name in F.__all__:
     if _name not in _NOT_METHODS:
-        setattr(Tensor, _name, getattr(F, _name))
-Tensor.svd = F._linalg_functions.svd_legacy   # torch.svd's (U, S, V), as a method too
+        setattr(Tensor, _name, _method(getattr(F, _name), _name))
+Tensor.svd = _method(F._linalg_functions.svd_legacy, "svd")   # torch.svd's (U, S, V), as a method too
 
 # In-place variants x.op_(...) that PyTorch has, for the functions above (comparisons: further down).
 _INPLACE = [
@@ -147,8 +174,8 @@ _ELEMENTWISE = {
 }
 _SCALAR_ARG = {"masked_fill": 1}   # the value: PyTorch fills with value.item()
 for _name in _INPLACE:
-    setattr(Tensor, _name + "_", _inplace_method(getattr(F, _name), _name + "_", _name in _ELEMENTWISE,
-                                                 _SCALAR_ARG.get(_name)))
+    setattr(Tensor, _name + "_", _method(_inplace_method(getattr(F, _name), _name + "_", _name in _ELEMENTWISE,
+                                                         _SCALAR_ARG.get(_name)), _name + "_", getattr(F, _name)))
 # floor_divide_ and //=: their backward's error names floor_divide_, as PyTorch's.
 Tensor.floor_divide_ = _inplace_method(
     lambda self, other: _floor_divide(self, other, E.floor_divide_), "floor_divide_", True)
