@@ -34,7 +34,9 @@ class VersionCounter:
         table = getattr(self, "rebased", None)
         if table is None:
             table = self.rebased = {}
-        table[(None if old is None else old.seq, index)] = (new.seq, new_index, new.name())
+        # (with the shape the tensor has now: a squeeze_ or t_ changed it, and the error prints it)
+        table[(None if old is None else old.seq, index)] = (new.seq, new_index, new.name(),
+                                                            tuple(new.avals[new_index][0]))
 
     def detach(self, old, index):
         """A tensor of this storage whose history was output `index` of node `old` was detached in place
@@ -60,12 +62,17 @@ class VersionCounter:
         found = self._history(node, index)
         return None if found is None else found[2]
 
+    def history_shape(self, node, index):
+        """The shape of that tensor now, after the in-place ops recorded since (None if none was)."""
+        found = self._history(node, index)
+        return None if found is None or found is _DETACHED else found[3]
+
     def detached(self, node, index):
         """Whether the tensor whose history was output `index` of `node` was detached in place since."""
         return self._history(node, index) is _DETACHED
 
 
-_DETACHED = (None, None, None)   # an entry of VersionCounter.rebased: the history ended (detach_)
+_DETACHED = (None, None, None, None)   # an entry of VersionCounter.rebased: the history ended (detach_)
 
 
 class Storage:

@@ -134,3 +134,16 @@ def test_keyword_and_bool_forms_as_in_torch(code):
         out = eval(code, {"lib": lib, "x": lib.arange(6.0).reshape(2, 3), "b": lib.tensor([True, False])})
         return str(out.dtype).rsplit(".")[-1], out.tolist()
     assert run(tapegrad) == run(torch)
+
+
+@pytest.mark.parametrize("reshape", ["squeeze_()", "unsqueeze_(0)", "t_()"])
+def test_version_error_prints_the_shape_at_the_error(reshape):
+    # PyTorch's message shows a saved argument's shape now, after the in-place reshape that made it stale
+    def run(lib):
+        x = lib.ones(2, 1, 3, requires_grad=True) if reshape != "t_()" else lib.ones(2, 3, requires_grad=True)
+        y = x * 2
+        z = y.sin()
+        eval("y." + reshape)
+        z.sum().backward()
+    ours, theirs = _error(run, tapegrad), _error(run, torch)
+    assert str(ours).split(" is at version")[0] == str(theirs).split(" is at version")[0]

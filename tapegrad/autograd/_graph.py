@@ -241,6 +241,10 @@ def _modified_message(node, index, counter, expected):
         shape, dtype = node.avals[-1 - index]
     else:
         shape, dtype = node.kept[index].shape, node.kept[index].dtype
+        # PyTorch prints a saved argument's shape at the time of the error (a squeeze_ since changed it)
+        edge = node.edges[index] if index < len(node.edges) else None
+        if edge is not None and getattr(counter, "rebased", None):
+            shape = counter.history_shape(*edge) or shape
     what = f"[{_type_name_of(dtype)} {list(shape)}]" + node.saved_description(index, counter)
     return (f"one of the variables needed for gradient computation has been modified by an inplace operation: "
             f"{what} is at version {counter.value}; expected version {expected} instead. Hint: the tensor was "
