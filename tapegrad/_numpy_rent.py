@@ -146,19 +146,18 @@ def _evaluator(program, args, leaves, tree, kinds):
 
 def forward_evaluator(program, args):
     """The _Rented NumPy evaluator of a forward kernel for `args` (avals, Python scalars, None), made if need
-    be from the jaxpr its op's abstract evaluation traced when the op was recorded: no trace. None when
-    there is no such jaxpr (or NumPy cannot run it)."""
+    be as a first sight makes it: from the jaxpr its op's abstract evaluation kept when the op was
+    recorded, else traced for these kinds. None when NumPy cannot run it."""
     tree = jax.tree_util.tree_structure(tuple(None if a is None else 0 for a in args))
     kinds = tuple((a.shape, a.dtype, a.weak_type) if type(a) not in _SCALARS else type(a)
                   for a in args if a is not None)
     rented = program.numpy.get((tree, kinds))
-    if rented is None and bool not in kinds and all(type(k) is not tuple or not k[2] for k in kinds):
-        made = _shape_poly.jaxpr(program.key[1:], tuple(
-            type(a) if a is None or type(a) in _SCALARS else (a.shape, a.dtype) for a in args))
-        run = None if made is None else _numpy_eval.compile_jaxpr(made[0], made[1])
-        if run is not None:
-            rented = program.numpy[(tree, kinds)] = _Rented(run, jax.tree_util.tree_structure(made[2]),
-                                                            TRACE_SECONDS, NUMPY_BUDGET_SECONDS)
+    if rented is None and _numpy_allowed():
+        specs = tuple(a if a is None or type(a) in _SCALARS else
+                      jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in args)
+        run, shapes = _numpy_evaluator(program, specs, [s for s in specs if s is not None], tree, kinds)
+        rented = program.numpy[(tree, kinds)] = _Rented(run, jax.tree_util.tree_structure(shapes), TRACE_SECONDS,
+                                                        NUMPY_BUDGET_SECONDS)
     return rented if rented is not None and rented.run is not None else None
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import tapegrad
-from tapegrad import _programs, _segment
+from tapegrad import _programs, _segment, _shape_poly
 from tapegrad.autograd._numpy_step import StepEvaluator
 
 from conftest import assert_close, require
@@ -204,3 +204,28 @@ def test_a_step_whose_kernels_were_evicted_is_traced_and_still_matches_torch():
     assert len(steps) == 1 and not any(type(r.run) is StepEvaluator for r in steps[0].numpy.values())
     for got, expected in zip(first + second, theirs[0] + theirs[1]):
         assert_close(got, expected, rtol=1e-10, atol=1e-12)
+
+
+def test_an_entry_whose_abstract_trace_was_forgotten_is_traced_alone_not_the_step():
+    # each call clones the last call's grads: entries of the next step that its first sight never ran (they
+    # were not needed for its backward); their op's abstract evaluation was cached long ago and its jaxpr
+    # may have left the bounded cache: the entry's kernel is traced for its kinds, the step still assembled
+    torch = require("torch")
+    clones = {}
+
+    def call(lib, k):
+        grads = _broadcast_bias(lib, k)
+        if lib is tapegrad and k == 1:
+            _shape_poly._jaxprs.clear()
+        clones[lib, k] = [g.clone() for g in grads]
+        return grads
+
+    theirs = [call(torch, k) for k in range(3)]
+    tapegrad.autograd.clear_backward_cache()
+    ours = [call(tapegrad, k) for k in range(3)]
+    steps = [p for key, p in _programs._programs.entries.items() if key[0] == "step"]
+    assert any(type(r.run) is StepEvaluator for p in steps for r in p.numpy.values())
+    assert all(type(r.run) is StepEvaluator for p in steps for r in p.numpy.values())
+    for k in range(3):
+        for got, expected in zip(ours[k] + clones[tapegrad, k], theirs[k] + clones[torch, k]):
+            assert_close(got, expected, rtol=1e-10, atol=1e-12)
