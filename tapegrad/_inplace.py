@@ -13,7 +13,8 @@ from ._grad_mode import _state, enable_grad
 from ._ops import elementwise as E
 from ._ops import indexing as I
 from ._view_info import grad_views, gradless_base_histories
-from ._views import no_grad_view_message, outside_base, refresh_views, relative_steps, storage_error, write
+from ._views import (no_grad_view_message, outside_base, refresh_views, relative_steps, replayed, storage_error,
+                     write)
 
 LEAF_ERROR = ("a leaf Variable that requires grad is being used in an in-place operation. "
               "Wrap the update in `with torch.no_grad():` (as an optimizer step does), "
@@ -175,7 +176,7 @@ def commit(t, out, value=None):
         storage.counter.rebase(base._grad_fn, base._out_idx, new_base._grad_fn)
         base._attach(new_base._grad_fn, 0)
         refresh_views(base, skip=t)
-        view = apply(I.view_replay, base, *positions, steps=steps)
+        view = replayed(base, steps, positions)
         if not whole:
             t._view.value, t._view.version = view._peek(), storage.version
         if view._grad_fn is not None:

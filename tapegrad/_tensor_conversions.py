@@ -13,6 +13,13 @@ def numpy(self, *, force=False):
     if self._requires_grad and not force:
         raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                            "Use tensor.detach().numpy() instead.")
+    # (force=True reads the values, as resolve_conj() and resolve_neg() would)
+    if not force and self.is_conj():
+        raise RuntimeError("Can't call numpy() on Tensor that has conjugate bit set. "
+                           "Use tensor.resolve_conj().numpy() instead.")
+    if not force and self.is_neg():
+        raise RuntimeError("Can't call numpy() on Tensor that has negative bit set. "
+                           "Use tensor.resolve_neg().numpy() instead.")
     if _TRACING[0]:
         _tracer_warnings.converting("NumPy array")
     return _writable_numpy(self)

@@ -165,7 +165,6 @@ def refresh_views(base, skip=None, with_history=False):
     views = _grad_views.get(base._storage)
     if not views:
         return
-    from ._ops.indexing import view_replay
     source = base
     for v in list(views):
         if v is skip or v._view is None or v._view.base is not base or (with_history and v._grad_fn is None):
@@ -175,10 +174,29 @@ def refresh_views(base, skip=None, with_history=False):
             continue
         if not source._requires_grad:
             source = _gradless(base)
-        steps, positions = relative_steps(v)
-        replay = _dispatch.apply(view_replay, source, *positions, steps=steps)
+        replay = replayed(source, *relative_steps(v))
         if replay._grad_fn is not None:
             v._attach(replay._grad_fn, 0)
+
+
+def replayed(source, steps, positions):
+    """source read through a view's (steps, positions), recorded as PyTorch regenerates the history of a view
+    whose base changed: each run of steps that select elements as one as_strided of what it reads (view_replay,
+    AsStridedBackward0), each step that changes values (Op.value_view: ConjBackward0, ViewAsRealBackward0) as
+    itself."""
+    from ._ops.indexing import positions_in, view_replay
+    x, run, start, i = source, (), 0, 0
+    for op, static in steps:
+        n = positions_in(static)
+        if op.value_view is None:
+            run += ((op, static),)
+        else:
+            if run:
+                x = _dispatch.apply(view_replay, x, *positions[start:i], steps=run)
+            x = _dispatch.apply(op, x, *positions[i:i + n], **dict(static))
+            run, start = (), i + n
+        i += n
+    return _dispatch.apply(view_replay, x, *positions[start:], steps=run) if run else x
 
 
 def _gradless(base):

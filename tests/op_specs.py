@@ -262,6 +262,8 @@ SPECS = {
                            Case(lambda lib, a: a.conj_physical(), C(3))),
     "conj": cases(Case(lambda lib, a: lib.conj(a) * a, C(3)), Case(lambda lib, a: a.mH.exp(), C(2, 3)),
                   Case(lambda lib, a: a.H, C(2, 3))),
+    # the imaginary part of a conjugate view reads the stored one negated (PyTorch's _neg_view)
+    "neg_view": cases(Case(lambda lib, a: (a * a).conj().imag, C(2, 3)), Case(lambda lib, a: a.mH.imag.exp(), C(2, 3))),
     "complex": cases(Case(lambda lib, a, b: lib.complex(a, b).exp(), F(3), F(3))),
     "polar": cases(Case(lambda lib, a, b: lib.polar(a, b), F(3, **POS), F(3))),
     "view_as_real": cases(Case(lambda lib, a: lib.view_as_real(a.sin()), C(2, 3)),

@@ -2,24 +2,30 @@
 from .. import _dtypes as D
 from .._dispatch import apply
 from ._common import SCALAR_NAME
-from .._pointwise_layout import lay_out_like
 from .._ops import bitcast as B, elementwise as E
 
 
 def real(input):
-    # As PyTorch: a select of view_as_real (SelectBackward0 over ViewAsRealBackward0); writes go through
-    return apply(B.view_as_real, input)[..., 0] if input.dtype.is_complex else input
+    # As PyTorch: a select of view_as_real (SelectBackward0 over ViewAsRealBackward0); writes go through. A
+    # conjugate view's parts are read from the stored values (conj again), the imaginary one negated (neg_view).
+    return apply(B.view_as_real, _stored(input))[..., 0] if input.dtype.is_complex else input
 
 
 def imag(input):
     if not input.dtype.is_complex:
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-    return apply(B.view_as_real, input)[..., 1]
+    parts = apply(B.view_as_real, _stored(input))
+    return (apply(E.neg_view, parts) if is_conj(input) else parts)[..., 1]
+
+
+def _stored(input):
+    """The values a conjugate view reads, unconjugated (a view of it); any other tensor itself."""
+    return apply(E.conj, input) if is_conj(input) else input
 
 
 def conj(input):
-    # PyTorch's conj is a view with the input's strides (its conjugate bit): computed here, laid out alike
-    return lay_out_like(apply(E.conj, input), input) if input.dtype.is_complex else input
+    # a view (PyTorch's conjugate bit: _ops.elementwise.conj); a real tensor is its own conjugate
+    return apply(E.conj, input) if input.dtype.is_complex else input
 
 
 def conj_physical(input, *, out=None):
@@ -27,11 +33,35 @@ def conj_physical(input, *, out=None):
 
 
 def resolve_conj(input):
-    return input
+    # PyTorch materialises a conjugate view with clone (CloneBackward0); any other tensor is returned as is
+    return input.clone() if is_conj(input) else input
+
+
+def resolve_neg(input):
+    return input.clone() if is_neg(input) else input
 
 
 def is_conj(input):
-    return False
+    """PyTorch's conjugate bit: a complex view whose recipe conjugates an odd number of times."""
+    return input.dtype.is_complex and _bit(input, E.conj)
+
+
+def is_neg(input):
+    """PyTorch's negative bit: a view whose recipe negates (neg_view) an odd number of times."""
+    return _bit(input, E.neg_view)
+
+
+def _bit(input, op):
+    """Whether the view's recipe holds an odd number of `op` steps since its last step that reads other elements'
+    bytes (a complex part or a bitcast: PyTorch refuses those on a view with a bit set, so the bytes carry none)."""
+    info = input._view
+    odd = False
+    for step, _ in () if info is None else info.steps:
+        if step is op:
+            odd = not odd
+        elif step.value_view is not None and step not in (E.conj, E.neg_view):
+            odd = False
+    return odd
 
 
 def angle(input, *, out=None):
@@ -60,6 +90,10 @@ def polar(abs, angle, *, out=None):
 def view_as_real(input):
     if not input.dtype.is_complex:
         raise RuntimeError("view_as_real is only supported for complex tensors")
+    if is_conj(input):   # (its bytes are the unconjugated values)
+        raise RuntimeError("view_as_real doesn't work on unresolved conjugated tensors.  To resolve the conjugate "
+                           "tensor so you can view it as real, use self.resolve_conj(); however, be warned that the "
+                           "resulting tensor will NOT alias the original.")
     return apply(B.view_as_real, input)
 
 

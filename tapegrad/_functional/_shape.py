@@ -9,6 +9,7 @@ from .. import _views
 from .._dispatch import apply
 from .. import _dtypes as D
 from .._ops import bitcast as B, shape as S
+from ._complex import is_conj, is_neg
 from ._common import SCALAR_NAME, dims as _dims, numel_of, shape_args, sizes_argument, wrap_dim
 from .._memory_format import contiguous_format as _contiguous_format
 
@@ -60,6 +61,13 @@ def view(input, *shape, dtype=None, size=None):
 def _view_dtype(input, dtype):
     """PyTorch's view(dtype): the same bytes read as `dtype`; with a different element size the last dim
     scales, under PyTorch's layout conditions. Not differentiable, as in PyTorch."""
+    # (a view with a conjugate or negative bit: its bytes are not its values)
+    if is_conj(input):
+        raise RuntimeError("torch.Tensor.view is not supported for conjugate view tensors when converting to a "
+                           "different dtype.")
+    if is_neg(input):
+        raise RuntimeError("torch.Tensor.view is not supported for tensors with negative bit set when converting "
+                           "to a different dtype.")
     src, new = input.dtype.itemsize, dtype.itemsize
     if src != new:
         what = f"to view {SCALAR_NAME[input.dtype.name]} as {SCALAR_NAME[dtype.name]} (different element sizes)"

@@ -12,6 +12,7 @@ from ._elementwise_math import (
     _atan2, _clamp, _copysign, _digamma_op, _fmax, _floor_div, _hypot, _integer_pow, _is_float, _lgamma, _logit,
     _max_split, _pow, _scalar_pow, _trunc_div, _xlogy_op)
 from ._registry import Op, defop, named_formula, overload, FLOAT, COMPARE, KEEP
+from ._stride_rules import same_strides
 
 # PyTorch's node for an op whose backward it does not implement: reaching it in backward raises.
 NOT_IMPLEMENTED = "torch::autograd::NotImplemented"
@@ -264,8 +265,17 @@ relu = defop("relu", lambda a: jnp.where(a <= 0, jnp.zeros((), a.dtype), a), dty
 # ---- complex parts (real, imag and the real views are views: _ops/bitcast.py) ------------------
 angle = defop("angle", _angle, dtype_rule=FLOAT, saves_inputs=(0,))
 conj_physical = defop("conj_physical", lambda a: jnp.conj(a), dtype_rule=KEEP)
-# PyTorch's conj is a lazy view (its conjugate bit); here it is computed, under PyTorch's node name.
-conj = defop("conj", lambda a: jnp.conj(a), dtype_rule=KEEP)
+# PyTorch's conj is a lazy view (its conjugate bit): the input's elements conjugated, read through the recipe; a
+# write through it stores the conjugates of what is written, at the input's own positions (Op.value_view), and
+# its strides are the input's. is_conj() counts these steps in a recipe (_functional._complex).
+conj = defop("conj", lambda a: jnp.conj(a), dtype_rule=KEEP, view=True,
+             value_view=(lambda x, new: jnp.conj(new).astype(x.dtype), lambda p: p), stride_rule=same_strides)
+# PyTorch's backward hands the gradient on as its conjugate view (grad.conj())
+conj.hands_grad = lambda static, shape, out_shape: [("conj",)]
+# PyTorch's negative bit, likewise a lazy view: the imaginary part of a conjugate view reads the stored one
+# through it (_functional._complex.imag)
+neg_view = defop("neg_view", lambda a: jnp.negative(a), dtype_rule=KEEP, view=True,
+                 value_view=(lambda x, new: jnp.negative(new).astype(x.dtype), lambda p: p), stride_rule=same_strides)
 complex = defop("complex", lambda re, im: jax.lax.complex(*jnp.broadcast_arrays(re, im)), dtype_rule=KEEP)
 polar = defop("polar", lambda r, t: jax.lax.complex(r * jnp.cos(t), r * jnp.sin(t)), dtype_rule=KEEP,
               saves_output=True)
@@ -284,8 +294,8 @@ copy = defop("copy", lambda a, src: jnp.broadcast_to(written_as(src, a.dtype), a
              node_name="torch::autograd::CopyBackwards", wraps_scalars=True)
 
 # PyTorch computes all of the above with TensorIterator, but for the copies into an existing tensor (copy_,
-# fill_), clone (empty_like's rule: _pointwise_layout.lay_out_like) and conj (a view of its input)
+# fill_), clone (empty_like's rule: _pointwise_layout.lay_out_like) and conj, neg_view (views: their input's layout)
 for _op in [v for v in list(globals().values()) if isinstance(v, Op)]:
-    _op.pointwise = _op not in (copy, fill, clone, conj)
+    _op.pointwise = _op not in (copy, fill, clone, conj, neg_view)
 # pow of a Python scalar base: PyTorch's pow.Scalar allocates its result contiguous
 pow.pointwise = lambda args: not isinstance(args[0], (int, float, builtins.bool, builtins.complex))
