@@ -186,10 +186,23 @@ def _filled(shape, fill, dtype, device, requires_grad):
     target = _jax_device(device)
     if target.platform == "cpu" and not isinstance(fill, Tensor):
         # NumPy fills it and hands it over: jnp.full would compile an XLA program for every new shape
-        value = jax.device_put(np.full(shape, fill, dtype.np), target)
+        value = jax.device_put(np.full(shape, _as_fill(fill, dtype.np), dtype.np), target)
     else:
         value = jnp.full(shape, fill, dtype.np, device=target)
     return _leaf(value, requires_grad)
+
+
+def _as_fill(number, np_dtype):
+    """The number as np_dtype, converted as PyTorch's fill converts it once check_fits let it through: a
+    complex number's real part (its imaginary part is 0 there), an integer wrapped into an unsigned type
+    (full(..., -1, dtype=uint8) is 255), a float beyond half's range inf; NumPy would raise or warn."""
+    value = np.asarray(number)
+    if np_dtype == np.bool_:
+        return value != 0
+    if np.iscomplexobj(value) and not np.issubdtype(np_dtype, np.complexfloating):
+        value = value.real
+    with np.errstate(over="ignore", invalid="ignore"):
+        return value.astype(np_dtype)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
@@ -208,8 +221,16 @@ def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None, layout=None):
     if dtype is None:
         dtype = _infer_dtype(fill_value.item() if isinstance(fill_value, Tensor) else fill_value)
-    check_fits(fill_value, D.as_dtype(dtype))
-    return _filled(_shape((size,)), fill_value, dtype, device, requires_grad)
+    shape = _shape((size,))
+    check_fits(fill_value, D.as_dtype(dtype), via_double=_fills_one(shape, device))
+    return _filled(shape, fill_value, dtype, device, requires_grad)
+
+
+def _fills_one(shape, device):
+    """Whether PyTorch fills a tensor of this shape through scalar_fill: one element on the CPU. That path
+    converts the number to double first, so half and bfloat16 take it unchecked (an overflow is inf) and a
+    complex number's imaginary part is refused naming double (_scalar_range.check_fits's via_double)."""
+    return math.prod(shape) == 1 and _jax_device(device).platform == "cpu"
 
 
 def _like(t, dtype, device):
@@ -302,7 +323,9 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
     elif isinstance(s, Tensor) or not isinstance(s, numbers.Number):
         raise TypeError(f"scalar_tensor(): argument 's' (position 1) must be Number, not {type(s).__name__}. "
                         "Pass a number, e.g. scalar_tensor(1.0), or a 0-d tensor's value, t.item().")
-    return _filled((), s, dtype or D.get_default_dtype(), device, requires_grad)
+    dtype = D.as_dtype(dtype) or D.get_default_dtype()
+    check_fits(s, dtype, via_double=_fills_one((), device))   # as full's: 1+2j or 1e300 as float is refused
+    return _filled((), s, dtype, device, requires_grad)
 
 
 def _with_out(fn, name):

@@ -266,7 +266,8 @@ def fill_into(t, value, wrapped=False):
     value = F.scalar_or_tensor(value)
     if not wrapped:
         check_inplace(t, (value,))   # (PyTorch checks the in-place write before it converts the number)
-    check_fits(value, t.dtype, via_double=wrapped)
+    # a one-element CPU tensor is filled through PyTorch's scalar_fill, which converts through double too
+    check_fits(value, t.dtype, via_double=wrapped or (t.numel() == 1 and t.device.type == "cpu"))
     if isinstance(value, Tensor):
         warn_complex_to_real(value.dtype, t.dtype)
     if not isinstance(value, Tensor) and not wrapped:

@@ -12,7 +12,7 @@ import numpy as np
 
 # PyTorch's name of each checked dtype's C type. float64 and complex128 have a Python float's range; half
 # and bfloat16 are range-checked only where a number is converted to them directly (fill_, masked_fill,
-# full): setitem converts it to double first.
+# full): setitem converts it to double first, and so does the fill of a one-element CPU tensor (scalar_fill).
 _C_NAMES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
             "float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
             "complex64": "c10::complex<float>"}

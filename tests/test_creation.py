@@ -1,5 +1,6 @@
 """Creation functions, random functions and conversions to Python/NumPy, against PyTorch."""
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -442,3 +443,34 @@ def test_tensor_from_a_list_of_tensors_and_numbers_promotes_as_torch(dtypes):
         return str(lib.tensor([lib.tensor(1, dtype=getattr(lib, dtypes[0])), lib.tensor(2, dtype=getattr(lib, dtypes[1])),
                                3]).dtype).split(".")[1]
     assert build(tapegrad) == build(torch)
+
+
+# A number is converted as PyTorch's fill converts it: a one-element CPU tensor (scalar_tensor, full of one
+# element, fill_ of one) goes through double, so half takes 1e300 as inf; larger ones check the C type.
+_FILL_VALUES = [1 + 2j, 1 + 0j, 1e300, 70000.0, 300, -1, -129, 2 ** 63, float("nan"), True]
+_FILL_DTYPES = [None, "float16", "bfloat16", "float32", "float64", "complex64", "int8", "uint8", "int64", "bool"]
+
+
+@pytest.mark.parametrize("dtype", _FILL_DTYPES)
+@pytest.mark.parametrize("value", _FILL_VALUES, ids=repr)
+@pytest.mark.parametrize("maker", ["scalar_tensor", "full_0d", "full_2", "fill_1", "fill_2"])
+def test_filled_numbers_convert_as_torch(maker, value, dtype):
+    from conftest import raised
+    if maker.startswith("fill") and value == 2 ** 63:
+        pytest.skip("fill_ passes a number as an int64 argument of its program: 2**63 does not fit")
+
+    def build(lib):
+        d = getattr(lib, dtype) if dtype else None
+        if maker == "scalar_tensor":
+            return lib.scalar_tensor(value, dtype=d)
+        if maker.startswith("full"):
+            return lib.full(() if maker == "full_0d" else (2,), value, dtype=d or lib.get_default_dtype())
+        return lib.zeros(int(maker[-1]), dtype=d).fill_(value)
+    with warnings.catch_warnings(record=True) as ours_warned:
+        warnings.simplefilter("always")
+        ours = raised(lambda: build(tapegrad))
+    theirs = raised(lambda: build(torch))
+    assert ours == theirs
+    if theirs is None:
+        _same(build)
+        assert not ours_warned, [str(w.message) for w in ours_warned]   # PyTorch converts it silently
