@@ -525,7 +525,8 @@ SPECS = {
                    Case(lambda lib, a, b: lib.linalg.solve(_spd(lib, a), b), F(2, 3, 3), F(2, 3, 2)),
                    Case(lambda lib, a, b: lib.linalg.solve(_spd(lib, a), b, left=False), F(3, 3), F(2, 3))),
     "cholesky": cases(Case(lambda lib, a: lib.linalg.cholesky(_spd(lib, a)), F(3, 3)),
-                      Case(lambda lib, a: lib.linalg.cholesky(_spd(lib, a), upper=True), F(2, 3, 3))),
+                      Case(lambda lib, a: lib.linalg.cholesky(_spd(lib, a), upper=True), F(2, 3, 3)),
+                      Case(lambda lib, a: lib.cholesky(_spd(lib, a), True), F(3, 3))),   # legacy
     "solve_triangular": cases(
         Case(lambda lib, a, b: lib.linalg.solve_triangular(a + 3 * lib.eye(3, dtype=a.dtype), b, upper=False), F(3, 3), F(2, 3, 2)),
         Case(lambda lib, a, b: lib.linalg.solve_triangular(a + 3 * lib.eye(3, dtype=a.dtype), b, upper=True, left=False,

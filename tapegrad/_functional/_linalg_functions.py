@@ -1,6 +1,7 @@
 """The functions behind tapegrad.linalg (PyTorch's torch.linalg): inverses, determinants, solves, decompositions
 and norms, with PyTorch's checks and LinAlgError; torch.norm, torch.dist and torch.svd over them."""
 import builtins
+import warnings
 
 import jax.numpy as jnp
 import numpy as np
@@ -18,13 +19,26 @@ class LinAlgError(RuntimeError):
     """Raised when a matrix is singular or not positive-definite (PyTorch's torch.linalg.LinAlgError)."""
 
 
-def _check_square(a, name, float_only=True):
-    if a.ndim < 2:
-        raise RuntimeError(f"linalg.{name}: The input tensor A must have at least 2 dimensions.")
-    if a.shape[-1] != a.shape[-2]:
-        raise RuntimeError(f"linalg.{name}: A must be batches of square matrices, but they are {a.shape[-2]} by "
-                           f"{a.shape[-1]} matrices")
+def _check_square(a, name):
+    _check_square_shape(a, f"linalg.{name}")
     _check_float(a, name)
+
+
+def _check_square_shape(a, prefix):
+    """PyTorch's squareCheckInputs: batches of square matrices; prefix: the function its messages name."""
+    if a.ndim < 2:
+        raise RuntimeError(f"{prefix}: The input tensor A must have at least 2 dimensions.")
+    if a.shape[-1] != a.shape[-2]:
+        raise RuntimeError(f"{prefix}: A must be batches of square matrices, but they are {a.shape[-2]} by "
+                           f"{a.shape[-1]} matrices")
+
+
+def _check_lapack_kernel(a, kernel):
+    """PyTorch's CPU LAPACK kernels exist for float, double, cfloat and cdouble only: NotImplementedError for
+    other dtypes (half too), as it raises."""
+    if a.dtype.name not in ("float32", "float64", "complex64", "complex128"):
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{SCALAR_NAME[a.dtype.name]}'. Convert the "
+                                  "input first, e.g. A.double().")
 
 
 def _check_matrices(a, name):
@@ -40,11 +54,11 @@ def _check_float(a, name):
                            f"{SCALAR_NAME[a.dtype.name]}")
 
 
-def _check_finite(result, name, message):
+def _check_finite(result, name, message, prefix=None):
     # XLA returns inf/NaN for singular input; PyTorch raises. Checking needs a host sync, as PyTorch's does.
     values = result if isinstance(result, tuple) else (result,)
     if not builtins.all(builtins.bool(jnp.all(jnp.isfinite(v._value))) for v in values):
-        raise LinAlgError(f"linalg.{name}: {message}")
+        raise LinAlgError(f"{prefix or 'linalg.' + name}: {message}")
     return result
 
 
@@ -107,11 +121,38 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
                  unitriangular=builtins.bool(unitriangular))
 
 
+_NOT_POSITIVE_DEFINITE = "The factorization could not be completed because the input is not positive-definite."
+
+
 @policy("cholesky")
-def cholesky(A, *, upper=False, out=None):
+def linalg_cholesky(A, *, upper=False, out=None):
     _check_square(A, "cholesky")
-    return _check_finite(apply(L.cholesky, A, upper=builtins.bool(upper)), "cholesky",
-                         "The factorization could not be completed because the input is not positive-definite.")
+    _check_lapack_kernel(A, "cholesky_cpu")
+    return _check_finite(apply(L.cholesky, A, upper=builtins.bool(upper)), "cholesky", _NOT_POSITIVE_DEFINITE)
+
+
+_CHOLESKY_DEPRECATED = (
+    "torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a future PyTorch "
+    "release.\nL = torch.cholesky(A)\nshould be replaced with\nL = torch.linalg.cholesky(A)\nand\n"
+    "U = torch.cholesky(A, upper=True)\nshould be replaced with\nU = torch.linalg.cholesky(A).mH\n"
+    "This transform will produce equivalent results for all valid (symmetric positive definite) inputs.")
+_warned = {"cholesky": False}
+
+
+@policy("cholesky")
+def cholesky(input, upper=False, *, out=None):
+    """PyTorch's deprecated torch.cholesky: its warning once per process, its messages naming cholesky, no
+    floating-point check before the kernel's (an integer input is refused by cholesky_cpu), CholeskyBackward0."""
+    if not isinstance(upper, builtins.bool):
+        raise TypeError(f"cholesky(): argument 'upper' (position 2) must be bool, not {type(upper).__name__}")
+    if not _warned["cholesky"]:
+        _warned["cholesky"] = True
+        from .._recompiles import user_frame
+        warnings.warn(_CHOLESKY_DEPRECATED, UserWarning, stacklevel=user_frame()[1])
+    _check_square_shape(input, "cholesky")
+    _check_lapack_kernel(input, "cholesky_cpu")
+    return _check_finite(apply(L.cholesky, input, upper=upper, legacy=True), "cholesky", _NOT_POSITIVE_DEFINITE,
+                         prefix="cholesky")
 
 
 def qr(A, mode="reduced", *, out=None):
@@ -157,20 +198,44 @@ def svdvals(A, *, driver=None, out=None):
     return apply(L.svdvals, A)
 
 
+def _check_eigh(A, UPLO, name):
+    # PyTorch's order: UPLO, then the shape (its messages name linalg.eigh for eigvalsh too), then the kernel
+    if not isinstance(UPLO, str):
+        raise TypeError(f"linalg_{name}(): argument 'UPLO' must be str, not {type(UPLO).__name__}")
+    if UPLO.upper() not in ("L", "U"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    _check_square_shape(A, "linalg.eigh")
+    _check_lapack_kernel(A, "linalg_eigh_cpu")
+
+
 def eigh(A, UPLO="L", *, out=None):
-    _check_square(A, "eigh")
-    return RT.eigh(*apply(L.eigh, A, UPLO=UPLO))
+    _check_eigh(A, UPLO, "eigh")
+    return RT.eigh(*apply(L.eigh, A, UPLO=UPLO.upper()))
 
 
 def eigvalsh(A, UPLO="L", *, out=None):
-    _check_square(A, "eigvalsh")
-    return apply(L.eigvalsh, A, UPLO=UPLO)
+    _check_eigh(A, UPLO, "eigvalsh")
+    return apply(L.eigvalsh, A, UPLO=UPLO.upper())
 
 
 @policy("pinv")
 def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
-    _check_float(A, "pinv")
+    if isinstance(atol, (builtins.int, builtins.float)) and rtol is None:
+        # PyTorch's float overload works out the default rtol (eps * max(m, n)) before its checks
+        _matrix_size(A, -2)
+        if A.dtype.name not in ("float32", "float64", "complex64", "complex128"):
+            raise RuntimeError("This function doesn't handle types other than float and double")
+    if A.ndim < 2 or A.dtype.name not in ("float32", "float64", "complex64", "complex128"):
+        raise RuntimeError(f"linalg.pinv({SCALAR_NAME[A.dtype.name]}{{{list(A.shape)}}}): expected a tensor with 2 "
+                           "or more dimensions of float, double, cfloat or cdouble types")
     return apply(L.pinv, A, atol, rtol, hermitian=builtins.bool(hermitian))
+
+
+def _matrix_size(A, dim):
+    """A.size(dim), with PyTorch's IndexError for a tensor with too few dims."""
+    if A.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    return A.shape[wrap_dim(dim, A.ndim)]
 
 
 def _check_norm_dtype(x, dtype):

@@ -149,8 +149,10 @@ solve = defop("solve", _solve, dtype_rule=KEEP, node="linalg_solve_ex", saves_ou
 solve_triangular = defop("solve_triangular", _solve_triangular, dtype_rule=KEEP, node="linalg_solve_triangular",
                         saves_output=True)
 # (PyTorch's backward reads the factor L, and inv's the inverse: changing them in place makes it fail)
-cholesky = defop("cholesky", lambda a, upper: _cholesky_hermitian(a, upper), dtype_rule=KEEP, node="linalg_cholesky_ex",
-                 saves_output=True)
+# legacy: torch.cholesky (deprecated), whose node is CholeskyBackward0
+cholesky = defop("cholesky", lambda a, upper, legacy=False: _cholesky_hermitian(a, upper), dtype_rule=KEEP,
+                 node="linalg_cholesky_ex", saves_output=True,
+                 overloads=[overload("CholeskyBackward0", legacy=True)])
 qr = defop("qr", lambda a, mode: tuple(jnp.linalg.qr(a, mode=mode)), dtype_rule=KEEP, nout=2, node="linalg_qr")
 svd = defop("svd", lambda a, full_matrices: tuple(jnp.linalg.svd(a, full_matrices=full_matrices)),
             dtype_rule=KEEP, nout=3, node="linalg_svd", saves_output=True)
