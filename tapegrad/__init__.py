@@ -55,7 +55,9 @@ from .autograd import is_anomaly_enabled, is_anomaly_check_nan_enabled  # noqa: 
 from .autograd import _api as _autograd_api  # noqa: E402,F401  (the engine loads with the package, not at the first backward)
 from . import nn  # noqa: E402
 from ._nn_functions import (  # noqa: E402  (torch.kl_div, torch.threshold...; Tensor.hardshrink, Tensor.prelu)
-    hardshrink, threshold, rrelu, prelu, kl_div, binary_cross_entropy_with_logits, native_dropout)
+    hardshrink, threshold, rrelu, prelu, kl_div, binary_cross_entropy_with_logits, native_dropout,
+    conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d, avg_pool1d, adaptive_avg_pool1d,
+    max_pool1d, max_pool2d, max_pool3d, cosine_similarity, pairwise_distance, pixel_shuffle, pixel_unshuffle)
 from .nn._functional.activation import (  # noqa: E402
     softmax_function as softmax, log_softmax_function as log_softmax)
 from . import optim, utils, distributions, multiprocessing, nested  # noqa: E402

@@ -327,8 +327,7 @@ Tensor.index_put_ = index_put_
 Tensor.index_put = index_put
 Tensor.where = where
 Tensor.inverse = lambda self: F._linalg_functions.inv(self)
-# PyTorch's pinverse is linalg_pinv(atol=0, rtol=rcond)
-Tensor.pinverse = lambda self, rcond=1e-15: F._linalg_functions.pinv(self, atol=0.0, rtol=rcond)
+Tensor.pinverse = F._linalg_functions.pinverse
 Tensor.conj = F.conj
 Tensor.real = property(F.real)
 Tensor.imag = property(F.imag)

@@ -231,6 +231,11 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
     return apply(L.pinv, A, atol, rtol, hermitian=builtins.bool(hermitian))
 
 
+def pinverse(input, rcond=1e-15):
+    """torch.pinverse: linalg.pinv with atol 0 and rtol rcond, as PyTorch's."""
+    return pinv(input, atol=0.0, rtol=rcond)
+
+
 def _matrix_size(A, dim):
     """A.size(dim), with PyTorch's IndexError for a tensor with too few dims."""
     if A.ndim == 0:
