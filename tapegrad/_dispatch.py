@@ -139,6 +139,8 @@ def apply(op, *args, **static):
                 if a._requires_grad:
                     requiring |= bit
             else:
+                if type(a) is int and not -_INT64 <= a < _INT64:
+                    a = _beyond_int64(a, args)
                 values.append(a)
                 kinds.append(type(a))
             bit <<= 1
@@ -200,6 +202,21 @@ def apply(op, *args, **static):
         for observe in tuple(OBSERVERS):
             observe(op, static, sig, args, result)
     return result
+
+
+_INT64 = 1 << 63
+
+
+def _beyond_int64(a, args):
+    """A Python int outside int64 as PyTorch's scalar conversion reads it: up to 2**64 as an unsigned 64-bit
+    value, converted to the float of a floating or complex tensor's op, else wrapped as its int64 bits."""
+    if a >= 2 * _INT64:
+        raise OverflowError("int too big to convert")
+    if a < -_INT64:
+        raise OverflowError("can't convert negative int to unsigned")
+    if any(isinstance(t, Tensor) and (t.dtype.is_floating_point or t.dtype.is_complex) for t in args):
+        return float(a)
+    return a - 2 * _INT64
 
 
 def _record(op, static, sig, values, args, kinds, requiring, lazy, where):
