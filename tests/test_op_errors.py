@@ -3,7 +3,7 @@ import pytest
 
 import tapegrad
 
-from conftest import require
+from conftest import assert_close, require
 
 torch = require("torch")
 
@@ -103,7 +103,19 @@ CASES = {
     "scalar_tensor_of_none": (lambda lib: lib.scalar_tensor(None), None),
     "scalar_tensor_of_a_tensor_requiring_grad": (lambda lib: lib.scalar_tensor(lib.tensor(1.0, requires_grad=True)),
                                                  None),
+    "an_int_beyond_uint64": (lambda lib: lib.zeros(2) * 2 ** 64, "int too big to convert"),
+    "an_int_below_int64": (lambda lib: lib.zeros(2) + (-2 ** 63 - 1), "can't convert negative int to unsigned"),
+    "backward_of_a_complex_scalar_without_a_gradient": (
+        lambda lib: (lib.tensor([1 + 2j], requires_grad=True) * 2).sum().backward(),
+        "grad can be implicitly created only for real scalar outputs"),
+    "grad_of_a_complex_scalar_without_a_gradient": (
+        lambda lib: _grad_of((lambda x: (x * 2).sum()), lib.tensor([1 + 2j], requires_grad=True), lib),
+        "grad can be implicitly created only for real scalar outputs"),
 }
+
+
+def _grad_of(fn, x, lib):
+    return lib.autograd.grad(fn(x), x)
 
 
 def _error(fn, lib):
@@ -127,6 +139,15 @@ def test_error_matches_pytorch(name):
     phrase = phrase or str(theirs).split(".")[0].split(",")[0][:30]
     assert phrase in str(theirs), f"the key phrase is not PyTorch's: {theirs}"
     assert phrase in str(ours), f"tapegrad's message {str(ours)!r} lacks PyTorch's key phrase {phrase!r}"
+
+
+@pytest.mark.parametrize("code", ["x + 2 ** 63", "x.fill_(2 ** 63)", "i + 2 ** 63", "x - (2 ** 64 - 1)",
+                                  "i * (2 ** 64 - 1)", "x.add(2 ** 63, alpha=2)"])
+def test_python_ints_beyond_int64_convert_as_torch(code):
+    # up to 2**64 PyTorch reads the int as unsigned: the float of a floating op, wrapped bits of an integer one
+    def run(lib):
+        return eval(code, {"lib": lib, "x": lib.zeros(2), "i": lib.zeros(2, dtype=lib.int64)})
+    assert_close(run(tapegrad), run(torch), rtol=0, atol=0)
 
 
 @pytest.mark.parametrize("code", ["x.flip(dims=[0])", "lib.flip(x, dims=(0, 1))", "x.permute(dims=[1, 0])",

@@ -38,8 +38,9 @@ def _seeds(outputs, grad_outputs):
                 raise RuntimeError("grad can be implicitly created only for scalar outputs. Pass a gradient "
                                    "of the output's shape, e.g. y.backward(torch.ones_like(y)), or reduce "
                                    "first, e.g. y.sum().backward().")
-            if not (out.dtype.is_floating_point or out.dtype.is_complex):
-                raise RuntimeError("grad can be implicitly created only for real scalar outputs")
+            if not out.dtype.is_floating_point:
+                raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {out.dtype}. "
+                                   "Pass a gradient of the output's shape and dtype, or take the real part first.")
             seeds.append(None)
         else:
             value = g._value if isinstance(g, Tensor) else g
