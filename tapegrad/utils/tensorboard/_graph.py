@@ -26,7 +26,7 @@ _ATEN_NAMES = {
     "eigvalsh": "linalg_eigvalsh", "svdvals": "linalg_svdvals", "vector_norm": "linalg_vector_norm",
     "solve_triangular": "linalg_solve_triangular", "svdvals_uv": "linalg_svd", "normal_tensor": "normal",
     "safe_softmax": "_safe_softmax", "sparse_addmv": "addmv", "pow_scalar": "pow",
-    "remainder_scalar_self": "remainder",
+    "remainder_scalar_self": "remainder", "neg_view": "_neg_view",
 }
 # Op-table entries with no aten operator of their own (tests check this list against torch.ops.aten).
 _TAPEGRAD_ONLY = frozenset("""
