@@ -3,8 +3,10 @@
 See `_segment`: when the root's whole graph was recorded in the current
 segment, the segment's key list is the structure and its collected inputs are
 the arguments. The program evaluates the segment's pending forward and the
-backward from the root together. The first time a key is seen the engine's
-general path runs instead (so one-off graphs never compile a program).
+backward from the root together (what the key says: _step_program). The first
+time a key is seen the engine's general path runs instead (so one-off graphs
+never compile a program); a key that comes back rents NumPy through the
+evaluators its first sight's kernels built (_numpy_step) until it is compiled.
 """
 
 import numpy as np
