@@ -149,6 +149,8 @@ for _name in F.__all__:
     if _name not in _NOT_METHODS:
         setattr(Tensor, _name, _method(getattr(F, _name), _name))
 Tensor.svd = _method(F._linalg_functions.svd_legacy, "svd")   # torch.svd's (U, S, V), as a method too
+Tensor.polygamma = lambda self, n: F.polygamma(n, self)   # the order is n, input for torch.polygamma only
+Tensor.is_signed = lambda self: self.dtype.is_signed
 
 # In-place variants x.op_(...) that PyTorch has, for the functions above (comparisons: further down).
 _INPLACE = [
@@ -158,8 +160,9 @@ _INPLACE = [
     "clamp", "clamp_max", "clamp_min", "clip", "conj_physical", "cos", "cosh", "cumprod", "cumsum", "deg2rad",
     "div",
     "digamma", "divide", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "fix", "float_power", "floor",
-    "floor_divide", "fmod", "frac", "hypot", "index_add", "index_copy",
-    "index_fill", "lerp", "lgamma", "log", "log10", "log1p", "log2", "logical_and",
+    "floor_divide", "fmod", "frac", "gcd", "heaviside", "hypot", "i0", "index_add", "index_copy",
+    "index_fill", "lcm", "ldexp", "mvlgamma", "nextafter", "lerp", "lgamma", "log", "log10", "log1p", "log2",
+    "logical_and",
     "logical_not", "logical_or", "logical_xor", "logit", "masked_fill", "masked_scatter", "mul", "multiply",
     "nan_to_num", "neg", "negative", "pow", "rad2deg", "reciprocal", "relu", "remainder", "round",
     "rsqrt", "scatter", "scatter_add", "scatter_reduce", "sgn", "sigmoid", "sign", "sin", "sinc", "sinh", "sqrt",
@@ -169,13 +172,15 @@ _INPLACE = [
 _ELEMENTWISE = {
     "add", "addcdiv", "addcmul", "arctan2", "atan2", "bitwise_and", "bitwise_left_shift", "bitwise_or",
     "bitwise_right_shift", "bitwise_xor", "clamp", "clamp_max", "clamp_min", "clip", "copysign", "div", "divide",
-    "float_power", "floor_divide", "fmod", "hypot", "lerp", "logical_and", "logical_or", "logical_xor",
+    "float_power", "floor_divide", "fmod", "gcd", "heaviside", "hypot", "lcm", "ldexp", "lerp", "nextafter",
+    "logical_and", "logical_or", "logical_xor",
     "mul", "multiply", "pow", "remainder", "sub", "subtract", "true_divide", "xlogy",
 }
 _SCALAR_ARG = {"masked_fill": 1}   # the value: PyTorch fills with value.item()
 for _name in _INPLACE:
     setattr(Tensor, _name + "_", _method(_inplace_method(getattr(F, _name), _name + "_", _name in _ELEMENTWISE,
                                                          _SCALAR_ARG.get(_name)), _name + "_", getattr(F, _name)))
+Tensor.polygamma_ = _inplace_method(lambda self, n: F.polygamma(n, self), "polygamma_")
 # floor_divide_ and //=: their backward's error names floor_divide_, as PyTorch's.
 Tensor.floor_divide_ = _inplace_method(
     lambda self, other: _floor_divide(self, other, E.floor_divide_), "floor_divide_", True)

@@ -20,6 +20,7 @@ qr = _return_type("qr", ("Q", "R"))
 svd = _return_type("svd", ("U", "S", "V"))
 linalg_svd = _return_type("linalg_svd", ("U", "S", "Vh"))
 eigh = _return_type("eigh", ("eigenvalues", "eigenvectors"))
+frexp = _return_type("frexp", ("mantissa", "exponent"))
 
 
 _out_types = {}

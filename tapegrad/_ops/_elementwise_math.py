@@ -1,5 +1,5 @@
 """The JAX functions the elementwise op-table entries are built from, with PyTorch's values and derivatives where
-jnp's differ (pow, clamp, maximum's ties, atan2, xlogy, logit, lgamma ...)."""
+jnp's differ (pow, clamp, maximum's ties, atan2, xlogy, logit, lgamma, ldexp, i0, frexp ...)."""
 import functools
 
 import jax
@@ -213,3 +213,46 @@ def _copysign_derivatives(a, b, out):
 
 _xlogy_op = _with_derivatives(_xlogy, _xlogy_derivatives)
 _copysign = _with_derivatives(jnp.copysign, _copysign_derivatives)
+
+
+def _heaviside(a, values):
+    # PyTorch's kernel: values where a == 0, else (a > 0), so NaN gives 0
+    return jnp.where(a == 0, values, (a > 0).astype(a.dtype)).astype(a.dtype)
+
+
+# PyTorch's nextafter passes the gradient to `input` as it is, none to `other`
+_nextafter = _with_derivatives(jnp.nextafter, lambda a, b, out: (jnp.ones_like(out), jnp.zeros_like(out)))
+
+
+def _ldexp(a, b):
+    # PyTorch's formula: input * 2 ** other
+    return a * jnp.exp2(b)
+
+
+# PyTorch's derivative grad * 2 ** other is computed in other's dtype: for an integer exponent, an integer
+# power, 0 where other < 0
+_ldexp_integer = _with_derivatives(
+    _ldexp, lambda a, b, out: (jnp.where(b < 0, jnp.zeros((), out.dtype), jnp.exp2(b)), jnp.zeros_like(out)))
+
+
+@jax.custom_jvp
+def _frexp(a):
+    mantissa, exponent = jnp.frexp(a)
+    return mantissa, exponent.astype(jnp.int32)
+
+
+@_frexp.defjvp
+def _frexp_jvp(primals, tangents):
+    # PyTorch's derivative of the mantissa: grad / 2 ** exponent; the exponent has none
+    (a,), (t,) = primals, tangents
+    mantissa, exponent = _frexp(a)
+    return (mantissa, exponent), (t / jnp.exp2(exponent).astype(t.dtype), jnp.zeros(exponent.shape, jax.dtypes.float0))
+
+
+@jax.custom_jvp
+def _i0(a):
+    return jss.i0(a)
+
+
+# PyTorch's derivative i1(a); JAX's, through i0e(a) * exp(|a|), gives 1 at 0
+_i0.defjvp(lambda primals, tangents: (_i0(primals[0]), jss.i1(primals[0]) * tangents[0]))

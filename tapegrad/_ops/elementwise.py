@@ -9,8 +9,9 @@ import jax.scipy.special as jss
 
 from ._cast import written_as
 from ._elementwise_math import (
-    _atan2, _clamp, _copysign, _digamma_op, _fmax, _floor_div, _hypot, _integer_pow, _is_float, _lgamma, _logit,
-    _max_split, _pow, _scalar_pow, _trunc_div, _xlogy_op)
+    _atan2, _clamp, _copysign, _digamma_op, _fmax, _floor_div, _frexp, _heaviside, _hypot, _i0, _integer_pow,
+    _is_float, _ldexp, _ldexp_integer, _lgamma, _logit, _max_split, _nextafter, _pow, _scalar_pow, _trunc_div,
+    _xlogy_op)
 from ._registry import Op, defop, named_formula, overload, FLOAT, COMPARE, KEEP
 from ._stride_rules import same_strides
 
@@ -156,6 +157,23 @@ clamp_max = defop("clamp_max", lambda a, hi: _clamp(a, None, hi), overloads=[ove
 addcmul = defop("addcmul", lambda a, b, c, value: a + value * b * c, diff=(0, 1, 2))
 addcdiv = defop("addcdiv", lambda a, b, c, value: a + value * b / c, diff=(0, 1, 2))
 where = defop("where", lambda c, a, b: jnp.where(c, a, b), diff=(1, 2), dtype_rule=KEEP)
+
+# ---- log-sum-exp of two tensors, heaviside, gcd, lcm, ldexp, nextafter, frexp, polygamma, mvlgamma, i0 ------
+logaddexp = defop("logaddexp", lambda a, b: jnp.logaddexp(a, b))
+logaddexp2 = defop("logaddexp2", lambda a, b: jnp.logaddexp2(a, b))
+# PyTorch records heaviside but has no derivative for it: backward through it raises
+heaviside = defop("heaviside", lambda a, values: _heaviside(a, values), dtype_rule=KEEP, diff=(0,),
+                  node_name=NOT_IMPLEMENTED, no_derivative=_not_implemented("heaviside"))
+gcd = defop("gcd", lambda a, b: jnp.gcd(a, b))
+# PyTorch's |a / gcd * b|, 0 where both are 0
+lcm = defop("lcm", lambda a, b: jnp.lcm(a, b))
+ldexp = defop("ldexp", lambda a, b, integer_exponent=False: (_ldexp_integer if integer_exponent else _ldexp)(a, b),
+              dtype_rule=FLOAT)
+nextafter = defop("nextafter", lambda a, b: _nextafter(a, b))
+frexp = defop("frexp", lambda a: _frexp(a), dtype_rule=KEEP, nout=2, saves_output=(1,))
+polygamma = defop("polygamma", lambda a, n: jss.polygamma(n, a), dtype_rule=FLOAT)
+mvlgamma = defop("mvlgamma", lambda a, p: jss.multigammaln(a, p), dtype_rule=FLOAT)
+i0 = defop("i0", lambda a: _i0(a), dtype_rule=FLOAT)
 
 # ---- comparison and logic (never differentiable) ----------------------------------
 def _comparison(name, compare):
