@@ -2,7 +2,7 @@
 
 Each function takes out= as PyTorch's does; its errors name the aten op PyTorch's out= overload runs.
 """
-from ._functional import _linalg as _products, _linalg_functions as _f
+from ._functional import _compositions, _linalg as _products, _linalg_functions as _f
 from ._functional._linalg_functions import LinAlgError  # noqa: F401
 from ._functional._out import with_out as _with_out
 
@@ -27,3 +27,4 @@ multi_dot = _with_out(_f.multi_dot, "mm()")
 matrix_norm = _with_out(_f.matrix_norm, "linalg_matrix_norm()", composite=True)
 norm = _with_out(_f.linalg_norm, "linalg_norm()", composite=True)
 matrix_exp = _f.matrix_exp   # (no out=, as in PyTorch)
+matrix_power = _with_out(_compositions.matrix_power, "linalg_matrix_power()", composite=True)
