@@ -164,7 +164,7 @@ _INPLACE = [
     "index_fill", "lcm", "ldexp", "mvlgamma", "nextafter", "lerp", "lgamma", "log", "log10", "log1p", "log2",
     "logical_and",
     "logical_not", "logical_or", "logical_xor", "logit", "masked_fill", "masked_scatter", "mul", "multiply",
-    "nan_to_num", "neg", "negative", "pow", "rad2deg", "reciprocal", "relu", "remainder", "round",
+    "nan_to_num", "neg", "negative", "pow", "rad2deg", "reciprocal", "relu", "remainder", "renorm", "round",
     "rsqrt", "scatter", "scatter_add", "scatter_reduce", "sgn", "sigmoid", "sign", "sin", "sinc", "sinh", "sqrt",
     "square", "sub", "subtract", "tan", "tanh", "tril", "triu", "true_divide", "trunc", "xlogy",
 ]

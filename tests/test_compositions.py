@@ -1,7 +1,8 @@
 """Functions PyTorch composes from other ops (inner, diagflat, vander, matrix_power, cov, corrcoef, hsplit /
 vsplit / dsplit; _functional/_compositions.py) and the predicates isreal, is_nonzero, is_signed, against
 PyTorch: values, dtypes, gradients, the grad_fn and its next functions' names (the composition's), and
-PyTorch's errors (type and the start of the message)."""
+PyTorch's errors (type and the start of the message), those of the elementwise functions of
+_functional/_special.py, the *_scatter functions and renorm too."""
 import warnings
 
 import numpy as np
@@ -117,6 +118,17 @@ ERRORS = {
     "frexp integers": lambda lib: lib.frexp(lib.tensor([1, 2])),
     "polygamma negative n": lambda lib: lib.polygamma(-1, lib.ones(2)),
     "mvlgamma p": lambda lib: lib.mvlgamma(lib.ones(2) * 3, 0),
+    "select_scatter index": lambda lib: lib.select_scatter(lib.tensor(A23), lib.ones(3, dtype=lib.float64), 0, 5),
+    "select_scatter shape": lambda lib: lib.select_scatter(lib.tensor(A23), lib.ones(2, dtype=lib.float64), 0, 0),
+    "slice_scatter step": lambda lib: lib.slice_scatter(lib.tensor(A23), lib.tensor(A23), 0, 0, 1, 0),
+    "slice_scatter shape": lambda lib: lib.slice_scatter(lib.tensor(A23), lib.ones(3, dtype=lib.float64), 0, 0, 2),
+    "diagonal_scatter shape": lambda lib: lib.diagonal_scatter(lib.tensor(A23), lib.ones(3, dtype=lib.float64)),
+    "diagonal_scatter dims": lambda lib: lib.diagonal_scatter(lib.tensor(A23), lib.ones(2), 0, 0, 0),
+    "renorm p": lambda lib: lib.renorm(lib.tensor(A23), -1, 0, 1.0),
+    "renorm maxnorm": lambda lib: lib.renorm(lib.tensor(A23), 2, 0, -1.0),
+    "renorm 1-d": lambda lib: lib.renorm(lib.ones(3), 2, 0, 1.0),
+    "renorm integers": lambda lib: lib.renorm(lib.tensor([[1, 2]]), 2, 0, 1.0),
+    "renorm dim": lambda lib: lib.renorm(lib.tensor(A23), 2, 2, 1.0),
 }
 
 

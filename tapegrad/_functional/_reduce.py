@@ -257,3 +257,16 @@ any = _logical(R.any)
 
 def count_nonzero(input, dim=None):
     return apply(R.count_nonzero, input, dim=_rdims(dim, input))
+
+
+def renorm(input, p, dim, maxnorm, *, out=None):
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {builtins.float(maxnorm):g}")
+    if input.ndim <= 1:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.ndim} dimensions")
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        from ._linalg_functions import _check_float
+        _check_float(input, "vector_norm")
+    return apply(R.renorm, input, p=builtins.float(p), dim=wrap_dim(dim, input.ndim), maxnorm=builtins.float(maxnorm))

@@ -2,6 +2,7 @@
 import builtins
 
 from .._dispatch import apply
+from .._grad_mode import no_grad
 from .._ops import indexing as I, shape as S
 from ._common import wrap_dim
 
@@ -91,3 +92,46 @@ def select(input, dim, index):
                          f"dimension {d}")
     spec, positions = I.dynamic_spec(((None, None, None),) * d + (builtins.int(index) % size,), tuple(input.shape))
     return apply(I.select, input, *positions, spec=spec)
+
+
+# ---- the inverses of select, slice and diagonal -------------------------------------------------------
+
+
+def _check_src(src, view):
+    if tuple(src.shape) != tuple(view.shape):
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
+                           f"slice size = {list(view.shape)}")
+    return src
+
+
+def _scatter_source(input, src, view):
+    _check_src(src, view)
+    return src if src.dtype is input.dtype else src.to(input.dtype)
+
+
+def select_scatter(input, src, dim, index):
+    d = wrap_dim(dim, input.ndim)
+    with no_grad():
+        view = select(input, d, index)   # (select's errors)
+    index = builtins.int(index) % input.shape[d]
+    return apply(S.select_scatter, input, _scatter_source(input, src, view), dim=d, index=index)
+
+
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    d = wrap_dim(dim, input.ndim)
+    if step <= 0:
+        raise RuntimeError("slice step must be positive")
+    size = input.shape[d]
+    start, stop, _ = slice(start, end).indices(size)
+    stop = builtins.max(start, stop)
+    with no_grad():
+        view = _slice(input, d, start, stop)[(slice(None),) * d + (slice(None, None, step),)]
+    return apply(S.slice_scatter, input, _scatter_source(input, src, view), dim=d, start=start, stop=stop, step=step)
+
+
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    from ._rearrange import diagonal
+    with no_grad():
+        view = diagonal(input, offset, dim1, dim2)   # (diagonal's errors)
+    d1, d2 = wrap_dim(dim1, input.ndim), wrap_dim(dim2, input.ndim)
+    return apply(S.diagonal_scatter, input, _scatter_source(input, src, view), offset=offset, dim1=d1, dim2=d2)

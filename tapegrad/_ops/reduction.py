@@ -281,3 +281,21 @@ def _bincount(a, *weights, length):
 # The length depends on the values: the caller reads max(input) on the host (as PyTorch syncs). PyTorch has no
 # derivative for the weights (its node is NotImplemented); here they differentiate.
 bincount = defop("bincount", _bincount, dtype_rule=KEEP, diff=(1,), node_name="torch::autograd::NotImplemented")
+
+
+def _renorm(a, p, dim, maxnorm):
+    """Each slice along dim scaled to a p-norm of at most maxnorm, by maxnorm / (norm + 1e-7) (PyTorch's)."""
+    axes = tuple(d for d in range(a.ndim) if d != dim)
+
+    def norm(x):
+        x = jnp.abs(x)
+        if p == math.inf:
+            return jnp.max(x, axis=axes, keepdims=True)
+        return jnp.sum(x ** p, axis=axes, keepdims=True) ** (1 / p)
+    over = jax.lax.stop_gradient(norm(a)) > maxnorm
+    # the norm of the slices left as they are is not differentiated (its derivative at 0 is not finite)
+    n = norm(jnp.where(over, a, jnp.ones((), a.dtype)))
+    return jnp.where(over, a * (maxnorm / (n + 1e-7)).astype(a.dtype), a)
+
+
+renorm = defop("renorm", _renorm, dtype_rule=KEEP)

@@ -116,6 +116,23 @@ diag = defop("diag", lambda a, diagonal: jnp.diag(a, diagonal), dtype_rule=KEEP,
 diag_embed = defop("diag_embed", _diag_embed, dtype_rule=KEEP)
 
 
+# ---- the inverses of select, slice and diagonal: input with src written where the view would read -----
+
+def _diagonal_scatter(a, src, offset, dim1, dim2):
+    moved = jnp.moveaxis(a, (dim1, dim2), (-2, -1))
+    i = jnp.arange(src.shape[-1])
+    moved = moved.at[..., i + max(-offset, 0), i + max(offset, 0)].set(src)
+    return jnp.moveaxis(moved, (-2, -1), (dim1, dim2))
+
+
+select_scatter = defop("select_scatter", lambda a, src, dim, index: a.at[(slice(None),) * dim + (index,)].set(src),
+                       dtype_rule=KEEP)
+slice_scatter = defop("slice_scatter", lambda a, src, dim, start, stop, step:
+                      a.at[(slice(None),) * dim + (slice(start, stop, step),)].set(src), dtype_rule=KEEP)
+diagonal_scatter = defop("diagonal_scatter", _diagonal_scatter, dtype_rule=KEEP)
+select_scatter.elements_from = slice_scatter.elements_from = diagonal_scatter.elements_from = ALL_INPUTS
+
+
 # ---- how PyTorch's backward formulas hand the gradient on (Op.hands_grad) ------------------------------
 
 def _squeeze_back(static, shape, out_shape):
