@@ -161,3 +161,16 @@ def test_results_and_warnings_as_pytorch():
         assert lib.is_nonzero(lib.tensor([[1.5]])) is True and lib.is_nonzero(lib.tensor(False)) is False
         assert [lib.ones(1, dtype=d).is_signed() for d in (lib.float32, lib.int8, lib.uint8, lib.bool)] == \
             [True, True, False, False]
+
+
+def test_out_as_pytorch():
+    # inner copies its composed result into out (CopyBackwards); matrix_power writes through matmul's out=,
+    # which refuses a result that requires grad
+    for build in (lambda lib, a, o: lib.inner(a, a, out=o), lambda lib, a, o: lib.matrix_power(a, 2, out=o),
+                  lambda lib, a, o: lib.linalg.matrix_power(a, 3, out=o), lambda lib, a, o: lib.ldexp(a, a, out=o)):
+        results = []
+        for lib in (torch, tapegrad):
+            a, o = lib.tensor(M, requires_grad=True), lib.empty(3, 3, dtype=lib.float64)
+            error = raised(lambda: build(lib, a, o))
+            results.append(error if error is not None else (o.grad_fn.name(), o.detach().numpy().round(9).tolist()))
+        assert results[0] == results[1]

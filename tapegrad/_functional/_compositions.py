@@ -41,7 +41,7 @@ def vander(x, N=None, increasing=False):
     return result if increasing else flip(result, (1,))
 
 
-def matrix_power(input, n):
+def matrix_power(input, n, *, out=None):
     from ._linalg import matmul
     from ._linalg_functions import _check_square_shape, inv
     from .._creation import eye

@@ -20,8 +20,10 @@ from ._return_types import out_type
 _ATEN_NAMES = {
     "outer": "mul", "ger": "mul", "kron": "mul", "diff": "sub", "hstack": "cat", "vstack": "cat",
     "dstack": "cat", "row_stack": "cat", "column_stack": "cat", "concat": "cat", "concatenate": "cat",
-    "norm": "linalg_vector_norm",
+    "norm": "linalg_vector_norm", "matrix_power": "matmul",
 }
+# Functions PyTorch composes from others and then copies into out (CopyBackwards), differentiable.
+_COPIED_OUT = {"inner"}
 
 
 def with_out(fn, name=None, composite=False):
@@ -57,7 +59,7 @@ def wrap_all(namespace, names):
         except (TypeError, ValueError):
             continue
         if param is not None and param.kind is inspect.Parameter.KEYWORD_ONLY:
-            namespace[name] = with_out(fn)
+            namespace[name] = with_out(fn, composite=name in _COPIED_OUT)
 
 
 def write_out(out, result, op):
