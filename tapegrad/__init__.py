@@ -57,7 +57,10 @@ from . import nn  # noqa: E402
 from ._nn_functions import (  # noqa: E402  (torch.kl_div, torch.threshold...; Tensor.hardshrink, Tensor.prelu)
     hardshrink, threshold, rrelu, prelu, kl_div, binary_cross_entropy_with_logits, native_dropout,
     conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d, avg_pool1d, adaptive_avg_pool1d,
-    max_pool1d, max_pool2d, max_pool3d, cosine_similarity, pairwise_distance, pixel_shuffle, pixel_unshuffle)
+    max_pool1d, max_pool2d, max_pool3d, cosine_similarity, pairwise_distance, pixel_shuffle, pixel_unshuffle,
+    dropout, alpha_dropout, feature_alpha_dropout, batch_norm, instance_norm, layer_norm, group_norm, embedding,
+    celu, selu, celu_, selu_, rrelu_, threshold_, bilinear, cosine_embedding_loss, hinge_embedding_loss,
+    margin_ranking_loss, triplet_margin_loss, poisson_nll_loss, adaptive_max_pool1d)
 from .nn._functional.activation import (  # noqa: E402
     softmax_function as softmax, log_softmax_function as log_softmax)
 from . import optim, utils, distributions, multiprocessing, nested  # noqa: E402
@@ -74,7 +77,8 @@ from ._interop import from_jax, from_dlpack  # noqa: E402  (jax.Array and DLPack
 from ._faults import OutOfMemoryError  # noqa: E402
 # PyTorch's legacy API and device probing: typed tensor classes, Tensor.type(), torch.cuda, backends flags.
 from ._legacy import (  # noqa: E402
-    is_tensor, is_storage, is_floating_point, is_complex, numel, set_default_tensor_type)
+    is_tensor, is_storage, is_floating_point, is_complex, numel, get_device, is_inference, detach,
+    set_default_tensor_type)
 from ._legacy import CPU_CLASSES as _CPU_CLASSES  # noqa: E402
 from ._memory_format import (  # noqa: E402,F401
     memory_format, contiguous_format, channels_last, channels_last_3d, preserve_format)

@@ -184,6 +184,18 @@ def numel(input):
     return _tensor_arg("numel", input).numel()
 
 
+def get_device(input):
+    return _tensor_arg("get_device", input).get_device()
+
+
+def is_inference(input):
+    return _tensor_arg("is_inference", input).is_inference()
+
+
+def detach(input):
+    return _tensor_arg("detach", input).detach()
+
+
 def set_default_tensor_type(t):
     """Deprecated in PyTorch: the default dtype from a typed class or its name."""
     warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "

@@ -88,7 +88,10 @@ SPECS = {
     "embedding": cases(Case(lambda lib, w, i: _f(lib).embedding(i, w), F(5, 3), I(2, 4, high=5)),
                        # the padding row gets no gradient by design, so finite differences disagree there
                        Case(lambda lib, w, i: _f(lib).embedding(i, w, padding_idx=1), F(5, 3), I(2, 4, high=5),
-                            fd=False)),
+                            fd=False),
+                       # each lookup's gradient over its row's count: not the derivative, by design
+                       Case(lambda lib, w, i: _f(lib).embedding(i, w, scale_grad_by_freq=True), F(5, 3),
+                            I(2, 4, high=5), fd=False)),
     "embedding_bag": cases(Case(lambda lib, w, i, o: _f(lib).embedding_bag(i, w, o), F(5, 3), I(6, high=5),
                                 A([0, 2, 2])),
                            Case(lambda lib, w, i: _f(lib).embedding_bag(i, w, mode="sum"), F(5, 3), I(2, 3, high=5))),

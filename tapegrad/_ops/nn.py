@@ -187,12 +187,26 @@ dropout = _nn("dropout", lambda x, mask, scale: x * mask.astype(x.dtype) * jnp.a
               diff=(0,), node="native_dropout")
 
 
-def _embedding(weight, indices, padding_idx):
+@jax.custom_vjp
+def _grad_scaled(x, scale):
+    """x, whose cotangent is multiplied by scale on the way back."""
+    return x
+
+
+_grad_scaled.defvjp(lambda x, scale: (x, scale), lambda scale, g: (g * scale, jnp.zeros_like(scale)))
+
+
+def _embedding(weight, indices, padding_idx, scale_grad_by_freq=False):
     if padding_idx is not None:
         # The padding row gets no gradient.
         row = jnp.arange(weight.shape[0])[:, None] == padding_idx
         weight = jnp.where(row, lax.stop_gradient(weight), weight)
-    return jnp.take(weight, indices, axis=0)
+    rows = jnp.take(weight, indices, axis=0)
+    if scale_grad_by_freq:
+        # PyTorch's embedding_dense_backward: each lookup's gradient over how often its row is looked up
+        counts = jnp.zeros(weight.shape[0], jnp.int64).at[indices.reshape(-1)].add(1)
+        rows = _grad_scaled(rows, (1.0 / counts[indices]).astype(weight.dtype)[..., None])
+    return rows
 
 
 def _embedding_bag(weight, indices, segments, per_sample, bags, mode, padding_idx):

@@ -1,4 +1,5 @@
 """Loss functions. Each is one kernel in `_ops/nn_loss.py`; this layer checks arguments as PyTorch does."""
+import math
 import warnings
 
 from ... import _dtypes as D
@@ -270,19 +271,68 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
     return _reduced(where(target == 1, pos, zeros) + where(target == -1, neg, zeros), reduction)
 
 
-# torch.kl_div and torch.binary_cross_entropy_with_logits: ATen's functions, whose reduction is
-# at::Reduction's integer (0 none, 1 mean, 2 sum); no batchmean, no deprecated size_average/reduce. Called
-# without one they do not reduce (PyTorch's Python binding cannot parse the schema's default, Mean).
-def _reduction_enum(reduction):
-    if reduction not in (0, 1, 2):
-        raise ValueError(f"{reduction} is not a valid value for reduction: pass 0 (none), 1 (mean) or 2 (sum)")
-    return _REDUCTIONS[reduction]
+# torch.kl_div, torch.poisson_nll_loss...: ATen's functions, whose reduction is at::Reduction's integer (1 mean,
+# 2 sum, any other none); no batchmean, no deprecated size_average/reduce. Called without one they do not reduce
+# (PyTorch's Python binding cannot parse the schema's default, Mean).
+def _reduction_enum(reduction, name, position):
+    if not isinstance(reduction, int) or isinstance(reduction, bool):
+        raise TypeError(f"{name}(): argument 'reduction' (position {position}) must be int, not "
+                        f"{type(reduction).__name__}. Pass 0 (none), 1 (mean) or 2 (sum).")
+    return _REDUCTIONS[reduction] if reduction in (1, 2) else "none"
 
 
 def aten_kl_div(input, target, reduction=0, log_target=False):
-    return _kl_div(input, target, _reduction_enum(reduction), log_target)
+    return _kl_div(input, target, _reduction_enum(reduction, "kl_div", 3), log_target)
 
 
 def aten_binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=0):
     # ATen's function broadcasts input and target (nn.functional's checks their sizes first)
-    return _bce_with_logits(input, target, weight, pos_weight, _reduction_enum(reduction))
+    return _bce_with_logits(input, target, weight, pos_weight,
+                            _reduction_enum(reduction, "binary_cross_entropy_with_logits", 5))
+
+
+def aten_cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=0):
+    return cosine_embedding_loss(input1, input2, target, margin,
+                                 reduction=_reduction_enum(reduction, "cosine_embedding_loss", 5))
+
+
+# ATen's composites, op for op (PyTorch's nn.functional versions call these)
+def hinge_embedding_loss(input, target, margin=1.0, reduction=0):
+    from ..._creation import zeros_like
+    from ..._functional import where
+    reduction = _reduction_enum(reduction, "hinge_embedding_loss", 4)
+    zeros = zeros_like(input)
+    margin_clamp = (float(margin) - input).clamp_min(0)
+    return _reduced(where(target != 1, margin_clamp, zeros) + where(target != -1, input, zeros), reduction)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=0):
+    reduction = _reduction_enum(reduction, "margin_ranking_loss", 5)
+    return _reduced((-target * (input1 - input2) + float(margin)).clamp_min(0), reduction)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, reduction=0):
+    from ..._functional import minimum
+    from .distance import pairwise_distance
+    reduction = _reduction_enum(reduction, "triplet_margin_loss", 8)
+    if not anchor.ndim == positive.ndim == negative.ndim:
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {anchor.ndim}D, positive {positive.ndim}D, and negative "
+                           f"{negative.ndim}D inputs")
+    dist_pos = pairwise_distance(anchor, positive, p, eps)
+    dist_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        dist_neg = minimum(dist_neg, pairwise_distance(positive, negative, p, eps))
+    return _reduced((float(margin) + dist_pos - dist_neg).clamp_min(0), reduction)
+
+
+def poisson_nll_loss(input, target, log_input, full, eps, reduction):
+    reduction = _reduction_enum(reduction, "poisson_nll_loss", 6)
+    if log_input:
+        loss = input.exp() - target * input
+    else:
+        loss = input - target * (input + float(eps)).log()
+    if full:
+        stirling = target * target.log() - target + 0.5 * (2 * math.pi * target).log()
+        loss = loss + stirling.masked_fill(target <= 1, 0)
+    return _reduced(loss, reduction)

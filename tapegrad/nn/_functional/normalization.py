@@ -14,10 +14,22 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     check_float(input, "batch_norm")
     if input.ndim < 2:
         raise ValueError(f"expected 2D or 3D input (got {input.ndim}D input)")
+    return _batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps, verify=True)
+
+
+def aten_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled):
+    """torch.batch_norm: ATen's argument order, without nn.functional's check of the batch size."""
+    check_float(input, "batch_norm")
+    if input.ndim < 2:
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
+    return _batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps, verify=False)
+
+
+def _batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps, verify):
     mixed = check_mixed_params(input, weight, bias, running_mean, running_var)
     if training:
         per_channel = input.numel() // input.shape[1]
-        if per_channel <= 1:
+        if verify and per_channel <= 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input size "
                              f"{input.shape}")
         affine = _affine(weight, bias, input)
@@ -51,7 +63,7 @@ def _normalized_ndim(input, normalized_shape, name):
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     if tuple(input.shape[input.ndim - len(shape):]) != shape or len(shape) > input.ndim:
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [*, "
-                           f"{', '.join(map(str, shape))}], but got input of size{input.shape}")
+                           f"{', '.join(map(str, shape))}], but got input of size{list(input.shape)}")
     return len(shape)
 
 
@@ -67,7 +79,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.ndim}")
     if input.shape[1] % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input "
-                           f"of shape {input.shape} and num_groups={num_groups}")
+                           f"of shape {list(input.shape)} and num_groups={num_groups}")
     return apply(K.group_norm, input, *_affine(weight, bias, input), groups=int(num_groups), eps=float(eps))
 
 
@@ -91,17 +103,24 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
                   momentum=0.1, eps=1e-5):
-    """Batch norm of each (sample, channel) as its own channel, as PyTorch computes it; the running statistics
-    are the mean over the batch of each sample's update."""
     if use_input_stats and input.ndim >= 2 and math.prod(input.shape[2:]) <= 1:
         raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
+    return aten_instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, True)
+
+
+def aten_instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps,
+                       cudnn_enabled):
+    """Batch norm of each (sample, channel) as its own channel, as PyTorch computes it; the running statistics
+    are the mean over the batch of each sample's update. torch.instance_norm: without nn.functional's check of
+    the spatial size."""
+    check_float(input, "batch_norm")
     n, c = input.shape[0], input.shape[1]
 
     def repeated(t):
         return None if t is None else t.repeat(n)
     stats = repeated(running_mean), repeated(running_var)
-    out = batch_norm(input.reshape(1, n * c, *input.shape[2:]), *stats, repeated(weight), repeated(bias),
-                     use_input_stats, momentum, eps)
+    out = _batch_norm(input.reshape(1, n * c, *input.shape[2:]), *stats, repeated(weight), repeated(bias),
+                      use_input_stats, momentum, eps, verify=False)
     if use_input_stats:
         with no_grad():
             for kept, per_sample in zip((running_mean, running_var), stats):

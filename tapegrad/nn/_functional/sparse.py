@@ -64,6 +64,49 @@ def native_dropout(input, p, train):
     return apply(K.dropout, input, mask, 0.0 if p == 1.0 else 1.0 / (1.0 - p)), mask
 
 
+def _check_aten_p(p):
+    if p < 0.0 or p > 1.0:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def aten_dropout(input, p, train):
+    """torch.dropout: nn.functional's, with ATen's RuntimeError for p outside [0, 1]."""
+    _check_aten_p(p)
+    return dropout(input, p, train)
+
+
+_SELU_ALPHA = 1.7580993408473766   # -selu's alpha times its scale: where alpha dropout sends a dropped element
+
+
+def alpha_dropout(input, p, train):
+    return _alpha_dropout(input, p, train, feature=False)
+
+
+def feature_alpha_dropout(input, p, train):
+    return _alpha_dropout(input, p, train, feature=True)
+
+
+def _alpha_dropout(input, p, train, feature):
+    """torch.alpha_dropout / torch.feature_alpha_dropout, as PyTorch's _dropout_impl on every device: noise
+    bernoulli(1 - p) (one per (sample, channel) for feature dropout), a = 1 / sqrt((alpha^2 p + 1)(1 - p)),
+    and the input times noise * a plus (noise - 1) * alpha * a + alpha * a * p (MulBackward0, AddBackward0)."""
+    _check_aten_p(p)
+    if not train or p == 0.0 or input.numel() == 0:
+        return input
+    if p == 1.0:
+        return input * 0.0
+    shape = tuple(input.shape)
+    if feature:
+        if input.ndim < 2:
+            raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+        shape = shape[:2] + (1,) * (input.ndim - 2)
+    dtype = input.dtype.np
+    kept = jax.random.bernoulli(_key(None), 1.0 - p, shape).astype(dtype)
+    a = 1.0 / np.sqrt((_SELU_ALPHA * _SELU_ALPHA * p + 1) * (1 - p))
+    shift = (kept - 1) * jnp.asarray(_SELU_ALPHA * a, dtype) + jnp.asarray(_SELU_ALPHA * a * p, dtype)
+    return input * _leaf(kept * jnp.asarray(a, dtype)) + _leaf(shift)
+
+
 def _feature_dropout(input, p, training, inplace, spatial):
     # PyTorch's feature dropout on every device: the input times noise of one value per (sample, channel)
     _check_p(p)
@@ -101,7 +144,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     _check_rows(input, weight.shape[0])
     if max_norm is not None:
         _renorm_rows(weight, input, max_norm, norm_type)
-    return apply(K.embedding, weight, input, padding_idx=padding_idx)
+    return apply(K.embedding, weight, input, padding_idx=padding_idx, scale_grad_by_freq=bool(scale_grad_by_freq))
 
 
 def _renorm_rows(weight, indices, max_norm, norm_type):
