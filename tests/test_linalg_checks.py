@@ -1,6 +1,8 @@
 """The linalg checks as PyTorch's, in its order: the deprecated torch.cholesky (its warning, messages naming
 cholesky, cholesky_cpu's refusal of other dtypes), eigh / eigvalsh (UPLO, then the shape, then
-linalg_eigh_cpu's dtypes) and pinv's single message for too few dims or an unsupported dtype."""
+linalg_eigh_cpu's dtypes), pinv's single message for too few dims or an unsupported dtype, and half and
+bfloat16 input: the CPU kernels' refusals (lu_cpu, triangular_solve_cpu, geqrf_cpu, linalg_svd_cpu) and
+inv's, slogdet's, logdet's and matrix_norm's "Low precision dtypes not supported"."""
 import subprocess
 import sys
 import textwrap
@@ -42,6 +44,69 @@ CALLS = {
     "pinv of half, atol tensor": lambda lib: lib.linalg.pinv(lib.ones(2, 2, dtype=lib.half), atol=lib.tensor(1.0)),
     "pinverse of a vector": lambda lib: lib.ones(3).pinverse(),
 }
+for _dt in ("float16", "bfloat16"):
+    CALLS.update({
+        f"det of {_dt}": lambda lib, d=_dt: lib.linalg.det(lib.eye(2, dtype=getattr(lib, d))),
+        f"torch.det of {_dt}": lambda lib, d=_dt: lib.det(lib.eye(2, dtype=getattr(lib, d))),
+        f"Tensor.det of a wide {_dt}": lambda lib, d=_dt: lib.ones(2, 3, dtype=getattr(lib, d)).det(),
+        f"solve of {_dt}": lambda lib, d=_dt: lib.linalg.solve(lib.eye(2, dtype=getattr(lib, d)),
+                                                              lib.ones(2, dtype=getattr(lib, d))),
+        f"solve of {_dt} and float": lambda lib, d=_dt: lib.linalg.solve(lib.eye(2, dtype=getattr(lib, d)),
+                                                                         lib.ones(2)),
+        f"solve of {_dt}, bad shapes": lambda lib, d=_dt: lib.linalg.solve(lib.eye(2, dtype=getattr(lib, d)),
+                                                                          lib.ones(3, dtype=getattr(lib, d))),
+        f"solve of a wide {_dt}": lambda lib, d=_dt: lib.linalg.solve(lib.ones(2, 3, dtype=getattr(lib, d)),
+                                                                     lib.ones(2, dtype=getattr(lib, d))),
+        f"solve_triangular of {_dt}": lambda lib, d=_dt: lib.linalg.solve_triangular(
+            lib.eye(2, dtype=getattr(lib, d)), lib.ones(2, 2, dtype=getattr(lib, d)), upper=True),
+        f"solve_triangular of {_dt} and long": lambda lib, d=_dt: lib.linalg.solve_triangular(
+            lib.eye(2, dtype=getattr(lib, d)), lib.ones(2, 2, dtype=lib.long), upper=False),
+        f"solve_triangular of {_dt}, bad shapes": lambda lib, d=_dt: lib.linalg.solve_triangular(
+            lib.eye(2, dtype=getattr(lib, d)), lib.ones(2, 3, dtype=getattr(lib, d)), upper=True, left=False),
+        f"solve_triangular of {_dt}, a vector B": lambda lib, d=_dt: lib.linalg.solve_triangular(
+            lib.eye(2, dtype=getattr(lib, d)), lib.ones(2, dtype=getattr(lib, d)), upper=True),
+        f"qr of {_dt}": lambda lib, d=_dt: lib.linalg.qr(lib.eye(2, dtype=getattr(lib, d))),
+        f"qr of an empty {_dt}": lambda lib, d=_dt: lib.linalg.qr(lib.ones(0, 2, dtype=getattr(lib, d)), "r"),
+        f"qr of {_dt}, bad mode": lambda lib, d=_dt: lib.linalg.qr(lib.eye(2, dtype=getattr(lib, d)), "x"),
+        f"qr of a {_dt} vector": lambda lib, d=_dt: lib.linalg.qr(lib.ones(2, dtype=getattr(lib, d))),
+        f"svd of {_dt}": lambda lib, d=_dt: lib.linalg.svd(lib.eye(2, dtype=getattr(lib, d))),
+        f"svd of a {_dt} vector": lambda lib, d=_dt: lib.linalg.svd(lib.ones(2, dtype=getattr(lib, d))),
+        f"svdvals of {_dt}": lambda lib, d=_dt: lib.linalg.svdvals(lib.eye(2, dtype=getattr(lib, d))),
+        f"torch.svd of {_dt}": lambda lib, d=_dt: lib.svd(lib.eye(2, dtype=getattr(lib, d)), compute_uv=False),
+        f"Tensor.svd of {_dt}": lambda lib, d=_dt: lib.eye(2, dtype=getattr(lib, d)).svd(),
+        f"inv of {_dt}": lambda lib, d=_dt: lib.linalg.inv(lib.eye(2, dtype=getattr(lib, d))),
+        f"inv of an empty {_dt}": lambda lib, d=_dt: lib.linalg.inv(lib.ones(0, 0, dtype=getattr(lib, d))),
+        f"inv of a wide {_dt}": lambda lib, d=_dt: lib.linalg.inv(lib.ones(2, 3, dtype=getattr(lib, d))),
+        f"Tensor.inverse of {_dt}": lambda lib, d=_dt: lib.eye(2, dtype=getattr(lib, d)).inverse(),
+        f"slogdet of {_dt}": lambda lib, d=_dt: lib.linalg.slogdet(lib.eye(2, dtype=getattr(lib, d))),
+        f"torch.slogdet of {_dt}": lambda lib, d=_dt: lib.slogdet(lib.eye(2, dtype=getattr(lib, d))),
+        f"logdet of {_dt}": lambda lib, d=_dt: lib.logdet(lib.eye(2, dtype=getattr(lib, d))),
+        f"Tensor.logdet of {_dt}": lambda lib, d=_dt: lib.eye(2, dtype=getattr(lib, d)).logdet(),
+        f"logdet of a wide {_dt}": lambda lib, d=_dt: lib.logdet(lib.ones(2, 3, dtype=getattr(lib, d))),
+        f"matrix_norm nuc of {_dt}": lambda lib, d=_dt: lib.linalg.matrix_norm(lib.eye(2, dtype=getattr(lib, d)),
+                                                                               "nuc"),
+        f"matrix_norm 2 of {_dt}": lambda lib, d=_dt: lib.linalg.matrix_norm(lib.eye(2, dtype=getattr(lib, d)), 2),
+        f"matrix_norm -2 of {_dt}, dtype float": lambda lib, d=_dt: lib.linalg.matrix_norm(
+            lib.eye(2, dtype=getattr(lib, d)), -2, dtype=lib.float32),
+        f"matrix_norm nuc of a {_dt} vector": lambda lib, d=_dt: lib.linalg.matrix_norm(
+            lib.ones(2, dtype=getattr(lib, d)), "nuc"),
+        f"linalg.norm nuc of {_dt}": lambda lib, d=_dt: lib.linalg.norm(lib.eye(2, dtype=getattr(lib, d)), "nuc"),
+        f"torch.norm nuc of {_dt}": lambda lib, d=_dt: lib.norm(lib.eye(2, dtype=getattr(lib, d)), "nuc"),
+    })
+for _dt in ("long", "int32", "bool"):
+    CALLS.update({
+        f"solve_triangular of {_dt}": lambda lib, d=_dt: lib.linalg.solve_triangular(
+            lib.ones(2, 2, dtype=getattr(lib, d)), lib.ones(2, 2), upper=True),
+        f"solve_triangular of a wide {_dt}": lambda lib, d=_dt: lib.linalg.solve_triangular(
+            lib.ones(2, 3, dtype=getattr(lib, d)), lib.ones(2, 2), upper=True),
+        f"solve of a wide {_dt}": lambda lib, d=_dt: lib.linalg.solve(lib.ones(2, 3, dtype=getattr(lib, d)),
+                                                                     lib.ones(2)),
+        f"qr of {_dt}, bad mode": lambda lib, d=_dt: lib.linalg.qr(lib.ones(2, 2, dtype=getattr(lib, d)), "x"),
+        f"logdet of {_dt}": lambda lib, d=_dt: lib.logdet(lib.ones(2, 2, dtype=getattr(lib, d))),
+        f"matrix_norm of a {_dt} vector": lambda lib, d=_dt: lib.linalg.matrix_norm(lib.ones(2, dtype=getattr(lib, d))),
+        f"matrix_norm 3 of a {_dt} vector": lambda lib, d=_dt: lib.linalg.matrix_norm(
+            lib.ones(2, dtype=getattr(lib, d)), 3),
+    })
 for _fn in ("eigh", "eigvalsh"):
     CALLS.update({
         f"{_fn} of long": lambda lib, f=_fn: getattr(lib.linalg, f)(lib.ones(2, 2, dtype=lib.long)),
@@ -116,3 +181,29 @@ def test_legacy_cholesky_warns_once_per_process_as_pytorch():
                               timeout=120).stdout for lib in ("torch", "tapegrad")]
     assert outputs[1] == outputs[0]
     assert "deprecated in favor of torch.linalg.cholesky" in outputs[0]
+
+
+@pytest.mark.parametrize("call", ["lib.linalg.det(lib.ones(0, 0, dtype=lib.float16))",
+                                  "lib.linalg.det(lib.ones(3, 0, 0, dtype=lib.bfloat16))",
+                                  "lib.linalg.solve(lib.ones(0, 0, dtype=lib.float16), lib.ones(0, dtype=lib.float16))",
+                                  "lib.linalg.svdvals(lib.ones(0, 2, dtype=lib.float16))",
+                                  "lib.linalg.matrix_norm(a, 1)", "lib.linalg.matrix_norm(a, float('inf'))",
+                                  "lib.linalg.matrix_norm(a)", "lib.linalg.vector_norm(a)"])
+def test_half_linalg_pytorch_accepts(call):
+    # (PyTorch calls no kernel for an empty matrix; the elementwise matrix norms take half)
+    def run(lib):
+        return eval(call, {"lib": lib, "a": lib.tensor([[1.0, -2.0], [3.0, 0.5]], dtype=lib.float16)})
+    assert_close(run(tapegrad), run(torch))
+
+
+@pytest.mark.parametrize("dtypes", [("float32", "float64"), ("float64", "float32"), ("float32", "long")])
+def test_solve_triangular_casts_b_to_as_dtype(dtypes):
+    def run(lib):
+        a = lib.tensor([[2.0, 1.0], [0.0, 4.0]], dtype=getattr(lib, dtypes[0]), requires_grad=True)
+        b = lib.tensor([[1, 2], [3, 4]], dtype=getattr(lib, dtypes[1]))
+        out = lib.linalg.solve_triangular(a, b, upper=True)
+        out.sum().backward()
+        return out, a.grad
+    (ours, ours_grad), (theirs, theirs_grad) = run(tapegrad), run(torch)
+    assert_close(ours, theirs.detach())
+    assert_close(ours_grad, theirs_grad)

@@ -48,10 +48,18 @@ def _check_matrices(a, name):
     _check_float(a, name)
 
 
-def _check_float(a, name):
+def _check_float(a, name, prefix=None):
     if not (a.dtype.is_floating_point or a.dtype.is_complex):
-        raise RuntimeError(f"linalg.{name}: Expected a floating point or complex tensor as input. Got "
-                           f"{SCALAR_NAME[a.dtype.name]}")
+        raise RuntimeError(f"{prefix or 'linalg.' + name}: Expected a floating point or complex tensor as input. "
+                           f"Got {SCALAR_NAME[a.dtype.name]}")
+
+
+def _check_full_precision(a, prefix):
+    """PyTorch's checkFloatingOrComplex without low-precision dtypes (inv, slogdet, logdet, matrix_norm's
+    singular-value orders): half and bfloat16 are refused."""
+    if a.dtype.name in ("float16", "bfloat16"):
+        raise RuntimeError(f"{prefix}: Low precision dtypes not supported. Got {SCALAR_NAME[a.dtype.name]}. "
+                           "Convert the input first, e.g. A.float().")
 
 
 def _check_finite(result, name, message, prefix=None):
@@ -69,22 +77,29 @@ _SINGULAR = "The input matrix is singular, so the operation could not be complet
 @policy("inv")
 def inv(A, *, out=None):
     _check_square(A, "inv")
+    _check_full_precision(A, "linalg.inv")
     return _check_finite(apply(L.inv, A), "inv", _SINGULAR)
 
 
 def det(A, *, out=None):
     _check_square(A, "det")
+    if A.numel():   # (PyTorch's LU kernel is not called for an empty matrix)
+        _check_lapack_kernel(A, "lu_cpu")
     return apply(L.det, A)
 
 
 def slogdet(A, *, out=None):
     _check_square(A, "slogdet")
+    _check_full_precision(A, "linalg.slogdet")
     return RT.slogdet(*apply(L.slogdet, A))
 
 
 def logdet(A):
-    # As PyTorch: NaN where the determinant is negative (where over slogdet's outputs); log(sign) + logabsdet
-    # for complex A.
+    # As PyTorch: its own checks (messages naming logdet), then NaN where the determinant is negative (where
+    # over slogdet's outputs); log(sign) + logabsdet for complex A.
+    _check_square_shape(A, "logdet")
+    _check_float(A, "logdet", prefix="logdet")
+    _check_full_precision(A, "logdet")
     sign, logabs = slogdet(A)
     if A.dtype.is_complex:
         return sign.log() + logabs
@@ -93,7 +108,9 @@ def logdet(A):
 
 
 def solve(A, B, *, left=True, out=None):
-    _check_square(A, "solve")
+    # PyTorch's order: A's dtype class, its shape, B's dtype, the shapes, then the LU kernel's dtypes
+    _check_float(A, "solve")
+    _check_square_shape(A, "linalg.solve")
     if A.dtype is not B.dtype:
         raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A of type "
                            f"{SCALAR_NAME[A.dtype.name]} and B of type {SCALAR_NAME[B.dtype.name]} instead.")
@@ -102,21 +119,25 @@ def solve(A, B, *, left=True, out=None):
     if (B.shape[-1] if vector else B.shape[-2 if left else -1]) != n:
         raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
                            f"{'AX = B' if left else 'XA = B'} ({'x'.join(map(str, A.shape[-2:]))} and "
-                           f"{'x'.join(map(str, B.shape[-2:]))})")
+                           f"{'x'.join(map(str, (tuple(B.shape) + (1,) if vector else B.shape)[-2:]))})")
+    if A.numel():
+        _check_lapack_kernel(A, "lu_cpu")
     return _check_finite(apply(L.solve, A, B, left=builtins.bool(left), vector=vector), "solve", _SINGULAR)
 
 
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
-    _check_square(A, "solve_triangular")
+    """As PyTorch's: no dtype check before triangular_solve_cpu's (integers and half are refused there, after
+    the shapes), and B is cast to A's dtype."""
+    _check_square_shape(A, "linalg.solve_triangular")
     if B.ndim < 2:
         raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 dimensions.")
-    if A.dtype is not B.dtype:
-        raise RuntimeError(f"linalg.solve_triangular: Expected A and B to have the same dtype, but found A of "
-                           f"type {SCALAR_NAME[A.dtype.name]} and B of type {SCALAR_NAME[B.dtype.name]} instead.")
     if A.shape[-1] != B.shape[-2 if left else -1]:
         raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the equation "
                            f"{'AX = B' if left else 'XA = B'} ({'x'.join(map(str, A.shape[-2:]))} and "
                            f"{'x'.join(map(str, B.shape[-2:]))})")
+    _check_lapack_kernel(A, "triangular_solve_cpu")
+    if B.dtype is not A.dtype:
+        B = B.to(A.dtype)
     return apply(L.solve_triangular, A, B, upper=builtins.bool(upper), left=builtins.bool(left),
                  unitriangular=builtins.bool(unitriangular))
 
@@ -156,10 +177,11 @@ def cholesky(input, upper=False, *, out=None):
 
 
 def qr(A, mode="reduced", *, out=None):
+    _check_matrices(A, "qr")
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), "
                            "'r', or 'complete'")
-    _check_matrices(A, "qr")
+    _check_lapack_kernel(A, "geqrf_cpu")
     q, r = apply(L.qr, A, mode="complete" if mode == "complete" else "reduced")
     if mode == "r":
         from .._creation import empty
@@ -167,8 +189,14 @@ def qr(A, mode="reduced", *, out=None):
     return RT.qr(q, r)
 
 
-def svd(A, full_matrices=True, *, driver=None, out=None):
+def _check_svd(A):
     _check_matrices(A, "svd")
+    if A.numel():   # (PyTorch's kernel is not called for an empty matrix)
+        _check_lapack_kernel(A, "linalg_svd_cpu")
+
+
+def svd(A, full_matrices=True, *, driver=None, out=None):
+    _check_svd(A)
     return RT.linalg_svd(*apply(L.svd, A, full_matrices=builtins.bool(full_matrices)))
 
 
@@ -178,6 +206,8 @@ def svd_legacy(input, some=True, compute_uv=True, *, out=None):
         raise RuntimeError(f"linalg.svd: input should have at least 2 dimensions, but has {input.ndim} dimensions "
                            "instead")
     _check_float(input, "svd")
+    if input.numel():
+        _check_lapack_kernel(input, "linalg_svd_cpu")
     u, s, vh = apply(L.svd, input, full_matrices=not some)
     v = vh.mH
     if not compute_uv:
@@ -192,7 +222,7 @@ def matrix_exp(A):
 
 
 def svdvals(A, *, driver=None, out=None):
-    _check_matrices(A, "svd")   # (PyTorch's messages name linalg.svd)
+    _check_svd(A)   # (PyTorch's messages name linalg.svd)
     if A.requires_grad and is_grad_enabled():
         return apply(L.svdvals_uv, A)[1]
     return apply(L.svdvals, A)
@@ -275,11 +305,14 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
 
 
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
-    _check_float(A, "matrix_norm")
-    if A.ndim < 2:
-        raise RuntimeError(f"linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
+    # PyTorch's order: the order, A's rank, its dtype (not half nor bfloat16 for the singular-value orders)
     if ord not in ("fro", "nuc", 1, -1, 2, -2, float("inf"), float("-inf")):
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    if A.ndim < 2:
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
+    _check_float(A, "matrix_norm")
+    if ord in ("nuc", 2, -2):
+        _check_full_precision(A, "linalg.matrix_norm")
     d = [wrap_dim(dim[0], A.ndim), wrap_dim(dim[1], A.ndim)]
     if ord == "fro":
         return vector_norm(A, 2, tuple(d), keepdim, dtype=dtype)

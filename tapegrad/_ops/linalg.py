@@ -19,6 +19,9 @@ def _addmm(inp, a, b, beta, alpha):
 def _solve(a, b, left, vector):
     if not left:
         return jnp.swapaxes(_solve(jnp.swapaxes(a, -1, -2), jnp.swapaxes(b, -1, -2), True, False), -1, -2)
+    if a.shape[-1] == 0 and a.dtype in (jnp.float16, jnp.bfloat16):
+        # an empty system: its (empty) solution's shape, without LAPACK, which has no half or bfloat16 kernel
+        return _solve(a.astype(jnp.float32), b.astype(jnp.float32), left, vector).astype(a.dtype)
     if vector:
         return jnp.linalg.solve(a, b[..., None])[..., 0]
     return jnp.linalg.solve(a, b)
@@ -142,7 +145,9 @@ trace = defop("trace", lambda a: jnp.trace(a), dtype_rule=KEEP)
 
 # ---- tapegrad.linalg ----------------------------------------------------------------------
 inv = defop("inv", lambda a: jnp.linalg.inv(a), dtype_rule=KEEP, node="linalg_inv_ex", saves_output=True)
-det = defop("det", lambda a: jnp.linalg.det(a), dtype_rule=KEEP, node="linalg_det", saves_output=True)
+# (an empty matrix's determinant is 1 without LAPACK, which has no half or bfloat16 kernel)
+det = defop("det", lambda a: jnp.linalg.det(a) if a.shape[-1] else jnp.ones(a.shape[:-2], a.dtype), dtype_rule=KEEP,
+            node="linalg_det", saves_output=True)
 slogdet = defop("slogdet", lambda a: tuple(jnp.linalg.slogdet(a)), dtype_rule=KEEP, nout=2,
                 node="linalg_slogdet", saves_output=(0,))   # (PyTorch's backward reads the sign)
 solve = defop("solve", _solve, dtype_rule=KEEP, node="linalg_solve_ex", saves_output=True)
