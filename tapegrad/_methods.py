@@ -180,7 +180,7 @@ _SCALAR_ARG = {"masked_fill": 1}   # the value: PyTorch fills with value.item()
 for _name in _INPLACE:
     setattr(Tensor, _name + "_", _method(_inplace_method(getattr(F, _name), _name + "_", _name in _ELEMENTWISE,
                                                          _SCALAR_ARG.get(_name)), _name + "_", getattr(F, _name)))
-Tensor.polygamma_ = _inplace_method(lambda self, n: F.polygamma(n, self), "polygamma_")
+Tensor.polygamma_ = _inplace_method(lambda self, n: F.polygamma(n, self, _op=E.polygamma_), "polygamma_")
 # floor_divide_ and //=: their backward's error names floor_divide_, as PyTorch's.
 Tensor.floor_divide_ = _inplace_method(
     lambda self, other: _floor_divide(self, other, E.floor_divide_), "floor_divide_", True)

@@ -31,6 +31,7 @@ SPECS = {
                        Case(lambda lib, a: a.polygamma(1), F(4, **POS)),
                        Case(lambda lib, a: lib.polygamma(1, a), D("int64", 3, low=1, high=5), grad=False,
                             rtol=1e-5)),
+    "polygamma_": cases(Case(lambda lib, a: (a * 1).polygamma_(1), F(2, 3, **POS))),
     "mvlgamma": cases(Case(lambda lib, a: lib.mvlgamma(a, 3), F(2, 3, low=1.2, high=4.0)),
                       Case(lambda lib, a: a.mvlgamma(p=1), F(4, **POS)),
                       Case(lambda lib, a: lib.mvlgamma(a, 2), D("int64", 3, low=1, high=5), grad=False,

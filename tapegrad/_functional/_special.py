@@ -107,10 +107,10 @@ def frexp(input, *, out=None):
 # ---- special functions --------------------------------------------------------------------------------
 
 
-def polygamma(n, input, *, out=None):
+def polygamma(n, input, *, out=None, _op=S.polygamma):
     if n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")
-    return _apply(S.polygamma, input, n=builtins.int(n))
+    return _apply(_op, input, n=builtins.int(n))
 
 
 def mvlgamma(input, p, *, out=None):

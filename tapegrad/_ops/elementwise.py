@@ -162,7 +162,7 @@ where = defop("where", lambda c, a, b: jnp.where(c, a, b), diff=(1, 2), dtype_ru
 logaddexp = defop("logaddexp", lambda a, b: jnp.logaddexp(a, b))
 logaddexp2 = defop("logaddexp2", lambda a, b: jnp.logaddexp2(a, b))
 # PyTorch records heaviside but has no derivative for it: backward through it raises
-heaviside = defop("heaviside", lambda a, values: _heaviside(a, values), dtype_rule=KEEP, diff=(0,),
+heaviside = defop("heaviside", lambda a, values: _heaviside(a, values), dtype_rule=KEEP,
                   node_name=NOT_IMPLEMENTED, no_derivative=_not_implemented("heaviside"))
 gcd = defop("gcd", lambda a, b: jnp.gcd(a, b))
 # PyTorch's |a / gcd * b|, 0 where both are 0
@@ -172,6 +172,8 @@ ldexp = defop("ldexp", lambda a, b, integer_exponent=False: (_ldexp_integer if i
 nextafter = defop("nextafter", lambda a, b: _nextafter(a, b))
 frexp = defop("frexp", lambda a: _frexp(a), dtype_rule=KEEP, nout=2, saves_output=(1,))
 polygamma = defop("polygamma", lambda a, n: jss.polygamma(n, a), dtype_rule=FLOAT)
+# x.polygamma_(n): the same, under PyTorch's node of the in-place overload
+polygamma_ = defop("polygamma_", lambda a, n: jss.polygamma(n, a), dtype_rule=FLOAT, node_name="PolygammaBackward1")
 mvlgamma = defop("mvlgamma", lambda a, p: jss.multigammaln(a, p), dtype_rule=FLOAT)
 i0 = defop("i0", lambda a: _i0(a), dtype_rule=FLOAT)
 

@@ -74,6 +74,7 @@ class Node(Equation):
     optional_inputs = ()   # positions PyTorch lists even when the argument is None (`Tensor? min`)
     saves_result = False   # its backward reads the op's result (PyTorch's saved `result`): set per op/overload
     wraps = None   # the argument whose producing node PyTorch's node holds inside it (CopySlices: the values)
+    differentiable_edges_only = False   # next_functions leaves out the inputs that require no grad (NotImplemented)
 
     def name(self):
         return self.node_name
@@ -85,7 +86,7 @@ class Node(Equation):
         optional = self.optional_inputs
         entries = tuple((e[0], e[1]) if e is not None and e[0] is not NOWHERE else (None, 0)
                         for i, (e, is_tensor) in enumerate(zip(self.edges, self.tensor_args or ()))
-                        if is_tensor or i in optional)
+                        if (is_tensor or i in optional) and (e is not None or not self.differentiable_edges_only))
         if self.wraps is not None:
             # PyTorch's CopySlices runs the in-place op's node inside itself: its edges are the base's,
             # then that node's own past its first input (the view being written)
@@ -212,4 +213,6 @@ def node_class(name, optional_inputs=(), wraps=None, saves_result=False):
     """
     return type(name.rsplit("::", 1)[-1], (Node,),
                 {"__slots__": (), "node_name": name, "optional_inputs": tuple(optional_inputs), "wraps": wraps,
-                 "saves_result": saves_result})
+                 "saves_result": saves_result,
+                 # PyTorch's NotImplemented node has edges for the inputs that require grad only
+                 "differentiable_edges_only": name == "torch::autograd::NotImplemented"})
