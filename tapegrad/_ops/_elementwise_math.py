@@ -171,10 +171,51 @@ def _digamma(a):
     return jnp.where(a == 0, jnp.asarray(-jnp.inf, a.dtype), jss.digamma(a))
 
 
-# lgamma' is PyTorch's digamma (-inf at 0); digamma' is inf at 0 as PyTorch's polygamma(1, 0)
+def _trigamma(a):
+    # PyTorch's calc_trigamma: the reflection below 1/2, six steps of the recurrence, the asymptotic series.
+    # inf at 0, 6.6e32 at -1 (sin(pi x) rounds off 0 there), 0 at inf, NaN at -inf; jss.polygamma(1, a)'s
+    # are inf, inf, NaN, inf
+    pi = jnp.asarray(jnp.pi, a.dtype)
+    reflect = a < 0.5
+    sin = jnp.sin(pi * a)
+    result = jnp.where(reflect, -(pi * pi) / (sin * sin), jnp.zeros((), a.dtype))
+    x = jnp.where(reflect, 1 - a, a)
+    for _ in range(6):
+        result, x = result + 1 / (x * x), x + 1
+    ixx = 1 / (x * x)
+    result = result + (1 + 1 / (2 * x) + ixx * (1 / 6 - ixx * (1 / 30 - ixx * (1 / 42)))) / x
+    return jnp.where(reflect, -result, result)
+
+
+def _polygamma_value(a, n):
+    """PyTorch's polygamma(n, a): digamma, trigamma, then (-1)^(n+1) n! zeta(n + 1, a), whose zeta is inf at
+    the poles 0, -1, ... -inf (JAX's zeta is NaN at some of them)."""
+    if n == 0:
+        return _digamma(a)
+    if n == 1:
+        return _trigamma(a)
+    pole = (a <= 0) & (a == jnp.floor(a))
+    zeta = jnp.where(pole, jnp.asarray(jnp.inf, a.dtype), jss.zeta(jnp.asarray(n + 1, a.dtype), a))
+    factorial = jnp.exp(jss.gammaln(jnp.asarray(n + 1, a.dtype)))
+    return (1 if n % 2 else -1) * factorial * zeta
+
+
+# polygamma(n, a)' is polygamma(n + 1, a) at every order, as PyTorch's derivatives.yaml
+_polygamma = _unary_with_derivative(_polygamma_value, lambda a, n: _polygamma(a, n + 1))
+# lgamma' is PyTorch's digamma (-inf at 0); digamma' is polygamma(1, a) (inf at 0)
 _lgamma = _unary_with_derivative(lambda a: jss.gammaln(a), _digamma)
-_digamma_op = _unary_with_derivative(
-    _digamma, lambda a: jnp.where(a == 0, jnp.asarray(jnp.inf, a.dtype), jss.polygamma(1, a)))
+
+
+def _digamma_op(a):
+    return _polygamma(a, 0)
+
+
+def _mvlgamma_derivative(a, p):
+    # PyTorch's mvlgamma_backward: the sum of digamma(a - j / 2), j < p, differentiated as digamma
+    return sum((_digamma_op(a - j / 2) for j in range(1, p)), _digamma_op(a))
+
+
+_mvlgamma = _unary_with_derivative(lambda a, p: jss.multigammaln(a, p), _mvlgamma_derivative)
 
 
 def _atan2_derivatives(a, b, out):
@@ -220,8 +261,15 @@ def _heaviside(a, values):
     return jnp.where(a == 0, values, (a > 0).astype(a.dtype)).astype(a.dtype)
 
 
-# PyTorch's nextafter passes the gradient to `input` as it is, none to `other`
-_nextafter = _with_derivatives(jnp.nextafter, lambda a, b, out: (jnp.ones_like(out), jnp.zeros_like(out)))
+# PyTorch's nextafter passes the gradient to `input` where input != other (0 where they are equal), none to
+# `other`
+_nextafter = _with_derivatives(jnp.nextafter, lambda a, b, out: (
+    jnp.where(a != b, jnp.ones((), out.dtype), jnp.zeros((), out.dtype)), jnp.zeros_like(out)))
+# PyTorch's formulas 1 / (1 + exp(other - self)) and 1 / (1 + 2 ** (other - self)): NaN where both are the
+# same infinity, 0 and 1 where one is infinite, where JAX's rule differs
+_logaddexp = _with_derivatives(jnp.logaddexp, lambda a, b, out: (1 / (1 + jnp.exp(b - a)), 1 / (1 + jnp.exp(a - b))))
+_logaddexp2 = _with_derivatives(
+    jnp.logaddexp2, lambda a, b, out: (1 / (1 + jnp.exp2(b - a)), 1 / (1 + jnp.exp2(a - b))))
 
 
 def _ldexp(a, b):

@@ -10,8 +10,8 @@ import jax.scipy.special as jss
 from ._cast import written_as
 from ._elementwise_math import (
     _atan2, _clamp, _copysign, _digamma_op, _fmax, _floor_div, _frexp, _heaviside, _hypot, _i0, _integer_pow,
-    _is_float, _ldexp, _ldexp_integer, _lgamma, _logit, _max_split, _nextafter, _pow, _scalar_pow, _trunc_div,
-    _xlogy_op)
+    _is_float, _ldexp, _ldexp_integer, _lgamma, _logaddexp, _logaddexp2, _logit, _max_split, _mvlgamma, _nextafter,
+    _polygamma, _pow, _scalar_pow, _trunc_div, _xlogy_op)
 from ._registry import Op, defop, named_formula, overload, FLOAT, COMPARE, KEEP
 from ._stride_rules import same_strides
 
@@ -159,22 +159,23 @@ addcdiv = defop("addcdiv", lambda a, b, c, value: a + value * b / c, diff=(0, 1,
 where = defop("where", lambda c, a, b: jnp.where(c, a, b), diff=(1, 2), dtype_rule=KEEP)
 
 # ---- log-sum-exp of two tensors, heaviside, gcd, lcm, ldexp, nextafter, frexp, polygamma, mvlgamma, i0 ------
-logaddexp = defop("logaddexp", lambda a, b: jnp.logaddexp(a, b))
-logaddexp2 = defop("logaddexp2", lambda a, b: jnp.logaddexp2(a, b))
+logaddexp = defop("logaddexp", lambda a, b: _logaddexp(a, b))
+logaddexp2 = defop("logaddexp2", lambda a, b: _logaddexp2(a, b))
 # PyTorch records heaviside but has no derivative for it: backward through it raises
 heaviside = defop("heaviside", lambda a, values: _heaviside(a, values), dtype_rule=KEEP,
                   node_name=NOT_IMPLEMENTED, no_derivative=_not_implemented("heaviside"))
 gcd = defop("gcd", lambda a, b: jnp.gcd(a, b))
 # PyTorch's |a / gcd * b|, 0 where both are 0
 lcm = defop("lcm", lambda a, b: jnp.lcm(a, b))
+# PyTorch's backward reads 2 ** other and the result (other's gradient grad * result * ln 2)
 ldexp = defop("ldexp", lambda a, b, integer_exponent=False: (_ldexp_integer if integer_exponent else _ldexp)(a, b),
-              dtype_rule=FLOAT)
-nextafter = defop("nextafter", lambda a, b: _nextafter(a, b))
+              dtype_rule=FLOAT, saves_output=True, saves_inputs=(1,))
+nextafter = defop("nextafter", lambda a, b: _nextafter(a, b), saves_inputs=(0, 1))
 frexp = defop("frexp", lambda a: _frexp(a), dtype_rule=KEEP, nout=2, saves_output=(1,))
-polygamma = defop("polygamma", lambda a, n: jss.polygamma(n, a), dtype_rule=FLOAT)
+polygamma = defop("polygamma", lambda a, n: _polygamma(a, n), dtype_rule=FLOAT)
 # x.polygamma_(n): the same, under PyTorch's node of the in-place overload
-polygamma_ = defop("polygamma_", lambda a, n: jss.polygamma(n, a), dtype_rule=FLOAT, node_name="PolygammaBackward1")
-mvlgamma = defop("mvlgamma", lambda a, p: jss.multigammaln(a, p), dtype_rule=FLOAT)
+polygamma_ = defop("polygamma_", lambda a, n: _polygamma(a, n), dtype_rule=FLOAT, node_name="PolygammaBackward1")
+mvlgamma = defop("mvlgamma", lambda a, p: _mvlgamma(a, p), dtype_rule=FLOAT)
 i0 = defop("i0", lambda a: _i0(a), dtype_rule=FLOAT)
 
 # ---- comparison and logic (never differentiable) ----------------------------------

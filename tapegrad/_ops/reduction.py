@@ -298,4 +298,5 @@ def _renorm(a, p, dim, maxnorm):
     return jnp.where(over, a * (maxnorm / (n + 1e-7)).astype(a.dtype), a)
 
 
-renorm = defop("renorm", _renorm, dtype_rule=KEEP)
+# PyTorch's renorm_backward reads the input
+renorm = defop("renorm", _renorm, dtype_rule=KEEP, saves_inputs=(0,))
