@@ -59,8 +59,11 @@ def _difference(ours, theirs):
         return f"{their_node.name()}: PyTorch saves its output: {_saves_its_output(theirs)}, tapegrad checks it: " \
                f"{checks_result}"
     saved_self = getattr(their_node, "_saved_self", None)
-    # (a sparse self is the sparse tensor itself, which tapegrad's graph holds as its dense parts)
-    if isinstance(saved_self, torch.Tensor) and saved_self.layout == torch.strided \
+    # (a sparse self is the sparse tensor itself, which tapegrad's graph holds as its dense parts; an
+    # in-place call's own self, which it overwrote, PyTorch saves as a private copy no user write can reach)
+    private = theirs._version > 0 and isinstance(saved_self, torch.Tensor) \
+        and saved_self.data_ptr() != theirs.data_ptr()
+    if isinstance(saved_self, torch.Tensor) and saved_self.layout == torch.strided and not private \
             and not any(i == 0 for _, _, i in node.checks):
         return f"{their_node.name()}: PyTorch saves its input (self), tapegrad does not check it"
     return None
