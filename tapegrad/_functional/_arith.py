@@ -201,11 +201,16 @@ def _binary(op, name=None):
     return f
 
 
+def _tensor_arguments(name, other, other_name="other"):
+    """PyTorch's refusal of a second argument that must be a Tensor (a number is not taken)."""
+    if not isinstance(other, Tensor):
+        raise TypeError(f"{name}(): argument '{other_name}' (position 2) must be Tensor, not "
+                        f"{type(other).__name__}")
+
+
 def _tensor_binary(op):
     def f(input, other, *, out=None):
-        if not isinstance(other, Tensor):
-            raise TypeError(f"{op.name}(): argument 'other' (position 2) must be Tensor, not "
-                            f"{type(other).__name__}")
+        _tensor_arguments(op.name, other)
         return _apply(op, input, other)
     f.__name__ = op.name
     return f

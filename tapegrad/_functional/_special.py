@@ -5,8 +5,7 @@ import builtins
 from .. import _dtypes as D
 from .._ops import elementwise as E
 from .._ops import elementwise as S
-from .._tensor import Tensor
-from ._arith import _apply, _binary, _check_kernel, _scalar_name
+from ._arith import _apply, _binary, _check_kernel, _scalar_name, _tensor_arguments
 from ._common import result_dtype, scalar_or_tensor
 from ._return_types import frexp as frexp_result
 from ._comparison import logical_xor
@@ -44,11 +43,6 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
 
 
 # ---- log-sum-exp of two tensors, heaviside, gcd and lcm, ldexp, nextafter, frexp --------------------
-
-
-def _tensor_arguments(name, other, other_name="other"):
-    if not isinstance(other, Tensor):
-        raise TypeError(f"{name}(): argument '{other_name}' (position 2) must be Tensor, not {type(other).__name__}")
 
 
 def _floating_kernel(op, kernel):
