@@ -50,6 +50,13 @@ def assemble(key, args):
         return None
 
 
+def _arguments(codes, arrays, scalars, results):
+    """An entry's arguments by its input codes (as _lazy.run_forward reads them): the next array (-1), None,
+    the next scalar of a kind (its letter), or an earlier entry's output ((position, output))."""
+    return [next(arrays) if c == -1 else None if c is None else next(scalars[c]) if type(c) is str
+            else results[c[0]][c[1]] for c in codes]
+
+
 def _aval(kind):
     shape, dtype, weak = kind
     return _Aval(shape, dtype, weak_type=weak)
@@ -75,8 +82,7 @@ class _Dry:
         scalars = {k: iter([t() for t in types]) for k, types in scalar_types.items()}
         self.results, self.args_of = [], []
         for sid, codes, _ in step.entries:
-            args = [next(arrays) if c == -1 else None if c is None else next(scalars[c]) if type(c) is str
-                    else self.results[c[0]][c[1]] for c in codes]
+            args = _arguments(codes, arrays, scalars, self.results)
             # (an entry the first sight did not need, a clone of a gradient say, gets its evaluator now)
             run = self._counted(forward_evaluator(forward_fn(*SIGNATURES[sid]), args)).run
             self.forward.append(run)
@@ -128,8 +134,7 @@ class StepEvaluator:
         results, args_of = [], []
         with _numpy_eval.quiet():
             for (sid, codes, _), run in zip(self.step.entries, self.forward):
-                args = [next(arrays) if c == -1 else None if c is None else next(scalars[c]) if type(c) is str
-                        else results[c[0]][c[1]] for c in codes]
+                args = _arguments(codes, arrays, scalars, results)
                 results.append(run(*[a for a in args if a is not None]))
                 args_of.append(args)
             vjps = self.vjps
@@ -153,8 +158,9 @@ def _sum_to(g, shape):
     return (np.sum(g, dims, keepdims=True) if dims else g).reshape(shape)
 
 
-_DRY = Arith(lambda shape, dtype: _Aval(tuple(shape), np.dtype(dtype)),
-             lambda shape, dtype: _Aval(tuple(shape), np.dtype(dtype)),
-             _add,
-             lambda g, shape: _Aval(tuple(shape), g.dtype))
+def _filled(shape, dtype):
+    return _Aval(tuple(shape), np.dtype(dtype))
+
+
+_DRY = Arith(_filled, _filled, _add, lambda g, shape: _Aval(tuple(shape), g.dtype))   # (ones and zeros alike)
 _NUMPY = Arith(np.ones, np.zeros, np.add, _sum_to)
