@@ -2,7 +2,8 @@
 
 Nothing else in tapegrad knows calculus: the eager forward, the recorded tape,
 the compiled backward and gradient checks are all derived from `Op.fn` with
-`jax.jit` and `jax.vjp`.
+`jax.jit` and `jax.vjp` (from `Op.reverse_fn`, for the few ops whose PyTorch backward is not
+their forward's derivative).
 """
 
 
@@ -40,6 +41,10 @@ class Op:
                 (relu's threshold_backward): a gradient recorded through it (create_graph) depends on the
                 input, with a zero derivative, and so requires grad where JAX's formula would not. A
                 function of the node's kept arrays when that holds for some calls only (prod).
+    reverse_fn  fn with the same values whose VJP is PyTorch's backward, for the ops whose backward is not the
+                derivative of their forward (embedding's padding_idx and scale_grad_by_freq, index_put's repeated
+                indices): the backward walk and reverse-mode transforms differentiate it, forward-mode AD
+                differentiates fn, as PyTorch's forward-mode formulas differentiate the forward.
     custom      for the op of an autograd.Function's node: how its backward runs (see autograd._function_node),
                 None for table entries, whose backward is jax.vjp of fn.
     value_view  for a view whose elements are not a selection of the input's (a bitcast, the real part of
@@ -83,14 +88,15 @@ class Op:
     __slots__ = ("name", "fn", "dtype_rule", "diff", "view", "saves_output", "saves_inputs", "nout",
                  "node_name", "node_class", "wraps_scalars", "overloads", "_node_classes", "fused_backward",
                  "custom", "value_view", "stride_rule", "no_derivative", "result_backward", "pointwise",
-                 "result_order", "elements_from", "several_views", "hands_grad", "__weakref__")
+                 "result_order", "elements_from", "several_views", "hands_grad", "reverse_fn", "__weakref__")
 
     def __init__(self, name, fn, dtype_rule=SAME, diff=None, view=False, saves_output=False, nout=1,
                  node=None, node_name=None, wraps_scalars=False, overloads=(), saves_inputs=None,
                  fused_backward=False, value_view=None, stride_rule=None, no_derivative=None, node_wraps=None,
-                 result_backward=None):
+                 result_backward=None, reverse_fn=None):
         self.name = name
         self.fn = fn
+        self.reverse_fn = reverse_fn
         self.dtype_rule = dtype_rule
         self.diff = diff
         self.view = view

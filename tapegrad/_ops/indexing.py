@@ -119,7 +119,15 @@ def _setitem(a, v, *arrays, spec, accumulate=False, whole=False):
     v = written_as(v, a.dtype)
     if accumulate:
         return a.at[build_index(spec, arrays)].add(v)
-    return _index_set(spec)(a, v, arrays)
+    return a.at[build_index(spec, arrays)].set(v)
+
+
+def _setitem_backward(a, v, *arrays, spec, accumulate=False, whole=False):
+    """_setitem, differentiated as PyTorch's index_put backward (forward-mode AD differentiates _setitem, the
+    write that lands)."""
+    if accumulate:
+        return _setitem(a, v, *arrays, spec=spec, accumulate=True)
+    return _index_set(spec)(a, written_as(v, a.dtype), arrays)
 
 
 @functools.lru_cache(maxsize=None)
@@ -301,6 +309,7 @@ index = defop("index", _getitem, dtype_rule=KEEP, diff=(0,))
 # x[i] = v: PyTorch's index_put_ on x itself (IndexPutBackward0) when the index is only tensors, full slices
 # and `...` (`whole`), else on the view its other items make (CopySlices); a Python value is a wrapped scalar.
 index_put = defop("index_put", _setitem, dtype_rule=KEEP, diff=(0, 1), node_name="torch::autograd::CopySlices",
+                  reverse_fn=_setitem_backward,
                   wraps_scalars=True, overloads=[overload("IndexPutBackward0", whole=True)])
 
 

@@ -197,13 +197,20 @@ _grad_scaled.defvjp(lambda x, scale: (x, scale), lambda scale, g: (g * scale, jn
 
 
 def _embedding(weight, indices, padding_idx, scale_grad_by_freq=False):
+    # padding_idx and scale_grad_by_freq change the backward only (_embedding_backward): forward-mode AD
+    # gives every row's tangent, as PyTorch's embedding(weight_t, ...)
+    return jnp.take(weight, indices, axis=0)
+
+
+def _embedding_backward(weight, indices, padding_idx, scale_grad_by_freq=False):
+    """_embedding, differentiated as PyTorch's embedding_dense_backward."""
     if padding_idx is not None:
         # The padding row gets no gradient.
         row = jnp.arange(weight.shape[0])[:, None] == padding_idx
         weight = jnp.where(row, lax.stop_gradient(weight), weight)
     rows = jnp.take(weight, indices, axis=0)
     if scale_grad_by_freq:
-        # PyTorch's embedding_dense_backward: each lookup's gradient over how often its row is looked up
+        # each lookup's gradient over how often its row is looked up
         counts = jnp.zeros(weight.shape[0], jnp.int64).at[indices.reshape(-1)].add(1)
         rows = _grad_scaled(rows, (1.0 / counts[indices]).astype(weight.dtype)[..., None])
     return rows
@@ -226,7 +233,7 @@ def _embedding_bag(weight, indices, segments, per_sample, bags, mode, padding_id
     return jnp.where(count > 0, total / jnp.maximum(count, 1), 0)
 
 
-embedding = _nn("embedding", _embedding, diff=(0,))
+embedding = _nn("embedding", _embedding, diff=(0,), reverse_fn=_embedding_backward)
 # per_sample None: PyTorch's node still lists it (`Tensor? per_sample_weights`).
 embedding_bag = _nn("embedding_bag", _embedding_bag, diff=(0, 3), node="embedding_bag",
                     overloads=[overload("EmbeddingBagBackward0", optional=(3,))])

@@ -18,10 +18,9 @@ import jax.numpy as jnp
 import numpy as np
 from jax.custom_derivatives import SymbolicZero
 
+from .._op_functions import TRANSFORMS as ACTIVE, innermost_differentiation
 from ._function_backward import FunctionCtx, call_backward
 from ._tracing import tracing, unwrap, wrap
-
-ACTIVE = []   # "reverse", "forward", "vmap": the tapegrad.func transforms around the traced code, outermost first
 
 NEEDS_SETUP_CONTEXT = (
     "In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, jacrev, ...), it must "
@@ -68,7 +67,7 @@ def apply(cls, args, base):
                 f"You tried to vmap over {cls.__name__}, but it does not have vmap support. Please override and "
                 "implement the vmap staticmethod or set generate_vmap_rule=True. For more details, please see "
                 "https://pytorch.org/docs/main/notes/extending.func.html")
-    innermost = next((k for k in reversed(ACTIVE) if k != "vmap"), None)
+    innermost = innermost_differentiation()
     if innermost == "reverse":
         return _Call(cls, args).with_backward()
     if innermost == "forward":

@@ -35,7 +35,7 @@ def vjp_fn(op, static, cast, diff, nargs):
         def raises(args, cts):
             raise missing[0](missing[1])
         return raises
-    f = pure_fn(op, static, cast)
+    f = pure_fn(op, static, cast, reverse=True)
     single = op.nout == 1
 
     def backward(args, cts):
