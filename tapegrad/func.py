@@ -16,7 +16,7 @@ import jax
 
 from . import _dispatch, _programs
 from .autograd import _function_transforms
-from .autograd._tracing import TRACER_ERRORS, Untraceable, discover, identity, swapped, tracing
+from .autograd._tracing import TRACER_ERRORS, Identity, Untraceable, discover, swapped, tracing
 from ._jax_function import from_jax, to_jax  # noqa: E402,F401  (JAX functions as ops, modules as JAX functions)
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap", "functional_call",
@@ -28,13 +28,57 @@ def _is_tensor(x):
     return isinstance(x, Tensor)
 
 
+class _InOrder(dict):
+    """A dict as a pytree that keeps its keys' order: JAX's dict node sorts them, and torch.func's results
+    keep the order of the dicts given (a gradient dict reads as model.named_parameters())."""
+
+
+jax.tree_util.register_pytree_node(_InOrder, lambda d: (tuple(d.values()), tuple(d.keys())),
+                                   lambda keys, values: _InOrder(zip(keys, values)))
+
+
+def _in_order(tree):
+    """tree with its dicts as _InOrder (through lists and tuples)."""
+    kind = type(tree)
+    if kind is dict:
+        return _InOrder((k, _in_order(v)) for k, v in tree.items())
+    if kind is list or kind is tuple:
+        return kind(_in_order(v) for v in tree)
+    return tree
+
+
+def _as_dicts(tree):
+    kind = type(tree)
+    if kind is _InOrder:
+        return {k: _as_dicts(v) for k, v in tree.items()}
+    if kind is list or kind is tuple:
+        return kind(_as_dicts(v) for v in tree)
+    return tree
+
+
+def _spec(tree):
+    """A pytree's structure as torch's treespec_pprint writes it, leaves as *."""
+    kind = type(tree)
+    if kind is dict or kind is _InOrder:
+        return "{" + ", ".join(f"{k!r}: {_spec(v)}" for k, v in tree.items()) + "}"
+    if kind is list:
+        return "[" + ", ".join(map(_spec, tree)) + "]"
+    if kind is tuple:
+        return "(" + ", ".join(map(_spec, tree)) + ("," if len(tree) == 1 else "") + ")"
+    return "*"
+
+
+def _same_structure(a, b):
+    return jax.tree_util.tree_structure(a) == jax.tree_util.tree_structure(b)
+
+
 def _to_arrays(tree):
-    return jax.tree_util.tree_map(lambda x: x._value if _is_tensor(x) else x, tree, is_leaf=_is_tensor)
+    return jax.tree_util.tree_map(lambda x: x._value if _is_tensor(x) else x, _in_order(tree), is_leaf=_is_tensor)
 
 
 def _to_tensors(tree):
     from ._tensor import Tensor
-    return jax.tree_util.tree_map(lambda x: Tensor._wrap(x) if isinstance(x, jax.Array) else x, tree)
+    return _as_dicts(jax.tree_util.tree_map(lambda x: Tensor._wrap(x) if isinstance(x, jax.Array) else x, tree))
 
 
 def _on_arrays(func, kwargs=None, captured=(), values=(), on_arguments=None, kinds=()):
@@ -50,7 +94,7 @@ def _on_arrays(func, kwargs=None, captured=(), values=(), on_arguments=None, kin
     return pure
 
 
-_compiled = _programs.bounded_cache()   # (transform, function identity, argument avals) -> (jitted, captured, anchors)
+_compiled = _programs.bounded_cache()   # (transform, function state, argument avals) -> (jitted, captured's places, anchors)
 
 
 _KINDS = {"grad": ("reverse",), "jvp": ("forward",), "jacrev": ("reverse",), "jacfwd": ("vmap", "forward"),
@@ -66,18 +110,20 @@ def _transformed(name, func, kwargs, args, make):
     leaves = jax.tree_util.tree_leaves(arrays)
     entry = None
     if all(isinstance(x, jax.Array) for x in leaves):
-        fkey, anchors = identity(func)
-        key = (name, tuple(_function_transforms.ACTIVE), fkey, jax.tree_util.tree_structure(arrays), tuple((x.shape, x.dtype) for x in leaves),
-               tuple(sorted(kwargs.items())))
+        state = Identity(func)
+        key = (name, tuple(_function_transforms.ACTIVE), state.key, jax.tree_util.tree_structure(arrays),
+               tuple((x.shape, x.dtype) for x in leaves), tuple(sorted(kwargs.items())))
         try:
             entry = _compiled.get(key)
             if entry is None:
-                entry = _compiled.put(key, _compile(func, kwargs, arrays, make, kinds) + (anchors,))
+                jitted, captured = _compile(func, kwargs, arrays, make, kinds)
+                entry = _compiled.put(key, (jitted, captured and state.places(captured), state.anchors))
         except TypeError:   # unhashable static parts: op by op
             entry = None
     if entry is None or entry[0] is None:
         return make(_on_arrays(func, kwargs, kinds=kinds))(*arrays)
-    jitted, captured, _ = entry
+    jitted, places, _ = entry
+    captured = state.recapture(places)
     if _dispatch.CAPTURE[0] is not None:
         _dispatch.CAPTURE[0](captured)   # an enclosing trace reads them too
     return jitted([t._value for t in captured], *arrays)
@@ -144,7 +190,11 @@ def vjp(func, *primals, has_aux=False):
     out, pullback = result[0], result[1]
 
     def vjp_fn(*cotangents):
-        cts = _to_arrays(cotangents[0] if len(cotangents) == 1 else cotangents)
+        given = cotangents[0] if len(cotangents) == 1 else cotangents
+        cts = _to_arrays(given)
+        if not _same_structure(cts, out):
+            raise RuntimeError("Expected pytree structure of cotangents to be the same as pytree structure of "
+                               f"outputs to the function. cotangents: {_spec(given)}, primal output: {_spec(out)}")
         return _to_tensors(pullback(cts))
     if has_aux:
         return _to_tensors(out), vjp_fn, _to_tensors(result[2])
@@ -159,6 +209,10 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     if len(primals) != len(tangents):
         raise RuntimeError(f"jvp(f, primals, tangents): Expected primals and tangents to have the same python "
                            f"structure, got {len(primals)} and {len(tangents)} elements")
+    if not _same_structure(_to_arrays(primals), _to_arrays(tangents)):
+        raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to have the same python "
+                           "structure. For example, if primals is a tuple of 3 tensors, tangents also must be. Got "
+                           f"primals with structure {_spec(primals)} and tangents with structure {_spec(tangents)}")
     with _explained():
         result = _transformed(("jvp", has_aux), func, {}, (primals, tangents),
                               lambda pure: lambda p, t: jax.jvp(pure, p, t, has_aux=has_aux))
@@ -211,7 +265,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
                              f"structure {len(args)}.")
         with _explained():
             out = _transformed(("vmap", dims, out_dims), func, kwargs, args,
-                               lambda pure: jax.vmap(pure, in_axes=dims, out_axes=out_dims))
+                               lambda pure: jax.vmap(pure, in_axes=_in_order(dims), out_axes=_in_order(out_dims)))
         return _to_tensors(out)
     return wrapper
 

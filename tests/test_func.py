@@ -91,3 +91,42 @@ def test_functional_call_errors_and_tied_weights(torch):
     for a, b in zip(ours, theirs):
         assert_close(a, b)
     assert err == terr
+
+
+def test_dicts_keep_their_order(torch):
+    """JAX's pytrees sort a dict's keys; torch.func's results keep the order of the dicts given or built."""
+    def build(lib):
+        params = {"w": _data(lib, 2), "b": _data(lib, 1, seed=1)}
+        results = [lib.func.grad(lambda p: (p["w"] * p["b"]).sum())(params),
+                   lib.func.jacrev(lambda p: p["w"] * p["b"])(params),
+                   lib.func.vmap(lambda x: {"z": x * 2, "a": x})(_data(lib, 3, 1)),
+                   lib.func.vmap(lambda d: d["w"] * d["b"], in_dims=({"w": 0, "b": None},))(
+                       {"w": _data(lib, 3, 2), "b": _data(lib, 2)})]
+        out, pullback = lib.func.vjp(lambda p: {"y": p["w"] * 2, "x": p["b"]}, params)
+        results += [out, pullback({"y": _data(lib, 2, seed=2), "x": _data(lib, 1, seed=3)})[0]]
+        return results
+    ours, theirs = both(build)
+    for a, b in zip(ours, theirs):
+        if isinstance(b, dict):
+            assert list(a) == list(b)
+            for k in b:
+                assert_close(a[k], b[k])
+        else:
+            assert_close(a, b)
+
+
+@pytest.mark.parametrize("case", ["vjp_order", "vjp_list", "jvp_order"])
+def test_structure_mismatch_errors(torch, case):
+    def run(lib):
+        p = {"w": lib.ones(2), "b": lib.ones(1)}
+        if case == "jvp_order":
+            return lib.func.jvp(lambda q: q["w"] * q["b"], (p,), ({"b": lib.ones(1), "w": lib.ones(2)},))
+        if case == "vjp_list":
+            return lib.func.vjp(lambda x: (x, x), lib.ones(2))[1]([lib.ones(2), lib.ones(2)])
+        return lib.func.vjp(lambda q: {"y": q["w"], "x": q["b"]}, p)[1]({"x": lib.ones(1), "y": lib.ones(2)})
+    with pytest.raises(RuntimeError) as theirs:
+        run(torch)
+    with pytest.raises(RuntimeError) as ours:
+        run(tapegrad)
+    phrase = str(theirs.value).split(" Got ")[0].split("TreeSpec")[0]
+    assert phrase in str(ours.value)

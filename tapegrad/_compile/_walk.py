@@ -112,6 +112,7 @@ class Walk:
         self.revisits = []     # positions met again
         self.optimizers = []   # optimizers reached (one whose first step is coming runs eagerly: _function)
         self.shared = []       # storage indices met again (a view or detach of a walked tensor)
+        self.opaque = []       # objects met as opaque: their key token is their id
         self._groups = set()
         self.cut = None
         for i, r in enumerate(roots):
@@ -189,6 +190,7 @@ class Walk:
         elif isinstance(obj, _OPAQUE) or isinstance(obj, self._generator) or not hasattr(obj, "__dict__") or (
                 _is_library(t.__module__) and not t.__module__.startswith("tapegrad.")):
             tokens.append(("id", id(obj)))   # opaque: the same object, whatever it holds
+            self.opaque.append(obj)
             if t is set:
                 self.sets.append(obj)
         else:

@@ -65,15 +65,46 @@ def unwrap(t):
 # with `discover`, it names them; traced again with those tensors `swapped` for tracers, it is a pure
 # function of its arguments and them, so a cached compiled version reads their current values.
 
-def identity(function):
-    """(key, anchors): what makes two calls run the same code on the same objects. A cache entry holds
-    the anchors (the callable's owner and closure values), so their ids stay theirs while it lives."""
-    code = getattr(function, "__code__", None) or getattr(getattr(function, "__func__", None), "__code__", None)
-    if code is None:   # a module or another callable object
-        return ("object", id(function)), (function,)
-    anchors = (getattr(function, "__self__", None),) + tuple(
-        c.cell_contents for c in (getattr(function, "__closure__", None) or ()))
-    return (code,) + tuple(id(a) for a in anchors), anchors
+class Identity:
+    """What makes two calls of a traced function run the same code on the same state: `key` holds its code
+    and every Python value it can reach (its closure, the globals it names, its object's attributes, a
+    module's `training`: the walk of tapegrad.compile's guard, _compile._walk), so a changed global scalar,
+    attribute or flag is a new key rather than a stale program. Tensors count by shape, dtype and place:
+    the tensors a cached trace reads are found again by their place in this call's walk (`recapture`), so a
+    global rebound to another tensor of the same shape is read, not the one first traced. `anchors` keep
+    the objects the key names by id alive while a cache entry holds them. A state too large to walk falls
+    back to the function's code and the identity of its closure's values."""
+
+    __slots__ = ("key", "anchors", "_walk")
+
+    def __init__(self, function):
+        from .._compile._walk import TooLarge, Walk
+        try:
+            walk = Walk([function])
+        except TooLarge:
+            walk = None
+        if walk is None:
+            code = getattr(function, "__code__", None) or getattr(getattr(function, "__func__", None), "__code__", None)
+            if code is None:   # a module or another callable object
+                self.key, self.anchors = ("object", id(function)), (function,)
+            else:
+                self.anchors = (getattr(function, "__self__", None),) + tuple(
+                    c.cell_contents for c in (getattr(function, "__closure__", None) or ()))
+                self.key = (code,) + tuple(id(a) for a in self.anchors)
+        else:
+            self.key, self.anchors = walk.key, tuple(walk.opaque)
+        self._walk = walk
+
+    def places(self, tensors):
+        """Where each of `tensors` sits in this call's walk (or the tensor itself, when the walk does not
+        reach it: a tensor read through a library's global stays that tensor)."""
+        index = self._walk.index if self._walk is not None else {}
+        return tuple(index.get(id(t), t) for t in tensors)
+
+    def recapture(self, places):
+        """The tensors at `places` in this call's walk."""
+        objects = self._walk.objects if self._walk is not None else ()
+        return [objects[p] if type(p) is int else p for p in places]
 
 
 class Untraceable(Exception):

@@ -12,9 +12,9 @@ import jax
 
 from .. import _dispatch, _programs
 from .._ops._registry import KEEP, Op
-from ..autograd._tracing import TRACER_ERRORS, Untraceable, discover, identity, swapped, tracing, unwrap, wrap
+from ..autograd._tracing import TRACER_ERRORS, Identity, Untraceable, discover, swapped, tracing, unwrap, wrap
 
-_regions = _programs.bounded_cache()   # (function identity, argument kinds) -> (op, captured tensors, anchors)
+_regions = _programs.bounded_cache()   # (function state, argument kinds) -> (op, captured's places, anchors)
 
 
 def _tensor(x):
@@ -25,16 +25,17 @@ def _tensor(x):
 def region_op(function, args):
     """(op, captured tensors) for `function(*args)` as one recomputing op, or None when it must run in Python."""
     kinds = tuple((tuple(a.shape), a.dtype, a.requires_grad) if _tensor(a) else ("const", a) for a in args)
-    key, anchors = identity(function)
+    state = Identity(function)
     try:
-        key = (key, kinds)
+        key = (state.key, kinds)
         hash(key)
     except TypeError:
         return None
     found = _regions.get(key)
     if found is None:
-        found = _regions.put(key, (_build(function, args) or (None, None)) + (anchors,))
-    return None if found[0] is None else found[:2]
+        op, captured = _build(function, args) or (None, None)
+        found = _regions.put(key, (op, captured and state.places(captured), state.anchors))
+    return None if found[0] is None else (found[0], state.recapture(found[1]))
 
 
 def _build(function, args):
