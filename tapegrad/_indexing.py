@@ -6,6 +6,7 @@ import operator
 import jax.numpy as jnp
 import numpy as np
 
+from . import _value_checks
 from ._dispatch import apply
 from ._ops import indexing as I
 from ._tensor import Tensor
@@ -63,9 +64,10 @@ def parse(t, index):
                 dim += arr.ndim
             else:
                 size = shape[dim]
-                if arr.size and builtins.bool(jnp.any((arr >= size) | (arr < -size))):
-                    bad = np.asarray(arr)[(np.asarray(arr) >= size) | (np.asarray(arr) < -size)][0]
-                    raise _bounds_error(builtins.int(bad), dim, size)
+                if arr.size:
+                    _value_checks.check_array(arr, lambda v, xp, n=size: (v >= n) | (v < -n),
+                                              lambda v, at, d=dim, n=size: _bounds_error(builtins.int(v), d, n),
+                                              strict=True)
                 spec.append("T")
                 arrays.append(arr)
                 dim += 1

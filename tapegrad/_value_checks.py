@@ -4,14 +4,20 @@ probabilities in [0, 1]), which JAX would skip: it clamps indices and computes n
 A value that exists (or is pending, then computed now) is checked on the host, when the op is recorded,
 so the error points at the user's line. While `tapegrad.compile` traces a function the value is a
 tracer: the check becomes part of the program (a flag and the first offending element are outputs of it),
-and the compiled call raises the error without writing anything back (`_compile/_checks.py`). Inside
-other traces (torch.func transforms) values are not checked.
+and the compiled call raises the error without writing anything back (`_compile/_checks.py`). A
+tapegrad.func transform traces under `jax.experimental.checkify` (`deferred`): the check is a checkify
+check, and `raise_failed` raises its PyTorch error once the program has run (under vmap, for any
+example). In other traces (an autograd.Function's backward, a checkpointed region) a traced value is not
+checked; an index's bounds check (`check_array(strict=True)`) raises JAX's tracer error there instead, so
+that the caller runs the code op by op on values it can check.
 """
+import contextlib
 import weakref
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.experimental import checkify
 
 from . import _faults
 from ._equation import SIGNATURES, Pending
@@ -32,19 +38,79 @@ def check(t, bad, make_error, key=None):
         _faults.confirm()
     if key is not None and _taken_from_passing(t._peek(), bad, key):
         return
-    value = t._value
+    check_array(t._value, bad, make_error)
+
+
+def check_array(value, bad, make_error, strict=False):
+    """check() of an array (or a tracer); strict: a tracer outside tapegrad.compile and tapegrad.func raises
+    JAX's tracer error rather than going unchecked."""
     if isinstance(value, jax.core.Tracer):
-        if collector is not None:
-            mask = jnp.reshape(bad(value, jnp), (-1,))   # bad() is elementwise: the mask has t's shape
-            at = jnp.argmax(mask)
-            collector.append((jnp.any(mask), jnp.stack([jnp.reshape(value, (-1,))[at].astype(jnp.float64),
-                                                        at.astype(jnp.float64)]), make_error))
+        _check_traced(value, bad, make_error, strict)
         return
     host = np.asarray(value)
     mask = np.asarray(bad(host, np))
     if mask.any():
         at = int(np.argmax(mask.reshape(-1)))
         raise make_error(host.reshape(-1)[at].item(), at)
+
+
+def _check_traced(value, bad, make_error, strict):
+    mask = jnp.reshape(bad(value, jnp), (-1,))   # bad() is elementwise: the mask has value's shape
+    at = jnp.argmax(mask)
+    first = jnp.reshape(value, (-1,))[at]
+    if collector is not None:
+        collector.append((jnp.any(mask), jnp.stack([first.astype(jnp.float64), at.astype(jnp.float64)]),
+                          make_error))
+    elif _deferred:
+        if len(_makers) >= _MAX_MAKERS:
+            _makers.clear()   # (a program traced before then raises a RuntimeError with the values instead)
+        key = _next_maker[0] = _next_maker[0] + 1
+        _makers[key] = make_error
+        _deferred[-1].append(key)
+        checkify.check(~jnp.any(mask), f"value check {key}: element {{v}} at {{p}}", v=first, p=at)
+    elif strict:
+        bool(jnp.any(mask))   # JAX's tracer error
+
+
+# ---- checks inside tapegrad.func transforms: checkify ------------------------------------------------
+
+_deferred = []        # per tapegrad.func trace under checkify (innermost last): the keys of its checks
+_makers = {}          # check key -> make_error, for the checkify checks traced so far
+_next_maker = [0]
+_MAX_MAKERS = 1 << 16
+
+
+@contextlib.contextmanager
+def deferred(keys):
+    """Checks on traced values become checkify checks (the function is traced under checkify.checkify); their
+    keys go to `keys`, which stays empty for a program with no check (its error need not be read)."""
+    _deferred.append(keys)
+    try:
+        yield
+    finally:
+        _deferred.pop()
+
+
+def raise_failed(error, keys):
+    """After a checkified program whose trace made the checks `keys`: raise the PyTorch error of its first
+    failed check. Inside an enclosing checkified trace (a transform within a transform) the error joins that
+    program's instead."""
+    if not keys:
+        return
+    if any(isinstance(x, jax.core.Tracer) for x in jax.tree_util.tree_leaves(error)):
+        if _deferred:
+            _deferred[-1].extend(keys)
+            checkify.check_error(error)
+        return
+    failed = error.get_exception()
+    if failed is None:
+        return
+    key = int(failed.fmt_string.split(":", 1)[0].rsplit(" ", 1)[1])
+    value, at = np.asarray(failed.kwargs["v"]).item(), int(failed.kwargs["p"])
+    make_error = _makers.get(key)
+    if make_error is None:
+        raise RuntimeError(f"a value check failed on element {value} at flat position {at}") from None
+    raise make_error(value, at) from None
 
 
 _MAX_SOURCES = 64

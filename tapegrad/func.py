@@ -13,8 +13,9 @@ import contextlib
 import functools
 
 import jax
+from jax.experimental import checkify
 
-from . import _dispatch, _programs
+from . import _dispatch, _programs, _value_checks
 from .autograd import _function_transforms
 from .autograd._tracing import TRACER_ERRORS, Identity, Untraceable, discover, swapped, tracing
 from ._jax_function import from_jax, to_jax  # noqa: E402,F401  (JAX functions as ops, modules as JAX functions)
@@ -94,7 +95,7 @@ def _on_arrays(func, kwargs=None, captured=(), values=(), on_arguments=None, kin
     return pure
 
 
-_compiled = _programs.bounded_cache()   # (transform, function state, argument avals) -> (jitted, captured's places, anchors)
+_compiled = _programs.bounded_cache()   # (transform, function state, argument avals) -> (jitted, captured's places, check keys, anchors)
 
 
 _KINDS = {"grad": ("reverse",), "jvp": ("forward",), "jacrev": ("reverse",), "jacfwd": ("vmap", "forward"),
@@ -116,31 +117,59 @@ def _transformed(name, func, kwargs, args, make):
         try:
             entry = _compiled.get(key)
             if entry is None:
-                jitted, captured = _compile(func, kwargs, arrays, make, kinds)
-                entry = _compiled.put(key, (jitted, captured and state.places(captured), state.anchors))
+                jitted, captured, keys = _compile(func, kwargs, arrays, make, kinds)
+                entry = _compiled.put(key, (jitted, captured and state.places(captured), keys, state.anchors))
         except TypeError:   # unhashable static parts: op by op
             entry = None
     if entry is None or entry[0] is None:
-        return make(_on_arrays(func, kwargs, kinds=kinds))(*arrays)
-    jitted, places, _ = entry
-    captured = state.recapture(places)
-    if _dispatch.CAPTURE[0] is not None:
-        _dispatch.CAPTURE[0](captured)   # an enclosing trace reads them too
-    return jitted([t._value for t in captured], *arrays)
+        checked, keys = _checked(make(_on_arrays(func, kwargs, kinds=kinds)))
+        error, out = checked(*arrays)
+    else:
+        jitted, places, keys, _ = entry
+        captured = state.recapture(places)
+        if _dispatch.CAPTURE[0] is not None:
+            _dispatch.CAPTURE[0](captured)   # an enclosing trace reads them too
+        error, out = jitted([t._value for t in captured], *arrays)
+    _value_checks.raise_failed(error, keys)
+    return out
+
+
+def _checked(fn):
+    """fn traced under checkify: PyTorch's checks on values (an index within its table, a class target in
+    range) run inside the program, even on a batch under vmap. Returns (the checkified function, which returns
+    (checkify error, fn's result), and the list its trace fills with its checks' keys)."""
+    keys = []
+
+    def traced(*xs):
+        with _value_checks.deferred(keys):
+            return fn(*xs)
+    return checkify.checkify(traced, errors=checkify.user_checks), keys
+
+
+def _with_error(fn, has_aux):
+    """fn checked (_checked), returning (result, (checkify error, fn's aux or None)): jax.vjp and jax.linearize
+    differentiate the result and hand the rest back; and the list of its checks' keys."""
+    checked, keys = _checked(fn)
+
+    def pure(*xs):
+        error, out = checked(*xs)
+        return (out[0], (error, out[1])) if has_aux else (out, (error, None))
+    return pure, keys
 
 
 def _compile(func, kwargs, arrays, make, kinds):
     def trace(capture, *xs):
-        return make(_on_arrays(func, kwargs, on_arguments=capture, kinds=kinds))(*xs)
+        return _checked(make(_on_arrays(func, kwargs, on_arguments=capture, kinds=kinds)))[0](*xs)[1]
     try:
         _, captured = discover(trace, jax.tree_util.tree_map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype),
                                                              arrays))
     except (Untraceable,) + TRACER_ERRORS:
-        return None, None
+        return None, None, None
 
     def program(values, *xs):
         return make(_on_arrays(func, kwargs, captured, values, kinds=kinds))(*xs)
-    return jax.jit(program), captured
+    checked, keys = _checked(program)
+    return jax.jit(checked), captured, keys
 
 
 @contextlib.contextmanager
@@ -185,9 +214,10 @@ def grad(func, argnums=0, has_aux=False):
 
 def vjp(func, *primals, has_aux=False):
     """(func(*primals), vjp_fn): vjp_fn(cotangents) gives one gradient per primal."""
+    pure, keys = _with_error(_on_arrays(func, kinds=("reverse",)), has_aux)
     with _explained():
-        result = jax.vjp(_on_arrays(func, kinds=("reverse",)), *_to_arrays(primals), has_aux=has_aux)
-    out, pullback = result[0], result[1]
+        out, pullback, (error, aux) = jax.vjp(pure, *_to_arrays(primals), has_aux=True)
+    _value_checks.raise_failed(error, keys)
 
     def vjp_fn(*cotangents):
         given = cotangents[0] if len(cotangents) == 1 else cotangents
@@ -197,7 +227,7 @@ def vjp(func, *primals, has_aux=False):
                                f"outputs to the function. cotangents: {_spec(given)}, primal output: {_spec(out)}")
         return _to_tensors(pullback(cts))
     if has_aux:
-        return _to_tensors(out), vjp_fn, _to_tensors(result[2])
+        return _to_tensors(out), vjp_fn, _to_tensors(aux)
     return _to_tensors(out), vjp_fn
 
 
@@ -245,8 +275,10 @@ def hessian(func, argnums=0):
 
 def linearize(func, *primals):
     """(func(*primals), jvp_fn) with the linearisation computed once."""
+    pure, keys = _with_error(_on_arrays(func, kinds=("forward",)), False)
     with _explained():
-        out, f_jvp = jax.linearize(_on_arrays(func, kinds=("forward",)), *_to_arrays(primals))
+        out, f_jvp, (error, _) = jax.linearize(pure, *_to_arrays(primals), has_aux=True)
+    _value_checks.raise_failed(error, keys)
     return _to_tensors(out), lambda *tangents: _to_tensors(f_jvp(*_to_arrays(tangents)))
 
 

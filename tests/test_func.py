@@ -130,3 +130,34 @@ def test_structure_mismatch_errors(torch, case):
         run(tapegrad)
     phrase = str(theirs.value).split(" Got ")[0].split("TreeSpec")[0]
     assert phrase in str(ours.value)
+
+
+@pytest.mark.parametrize("case", ["getitem", "index_select", "gather", "grad_of_getitem", "jacrev", "cross_entropy"])
+def test_index_checks_run_inside_transforms(torch, case):
+    """An index tensor the transform maps over is a traced value: in range it is read as in PyTorch, out of
+    range it raises PyTorch's error (checkify inside the program), where JAX would clamp it."""
+    def run(lib, bad):
+        x = lib.arange(12.0, dtype=lib.float64).view(4, 3)
+        hi = 7 if bad else 3
+        if case == "getitem":
+            return lib.func.vmap(lambda i: x[i])(lib.tensor([0, 2, hi]))
+        if case == "index_select":
+            return lib.func.vmap(lambda i: x.index_select(0, i))(lib.tensor([[0], [hi]]))
+        if case == "gather":
+            return lib.func.vmap(lambda i: x.gather(0, i))(lib.tensor([[[0, 1, 2]], [[hi, 1, 2]]]))
+        if case == "grad_of_getitem":
+            grad = lib.func.grad(lambda w, i: (w[i] ** 2).sum())
+            return lib.func.vmap(grad, in_dims=(None, 0))(x, lib.tensor([[1], [hi]]))
+        if case == "jacrev":
+            return lib.func.jacrev(lambda w: w[lib.tensor([0, hi + 1 if bad else hi])].sum(0))(x)
+        classes = 2 + bad   # (a target of 3 over 3 classes when bad)
+        return lib.func.vmap(lambda t: lib.nn.functional.cross_entropy(x[:, :3], t))(
+            lib.tensor([[0, 1, 2, 1], [0, 1, classes, 1]]))
+    assert_close(run(tapegrad, False), run(torch, False))
+    with pytest.raises((IndexError, RuntimeError)) as theirs:
+        run(torch, True)
+    with pytest.raises((IndexError, RuntimeError), match="out of bounds") as ours:
+        run(tapegrad, True)
+    if case in ("getitem", "grad_of_getitem", "jacrev"):   # (torch's batching rules of the others name the
+        assert type(ours.value) is type(theirs.value)     # batched dims in their messages)
+        assert str(ours.value) == str(theirs.value)

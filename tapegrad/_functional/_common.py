@@ -6,7 +6,7 @@ import numbers
 import numpy as np
 from jax.export import is_symbolic_dim
 
-from .. import _dtypes as D
+from .. import _dtypes as D, _value_checks
 from .._tensor import Tensor, _wrap_dim
 
 _SCALARS = (builtins.bool, builtins.int, builtins.float, builtins.complex)
@@ -87,14 +87,17 @@ def result_dtype(*xs):
 
 def check_index_bounds(idx, size, dim, error=IndexError, message=None):
     """Raise PyTorch's error for an index outside [-size, size) (JAX would clamp it silently)."""
-    value = np.asarray(idx._value if isinstance(idx, Tensor) else idx)
+    value = idx._value if isinstance(idx, Tensor) else idx
+    if not builtins.hasattr(value, "dtype"):
+        value = np.asarray(value)
     if value.size == 0:
         return
-    bad = (value >= size) | (value < -size)
-    if bad.any():
-        i = builtins.int(value[bad].reshape(-1)[0])
-        raise error(message.format(i=i, dim=dim, size=size) if message else
-                    f"index {i} is out of bounds for dimension {dim} with size {size}")
+
+    def make_error(i, at):
+        i = builtins.int(i)
+        return error(message.format(i=i, dim=dim, size=size) if message else
+                     f"index {i} is out of bounds for dimension {dim} with size {size}")
+    _value_checks.check_array(value, lambda v, xp: (v >= size) | (v < -size), make_error, strict=True)
 
 
 def check_index_dtype(idx, fn, arg="index"):

@@ -134,12 +134,12 @@ def _setitem_backward(a, v, *arrays, spec, accumulate=False, whole=False):
 def _index_set(spec):
     """a[idx] = v with PyTorch's gradient for repeated indices: every written copy of v gets its
     cotangent (JAX's scatter rule credits only the copy that lands last)."""
-    @jax.custom_vjp
-    def put(a, v, arrays):
+    def written(a, v, arrays):
         return a.at[build_index(spec, arrays)].set(v)
+    put = jax.custom_vjp(written)
 
-    def forward(a, v, arrays):
-        return put(a, v, arrays), (v, arrays)
+    def forward(a, v, arrays):   # (the plain write: an enclosing forward-mode transform differentiates it)
+        return written(a, v, arrays), (v, arrays)
 
     def backward(res, g):
         v, arrays = res
