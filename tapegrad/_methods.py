@@ -160,7 +160,7 @@ _INPLACE = [
     "clamp", "clamp_max", "clamp_min", "clip", "conj_physical", "cos", "cosh", "cumprod", "cumsum", "deg2rad",
     "div",
     "digamma", "divide", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "fix", "float_power", "floor",
-    "floor_divide", "fmod", "frac", "gcd", "heaviside", "hypot", "i0", "index_add", "index_copy",
+    "floor_divide", "fmod", "frac", "gcd", "heaviside", "hypot", "i0", "igamma", "igammac", "index_add", "index_copy",
     "index_fill", "lcm", "ldexp", "mvlgamma", "nextafter", "lerp", "lgamma", "log", "log10", "log1p", "log2",
     "logical_and",
     "logical_not", "logical_or", "logical_xor", "logit", "masked_fill", "masked_scatter", "mul", "multiply",
@@ -172,7 +172,8 @@ _INPLACE = [
 _ELEMENTWISE = {
     "add", "addcdiv", "addcmul", "arctan2", "atan2", "bitwise_and", "bitwise_left_shift", "bitwise_or",
     "bitwise_right_shift", "bitwise_xor", "clamp", "clamp_max", "clamp_min", "clip", "copysign", "div", "divide",
-    "float_power", "floor_divide", "fmod", "gcd", "heaviside", "hypot", "lcm", "ldexp", "lerp", "nextafter",
+    "float_power", "floor_divide", "fmod", "gcd", "heaviside", "hypot", "igamma", "igammac", "lcm", "ldexp", "lerp",
+    "nextafter",
     "logical_and", "logical_or", "logical_xor",
     "mul", "multiply", "pow", "remainder", "sub", "subtract", "true_divide", "xlogy",
 }

@@ -1,10 +1,12 @@
 """Special elementwise functions (xlogy, sinc, copysign, logaddexp, heaviside, gcd, ldexp, frexp, polygamma,
-i0 ...), and diff, the n-th difference along a dim."""
+i0, igamma ...), and diff, the n-th difference along a dim."""
 import builtins
 
 from .. import _dtypes as D
 from .._ops import elementwise as E
 from .._ops import elementwise as S
+from .._ops import special_functions as SF
+from .._tensor import Tensor
 from ._arith import _apply, _binary, _check_kernel, _scalar_name, _tensor_arguments
 from ._common import result_dtype, scalar_or_tensor
 from ._return_types import frexp as frexp_result
@@ -114,6 +116,23 @@ def mvlgamma(input, p, *, out=None):
 
 
 i0 = _unary(S.i0)
+
+
+def _incomplete_gamma(op, input, other, name):
+    """igamma / igammac (special.gammainc / gammaincc, `name` in PyTorch's errors): two floating tensors."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    _tensor_arguments(name, other)
+    _check_kernel(f"{op.name}_cpu", input, other, floating_only=True)
+    return _apply(op, input, other)
+
+
+def igamma(input, other, *, out=None):
+    return _incomplete_gamma(SF.igamma, input, other, "igamma")
+
+
+def igammac(input, other, *, out=None):
+    return _incomplete_gamma(SF.igammac, input, other, "igammac")
 
 
 # ---- predicates ---------------------------------------------------------------------------------------

@@ -83,17 +83,21 @@ class Op:
     no_derivative for ops PyTorch records but cannot differentiate (unique, scatter with reduce): a function
                 of the statics giving (exception type, message) for the calls whose backward raises it, or
                 None. The node is recorded (its output requires grad); reaching it in backward raises.
+    no_derivative_at for ops whose derivative PyTorch implements for some inputs only (igamma's input, zeta's
+                order): {input position: (exception type, message)}; a backward that differentiates one of
+                those inputs raises it, one that differentiates only the others runs.
     """
 
     __slots__ = ("name", "fn", "dtype_rule", "diff", "view", "saves_output", "saves_inputs", "nout",
                  "node_name", "node_class", "wraps_scalars", "overloads", "_node_classes", "fused_backward",
-                 "custom", "value_view", "stride_rule", "no_derivative", "result_backward", "pointwise",
-                 "result_order", "elements_from", "several_views", "hands_grad", "reverse_fn", "__weakref__")
+                 "custom", "value_view", "stride_rule", "no_derivative", "no_derivative_at", "result_backward",
+                 "pointwise", "result_order", "elements_from", "several_views", "hands_grad", "reverse_fn",
+                 "__weakref__")
 
     def __init__(self, name, fn, dtype_rule=SAME, diff=None, view=False, saves_output=False, nout=1,
                  node=None, node_name=None, wraps_scalars=False, overloads=(), saves_inputs=None,
                  fused_backward=False, value_view=None, stride_rule=None, no_derivative=None, node_wraps=None,
-                 result_backward=None, reverse_fn=None):
+                 result_backward=None, reverse_fn=None, no_derivative_at=None):
         self.name = name
         self.fn = fn
         self.reverse_fn = reverse_fn
@@ -108,6 +112,7 @@ class Op:
         self.value_view = value_view
         self.stride_rule = stride_rule
         self.no_derivative = no_derivative
+        self.no_derivative_at = no_derivative_at
         self.pointwise = False
         self.result_order = None
         self.elements_from = (0,) if view and value_view is None else None

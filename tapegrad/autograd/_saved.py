@@ -30,7 +30,7 @@ def vjp_fn(op, static, cast, diff, nargs):
     if op.custom is not None:
         from ._function_backward import traced_vjp
         return traced_vjp(op, static, diff)
-    missing = _missing_derivative(op, static)
+    missing = _missing_derivative(op, static, diff)
     if missing is not None:
         def raises(args, cts):
             raise missing[0](missing[1])
@@ -52,8 +52,13 @@ def vjp_fn(op, static, cast, diff, nargs):
     return backward
 
 
-def _missing_derivative(op, static):
-    """(exception type, message) when PyTorch's backward of this call raises, else None."""
+def _missing_derivative(op, static, diff):
+    """(exception type, message) when PyTorch's backward of this call (differentiating the inputs at the
+    positions `diff`) raises, else None."""
+    if op.no_derivative_at is not None:
+        missing = next((op.no_derivative_at[i] for i in diff if i in op.no_derivative_at), None)
+        if missing is not None:
+            return missing
     return None if op.no_derivative is None else op.no_derivative(**dict(static))
 
 
@@ -135,7 +140,7 @@ def _analyse(op, static, cast, diff, values, scalars_traced=False):
     args = [jax.ShapeDtypeStruct(v.shape, v.dtype) if hasattr(v, "dtype") else
             jax.ShapeDtypeStruct((), np.dtype(type(v)), weak_type=True) if scalars_traced and type(v) in _SCALARS
             else v for v in values]
-    if _missing_derivative(op, static) is not None:
+    if _missing_derivative(op, static, diff) is not None:
         return tuple(False for _ in values)   # a backward that only raises reads nothing
     if dce_jaxpr is None:
         return tuple(True for _ in values)
