@@ -22,12 +22,15 @@ expit = _F.sigmoid
 logit = _F.logit
 digamma = psi = _F.digamma
 gammaln = _F.lgamma
-polygamma = _F.polygamma
 multigammaln = _F.mvlgamma
 i0 = _F.i0
 sinc = _F.sinc
 xlogy = _F.xlogy
 logsumexp = _F.logsumexp
+
+
+def polygamma(n, input, *, out=None):
+    return _F.polygamma(n, input, out=out)
 
 
 def round(input, *, decimals=0, out=None):
@@ -55,11 +58,16 @@ ndtr = _with_out(ndtr, "special_ndtr()", composite=True)   # (out=: the result c
 
 
 # ---- the op table's special_* entries ---------------------------------------------------------------
-def _unary(op):
+def _unary(op, x_named=False):
+    # x_named: PyTorch names the argument x (airy_ai, the scaled K's, spherical_bessel_j0), else input
     def function(input, *, out=None):
         return _apply(op, input)
-    function.__name__ = op.name
-    return _with_out(function)
+
+    def function_of_x(x, *, out=None):
+        return _apply(op, x)
+    chosen = function_of_x if x_named else function
+    chosen.__name__ = op.name
+    return _with_out(chosen)
 
 
 def _binary(op):
@@ -104,10 +112,10 @@ modified_bessel_i0 = _unary(_S.special_modified_bessel_i0)
 modified_bessel_i1 = _unary(_S.special_modified_bessel_i1)
 modified_bessel_k0 = _unary(_S.special_modified_bessel_k0)
 modified_bessel_k1 = _unary(_S.special_modified_bessel_k1)
-scaled_modified_bessel_k0 = _unary(_S.special_scaled_modified_bessel_k0)
-scaled_modified_bessel_k1 = _unary(_S.special_scaled_modified_bessel_k1)
-spherical_bessel_j0 = _unary(_S.special_spherical_bessel_j0)
-airy_ai = _unary(_S.special_airy_ai)
+scaled_modified_bessel_k0 = _unary(_S.special_scaled_modified_bessel_k0, x_named=True)
+scaled_modified_bessel_k1 = _unary(_S.special_scaled_modified_bessel_k1, x_named=True)
+spherical_bessel_j0 = _unary(_S.special_spherical_bessel_j0, x_named=True)
+airy_ai = _unary(_S.special_airy_ai, x_named=True)
 
 chebyshev_polynomial_t = _polynomial(_S.special_chebyshev_polynomial_t)
 chebyshev_polynomial_u = _polynomial(_S.special_chebyshev_polynomial_u)

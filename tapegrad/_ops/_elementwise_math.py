@@ -167,8 +167,8 @@ _logit = _unary_with_derivative(_logit_value, _logit_derivative)
 
 
 def _digamma(a):
-    # PyTorch's digamma(0) is -inf (JAX's NaN)
-    return jnp.where(a == 0, jnp.asarray(-jnp.inf, a.dtype), jss.digamma(a))
+    # PyTorch's digamma(+-0) is -+inf (JAX's NaN)
+    return jnp.where(a == 0, jnp.copysign(jnp.asarray(jnp.inf, a.dtype), -a), jss.digamma(a))
 
 
 def _trigamma(a):
