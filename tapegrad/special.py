@@ -70,24 +70,25 @@ def _unary(op, x_named=False):
     return _with_out(chosen)
 
 
+def _apply_two(op, first, second):
+    # a Python number in either place, not both (PyTorch has no such overload)
+    if not isinstance(first, _Tensor) and not isinstance(second, _Tensor):
+        raise TypeError(f"{op.name}() received an invalid combination of arguments - got "
+                        f"({type(first).__name__}, {type(second).__name__}), but expected at least one Tensor")
+    return _apply(op, _scalar_or_tensor(first), _scalar_or_tensor(second))
+
+
 def _binary(op):
-    # a Python number in either place (not both: PyTorch has no such overload)
     def function(input, other, *, out=None):
-        if not isinstance(input, _Tensor) and not isinstance(other, _Tensor):
-            raise TypeError(f"{op.name}() received an invalid combination of arguments - got "
-                            f"({type(input).__name__}, {type(other).__name__}), but expected at least one Tensor")
-        return _apply(op, _scalar_or_tensor(input), _scalar_or_tensor(other))
+        return _apply_two(op, input, other)
     function.__name__ = op.name
     return _with_out(function)
 
 
 def _polynomial(op):
-    # PyTorch names the arguments x and n; a Python number in either place (not both)
+    # PyTorch names the arguments x and n
     def function(x, n, *, out=None):
-        if not isinstance(x, _Tensor) and not isinstance(n, _Tensor):
-            raise TypeError(f"{op.name}() received an invalid combination of arguments - got "
-                            f"({type(x).__name__}, {type(n).__name__}), but expected at least one Tensor")
-        return _apply(op, _scalar_or_tensor(x), _scalar_or_tensor(n))
+        return _apply_two(op, x, n)
     function.__name__ = op.name
     return _with_out(function)
 

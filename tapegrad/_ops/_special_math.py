@@ -116,7 +116,7 @@ def _zeta_value(x, q):
 _zeta = _with_derivatives(_zeta_value, lambda x, q, out: (jnp.full_like(out, jnp.nan), -x * _zeta(x + 1, q)))
 
 
-def _incomplete_gamma(lower):
+def _regularized_gamma(lower):
     """PyTorch's calc_igamma (lower) or calc_igammac: its boundary values in its order (a NaN argument gives a
     number at some of them), jss.gammainc / gammaincc elsewhere, computed in float64 (JAX's series loses
     float32's digits where PyTorch's does not)."""
@@ -140,8 +140,8 @@ def _incomplete_gamma(lower):
     return _with_derivatives(value, derivatives)
 
 
-_igamma = _incomplete_gamma(lower=True)
-_igammac = _incomplete_gamma(lower=False)
+_igamma = _regularized_gamma(lower=True)
+_igammac = _regularized_gamma(lower=False)
 
 
 def _spherical_bessel_j0(a):
