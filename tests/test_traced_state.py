@@ -81,3 +81,30 @@ def test_checkpointed_region_reads_the_current_state(torch):
         return grads
     for a, b in zip(*both(build)):
         assert_close(a, b)
+
+
+def _scaled_function(lib):
+    class Scaled(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * SCALE   # a global read by the backward, not kept on ctx
+    return Scaled
+
+
+def test_custom_function_backward_reads_the_current_globals(torch):
+    def build(lib):
+        global SCALE
+        function = _scaled_function(lib)
+        grads = []
+        for scale in (1.0, 5.0, 5.0, 0.5):
+            SCALE = scale
+            x = _data(lib, 3).requires_grad_()
+            function.apply(x).sum().backward()
+            grads.append(x.grad)
+        return grads
+    for a, b in zip(*both(build)):
+        assert_close(a, b)

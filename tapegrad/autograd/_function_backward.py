@@ -1,6 +1,7 @@
 """How an autograd.Function's backward runs: traced into the compiled backward, or in Python.
 
-`signature` decides once per Function, shapes and ctx values: ctx's plain attributes key the trace,
+`signature` decides once per Function, shapes and ctx values: ctx's plain attributes and the values its
+backward reads from outside (globals, closure: `_tracing.Identity`) key the trace,
 and one abstract trace (`_probe`) finds what cannot be traced (values read in Python, printing, writes
 to ctx). `traced_vjp` is the node's VJP for the engine; `call_backward` calls the user's backward and
 checks what it returns as PyTorch does (count, shapes summed back from broadcasts, dtypes cast).
@@ -14,7 +15,7 @@ import jax
 from .._ops._registry import KEEP, Op
 from .._tensor import Tensor
 from . import _saved
-from ._tracing import TRACER_ERRORS, tracing, unwrap, wrap
+from ._tracing import TRACER_ERRORS, Identity, tracing, unwrap, wrap
 
 MAX_TRACED_SIGNATURES = 8   # per Function: beyond, its ctx values change at every call; run it in Python
 _CTX_FIELDS = frozenset({"to_save", "saved_for_forward", "dirty_tensors", "non_differentiable",
@@ -88,13 +89,15 @@ def signature(ctx, saved_map, diff, values):
     except _NotStatic as e:
         reason = str(e)
     if reason is None and len(_traced_sids.get(cls, ())) >= MAX_TRACED_SIGNATURES:
-        reason = (f"the values it keeps on ctx differ at every call ({MAX_TRACED_SIGNATURES} versions seen); "
-                  "save tensors with ctx.save_for_backward instead")
+        reason = (f"the values it keeps on ctx or reads from its globals differ at every call "
+                  f"({MAX_TRACED_SIGNATURES} versions seen); save tensors with ctx.save_for_backward instead")
     if reason is None:
         kept = set(p for p in saved_map if p is not None)
         placeholders = tuple(None if i in kept else k for i, k in enumerate(kinds))
+        # (and what its backward reads besides ctx, its globals and closure: a trace holds them as constants)
         static = (("state", state), ("saved", saved_map), ("needs", ctx.needs_input_grad),
-                  ("materialize", ctx.materialize_grads), ("inputs", ctx._in_meta), ("outputs", ctx._out_meta))
+                  ("materialize", ctx.materialize_grads), ("inputs", ctx._in_meta), ("outputs", ctx._out_meta),
+                  ("reads", Identity(cls.backward).key))
         op = _op(type(ctx), nout, False)
         sid = _saved.intern((op, static, None, diff, placeholders))
         if sid not in _probed:
