@@ -47,7 +47,7 @@ from ._functional import (  # noqa: E402
     flatten, transpose, swapaxes, swapdims, t, permute, unsqueeze, squeeze)
 from ._functional import *  # noqa: E402,F401,F403  (the whole functional API: torch.gather, torch.topk...)
 from ._functional._random import _standard_gamma  # noqa: E402,F401  (PyTorch's torch._standard_gamma)
-from . import linalg  # noqa: E402
+from . import linalg, fft  # noqa: E402
 from . import special  # noqa: E402
 from ._functional import _return_types as return_types  # noqa: E402
 from ._printing import set_printoptions, get_printoptions  # noqa: E402
