@@ -118,7 +118,8 @@ _NOT_METHODS = {
     "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broadcast_tensors", "cat", "column_stack",
     "complex", "concat", "concatenate", "dstack", "einsum", "hstack", "polar", "row_stack", "rsub", "stack",
     "std_mean", "var_mean", "tensordot", "view_as_complex", "view_as_real", "vstack", "where", "real", "imag",
-    "numel", "searchsorted", "cdist", "meshgrid", "fill", "vander",
+    "numel", "searchsorted", "cdist", "meshgrid", "fill", "vander", "hann_window", "hamming_window",
+    "blackman_window", "bartlett_window", "kaiser_window",
 }
 def _takes_out(fn):
     try:
