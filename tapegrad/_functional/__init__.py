@@ -25,6 +25,7 @@ from ._complex import *  # noqa: F401,F403
 from ._complex import complex  # noqa: F401
 from ._random import *  # noqa: F401,F403
 from ._windows import *  # noqa: F401,F403
+from ._stft import *  # noqa: F401,F403
 from ._compositions import *  # noqa: F401,F403
 
 

@@ -16,6 +16,8 @@ from .. import _dtypes as D
 from .._creation import _jax_device, _leaf
 from ._common import SCALAR_NAME
 
+__all__ = ["hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window"]
+
 # C++'s names of the integer types, as PyTorch prints them in a TensorOptions
 _CPP_NAMES = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
               "uint8": "unsigned char", "bool": "bool"}
