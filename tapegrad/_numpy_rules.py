@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from . import _numpy_erf, _numpy_gather, _numpy_random, _numpy_reduce
+from . import _numpy_erf, _numpy_fft, _numpy_gather, _numpy_random, _numpy_reduce
 
 _RULES = {}
 _HALF = frozenset([np.dtype(np.float16)] + ([np.dtype("bfloat16")] if hasattr(np, "bfloat16") else []))
@@ -395,6 +395,7 @@ def _numel_dims(aval, dims):
 _RULES.update(_numpy_reduce.RULES)
 _RULES.update(_numpy_gather.RULES)
 _RULES.update(_numpy_random.RULES)
+_RULES.update(_numpy_fft.RULES)
 _RULES["dim_as_value"] = lambda params: lambda: params["dim"]   # (a symbolic dimension's value: _shape_poly)
 
 

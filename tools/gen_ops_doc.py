@@ -30,11 +30,11 @@ def _differentiable(op):
 def _public_api(tapegrad):
     functions = sorted(n for n in dir(tapegrad) if callable(getattr(tapegrad, n)) and not n.startswith("_")
                        and inspect.isfunction(getattr(tapegrad, n)))
-    linalg = sorted(n for n in dir(tapegrad.linalg) if not n.startswith("_")
-                    and inspect.isfunction(getattr(tapegrad.linalg, n)))
+    linalg, fft = (sorted(n for n in dir(module) if not n.startswith("_") and inspect.isfunction(getattr(module, n)))
+                   for module in (tapegrad.linalg, tapegrad.fft))
     methods = sorted(n for n, v in vars(tapegrad.Tensor).items() if not n.startswith("_") and
                      (callable(v) or isinstance(v, property)))
-    return functions, linalg, methods
+    return functions, linalg, fft, methods
 
 
 def render():
@@ -58,10 +58,11 @@ def render():
             lines.append(f"| `{op.name}` | `{op.node_name}` | {_differentiable(op)} | "
                          f"{_RULES.get(op.dtype_rule, op.dtype_rule)} | {'yes' if op.view else ''} |")
         lines.append("")
-    functions, linalg, methods = _public_api(tapegrad)
+    functions, linalg, fft, methods = _public_api(tapegrad)
     lines += ["## Public API", "", f"`tapegrad.*` functions ({len(functions)}): "
               + ", ".join(f"`{n}`" for n in functions), "",
               f"`tapegrad.linalg.*` ({len(linalg)}): " + ", ".join(f"`{n}`" for n in linalg), "",
+              f"`tapegrad.fft.*` ({len(fft)}): " + ", ".join(f"`{n}`" for n in fft), "",
               f"`Tensor` methods and properties ({len(methods)}): " + ", ".join(f"`{n}`" for n in methods), ""]
     return "\n".join(lines)
 

@@ -23,8 +23,10 @@ _CPP_NAMES = {"int64": "long int", "int32": "int", "int16": "short int", "int8":
               "uint8": "unsigned char", "bool": "bool"}
 
 
-def _options(dtype, layout):
-    chosen = "float (default)" if dtype is None else _CPP_NAMES.get(dtype.name, dtype.name)
+def _options(name, dtype, layout):
+    # (hann_window checks its options before the default dtype is filled in, the others after)
+    default = "float (default)" if name == "hann_window" else "float"
+    chosen = default if dtype is None else _CPP_NAMES.get(dtype.name, dtype.name)
     kind = "Strided (default)" if layout is None or "strided" in str(layout) else "Sparse"
     return (f"TensorOptions(dtype={chosen}, device=cpu, layout={kind}, requires_grad=false (default), "
             "pinned_memory=false, memory_format=(nullopt))")
@@ -45,9 +47,9 @@ def _window(name, window_length, periodic, dtype, layout, device, requires_grad,
                         f"{type(window_length).__name__}")
     chosen = D.as_dtype(dtype)
     if layout is not None and "sparse" in str(layout):
-        raise RuntimeError(f"{name} is not implemented for sparse types, got: {_options(chosen, layout)}")
+        raise RuntimeError(f"{name} is not implemented for sparse types, got: {_options(name, chosen, layout)}")
     if chosen is not None and not (chosen.is_floating_point or chosen.is_complex):
-        raise RuntimeError(f"{name} expects floating point dtypes, got: {_options(chosen, layout)}")
+        raise RuntimeError(f"{name} expects floating point dtypes, got: {_options(name, chosen, layout)}")
     if window_length < 0:
         raise RuntimeError(f"{name} requires non-negative window_length, got window_length={window_length}")
     dtype = chosen or D.get_default_dtype()

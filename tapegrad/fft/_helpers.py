@@ -19,10 +19,10 @@ def _frequencies(fname, count, values, n, d, dtype, device, requires_grad):
         raise NotImplementedError(f"\"arange_cpu\" not implemented for '{SCALAR_NAME[dtype.name]}'")
     if count < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {count}: [{count}]")
-    with np.errstate(divide="ignore"):
-        scale = np.float64(1.0) / np.float64(n * d)   # d = 0 gives inf, as PyTorch's double division
-    # PyTorch multiplies in the tensor's dtype by the scale rounded to it
-    value = values.astype(dtype.np) * np.asarray(scale).astype(dtype.np)
+    with np.errstate(divide="ignore", invalid="ignore"):   # d = 0: inf (and 0 * inf = nan), as PyTorch's
+        scale = np.float64(1.0) / np.float64(n * d)
+        # PyTorch multiplies in the tensor's dtype by the scale rounded to it
+        value = values.astype(dtype.np) * np.asarray(scale).astype(dtype.np)
     return _leaf(jax.device_put(value.astype(dtype.np), _jax_device(device)), requires_grad)
 
 
