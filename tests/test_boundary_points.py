@@ -97,6 +97,12 @@ KNOWN = {
     "svdvals:0": "repeated singular values: the gradient depends on the singular-vector basis chosen",
     "svdvals_uv:0": "nuclear norm of a rank-one matrix: its zero singular values' vectors are any basis",
     "svdvals_uv:2": "-2-norm of rank-deficient matrices: the smallest (repeated, zero) singular value's vectors are any basis",
+    # real-input FFTs of nan/inf signals: which bins turn nan depends on the transform's butterflies (PyTorch's
+    # pocketfft real transform keeps the zero bin's imaginary part exactly 0, XLA's spreads nan into it)
+    "fft_r2c:0": "nan/inf in the signal: pocketfft's and XLA's real FFTs spread nan to different bins",
+    "fft_r2c:1": "nan/inf in the signal: pocketfft's and XLA's real FFTs spread nan to different bins",
+    "fft_r2c:4": "nan/inf in the signal: pocketfft's and XLA's real FFTs spread nan to different bins",
+    "fft_r2c:7": "nan/inf in the signal (stft's frames): pocketfft's and XLA's real FFTs spread nan to different bins",
     # attention's fused CPU kernel: an online softmax over blocks of keys
     "attention:0": "NaN/inf in q, k, v: PyTorch's fused kernel (blockwise online softmax) spreads NaN to other outputs",
     "attention:1": "NaN/inf in q, k, v: PyTorch's fused kernel's gradient is NaN where tapegrad's is 0 (masked keys)",

@@ -54,7 +54,7 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
         signal_dim = input.ndim
         extended = [1] * (3 - signal_dim) + list(input.shape)
         input = pad(input.view(extended), [n_fft // 2, n_fft // 2], pad_mode)
-        input = input.view(input.shape[len(input.shape) - signal_dim:])
+        input = input.view(tuple(input.shape)[-signal_dim:])
     hop = n_fft >> 2 if hop_length is None else hop_length
     win = n_fft if win_length is None else win_length
 

@@ -36,7 +36,8 @@ def _c2r(x, dim, normalization, last_dim_size):
     return jnp.fft.irfftn(x, s=sizes, axes=dim, norm=_INVERSE_NORM[normalization])
 
 
-fft_r2c = defop("fft_r2c", _r2c, dtype_rule=KEEP)
+# (PyTorch's r2c backward saves its input, for its size: changing it in place makes backward fail)
+fft_r2c = defop("fft_r2c", _r2c, dtype_rule=KEEP, saves_inputs=(0,))
 fft_c2c = defop("fft_c2c", _c2c, dtype_rule=KEEP)
 fft_c2r = defop("fft_c2r", _c2r, dtype_rule=KEEP)
 
