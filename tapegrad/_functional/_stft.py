@@ -26,9 +26,9 @@ _NO_STFT_WINDOW = ("A window was not provided. A rectangular window will be appl
                    "leakage. Other windows such as torch.hann_window or torch.hamming_window are recommended to reduce "
                    "spectral leakage.To suppress this warning and use a rectangular window, explicitly set "
                    "`window=torch.ones(n_fft, device=<device>)`.")
-_NO_ISTFT_WINDOW = ("A window was not provided. A rectangular window will be applied.Please provide the same window used "
-                    "by stft to make the inversion lossless.To suppress this warning and use a rectangular window, "
-                    "explicitly set `window=torch.ones(n_fft, device=<device>)`.")
+_NO_ISTFT_WINDOW = ("A window was not provided. A rectangular window will be applied.Please provide the same window "
+                    "used by stft to make the inversion lossless.To suppress this warning and use a rectangular "
+                    "window, explicitly set `window=torch.ones(n_fft, device=<device>)`.")
 
 
 def _type_string(t):
@@ -47,7 +47,7 @@ def _optional(value):
 
 def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True, pad_mode="reflect",
          normalized=False, onesided=None, return_complex=None, align_to_window=None):
-    from ..nn._functional.padding import pad
+    from ..nn._functional.padding import pad   # (nn loads after the functional API)
     if center and align_to_window is not None:
         raise RuntimeError("stft align_to_window should only be set when center = false")
     if center:   # (torch.functional.stft pads the signal in Python, as here)
@@ -66,8 +66,9 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
 
     if window is None:
         _warn_once(_NO_STFT_WINDOW)
-    complex_result = input.dtype.is_complex or (window is not None and window.dtype.is_complex)
-    if not (complex_result if return_complex is None else return_complex):
+    complex_input = input.dtype.is_complex or (window is not None and window.dtype.is_complex)
+    returns_complex = complex_input if return_complex is None else return_complex
+    if not returns_complex:
         if return_complex is None:
             raise RuntimeError("stft requires the return_complex parameter be given for real inputs, and will further "
                                "require that return_complex=True in a future PyTorch release.")
@@ -110,18 +111,18 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     complex_fft = frames.dtype.is_complex
     if frames.dtype.itemsize == 2:   # (half and bfloat16: no CPU kernel)
         raise RuntimeError(f"MKL FFT doesn't support tensors of type: {SCALAR_NAME[frames.dtype.name]}")
-    onesided = (not complex_fft) if onesided is None else onesided
+    one_sided = (not complex_fft) if onesided is None else onesided
     mode = K.BY_ROOT_N if normalized else K.NONE
     if complex_fft:
-        if onesided:
+        if one_sided:
             raise RuntimeError("Cannot have onesided output if window or input is complex")
         out = apply(K.fft_c2c, frames, dim=(2,), normalization=mode, forward=True)
     else:
-        out = apply(K.fft_r2c, frames, dim=(2,), normalization=mode, onesided=onesided)
+        out = apply(K.fft_r2c, frames, dim=(2,), normalization=mode, onesided=one_sided)
     out.transpose_(1, 2)
     if input.ndim == 1:
         out.squeeze_(0)
-    return out if (complex_result if return_complex is None else return_complex) else view_as_real(out)
+    return out if returns_complex else view_as_real(out)
 
 
 def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=True, normalized=False, onesided=None,
