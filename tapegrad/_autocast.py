@@ -19,7 +19,9 @@ LOWER = frozenset({
 FP32 = frozenset({
     "prod", "cdist", "trace", "inv", "cholesky", "pinv", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
     "nll_loss", "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
-    "cosine_embedding_loss"})
+    "cosine_embedding_loss", "stft", "istft", "fft_fft", "fft_ifft", "fft_fft2", "fft_ifft2", "fft_fftn",
+    "fft_ifftn", "fft_rfft", "fft_irfft", "fft_rfft2", "fft_irfft2", "fft_rfftn", "fft_irfftn", "fft_hfft",
+    "fft_ihfft"})
 PROMOTE = frozenset({"cat", "stack"})
 
 ACTIVE = [False]      # any device type's autocast enabled (the fast check)

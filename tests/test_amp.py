@@ -52,6 +52,9 @@ OPS = {
     "bce_with_logits": lambda lib, v: F(lib).binary_cross_entropy_with_logits(v["x"], v["t"].sigmoid()),
     "kl_div": lambda lib, v: F(lib).kl_div(v["x"], v["t"].softmax(-1), reduction="batchmean"),
     "cosine_embedding_loss": lambda lib, v: F(lib).cosine_embedding_loss(v["x"], v["t"], lib.ones(4)),
+    "fft": lambda lib, v: lib.fft.irfft(lib.fft.rfft2(v["x"]) * lib.fft.fft(v["t"])[:, :5]),
+    "stft_istft": lambda lib, v: lib.istft(lib.stft(v["x"], 4, window=lib.hann_window(4), return_complex=True), 4,
+                                           window=lib.hann_window(4) + 0.5),
     # PyTorch's promote list: the widest floating input's dtype
     "cat_stack": lambda lib, v: lib.cat([v["x"], v["t"]]).sum() + lib.stack([v["x"], v["t"]]).mean(),
     "cat_mixed": lambda lib, v: lib.cat([v["x"], v["t"].float()]),

@@ -3,6 +3,7 @@ frames are an as_strided view of the signal, windowed and transformed by the spe
 overlap-add is unfold_backward, so gradients and grad_fn nodes follow the recorded ops."""
 import warnings
 
+from .._autocast import policy
 from .._dispatch import apply
 from .._memory_format import contiguous_format
 from .._ops import spectral as K
@@ -45,6 +46,7 @@ def _optional(value):
     return "None" if value is None else str(int(value))
 
 
+@policy("stft")
 def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True, pad_mode="reflect",
          normalized=False, onesided=None, return_complex=None, align_to_window=None):
     from ..nn._functional.padding import pad   # (nn loads after the functional API)
@@ -125,6 +127,7 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     return out if returns_complex else view_as_real(out)
 
 
+@policy("istft")
 def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=True, normalized=False, onesided=None,
           length=None, return_complex=False):
     from .._creation import ones

@@ -4,6 +4,7 @@ PyTorch adds for the inverse real transforms, so values, dtypes, errors and grad
 import builtins
 
 from .. import _dtypes as D
+from .._autocast import policy
 from .._dispatch import apply
 from .._functional._common import SCALAR_NAME
 from .._functional._complex import conj, conj_physical
@@ -122,30 +123,36 @@ def _c2r(fname, out, x, n, dim, norm, forward):
     return _kernel(K.fft_c2r, x, out, dim=(d,), normalization=mode, last_dim_size=n)
 
 
+@policy("fft_fft")
 def fft(input, n=None, dim=-1, norm=None, *, out=None):
     if input.dtype.is_complex:
         return _c2c("fft", out, input, n, dim, norm, True)
     return _r2c("fft", out, input, n, dim, norm, True, False)
 
 
+@policy("fft_ifft")
 def ifft(input, n=None, dim=-1, norm=None, *, out=None):
     if input.dtype.is_complex:
         return _c2c("ifft", out, input, n, dim, norm, False)
     return _r2c("ifft", out, input, n, dim, norm, False, False)
 
 
+@policy("fft_rfft")
 def rfft(input, n=None, dim=-1, norm=None, *, out=None):
     return _r2c("rfft", out, input, n, dim, norm, True, True)
 
 
+@policy("fft_irfft")
 def irfft(input, n=None, dim=-1, norm=None, *, out=None):
     return _c2r("irfft", out, input, n, dim, norm, False)
 
 
+@policy("fft_hfft")
 def hfft(input, n=None, dim=-1, norm=None, *, out=None):
     return _c2r("hfft", out, input, n, dim, norm, True)
 
 
+@policy("fft_ihfft")
 def ihfft(input, n=None, dim=-1, norm=None, *, out=None):
     return _r2c("ihfft", out, input, n, dim, norm, False, True)
 
@@ -196,14 +203,17 @@ def _c2cn(fname, forward, input, s, dim, norm, out):
     return _kernel(K.fft_c2c, x, out, dim=tuple(dims), normalization=_norm(norm, forward), forward=forward)
 
 
+@policy("fft_fftn")
 def fftn(input, s=None, dim=None, norm=None, *, out=None):
     return _c2cn("fftn", True, input, s, dim, norm, out)
 
 
+@policy("fft_ifftn")
 def ifftn(input, s=None, dim=None, norm=None, *, out=None):
     return _c2cn("ifftn", False, input, s, dim, norm, out)
 
 
+@policy("fft_rfftn")
 def rfftn(input, s=None, dim=None, norm=None, *, out=None):
     if input.dtype.is_complex:
         raise RuntimeError(f"rfftn expects a real-valued input tensor, but got {SCALAR_NAME[input.dtype.name]}")
@@ -215,6 +225,7 @@ def rfftn(input, s=None, dim=None, norm=None, *, out=None):
     return _kernel(K.fft_r2c, x, out, dim=tuple(dims), normalization=_norm(norm, True), onesided=True)
 
 
+@policy("fft_irfftn")
 def irfftn(input, s=None, dim=None, norm=None, *, out=None):
     sizes, dims, last = _c2r_shape_and_dims("irfftn", input, s, dim)
     x = _resize(_promote(input, True), dims, sizes)
@@ -257,3 +268,5 @@ def _two_dims(fn, name):
 
 fft2, ifft2, rfft2, irfft2, hfft2, ihfft2 = (_two_dims(f, f.__name__[:-1] + "2")
                                              for f in (fftn, ifftn, rfftn, irfftn, hfftn, ihfftn))
+# autocast runs these in float32, as PyTorch's CPU list does (its hermitian n-dimensional ones are not on it)
+fft2, ifft2, rfft2, irfft2 = (policy(f"fft_{f.__name__}")(f) for f in (fft2, ifft2, rfft2, irfft2))
