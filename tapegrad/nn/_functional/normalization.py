@@ -26,6 +26,7 @@ def aten_batch_norm(input, weight, bias, running_mean, running_var, training, mo
 
 
 def _batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps, verify):
+    _check_channels(input, weight, bias, running_mean, running_var)
     mixed = check_mixed_params(input, weight, bias, running_mean, running_var)
     if training:
         per_channel = input.numel() // input.shape[1]
@@ -42,11 +43,24 @@ def _batch_norm(input, running_mean, running_var, weight, bias, training, moment
                 running_mean.mul_(1 - momentum).add_(mean, alpha=momentum)
                 running_var.mul_(1 - momentum).add_(var, alpha=momentum)
         return out
-    if running_mean is None or running_var is None:
-        raise RuntimeError("running_mean and running_var must be defined in evaluation mode. Pass the "
-                           "running statistics or use training=True.")
+    for name, stat in (("running_mean", running_mean), ("running_var", running_var)):
+        if stat is None:
+            raise RuntimeError(f"{name} must be defined in evaluation mode. Pass the running statistics or use "
+                               "training=True.")
     affine = _affine(weight, bias, input)
     return apply(K.batch_norm_eval, input, running_mean, running_var, *affine, eps=float(eps))
+
+
+def _check_channels(input, weight, bias, running_mean, running_var):
+    """PyTorch's checks of the per-channel tensors: one element per channel, the statistics one-dimensional."""
+    channels = input.shape[1]
+    named = (("weight", weight), ("bias", bias), ("running_mean", running_mean), ("running_var", running_var))
+    for name, t in named:
+        if t is not None and t.numel() != channels:
+            raise RuntimeError(f"{name} should contain {channels} elements not {t.numel()}")
+    for stat in (running_mean, running_var):
+        if stat is not None and stat.ndim != 1:
+            raise RuntimeError(f"TensorAccessor expected 1 dims but tensor has {stat.ndim}")
 
 
 def _affine(weight, bias, input):
@@ -68,7 +82,14 @@ def _normalized_ndim(input, normalized_shape, name):
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    if isinstance(normalized_shape, int):   # (nn.LayerNorm takes one; the function does not)
+        raise TypeError("layer_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, not int")
     check_float(input, "LayerNormKernelImpl")
+    shape = list(normalized_shape)
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and list(t.shape) != shape:
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
+                               f"{list(t.shape)} and normalized_shape = {shape}")
     ndim = _normalized_ndim(input, normalized_shape, "layer_norm")
     return apply(K.layer_norm, input, *_affine(weight, bias, input), ndim=ndim, eps=float(eps))
 
@@ -80,6 +101,13 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     if input.shape[1] % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input "
                            f"of shape {list(input.shape)} and num_groups={num_groups}")
+    channels = input.shape[1]
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.ndim != 1 or t.numel() != channels):
+            # (PyTorch's message for the bias shows the weight's shape: [0] without one)
+            shown = list(t.shape) if name == "weight" else list(weight.shape) if weight is not None else [0]
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, "
+                               f"but got {name} of shape {shown} and input of shape {list(input.shape)}")
     return apply(K.group_norm, input, *_affine(weight, bias, input), groups=int(num_groups), eps=float(eps))
 
 
