@@ -7,7 +7,7 @@ debugging) the op's kernel runs at once instead.
 """
 from . import _dtypes as D
 from ._dtypes import DIFFERENTIABLE
-from . import _faults, _lazy
+from . import _broadcast_errors, _faults, _lazy
 from ._equation import Equation
 from ._op_functions import forward_fn, pure_fn  # noqa: F401 (re-exported: the op table's functions)
 from . import _segment
@@ -152,7 +152,14 @@ def apply(op, *args, **static):
     key = (op, static, kinds)
     sig = _signatures.get(key)
     if sig is None:
-        sig = _signatures[key] = _Signature(op, static, kinds)
+        try:
+            sig = _Signature(op, static, kinds)
+        except (ValueError, TypeError) as e:   # JAX's "incompatible shapes for broadcasting": PyTorch's error
+            error = _broadcast_errors.from_jax(e, args)
+            if error is None:
+                raise
+            raise error from None
+        _signatures[key] = sig
     inference = _state.inference
     lazy = LAZY[0]
     where = _faults.where_recorded() if lazy else None

@@ -12,7 +12,8 @@ from . import _placement, _views
 from ._dispatch import apply
 from ._grad_mode import no_grad
 from ._functional import _random
-from ._functional._arith import _broadcast_error, _floor_divide
+from ._broadcast_errors import broadcast_error as _broadcast_error
+from ._functional._arith import _floor_divide
 from ._indexing import getitem, setitem, parse
 from ._inplace import inplace, commit, check_inplace, name_as_inplace, _untracked_write, warn_complex_to_real
 from ._overlap import check_overlap, loop_reads

@@ -12,26 +12,8 @@ from ._common import scalar_or_tensor, result_dtype
 
 
 def _apply(op, *args, **static):
-    # JAX reports incompatible shapes as ValueError (TypeError from some primitives, lt in maximum);
-    # PyTorch raises RuntimeError naming the dim.
-    try:
-        return apply(op, *args, **static)
-    except (ValueError, TypeError):
-        error = _broadcast_error(args)
-        if error is None:
-            raise
-        raise error from None
-
-
-def _broadcast_error(args):
-    shapes = [tuple(a.shape) for a in args if isinstance(a, Tensor)]
-    for i, a in enumerate(shapes):
-        for b in shapes[i + 1:]:
-            for k in range(1, min(len(a), len(b)) + 1):
-                if a[-k] != b[-k] and a[-k] != 1 and b[-k] != 1:
-                    return RuntimeError(f"The size of tensor a ({a[-k]}) must match the size of tensor b ({b[-k]}) "
-                                        f"at non-singleton dimension {max(len(a), len(b)) - k}")
-    return None
+    # (apply raises PyTorch's error for shapes that do not broadcast: _broadcast_errors)
+    return apply(op, *args, **static)
 
 
 # ---- arithmetic ----------------------------------------------------------------------

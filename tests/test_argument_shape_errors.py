@@ -1,5 +1,6 @@
-"""The normalisations refuse per-channel tensors of the wrong size with PyTorch's errors (JAX would raise its
-own broadcasting error, or broadcast a wrong shape silently)."""
+"""Arguments of shapes that do not fit raise PyTorch's errors, never JAX's (a ValueError or TypeError about
+"incompatible shapes for broadcasting") nor a silently broadcast wrong shape: the normalisations' per-channel
+tensors, and the ops that broadcast their tensor arguments inside their kernel."""
 import pytest
 
 import tapegrad
@@ -30,3 +31,25 @@ def test_errors_as_pytorch(torch, case):
     with pytest.raises(type(theirs.value)) as ours:
         CASES[case](tapegrad, tapegrad.zeros(4, 6, 5))
     assert str(ours.value).startswith(str(theirs.value))
+
+
+BROADCASTING = {
+    "complex": lambda lib: lib.complex(lib.ones(4, 6, 5), lib.ones(4, 6)),
+    "polar": lambda lib: lib.polar(lib.ones(4, 6, 5), lib.ones(4, 6)),
+    "normal": lambda lib: lib.normal(lib.ones(4, 6, 5), lib.ones(4, 6)),
+    "bce_with_logits": lambda lib: lib.binary_cross_entropy_with_logits(lib.ones(4, 6, 5), lib.ones(4, 6)),
+    "maximum": lambda lib: lib.maximum(lib.ones(3), lib.ones(2)),
+    "add": lambda lib: lib.ones(3, 4) + lib.ones(2, 4),
+}
+
+
+@pytest.mark.parametrize("case", list(BROADCASTING))
+def test_broadcasting_errors_as_pytorch(torch, case):
+    with pytest.raises(RuntimeError) as theirs:
+        BROADCASTING[case](torch)
+    with pytest.raises(RuntimeError) as ours:
+        BROADCASTING[case](tapegrad)
+    if case == "bce_with_logits":   # (PyTorch's composite names the target a, the input b)
+        assert str(ours.value).split(") at ")[1] == str(theirs.value).split(") at ")[1]
+    else:
+        assert str(ours.value) == str(theirs.value)
