@@ -120,7 +120,7 @@ _NOT_METHODS = {
     "complex", "concat", "concatenate", "dstack", "einsum", "hstack", "polar", "row_stack", "rsub", "stack",
     "std_mean", "var_mean", "tensordot", "view_as_complex", "view_as_real", "vstack", "where", "real", "imag",
     "numel", "searchsorted", "cdist", "meshgrid", "fill", "vander", "hann_window", "hamming_window",
-    "blackman_window", "bartlett_window", "kaiser_window",
+    "blackman_window", "bartlett_window", "kaiser_window", "bucketize", "isin",
 }
 def _takes_out(fn):
     try:

@@ -27,6 +27,7 @@ from ._random import *  # noqa: F401,F403
 from ._windows import *  # noqa: F401,F403
 from ._stft import *  # noqa: F401,F403
 from ._compositions import *  # noqa: F401,F403
+from ._statistics import *  # noqa: F401,F403
 
 
 def _public_names():

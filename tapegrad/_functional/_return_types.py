@@ -12,7 +12,7 @@ def _return_type(name, fields):
                                 "__module__": "tapegrad.return_types"})
 
 
-_VALUES_INDICES = ("max", "min", "sort", "topk", "kthvalue", "median", "mode", "cummax", "cummin", "aminmax")
+_VALUES_INDICES = ("max", "min", "sort", "topk", "kthvalue", "median", "nanmedian", "mode", "cummax", "cummin", "aminmax")
 for _name in _VALUES_INDICES:
     globals()[_name] = _return_type(_name, ("min", "max") if _name == "aminmax" else ("values", "indices"))
 slogdet = _return_type("slogdet", ("sign", "logabsdet"))
@@ -21,6 +21,7 @@ svd = _return_type("svd", ("U", "S", "V"))
 linalg_svd = _return_type("linalg_svd", ("U", "S", "Vh"))
 eigh = _return_type("eigh", ("eigenvalues", "eigenvectors"))
 frexp = _return_type("frexp", ("mantissa", "exponent"))
+histogram = _return_type("histogram", ("hist", "bin_edges"))
 
 
 _out_types = {}

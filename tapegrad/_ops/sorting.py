@@ -45,6 +45,30 @@ def _median_all(a):
         if jnp.issubdtype(a.dtype, jnp.floating) else m
 
 
+def _nanmedian_index(a, dim, keepdim):
+    # The lower median of the values that are not NaN (sorted last); a row of NaN only points at one of them.
+    order = _argsort(a, dim, False)
+    if jnp.issubdtype(a.dtype, jnp.floating):
+        kept = jnp.sum(~jnp.isnan(a), axis=dim, keepdims=True)
+    else:
+        kept = jnp.full((1,) * a.ndim, a.shape[dim])
+    idx = jnp.take_along_axis(order, jnp.maximum((kept - 1) // 2, 0), axis=dim)
+    return idx if keepdim else jnp.squeeze(idx, dim)
+
+
+def _nanmedian_all(a):
+    # As median() without dim, over the values that are not NaN; all NaN: NaN, its gradient spread over all.
+    flat = a.reshape(-1)
+    if not jnp.issubdtype(a.dtype, jnp.floating):
+        return jnp.sort(flat)[(flat.size - 1) // 2]
+    if flat.size == 0:
+        return jnp.full((), jnp.nan, a.dtype)
+    nan = jnp.isnan(flat)
+    m = jnp.sort(flat)[jnp.maximum((jnp.sum(~nan) - 1) // 2, 0)]
+    hit = jnp.where(jnp.all(nan), nan, flat == m)
+    return (jnp.sum(jnp.where(hit, flat, 0)) / jnp.maximum(jnp.sum(hit), 1)).astype(a.dtype)
+
+
 def _mode_index(a, dim, keepdim):
     # The smallest most frequent value; its last position (PyTorch's CPU choice).
     x = jnp.moveaxis(a, dim, -1)
@@ -74,16 +98,20 @@ topk_indices = defop("topk_indices", lambda a, dim, k, largest: _pick(a, dim, k,
 kthvalue_indices = defop("kthvalue_indices", lambda a, dim, k, keepdim: _kth(a, dim, k, keepdim),
                          dtype_rule=KEEP)
 median_indices = defop("median_indices", _median_index, dtype_rule=KEEP)
+nanmedian_indices = defop("nanmedian_indices", _nanmedian_index, dtype_rule=KEEP)
 mode_indices = defop("mode_indices", _mode_index, dtype_rule=KEEP)
 
 sort_values = _values_op("sort_values", "SortBackward0")
 topk_values = _values_op("topk_values", "TopkBackward0")
 kthvalue_values = _values_op("kthvalue_values", "KthvalueBackward0")
 median_values = _values_op("median_values", "MedianBackward1")
+nanmedian_values = _values_op("nanmedian_values", "NanmedianBackward1")
 mode_values = _values_op("mode_values", "ModeBackward0")
 max_values = _values_op("max_values", "MaxBackward0")
 min_values = _values_op("min_values", "MinBackward0")
 median_all = defop("median_all", _median_all, dtype_rule=KEEP, node_name="MedianBackward0", saves_output=True)
+nanmedian_all = defop("nanmedian_all", _nanmedian_all, dtype_rule=KEEP, node_name="NanmedianBackward0",
+                      saves_output=True)
 
 # Data-dependent sizes: the caller counts on the host (as PyTorch syncs) and passes `size`.
 # PyTorch records unique's nodes but cannot differentiate them: the output requires grad, backward raises.
