@@ -120,7 +120,8 @@ _NOT_METHODS = {
     "complex", "concat", "concatenate", "dstack", "einsum", "hstack", "polar", "row_stack", "rsub", "stack",
     "std_mean", "var_mean", "tensordot", "view_as_complex", "view_as_real", "vstack", "where", "real", "imag",
     "numel", "searchsorted", "cdist", "meshgrid", "fill", "vander", "hann_window", "hamming_window",
-    "blackman_window", "bartlett_window", "kaiser_window", "bucketize", "isin",
+    "blackman_window", "bartlett_window", "kaiser_window", "bucketize", "isin", "chain_matmul", "block_diag",
+    "cartesian_prod", "combinations", "trapezoid", "trapz", "cumulative_trapezoid",
 }
 def _takes_out(fn):
     try:
@@ -156,7 +157,8 @@ Tensor.is_signed = lambda self: self.dtype.is_signed
 
 # In-place variants x.op_(...) that PyTorch has, for the functions above (comparisons: further down).
 _INPLACE = [
-    "abs", "absolute", "acos", "acosh", "add", "addcdiv", "addcmul", "addmm", "addmv", "arccos", "arccosh", "arcsin",
+    "abs", "absolute", "acos", "acosh", "add", "addbmm", "addcdiv", "addcmul", "addmm", "addmv", "addr", "arccos",
+    "arccosh", "arcsin",
     "arcsinh", "arctan", "arctan2", "arctanh", "asin", "asinh", "atan", "atan2", "atanh", "baddbmm",
     "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "ceil", "copysign",
     "clamp", "clamp_max", "clamp_min", "clip", "conj_physical", "cos", "cosh", "cumprod", "cumsum", "deg2rad",
@@ -334,7 +336,6 @@ Tensor.copy_ = copy_
 Tensor.index_put_ = index_put_
 Tensor.index_put = index_put
 Tensor.where = where
-Tensor.inverse = lambda self: F._linalg_functions.inv(self)
 Tensor.pinverse = F._linalg_functions.pinverse
 Tensor.conj = F.conj
 Tensor.real = property(F.real)

@@ -28,6 +28,9 @@ from ._windows import *  # noqa: F401,F403
 from ._stft import *  # noqa: F401,F403
 from ._compositions import *  # noqa: F401,F403
 from ._statistics import *  # noqa: F401,F403
+from ._products import *  # noqa: F401,F403
+from ._combinatorics import *  # noqa: F401,F403
+from ._integrate import *  # noqa: F401,F403
 
 
 def _public_names():

@@ -359,7 +359,11 @@ def multi_dot(tensors, *, out=None):
     tensors = list(tensors)
     if len(tensors) < 2:
         raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    for k, (a, b) in enumerate(zip(tensors, tensors[1:])):
+        if a.shape[-1] != b.shape[0]:
+            raise RuntimeError(f"multi_dot(): tensors {k} and {k + 1} with shapes {list(a.shape)} and "
+                               f"{list(b.shape)} cannot be multiplied")
     result = tensors[0]
     for t in tensors[1:]:
         result = matmul(result, t)
-    return result
+    return result.view(tuple(result.shape))   # PyTorch's last step views the product in the result's shape

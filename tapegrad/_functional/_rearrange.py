@@ -167,8 +167,8 @@ def meshgrid(*tensors, indexing=None):
         if t.ndim > 1:
             raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t.ndim}D")
         if t.dtype is not tensors[0].dtype:
-            raise RuntimeError("torch.meshgrid: Expected all tensors in the tensor list to have the same dtype. "
-                               "Convert them first, e.g. t.to(tensors[0].dtype).")
+            raise RuntimeError("meshgrid expects all tensors to have the same dtype. Convert them first, e.g. "
+                               "t.to(tensors[0].dtype).")
     # 'xy' is 'ij' over the first two inputs swapped, with their grids swapped back.
     swap = indexing == "xy" and len(tensors) >= 2
     ordered = (tensors[1], tensors[0]) + tuple(tensors[2:]) if swap else tuple(tensors)

@@ -16,6 +16,19 @@ def _addmm(inp, a, b, beta, alpha):
     return scaled + alpha * jnp.matmul(a, b)
 
 
+def _addr(inp, vec1, vec2, beta, alpha):
+    # bool: (beta and input) or (alpha and the outer product), as PyTorch's kernel
+    if inp.dtype == jnp.bool_:
+        return (bool(beta) & inp) | (bool(alpha) & vec1[:, None] & vec2[None, :])
+    return _addmm(inp, vec1[:, None], vec2[None, :], beta, alpha)
+
+
+def _addbmm(inp, batch1, batch2, beta, alpha):
+    # the sum of the batch's products is one product of the batches laid side by side
+    b, n, k = batch1.shape
+    return _addmm(inp, jnp.moveaxis(batch1, 0, 1).reshape(n, b * k), batch2.reshape(b * k, batch2.shape[2]), beta, alpha)
+
+
 def _solve(a, b, left, vector):
     if not left:
         return jnp.swapaxes(_solve(jnp.swapaxes(a, -1, -2), jnp.swapaxes(b, -1, -2), True, False), -1, -2)
@@ -139,6 +152,9 @@ outer = defop("outer", lambda column, b: column * b, node="mul")   # column: the
 addmm = defop("addmm", _addmm, dtype_rule=KEEP)
 baddbmm = defop("baddbmm", _addmm, dtype_rule=KEEP)
 addmv = defop("addmv", _addmm, dtype_rule=KEEP)
+# beta and alpha are statics here: the tensors alone promote, as PyTorch's (a Python int would lift bools)
+addr = defop("addr", _addr, dtype_rule=SAME)
+addbmm = defop("addbmm", _addbmm, dtype_rule=KEEP)
 cross = defop("cross", lambda a, b, dim: jnp.cross(a, b, axisa=dim, axisb=dim, axisc=dim),
               node="linalg_cross", dtype_rule=SAME)
 trace = defop("trace", lambda a: jnp.trace(a), dtype_rule=KEEP)

@@ -28,6 +28,17 @@ def _repeat_interleave(a, repeats, dim, total):
     return jnp.repeat(a, repeats, axis=dim, total_repeat_length=total)
 
 
+def _block_diag(*xs):
+    # each operand as a matrix (a scalar 1 x 1, a vector one row) on the diagonal of a zero matrix
+    mats = [x.reshape((1,) * (2 - x.ndim) + x.shape) for x in xs]
+    out = jnp.zeros((sum(m.shape[0] for m in mats), sum(m.shape[1] for m in mats)), mats[0].dtype)
+    row = col = 0
+    for m in mats:
+        out = out.at[row:row + m.shape[0], col:col + m.shape[1]].set(m)
+        row, col = row + m.shape[0], col + m.shape[1]
+    return out
+
+
 def strided_positions(size, stride, offset):
     """offset + sum(i_d * stride_d) for every index of `size`: storage positions of a strided layout."""
     index = np.full(tuple(size), offset, np.int64)
@@ -105,6 +116,7 @@ tril = defop("tril", lambda a, diagonal: jnp.tril(a, diagonal), dtype_rule=KEEP)
 triu = defop("triu", lambda a, diagonal: jnp.triu(a, diagonal), dtype_rule=KEEP)
 cat = defop("cat", lambda *xs, dim: jnp.concatenate(xs, dim), dtype_rule=SAME)
 stack = defop("stack", lambda *xs, dim: jnp.stack(xs, dim), dtype_rule=SAME)
+block_diag = defop("block_diag", _block_diag, dtype_rule=SAME)
 repeat = defop("repeat", lambda a, repeats: jnp.tile(a, repeats), dtype_rule=KEEP)
 flip.elements_from = roll.elements_from = repeat.elements_from = (0,)
 cat.elements_from = stack.elements_from = ALL_INPUTS
