@@ -121,7 +121,8 @@ _NOT_METHODS = {
     "std_mean", "var_mean", "tensordot", "view_as_complex", "view_as_real", "vstack", "where", "real", "imag",
     "numel", "searchsorted", "cdist", "meshgrid", "fill", "vander", "hann_window", "hamming_window",
     "blackman_window", "bartlett_window", "kaiser_window", "bucketize", "isin", "chain_matmul", "block_diag",
-    "cartesian_prod", "combinations", "trapezoid", "trapz", "cumulative_trapezoid",
+    "cartesian_prod", "combinations", "trapezoid", "trapz", "cumulative_trapezoid", "unravel_index", "result_type",
+    "can_cast",
 }
 def _takes_out(fn):
     try:
@@ -164,11 +165,12 @@ _INPLACE = [
     "clamp", "clamp_max", "clamp_min", "clip", "conj_physical", "cos", "cosh", "cumprod", "cumsum", "deg2rad",
     "div",
     "digamma", "divide", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "fix", "float_power", "floor",
-    "floor_divide", "fmod", "frac", "gcd", "heaviside", "hypot", "i0", "igamma", "igammac", "index_add", "index_copy",
-    "index_fill", "lcm", "ldexp", "mvlgamma", "nextafter", "lerp", "lgamma", "log", "log10", "log1p", "log2",
+    "floor_divide", "fmod", "frac", "gcd", "heaviside", "hypot", "i0", "igamma", "igammac", "index_add",
+    "index_copy", "index_fill", "lcm", "ldexp", "mvlgamma", "nextafter", "lerp", "lgamma", "log", "log10", "log1p",
+    "log2", "index_reduce",
     "logical_and",
     "logical_not", "logical_or", "logical_xor", "logit", "masked_fill", "masked_scatter", "mul", "multiply",
-    "nan_to_num", "neg", "negative", "pow", "rad2deg", "reciprocal", "relu", "remainder", "renorm", "round",
+    "nan_to_num", "neg", "negative", "pow", "put", "rad2deg", "reciprocal", "relu", "remainder", "renorm", "round",
     "rsqrt", "scatter", "scatter_add", "scatter_reduce", "sgn", "sigmoid", "sign", "sin", "sinc", "sinh", "sqrt",
     "square", "sub", "subtract", "tan", "tanh", "tril", "triu", "true_divide", "trunc", "xlogy",
 ]
@@ -316,16 +318,6 @@ def index_put_(self, indices, values, accumulate=False):
                    accumulate=builtins.bool(accumulate), whole=True)
 
 
-def index_put(self, indices, values, accumulate=False):
-    # out of place, one IndexPutBackward0 on self and values (as PyTorch), not a clone written in place
-    spec, arrays, _ = parse(self, tuple(indices))
-    out = apply(I.index_put, self, F.scalar_or_tensor(values), *(Tensor._wrap(a) for a in arrays), spec=spec,
-                accumulate=builtins.bool(accumulate), whole=True)
-    if out.dtype is not self.dtype:
-        out = apply(E.to_dtype, out, dtype=self.dtype.np)
-    return out
-
-
 def where(self, condition, other):
     return F.where(condition, self, other)
 
@@ -334,7 +326,6 @@ Tensor.zero_ = zero_
 Tensor.fill_ = fill_
 Tensor.copy_ = copy_
 Tensor.index_put_ = index_put_
-Tensor.index_put = index_put
 Tensor.where = where
 Tensor.pinverse = F._linalg_functions.pinverse
 Tensor.conj = F.conj

@@ -363,6 +363,14 @@ index_fill = defop("index_fill", lambda a, idx, v, dim: a.at[_dim_index(dim, idx
 masked_fill = defop("masked_fill", lambda a, mask, v: jnp.where(mask, jnp.asarray(v, a.dtype), a),
                     dtype_rule=KEEP, diff=(0, 2), overloads=[overload("MaskedFillBackward1", "..t")])
 masked_scatter = defop("masked_scatter", _masked_scatter, dtype_rule=KEEP, diff=(0, 2))
+# put: the flat input with source written (or added) at flat indices
+put = defop("put", lambda a, idx, src, accumulate: getattr(a.reshape(-1).at[idx.reshape(-1)], "add" if accumulate
+                                                            else "set")(src.reshape(-1)).reshape(a.shape),
+            dtype_rule=KEEP, diff=(0, 2))
+# index_reduce: scatter_reduce along dim with the index vector spread over the source's shape
+index_reduce = defop("index_reduce", lambda a, idx, src, dim, reduce, include_self: _scatter_reduce(
+    a, jnp.broadcast_to(jnp.expand_dims(idx, tuple(d for d in range(src.ndim) if d != dim)), src.shape), src, dim,
+    reduce, include_self), dtype_rule=KEEP, diff=(0, 2), saves_output=True)
 take = defop("take", lambda a, idx: a.reshape(-1)[idx], dtype_rule=KEEP, diff=(0,), saves_inputs=(0, 1))
 take_along_dim = defop("take_along_dim", _take_along_dim, dtype_rule=KEEP, diff=(0,), node="gather",
                        saves_inputs=(0, 1))

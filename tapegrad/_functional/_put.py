@@ -1,0 +1,88 @@
+"""Writing into a tensor at indices, out of place: index_put, put, index_reduce; and unravel_index."""
+import builtins
+import itertools
+import operator
+
+from .. import _dtypes as D
+from .._dispatch import apply
+from .._ops import elementwise as E, indexing as I
+from .._tensor import Tensor
+from ._common import SCALAR_NAME, check_index_bounds, scalar_or_tensor, wrap_dim
+from ._index import _check_source
+
+_INDEX_REDUCTIONS = ("prod", "mean", "amax", "amin")
+
+
+def index_put(input, indices, values, accumulate=False):
+    # one IndexPutBackward0 on input and values (as PyTorch), not a clone written in place
+    from .._indexing import parse
+    spec, arrays, _ = parse(input, tuple(indices))
+    out = apply(I.index_put, input, scalar_or_tensor(values), *(Tensor._wrap(a) for a in arrays), spec=spec,
+                accumulate=builtins.bool(accumulate), whole=True)
+    if out.dtype is not input.dtype:
+        out = apply(E.to_dtype, out, dtype=input.dtype.np)
+    return out
+
+
+def put(input, index, source, accumulate=False):
+    """input with source written (or added) at the flat indices (PutBackward0)."""
+    if source.dtype is not input.dtype:
+        raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got self.dtype = "
+                           f"{SCALAR_NAME[input.dtype.name]} and source.dtype = {SCALAR_NAME[source.dtype.name]}")
+    if index.dtype is not D.int64:
+        raise RuntimeError(f"put_(): Expected a long tensor for index, but got {SCALAR_NAME[index.dtype.name]}")
+    if source.numel() != index.numel():
+        raise IndexError(f"put_(): Expected source and index to have the same number of elements, but got "
+                         f"source.numel() = {source.numel()}, index.numel() = {index.numel()}")
+    n = input.numel()
+    check_index_bounds(index, n, 0, IndexError, "out of range: tried to access index {i} on a tensor of {size} "
+                                                "elements.")
+    return apply(I.put, input, index, source, accumulate=builtins.bool(accumulate))
+
+
+def index_reduce(input, dim, index, source, reduce, *, include_self=True):
+    """input with each slice source[i] along dim reduced into input's slice index[i] (IndexReduceBackward0)."""
+    if reduce not in _INDEX_REDUCTIONS:
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
+    d = wrap_dim(dim, input.ndim)
+    if index.ndim > 1:
+        raise IndexError(f"index_reduce_(): Index is supposed to be a vector, but got dim: {index.ndim} with type: "
+                         f"{SCALAR_NAME[index.dtype.name]} and size: {list(index.shape)}")
+    if index.dtype not in (D.int64, D.int32):
+        raise RuntimeError(f"index_reduce_(): Expected dtype int32/int64 for index but got: "
+                           f"{SCALAR_NAME[index.dtype.name]}")
+    if source.dtype is not input.dtype:
+        raise RuntimeError(f"index_reduce_(): self ({SCALAR_NAME[input.dtype.name]}) and source "
+                           f"({SCALAR_NAME[source.dtype.name]}) must have the same scalar type")
+    if index.numel() != (source.shape[d] if source.ndim else 1):
+        raise RuntimeError(f"index_reduce_(): Number of indices ({index.numel()}) should be equal to "
+                           f"source.size(dim) ({source.shape[d] if source.ndim else 1})")
+    _check_source(input, d, index, source, "index_reduce_")
+    check_index_bounds(index, input.shape[d] if input.ndim else 1, d, IndexError, "index out of range in self")
+    if input.ndim == 0:
+        input, source = input.reshape(1), source.reshape(1)
+        return apply(I.index_reduce, input, index.reshape(-1), source, dim=0, reduce=reduce,
+                     include_self=builtins.bool(include_self)).reshape(())
+    return apply(I.index_reduce, input, index.reshape(-1), source, dim=d, reduce=reduce,
+                 include_self=builtins.bool(include_self))
+
+
+def unravel_index(indices, shape):
+    """The coordinates of flat indices in `shape`, as PyTorch's composition: each index floor-divided by the
+    strides of a contiguous tensor of that shape, modulo the sizes."""
+    if indices.is_complex() or indices.is_floating_point() or indices.dtype is D.bool_:
+        raise TypeError(f"expected 'indices' to be integer dtype, but got torch.{indices.dtype.name}")
+    if isinstance(shape, builtins.int):
+        shape = (shape,)
+    elif not isinstance(shape, (tuple, list)):
+        raise TypeError(f"expected 'shape' to be int or sequence of ints, but got {type(shape)}")
+    for size in shape:
+        if not isinstance(size, builtins.int):
+            raise TypeError(f"expected 'shape' sequence to only contain ints, but got {type(size)}")
+    shape = tuple(shape)
+    if builtins.any(size < 0 for size in shape):
+        raise ValueError(f"'shape' cannot have negative values, but got {shape}")
+    from .._creation import tensor
+    strides = list(reversed(list(itertools.accumulate(reversed(shape[1:] + (1,)), operator.mul))))
+    coordinates = indices.unsqueeze(-1).floor_divide(tensor(strides, dtype=D.int64, device=indices.device))
+    return (coordinates % tensor(shape, dtype=D.int64, device=indices.device)).unbind(-1)
