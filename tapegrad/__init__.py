@@ -30,6 +30,7 @@ from ._tensor import Tensor  # noqa: E402
 from . import _tensor_autograd, _tensor_conversions  # noqa: E402,F401  (attach autograd attributes, conversions)
 from . import _views  # noqa: E402,F401  (binds view creation into dispatch)
 from . import _methods  # noqa: E402,F401  (attaches Tensor methods)
+from . import _tensor_extras  # noqa: E402,F401  (Tensor.unfold, sum_to_size, fill_diagonal_, new...)
 from . import _tensor_layout, _tensor_dtype_device  # noqa: E402,F401  (attach Tensor's layout, to() and new_*)
 from ._creation import (  # noqa: E402
     tensor, as_tensor, from_numpy, zeros, ones, empty, full, zeros_like, ones_like, empty_like, full_like,

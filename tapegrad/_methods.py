@@ -122,7 +122,10 @@ _NOT_METHODS = {
     "numel", "searchsorted", "cdist", "meshgrid", "fill", "vander", "hann_window", "hamming_window",
     "blackman_window", "bartlett_window", "kaiser_window", "bucketize", "isin", "chain_matmul", "block_diag",
     "cartesian_prod", "combinations", "trapezoid", "trapz", "cumulative_trapezoid", "unravel_index", "result_type",
-    "can_cast",
+    "can_cast", "view_copy", "t_copy", "transpose_copy", "permute_copy", "expand_copy", "squeeze_copy",
+    "unsqueeze_copy", "select_copy", "slice_copy", "diagonal_copy", "detach_copy", "alias_copy", "unbind_copy",
+    "split_copy", "split_with_sizes_copy", "unfold_copy", "as_strided_copy", "view_as_real_copy",
+    "view_as_complex_copy",
 }
 def _takes_out(fn):
     try:

@@ -33,6 +33,7 @@ from ._combinatorics import *  # noqa: F401,F403
 from ._integrate import *  # noqa: F401,F403
 from ._put import *  # noqa: F401,F403
 from ._type_queries import *  # noqa: F401,F403
+from ._copies import *  # noqa: F401,F403
 
 
 def _public_names():

@@ -66,6 +66,16 @@ def diagonal_strides(static, shape, strides):
     return [shape[d] for d in keep] + [size], [strides[d] for d in keep] + [strides[d1] + strides[d2]]
 
 
+def unfold_strides(static, shape, strides):
+    # the windows along dim: their starts step * stride apart, their elements a new last dim
+    if not shape:
+        return [static["size"]], [1]
+    d, size, step = static["dim"], static["size"], static["step"]
+    count = (shape[d] - size) // step + 1
+    return (list(shape[:d]) + [count] + list(shape[d + 1:]) + [size],
+            list(strides[:d]) + [strides[d] * step] + list(strides[d + 1:]) + [strides[d]])
+
+
 def as_strided_strides(static, shape, strides):
     return list(static["size"]), list(static["stride"])
 

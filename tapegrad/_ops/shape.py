@@ -39,6 +39,15 @@ def _block_diag(*xs):
     return out
 
 
+def _unfold(a, dim, size, step):
+    # windows of `size` elements every `step` along dim, as a new last dim (a 0-d input: one of its element)
+    if a.ndim == 0:
+        return a.reshape(1)[:size]
+    count = (a.shape[dim] - size) // step + 1
+    windows = np.arange(count)[:, None] * step + np.arange(size)
+    return jnp.moveaxis(jnp.take(a, windows, axis=dim), dim + 1, -1)
+
+
 def strided_positions(size, stride, offset):
     """offset + sum(i_d * stride_d) for every index of `size`: storage positions of a strided layout."""
     index = np.full(tuple(size), offset, np.int64)
@@ -81,6 +90,7 @@ alias = defop("alias", lambda a: a, dtype_rule=KEEP, view=True, stride_rule=R.sa
 # reshape of a non-contiguous tensor that strides alone can reshape (PyTorch's _reshape_alias).
 reshape_alias = defop("reshape_alias", lambda a, shape: jnp.reshape(a, shape), dtype_rule=KEEP, view=True,
                       node="_reshape_alias", stride_rule=R.reshape_strides)
+unfold = defop("unfold", _unfold, dtype_rule=KEEP, view=True, stride_rule=R.unfold_strides)
 diagonal = defop("diagonal", lambda a, offset, dim1, dim2: jnp.diagonal(a, offset, dim1, dim2), dtype_rule=KEEP,
                  view=True, stride_rule=R.diagonal_strides)
 # split/chunk/unbind pieces are basic-index views of the input (their own node names).
@@ -142,7 +152,20 @@ select_scatter = defop("select_scatter", lambda a, src, dim, index: a.at[(slice(
 slice_scatter = defop("slice_scatter", lambda a, src, dim, start, stop, step:
                       a.at[(slice(None),) * dim + (slice(start, stop, step),)].set(src), dtype_rule=KEEP)
 diagonal_scatter = defop("diagonal_scatter", _diagonal_scatter, dtype_rule=KEEP)
-select_scatter.elements_from = slice_scatter.elements_from = diagonal_scatter.elements_from = ALL_INPUTS
+
+
+def _as_strided_scatter(a, src, size, stride, offset, source):
+    """a with src written at the storage positions of (size, stride, offset), a's own elements lying at those
+    of source = (strides, offset); the caller checks that a holds every position."""
+    have = strided_positions(a.shape, *source).reshape(-1)
+    order = np.argsort(have, kind="stable")
+    index = order[np.searchsorted(have[order], strided_positions(size, stride, offset).reshape(-1))]
+    return a.reshape(-1).at[index].set(src.reshape(-1)).reshape(a.shape)
+
+
+as_strided_scatter = defop("as_strided_scatter", _as_strided_scatter, dtype_rule=KEEP)
+select_scatter.elements_from = slice_scatter.elements_from = diagonal_scatter.elements_from = \
+    as_strided_scatter.elements_from = ALL_INPUTS
 
 
 # ---- how PyTorch's backward formulas hand the gradient on (Op.hands_grad) ------------------------------
