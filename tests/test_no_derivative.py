@@ -1,5 +1,5 @@
 """Ops PyTorch records in the graph but cannot differentiate (unique, unique_consecutive, scatter with
-reduce=, floor_divide, remainder of a number, heaviside), against PyTorch: the output requires grad, grad_fn
+reduce=, floor_divide, remainder of a number, heaviside, histogram, detach_copy), against PyTorch: the output requires grad, grad_fn
 has PyTorch's name and edges, and reaching the node in backward raises PyTorch's exception type with its
 message (through backward, autograd.grad and create_graph, on first sight and once the structure is compiled)."""
 import numpy as np
@@ -28,6 +28,9 @@ CASES = {
     "//=": lambda lib, x: x.clone().__ifloordiv__(0.75),
     "remainder of a number": lambda lib, x: 3 % x,
     "heaviside": lambda lib, x: lib.heaviside(x, lib.tensor([0.5], dtype=x.dtype)),
+    "histogram": lambda lib, x: lib.histogram(x, 3).hist,
+    "histogram edges": lambda lib, x: x.histogram(lib.tensor([0.0, 1.5, 3.0], dtype=x.dtype), weight=x).bin_edges,
+    "detach_copy": lambda lib, x: lib.detach_copy(x),
 }
 
 

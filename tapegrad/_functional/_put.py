@@ -1,7 +1,9 @@
 """Writing into a tensor at indices, out of place: index_put, put, index_reduce; and unravel_index."""
 import builtins
+import functools
 import itertools
 import operator
+import warnings
 
 from .. import _dtypes as D
 from .._dispatch import apply
@@ -42,6 +44,7 @@ def put(input, index, source, accumulate=False):
 
 def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     """input with each slice source[i] along dim reduced into input's slice index[i] (IndexReduceBackward0)."""
+    _warn_beta()
     if reduce not in _INDEX_REDUCTIONS:
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
     d = wrap_dim(dim, input.ndim)
@@ -65,6 +68,12 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
                      include_self=builtins.bool(include_self)).reshape(())
     return apply(I.index_reduce, input, index.reshape(-1), source, dim=d, reduce=reduce,
                  include_self=builtins.bool(include_self))
+
+
+@functools.cache
+def _warn_beta():
+    # once per process, as PyTorch's TORCH_WARN_ONCE
+    warnings.warn("index_reduce() is in beta and the API may change at any time.", UserWarning, stacklevel=3)
 
 
 def unravel_index(indices, shape):
