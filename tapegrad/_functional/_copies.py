@@ -80,8 +80,11 @@ def select_copy(input, dim, index):
 def slice_copy(input, dim=0, start=None, end=None, step=1):
     if step <= 0:
         raise RuntimeError("slice step must be positive")
-    return _copying(lambda x: x[(builtins.slice(None),) * wrap_dim(dim, x.ndim)
-                                + (builtins.slice(start, end, step),)])(input)
+    d = wrap_dim(dim, input.ndim)
+    start, stop, _ = builtins.slice(start, end).indices(input.shape[d])
+    spec, positions = I.dynamic_spec(((None, None, None),) * d + ((start, builtins.max(start, stop), step),),
+                                     tuple(input.shape))
+    return apply(C.COPIES[I.slice_.name], input, *positions, spec=spec)
 
 
 def diagonal_copy(input, offset=0, dim1=0, dim2=1):

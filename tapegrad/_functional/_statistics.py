@@ -116,7 +116,7 @@ def _float(v):
     return "-nan" if math.isnan(v) else repr(v) if v != builtins.int(v) else str(builtins.int(v))
 
 
-def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
+def histogram(input, bins=100, *, range=None, weight=None, density=False, out=None):
     """(hist, bin_edges); bins: their number (evenly between range, or the data's extremes) or the edges."""
     _check_histogram_input(input, "histogramdd")
     if isinstance(bins, Tensor):

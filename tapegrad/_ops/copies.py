@@ -22,7 +22,8 @@ def copy_of(view, name=None, node_name=None, overload_names=None):
 # the view op each copy computes, by the view's op-table name
 COPIES = {view.name: copy_of(view) for view in (
     S.view, S.t, S.transpose, S.permute, S.expand, S.squeeze, S.unsqueeze, I.select, I.slice_, S.diagonal, S.alias,
-    S.unbind, S.split, S.unfold, S.as_strided, B.view_as_real, B.view_as_complex)}
+    S.unbind, S.split, S.as_strided, B.view_as_real, B.view_as_complex)}
+COPIES[S.unfold.name] = copy_of(S.unfold, "unfold_copy")
 narrow_copy = copy_of(I.slice_, "narrow_copy", "NarrowCopyBackward0")
 unsafe_split = copy_of(S.split, "unsafe_split", "UnsafeSplitBackward0",
                        {"SplitWithSizesBackward0": "UnsafeSplitWithSizesBackward0"})

@@ -370,7 +370,7 @@ put = defop("put", lambda a, idx, src, accumulate: getattr(a.reshape(-1).at[idx.
 # index_reduce: scatter_reduce along dim with the index vector spread over the source's shape
 index_reduce = defop("index_reduce", lambda a, idx, src, dim, reduce, include_self: _scatter_reduce(
     a, jnp.broadcast_to(jnp.expand_dims(idx, tuple(d for d in range(src.ndim) if d != dim)), src.shape), src, dim,
-    reduce, include_self), dtype_rule=KEEP, diff=(0, 2), saves_output=True)
+    reduce, include_self), dtype_rule=KEEP, diff=(0, 2), saves_inputs=(0, 1, 2), saves_output=True)
 take = defop("take", lambda a, idx: a.reshape(-1)[idx], dtype_rule=KEEP, diff=(0,), saves_inputs=(0, 1))
 take_along_dim = defop("take_along_dim", _take_along_dim, dtype_rule=KEEP, diff=(0,), node="gather",
                        saves_inputs=(0, 1))

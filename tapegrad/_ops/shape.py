@@ -90,7 +90,8 @@ alias = defop("alias", lambda a: a, dtype_rule=KEEP, view=True, stride_rule=R.sa
 # reshape of a non-contiguous tensor that strides alone can reshape (PyTorch's _reshape_alias).
 reshape_alias = defop("reshape_alias", lambda a, shape: jnp.reshape(a, shape), dtype_rule=KEEP, view=True,
                       node="_reshape_alias", stride_rule=R.reshape_strides)
-unfold = defop("unfold", _unfold, dtype_rule=KEEP, view=True, stride_rule=R.unfold_strides)
+# Tensor.unfold (PyTorch's nn.functional.unfold is another op)
+unfold = defop("unfold_windows", _unfold, dtype_rule=KEEP, view=True, node="unfold", stride_rule=R.unfold_strides)
 diagonal = defop("diagonal", lambda a, offset, dim1, dim2: jnp.diagonal(a, offset, dim1, dim2), dtype_rule=KEEP,
                  view=True, stride_rule=R.diagonal_strides)
 # split/chunk/unbind pieces are basic-index views of the input (their own node names).
