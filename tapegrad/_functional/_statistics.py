@@ -15,16 +15,18 @@ _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
-    return _quantile(input, q, dim, keepdim, interpolation, False, "quantile")
+    return _quantile(input, q, dim, keepdim, interpolation, False)
 
 
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
-    return _quantile(input, q, dim, keepdim, interpolation, True, "nanquantile")
+    return _quantile(input, q, dim, keepdim, interpolation, True)
 
 
-def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):
+def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
     """PyTorch's composition (sort, gather, lerp, then an in-place squeeze), so the gradient reaches the
-    sorted neighbours of each rank and the result's node is theirs (SqueezeBackward4)."""
+    sorted neighbours of each rank and the result's node is theirs (SqueezeBackward4). Its errors name
+    quantile() for nanquantile too."""
+    name = "quantile"
     if interpolation not in _INTERPOLATIONS:
         raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, midpoint or nearest, "
                            f"but got {interpolation}")
@@ -145,7 +147,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
         if tuple(weight.shape) != tuple(input.shape):
             raise RuntimeError(f"torch.histogramdd: if weight tensor is provided it should have the same shape as "
                                f"the input tensor excluding its innermost dimension, but got input with shape "
-                               f"{list(input.shape) + [1]} and weight with shape {list(weight.shape)}")
+                               f"{[input.numel(), 1]} and weight with shape {list(weight.shape)}")
         if weight.dtype is not input.dtype:
             raise RuntimeError(f"torch.histogramdd: if weight tensor is provided, input tensor and weight tensor "
                                f"should have the same dtype, but got input({_cpp(input)}), and "
