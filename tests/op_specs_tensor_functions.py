@@ -49,7 +49,8 @@ SPECS = {
                           Case(lambda lib, a, i, s: (a * 1).index_reduce_(1, i, s, "amax"), F(2, 4), A([3, 1]),
                                F(2, 2))),
     # ---- views and their copies ------------------------------------------------------------------------
-    "unfold_windows": cases(Case(lambda lib, a: a.unfold(1, 2, 1), F(3, 4)), Case(lambda lib, a: a.unfold(0, 2, 2), F(5, 2)),
+    "unfold_windows": cases(Case(lambda lib, a: a.unfold(1, 2, 1), F(3, 4)),
+                            Case(lambda lib, a: a.unfold(0, 2, 2), F(5, 2)),
                     Case(lambda lib, a: a.unfold(0, 1, 1), F())),
     # (PyTorch's gradient for the input is wrong, see tests/test_tensor_functions.py; the source's is compared)
     "as_strided_scatter": cases(Case(lambda lib, s: lib.as_strided_scatter(lib.arange(12.0).to(s.dtype).view(3, 4), s,

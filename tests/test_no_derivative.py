@@ -1,7 +1,7 @@
 """Ops PyTorch records in the graph but cannot differentiate (unique, unique_consecutive, scatter with
-reduce=, floor_divide, remainder of a number, heaviside, histogram, detach_copy), against PyTorch: the output requires grad, grad_fn
-has PyTorch's name and edges, and reaching the node in backward raises PyTorch's exception type with its
-message (through backward, autograd.grad and create_graph, on first sight and once the structure is compiled)."""
+reduce=, floor_divide, remainder of a number, heaviside, histogram, detach_copy), against PyTorch: the output
+requires grad, grad_fn has PyTorch's name and edges, and reaching the node in backward raises PyTorch's exception
+type with its message (through backward, autograd.grad and create_graph, on first sight and once the structure is compiled)."""
 import numpy as np
 import pytest
 

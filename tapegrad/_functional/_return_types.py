@@ -12,7 +12,8 @@ def _return_type(name, fields):
                                 "__module__": "tapegrad.return_types"})
 
 
-_VALUES_INDICES = ("max", "min", "sort", "topk", "kthvalue", "median", "nanmedian", "mode", "cummax", "cummin", "aminmax")
+_VALUES_INDICES = ("max", "min", "sort", "topk", "kthvalue", "median", "nanmedian", "mode", "cummax", "cummin",
+                   "aminmax")
 for _name in _VALUES_INDICES:
     globals()[_name] = _return_type(_name, ("min", "max") if _name == "aminmax" else ("values", "indices"))
 slogdet = _return_type("slogdet", ("sign", "logabsdet"))

@@ -26,7 +26,8 @@ def _addr(inp, vec1, vec2, beta, alpha):
 def _addbmm(inp, batch1, batch2, beta, alpha):
     # the sum of the batch's products is one product of the batches laid side by side
     b, n, k = batch1.shape
-    return _addmm(inp, jnp.moveaxis(batch1, 0, 1).reshape(n, b * k), batch2.reshape(b * k, batch2.shape[2]), beta, alpha)
+    side_by_side = jnp.moveaxis(batch1, 0, 1).reshape(n, b * k)
+    return _addmm(inp, side_by_side, batch2.reshape(b * k, batch2.shape[2]), beta, alpha)
 
 
 def _solve(a, b, left, vector):
