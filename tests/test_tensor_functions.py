@@ -329,6 +329,7 @@ def test_copies_of_views(name, args):
 def test_copies_special_cases():
     c = RNG.standard_normal((3, 2))
     same(lambda lib, x: (lib.squeeze_copy(x[None], 0), lib.squeeze_copy(x[None], (0,))), X)
+    same(lambda lib, x: (lib.view_copy(x, lib.int64), lib.view_copy(x, lib.float64)), X)
     same(lambda lib, x: lib.view_as_real_copy(lib.view_as_complex(x)), c)
     same(lambda lib, x: lib.view_as_complex_copy(x.detach()), c)
     same_error(lambda lib, x: lib.view_as_complex_copy(x.requires_grad_()), c)

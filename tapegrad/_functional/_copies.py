@@ -5,7 +5,7 @@ view's steps again as copy entries of the op table (_ops/copies.py) on the input
 PyTorch's (ViewBackward0_copy...)."""
 import builtins
 
-from .. import _views
+from .. import _dtypes as D, _views
 from .._dispatch import apply
 from .._grad_mode import is_grad_enabled, no_grad
 from .._ops import copies as C, indexing as I, shape as S
@@ -45,8 +45,12 @@ def _method(name):
     return lambda input, *args, **kwargs: getattr(input, name)(*args, **kwargs)
 
 
-def view_copy(input, *size):
-    return _copying(_method("view"))(input, *size)
+def view_copy(input, size=None, *, dtype=None):
+    if isinstance(size, D.dtype) or (size is None and dtype is not None):
+        # its elements reinterpreted: PyTorch records nothing
+        with no_grad():
+            return input.view(dtype or size).clone()
+    return _copying(_method("view"))(input, size)
 
 
 def t_copy(input):
