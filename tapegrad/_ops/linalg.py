@@ -45,7 +45,7 @@ def _abs_sq(a):
     return jnp.real(a * jnp.conj(a)) if jnp.iscomplexobj(a) else a * a
 
 
-def _vector_norm(a, ord, dim, keepdim, dtype=None):
+def _vector_norm(a, ord, dim, keepdim, dtype=None, aten=False):
     if dtype is not None:   # vector_norm(dtype=): computed in dtype, the gradient cast back to a's
         a = a.astype(dtype)
     if ord == 2:
@@ -247,7 +247,7 @@ def _pinv_jvp(hermitian, primals, tangents):
 pinv = defop("pinv", _pinv, dtype_rule=KEEP, diff=(0,), node="linalg_pinv", saves_output=True)
 
 
-def _vector_norm_backward(g, norm, a, ord, dim, keepdim, dtype=None):
+def _vector_norm_backward(g, norm, a, ord, dim, keepdim, dtype=None, aten=False):
     """PyTorch's norm_backward on the result (the norm)."""
     if dtype is not None:
         a = a.astype(dtype)
@@ -270,8 +270,9 @@ def _vector_norm_backward(g, norm, a, ord, dim, keepdim, dtype=None):
     return scaled * jnp.where(norm == 0, zero, g / norm ** (ord - 1))
 
 
+# aten=True: ATen's at::norm(x, p, dim), which composites such as pairwise_distance call (NormBackward1)
 vector_norm = defop("vector_norm", _vector_norm, dtype_rule=KEEP, node="linalg_vector_norm", saves_inputs=(0,),
-                    result_backward=_vector_norm_backward)
+                    result_backward=_vector_norm_backward, overloads=[overload("NormBackward1", aten=True)])
 cdist = defop("cdist", _cdist, dtype_rule=KEEP, node_name="CdistBackward0", saves_output=True)
 
 

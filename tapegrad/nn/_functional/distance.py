@@ -1,5 +1,8 @@
 """cosine_similarity and pairwise_distance, composed as PyTorch composes them."""
 from ... import _functional as TF, linalg
+from ..._dispatch import apply
+from ..._functional._common import wrap_dim
+from ..._ops import elementwise as E, linalg as L
 from ..._functional._common import result_dtype
 from ..._grad_mode import no_grad
 from ..._tensor import _wrap_dim
@@ -26,5 +29,8 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    # ATen's composite: at::norm(x1 - x2 + eps, p, innermost dim), eps added as a Scalar (AddBackward1)
     innermost = max(x1.ndim, x2.ndim) - 1
-    return TF.norm(x1 - x2 + eps, p, innermost, keepdim)
+    diff = apply(E.add_scalar, x1 - x2, eps)
+    return apply(L.vector_norm, diff, ord=p, dim=(wrap_dim(innermost, diff.ndim),) if diff.ndim else None,
+                 keepdim=bool(keepdim), aten=True)

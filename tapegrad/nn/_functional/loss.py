@@ -223,12 +223,16 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     return _bce_with_logits(input, target, weight, pos_weight, _reduction(size_average, reduce, reduction))
 
 
+def refuse_grad(function, name, t):
+    """PyTorch's error for an argument its kernel does not differentiate (a class weight, a target)."""
+    if t is not None and t.requires_grad and is_grad_enabled():
+        raise RuntimeError(f"The function '{function}' is not differentiable with respect to argument '{name}'. "
+                           f"This input cannot have requires_grad True. Pass {name}.detach().")
+
+
 def _bce_with_logits(input, target, weight, pos_weight, reduction):
     for name, t in (("weight", weight), ("pos_weight", pos_weight)):
-        if t is not None and t.requires_grad and is_grad_enabled():
-            raise RuntimeError(f"The function 'binary_cross_entropy_with_logits' is not differentiable with respect to "
-                               f"argument '{name}'. This input cannot have requires_grad True. Pass "
-                               f"{name}.detach().")
+        refuse_grad("binary_cross_entropy_with_logits", name, t)
     return apply(L.binary_cross_entropy_with_logits, input, target, *present(weight, pos_weight),
                  reduction=reduction, has_weight=weight is not None,
                  has_pos_weight=pos_weight is not None)
@@ -298,17 +302,19 @@ def aten_cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=0):
 
 # ATen's composites, op for op (PyTorch's nn.functional versions call these)
 def hinge_embedding_loss(input, target, margin=1.0, reduction=0):
-    from ..._creation import zeros_like
+    from ..._creation import full_like, zeros_like
     from ..._functional import where
     reduction = _reduction_enum(reduction, "hinge_embedding_loss", 4)
     zeros = zeros_like(input)
-    margin_clamp = (float(margin) - input).clamp_min(0)
+    # ATen's margin - self fills a new tensor with the margin and subtracts (SubBackward0)
+    margin_clamp = (full_like(input, float(margin)) - input).clamp_min(0)
     return _reduced(where(target != 1, margin_clamp, zeros) + where(target != -1, input, zeros), reduction)
 
 
 def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=0):
     reduction = _reduction_enum(reduction, "margin_ranking_loss", 5)
-    return _reduced((-target * (input1 - input2) + float(margin)).clamp_min(0), reduction)
+    # ATen adds the margin as a Scalar (AddBackward1)
+    return _reduced(apply(E.add_scalar, -target * (input1 - input2), float(margin)).clamp_min(0), reduction)
 
 
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, reduction=0):
@@ -323,7 +329,7 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     dist_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
         dist_neg = minimum(dist_neg, pairwise_distance(positive, negative, p, eps))
-    return _reduced((float(margin) + dist_pos - dist_neg).clamp_min(0), reduction)
+    return _reduced((apply(E.add_scalar, dist_pos, float(margin)) - dist_neg).clamp_min(0), reduction)
 
 
 def poisson_nll_loss(input, target, log_input, full, eps, reduction):
@@ -331,7 +337,7 @@ def poisson_nll_loss(input, target, log_input, full, eps, reduction):
     if log_input:
         loss = input.exp() - target * input
     else:
-        loss = input - target * (input + float(eps)).log()
+        loss = input - target * apply(E.add_scalar, input, float(eps)).log()
     if full:
         stirling = target * target.log() - target + 0.5 * (2 * math.pi * target).log()
         loss = loss + stirling.masked_fill(target <= 1, 0)
