@@ -62,7 +62,8 @@ from ._nn_functions import (  # noqa: E402  (torch.kl_div, torch.threshold...; T
     max_pool1d, max_pool2d, max_pool3d, cosine_similarity, pairwise_distance, pixel_shuffle, pixel_unshuffle,
     dropout, alpha_dropout, feature_alpha_dropout, batch_norm, instance_norm, layer_norm, group_norm, embedding,
     celu, selu, celu_, selu_, rrelu_, threshold_, bilinear, cosine_embedding_loss, hinge_embedding_loss,
-    margin_ranking_loss, triplet_margin_loss, poisson_nll_loss, adaptive_max_pool1d)
+    margin_ranking_loss, triplet_margin_loss, poisson_nll_loss, adaptive_max_pool1d, channel_shuffle,
+    native_channel_shuffle)
 from .nn._functional.activation import (  # noqa: E402
     softmax_function as softmax, log_softmax_function as log_softmax)
 from . import optim, utils, distributions, multiprocessing, nested  # noqa: E402

@@ -19,9 +19,11 @@ from .nn._functional.normalization import (  # noqa: F401
 from .nn._functional.linear import (  # noqa: F401
     conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d, bilinear)
 from .nn._functional.activation import threshold_  # noqa: F401
+from .nn._functional.extras import celu_, selu_  # noqa: F401
 from .nn._functional.pooling import avg_pool1d, adaptive_avg_pool1d  # noqa: F401
 from .nn._functional.distance import cosine_similarity, pairwise_distance  # noqa: F401
-from .nn._functional.resample import pixel_shuffle, pixel_unshuffle  # noqa: F401
+from .nn._functional.resample import (  # noqa: F401
+    pixel_shuffle, pixel_unshuffle, channel_shuffle, native_channel_shuffle)
 from .nn._functional import activation as _activation, normalization as _normalization, pooling as _pooling
 from .nn._functional import sparse as _sparse
 
@@ -68,16 +70,8 @@ def celu(input, alpha=1.0):
     return _activation.celu(input, alpha)
 
 
-def celu_(input, alpha=1.0):
-    return _activation.celu(input, alpha, inplace=True)
-
-
 def selu(input):
     return _activation.selu(input)
-
-
-def selu_(input):
-    return _activation.selu(input, inplace=True)
 
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):

@@ -24,3 +24,14 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
         raise RuntimeError("cdist only supports non-negative p values")
     # Every compute_mode gives the same distances here: they are always computed from the differences.
     return apply(L.cdist, x1, x2, p=builtins.float(p))
+
+
+def pdist(input, p=2):
+    """The p-norm distances between the rows of a matrix, for each pair i < j (torch.pdist)."""
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("pdist only supports floating-point dtypes")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    return apply(L.pdist, input, p=builtins.float(p))

@@ -17,7 +17,10 @@ from ._functional.normalization import (  # noqa: F401
 from ._functional.sparse import (  # noqa: F401
     dropout, dropout1d, dropout2d, embedding, embedding_bag, one_hot)
 from ._functional.attention import scaled_dot_product_attention, multi_head_attention_forward  # noqa: F401
-from ._functional.resample import pixel_shuffle, pixel_unshuffle  # noqa: F401
+from ._functional.resample import (  # noqa: F401
+    pixel_shuffle, pixel_unshuffle, channel_shuffle, native_channel_shuffle)
+from ._functional.fold import unfold, fold  # noqa: F401
+from .._functional._distance import pdist  # noqa: F401
 from ._functional.padding import pad  # noqa: F401
 from ._functional.interpolate import interpolate, upsample, upsample_nearest, upsample_bilinear  # noqa: F401
 from ._functional.grid import affine_grid, grid_sample  # noqa: F401
@@ -27,3 +30,7 @@ from ._functional.loss import (  # noqa: F401
 from ._functional.margin_losses import (  # noqa: F401
     margin_ranking_loss, hinge_embedding_loss, soft_margin_loss, multilabel_soft_margin_loss, multilabel_margin_loss,
     multi_margin_loss, triplet_margin_loss, triplet_margin_with_distance_loss, poisson_nll_loss, gaussian_nll_loss)
+from ._functional.extras import (  # noqa: F401
+    alpha_dropout, feature_alpha_dropout, dropout3d, gumbel_softmax, local_response_norm, elu_, selu_, celu_,
+    leaky_relu_, hardtanh_, max_pool1d_with_indices, max_pool2d_with_indices, max_pool3d_with_indices,
+    adaptive_max_pool1d_with_indices, adaptive_max_pool2d_with_indices, adaptive_max_pool3d_with_indices)

@@ -1,4 +1,6 @@
-"""pixel_shuffle and pixel_unshuffle (pad: padding.py, interpolate: interpolate.py)."""
+"""pixel_shuffle, pixel_unshuffle and channel_shuffle (pad: padding.py, interpolate: interpolate.py)."""
+from ..._dispatch import apply
+from ..._ops import nn_patches as P
 
 
 def pixel_shuffle(input, upscale_factor):
@@ -36,3 +38,26 @@ def pixel_unshuffle(input, downscale_factor):
     x = input.reshape(*lead, c, h // r, r, w // r, r)
     x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
     return x.reshape(*lead, c * r * r, h // r, w // r)
+
+
+def _check_channel_shuffle(input, groups):
+    if input.ndim <= 2:
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with sizes "
+                           f"{list(input.shape)}")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
+    if input.shape[1] % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {input.shape[1]} channels and "
+                           f"{groups} groups.")
+
+
+def channel_shuffle(input, groups):
+    """(N, C, *) with C = g k: channel i k + j goes to j g + i (ChannelShuffleBackward0)."""
+    _check_channel_shuffle(input, int(groups))
+    return apply(P.channel_shuffle, input, groups=int(groups))
+
+
+def native_channel_shuffle(input, groups):
+    """channel_shuffle's kernel without a derivative (PyTorch records a node that cannot backward)."""
+    _check_channel_shuffle(input, int(groups))
+    return apply(P.native_channel_shuffle, input, groups=int(groups))

@@ -6,13 +6,16 @@ from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, Conv
 from .pooling import (  # noqa: F401
     MaxPool1d, MaxPool2d, MaxPool3d, AvgPool1d, AvgPool2d, AvgPool3d, AdaptiveAvgPool1d, AdaptiveAvgPool2d,
     AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d)
-from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, LayerNorm, GroupNorm, RMSNorm  # noqa: F401
+from .normalization import (  # noqa: F401
+    BatchNorm1d, BatchNorm2d, BatchNorm3d, LayerNorm, GroupNorm, RMSNorm, LocalResponseNorm)
 from .activation import (  # noqa: F401
     ReLU, LeakyReLU, ELU, CELU, SELU, GELU, SiLU, Mish, Softplus, Tanh, Sigmoid, Hardtanh, ReLU6, Softmax,
-    LogSoftmax, Softmin, Hardsigmoid, Hardswish, Softshrink, Hardshrink, Tanhshrink, Softsign, Threshold, RReLU,
+    LogSoftmax, Softmin, Softmax2d, Hardsigmoid, Hardswish, Softshrink, Hardshrink, Tanhshrink, Softsign, Threshold, RReLU,
     LogSigmoid, GLU, PReLU)
 from .distance import CosineSimilarity, PairwiseDistance  # noqa: F401
 from .pixelshuffle import PixelShuffle, PixelUnshuffle  # noqa: F401
+from .channelshuffle import ChannelShuffle  # noqa: F401
+from .fold import Fold, Unfold  # noqa: F401
 from .padding import (  # noqa: F401
     ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d,
     CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d, ZeroPad1d, ZeroPad2d,
@@ -20,9 +23,10 @@ from .padding import (  # noqa: F401
 from .fractional_pooling import FractionalMaxPool2d, FractionalMaxPool3d  # noqa: F401
 from .pooling import LPPool1d, LPPool2d, LPPool3d  # noqa: F401
 from .upsampling import Upsample, UpsamplingNearest2d, UpsamplingBilinear2d  # noqa: F401
-from .instancenorm import InstanceNorm1d, InstanceNorm2d  # noqa: F401
+from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d  # noqa: F401
 from .rnn_cell import RNNCellBase, RNNCell, LSTMCell, GRUCell  # noqa: F401
-from .dropout import Dropout, Dropout1d, Dropout2d  # noqa: F401
+from .dropout import (  # noqa: F401
+    Dropout, Dropout1d, Dropout2d, Dropout3d, AlphaDropout, FeatureAlphaDropout)
 from .sparse import Embedding, EmbeddingBag  # noqa: F401
 from .rnn import RNNBase, RNN, LSTM, GRU  # noqa: F401
 from .transformer import (  # noqa: F401

@@ -249,6 +249,15 @@ class Softmax(_SoftmaxLike):
     _fn = "softmax"
 
 
+class Softmax2d(Module):
+    """softmax over the channels of each spatial position of (N, C, H, W) or (C, H, W)."""
+
+    def forward(self, input):
+        if input.ndim not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.ndim}D instead")
+        return F.softmax(input, -3)
+
+
 class LogSoftmax(_SoftmaxLike):
     _fn = "log_softmax"
 

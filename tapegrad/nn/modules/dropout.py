@@ -30,3 +30,17 @@ class Dropout1d(_DropoutNd):
 
 class Dropout2d(_DropoutNd):
     _fn = staticmethod(F.dropout2d)
+
+
+class Dropout3d(_DropoutNd):
+    _fn = staticmethod(F.dropout3d)
+
+
+class AlphaDropout(_DropoutNd):
+    def forward(self, input):
+        return F.alpha_dropout(input, self.p, self.training)   # never in place, as PyTorch's
+
+
+class FeatureAlphaDropout(_DropoutNd):
+    def forward(self, input):
+        return F.feature_alpha_dropout(input, self.p, self.training)

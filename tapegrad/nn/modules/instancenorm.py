@@ -1,4 +1,4 @@
-"""InstanceNorm1d/2d: each sample's channels normalised over their own spatial extent."""
+"""InstanceNorm1d/2d/3d: each sample's channels normalised over their own spatial extent."""
 import warnings
 
 from .. import functional as F
@@ -9,8 +9,8 @@ class _InstanceNorm(_BatchNorm):
     _no_batch_dim = 0
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False, device=None,
-                 dtype=None):
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+                 dtype=None, *, bias=True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
 
     def forward(self, input):
         self._check_input_dim(input)
@@ -35,3 +35,7 @@ class InstanceNorm1d(_InstanceNorm):
 
 class InstanceNorm2d(_InstanceNorm):
     _dims, _no_batch_dim = (3, 4), 3
+
+
+class InstanceNorm3d(_InstanceNorm):
+    _dims, _no_batch_dim = (4, 5), 4
