@@ -1,5 +1,5 @@
 """tapegrad.nn: modules, layers, losses, functional and init, with PyTorch's API."""
-from .parameter import Parameter  # noqa: F401
+from .parameter import Parameter, UninitializedParameter, UninitializedBuffer, Buffer  # noqa: F401
 from .modules import *  # noqa: F401,F403
 from .modules import __dict__ as _modules_namespace
 from . import functional, init, utils  # noqa: F401
@@ -12,5 +12,5 @@ from .._tensor import Tensor as _Tensor
 _Tensor.softmax = lambda self, dim, dtype=None: functional.softmax(self, dim, dtype=dtype)
 _Tensor.log_softmax = lambda self, dim, dtype=None: functional.log_softmax(self, dim, dtype=dtype)
 
-__all__ = ["Parameter", "functional", "init", "utils"] + [
+__all__ = ["Parameter", "UninitializedParameter", "UninitializedBuffer", "Buffer", "functional", "init", "utils"] + [
     name for name, value in _modules_namespace.items() if isinstance(value, type) and not name.startswith("_")]

@@ -50,3 +50,7 @@ def _rebuild_parameter(array, requires_grad):
     from .._creation import tensor
     return Parameter(tensor(array), requires_grad)
 
+
+
+from ._uninitialized import (  # noqa: E402,F401  (PyTorch defines them in nn.parameter)
+    UninitializedTensorMixin, UninitializedParameter, UninitializedBuffer, Buffer, is_lazy)

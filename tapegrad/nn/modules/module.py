@@ -91,6 +91,12 @@ class Module(_ModuleCall, _ModuleState, _ModuleConversions):
             modules[name] = value
             return
         buffers = self.__dict__.get("_buffers")
+        if getattr(value, "_is_buffer", False) and isinstance(value, Tensor):   # an nn.Buffer (or UninitializedBuffer)
+            if buffers is None:
+                raise AttributeError("cannot assign buffer before Module.__init__() call")
+            self._forget(name, keep="_buffers")
+            self.register_buffer(name, value, getattr(value, "persistent", True))
+            return
         if buffers is not None and name in buffers:
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{_type_name(value)}' as buffer '{name}' "
