@@ -555,6 +555,8 @@ SPECS = {
                          Case(lambda lib, a: lib.norm(a * 0, dim=0), F(2), fd=False),
                          Case(lambda lib, a: lib.linalg.vector_norm(a), C(3)),
                          Case(lambda lib, a: lib.linalg.vector_norm(a, 0), A([1.0, 0.0, 2.0], "float64")),
+                         # ATen's at::norm inside pairwise_distance (NormBackward1)
+                         Case(lambda lib, a, b: lib.nn.functional.pairwise_distance(a, b, 3), F(3, 4), F(3, 4)),
                          # matrix norms PyTorch computes as vector norms (then amax/amin of the 1-norms)
                          Case(lambda lib, a: lib.linalg.matrix_norm(a), F(2, 3)),
                          Case(lambda lib, a: lib.linalg.norm(a, float("inf")), F(3, 3)),

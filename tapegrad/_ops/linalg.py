@@ -74,8 +74,19 @@ def _max_with_tied_gradients(x, axis):
     where max() would share it): the max of the values, plus a zero that carries x's tangent at those elements."""
     fixed = lax.stop_gradient(x)
     top = jnp.max(fixed, axis=axis, keepdims=True)
-    carried = jnp.where(fixed == top, x - fixed, jnp.zeros((), x.dtype))
+    carried = jnp.where(fixed == top, _zero_carrying_tangent(x), jnp.zeros((), x.dtype))
     return jnp.squeeze(top, axis) + jnp.sum(carried, axis=axis)
+
+
+@jax.custom_jvp
+def _zero_carrying_tangent(x):
+    # zeros whose tangent is x's: x - stop_gradient(x) without its inf - inf = NaN at infinite elements
+    return jnp.zeros_like(x)
+
+
+@_zero_carrying_tangent.defjvp
+def _zero_carrying_tangent_jvp(primals, tangents):
+    return jnp.zeros_like(primals[0]), tangents[0]
 
 
 def _cdist(x1, x2, p):

@@ -35,7 +35,7 @@ from .transformer import (  # noqa: F401
 from .loss import (  # noqa: F401
     MSELoss, L1Loss, SmoothL1Loss, HuberLoss, NLLLoss, CrossEntropyLoss, BCELoss, BCEWithLogitsLoss, KLDivLoss,
     CosineEmbeddingLoss)
-from .margin_loss import (  # noqa: F401
+from .loss import (  # noqa: F401
     MarginRankingLoss, HingeEmbeddingLoss, SoftMarginLoss, MultiLabelSoftMarginLoss, MultiLabelMarginLoss,
     MultiMarginLoss, TripletMarginLoss, TripletMarginWithDistanceLoss, PoissonNLLLoss, GaussianNLLLoss)
 from .linear import LazyLinear  # noqa: F401

@@ -5,8 +5,7 @@ from ... import _creation as C
 from .. import functional as F
 from .. import init
 from .._functional._util import ntuple
-from .._uninitialized import UninitializedParameter
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
 from .lazy import LazyModuleMixin
 from .module import Module
 

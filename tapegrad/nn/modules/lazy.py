@@ -9,7 +9,7 @@ state dict materializes them to the loaded shapes first. The lazy classes live b
 import itertools
 
 from ..._grad_mode import no_grad
-from .._uninitialized import is_lazy
+from ..parameter import is_lazy
 
 
 class LazyModuleMixin:

@@ -5,8 +5,7 @@ from ... import _creation as C
 from .. import functional as F
 from .. import init
 from ..._grad_mode import no_grad
-from .._uninitialized import UninitializedParameter
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
 from .lazy import LazyModuleMixin
 from .module import Module
 

@@ -5,8 +5,7 @@ from ... import _creation as C
 from ... import _dtypes as D
 from .. import functional as F
 from .. import init
-from .._uninitialized import UninitializedBuffer, UninitializedParameter
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedBuffer, UninitializedParameter
 from .lazy import LazyModuleMixin
 from .module import Module
 
