@@ -15,8 +15,15 @@ def _act(name, **kw):
 
 
 SPECS = {
-    "leaky_relu": _act("leaky_relu", negative_slope=0.2),
-    "elu": cases(Case(lambda lib, x: _f(lib).elu(x, 0.7), F(3, 4)), Case(lambda lib, x: _f(lib).selu(x), F(5))),
+    # in place: PyTorch's leaky_relu_ kernel (LeakyReluBackward1, saving the result)
+    "leaky_relu": _act("leaky_relu", negative_slope=0.2) + cases(
+        Case(lambda lib, x: _f(lib).leaky_relu_(x * 1, 0.3), F(3, 4))),
+    "elu": cases(Case(lambda lib, x: _f(lib).elu(x, 0.7), F(3, 4)), Case(lambda lib, x: _f(lib).selu(x), F(5)),
+                 # celu's own node, and the in-place kernels' (EluBackward1, CeluBackward1)
+                 Case(lambda lib, x: _f(lib).celu(x, 1.5), F(3, 4)),
+                 Case(lambda lib, x: _f(lib).elu(x * 1, 0.7, inplace=True), F(3, 4)),
+                 Case(lambda lib, x: _f(lib).selu_(x * 1), F(5)),
+                 Case(lambda lib, x: lib.celu_(x * 1, 2.0), F(5))),
     "gelu": cases(Case(lambda lib, x: _f(lib).gelu(x), F(3, 4)),
                   Case(lambda lib, x: _f(lib).gelu(x, approximate="tanh"), F(6))),
     "silu": _act("silu"),
@@ -24,6 +31,7 @@ SPECS = {
     "softplus": cases(Case(lambda lib, x: _f(lib).softplus(x, beta=2.0, threshold=3.0), F(3, 4, low=-3, high=3))),
     "hardtanh": cases(Case(lambda lib, x: _f(lib).hardtanh(x, -0.5, 1.0), F(3, 4))),
     "threshold": cases(Case(lambda lib, x: _f(lib).threshold(x, 0.1, 20.0), F(3, 4)),
+                       Case(lambda lib, x: _f(lib).threshold_(x * 1, 0.1, 20.0), F(3, 4)),
                        Case(lambda lib, x: _f(lib).threshold(x, 0.1, -1.0), A([0.1, 0.0, 0.5], "float64"), fd=False)),
     "hardsigmoid": cases(Case(lambda lib, x: _f(lib).hardsigmoid(x), F(3, 4, low=-5, high=5)),
                          Case(lambda lib, x: _f(lib).hardsigmoid(x), A([-3.0, 3.0, 0.0], "float64"), fd=False)),
@@ -34,6 +42,7 @@ SPECS = {
     "hardshrink": cases(Case(lambda lib, x: _f(lib).hardshrink(x, 0.6), F(3, 4)),
                         Case(lambda lib, x: _f(lib).hardshrink(x), A([-0.5, 0.5, 0.0], "float64"), fd=False)),
     "rrelu": cases(Case(lambda lib, x: _f(lib).rrelu(x, 0.1, 0.3), F(3, 4)),
+                   Case(lambda lib, x: _f(lib).rrelu_(x * 1, 0.1, 0.3), F(3, 4)),
                    Case(lambda lib, x: _f(lib).rrelu(x, training=True), F(3, 4), grad=False, fd=False,
                         compare=False)),
     "logsigmoid": _act("logsigmoid"),

@@ -188,7 +188,9 @@ def _generated(name):
 
 # Public functions that record other entries' ops, as PyTorch's composites do (no entry of their own).
 COMPOSITES = {"linear", "bilinear", "l1_loss", "kl_div", "normalize", "rms_norm", "cosine_embedding_loss", "kron",
-              "tensordot", "real", "imag", "einsum", "logdet"}
+              "tensordot", "real", "imag", "einsum", "logdet", "hinge_embedding_loss", "margin_ranking_loss",
+              "triplet_margin_loss", "poisson_nll_loss", "pairwise_distance", "multilabel_soft_margin_loss",
+              "gaussian_nll_loss", "local_response_norm", "triplet_margin_with_distance_loss"}
 GENERATED_OPS = sorted(name for name in set(OPS) | COMPOSITES if _callers(name))
 
 

@@ -54,7 +54,7 @@ def _nan_or_zero(x):
     return jnp.where(jnp.isnan(x), x, _zero(x))
 
 
-def _elu(x, alpha, scale, input_scale):
+def _elu(x, alpha, scale, input_scale, celu=False, inplace=False):
     # where(), not minimum(): PyTorch's derivative at 0 is the negative branch's, whole
     # NaN takes the positive branch, as PyTorch's backward (its test is x <= 0)
     positive = (x > 0) | jnp.isnan(x)
@@ -62,8 +62,16 @@ def _elu(x, alpha, scale, input_scale):
     return scale * jnp.where(positive, x, neg)
 
 
-leaky_relu = _nn("leaky_relu", lambda x, slope: jnp.where(x > 0, x, x * slope), fused_backward=True)
-elu = _nn("elu", _elu)
+# inplace=True: PyTorch's in-place kernels (elu_, leaky_relu_...), whose nodes are named *Backward1 and (but
+# threshold_'s) save the result instead of the input; celu=True: celu, which PyTorch records as its own node
+def _in_place(name, **statics):
+    return overload(name, inplace=True, saves_output=True, saves_inputs=(), **statics)
+
+
+leaky_relu = _nn("leaky_relu", lambda x, slope, inplace=False: jnp.where(x > 0, x, x * slope), fused_backward=True,
+                 overloads=[_in_place("LeakyReluBackward1")])
+elu = _nn("elu", _elu, overloads=[_in_place("CeluBackward1", celu=True), overload("CeluBackward0", celu=True),
+                                  _in_place("EluBackward1")])
 gelu = _nn("gelu", _gelu)
 silu = _nn("silu", lambda x: x * jax.nn.sigmoid(x))
 mish = _nn("mish", lambda x: x * jnp.tanh(_softplus(x, 1.0, 20.0)))
@@ -71,8 +79,8 @@ softplus = _nn("softplus", _softplus)
 hardtanh = _nn("hardtanh", _hardtanh, fused_backward=True)
 # PyTorch's backward kernels of these take the input as a recorded argument (fused_backward), and pass the
 # gradient only strictly inside each linear piece: where() sends none to the constant side of a bound.
-threshold = _nn("threshold", lambda x, th, value: jnp.where(x <= th, jnp.asarray(value, x.dtype), x),
-                fused_backward=True)
+threshold = _nn("threshold", lambda x, th, value, inplace=False: jnp.where(x <= th, jnp.asarray(value, x.dtype), x),
+                fused_backward=True, overloads=[overload("ThresholdBackward1", inplace=True)])   # (saves its input)
 hardsigmoid = _nn("hardsigmoid", lambda x: _hardsigmoid(x), fused_backward=True)
 softshrink = _nn("softshrink", lambda x, lambd: jnp.where(x > lambd, x - lambd, jnp.where(x < -lambd, x + lambd,
                                                                                            _nan_or_zero(x))),
@@ -80,8 +88,8 @@ softshrink = _nn("softshrink", lambda x, lambd: jnp.where(x > lambd, x - lambd, 
 hardshrink = _nn("hardshrink", lambda x, lambd: jnp.where((x > lambd) | (x < -lambd), x, _nan_or_zero(x)),
                  fused_backward=True)
 # The slope is a Python scalar (evaluation: the mean of the bounds) or a tensor of drawn slopes (training).
-rrelu = _nn("rrelu", lambda x, slope: jnp.where(x > 0, x, x * slope), diff=(0,), node="rrelu_with_noise",
-            fused_backward=True)
+rrelu = _nn("rrelu", lambda x, slope, inplace=False: jnp.where(x > 0, x, x * slope), diff=(0,),
+            node="rrelu_with_noise", fused_backward=True, overloads=[_in_place("RreluWithNoiseBackward1")])
 
 
 @jax.custom_jvp

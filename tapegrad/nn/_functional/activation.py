@@ -11,6 +11,11 @@ from ._util import check_float, check_float_kernel, maybe_inplace
 from ..._autocast import policy
 
 
+def _kernel(inplace):
+    # the static choosing PyTorch's in-place kernel's node (*Backward1), passed only for it
+    return {"inplace": True} if inplace else {}
+
+
 def relu(input, inplace=False):
     return maybe_inplace(input, TF.relu(input), inplace)
 
@@ -21,23 +26,24 @@ def relu_(input):
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     check_float_kernel(input, "leaky_relu_cpu", complex=False)
-    return maybe_inplace(input, apply(K.leaky_relu, input, float(negative_slope)), inplace)
+    return maybe_inplace(input, apply(K.leaky_relu, input, float(negative_slope), **_kernel(inplace)), inplace)
 
 
 def elu(input, alpha=1.0, inplace=False):
     check_float(input, "elu")
-    return maybe_inplace(input, apply(K.elu, input, float(alpha), 1.0, 1.0), inplace)
+    return maybe_inplace(input, apply(K.elu, input, float(alpha), 1.0, 1.0, **_kernel(inplace)), inplace)
 
 
 def selu(input, inplace=False):
     alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
     check_float(input, "elu")
-    return maybe_inplace(input, apply(K.elu, input, alpha, scale, 1.0), inplace)
+    return maybe_inplace(input, apply(K.elu, input, alpha, scale, 1.0, **_kernel(inplace)), inplace)
 
 
 def celu(input, alpha=1.0, inplace=False):
     check_float(input, "elu")
-    return maybe_inplace(input, apply(K.elu, input, float(alpha), 1.0, 1.0 / alpha), inplace)
+    return maybe_inplace(input, apply(K.elu, input, float(alpha), 1.0, 1.0 / alpha, celu=True, **_kernel(inplace)),
+                         inplace)
 
 
 def gelu(input, approximate="none"):
@@ -73,11 +79,11 @@ def relu6(input, inplace=False):
 
 
 def threshold(input, threshold, value, inplace=False):
-    return maybe_inplace(input, apply(K.threshold, input, threshold, value), inplace)
+    return maybe_inplace(input, apply(K.threshold, input, threshold, value, **_kernel(inplace)), inplace)
 
 
 def threshold_(input, threshold, value):
-    return maybe_inplace(input, apply(K.threshold, input, threshold, value), True)
+    return maybe_inplace(input, apply(K.threshold, input, threshold, value, **_kernel(True)), True)
 
 
 def hardsigmoid(input, inplace=False):
@@ -127,7 +133,7 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
         slope = _leaf(drawn)
     else:
         slope = (lower + upper) / 2
-    return maybe_inplace(input, apply(K.rrelu, input, slope), inplace)
+    return maybe_inplace(input, apply(K.rrelu, input, slope, **_kernel(inplace)), inplace)
 
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
