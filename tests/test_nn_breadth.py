@@ -290,10 +290,15 @@ def test_inplace_activations_write_their_input(name, args):
 
 
 def test_with_indices_return_both():
-    for lib_pair in ((torch, tg),):
-        outs = [lib.nn.functional.max_pool2d_with_indices(lib.tensor(IMAGES), 2) for lib in lib_pair]
-        assert len(outs[1]) == 2
-        np.testing.assert_array_equal(outs[1][1].numpy(), outs[0][1].numpy())
+    outs = [lib.nn.functional.max_pool2d_with_indices(lib.tensor(IMAGES), 2) for lib in (torch, tg)]
+    assert len(outs[1]) == 2
+    np.testing.assert_array_equal(outs[1][1].numpy(), outs[0][1].numpy())
+    samples = RNG.random((2, 4, 2))
+    outs = [lib.nn.functional.fractional_max_pool2d_with_indices(lib.tensor(IMAGES), 2, output_size=(2, 3),
+                                                                 _random_samples=lib.tensor(samples))
+            for lib in (torch, tg)]
+    for ours, theirs in zip(outs[1], outs[0]):
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
 
 
 # ---- random: gumbel softmax and dropout ---------------------------------------------------------

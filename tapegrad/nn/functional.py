@@ -33,4 +33,5 @@ from ._functional.margin_losses import (  # noqa: F401
 from ._functional.extras import (  # noqa: F401
     alpha_dropout, feature_alpha_dropout, dropout3d, gumbel_softmax, local_response_norm, elu_, selu_, celu_,
     leaky_relu_, hardtanh_, max_pool1d_with_indices, max_pool2d_with_indices, max_pool3d_with_indices,
-    adaptive_max_pool1d_with_indices, adaptive_max_pool2d_with_indices, adaptive_max_pool3d_with_indices)
+    adaptive_max_pool1d_with_indices, adaptive_max_pool2d_with_indices, adaptive_max_pool3d_with_indices,
+    fractional_max_pool2d_with_indices, fractional_max_pool3d_with_indices)

@@ -3,7 +3,7 @@ local_response_norm, the in-place activations and the `_with_indices` pooling al
 other functions as PyTorch's nn.functional composes it, so the recorded nodes are PyTorch's."""
 import warnings
 
-from . import activation as A, pooling as P, sparse as S
+from . import activation as A, fractional_pooling as FP, pooling as P, sparse as S
 from ._util import maybe_inplace
 
 
@@ -128,3 +128,13 @@ def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
 
 def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
     return P.adaptive_max_pool3d(input, output_size, return_indices=True)
+
+
+def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                                       _random_samples=None):
+    return FP.fractional_max_pool2d(input, kernel_size, output_size, output_ratio, True, _random_samples)
+
+
+def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                                       _random_samples=None):
+    return FP.fractional_max_pool3d(input, kernel_size, output_size, output_ratio, True, _random_samples)
