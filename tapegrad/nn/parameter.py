@@ -5,6 +5,7 @@ An uninitialized tensor holds an empty array of its dtype and device, behind a s
 `_dispatch.apply` reading it gets a Redirect whose handler raises PyTorch's ValueError. `materialize(shape)`
 gives it a real storage and turns it into the class it becomes (Parameter, or a plain Tensor for a buffer).
 """
+from .. import _dtypes
 from .._dispatch import Redirect
 from .._tensor import Tensor
 
@@ -71,14 +72,18 @@ class _RefusingStorage:
         cls = self._cls
 
         def refuse(op, args, static):
-            raise ValueError(f"Attempted to use an uninitialized parameter in {op.name}. This error happens when you "
-                             f"are using a `LazyModule` or explicitly manipulating `torch.nn.parameter.{cls.__name__}` "
-                             "objects. When using LazyModules Call `forward` with a dummy batch to initialize the "
-                             "parameters before calling torch functions")
+            raise _refusal(cls, op.name)
         raise Redirect(refuse)
 
     def __getattr__(self, name):
         return getattr(self._inner, name)
+
+
+def _refusal(cls, what):
+    return ValueError(f"Attempted to use an uninitialized parameter in {what}. This error happens when you are using "
+                      f"a `LazyModule` or explicitly manipulating `torch.nn.parameter.{cls.__name__}` objects. When "
+                      "using LazyModules Call `forward` with a dummy batch to initialize the parameters before calling "
+                      "torch functions")
 
 
 class UninitializedTensorMixin:
@@ -94,6 +99,32 @@ class UninitializedTensorMixin:
         dtype = self.dtype if dtype is None else dtype
         self.data = empty(shape, device=device, dtype=dtype)
         self.__class__ = self.cls_to_become
+
+    def to(self, *args, **kwargs):
+        # the conversions PyTorch allows (module.double(), .to(device)): a placeholder of that dtype and device
+        from .._creation import empty
+        converted = empty(0, dtype=self.dtype, device=self.device).to(*args, **kwargs)
+        if converted.dtype is self.dtype and converted.device == self.device:
+            return self
+        return type(self)(self.requires_grad, converted.device, converted.dtype)
+
+    def float(self, memory_format=None):
+        return self.to(_dtypes.float32)
+
+    def double(self, memory_format=None):
+        return self.to(_dtypes.float64)
+
+    def half(self, memory_format=None):
+        return self.to(_dtypes.float16)
+
+    def bfloat16(self, memory_format=None):
+        return self.to(_dtypes.bfloat16)
+
+    def cpu(self):
+        return self.to("cpu")
+
+    def numel(self):
+        raise _refusal(type(self), "numel")
 
     @property
     def shape(self):
