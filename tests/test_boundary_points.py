@@ -76,7 +76,7 @@ KNOWN = {
     # infinities: inf - inf, inf * 0 in a formula where PyTorch's backward takes another branch
     "binary_cross_entropy_with_logits:0": "an infinite target: PyTorch's gradient is NaN, tapegrad's inf",
     "cdist:1": "p=inf distances with infinite coordinates: PyTorch gives inf, tapegrad NaN (inf - inf)",
-    "pdist:2": "p=inf with NaN/inf coordinates: PyTorch's gradient is NaN throughout, tapegrad's goes to the tied maxima",
+    "pdist:1": "p=inf with NaN/inf coordinates: PyTorch's gradient is NaN throughout, tapegrad's goes to the tied maxima",
     "cumprod:0": "gradient after a zero followed by inf: PyTorch's is NaN, tapegrad's -inf",
     "lerp:1": "an infinite endpoint: PyTorch's weight gradient is inf, tapegrad's NaN",
     "remainder:0": "divisor inf: PyTorch's divisor gradient is NaN, tapegrad's inf",

@@ -57,7 +57,7 @@ def F(name):
     return lambda lib: getattr(lib.nn.functional, name)
 
 
-REDUCTIONS = ["mean", "sum", "none"]
+REDUCTIONS = ["mean", "none"]   # (a sum is a mean's numerator: tests/op_specs_nn_more.py and the legacy flags' test)
 
 
 # ---- losses -------------------------------------------------------------------------------------
