@@ -1,7 +1,8 @@
 """nn.functional and nn against PyTorch: margin, triplet and likelihood losses, unfold/fold, channel shuffle,
-pdist, local response norm, gumbel softmax, alpha and 3-d dropout, Softmax2d, InstanceNorm3d, the in-place
-activations and `_with_indices` aliases, lazy modules. Values, gradients, the recorded graph's node names,
-reprs and errors. (The op-table kernels' float32/float64 and finite-difference checks: tests/op_specs_nn_more.py.)"""
+pdist, local response norm (and the legacy CrossMapLRN2d), gumbel softmax, alpha and 3-d dropout, Softmax2d,
+InstanceNorm3d, the in-place activations and `_with_indices` aliases, lazy modules. Values, gradients, the
+recorded graph's node names, reprs and errors. (The op-table kernels' float32/float64 and finite-difference
+checks: tests/op_specs_nn_more.py.)"""
 import copy
 import warnings
 
@@ -265,6 +266,14 @@ def test_local_response_norm_softmax2d_instance_norm3d():
         assert repr(make(tg.nn)) == repr(make(torch.nn))
 
 
+def test_cross_map_lrn2d_is_pytorchs_legacy_formula():
+    # PyTorch's own window and backward formula (not local_response_norm's, nor its forward's derivative)
+    compare(lambda lib: lib.nn.CrossMapLRN2d(3, alpha=0.5, beta=0.75, k=1.0), [RNG.standard_normal((2, 5, 3, 3))])
+    compare(lambda lib: lib.nn.CrossMapLRN2d(4, alpha=0.9, beta=0.6, k=2), [RNG.standard_normal((1, 3, 2, 2))])
+    assert repr(tg.nn.CrossMapLRN2d(2)) == repr(torch.nn.CrossMapLRN2d(2))
+    _errors_match(lambda lib: lib.nn.CrossMapLRN2d(3)(lib.ones(2, 3, 4)))
+
+
 @pytest.mark.parametrize("call", [
     lambda lib, x: lib.nn.functional.hardtanh_(x * 1, -0.5, 0.3),
     lambda lib, x: lib.nn.functional.max_pool1d_with_indices(x[0], 2, 1)[0],
@@ -463,7 +472,8 @@ def test_names_are_where_pytorch_has_them():
     for path in ("modules.linear.LazyLinear", "modules.conv.LazyConvTranspose3d", "modules.batchnorm.LazyBatchNorm3d",
                  "modules.instancenorm.LazyInstanceNorm3d", "modules.instancenorm.InstanceNorm3d",
                  "modules.lazy.LazyModuleMixin", "modules.loss.TripletMarginWithDistanceLoss",
-                 "modules.normalization.LocalResponseNorm", "modules.fold.Fold", "modules.fold.Unfold",
+                 "modules.normalization.LocalResponseNorm", "modules.normalization.CrossMapLRN2d",
+                 "modules.fold.Fold", "modules.fold.Unfold",
                  "modules.channelshuffle.ChannelShuffle", "modules.activation.Softmax2d",
                  "modules.dropout.FeatureAlphaDropout", "parameter.UninitializedBuffer", "parameter.Buffer",
                  "functional.multilabel_margin_loss", "functional.pdist", "functional.native_channel_shuffle",

@@ -7,11 +7,11 @@ from .pooling import (  # noqa: F401
     MaxPool1d, MaxPool2d, MaxPool3d, AvgPool1d, AvgPool2d, AvgPool3d, AdaptiveAvgPool1d, AdaptiveAvgPool2d,
     AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d)
 from .normalization import (  # noqa: F401
-    BatchNorm1d, BatchNorm2d, BatchNorm3d, LayerNorm, GroupNorm, RMSNorm, LocalResponseNorm)
+    BatchNorm1d, BatchNorm2d, BatchNorm3d, LayerNorm, GroupNorm, RMSNorm, LocalResponseNorm, CrossMapLRN2d)
 from .activation import (  # noqa: F401
     ReLU, LeakyReLU, ELU, CELU, SELU, GELU, SiLU, Mish, Softplus, Tanh, Sigmoid, Hardtanh, ReLU6, Softmax,
-    LogSoftmax, Softmin, Softmax2d, Hardsigmoid, Hardswish, Softshrink, Hardshrink, Tanhshrink, Softsign, Threshold, RReLU,
-    LogSigmoid, GLU, PReLU)
+    LogSoftmax, Softmin, Softmax2d, Hardsigmoid, Hardswish, Softshrink, Hardshrink, Tanhshrink, Softsign, Threshold,
+    RReLU, LogSigmoid, GLU, PReLU)
 from .distance import CosineSimilarity, PairwiseDistance  # noqa: F401
 from .pixelshuffle import PixelShuffle, PixelUnshuffle  # noqa: F401
 from .channelshuffle import ChannelShuffle  # noqa: F401

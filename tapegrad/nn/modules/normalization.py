@@ -6,6 +6,7 @@ from ... import _dtypes as D
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter, UninitializedBuffer, UninitializedParameter
+from ._functions import CrossMapLRN2d as _cross_map_lrn2d
 from .lazy import LazyModuleMixin
 from .module import Module
 
@@ -165,6 +166,23 @@ class RMSNorm(Module):
 
     def extra_repr(self):
         return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+
+
+class CrossMapLRN2d(Module):
+    """PyTorch's legacy cross-channel normalisation of 4-d inputs (its own window and backward: _functions.py)."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input):
+        return _cross_map_lrn2d.apply(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
 
 
 class LocalResponseNorm(Module):
