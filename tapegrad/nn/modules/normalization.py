@@ -168,25 +168,8 @@ class RMSNorm(Module):
         return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
 
 
-class CrossMapLRN2d(Module):
-    """PyTorch's legacy cross-channel normalisation of 4-d inputs (its own window and backward: _functions.py)."""
-
-    def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
-        super().__init__()
-        self.size = size
-        self.alpha = alpha
-        self.beta = beta
-        self.k = k
-
-    def forward(self, input):
-        return _cross_map_lrn2d.apply(input, self.size, self.alpha, self.beta, self.k)
-
-    def extra_repr(self):
-        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
-
-
-class LocalResponseNorm(Module):
-    """Each channel divided by (k + alpha * the mean square over `size` neighbouring channels) ** beta."""
+class _ResponseNorm(Module):
+    """The window and constants of the cross-channel normalisations."""
 
     def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
         super().__init__()
@@ -195,11 +178,25 @@ class LocalResponseNorm(Module):
         self.beta = beta
         self.k = k
 
-    def forward(self, input):
-        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
-
     def extra_repr(self):
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class CrossMapLRN2d(_ResponseNorm):
+    """PyTorch's legacy cross-channel normalisation of 4-d inputs (its own window and backward: _functions.py)."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
+        super().__init__(size, alpha, beta, k)
+
+    def forward(self, input):
+        return _cross_map_lrn2d.apply(input, self.size, self.alpha, self.beta, self.k)
+
+
+class LocalResponseNorm(_ResponseNorm):
+    """Each channel divided by (k + alpha * the mean square over `size` neighbouring channels) ** beta."""
+
+    def forward(self, input):
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
 
 
 class _LazyNormBase(LazyModuleMixin, _BatchNorm):
