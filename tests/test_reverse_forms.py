@@ -1,5 +1,5 @@
 """Ops whose PyTorch backward is not the derivative of their forward (Op.reverse_fn): embedding's padding_idx
-and scale_grad_by_freq, index_put with repeated indices. Reverse mode (backward, autograd.grad, func.grad,
+and scale_grad_by_freq, index_put, put and index_copy with repeated indices. Reverse mode (backward, autograd.grad, func.grad,
 jacrev, hessian) gives PyTorch's backward; forward mode (forward_ad, func.jvp, jacfwd) differentiates the
 forward, as PyTorch's forward-mode formulas do. Every path is compared with torch."""
 import numpy as np
@@ -29,11 +29,21 @@ def _index_put(lib, **kw):
     return put
 
 
+def _put(lib):
+    return lambda v: lib.zeros(4, 3, dtype=lib.float64).put(lib.tensor([0, 5, 5, 11, 0]), v.reshape(-1)[:5])
+
+
+def _index_copy(lib):
+    return lambda v: lib.zeros(4, 3, dtype=lib.float64).index_copy(0, lib.tensor([1, 3, 1]), v[:3])
+
+
 FUNCTIONS = {
     "embedding_padding_idx": lambda lib: _embedding(lib, padding_idx=1),
     "embedding_scale_grad_by_freq": lambda lib: _embedding(lib, scale_grad_by_freq=True),
     "embedding_both": lambda lib: _embedding(lib, padding_idx=4, scale_grad_by_freq=True),
     "index_put_repeated": _index_put,
+    "put_repeated": _put,
+    "index_copy_repeated": _index_copy,
 }
 
 

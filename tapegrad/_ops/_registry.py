@@ -42,9 +42,9 @@ class Op:
                 input, with a zero derivative, and so requires grad where JAX's formula would not. A
                 function of the node's kept arrays when that holds for some calls only (prod).
     reverse_fn  fn with the same values whose VJP is PyTorch's backward, for the ops whose backward is not the
-                derivative of their forward (embedding's padding_idx and scale_grad_by_freq, index_put's repeated
-                indices): the backward walk and reverse-mode transforms differentiate it, forward-mode AD
-                differentiates fn, as PyTorch's forward-mode formulas differentiate the forward.
+                derivative of their forward (embedding's padding_idx and scale_grad_by_freq, the repeated
+                indices of index_put, put and index_copy): the backward walk and reverse-mode transforms
+                differentiate it, forward-mode AD differentiates fn, as PyTorch's forward-mode formulas do.
     custom      for the op of an autograd.Function's node: how its backward runs (see autograd._function_node),
                 None for table entries, whose backward is jax.vjp of fn.
     value_view  for a view whose elements are not a selection of the input's (a bitcast, the real part of

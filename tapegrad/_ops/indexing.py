@@ -127,15 +127,22 @@ def _setitem_backward(a, v, *arrays, spec, accumulate=False, whole=False):
     write that lands)."""
     if accumulate:
         return _setitem(a, v, *arrays, spec=spec, accumulate=True)
-    return _index_set(spec)(a, written_as(v, a.dtype), arrays)
+    return _crediting_set(("spec", spec), lambda arrays: build_index(spec, arrays))(a, written_as(v, a.dtype), arrays)
 
 
-@functools.lru_cache(maxsize=None)
-def _index_set(spec):
-    """a[idx] = v with PyTorch's gradient for repeated indices: every written copy of v gets its
-    cotangent (JAX's scatter rule credits only the copy that lands last)."""
+_crediting_sets = {}
+
+
+def _crediting_set(key, make_index):
+    """a.at[make_index(arrays)].set(v) with PyTorch's gradient for repeated indices: every written copy of v
+    gets its cotangent (JAX's scatter rule credits only the copy that lands last). One per `key`, which
+    names make_index (index_put's spec, put's flat indices, index_copy's dim)."""
+    found = _crediting_sets.get(key)
+    if found is not None:
+        return found
+
     def written(a, v, arrays):
-        return a.at[build_index(spec, arrays)].set(v)
+        return a.at[make_index(arrays)].set(v)
     put = jax.custom_vjp(written)
 
     def forward(a, v, arrays):   # (the plain write: an enclosing forward-mode transform differentiates it)
@@ -143,7 +150,7 @@ def _index_set(spec):
 
     def backward(res, g):
         v, arrays = res
-        idx = build_index(spec, arrays)
+        idx = make_index(arrays)
         picked = g[idx]
         lead = picked.ndim - v.ndim
         dv = jnp.sum(picked, axis=tuple(range(lead))) if lead else picked
@@ -152,6 +159,7 @@ def _index_set(spec):
         return g.at[idx].set(0), dv.reshape(v.shape), zeros
 
     put.defvjp(forward, backward)
+    _crediting_sets[key] = put
     return put
 
 
@@ -357,16 +365,27 @@ index_select = defop("index_select", lambda a, idx, dim: jnp.take(a, idx, axis=d
 index_add = defop("index_add", lambda a, idx, src, alpha, dim: a.at[_dim_index(dim, idx)].add(alpha * src),
                   dtype_rule=KEEP, diff=(0, 2))
 index_copy = defop("index_copy", lambda a, idx, src, dim: a.at[_dim_index(dim, idx)].set(src), dtype_rule=KEEP,
-                   diff=(0, 2))
+                   diff=(0, 2), reverse_fn=lambda a, idx, src, dim: _crediting_set(
+                       ("dim", dim), lambda arrays: _dim_index(dim, arrays[0]))(a, src, (idx,)))
 index_fill = defop("index_fill", lambda a, idx, v, dim: a.at[_dim_index(dim, idx)].set(jnp.asarray(v, a.dtype)),
                    dtype_rule=KEEP, diff=(0, 2), overloads=[overload("IndexFillBackward1", "..t")])
 masked_fill = defop("masked_fill", lambda a, mask, v: jnp.where(mask, jnp.asarray(v, a.dtype), a),
                     dtype_rule=KEEP, diff=(0, 2), overloads=[overload("MaskedFillBackward1", "..t")])
 masked_scatter = defop("masked_scatter", _masked_scatter, dtype_rule=KEEP, diff=(0, 2))
+
+
+def _put_backward(a, idx, src, accumulate):
+    """put, differentiated as PyTorch's: without accumulate every copy of a repeated index gets its gradient."""
+    if accumulate:
+        return a.reshape(-1).at[idx.reshape(-1)].add(src.reshape(-1)).reshape(a.shape)
+    flat = _crediting_set(("flat",), lambda arrays: arrays[0])
+    return flat(a.reshape(-1), src.reshape(-1), (idx.reshape(-1),)).reshape(a.shape)
+
+
 # put: the flat input with source written (or added) at flat indices
 put = defop("put", lambda a, idx, src, accumulate: getattr(a.reshape(-1).at[idx.reshape(-1)], "add" if accumulate
                                                             else "set")(src.reshape(-1)).reshape(a.shape),
-            dtype_rule=KEEP, diff=(0, 2))
+            dtype_rule=KEEP, diff=(0, 2), reverse_fn=_put_backward)
 # index_reduce: scatter_reduce along dim with the index vector spread over the source's shape
 index_reduce = defop("index_reduce", lambda a, idx, src, dim, reduce, include_self: _scatter_reduce(
     a, jnp.broadcast_to(jnp.expand_dims(idx, tuple(d for d in range(src.ndim) if d != dim)), src.shape), src, dim,
