@@ -1,5 +1,5 @@
 """Ops whose PyTorch backward is not the derivative of their forward (Op.reverse_fn): embedding's padding_idx
-and scale_grad_by_freq, index_put, put and index_copy with repeated indices. Reverse mode (backward, autograd.grad, func.grad,
+and scale_grad_by_freq, index_put, put, index_copy and scatter with repeated indices. Reverse mode (backward, autograd.grad, func.grad,
 jacrev, hessian) gives PyTorch's backward; forward mode (forward_ad, func.jvp, jacfwd) differentiates the
 forward, as PyTorch's forward-mode formulas do. Every path is compared with torch."""
 import numpy as np
@@ -37,6 +37,10 @@ def _index_copy(lib):
     return lambda v: lib.zeros(4, 3, dtype=lib.float64).index_copy(0, lib.tensor([1, 3, 1]), v[:3])
 
 
+def _scatter(lib):
+    return lambda v: lib.zeros(4, 3, dtype=lib.float64).scatter(0, lib.tensor([[1, 1, 0], [1, 3, 0]]), v[:2])
+
+
 FUNCTIONS = {
     "embedding_padding_idx": lambda lib: _embedding(lib, padding_idx=1),
     "embedding_scale_grad_by_freq": lambda lib: _embedding(lib, scale_grad_by_freq=True),
@@ -44,6 +48,7 @@ FUNCTIONS = {
     "index_put_repeated": _index_put,
     "put_repeated": _put,
     "index_copy_repeated": _index_copy,
+    "scatter_repeated": _scatter,
 }
 
 

@@ -43,7 +43,7 @@ class Op:
                 function of the node's kept arrays when that holds for some calls only (prod).
     reverse_fn  fn with the same values whose VJP is PyTorch's backward, for the ops whose backward is not the
                 derivative of their forward (embedding's padding_idx and scale_grad_by_freq, the repeated
-                indices of index_put, put and index_copy): the backward walk and reverse-mode transforms
+                indices of index_put, put, index_copy and scatter): the backward walk and reverse-mode transforms
                 differentiate it, forward-mode AD differentiates fn, as PyTorch's forward-mode formulas do.
     custom      for the op of an autograd.Function's node: how its backward runs (see autograd._function_node),
                 None for table entries, whose backward is jax.vjp of fn.

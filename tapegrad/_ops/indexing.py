@@ -190,6 +190,15 @@ def _scatter(a, idx, src, dim, reduce=None):
     return at.set(src)
 
 
+def _scatter_backward(a, idx, src, dim, reduce=None):
+    """_scatter, differentiated as PyTorch's: every copy written to a repeated position gets its gradient
+    (src's is grad.gather(dim, index))."""
+    if reduce is not None or jnp.ndim(src) == 0:
+        return _scatter(a, idx, src, dim, reduce)
+    written = _crediting_set(("scatter", dim), lambda arrays: _scatter_index(arrays[0], dim))
+    return written(a, _crop(src, idx.shape).astype(a.dtype), (idx,))
+
+
 def _reduce_identity(reduce, dtype):
     if reduce in ("sum", "mean"):
         return 0
@@ -354,7 +363,7 @@ def _scatter_reduce_derivative(reduce, **_):
 
 
 scatter = defop("scatter", _scatter, dtype_rule=KEEP, diff=(0, 2), overloads=[_SCATTER_REDUCE_GRAD],
-                no_derivative=_scatter_reduce_derivative)
+                no_derivative=_scatter_reduce_derivative, reverse_fn=_scatter_backward)
 scatter_value = defop("scatter_value", _scatter, dtype_rule=KEEP, diff=(0,), node_name="ScatterBackward1",
                       overloads=[_SCATTER_REDUCE_GRAD], no_derivative=_scatter_reduce_derivative)
 scatter_add = defop("scatter_add", lambda a, idx, src, dim: _scatter(a, idx, src, dim, "add"), dtype_rule=KEEP,
