@@ -95,7 +95,8 @@ def _on_arrays(func, kwargs=None, captured=(), values=(), on_arguments=None, kin
     return pure
 
 
-_compiled = _programs.bounded_cache()   # (transform, function state, argument avals) -> (jitted, captured's places, check keys, anchors)
+# (transform, function state, argument avals) -> (jitted, captured's places, check keys, [tensors read], anchors)
+_compiled = _programs.bounded_cache()
 
 
 _KINDS = {"grad": ("reverse",), "jvp": ("forward",), "jacrev": ("reverse",), "jacfwd": ("vmap", "forward"),
@@ -110,25 +111,25 @@ def _transformed(name, func, kwargs, args, make):
     kinds = _KINDS[name[0]]
     leaves = jax.tree_util.tree_leaves(arrays)
     entry = None
-    if all(isinstance(x, jax.Array) for x in leaves):
+    # (inside an enclosing trace, a transform within a transform, the call is traced into that program)
+    if _dispatch.CAPTURE[0] is None and all(isinstance(x, jax.Array) for x in leaves):
         state = Identity(func)
         key = (name, tuple(_function_transforms.ACTIVE), state.key, jax.tree_util.tree_structure(arrays),
                tuple((x.shape, x.dtype) for x in leaves), tuple(sorted(kwargs.items())))
         try:
             entry = _compiled.get(key)
             if entry is None:
-                jitted, captured, keys = _compile(func, kwargs, arrays, make, kinds)
-                entry = _compiled.put(key, (jitted, captured and state.places(captured), keys, state.anchors))
+                jitted, captured, keys, reading = _compile(func, kwargs, arrays, make, kinds)
+                entry = _compiled.put(key, (jitted, captured and state.places(captured), keys, reading,
+                                            state.anchors))
         except TypeError:   # unhashable static parts: op by op
             entry = None
     if entry is None or entry[0] is None:
         checked, keys = _checked(make(_on_arrays(func, kwargs, kinds=kinds)))
         error, out = checked(*arrays)
     else:
-        jitted, places, keys, _ = entry
-        captured = state.recapture(places)
-        if _dispatch.CAPTURE[0] is not None:
-            _dispatch.CAPTURE[0](captured)   # an enclosing trace reads them too
+        jitted, places, keys, reading, _ = entry
+        captured = reading[0] = state.recapture(places)   # (should JAX trace it again: this call's tensors)
         error, out = jitted([t._value for t in captured], *arrays)
     _value_checks.raise_failed(error, keys)
     return out
@@ -164,12 +165,13 @@ def _compile(func, kwargs, arrays, make, kinds):
         _, captured = discover(trace, jax.tree_util.tree_map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype),
                                                              arrays))
     except (Untraceable,) + TRACER_ERRORS:
-        return None, None, None
+        return None, None, None, None
+    reading = [captured]   # the tensors the program reads as `values`: the current call's
 
     def program(values, *xs):
-        return make(_on_arrays(func, kwargs, captured, values, kinds=kinds))(*xs)
+        return make(_on_arrays(func, kwargs, reading[0], values, kinds=kinds))(*xs)
     checked, keys = _checked(program)
-    return jax.jit(checked), captured, keys
+    return jax.jit(checked), captured, keys, reading
 
 
 @contextlib.contextmanager

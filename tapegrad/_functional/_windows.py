@@ -13,7 +13,6 @@ import jax
 import numpy as np
 
 from .. import _dtypes as D
-from .._creation import _jax_device, _leaf
 from ._common import SCALAR_NAME
 
 __all__ = ["hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window"]
@@ -60,6 +59,7 @@ def _window(name, window_length, periodic, dtype, layout, device, requires_grad,
     else:
         n = window_length + 1 if periodic else window_length
         value = fill(np.arange(n).astype(dtype.np), n, _rounded(dtype))[:n - 1 if periodic else n]
+    from .._creation import _jax_device, _leaf   # (_creation imports the functional API: not at module level)
     return _leaf(jax.device_put(value, _jax_device(device)), requires_grad)
 
 

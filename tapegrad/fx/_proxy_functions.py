@@ -18,7 +18,8 @@ import types
 
 from .proxy import _find_proxy
 
-_NAMESPACES = ("tapegrad", "tapegrad.nn.functional", "tapegrad.linalg", "tapegrad.ops.profiler")
+_NAMESPACES = ("tapegrad", "tapegrad.nn.functional", "tapegrad.linalg", "tapegrad.special", "tapegrad.fft",
+               "tapegrad.ops.profiler")
 # functions whose answer about a Proxy is about the Proxy itself (as PyTorch's, which take no __torch_function__)
 _KEEP = {"is_tensor", "is_storage", "compile", "save", "load", "manual_seed", "seed", "initial_seed", "from_numpy",
          "from_jax", "from_dlpack", "set_printoptions", "get_printoptions", "is_grad_enabled",

@@ -14,7 +14,7 @@ from .. import _dispatch, _programs
 from .._ops._registry import KEEP, Op
 from ..autograd._tracing import TRACER_ERRORS, Identity, Untraceable, discover, swapped, tracing, unwrap, wrap
 
-_regions = _programs.bounded_cache()   # (function state, argument kinds) -> (op, captured's places, anchors)
+_regions = _programs.bounded_cache()   # (function state, argument kinds) -> (op, captured's places, [read], anchors)
 
 
 def _tensor(x):
@@ -33,9 +33,12 @@ def region_op(function, args):
         return None
     found = _regions.get(key)
     if found is None:
-        op, captured = _build(function, args) or (None, None)
-        found = _regions.put(key, (op, captured and state.places(captured), state.anchors))
-    return None if found[0] is None else (found[0], state.recapture(found[1]))
+        op, captured, reading = _build(function, args) or (None, None, None)
+        found = _regions.put(key, (op, captured and state.places(captured), reading, state.anchors))
+    if found[0] is None:
+        return None
+    captured = found[2][0] = state.recapture(found[1])   # (a trace of the op reads this call's tensors)
+    return found[0], captured
 
 
 def _build(function, args):
@@ -56,14 +59,15 @@ def _build(function, args):
     except (TRACER_ERRORS + (_NotTensors, Untraceable)):
         return None
     nout = len(out)
+    reading = [captured]   # the tensors the region reads as its last arrays: the current call's
 
     def region(*arrays):
-        with tracing(), swapped(captured, arrays[len(positions):]):
+        with tracing(), swapped(reading[0], arrays[len(positions):]):
             outs = call(arrays[:len(positions)])
         return outs if nout > 1 else outs[0]
     op = Op("checkpoint", jax.checkpoint(region), dtype_rule=KEEP, nout=nout,
             node_name="CheckpointFunctionBackward")
-    return op, captured
+    return op, captured, reading
 
 
 class _NotTensors(Exception):

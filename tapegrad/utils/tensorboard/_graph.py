@@ -26,19 +26,21 @@ _ATEN_NAMES = {
     "eigvalsh": "linalg_eigvalsh", "svdvals": "linalg_svdvals", "vector_norm": "linalg_vector_norm",
     "solve_triangular": "linalg_solve_triangular", "svdvals_uv": "linalg_svd", "normal_tensor": "normal",
     "safe_softmax": "_safe_softmax", "sparse_addmv": "addmv", "pow_scalar": "pow",
-    "remainder_scalar_self": "remainder", "neg_view": "_neg_view",
+    "remainder_scalar_self": "remainder", "neg_view": "_neg_view", "nanmedian_all": "nanmedian",
+    "unfold_windows": "unfold", "fft_r2c": "_fft_r2c", "fft_c2c": "_fft_c2c", "fft_c2r": "_fft_c2r",
 }
 # Op-table entries with no aten operator of their own (tests check this list against torch.ops.aten).
 _TAPEGRAD_ONLY = frozenset("""
     adaptive_avg_pool adaptive_max_pool adaptive_max_pool_with_indices affine_grid attention avg_pool
     batch_norm_eval batch_norm_train bernoulli_fill conv conv_transpose copy_slices cummax_indices
     cummax_values cummin_indices cummin_values dense_sparse_mm fractional_max_pool_indices
-    fractional_max_pool_with_indices grid_sample_2d grid_sample_3d index_alias index_unsqueeze interpolate
-    interpolate_fixed_point kthvalue_indices kthvalue_values max_all max_pool max_pool_indices
-    max_pool_with_indices max_unpool max_values median_all median_indices median_values min_all min_values
-    mode_indices mode_values reshape_alias reshape_copy rnn scatter_value sort_values sparse_add sparse_mm
-    sparse_route sparse_segment_sum sparse_sparse_mm sparse_values standard_gamma topk_indices topk_values
-    trilinear unique unique_take varlen_attention view_dtype view_replay
+    fractional_max_pool_with_indices grid_sample_2d grid_sample_3d index_alias index_unsqueeze
+    interpolate interpolate_fixed_point kthvalue_indices kthvalue_values max_all max_pool
+    max_pool_indices max_pool_with_indices max_unpool max_values median_all median_indices median_values
+    min_all min_values mode_indices mode_values nanmedian_indices nanmedian_values reshape_alias
+    reshape_copy rnn scatter_value sort_values sparse_add sparse_mm sparse_route sparse_segment_sum
+    sparse_sparse_mm sparse_values standard_gamma topk_indices topk_values trilinear unique unique_take
+    varlen_attention view_dtype view_replay
 """.split())
 
 
