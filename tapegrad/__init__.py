@@ -50,6 +50,9 @@ from ._functional import *  # noqa: E402,F401,F403  (the whole functional API: t
 from ._functional._random import _standard_gamma  # noqa: E402,F401  (PyTorch's torch._standard_gamma)
 from . import linalg, fft  # noqa: E402
 from . import special  # noqa: E402
+from ._linalg_legacy import (  # noqa: E402  (torch.lu, lu_solve, triangular_solve, ...; removed ones raise)
+    lu, lu_unpack, lu_solve, triangular_solve, cholesky_solve, cholesky_inverse, geqrf, orgqr, ormqr, inverse,
+    matrix_rank, lstsq, eig, symeig, solve)
 from ._functional import _return_types as return_types  # noqa: E402
 from ._printing import set_printoptions, get_printoptions  # noqa: E402
 from . import autograd  # noqa: E402

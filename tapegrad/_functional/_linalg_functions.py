@@ -108,7 +108,12 @@ def logdet(A):
 
 
 def solve(A, B, *, left=True, out=None):
-    # PyTorch's order: A's dtype class, its shape, B's dtype, the shapes, then the LU kernel's dtypes
+    return _check_finite(solve_unchecked(A, B, left), "solve", _SINGULAR)
+
+
+def solve_unchecked(A, B, left):
+    """linalg.solve's checks and result, a singular A's non-finite values left as they are (solve_ex).
+    PyTorch's order: A's dtype class, its shape, B's dtype, the shapes, then the LU kernel's dtypes."""
     _check_float(A, "solve")
     _check_square_shape(A, "linalg.solve")
     if A.dtype is not B.dtype:
@@ -122,7 +127,7 @@ def solve(A, B, *, left=True, out=None):
                            f"{'x'.join(map(str, (tuple(B.shape) + (1,) if vector else B.shape)[-2:]))})")
     if A.numel():
         _check_lapack_kernel(A, "lu_cpu")
-    return _check_finite(apply(L.solve, A, B, left=builtins.bool(left), vector=vector), "solve", _SINGULAR)
+    return apply(L.solve, A, B, left=builtins.bool(left), vector=vector)
 
 
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):

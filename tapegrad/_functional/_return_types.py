@@ -34,3 +34,15 @@ def out_type(cls):
     if found is None:
         found = _out_types[cls] = _return_type(cls.__name__ + "_out", cls._fields)
     return found
+linalg_lu_factor = _return_type("linalg_lu_factor", ("LU", "pivots"))
+linalg_lu_factor_ex = _return_type("linalg_lu_factor_ex", ("LU", "pivots", "info"))
+lu_with_info = _return_type("_lu_with_info", ("LU", "pivots", "info"))
+linalg_lu = _return_type("linalg_lu", ("P", "L", "U"))
+lu_unpack = _return_type("lu_unpack", ("P", "L", "U"))
+triangular_solve = _return_type("triangular_solve", ("solution", "cloned_coefficient"))
+linalg_solve_ex = _return_type("linalg_solve_ex", ("result", "info"))
+linalg_inv_ex = _return_type("linalg_inv_ex", ("inverse", "info"))
+linalg_cholesky_ex = _return_type("linalg_cholesky_ex", ("L", "info"))
+linalg_eig = _return_type("linalg_eig", ("eigenvalues", "eigenvectors"))
+linalg_lstsq = _return_type("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))
+geqrf = _return_type("geqrf", ("a", "tau"))
