@@ -32,6 +32,7 @@ CASES = {
     "histogram edges": lambda lib, x: x.histogram(lib.tensor([0.0, 1.5, 3.0], dtype=x.dtype), weight=x).bin_edges,
     "detach_copy": lambda lib, x: lib.detach_copy(x),
     "native_channel_shuffle": lambda lib, x: lib.native_channel_shuffle(x.view(1, 2, 3), 2),
+    "geqrf": lambda lib, x: lib.geqrf(x)[0],
 }
 
 

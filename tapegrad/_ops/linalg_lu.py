@@ -90,7 +90,8 @@ def _cho_solve(b, low):
 
 @_cho_solve.defjvp
 def _cho_solve_jvp(primals, tangents):
-    # PyTorch's derivative treats the factor as a full matrix: X = (L L^H)^-1 B, dM = dL L^H + L dL^H
+    # PyTorch's derivative treats the factor as a full matrix, every element of it (not the triangle the value
+    # reads): X = (L L^H)^-1 B, dM = dL L^H + L dL^H
     b, low = primals
     db, dlow = tangents
     x = _cho_solve(b, low)
@@ -98,20 +99,14 @@ def _cho_solve_jvp(primals, tangents):
     return x, _cho_solve(db - dm @ x, low)
 
 
-def _triangle_valued(low):
-    """low's lower triangle as the value, every element of low as the derivative's variable."""
-    fixed = lax.stop_gradient(low)
-    return jnp.tril(fixed) + (low - fixed)
-
-
 def _cholesky_solve(b, factor, upper):
     batch = jnp.broadcast_shapes(factor.shape[:-2], b.shape[:-2])
     low = jnp.broadcast_to(_lower(factor, upper), batch + factor.shape[-2:])
-    return _cho_solve(jnp.broadcast_to(b, batch + b.shape[-2:]), _triangle_valued(low))
+    return _cho_solve(jnp.broadcast_to(b, batch + b.shape[-2:]), low)
 
 
 def _cholesky_inverse(factor, upper):
-    low = _triangle_valued(_lower(factor, upper))
+    low = _lower(factor, upper)
     eye = jnp.broadcast_to(jnp.eye(low.shape[-1], dtype=low.dtype), low.shape)
     return _cho_solve(eye, low)
 
