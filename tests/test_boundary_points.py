@@ -107,6 +107,11 @@ KNOWN = {
     "fft_r2c:1": "nan/inf in the signal: pocketfft's and XLA's real FFTs spread nan to different bins",
     "fft_r2c:4": "nan/inf in the signal: pocketfft's and XLA's real FFTs spread nan to different bins",
     "fft_r2c:7": "nan/inf in the signal (stft's frames): pocketfft's and XLA's real FFTs spread nan to different bins",
+    "eig:0": "repeated eigenvalues of a rank-one matrix: the eigenvectors of a degenerate eigenspace are any basis of it",
+    "lu:0": "NaN/inf entries and singular matrices: LAPACK's pivot search (NaN, ties) picks other rows than XLA's LU",
+    "lu_factor:0": "NaN/inf entries: LAPACK's pivoting spreads NaN to other entries of the factor than XLA's LU",
+    "cholesky_inverse:0": "NaN/inf entries: LAPACK's potri leaves finite the entries its blocked update never reads",
+    "householder_product:0": "NaN/inf entries: LAPACK's orgqr leaves finite the columns its reflectors never reach",
     # attention's fused CPU kernel: an online softmax over blocks of keys
     "attention:0": "NaN/inf in q, k, v: PyTorch's fused kernel (blockwise online softmax) spreads NaN to other outputs",
     "attention:1": "NaN/inf in q, k, v: PyTorch's fused kernel's gradient is NaN where tapegrad's is 0 (masked keys)",
@@ -197,7 +202,7 @@ def _mismatch(name, index, variant):
 
 # Entries where either library's answer is one choice among equally right ones (a basis of a degenerate
 # eigen- or singular subspace): the LAPACK build on each side picks it, so they may also happen to agree.
-BASIS_CHOICE = {"eigh:0", "eigvalsh:0", "qr:0", "qr:1", "svd:0", "svdvals:0", "svdvals_uv:0", "svdvals_uv:2"}
+BASIS_CHOICE = {"eigh:0", "eigvalsh:0", "eig:0", "qr:0", "qr:1", "svd:0", "svdvals:0", "svdvals_uv:0", "svdvals_uv:2"}
 
 
 def _mismatches(name, index):
