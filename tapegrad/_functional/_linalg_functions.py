@@ -108,10 +108,10 @@ def logdet(A):
 
 
 def solve(A, B, *, left=True, out=None):
-    return _check_finite(solve_unchecked(A, B, left), "solve", _SINGULAR)
+    return _check_finite(_solve_unchecked(A, B, left), "solve", _SINGULAR)
 
 
-def solve_unchecked(A, B, left):
+def _solve_unchecked(A, B, left):
     """linalg.solve's checks and result, a singular A's non-finite values left as they are (solve_ex).
     PyTorch's order: A's dtype class, its shape, B's dtype, the shapes, then the LU kernel's dtypes."""
     _check_float(A, "solve")

@@ -14,8 +14,8 @@ from ._linalg_functions import LinAlgError, _check_lapack_kernel, _check_square_
 
 
 def raise_for_info(info, error, message):
-    """PyTorch's error for a nonzero LAPACK info (a tensor or an array): message(info) names the failing position, prefixed by
-    '(Batch element k): ' for a batch (the first failing one)."""
+    """PyTorch's error for a nonzero LAPACK info (a tensor or an array): message(info) names the failing
+    position, prefixed by '(Batch element k): ' for a batch (the first failing one)."""
     info = np.asarray(info._value if hasattr(info, "_value") else info)
     values = info.reshape(-1)
     failed = np.flatnonzero(values)

@@ -14,7 +14,7 @@ from . import _return_types as RT
 from ._common import SCALAR_NAME, numel_of
 from ._linalg_functions import (
     LinAlgError, _check_full_precision, _check_lapack_kernel, _check_square, _check_square_shape,
-    _NOT_POSITIVE_DEFINITE, eigvalsh, inv, linalg_cholesky, matrix_norm, solve, solve_unchecked, svdvals)
+    _NOT_POSITIVE_DEFINITE, eigvalsh, inv, matrix_norm, solve, _solve_unchecked, svdvals)
 from ._linalg_lu import raise_for_info
 from ._arith import maximum
 
@@ -33,7 +33,7 @@ def _singular(name):
 
 
 def solve_ex(A, B, *, left=True, check_errors=False, out=None):
-    result = solve_unchecked(A, B, left)
+    result = _solve_unchecked(A, B, left)
     info = _lu_info(A)
     if check_errors:
         raise_for_info(info, LinAlgError, lambda i: "torch.linalg.solve_ex: The solver failed because the input "
