@@ -18,7 +18,8 @@ ormqr = _with_out(_g.ormqr, "ormqr()")
 inverse = _with_out(_f.inv, "linalg_inv_ex()")
 matrix_rank, lstsq, eig, symeig, solve = _r.matrix_rank, _r.lstsq, _r.eig, _r.symeig, _r.solve
 
-Tensor.lu = lambda self, pivot=True, get_infos=False: _lu.lu_legacy(self, pivot, get_infos)
+# (the method returns a plain tuple, get_infos or not)
+Tensor.lu = lambda self, pivot=True, get_infos=False: tuple(_lu.lu_legacy(self, pivot, get_infos))
 for _name, _fn in (("lu_solve", _lu.lu_solve_legacy), ("triangular_solve", _lu.triangular_solve),
                    ("cholesky_solve", _lu.cholesky_solve), ("cholesky_inverse", _lu.cholesky_inverse),
                    ("geqrf", _g.geqrf), ("orgqr", _g.orgqr), ("ormqr", _g.ormqr),

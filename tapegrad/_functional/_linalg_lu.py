@@ -13,16 +13,16 @@ from ._common import SCALAR_NAME
 from ._linalg_functions import LinAlgError, _check_lapack_kernel, _check_square_shape
 
 
-def raise_for_info(info, error, message):
-    """PyTorch's error for a nonzero LAPACK info (a tensor or an array): message(info) names the failing
-    position, prefixed by '(Batch element k): ' for a batch (the first failing one)."""
+def raise_for_info(info, error, name, describe):
+    """PyTorch's error for a nonzero LAPACK info (a tensor or an array): '{name}: {describe(info)}', with
+    '(Batch element k): ' after the name for a batch (the first failing one)."""
     info = np.asarray(info._value if hasattr(info, "_value") else info)
     values = info.reshape(-1)
     failed = np.flatnonzero(values)
     if failed.size:
         k = int(failed[0])
         where = f"(Batch element {k}): " if info.ndim else ""
-        raise error(where + message(int(values[k])))
+        raise error(f"{name}: {where}{describe(int(values[k]))}")
 
 
 def _check_matrix_rank(a, prefix):
@@ -37,8 +37,8 @@ def _lu_factor_ex(A, pivot, check_errors, name):
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
     lu, pivots, info = apply(K.lu_factor, A)
     if check_errors:
-        raise_for_info(info, RuntimeError, lambda i: (
-            f"{name}: U[{i},{i}] is zero and using it on lu_solve would result in a division by zero. If you still "
+        raise_for_info(info, RuntimeError, name, lambda i: (
+            f"U[{i},{i}] is zero and using it on lu_solve would result in a division by zero. If you still "
             "want to perform the factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, "
             "pivot)"))
     return lu, pivots, info
@@ -87,7 +87,7 @@ def lu_legacy(A, pivot=True, get_infos=False, out=None):
     if out is not None:
         from ._out import write_out
         return write_out(out, result if get_infos else result[:2], "_lu_with_info()")
-    return RT.lu_with_info(*result) if get_infos else result[:2]
+    return RT.lu_with_info(*result) if get_infos else tuple(result[:2])
 
 
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
@@ -176,8 +176,8 @@ def cholesky_inverse(input, upper=False, *, out=None):
     _check_square_shape(input, "cholesky_inverse")
     _check_lapack_kernel(input, "cholesky_inverse_out_cpu")
     result = apply(K.cholesky_inverse, input, upper=builtins.bool(upper))
-    raise_for_info(_first_zero_on_diagonal(input), LinAlgError, lambda i: (
-        f"cholesky_inverse: The diagonal element {i} is zero, the inversion could not be completed because the "
+    raise_for_info(_first_zero_on_diagonal(input), LinAlgError, "cholesky_inverse", lambda i: (
+        f"The diagonal element {i} is zero, the inversion could not be completed because the "
         "input matrix is singular."))
     return result
 

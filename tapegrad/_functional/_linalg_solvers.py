@@ -27,17 +27,17 @@ def _lu_info(A):
     return apply(K.lu_factor, A.detach())[2]
 
 
-def _singular(name):
-    return lambda i: (f"{name}: The diagonal element {i} is zero, the inversion could not be completed because the "
-                      "input matrix is singular.")
+def _singular(i):
+    return f"The diagonal element {i} is zero, the inversion could not be completed because the input matrix is " \
+        "singular."
 
 
 def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     result = _solve_unchecked(A, B, left)
     info = _lu_info(A)
     if check_errors:
-        raise_for_info(info, LinAlgError, lambda i: "torch.linalg.solve_ex: The solver failed because the input "
-                       "matrix is singular.")
+        raise_for_info(info, LinAlgError, "torch.linalg.solve_ex",
+                       lambda i: "The solver failed because the input matrix is singular.")
     return RT.linalg_solve_ex(result, info)
 
 
@@ -46,7 +46,7 @@ def inv_ex(A, *, check_errors=False, out=None):
     _check_full_precision(A, "linalg.inv")
     info = _lu_info(A)
     if check_errors:
-        raise_for_info(info, LinAlgError, _singular("linalg.inv_ex"))
+        raise_for_info(info, LinAlgError, "linalg.inv_ex", _singular)
     return RT.linalg_inv_ex(apply(L.inv, A), info)
 
 
@@ -77,8 +77,8 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     else:   # (only then the host computes where the factorization stops)
         info = _cholesky_info(A.detach().numpy() if not upper else A.detach().mH.numpy())
     if check_errors:
-        raise_for_info(info, LinAlgError, lambda i: (
-            f"linalg.cholesky_ex: {_NOT_POSITIVE_DEFINITE[:-1]} (the leading minor of order {i} is not "
+        raise_for_info(info, LinAlgError, "linalg.cholesky_ex", lambda i: (
+            f"{_NOT_POSITIVE_DEFINITE[:-1]} (the leading minor of order {i} is not "
             "positive-definite)."))
     from .._creation import tensor
     return RT.linalg_cholesky_ex(factor, tensor(info, dtype=D.int32))
@@ -90,7 +90,9 @@ _DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 def lstsq(A, B, rcond=None, *, driver=None, out=None):
     """The least-squares solution of A X = B, with what LAPACK's driver reports on the CPU: residuals where
     m > n and every A has full rank (not with gelsy), the rank (not with gels), the singular values (gelsd,
-    gelss); empty tensors otherwise. Batch dims broadcast."""
+    gelss); empty tensors otherwise. Batch dims broadcast. The rank is the number of singular values above
+    rcond times the largest, for every driver: gelsy's LAPACK kernel estimates it from a pivoted QR instead,
+    which agrees unless rcond falls near a ratio of singular values."""
     if A.ndim < 2:
         raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
     if rcond is None and A.dtype.name not in ("float32", "float64", "complex64", "complex128"):
@@ -159,8 +161,9 @@ _COND_ORDERS = (None, 2, -2, "fro", "nuc", float("inf"), float("-inf"), 1, -1)
 
 
 def cond(A, p=None, *, out=None):
-    """PyTorch's linalg_cond: sigma_max / sigma_min from svdvals for p in (None, 2, -2); else the norm of A
-    times that of its inverse (infinite where A is singular), NaN products made infinite."""
+    """PyTorch's linalg_cond: sigma_max / sigma_min from svdvals for p in (None, 2, -2), sum(s) * sum(1 / s)
+    for 'nuc'; else the norm of A times that of its inverse (infinite where A is singular), NaN products made
+    infinite."""
     if A.ndim < 2:
         raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
     if p not in _COND_ORDERS:
@@ -170,6 +173,11 @@ def cond(A, p=None, *, out=None):
         largest, smallest = values.narrow(-1, 0, 1), values.narrow(-1, -1, 1)
         return (smallest / largest if p == -2 else largest / smallest).squeeze(-1)
     _check_square_shape(A, f"linalg.cond(ord={p if isinstance(p, str) else _order_name(p)})")
+    if A.numel() == 0:
+        return A.new_zeros(A.shape[:-2], dtype=A.dtype.to_real())
+    if p == "nuc":   # from the singular values, as PyTorch's (no inverse)
+        values = svdvals(A)
+        return values.sum(-1) * values.reciprocal().sum(-1)
     inverse, info = inv_ex(A)
     inverse.masked_fill_(info.unsqueeze(-1).unsqueeze(-1) > 0, float("inf"))
     inf = float("inf")
@@ -178,7 +186,9 @@ def cond(A, p=None, *, out=None):
 
 def _order_name(p):
     # as C++ prints a double
-    return {float("inf"): "inf", float("-inf"): "-inf"}.get(p, str(int(p)) if p == int(p) else str(p))
+    if p in (float("inf"), float("-inf")):
+        return "inf" if p > 0 else "-inf"
+    return str(int(p)) if p == int(p) else str(p)
 
 
 def tensorinv(A, ind=2, *, out=None):
