@@ -5,7 +5,7 @@ import jax
 import jax.numpy as jnp
 from jax._src.lax.linalg import geqrf as _geqrf
 
-from ._registry import defop, KEEP
+from ._registry import column_major, defop, KEEP
 from .linalg import _pinv
 
 
@@ -85,3 +85,9 @@ householder_product = defop("householder_product", _householder_product, dtype_r
 ormqr = defop("ormqr", _ormqr, dtype_rule=KEEP, saves_output=True)
 geqrf = defop("geqrf", lambda a: tuple(_geqrf(a)), dtype_rule=KEEP, nout=2,
               no_derivative=lambda **_: (NotImplementedError, "the derivative for 'geqrf' is not implemented."))
+
+# LAPACK writes matrices column by column, and PyTorch hands those results on as they are
+eig.result_order = lambda static, shapes: (None, column_major(shapes[1]))
+lstsq.result_order = lambda static, shapes: (column_major(shapes[0]), None)
+geqrf.result_order = lambda static, shapes: (column_major(shapes[0]), None)
+householder_product.result_order = ormqr.result_order = lambda static, shapes: (column_major(shapes[0]),)

@@ -5,7 +5,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from ._registry import defop, KEEP
+from ._registry import column_major, defop, KEEP
 from .linalg import _mH
 
 
@@ -121,3 +121,10 @@ triangular_solve = defop("triangular_solve", _triangular_solve, dtype_rule=KEEP,
 cholesky_solve = defop("cholesky_solve", _cholesky_solve, dtype_rule=KEEP, saves_output=True)
 cholesky_inverse = defop("cholesky_inverse", _cholesky_inverse, dtype_rule=KEEP, saves_output=True)
 
+
+# LAPACK writes matrices column by column, and PyTorch hands those results on as they are (XA = B is a
+# transposed solve's result, row-major)
+lu_factor.result_order = lambda static, shapes: (column_major(shapes[0]), None, None)
+lu_solve.result_order = lambda static, shapes: (column_major(shapes[0]) if static["left"] else None,)
+triangular_solve.result_order = lambda static, shapes: tuple(column_major(s) for s in shapes)
+cholesky_solve.result_order = cholesky_inverse.result_order = lambda static, shapes: (column_major(shapes[0]),)
