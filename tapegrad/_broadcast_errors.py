@@ -9,7 +9,11 @@ _JAX_BROADCAST = re.compile(r"incompatible shapes for broadcasting", re.IGNORECA
 
 def broadcast_error(args):
     """RuntimeError naming the first dim where two of the tensors in `args` do not broadcast, or None."""
-    shapes = [tuple(a.shape) for a in args if isinstance(a, Tensor)]
+    return broadcast_mismatch([tuple(a.shape) for a in args if isinstance(a, Tensor)])
+
+
+def broadcast_mismatch(shapes):
+    """PyTorch's RuntimeError for shapes that do not broadcast together (None when they do)."""
     for i, a in enumerate(shapes):
         for b in shapes[i + 1:]:
             for k in range(1, min(len(a), len(b)) + 1):

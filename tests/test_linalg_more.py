@@ -101,6 +101,13 @@ CALLS = {
     "ormqr, other rows": lambda lib: lib.ormqr(lib.ones(4, 3), lib.ones(3), lib.ones(2, 5), left=False),
     "ormqr, other dtype": lambda lib: lib.ormqr(lib.ones(4, 3), lib.ones(3), lib.ones(4, 2, dtype=lib.float64)),
     "ormqr, vector other": lambda lib: lib.ormqr(lib.ones(4, 3), lib.ones(3), lib.ones(4)),
+    # batch dims that do not broadcast
+    "lu_solve, batches": lambda lib: lib.linalg.lu_solve(*lib.linalg.lu_factor(_m(lib).expand(2, 3, 3)),
+                                                         lib.ones(3, 3, 1, dtype=lib.float64)),
+    "triangular_solve, batches": lambda lib: lib.triangular_solve(lib.ones(3, 3, 1), lib.ones(2, 3, 3)),
+    "cholesky_solve, batches": lambda lib: lib.cholesky_solve(lib.ones(3, 3, 1), lib.ones(2, 3, 3)),
+    "lstsq, batches": lambda lib: lib.linalg.lstsq(lib.ones(2, 3, 3), lib.ones(3, 3, 1)),
+    "solve_ex, batches": lambda lib: lib.linalg.solve_ex(lib.ones(2, 3, 3), lib.ones(3, 3, 1)),
     # removed from PyTorch: a RuntimeError naming the torch.linalg replacement
     "torch.matrix_rank": lambda lib: lib.matrix_rank(lib.eye(3)),
     "torch.lstsq": lambda lib: lib.lstsq(lib.eye(3), lib.eye(3)),

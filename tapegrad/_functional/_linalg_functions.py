@@ -10,6 +10,7 @@ from .._dispatch import apply
 from .._grad_mode import is_grad_enabled
 from .._ops import linalg as L
 from . import _return_types as RT
+from .._broadcast_errors import broadcast_mismatch
 from ._common import SCALAR_NAME, dims as _dims, wrap_dim
 from .._autocast import policy
 from ._linalg import matmul
@@ -125,6 +126,10 @@ def _solve_unchecked(A, B, left):
         raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
                            f"{'AX = B' if left else 'XA = B'} ({'x'.join(map(str, A.shape[-2:]))} and "
                            f"{'x'.join(map(str, (tuple(B.shape) + (1,) if vector else B.shape)[-2:]))})")
+    # the batch dims broadcast (PyTorch's error names B first)
+    error = broadcast_mismatch([tuple(B.shape[:-1] if vector else B.shape[:-2]), tuple(A.shape[:-2])])
+    if error is not None:
+        raise error
     if A.numel():
         _check_lapack_kernel(A, "lu_cpu")
     return apply(L.solve, A, B, left=builtins.bool(left), vector=vector)

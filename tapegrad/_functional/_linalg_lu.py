@@ -9,6 +9,7 @@ import numpy as np
 from .._dispatch import apply
 from .._ops import linalg_lu as K
 from . import _return_types as RT
+from .._broadcast_errors import broadcast_mismatch
 from ._common import SCALAR_NAME
 from ._linalg_functions import LinAlgError, _check_lapack_kernel, _check_square_shape
 
@@ -23,6 +24,14 @@ def raise_for_info(info, error, name, describe):
         k = int(failed[0])
         where = f"(Batch element {k}): " if info.ndim else ""
         raise error(f"{name}: {where}{describe(int(values[k]))}")
+
+
+def check_batches(first, second):
+    """The batch dims (all but the last two) of two operands broadcast, or PyTorch's error naming the first
+    as tensor a."""
+    error = broadcast_mismatch([tuple(first.shape[:-2]), tuple(second.shape[:-2])])
+    if error is not None:
+        raise error
 
 
 def _check_matrix_rank(a, prefix):
@@ -116,6 +125,7 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
         raise RuntimeError("linalg.lu_solve: pivots should be a Tensor of scalar type torch.int32")
     if pivots.shape[-1] != n:
         raise RuntimeError("linalg.lu_solve: Number of pivots per batch should be same as the dimension of the matrix")
+    check_batches(B, LU)
     _check_lapack_kernel(LU, "lu_cpu")
     return apply(K.lu_solve, LU, pivots, B, left=builtins.bool(left), adjoint=builtins.bool(adjoint))
 
@@ -157,6 +167,7 @@ def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False,
         raise RuntimeError(f"torch.triangular_solve: Expected A to have at least 2 dimensions, but it has "
                            f"{A.ndim} dimensions instead")
     _check_factor_and_rhs(input, A, "triangular_solve", "")
+    check_batches(input, A)
     _check_lapack_kernel(A, "triangular_solve_cpu")
     return RT.triangular_solve(*apply(K.triangular_solve, input, A, upper=builtins.bool(upper),
                                       transpose=builtins.bool(transpose),
@@ -168,6 +179,7 @@ def cholesky_solve(input, input2, upper=False, *, out=None):
         raise RuntimeError(f"u should have at least 2 dimensions, but has {input2.ndim} dimensions instead")
     _check_factor_and_rhs(input, input2, "cholesky_solve",
                           f"b should have at least 2 dimensions, but has {input.ndim} dimensions instead")
+    check_batches(input, input2)
     _check_lapack_kernel(input2, "cholesky_solve_cpu")
     return apply(K.cholesky_solve, input, input2, upper=builtins.bool(upper))
 

@@ -15,7 +15,7 @@ from ._common import SCALAR_NAME, numel_of
 from ._linalg_functions import (
     LinAlgError, _check_full_precision, _check_lapack_kernel, _check_square, _check_square_shape,
     _NOT_POSITIVE_DEFINITE, eigvalsh, inv, matrix_norm, solve, _solve_unchecked, svdvals)
-from ._linalg_lu import raise_for_info
+from ._linalg_lu import check_batches, raise_for_info
 from ._arith import maximum
 
 
@@ -103,6 +103,7 @@ def lstsq(A, B, rcond=None, *, driver=None, out=None):
     vector = B.ndim == A.ndim - 1
     if (B.shape[-1] if vector else B.shape[-2]) != A.shape[-2]:
         raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
+    check_batches(A, B.unsqueeze(-1) if vector else B)
     if driver is None:
         driver = "gelsy"
     if driver not in _DRIVERS:
