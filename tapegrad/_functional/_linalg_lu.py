@@ -101,9 +101,18 @@ def lu_legacy(A, pivot=True, get_infos=False, out=None):
 
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
     _check_matrix_rank(LU_data, "torch.lu_unpack")
+    if LU_pivots.dtype.name != "int32":
+        raise RuntimeError("torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of torch.int32 dtype.\n"
+                           "Note: this function is intended to be used with the output produced by "
+                           "torch.linalg.lu_factor")
     from .._creation import empty
-    pivots, lower, upper = apply(K.lu_unpack, LU_data, LU_pivots)
     m = LU_data.shape[-2]
+    if unpack_pivots and LU_pivots.numel():   # (a host read, as PyTorch's check)
+        given = np.asarray(LU_pivots._value)
+        if given.min() < 1 or given.max() > m:
+            raise RuntimeError("pivots passed to lu_unpack must be between 1 and LU.size(-2) inclusive.Did you "
+                               "properly pass the result of lu_factor?")
+    pivots, lower, upper = apply(K.lu_unpack, LU_data, LU_pivots)
     if not unpack_data:
         lower = upper = empty(0, dtype=LU_data.dtype)
     permutation = _permutation(LU_pivots, m, LU_data.dtype) if unpack_pivots else empty(0, dtype=LU_data.dtype)
