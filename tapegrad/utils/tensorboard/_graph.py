@@ -28,6 +28,8 @@ _ATEN_NAMES = {
     "safe_softmax": "_safe_softmax", "sparse_addmv": "addmv", "pow_scalar": "pow",
     "remainder_scalar_self": "remainder", "neg_view": "_neg_view", "nanmedian_all": "nanmedian",
     "unfold_windows": "unfold", "fft_r2c": "_fft_r2c", "fft_c2c": "_fft_c2c", "fft_c2r": "_fft_c2r",
+    "eig": "linalg_eig", "eigvals": "linalg_eigvals", "lstsq": "linalg_lstsq", "lu_factor": "linalg_lu_factor",
+    "householder_product": "linalg_householder_product", "lu": "linalg_lu",
 }
 # Op-table entries with no aten operator of their own (tests check this list against torch.ops.aten).
 _TAPEGRAD_ONLY = frozenset("""
@@ -35,7 +37,7 @@ _TAPEGRAD_ONLY = frozenset("""
     batch_norm_eval batch_norm_train bernoulli_fill conv conv_transpose copy_slices cummax_indices
     cummax_values cummin_indices cummin_values dense_sparse_mm fractional_max_pool_indices
     fractional_max_pool_with_indices grid_sample_2d grid_sample_3d index_alias index_unsqueeze
-    interpolate interpolate_fixed_point kthvalue_indices kthvalue_values max_all max_pool
+    interpolate interpolate_fixed_point kthvalue_indices lu_permutation kthvalue_values max_all max_pool
     max_pool_indices max_pool_with_indices max_unpool max_values median_all median_indices median_values
     min_all min_values mode_indices mode_values nanmedian_indices nanmedian_values reshape_alias
     reshape_copy rnn scatter_value sort_values sparse_add sparse_mm sparse_route sparse_segment_sum
