@@ -4,13 +4,11 @@ The spec encodes ints, slices, None and Ellipsis statically; integer/bool tensor
 indices are positional array arguments (marked by "T" in the spec). Index bounds
 are checked on the host by the callers (JAX would clamp silently).
 """
-import functools
-
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from ._cast import written_as
+from ._crediting_scatter import crediting_set
 from ._registry import defop, overload, KEEP
 from ._stride_rules import index_strides
 
@@ -127,40 +125,7 @@ def _setitem_backward(a, v, *arrays, spec, accumulate=False, whole=False):
     write that lands)."""
     if accumulate:
         return _setitem(a, v, *arrays, spec=spec, accumulate=True)
-    return _crediting_set(("spec", spec), lambda arrays: build_index(spec, arrays))(a, written_as(v, a.dtype), arrays)
-
-
-_crediting_sets = {}
-
-
-def _crediting_set(key, make_index):
-    """a.at[make_index(arrays)].set(v) with PyTorch's gradient for repeated indices: every written copy of v
-    gets its cotangent (JAX's scatter rule credits only the copy that lands last). One per `key`, which
-    names make_index (index_put's spec, put's flat indices, index_copy's dim)."""
-    found = _crediting_sets.get(key)
-    if found is not None:
-        return found
-
-    def written(a, v, arrays):
-        return a.at[make_index(arrays)].set(v)
-    put = jax.custom_vjp(written)
-
-    def forward(a, v, arrays):   # (the plain write: an enclosing forward-mode transform differentiates it)
-        return written(a, v, arrays), (v, arrays)
-
-    def backward(res, g):
-        v, arrays = res
-        idx = make_index(arrays)
-        picked = g[idx]
-        lead = picked.ndim - v.ndim
-        dv = jnp.sum(picked, axis=tuple(range(lead))) if lead else picked
-        dv = jnp.sum(dv, axis=tuple(d for d, n in enumerate(v.shape) if n == 1 and dv.shape[d] != 1), keepdims=True)
-        zeros = tuple(np.zeros(x.shape, jax.dtypes.float0) for x in arrays)
-        return g.at[idx].set(0), dv.reshape(v.shape), zeros
-
-    put.defvjp(forward, backward)
-    _crediting_sets[key] = put
-    return put
+    return crediting_set(("spec", spec), lambda arrays: build_index(spec, arrays))(a, written_as(v, a.dtype), arrays)
 
 
 def _scatter_index(idx, dim):
@@ -195,7 +160,7 @@ def _scatter_backward(a, idx, src, dim, reduce=None):
     (src's is grad.gather(dim, index))."""
     if reduce is not None or jnp.ndim(src) == 0:
         return _scatter(a, idx, src, dim, reduce)
-    written = _crediting_set(("scatter", dim), lambda arrays: _scatter_index(arrays[0], dim))
+    written = crediting_set(("scatter", dim), lambda arrays: _scatter_index(arrays[0], dim))
     return written(a, _crop(src, idx.shape).astype(a.dtype), (idx,))
 
 
@@ -374,7 +339,7 @@ index_select = defop("index_select", lambda a, idx, dim: jnp.take(a, idx, axis=d
 index_add = defop("index_add", lambda a, idx, src, alpha, dim: a.at[_dim_index(dim, idx)].add(alpha * src),
                   dtype_rule=KEEP, diff=(0, 2))
 index_copy = defop("index_copy", lambda a, idx, src, dim: a.at[_dim_index(dim, idx)].set(src), dtype_rule=KEEP,
-                   diff=(0, 2), reverse_fn=lambda a, idx, src, dim: _crediting_set(
+                   diff=(0, 2), reverse_fn=lambda a, idx, src, dim: crediting_set(
                        ("dim", dim), lambda arrays: _dim_index(dim, arrays[0]))(a, src, (idx,)))
 index_fill = defop("index_fill", lambda a, idx, v, dim: a.at[_dim_index(dim, idx)].set(jnp.asarray(v, a.dtype)),
                    dtype_rule=KEEP, diff=(0, 2), overloads=[overload("IndexFillBackward1", "..t")])
@@ -387,7 +352,7 @@ def _put_backward(a, idx, src, accumulate):
     """put, differentiated as PyTorch's: without accumulate every copy of a repeated index gets its gradient."""
     if accumulate:
         return a.reshape(-1).at[idx.reshape(-1)].add(src.reshape(-1)).reshape(a.shape)
-    flat = _crediting_set(("flat",), lambda arrays: arrays[0])
+    flat = crediting_set(("flat",), lambda arrays: arrays[0])
     return flat(a.reshape(-1), src.reshape(-1), (idx.reshape(-1),)).reshape(a.shape)
 
 
