@@ -84,10 +84,14 @@ def test_checkpointed_region_reads_the_current_state(torch):
 
 
 def _scaled_function(lib):
-    class Scaled(lib.autograd.Function):
+    class Scaled(lib.autograd.Function):   # (setup_context style: func transforms take it)
         @staticmethod
-        def forward(ctx, x):
+        def forward(x):
             return x * 2
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            pass
 
         @staticmethod
         def backward(ctx, grad):
@@ -106,5 +110,31 @@ def test_custom_function_backward_reads_the_current_globals(torch):
             function.apply(x).sum().backward()
             grads.append(x.grad)
         return grads
+    for a, b in zip(*both(build)):
+        assert_close(a, b)
+
+
+def test_function_rules_read_the_current_globals_under_func_and_compile(torch):
+    """A Function's backward that reads a global, inside a cached func.grad and a compiled training step: the
+    walk that keys them reaches the Function's rules and their globals."""
+    def build(lib):
+        global SCALE
+        function = _scaled_function(lib)
+        grads = []
+        for scale in (1.0, 5.0):
+            SCALE = scale
+            grads.append(lib.func.grad(lambda x: function.apply(x).sum())(_data(lib, 3)))
+        w = _data(lib, 3).requires_grad_()
+        opt = lib.optim.SGD([w], lr=1.0)
+
+        def step():
+            opt.zero_grad()
+            function.apply(w).sum().backward()
+            opt.step()
+        compiled = lib.compile(step)
+        for scale in (1.0, 1.0, 5.0, 5.0):
+            SCALE = scale
+            compiled()
+        return grads + [w.detach()]
     for a, b in zip(*both(build)):
         assert_close(a, b)

@@ -40,6 +40,9 @@ _OPAQUE = (type, types.ModuleType, types.BuiltinFunctionType, types.BuiltinMetho
            types.FrameType, types.GeneratorType)
 
 
+_FUNCTION_RULES = ("forward", "setup_context", "backward", "jvp", "vmap")
+
+
 class TooLarge(Exception):
     """The walk reached more than MAX_OBJECTS objects."""
 
@@ -87,14 +90,16 @@ def function_roots(fn):
 
 
 class Walk:
-    _optimizer = _generator = None   # the classes, imported at the first walk (they import tapegrad.nn)
+    _optimizer = _generator = _function = None   # the classes, imported at the first walk (they import tapegrad.nn)
 
     def __init__(self, roots, split=None):
         if Walk._optimizer is None:
             from ..optim.optimizer import Optimizer
             from ..random import Generator
+            from ..autograd.function import Function
             Walk._optimizer = Optimizer
             Walk._generator = Generator   # its key and counter are program inputs of their own (see _trace)
+            Walk._function = Function
         self.objects = []
         self.index = {}
         self.tokens = []
@@ -187,6 +192,15 @@ class Walk:
             tokens.append(("method", obj.__func__))
             self.visit(obj.__self__)
             self.visit(obj.__func__)
+        elif isinstance(obj, type) and issubclass(obj, self._function) and not _is_library(obj.__module__):
+            # a user's autograd.Function: the class itself, and what its rules read (a backward's globals)
+            tokens.append(("id", id(obj)))
+            self.opaque.append(obj)
+            for name in _FUNCTION_RULES:
+                rule = obj.__dict__.get(name)
+                rule = rule.__func__ if isinstance(rule, (staticmethod, classmethod)) else rule
+                if isinstance(rule, types.FunctionType):
+                    self.visit(rule)
         elif isinstance(obj, _OPAQUE) or isinstance(obj, self._generator) or not hasattr(obj, "__dict__") or (
                 _is_library(t.__module__) and not t.__module__.startswith("tapegrad.")):
             tokens.append(("id", id(obj)))   # opaque: the same object, whatever it holds
