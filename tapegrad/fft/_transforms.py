@@ -6,7 +6,7 @@ import builtins
 from .. import _dtypes as D
 from .._autocast import policy
 from .._dispatch import apply
-from .._functional._common import SCALAR_NAME
+from .._functional._common import SCALAR_NAME, wrap_dim
 from .._functional._complex import conj, conj_physical
 from .._functional._out import write_out
 from .._functional._splits import _slice
@@ -26,12 +26,9 @@ def _norm(norm, forward):
 
 def _wrap(dim, ndim):
     """maybe_wrap_dim without wrapping scalars: a 0-d tensor has no dim to transform."""
-    dim = builtins.int(dim)
     if ndim == 0:
-        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
-    if not -ndim <= dim < ndim:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got {dim})")
-    return dim % ndim
+        raise IndexError(f"Dimension specified as {builtins.int(dim)} but tensor has no dimensions")
+    return wrap_dim(dim, ndim)
 
 
 def _promote(x, require_complex):
