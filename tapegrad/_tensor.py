@@ -13,6 +13,7 @@ import jax
 
 from . import _dtypes as D
 from . import _faults
+from ._arg_types import as_int
 from ._size import Size
 from ._storage import Storage
 from .autograd._node import AccumulateGrad
@@ -252,6 +253,8 @@ def _rebuild(array, requires_grad):
 
 
 def _wrap_dim(dim, ndim):
+    if type(dim) is not int:
+        dim = as_int(dim)
     n = max(ndim, 1)
     if not -n <= dim < n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")

@@ -43,7 +43,7 @@ def check_tensor(x, fn, arg="input"):
 
 
 def wrap_dim(dim, ndim):
-    return _wrap_dim(builtins.int(dim), ndim)
+    return _wrap_dim(dim, ndim)
 
 
 def dims(dim, ndim):
@@ -53,7 +53,8 @@ def dims(dim, ndim):
     if isinstance(dim, (list, tuple)):
         if len(dim) == 0:
             return None
-        out = tuple(sorted(_wrap_dim(d, ndim) for d in dim))
+        # PyTorch's int lists take bools as ints (a lone dim does not)
+        out = tuple(sorted(_wrap_dim(builtins.int(d) if type(d) is bool else d, ndim) for d in dim))
         if len(set(out)) != len(out):
             raise RuntimeError(f"dim {out[0]} appears multiple times in the list of dims")
         return out

@@ -6,6 +6,7 @@ import warnings
 import jax.numpy as jnp
 import numpy as np
 
+from .._arg_types import as_bool
 from .._dispatch import apply
 from .._grad_mode import is_grad_enabled
 from .._ops import linalg as L
@@ -310,7 +311,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
                            "operation does not have an identity")
     ord = builtins.float(ord) if isinstance(ord, builtins.float) else ord
     # the cast to dtype happens inside the op, so the graph holds its one node, as PyTorch's
-    return apply(L.vector_norm, x, ord=ord, dim=d, keepdim=builtins.bool(keepdim),
+    return apply(L.vector_norm, x, ord=ord, dim=d, keepdim=as_bool(keepdim, "keepdim"),
                  dtype=None if dtype is None or dtype is x.dtype else dtype.np)
 
 
@@ -326,7 +327,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     d = [wrap_dim(dim[0], A.ndim), wrap_dim(dim[1], A.ndim)]
     if ord == "fro":
         return vector_norm(A, 2, tuple(d), keepdim, dtype=dtype)
-    return _matrix_norm_as_pytorch(A, ord, d, builtins.bool(keepdim), dtype)
+    return _matrix_norm_as_pytorch(A, ord, d, as_bool(keepdim, "keepdim"), dtype)
 
 
 def _matrix_norm_as_pytorch(A, ord, d, keepdim, dtype):

@@ -4,6 +4,7 @@ import builtins
 
 import numpy as np
 
+from .._arg_types import as_int
 from .._dispatch import apply
 from .._ops import shape as S
 from .._pointwise_layout import lay_out_like
@@ -55,7 +56,7 @@ def _triangle(op):
     def f(input, diagonal=0, *, out=None):
         if input.ndim < 2:
             raise RuntimeError(f"{op.name}: input tensor must have at least 2 dimensions")
-        return apply(op, input, diagonal=builtins.int(diagonal))
+        return apply(op, input, diagonal=as_int(diagonal, "diagonal"))
     f.__name__ = op.name
     return f
 

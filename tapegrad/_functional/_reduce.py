@@ -5,6 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtypes as D
+from .._arg_types import as_bool
 from .._dispatch import apply
 from .._ops import reduction as R, sorting as S
 from .._tensor import Tensor
@@ -32,14 +33,14 @@ def _int_dtype(input, dtype):
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     if input.is_sparse or getattr(input, "_sp_compressed", False):   # COO, CSR, CSC (not MaskedTensor)
         return input.sum(dim, keepdim, dtype=dtype)
-    return apply(R.sum, input, dim=_rdims(dim, input), keepdim=builtins.bool(keepdim),
+    return apply(R.sum, input, dim=_rdims(dim, input), keepdim=as_bool(keepdim, "keepdim"),
                  dtype=_int_dtype(input, dtype))
 
 
 def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     if input.dtype.is_complex:
         raise RuntimeError("nansum on CPU does not support complex inputs")
-    return apply(R.nansum, input, dim=_rdims(dim, input), keepdim=builtins.bool(keepdim),
+    return apply(R.nansum, input, dim=_rdims(dim, input), keepdim=as_bool(keepdim, "keepdim"),
                  dtype=_int_dtype(input, dtype))
 
 
@@ -58,7 +59,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
         raise TypeError(f"prod() received an invalid combination of arguments - got (Tensor, {type(dim).__name__}), "
                         "but expected one of:\n * (Tensor input, *, dtype = None)\n * (Tensor input, int dim, "
                         "bool keepdim = False, *, dtype = None)\nPass one int dim (prod reduces one dim, or all).")
-    return apply(R.prod, input, dim=_rdims(dim, input), keepdim=builtins.bool(keepdim),
+    return apply(R.prod, input, dim=_rdims(dim, input), keepdim=as_bool(keepdim, "keepdim"),
                  dtype=_int_dtype(input, dtype))
 
 
@@ -68,7 +69,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     if not (d.is_floating_point or d.is_complex):
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point "
                            f"or complex dtype. Got: {SCALAR_NAME[d.name]}. Convert first, e.g. x.float().mean().")
-    return apply(R.mean, input, dim=_rdims(dim, input), keepdim=builtins.bool(keepdim),
+    return apply(R.mean, input, dim=_rdims(dim, input), keepdim=as_bool(keepdim, "keepdim"),
                  dtype=dtype.np if dtype is not None else None)
 
 
@@ -80,7 +81,7 @@ def _var_args(input, dim, unbiased, keepdim, correction, name="std and var"):
         dim, unbiased = None, dim
     if correction is None:
         correction = 1 if unbiased is None or unbiased else 0
-    return dict(dim=_rdims(dim, input), correction=correction, keepdim=builtins.bool(keepdim))
+    return dict(dim=_rdims(dim, input), correction=correction, keepdim=as_bool(keepdim, "keepdim"))
 
 
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
@@ -119,7 +120,7 @@ def _extreme(input, dim_or_other, keepdim, name):
     if input.ndim == 0:
         return _scalar_pair(input, name)
     op = R.argmax if name == "max" else R.argmin
-    idx = apply(op, input, dim=dim, keepdim=builtins.bool(keepdim))
+    idx = apply(op, input, dim=dim, keepdim=as_bool(keepdim, "keepdim"))
     values = apply(S.max_values if name == "max" else S.min_values, input, idx, dim=dim, keepdim=keepdim)
     return getattr(RT, name)(values, idx)
 
@@ -145,7 +146,7 @@ def _amax(op, name):
     def f(input, dim=(), keepdim=False, *, out=None):
         d = _rdims(dim, input)
         _check_nonempty(input, name, None if d is None else d[0])
-        return apply(op, input, dim=d, keepdim=builtins.bool(keepdim))
+        return apply(op, input, dim=d, keepdim=as_bool(keepdim, "keepdim"))
     f.__name__ = name
     return f
 
@@ -165,12 +166,12 @@ def _arg(op, name):
             raise RuntimeError(f"{name}(): does not support bool input")
         if dim is None:
             _check_nonempty(input, name)
-            return apply(op, input, dim=None, keepdim=builtins.bool(keepdim))
+            return apply(op, input, dim=None, keepdim=as_bool(keepdim, "keepdim"))
         d = wrap_dim(dim, input.ndim)
         if input.ndim == 0:
             return _zeros_index(input)
         _check_nonempty(input, name, d)
-        return apply(op, input, dim=d, keepdim=builtins.bool(keepdim))
+        return apply(op, input, dim=d, keepdim=as_bool(keepdim, "keepdim"))
     f.__name__ = name
     return f
 
@@ -180,7 +181,7 @@ argmin = _arg(R.argmin, "argmin")
 
 
 def logsumexp(input, dim, keepdim=False, *, out=None):
-    return apply(R.logsumexp, input, dim=_rdims(dim, input), keepdim=builtins.bool(keepdim))
+    return apply(R.logsumexp, input, dim=_rdims(dim, input), keepdim=as_bool(keepdim, "keepdim"))
 
 
 def _scan(op):
@@ -246,7 +247,7 @@ def bincount(input, weights=None, minlength=0):
 
 def _logical(op):
     def f(input, dim=None, keepdim=False, *, out=None):
-        return apply(op, input, dim=_rdims(dim, input), keepdim=builtins.bool(keepdim))
+        return apply(op, input, dim=_rdims(dim, input), keepdim=as_bool(keepdim, "keepdim"))
     f.__name__ = op.name
     return f
 

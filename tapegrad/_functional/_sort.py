@@ -5,6 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtypes as D
+from .._arg_types import as_bool, as_int
 from .._dispatch import apply
 from .._ops import sorting as S
 from .._tensor import Tensor
@@ -40,7 +41,7 @@ def sort(input, *args, dim=_UNSET, descending=_UNSET, stable=_UNSET, out=None):
     d = wrap_dim(dim, input.ndim)
     if input.ndim == 0:
         return _scalar_pair(input, "sort")
-    idx = apply(S.argsort, input, dim=d, descending=builtins.bool(descending))
+    idx = apply(S.argsort, input, dim=d, descending=as_bool(descending, "descending"))
     return RT.sort(apply(S.sort_values, input, idx, dim=d), idx)
 
 
@@ -54,25 +55,27 @@ def msort(input):
 
 
 def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
+    k = as_int(k, "k")
     d = wrap_dim(dim, input.ndim)
     size = input.shape[d] if input.ndim else 1
     if not 0 <= k <= size:
         raise RuntimeError("selected index k out of range")
     if input.ndim == 0:
         return _scalar_pair(input, "topk")
-    idx = apply(S.topk_indices, input, dim=d, k=builtins.int(k), largest=builtins.bool(largest))
+    idx = apply(S.topk_indices, input, dim=d, k=k, largest=as_bool(largest, "largest"))
     return RT.topk(apply(S.topk_values, input, idx, dim=d), idx)
 
 
 def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
+    k = as_int(k, "k")
     d = wrap_dim(dim, input.ndim)
     size = input.shape[d] if input.ndim else 1
     if not 1 <= k <= size:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     if input.ndim == 0:
         return _scalar_pair(input, "kthvalue")
-    idx = apply(S.kthvalue_indices, input, dim=d, k=builtins.int(k) - 1, keepdim=builtins.bool(keepdim))
-    return RT.kthvalue(apply(S.kthvalue_values, input, idx, dim=d, keepdim=builtins.bool(keepdim)), idx)
+    idx = apply(S.kthvalue_indices, input, dim=d, k=k - 1, keepdim=as_bool(keepdim, "keepdim"))
+    return RT.kthvalue(apply(S.kthvalue_values, input, idx, dim=d, keepdim=as_bool(keepdim, "keepdim")), idx)
 
 
 def median(input, dim=None, keepdim=False, *, out=None):
@@ -86,16 +89,16 @@ def median(input, dim=None, keepdim=False, *, out=None):
     if input.ndim == 0:
         return _scalar_pair(input, "median")
     _check_nonempty(input, "median", d)
-    idx = apply(S.median_indices, input, dim=d, keepdim=builtins.bool(keepdim))
-    return RT.median(apply(S.median_values, input, idx, dim=d, keepdim=builtins.bool(keepdim)), idx)
+    idx = apply(S.median_indices, input, dim=d, keepdim=as_bool(keepdim, "keepdim"))
+    return RT.median(apply(S.median_values, input, idx, dim=d, keepdim=as_bool(keepdim, "keepdim")), idx)
 
 
 def mode(input, dim=-1, keepdim=False, *, out=None):
     d = wrap_dim(dim, input.ndim)
     if input.ndim == 0:
         return _scalar_pair(input, "mode")
-    idx = apply(S.mode_indices, input, dim=d, keepdim=builtins.bool(keepdim))
-    return RT.mode(apply(S.mode_values, input, idx, dim=d, keepdim=builtins.bool(keepdim)), idx)
+    idx = apply(S.mode_indices, input, dim=d, keepdim=as_bool(keepdim, "keepdim"))
+    return RT.mode(apply(S.mode_values, input, idx, dim=d, keepdim=as_bool(keepdim, "keepdim")), idx)
 
 
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):

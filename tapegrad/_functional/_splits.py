@@ -1,6 +1,7 @@
 """Shape functions that split a tensor into views of it: split, chunk, tensor_split, unbind, narrow, select."""
 import builtins
 
+from .._arg_types import as_int
 from .._dispatch import apply
 from .._grad_mode import no_grad
 from .._ops import indexing as I, shape as S
@@ -44,6 +45,7 @@ def _numbered(views):
 
 
 def chunk(input, chunks, dim=0):
+    chunks = as_int(chunks, "chunks")
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     size = input.shape[wrap_dim(dim, input.ndim)]

@@ -3,6 +3,7 @@ import builtins
 import math
 
 from .. import _dtypes as D
+from .._arg_types import as_bool
 from .._dispatch import apply
 from .._grad_mode import no_grad
 from .._ops import histograms as H, sorting as S
@@ -85,8 +86,8 @@ def nanmedian(input, dim=None, keepdim=False, *, out=None):
     if input.ndim == 0:
         return RT.nanmedian(*_scalar_pair(input, "median"))
     _check_nonempty(input, "median", d)
-    idx = apply(S.nanmedian_indices, input, dim=d, keepdim=builtins.bool(keepdim))
-    return RT.nanmedian(apply(S.nanmedian_values, input, idx, dim=d, keepdim=builtins.bool(keepdim)), idx)
+    idx = apply(S.nanmedian_indices, input, dim=d, keepdim=as_bool(keepdim, "keepdim"))
+    return RT.nanmedian(apply(S.nanmedian_values, input, idx, dim=d, keepdim=as_bool(keepdim, "keepdim")), idx)
 
 
 def _check_histogram_input(input, name):

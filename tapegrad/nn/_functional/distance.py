@@ -5,6 +5,7 @@ from ..._functional._common import wrap_dim
 from ..._ops import elementwise as E, linalg as L
 from ..._functional._common import result_dtype
 from ..._grad_mode import no_grad
+from ..._arg_types import as_bool
 from ..._tensor import _wrap_dim
 from ._util import SCALAR_NAMES
 
@@ -33,4 +34,4 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     innermost = max(x1.ndim, x2.ndim) - 1
     diff = apply(E.add_scalar, x1 - x2, eps)
     return apply(L.vector_norm, diff, ord=p, dim=(wrap_dim(innermost, diff.ndim),) if diff.ndim else None,
-                 keepdim=bool(keepdim), aten=True)
+                 keepdim=as_bool(keepdim, "keepdim"), aten=True)
