@@ -131,8 +131,17 @@ class Agent:
         self.rref_ids = itertools.count()
         self.message_ids = itertools.count()
         self.closing = False
-        threading.Thread(target=self._accept, daemon=True, name="tapegrad-rpc-accept").start()
+        # threads that run tapegrad (JAX) code: close() joins them, since a daemon thread still inside
+        # JAX's C++ when the interpreter exits aborts the process ("FATAL: exception not rethrown")
+        self.threads = []
+        self._start(self._accept, "tapegrad-rpc-accept")
         threading.Thread(target=self._watch_timeouts, daemon=True, name="tapegrad-rpc-timeouts").start()
+
+    def _start(self, target, name, *args):
+        thread = threading.Thread(target=target, args=args, daemon=True, name=name)
+        with self.lock:
+            self.threads.append(thread)
+        thread.start()
 
     # ---- naming ----------------------------------------------------------------------------------
 
@@ -186,8 +195,7 @@ class Agent:
                 sock = _connect_retrying(*self.addresses[worker], self.options.rpc_timeout)
                 self.outgoing[worker] = sock
                 self.send_locks[worker] = threading.Lock()
-                threading.Thread(target=self._read_responses, args=(sock,), daemon=True,
-                                 name="tapegrad-rpc-responses").start()
+                self._start(self._read_responses, "tapegrad-rpc-responses", sock)
             send_lock = self.send_locks[worker]
         with send_lock:
             _serialize.send_frame(sock, message)
@@ -252,8 +260,7 @@ class Agent:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             with self.lock:
                 self.incoming.append(sock)
-            threading.Thread(target=self._read_requests, args=(sock,), daemon=True,
-                             name="tapegrad-rpc-requests").start()
+            self._start(self._read_requests, "tapegrad-rpc-requests", sock)
 
     def _read_requests(self, sock):
         send_lock = threading.Lock()
@@ -334,6 +341,10 @@ class Agent:
             socks = list(self.outgoing.values()) + self.incoming
             store_sock, self.store_sock = self.store_sock, None
             self.lock.notify_all()
+        try:
+            self.listener.shutdown(socket.SHUT_RDWR)   # wakes the accepting thread (close alone does not)
+        except OSError:
+            pass
         self.listener.close()
         for sock in socks + [store_sock]:
             try:
@@ -342,6 +353,11 @@ class Agent:
                 pass
             sock.close()
         self.pool.shutdown(wait=True)
+        with self.lock:
+            threads = list(self.threads)
+        for thread in threads:
+            if thread is not threading.current_thread():
+                thread.join(timeout=5)
         if self.store is not None:
             self.store.join(timeout=5)
 
