@@ -47,7 +47,15 @@ def _recorded_move(src, moved):
 
 
 Tensor.to = to
-Tensor.type_as = lambda self, other: self.to(other.dtype)
+
+
+def type_as(self, other):
+    if not isinstance(other, Tensor):
+        raise TypeError(f"type_as(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
+    return self.to(other.dtype)
+
+
+Tensor.type_as = type_as
 for _name, _dtype in {"float": D.float32, "double": D.float64, "half": D.float16, "bfloat16": D.bfloat16,
                       "long": D.int64, "int": D.int32, "short": D.int16, "char": D.int8, "byte": D.uint8,
                       "bool": D.bool_, "cfloat": D.complex64, "cdouble": D.complex128}.items():

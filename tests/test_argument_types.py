@@ -109,3 +109,73 @@ def test_bools_are_taken(call):
         theirs, ours = _values(FLAGS[call](torch, flag)), _values(FLAGS[call](tapegrad, flag))
         for o, t in zip(ours, theirs):
             np.testing.assert_array_equal(o, t)
+
+
+# A number where a Tensor is wanted: PyTorch's TypeError "<fn>(): argument '<name>' (position <i>) must be
+# Tensor, not float" (tapegrad's names the same function, argument and position).
+X = (4, 6)
+TENSOR_ARGUMENTS = {
+    "matmul": lambda lib, a: lib.matmul(lib.ones(*X), a),
+    "mm": lambda lib, a: lib.mm(lib.ones(*X), a),
+    "bmm": lambda lib, a: lib.bmm(lib.ones(2, *X), a),
+    "mv": lambda lib, a: lib.mv(lib.ones(*X), a),
+    "dot": lambda lib, a: lib.dot(lib.ones(6), a),
+    "outer": lambda lib, a: lib.outer(lib.ones(6), a),
+    "kron": lambda lib, a: lib.kron(lib.ones(*X), a),
+    "addmm": lambda lib, a: lib.addmm(lib.ones(4, 3), lib.ones(*X), a),
+    "addmv": lambda lib, a: lib.addmv(lib.ones(4), lib.ones(*X), a),
+    "baddbmm": lambda lib, a: lib.baddbmm(lib.ones(2, 4, 3), lib.ones(2, *X), a),
+    "addbmm": lambda lib, a: lib.addbmm(lib.ones(4, 3), lib.ones(2, *X), a),
+    "addr": lambda lib, a: lib.addr(lib.ones(4, 6), lib.ones(4), a),
+    "addcdiv": lambda lib, a: lib.addcdiv(lib.ones(*X), lib.ones(*X), a),
+    "cross": lambda lib, a: lib.cross(lib.ones(4, 3), a, dim=1),
+    "cdist": lambda lib, a: lib.cdist(lib.ones(*X), a),
+    "isclose": lambda lib, a: lib.isclose(lib.ones(*X), a),
+    "allclose": lambda lib, a: lib.allclose(lib.ones(*X), a),
+    "equal": lambda lib, a: lib.equal(lib.ones(*X), a),
+    "inner": lambda lib, a: lib.inner(lib.ones(*X), a),
+    "cholesky_solve": lambda lib, a: lib.cholesky_solve(lib.ones(*X), a),
+    "put": lambda lib, a: lib.put(lib.ones(*X), lib.tensor([0]), a),
+    "linear weight": lambda lib, a: lib.nn.functional.linear(lib.ones(*X), a),
+    "linear input": lambda lib, a: lib.nn.functional.linear(a, lib.ones(3, 6)),
+    "linear bias": lambda lib, a: lib.nn.functional.linear(lib.ones(*X), lib.ones(3, 6), a),
+    "bilinear": lambda lib, a: lib.nn.functional.bilinear(lib.ones(*X), lib.ones(*X), a),
+    "cross_entropy": lambda lib, a: lib.nn.functional.cross_entropy(lib.ones(*X), a),
+    "nll_loss": lambda lib, a: lib.nn.functional.nll_loss(lib.ones(*X), a),
+    "kl_div": lambda lib, a: lib.nn.functional.kl_div(lib.ones(*X), a),
+    "embedding": lambda lib, a: lib.nn.functional.embedding(lib.tensor([1]), a),
+    "layer_norm": lambda lib, a: lib.nn.functional.layer_norm(lib.ones(*X), (6,), a),
+    "group_norm": lambda lib, a: lib.nn.functional.group_norm(lib.ones(*X), 2, a),
+    "prelu": lambda lib, a: lib.nn.functional.prelu(lib.ones(*X), a),
+    "cosine_similarity": lambda lib, a: lib.nn.functional.cosine_similarity(lib.ones(*X), a),
+    "pairwise_distance": lambda lib, a: lib.nn.functional.pairwise_distance(lib.ones(*X), a),
+    "cosine_embedding_loss": lambda lib, a: lib.nn.functional.cosine_embedding_loss(lib.ones(*X), a, lib.ones(4)),
+    "triplet_margin_loss": lambda lib, a: lib.nn.functional.triplet_margin_loss(lib.ones(*X), a, lib.ones(*X)),
+    "scaled_dot_product_attention": lambda lib, a: lib.nn.functional.scaled_dot_product_attention(
+        lib.ones(*X), a, lib.ones(*X)),
+    "complex": lambda lib, a: lib.complex(lib.ones(2), a),
+    "polar": lambda lib, a: lib.polar(lib.ones(2), a),
+    "select_scatter": lambda lib, a: lib.select_scatter(lib.ones(*X), a, 0, 0),
+    "slice_scatter": lambda lib, a: lib.slice_scatter(lib.ones(*X), a),
+    "diagonal_scatter": lambda lib, a: lib.diagonal_scatter(lib.ones(*X), a),
+    # methods: positions count from the argument after self, in PyTorch's messages and tapegrad's
+    "Tensor.type_as": lambda lib, a: lib.ones(*X).type_as(a),
+    "Tensor.view_as": lambda lib, a: lib.ones(*X).view_as(a),
+    "Tensor.reshape_as": lambda lib, a: lib.ones(*X).reshape_as(a),
+    "Tensor.expand_as": lambda lib, a: lib.ones(*X).expand_as(a),
+    "Tensor.is_same_size": lambda lib, a: lib.ones(*X).is_same_size(a),
+    # PyTorch's own Python raises AttributeError here: so does tapegrad
+    "mse_loss": lambda lib, a: lib.nn.functional.mse_loss(lib.ones(*X), a),
+}
+
+
+@pytest.mark.filterwarnings("ignore:reduction. .mean. divides")
+@pytest.mark.parametrize("number", [1.0, 2, True], ids=["float", "int", "bool"])
+@pytest.mark.parametrize("call", TENSOR_ARGUMENTS)
+def test_a_number_for_a_tensor_is_pytorchs_error(call, number):
+    theirs = _error(torch, TENSOR_ARGUMENTS[call], lambda lib: number)
+    ours = _error(tapegrad, TENSOR_ARGUMENTS[call], lambda lib: number)
+    assert type(ours) is type(theirs), (ours, theirs)
+    if "must be Tensor, not" in str(theirs):
+        assert str(theirs).split(" must be")[0] == str(ours).split(" must be")[0], (ours, theirs)
+        assert f"must be Tensor, not {type(number).__name__}" in str(ours)

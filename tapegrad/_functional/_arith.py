@@ -8,7 +8,7 @@ from .._dispatch import apply
 from .._scalar_range import check_fits, check_operands_fit
 from .._ops import elementwise as E
 from .._tensor import Tensor
-from ._common import scalar_or_tensor, result_dtype
+from ._common import check_tensors, result_dtype, scalar_or_tensor
 
 
 def _apply(op, *args, **static):
@@ -225,6 +225,7 @@ def addcmul(input, tensor1, tensor2, *, value=1, out=None):
 
 
 def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
+    check_tensors("addcdiv", (input, "input"), (tensor1, "tensor1"), (tensor2, "tensor2"))
     if not any(t.dtype.is_floating_point or t.dtype.is_complex for t in (tensor1, tensor2)):
         raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future release "
                            "addcdiv will perform a true division of tensor1 and tensor2. Use "

@@ -42,6 +42,17 @@ def check_tensor(x, fn, arg="input"):
         raise TypeError(f"{fn}(): argument '{arg}' (position 1) must be Tensor, not {type(x).__name__}")
 
 
+def check_tensors(fn, *named, optional=()):
+    """PyTorch's TypeError for a number (or anything else) where `fn` takes a Tensor. `named` are
+    (value, parameter name) in the signature's order from position 1, or (value, name, position) where
+    other parameters come between; a name in `optional` may be None."""
+    for position, (value, name, *at) in enumerate(named, 1):
+        if not isinstance(value, Tensor) and not (value is None and name in optional):
+            position = at[0] if at else position
+            raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be Tensor, not "
+                            f"{type(value).__name__}. Wrap a number in tapegrad.tensor(...).")
+
+
 def wrap_dim(dim, ndim):
     return _wrap_dim(dim, ndim)
 

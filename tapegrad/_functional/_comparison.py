@@ -4,7 +4,7 @@ import builtins
 from .._ops import elementwise as E
 from .._tensor import Tensor
 from ._arith import _apply, _binary
-from ._common import scalar_or_tensor
+from ._common import check_tensors, scalar_or_tensor
 from ._unary import _check_integral
 
 
@@ -40,6 +40,7 @@ bitwise_right_shift = _bitwise(E.bitwise_right_shift)
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    check_tensors("isclose", (input, "input"), (other, "other"))
     if input.dtype is not other.dtype:
         raise RuntimeError(f"{input.dtype} did not match {other.dtype}")
     return _apply(E.isclose, input, other, rtol=builtins.float(rtol), atol=builtins.float(atol),
@@ -47,10 +48,12 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    check_tensors("allclose", (input, "input"), (other, "other"))
     return builtins.bool(isclose(input, other, rtol, atol, equal_nan).all())
 
 
 def equal(input, other):
+    check_tensors("equal", (input, "input"), (other, "other"))
     if tuple(input.shape) != tuple(other.shape):
         return False
     return builtins.bool(eq(input, other).all())

@@ -1,7 +1,7 @@
 """Complex numbers: parts, conjugates, polar form, real views."""
 from .. import _dtypes as D
 from .._dispatch import apply
-from ._common import SCALAR_NAME
+from ._common import SCALAR_NAME, check_tensors
 from .._ops import bitcast as B, elementwise as E
 
 
@@ -69,6 +69,7 @@ def angle(input, *, out=None):
 
 
 def _check_real_pair(a, b, name):
+    check_tensors(name, (a, "real" if name == "complex" else "abs"), (b, "imag" if name == "complex" else "angle"))
     if a.dtype is not b.dtype:
         raise RuntimeError(f"Expected object of scalar type {a.dtype.name} but got scalar type {b.dtype.name} "
                            f"for second argument")

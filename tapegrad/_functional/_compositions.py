@@ -5,9 +5,11 @@ import warnings
 
 from .. import _dtypes as D
 from .._tensor import Tensor
+from ._common import check_tensors
 
 
 def inner(input, other, *, out=None):
+    check_tensors("inner", (input, "input"), (other, "other"))
     from ._linalg import tensordot
     if input.ndim == 0 or other.ndim == 0:
         return input * other

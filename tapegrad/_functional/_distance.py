@@ -3,12 +3,13 @@ import builtins
 
 from .._dispatch import apply
 from .._ops import linalg as L
-from ._common import SCALAR_NAME
+from ._common import SCALAR_NAME, check_tensors
 from .._autocast import policy
 
 
 @policy("cdist")
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    check_tensors("cdist", (x1, "x1"), (x2, "x2"))
     for name, x in (("X1", x1), ("X2", x2)):
         if x.ndim < 2:
             raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {x.ndim}D")

@@ -9,13 +9,14 @@ from .._ops import shape as S_OPS
 from .._tensor import Tensor
 from . import _shape as S
 from ._arith import _check_kernel
-from ._common import SCALAR_NAME, numel_of, wrap_dim
+from ._common import SCALAR_NAME, check_tensors, numel_of, wrap_dim
 from .._autocast import policy
 from ._einsum import einsum  # noqa: F401  (PyTorch's pairwise contractions)
 
 
 @policy("matmul")
 def matmul(input, other, *, out=None):
+    check_tensors("matmul", (input, "input"), (other, "other"))
     if input._sp_compressed or other._sp_compressed:   # PyTorch's refusals of batched, hybrid ones
         __import__("tapegrad.sparse._matmul", fromlist=["_"]).refuse_compressed_product(input, other, "matmul")
     if input.is_sparse or other.is_sparse:
@@ -158,6 +159,7 @@ def _check_bmm_operands(s1, t1, s2, t2):
 
 @policy("mm")
 def mm(input, mat2, *, out=None):
+    check_tensors("mm", (input, "input"), (mat2, "mat2"))
     if input._sp_compressed or mat2._sp_compressed:   # PyTorch's refusals of batched, hybrid ones
         __import__("tapegrad.sparse._matmul", fromlist=["_"]).refuse_compressed_product(input, mat2, "mm")
     if input.is_sparse or mat2.is_sparse:
@@ -175,6 +177,7 @@ def _check_mm(input, mat2):
 
 @policy("bmm")
 def bmm(input, mat2, *, out=None):
+    check_tensors("bmm", (input, "input"), (mat2, "mat2"))
     if input._sp_compressed or mat2._sp_compressed:   # PyTorch's refusals of batched, hybrid ones
         __import__("tapegrad.sparse._matmul", fromlist=["_"]).refuse_compressed_product(input, mat2, "bmm")
     _check_bmm(input, mat2)
@@ -190,6 +193,7 @@ def _check_bmm(input, mat2):
 
 
 def mv(input, vec, *, out=None):
+    check_tensors("mv", (input, "input"), (vec, "vec"))
     if input._sp_compressed or vec._sp_compressed:   # PyTorch's refusals of batched, hybrid ones
         __import__("tapegrad.sparse._matmul", fromlist=["_"]).refuse_compressed_product(input, vec, "mv")
     if input.is_sparse:
@@ -214,6 +218,7 @@ def _check_vectors(input, other, name):
 
 
 def dot(input, other, *, out=None):
+    check_tensors("dot", (input, "input"), (other, "tensor"))
     _check_vectors(input, other, "dot")
     return apply(L.dot, input, other)
 
@@ -222,11 +227,13 @@ inner_product = dot
 
 
 def vdot(input, other, *, out=None):
+    check_tensors("vdot", (input, "input"), (other, "other"))
     _check_vectors(input, other, "vdot")
     return apply(L.vdot, input, other)
 
 
 def outer(input, vec2, *, out=None):
+    check_tensors("outer", (input, "input"), (vec2, "vec2"))
     if input.ndim != 1 or vec2.ndim != 1:
         raise RuntimeError(f"outer: Expected 1-D argument self, but got {input.ndim}-D")
     # As PyTorch: the first vector as a column (a view in its graph), times the second.
@@ -271,6 +278,7 @@ def _tensordot_as_pytorch(a, b, dims1, dims2):
 
 def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * (mat @ vec), one node (AddmvBackward0) as PyTorch's."""
+    check_tensors("addmv", (input, "input"), (mat, "mat"), (vec, "vec"))
     if mat.dim() != 2 or vec.dim() != 1 or input.dim() > 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got {input.dim()}, {mat.dim()}, {vec.dim()}")
     if mat.shape[1] != vec.shape[0] or (input.dim() == 1 and input.shape[0] not in (1, mat.shape[0])):
@@ -282,6 +290,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
 
 @policy("addmm")
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
+    check_tensors("addmm", (input, "input"), (mat1, "mat1"), (mat2, "mat2"))
     if mat1.is_sparse or mat2.is_sparse or mat1._sp_compressed or mat2._sp_compressed:
         mm(mat1, mat2)  # the sparse product's own refusals
     else:
@@ -304,6 +313,7 @@ def _check_addmm(input, mat1, mat2):
 
 @policy("baddbmm")
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+    check_tensors("baddbmm", (input, "input"), (batch1, "batch1"), (batch2, "batch2"))
     if batch1._sp_compressed or batch2._sp_compressed:
         bmm(batch1, batch2)  # PyTorch's refusals of compressed sparse operands
         S._expanded_shape(tuple(input.shape), (batch1.shape[0], batch1.shape[1], batch2.shape[2]), input)
@@ -319,6 +329,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
 
 
 def kron(input, other, *, out=None):
+    check_tensors("kron", (input, "input"), (other, "other"))
     # As PyTorch: each operand viewed with a unit dim interleaved, multiplied (broadcast), viewed back.
     n = max(input.ndim, other.ndim)
     a_shape = (1,) * (n - input.ndim) + tuple(input.shape)
@@ -335,6 +346,7 @@ def cross(input, other, dim=None, *, out=None):
 
 
 def linalg_cross(input, other, *, dim=-1, out=None):
+    check_tensors("cross", (input, "input"), (other, "other"))
     if input.ndim != other.ndim:
         raise RuntimeError(f"linalg.cross: inputs must have the same number of dimensions.")
     d = wrap_dim(dim, input.ndim)

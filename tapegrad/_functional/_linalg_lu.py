@@ -10,7 +10,7 @@ from .._dispatch import apply
 from .._ops import linalg_lu as K
 from . import _return_types as RT
 from .._broadcast_errors import broadcast_mismatch
-from ._common import SCALAR_NAME
+from ._common import SCALAR_NAME, check_tensors
 from ._linalg_functions import LinAlgError, _check_lapack_kernel, _check_square_shape
 
 
@@ -100,6 +100,7 @@ def lu_legacy(A, pivot=True, get_infos=False, out=None):
 
 
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
+    check_tensors("lu_unpack", (LU_data, "LU_data"), (LU_pivots, "LU_pivots"))
     _check_matrix_rank(LU_data, "torch.lu_unpack")
     if LU_pivots.dtype.name != "int32":
         raise RuntimeError("torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of torch.int32 dtype.\n"
@@ -164,6 +165,7 @@ def _check_factor_and_rhs(b, A, name, b_message):
 
 def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False, *, out=None):
     """torch.triangular_solve: (the solution of op(A) X = input, a copy of A), batch dims broadcast."""
+    check_tensors("triangular_solve", (input, "input"), (A, "A"))
     _deprecated("triangular_solve", "torch.triangular_solve is deprecated in favor of "
                 "torch.linalg.solve_triangularand will be removed in a future PyTorch release.\n"
                 "torch.linalg.solve_triangular has its arguments reversed and does not return a copy of one of the "
@@ -184,6 +186,7 @@ def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False,
 
 
 def cholesky_solve(input, input2, upper=False, *, out=None):
+    check_tensors("cholesky_solve", (input, "input"), (input2, "input2"))
     if input2.ndim < 2:
         raise RuntimeError(f"u should have at least 2 dimensions, but has {input2.ndim} dimensions instead")
     _check_factor_and_rhs(input, input2, "cholesky_solve",

@@ -5,7 +5,7 @@ import warnings
 from .. import _dtypes as D
 from .._dispatch import apply
 from .._ops import linalg as L
-from ._common import result_dtype, wrap_dim
+from ._common import check_tensors, result_dtype, wrap_dim
 from ._linalg import _check_addmm
 from ._linalg_functions import inv, multi_dot
 from ._shape import _expanded_shape
@@ -13,6 +13,7 @@ from ._shape import _expanded_shape
 
 def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * outer(vec1, vec2), one node (AddrBackward0); the operands promote together."""
+    check_tensors("addr", (input, "input"), (vec1, "vec1"), (vec2, "vec2"))
     for name, v in (("vec1", vec1), ("vec2", vec2)):
         if v.ndim != 1:
             raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {v.ndim}-D")
@@ -28,6 +29,7 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
 
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * the sum of batch1[i] @ batch2[i], one node (AddbmmBackward0)."""
+    check_tensors("addbmm", (input, "input"), (batch1, "batch1"), (batch2, "batch2"))
     # PyTorch expands the input to the product's shape first, reading the batches' sizes (IndexError if absent)
     rows, cols = batch1.shape[wrap_dim(1, batch1.ndim)], batch2.shape[wrap_dim(2, batch2.ndim)]
     _expanded_shape(tuple(input.shape), (rows, cols), input)   # (the input broadcasts)

@@ -9,7 +9,7 @@ from .. import _dtypes as D
 from .._dispatch import apply
 from .._ops import elementwise as E, indexing as I
 from .._tensor import Tensor
-from ._common import SCALAR_NAME, check_index_bounds, scalar_or_tensor, wrap_dim
+from ._common import SCALAR_NAME, check_index_bounds, check_tensors, scalar_or_tensor, wrap_dim
 from ._index import _check_source
 
 _INDEX_REDUCTIONS = ("prod", "mean", "amax", "amin")
@@ -28,6 +28,7 @@ def index_put(input, indices, values, accumulate=False):
 
 def put(input, index, source, accumulate=False):
     """input with source written (or added) at the flat indices (PutBackward0)."""
+    check_tensors("put", (input, "input"), (index, "index"), (source, "source"))
     if source.dtype is not input.dtype:
         raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got self.dtype = "
                            f"{SCALAR_NAME[input.dtype.name]} and source.dtype = {SCALAR_NAME[source.dtype.name]}")

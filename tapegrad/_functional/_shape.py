@@ -10,7 +10,7 @@ from .._dispatch import apply
 from .. import _dtypes as D
 from .._ops import bitcast as B, shape as S
 from ._complex import is_conj, is_neg
-from ._common import SCALAR_NAME, dims as _dims, numel_of, shape_args, sizes_argument, wrap_dim
+from ._common import SCALAR_NAME, check_tensors, dims as _dims, numel_of, shape_args, sizes_argument, wrap_dim
 from .._memory_format import contiguous_format as _contiguous_format
 
 def _infer_shape(shape, numel):
@@ -116,10 +116,12 @@ def as_strided(input, size, stride, storage_offset=None):
 
 
 def view_as(input, other):
+    check_tensors("view_as", (other, "other", 1))
     return view(input, tuple(other.shape))
 
 
 def reshape_as(input, other):
+    check_tensors("reshape_as", (other, "other", 1))
     return reshape(input, tuple(other.shape))
 
 
@@ -253,6 +255,7 @@ def _expanded_shape(shape, sizes, tensor=None):
 
 
 def expand_as(input, other):
+    check_tensors("expand_as", (other, "other", 1))
     return expand(input, tuple(other.shape))
 
 

@@ -5,7 +5,7 @@ from .._arg_types import as_int
 from .._dispatch import apply
 from .._grad_mode import no_grad
 from .._ops import indexing as I, shape as S
-from ._common import wrap_dim
+from ._common import check_tensors, wrap_dim
 
 
 def _piece(input, op, d, start, stop, **static):
@@ -112,6 +112,7 @@ def _scatter_source(input, src, view):
 
 
 def select_scatter(input, src, dim, index):
+    check_tensors("select_scatter", (input, "input"), (src, "src"))
     d = wrap_dim(dim, input.ndim)
     with no_grad():
         view = select(input, d, index)   # (select's errors)
@@ -120,6 +121,7 @@ def select_scatter(input, src, dim, index):
 
 
 def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    check_tensors("slice_scatter", (input, "input"), (src, "src"))
     d = wrap_dim(dim, input.ndim)
     if step <= 0:
         raise RuntimeError("slice step must be positive")
@@ -132,6 +134,7 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
 
 
 def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    check_tensors("diagonal_scatter", (input, "input"), (src, "src"))
     from ._rearrange import diagonal
     with no_grad():
         view = diagonal(input, offset, dim1, dim2)   # (diagonal's errors)

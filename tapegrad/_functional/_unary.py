@@ -7,7 +7,7 @@ from .._ops import elementwise as E
 from .._pointwise_layout import lay_out_like
 from .._tensor import Tensor
 from ._arith import _apply, _check_kernel, _scalar_name, pow
-from ._common import scalar_or_tensor
+from ._common import check_tensors, scalar_or_tensor
 
 
 def _unary(op, name=None, kernel=None, integers=False):
@@ -103,6 +103,7 @@ def positive(input):
 
 
 def is_same_size(input, other):
+    check_tensors("is_same_size", (other, "other", 1))
     return tuple(input.shape) == tuple(other.shape)
 logical_not = _unary(E.logical_not)
 

@@ -9,6 +9,7 @@ from ..._ops import nn as K
 from ...random import _key
 from ._util import check_float, check_float_kernel, maybe_inplace
 from ..._autocast import policy
+from ..._functional._common import check_tensors
 
 
 def _kernel(inplace):
@@ -157,6 +158,7 @@ def glu(input, dim=-1):
 
 @policy("prelu")
 def prelu(input, weight):
+    check_tensors("prelu", (input, "input"), (weight, "weight"))
     if weight.ndim > 1:
         raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.ndim}")
     channels = input.shape[1] if input.ndim >= 2 else 1

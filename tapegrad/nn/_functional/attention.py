@@ -13,6 +13,7 @@ from ..._ops import elementwise as E, nn as K
 from .linear import linear
 from .sparse import keep_mask
 from ..._autocast import policy
+from ..._functional._common import check_tensors
 
 
 def _attend(q, k, v, mask, dropout_p, is_causal, scale, groups=1):
@@ -34,6 +35,7 @@ def _attend(q, k, v, mask, dropout_p, is_causal, scale, groups=1):
 @policy("scaled_dot_product_attention")
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
                                  enable_gqa=False):
+    check_tensors("scaled_dot_product_attention", (query, "query"), (key, "key"), (value, "value"))
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when "
                            "is_causal=True. Pass either the mask or is_causal=True, not both.")

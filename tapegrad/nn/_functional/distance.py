@@ -1,9 +1,8 @@
 """cosine_similarity and pairwise_distance, composed as PyTorch composes them."""
 from ... import _functional as TF, linalg
 from ..._dispatch import apply
-from ..._functional._common import wrap_dim
+from ..._functional._common import check_tensors, result_dtype, wrap_dim
 from ..._ops import elementwise as E, linalg as L
-from ..._functional._common import result_dtype
 from ..._grad_mode import no_grad
 from ..._arg_types import as_bool
 from ..._tensor import _wrap_dim
@@ -11,6 +10,7 @@ from ._util import SCALAR_NAMES
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    check_tensors("cosine_similarity", (x1, "x1"), (x2, "x2"))
     common = result_dtype(x1, x2)
     if not common.is_floating_point:
         raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
@@ -30,6 +30,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    check_tensors("pairwise_distance", (x1, "x1"), (x2, "x2"))
     # ATen's composite: at::norm(x1 - x2 + eps, p, innermost dim), eps added as a Scalar (AddBackward1)
     innermost = max(x1.ndim, x2.ndim) - 1
     diff = apply(E.add_scalar, x1 - x2, eps)

@@ -2,20 +2,21 @@
 from ..._dispatch import apply
 from ..._ops import nn as K
 from ..._ops import shape as SHAPE
-from ._util import check_conv_weight, check_same_dtype, check_tensor, ntuple, present
+from ._util import check_conv_weight, check_same_dtype, ntuple, present
 from ..._dtypes import cpp_name
 from ..._autocast import policy
-from ..._tensor import Tensor
 from ..._functional import _linalg as L
 from ..._functional import _shape as S
+from ..._functional._common import check_tensors
 from ..._views import is_contiguous
 
 
 @policy("linear")
 def linear(input, weight, bias=None):
-    if isinstance(input, Tensor) and input.is_nested:   # a jagged nested tensor: its values, row by row
+    check_tensors("linear", (input, "input"), (weight, "weight"), (bias, "bias"), optional=("bias",))
+    if input.is_nested:   # a jagged nested tensor: its values, row by row
         return input._map_values(lambda values: linear(values, weight, bias), "linear")
-    check_tensor(input)   # dtypes: addmm, mm or matmul refuse a mismatch with their own errors, as in PyTorch
+    # dtypes: addmm, mm or matmul refuse a mismatch with their own errors, as in PyTorch
     if input.ndim == 0:
         raise RuntimeError("both arguments to linear need to be at least 1D, but they are 0D and 2D")
     if input.shape[-1] != weight.shape[-1]:
@@ -57,6 +58,7 @@ def _as_pytorch_records(input, weight, bias):
 
 
 def bilinear(input1, input2, weight, bias=None):
+    check_tensors("bilinear", (input1, "input1"), (input2, "input2"), (weight, "weight"), (bias, "bias"), optional=("bias",))
     if not (input1.dtype is input2.dtype is weight.dtype) or (bias is not None and bias.dtype is not input1.dtype):
         raise RuntimeError(f"All tensors must have the same dtype, got input1: {cpp_name(input1.dtype)}, input2: "
                            f"{cpp_name(input2.dtype)}, weight: {cpp_name(weight.dtype)}"

@@ -10,6 +10,7 @@ from ... import _value_checks
 from ..._ops import elementwise as E, nn_loss as L
 from ._util import present, SCALAR_NAMES
 from ..._autocast import policy
+from ..._functional._common import check_tensors
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -122,6 +123,7 @@ def _check_class_target(input, target):
 
 @policy("nll_loss")
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+    check_tensors("nll_loss_nd", (input, "input"), (target, "target"))
     _check_class_target(input, target)
     _check_class_weight(input, weight)
     _check_target_values(input, target, int(ignore_index))
@@ -142,6 +144,7 @@ def _nll_loss_nd(input, target, weight, reduction, ignore_index):
 @policy("cross_entropy")
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):
+    check_tensors("cross_entropy_loss", (input, "input"), (target, "target"))
     reduction = _reduction(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
@@ -240,6 +243,7 @@ def _bce_with_logits(input, target, weight, pos_weight, reduction):
 
 @policy("kl_div")
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    check_tensors("kl_div", (input, "input"), (target, "target"))
     reduction = _reduction(size_average, reduce, reduction, _REDUCTIONS + ("batchmean",))
     if reduction == "mean":
         warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
@@ -259,6 +263,7 @@ def _kl_div(input, target, reduction, log_target):
 
 @policy("cosine_embedding_loss")
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+    check_tensors("cosine_embedding_loss", (input1, "input1"), (input2, "input2"), (target, "target"))
     if input1.ndim != input2.ndim or tuple(input1.shape) != tuple(input2.shape):
         raise RuntimeError(f"cosine_embedding_loss: Input1 and Input2 must have the same shape, got "
                            f"{list(input1.shape)} and {list(input2.shape)}")

@@ -6,6 +6,7 @@ import math
 from ... import _value_checks
 from ..._dispatch import apply
 from ..._functional import broadcast_shapes, minimum
+from ..._functional._common import check_tensors
 from ..._ops import nn_margin_loss as M
 from ..._tensor import Tensor
 from . import loss as L
@@ -30,6 +31,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
 
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
                         reduce=None, reduction="mean"):
+    check_tensors("triplet_margin_loss", (anchor, "anchor"), (positive, "positive"), (negative, "negative"))
     reduction = _ENUM[L._reduction(size_average, reduce, reduction)]
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")

@@ -4,6 +4,7 @@ import math
 import numpy as np
 
 from ..._dispatch import apply
+from ..._functional._common import check_tensors
 from ..._grad_mode import no_grad
 from ..._ops import elementwise as K_E, nn_normalization as K
 from ._util import check_float, check_mixed_params, check_same_dtype, present
@@ -82,6 +83,7 @@ def _normalized_ndim(input, normalized_shape, name):
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    check_tensors("layer_norm", (input, "input"), (weight, "weight", 3), (bias, "bias", 4), optional=("weight", "bias"))
     if isinstance(normalized_shape, int):   # (nn.LayerNorm takes one; the function does not)
         raise TypeError("layer_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, not int")
     check_float(input, "LayerNormKernelImpl")
@@ -95,6 +97,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    check_tensors("group_norm", (input, "input"), (weight, "weight", 3), (bias, "bias", 4), optional=("weight", "bias"))
     check_float(input, "GroupNormKernelImpl")
     if input.ndim < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.ndim}")

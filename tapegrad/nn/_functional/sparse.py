@@ -7,6 +7,7 @@ from ... import _dtypes as D, _value_checks
 from ..._creation import _leaf, zeros
 from ..._grad_mode import no_grad
 from ..._dispatch import apply
+from ..._functional._common import check_tensors
 from ..._ops import nn as K
 from ...device import MIXED_DEVICES
 from ...random import _key
@@ -136,6 +137,7 @@ def _check_indices(input, name, position=1):
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
               sparse=False):
+    check_tensors("embedding", (weight, "weight"), (input, "indices"))
     if max_norm is not None:
         _check_indices(input, "embedding_renorm_", 2)
     _check_indices(input, "embedding")
