@@ -69,7 +69,6 @@ def angle(input, *, out=None):
 
 
 def _check_real_pair(a, b, name):
-    check_tensors(name, (a, "real" if name == "complex" else "abs"), (b, "imag" if name == "complex" else "angle"))
     if a.dtype is not b.dtype:
         raise RuntimeError(f"Expected object of scalar type {a.dtype.name} but got scalar type {b.dtype.name} "
                            f"for second argument")
@@ -79,11 +78,13 @@ def _check_real_pair(a, b, name):
 
 
 def complex(real, imag, *, out=None):
+    check_tensors("complex", (real, "real"), (imag, "imag"))
     _check_real_pair(real, imag, "complex")
     return apply(E.complex, real, imag)
 
 
 def polar(abs, angle, *, out=None):
+    check_tensors("polar", (abs, "abs"), (angle, "angle"))
     _check_real_pair(abs, angle, "polar")
     return apply(E.polar, abs, angle)
 

@@ -67,15 +67,15 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
 
 
 def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
-    k = as_int(k, "k")
+    k, keepdim = as_int(k, "k"), as_bool(keepdim, "keepdim")
     d = wrap_dim(dim, input.ndim)
     size = input.shape[d] if input.ndim else 1
     if not 1 <= k <= size:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     if input.ndim == 0:
         return _scalar_pair(input, "kthvalue")
-    idx = apply(S.kthvalue_indices, input, dim=d, k=k - 1, keepdim=as_bool(keepdim, "keepdim"))
-    return RT.kthvalue(apply(S.kthvalue_values, input, idx, dim=d, keepdim=as_bool(keepdim, "keepdim")), idx)
+    idx = apply(S.kthvalue_indices, input, dim=d, k=k - 1, keepdim=keepdim)
+    return RT.kthvalue(apply(S.kthvalue_values, input, idx, dim=d, keepdim=keepdim), idx)
 
 
 def median(input, dim=None, keepdim=False, *, out=None):
@@ -89,16 +89,18 @@ def median(input, dim=None, keepdim=False, *, out=None):
     if input.ndim == 0:
         return _scalar_pair(input, "median")
     _check_nonempty(input, "median", d)
-    idx = apply(S.median_indices, input, dim=d, keepdim=as_bool(keepdim, "keepdim"))
-    return RT.median(apply(S.median_values, input, idx, dim=d, keepdim=as_bool(keepdim, "keepdim")), idx)
+    keepdim = as_bool(keepdim, "keepdim")
+    idx = apply(S.median_indices, input, dim=d, keepdim=keepdim)
+    return RT.median(apply(S.median_values, input, idx, dim=d, keepdim=keepdim), idx)
 
 
 def mode(input, dim=-1, keepdim=False, *, out=None):
     d = wrap_dim(dim, input.ndim)
     if input.ndim == 0:
         return _scalar_pair(input, "mode")
-    idx = apply(S.mode_indices, input, dim=d, keepdim=as_bool(keepdim, "keepdim"))
-    return RT.mode(apply(S.mode_values, input, idx, dim=d, keepdim=as_bool(keepdim, "keepdim")), idx)
+    keepdim = as_bool(keepdim, "keepdim")
+    idx = apply(S.mode_indices, input, dim=d, keepdim=keepdim)
+    return RT.mode(apply(S.mode_values, input, idx, dim=d, keepdim=keepdim), idx)
 
 
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):

@@ -86,8 +86,9 @@ def nanmedian(input, dim=None, keepdim=False, *, out=None):
     if input.ndim == 0:
         return RT.nanmedian(*_scalar_pair(input, "median"))
     _check_nonempty(input, "median", d)
-    idx = apply(S.nanmedian_indices, input, dim=d, keepdim=as_bool(keepdim, "keepdim"))
-    return RT.nanmedian(apply(S.nanmedian_values, input, idx, dim=d, keepdim=as_bool(keepdim, "keepdim")), idx)
+    keepdim = as_bool(keepdim, "keepdim")
+    idx = apply(S.nanmedian_indices, input, dim=d, keepdim=keepdim)
+    return RT.nanmedian(apply(S.nanmedian_values, input, idx, dim=d, keepdim=keepdim), idx)
 
 
 def _check_histogram_input(input, name):
