@@ -23,3 +23,20 @@ def as_bool(value, name):
     if type(value) is bool:
         return value
     raise TypeError(f"argument '{name}' must be bool, not {type(value).__name__}")
+
+
+def as_size(value, position, name="size"):
+    """One element of an int-list argument (a shape, a permutation): an int or what has `__index__`; a
+    bool counts as an int there, as in PyTorch's lists (a lone bool does not: see `check_lone_size`)."""
+    if type(value) is int:
+        return value
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"argument '{name}' must be tuple of ints, but found element of type "
+                        f"{type(value).__name__} at pos {position}") from None
+
+
+def check_lone_size(sizes, name="size"):
+    if len(sizes) == 1 and type(sizes[0]) in (bool, float):
+        raise TypeError(f"argument '{name}' (position 1) must be tuple of ints, not {type(sizes[0]).__name__}")

@@ -10,6 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _dtypes as D
+from ._arg_types import as_size, check_lone_size
 from ._tracer_warnings import CONSTANT as _CONSTANT, warn as _warn_tracer
 from ._functional._out import with_out
 from ._grad_mode import _state
@@ -172,9 +173,10 @@ def legacy_tensor_value(args, device):
 
 
 def _shape(size):
+    check_lone_size(size)
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
-    out = tuple(builtins.int(s) for s in size)
+    out = tuple(as_size(s, i) for i, s in enumerate(size, 1))
     if any(s < 0 for s in out):
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(out)}: {list(out)}")
     return out

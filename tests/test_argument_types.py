@@ -179,3 +179,39 @@ def test_a_number_for_a_tensor_is_pytorchs_error(call, number):
     if "must be Tensor, not" in str(theirs):
         assert str(theirs).split(" must be")[0] == str(ours).split(" must be")[0], (ours, theirs)
         assert f"must be Tensor, not {type(number).__name__}" in str(ours)
+
+
+# Sizes and permutations: an int list's elements are ints (or have __index__; a bool in a list is an int);
+# a float was truncated (ones(2.5) made 2 elements, view(2.0, 3) a 2x3 view).
+SIZES = {
+    "ones float": lambda lib: lib.ones(2.5),
+    "ones 0-d int tensor": lambda lib: lib.ones(lib.tensor(3)),
+    "ones float in a tuple": lambda lib: lib.ones((2, 1.0)),
+    "ones bool": lambda lib: lib.ones(True),
+    "ones bool in a tuple": lambda lib: lib.ones((2, True)),
+    "ones two-element tensor": lambda lib: lib.ones(lib.tensor([2, 3])),
+    "zeros int and 0-d tensor": lambda lib: lib.zeros(2, lib.tensor(3)),
+    "full float in the size": lambda lib: lib.full((2.0,), 1.0),
+    "randn float": lambda lib: lib.randn(2.0),
+    "view float": lambda lib: lib.ones(2, 3).view(2.0, 3),
+    "view tensor": lambda lib: lib.ones(2, 3).view(lib.tensor([6])),
+    "reshape 0-d tensor": lambda lib: lib.ones(2, 3).reshape(lib.tensor(6)),
+    "reshape float": lambda lib: lib.ones(3).reshape(3.0),
+    "repeat float": lambda lib: lib.ones(2, 3).repeat(1.0, 2),
+    "permute float": lambda lib: lib.ones(2, 3).permute(1.0, 0),
+    "expand float": lambda lib: lib.ones(2, 3).expand(2.0, 3),
+    "flip float": lambda lib: lib.ones(3).flip(0.0),
+}
+
+
+@pytest.mark.parametrize("call", SIZES)
+def test_sizes_are_int_lists(call):
+    try:
+        expected = tuple(SIZES[call](torch).shape)
+    except TypeError as theirs:
+        ours = _error(tapegrad, lambda lib, _: SIZES[call](lib), lambda lib: None)
+        assert type(ours) is TypeError, ours
+        if "tuple of ints" in str(theirs):
+            assert "must be tuple of ints" in str(ours), ours
+    else:
+        assert tuple(SIZES[call](tapegrad).shape) == expected

@@ -7,6 +7,7 @@ import numpy as np
 from jax.export import is_symbolic_dim
 
 from .. import _dtypes as D, _value_checks
+from .._arg_types import as_size, check_lone_size
 from .._tensor import Tensor, _wrap_dim
 
 _SCALARS = (builtins.bool, builtins.int, builtins.float, builtins.complex)
@@ -78,12 +79,14 @@ def numel_of(xs):
 
 def shape_args(shape):
     """(2, 3), ((2, 3),) and ([2, 3],) all mean the shape (2, 3)."""
+    check_lone_size(shape)
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
-    if len(shape) == 1 and isinstance(shape[0], Tensor):
+    if len(shape) == 1 and isinstance(shape[0], Tensor) and shape[0].ndim:
         shape = shape[0].tolist()
     # a symbolic size (tapegrad.export with dynamic shapes) stays one
-    return tuple(s if type(s) is builtins.int or is_symbolic_dim(s) else builtins.int(s) for s in shape)
+    return tuple(s if type(s) is builtins.int or is_symbolic_dim(s) else as_size(s, i)
+                 for i, s in enumerate(shape, 1))
 
 
 def is_float(t):
