@@ -1,9 +1,10 @@
 """Int and bool arguments (dims, sizes, counts, flags) as PyTorch's argument parser takes them.
 
 An int, or anything with `__index__` (a NumPy integer, a one-element integer tensor), is an int; a
-bool, a float or any other tensor is PyTorch's TypeError. A bool argument is a Python bool and nothing
-else. Without these checks a float dim or k was truncated silently, `keepdim=1.0` or a bool dim was
-taken as given, and a tensor failed deep inside with another error.
+bool, a float or any other tensor is PyTorch's TypeError. In an int list (a size, a permutation) a bool
+is an int too; a lone one is not. A bool argument is a Python bool and nothing else. Without these
+checks a float dim, k or size was truncated silently (`ones(2.5)` had 2 elements), `keepdim=1.0` or a
+bool dim was taken as given, and a tensor failed deep inside with another error.
 """
 import operator
 
