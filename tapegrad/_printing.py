@@ -178,8 +178,9 @@ def _widen(values):
 
 
 def tensor_repr(values, *, dtype_name, default_float_dtype_name="float32", requires_grad=False,
-                grad_fn_name=None, device=None, is_parameter=False, prefix="tensor("):
-    """PyTorch's repr of a (dense, strided) tensor holding ``values``."""
+                grad_fn_name=None, device=None, is_parameter=False, prefix="tensor(", tangent=None):
+    """PyTorch's repr of a (dense, strided) tensor holding ``values``; `tangent`: a dual tensor's tangent,
+    formatted (forward AD)."""
     values = _widen(np.asarray(values))
     indent = len(prefix)
     suffixes = []
@@ -206,5 +207,7 @@ def tensor_repr(values, *, dtype_name, default_float_dtype_name="float32", requi
         suffixes.append(f"grad_fn=<{grad_fn_name}>")
     elif requires_grad:
         suffixes.append("requires_grad=True")
+    if tangent is not None:
+        suffixes.append(f"tangent={tangent}")
     text = _add_suffixes(prefix + tensor_str, suffixes, indent).replace("dtype=torch.", "dtype=tapegrad.")
     return "Parameter containing:\n" + text if is_parameter else text

@@ -138,12 +138,17 @@ def __deepcopy__(self, memo):
 def __repr__(self, *, tensor_contents=None):
     value = np.asarray(self._value)
     dev = self.device
+    tangent = None
+    if "_fw" in self.__dict__:   # a dual tensor (forward AD) shows its tangent, as PyTorch's does
+        from .autograd.forward_ad import tangent_of
+        tangent = tangent_of(self)
     return _printing.tensor_repr(
         value, dtype_name=self.dtype.name, default_float_dtype_name=D.get_default_dtype().name,
         requires_grad=self._requires_grad,
         grad_fn_name=type(self._grad_fn).__name__ if self._grad_fn is not None else None,
         device=None if dev.type == "cpu" else str(dev),
-        is_parameter=getattr(self, "_is_parameter", False))
+        is_parameter=getattr(self, "_is_parameter", False),
+        tangent=None if tangent is None else f"{tangent}")
 
 
 __str__ = __repr__

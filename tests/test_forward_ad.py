@@ -1,4 +1,6 @@
 """autograd.forward_ad against torch.autograd.forward_ad: tangents through the op table, errors, levels."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -159,3 +161,91 @@ def test_exit_without_level(torch):
     for lib in (tapegrad, torch):
         with pytest.raises(RuntimeError, match="Dual level must be a positive number"):
             lib.autograd.forward_ad.exit_dual_level()
+
+
+# ---- forward-over-reverse: a gradient taken inside a level carries a tangent --------------------------
+
+# name -> loss(lib, d, w) of the dual input d (x with tangent v; x requires grad); w: (5, 6) weights
+HVP_LOSSES = {
+    "pow": lambda lib, d, w: (d ** 3).sum(),
+    "sin_mul": lambda lib, d, w: (d.sin() * d).sum(),
+    "tanh_reads_its_result": lambda lib, d, w: d.tanh().sum(),
+    "mlp": lambda lib, d, w: (lib.nn.functional.softplus(lib.tanh(d @ w.t()) @ w) ** 2).mean(),
+    "layer_norm_sigmoid": lambda lib, d, w: (lib.nn.functional.layer_norm(d, (6,)).sigmoid() * w[:4]).sum(),
+}
+
+
+def _hvp(lib, name, create_graph):
+    fwAD = lib.autograd.forward_ad
+    x, w = _data(lib, 4, 6).requires_grad_(), _data(lib, 5, 6, seed=1)
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, _data(lib, 4, 6, seed=2))
+        g, = lib.autograd.grad(HVP_LOSSES[name](lib, d, w), x, create_graph=create_graph)
+        primal, tangent = fwAD.unpack_dual(g)
+        flags = (g.requires_grad, tangent.requires_grad, primal.grad_fn and primal.grad_fn.name())
+        third = lib.autograd.grad(tangent.sum(), x)[0] if create_graph else None
+    return primal, tangent, flags, third
+
+
+@pytest.mark.parametrize("create_graph", [True, False])
+@pytest.mark.parametrize("name", list(HVP_LOSSES))
+def test_gradient_in_a_level_carries_its_tangent(torch, name, create_graph):
+    """The tangent of a gradient is a Hessian-vector product, with create_graph or without (then neither
+    requires grad); with create_graph it is differentiable again."""
+    (p, t, flags, third), (tp, tt, tflags, tthird) = both(lambda lib: _hvp(lib, name, create_graph))
+    assert_close(p, tp)
+    assert_close(t, tt)
+    assert flags == tflags
+    if create_graph:
+        assert_close(third, tthird)
+
+
+def _hvp_variants(lib):
+    fwAD = lib.autograd.forward_ad
+    x, w = _data(lib, 5).requires_grad_(), _data(lib, 5, seed=1)
+    v = _data(lib, 5, seed=2).requires_grad_()
+    out = []
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, v)
+        # a seed with a tangent of its own
+        seed = fwAD.make_dual(_data(lib, 5, seed=3), _data(lib, 5, seed=4))
+        out.append(fwAD.unpack_dual(lib.autograd.grad(d.exp(), x, seed, create_graph=True)[0]).tangent)
+        # the tangent on another input (not differentiated): d(grad_x (x*w).sum())/dw . tw = tw
+        wd = fwAD.make_dual(w, _data(lib, 5, seed=5))
+        out.append(fwAD.unpack_dual(lib.autograd.grad((x * wd).sin().sum(), x, create_graph=True)[0]).tangent)
+        # the gradient of the tangent with respect to the tangent vector v
+        tangent = fwAD.unpack_dual(lib.autograd.grad((d ** 3).sum(), x, create_graph=True)[0]).tangent
+        out.append(lib.autograd.grad(tangent.sum(), v)[0])
+        # a tensor hook on the way: the backward is recorded node by node
+        h = d.sin() * d
+        h.register_hook(lambda g: g * 2)
+        out.append(fwAD.unpack_dual(lib.autograd.grad(h.tanh().sum(), x, create_graph=True)[0]).tangent)
+        # backward(create_graph=True) accumulates a .grad with a tangent; a plain backward's has none
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            (d.cos() * d).sum().backward(create_graph=True)
+        out.append(fwAD.unpack_dual(x.grad).tangent)
+        x.grad = None
+        (d ** 2).sum().backward()
+        out.append(fwAD.unpack_dual(x.grad).tangent is None)
+    return out
+
+
+def test_gradient_tangent_variants(torch):
+    ours, theirs = both(_hvp_variants)
+    for a, b in zip(ours[:-1], theirs[:-1]):
+        assert_close(a, b)
+    assert ours[-1] is theirs[-1] is True
+
+
+def test_dual_tensor_repr_shows_its_tangent(torch):
+    def build(lib):
+        fwAD = lib.autograd.forward_ad
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        with fwAD.dual_level():
+            d = fwAD.make_dual(x, lib.tensor([1.0, 0.0, 0.5]))
+            return [repr(d), repr(fwAD.make_dual(lib.tensor(1.5), lib.tensor(2.0))),
+                    repr(fwAD.make_dual(lib.zeros(2, 3, dtype=lib.float64), lib.ones(2, 3, dtype=lib.float64))),
+                    repr(fwAD.unpack_dual(d * 2).primal), repr(x)]
+    ours, theirs = both(build)
+    assert [fold_repr(r) for r in ours] == theirs

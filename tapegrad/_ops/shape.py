@@ -86,7 +86,9 @@ unsqueeze = defop("unsqueeze", lambda a, dim: jnp.expand_dims(a, dim), dtype_rul
                   stride_rule=R.unsqueeze_strides)
 squeeze = defop("squeeze", _squeeze, dtype_rule=KEEP, view=True, stride_rule=R.squeeze_strides,
                 overloads=[overload("SqueezeBackward1", dim=int), overload("SqueezeBackward2", dim=tuple)])
-alias = defop("alias", lambda a: a, dtype_rule=KEEP, view=True, stride_rule=R.same_strides)
+# fw_primal: forward AD's unpack_dual(t).primal, PyTorch's Identity node
+alias = defop("alias", lambda a, fw_primal=False: a, dtype_rule=KEEP, view=True, stride_rule=R.same_strides,
+              overloads=[overload("torch::autograd::Identity", fw_primal=True)])
 # reshape of a non-contiguous tensor that strides alone can reshape (PyTorch's _reshape_alias).
 reshape_alias = defop("reshape_alias", lambda a, shape: jnp.reshape(a, shape), dtype_rule=KEEP, view=True,
                       node="_reshape_alias", stride_rule=R.reshape_strides)

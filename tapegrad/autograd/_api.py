@@ -11,7 +11,7 @@ import jax.numpy as jnp
 from .._grad_mode import set_grad_enabled
 from .._memory_format import grad_like
 from .._tensor import Tensor
-from . import _higher
+from . import _higher, forward_ad
 from ._engine import run_backward
 from ._node import AccumulateGrad
 from ._saved import SIGNATURES
@@ -92,12 +92,17 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     # read off the graph before the backward frees it; a fresh gradient a result is a view of is computed
     # besides the inputs' (their nodes still run: hooks fire, retained grads fill)
     recipes = [_recipe(outputs[0], t) if len(outputs) == 1 else None for t in inputs]
+    # Inside a forward-AD level PyTorch's gradients carry tangents even without create_graph: the
+    # recorded backward computes them (_higher), and its results are then cut from the graph.
+    recorded = create_graph or forward_ad.carried()
     seed_tensors = (_seed_tensors(outputs, _as_list(grad_outputs), seeds)
-                    if create_graph or any(r is not None and r[0] is None for r in recipes) else None)
+                    if recorded or any(r is not None and r[0] is None for r in recipes) else None)
     sources = list(dict.fromkeys(r[0] for r in recipes if r is not None and r[0] is not None))
     wanted = inputs + [_Output(edge) for edge in sources]
-    if create_graph:
+    if recorded:
         graph, results, want_keys = _higher.run(outputs, seed_tensors, retain, wanted=wanted)
+        if not create_graph:
+            results = {k: forward_ad.detached(g) for k, g in results.items()}
         _higher.write_retained(graph, results)
         grads = [None if k is None else results.get(k) for k in want_keys]
     else:

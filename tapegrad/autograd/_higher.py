@@ -18,6 +18,11 @@ Programs (the op, its per-gradient nodes' ops, names and dependencies) are cache
 the graph key, which gradients are wanted, which seeds are given and the inputs' shapes and dtypes.
 Graphs with tensor hooks are recorded node by node (one op per node signature), so each hook sees
 its gradient as a tensor, and may replace it, before it flows further.
+
+Inside a forward-AD level the values a backward reads may carry tangents (`forward_ad.saved_tangents`):
+then the recorded op also takes those tangents and computes, by `jax.jvp` of the same function, the
+tangent of every gradient (forward-over-reverse: a Hessian-vector product), which the gradient carries.
+The tangents are outputs of the recorded op like the gradients, so they are differentiable in turn.
 """
 import operator
 
@@ -29,7 +34,7 @@ from .._grad_mode import enable_grad
 from .._memory_format import grad_like, keep_layout
 from .._ops._registry import KEEP, Op
 from .._tensor import Tensor
-from . import _saved
+from . import _saved, forward_ad
 from ._backward_names import output_dependencies, output_names
 from ._engine import _hook_runner, _node_hooks, _with_retained
 from ._walk import TRACED, Arith, node_backward, reads_result, result_backward, sum_to_dims, traced_call, walk
@@ -92,6 +97,52 @@ def _kinds(values):
 
 # ---- recording one backward op -------------------------------------------------------------
 
+def _record_backward(key, make, nout, inputs, edges, checks, tangents=None):
+    """Record the backward op that `make` builds on `inputs` (cached under `key`); one Tensor per gradient.
+    tangents: per input its tangent at the active forward-AD level (or None): each gradient then carries
+    the tangent the op computes beside it."""
+    positions = () if tangents is None else tuple(i for i, t in enumerate(tangents) if t is not None)
+    total = nout
+    if positions:
+        given = [tangents[i] for i in positions]
+        key = key + (positions,)
+        make = _forward_of(make, positions)
+        inputs = inputs + [t._peek() for t in given]
+        edges = edges + [t._edge() if t._requires_grad else None for t in given]
+        total = 2 * nout
+    kinds = _kinds(inputs)
+    edged = tuple(e is not None for e in edges)
+    prog = _program(key + (kinds, edged), make, total, inputs, edged)
+    results = _record(prog, inputs, edges, checks, kinds)
+    if positions:
+        for g, tangent in zip(results[:nout], results[nout:]):
+            forward_ad.set_tangent(g, tangent)
+    return results[:nout]
+
+
+def _forward_of(make, positions):
+    """make's function returning, after its results, their tangents given those of the inputs `positions`
+    (passed after the inputs)."""
+    def made():
+        fn = make()
+
+        def both(*xs):
+            n = len(xs) - len(positions)
+            values = list(xs[:n])
+
+            def part(*diff):
+                full = list(values)
+                for i, x in zip(positions, diff):
+                    full[i] = x
+                return tuple(fn(*full))
+            primals = [values[i] for i in positions]
+            tangents = [jnp.asarray(t, p.dtype) for t, p in zip(xs[n:], primals)]
+            out, tangent_out = jax.jvp(part, primals, tangents)
+            return tuple(out) + tuple(tangent_out)
+        return both
+    return made
+
+
 def _record(prog, inputs, edges, checks, kinds):
     """Record prog's op on `inputs`; returns one Tensor per gradient, each with its own node."""
     op = prog.op
@@ -130,12 +181,15 @@ def _node(prog, k, spec, inputs, edges, checks, kinds):
 def _graph_inputs(graph, given_seeds):
     """Saved values of the graph's nodes (graph order), the given seeds, then the results of the nodes
     whose backward reads its result (see _result_input), with their edges and the version checks that
-    guard them; and the positions in the graph of those nodes."""
+    guard them; the positions in the graph of those nodes; and the inputs' tangents (None where no
+    tangent may be met: see forward_ad.carried)."""
     inputs, edges, checks, results = [], [], [], []
+    tangents = [] if forward_ad.carried() else None
     for i, n in enumerate(graph.nodes):
         if n in graph.capture:
             continue   # not run: nothing of it is read
         guarded = {index: (ref, version) for ref, version, index in n.checks if index >= 0}
+        noted = None if tangents is None else (forward_ad.saved_tangents(n) or {})
         kept = []
         for index in _saved.kept_positions(n.sig):
             a = unpacked(n.kept[index])
@@ -144,18 +198,29 @@ def _graph_inputs(graph, given_seeds):
             inputs.append(a)
             edges.append(n.edges[index])
             kept.append(a)
+            if noted is not None:
+                tangents.append(noted.get(index))
         if reads_result(n.sig):
             results.append((i, _result_input(n, kept)))
     for s in given_seeds:
         checks.append((s._storage.counter, s._storage.version, len(inputs)))
         inputs.append(s._peek())
         edges.append(s._edge() if s._requires_grad else None)
-    for _, (value, edge, guard) in results:
+        if tangents is not None:
+            tangents.append(forward_ad.tangent_of(s))
+    for i, (value, edge, guard) in results:
         if guard is not None:
             checks.append(guard + (len(inputs),))
         inputs.append(value)
         edges.append(edge)
-    return inputs, edges, checks, tuple(i for i, _ in results)
+        if tangents is not None:
+            tangents.append(_output_tangent(graph.nodes[i], 0))
+    return inputs, edges, checks, tuple(i for i, _ in results), tangents
+
+
+def _output_tangent(node, k):
+    noted = forward_ad.saved_tangents(node)
+    return None if noted is None else noted.get(-1 - k)
 
 
 # PyTorch's backward of exp, tanh, relu... reads the op's result (Op.result_backward): recorded with
@@ -271,26 +336,26 @@ def _want_keys(graph, wanted):
 
 def _as_one_op(graph, gkey, targets, seeds):
     given = [s for s in seeds if s is not None]
-    inputs, edges, checks, result_nodes = _graph_inputs(graph, given)
-    kinds = _kinds(inputs)
-    edged = tuple(e is not None for e in edges)
+    inputs, edges, checks, result_nodes, tangents = _graph_inputs(graph, given)
     seed_pattern = tuple(s is not None for s in seeds)
-    key = ("graph", gkey, tuple(targets), seed_pattern, kinds, edged)
+    key = ("graph", gkey, tuple(targets), seed_pattern)
     make = _whole_graph(gkey, tuple(targets), seed_pattern, len(inputs) - len(given) - len(result_nodes),
                         result_nodes)
-    prog = _program(key, make, len(targets), inputs, edged)
-    return dict(zip(targets, _record(prog, inputs, edges, checks, kinds)))
+    return dict(zip(targets, _record_backward(key, make, len(targets), inputs, edges, checks, tangents)))
 
 
 # ---- graphs with hooks: one recorded op per node ---------------------------------------------
 
 def _node_by_node(graph, gkey, seeds, roots):
     saved = []
+    carried = forward_ad.carried()
     for n in graph.nodes:
         if n in graph.capture:
             continue
         guarded = {index: (ref, version) for ref, version, index in n.checks if index >= 0}
-        saved += [(unpacked(n.kept[i]), n.edges[i], guarded.get(i)) for i in _saved.kept_positions(n.sig)]
+        noted = (forward_ad.saved_tangents(n) if carried else None) or {}
+        saved += [(unpacked(n.kept[i]), n.edges[i], guarded.get(i), noted.get(i))
+                  for i in _saved.kept_positions(n.sig)]
     seeds = [Tensor._wrap(jnp.ones(tuple(t.shape), t.dtype.np)) if s is None else s for t, s in zip(roots, seeds)]
     return walk(gkey, saved, seeds, {}, _node_recorder(graph.nodes), _ON_TENSORS,
                  _hook_runner(graph.nodes, _same, _same), _node_hooks(graph.nodes, _same, _same, _record_node))
@@ -322,23 +387,25 @@ def _node_recorder(nodes):
         if _saved.SIGNATURES[sid][0].custom is not None:
             return nodes[i].run_python(cts, True)
         if reads_result(sid):
-            return _record_node(sid, out_avals, kept, cts, _result_input(nodes[i], [v for v, _, _ in kept]))
+            value, edge, guard = _result_input(nodes[i], [v for v, _, _, _ in kept])
+            return _record_node(sid, out_avals, kept, cts, (value, edge, guard, _output_tangent(nodes[i], 0)))
         return _record_node(sid, out_avals, kept, cts)
     return record
 
 
 def _record_node(sid, out_avals, kept, cts, result=None):
     """One node's VJP recorded as an op: inputs are its kept values, its result when its formula reads it
-    (_result_input), and the cotangents (tensors)."""
+    (_result_input), and the cotangents (tensors); kept and result are (value, edge, guard, tangent)."""
     cts = [c if isinstance(c, Tensor) else Tensor._wrap(c) for c in cts]
     nkept = len(kept)
     if result is not None:
         kept = kept + [result]
-    inputs = [v for v, _, _ in kept] + [c._peek() for c in cts]
-    edges = [e for _, e, _ in kept] + [c._edge() if c._requires_grad else None for c in cts]
-    checks = [guard + (i,) for i, (_, _, guard) in enumerate(kept) if guard is not None]
-    kinds = _kinds(inputs)
-    edged = tuple(e is not None for e in edges)
+    inputs = [v for v, _, _, _ in kept] + [c._peek() for c in cts]
+    edges = [e for _, e, _, _ in kept] + [c._edge() if c._requires_grad else None for c in cts]
+    checks = [guard + (i,) for i, (_, _, guard, _) in enumerate(kept) if guard is not None]
+    tangents = None
+    if forward_ad.carried():
+        tangents = [t for _, _, _, t in kept] + [forward_ad.tangent_of(c) for c in cts]
     nout = len(_saved.SIGNATURES[sid][3])
 
     def make():
@@ -346,8 +413,7 @@ def _record_node(sid, out_avals, kept, cts, result=None):
             return lambda *xs: tuple(_on_result(sid, xs[:nkept], xs[nkept], list(xs[nkept + 1:])))
         backward = node_backward(sid, out_avals)
         return lambda *xs: tuple(_tied(sid, backward(list(xs[:nkept]), list(xs[nkept:])), xs[:nkept]))
-    prog = _program(("node", sid, out_avals, kinds, edged), make, nout, inputs, edged)
-    return _record(prog, inputs, edges, checks, kinds)
+    return _record_backward(("node", sid, out_avals), make, nout, inputs, edges, checks, tangents)
 
 
 # ---- writing .grad ---------------------------------------------------------------------------

@@ -9,10 +9,16 @@ other, and a tangent that depends on tensors requiring grad is differentiable (f
 An autograd.Function's forward runs with tangents paused; its outputs' tangents are what its `jvp`
 staticmethod returns (`function_jvp`), as in PyTorch.
 
+A gradient computed inside a level carries a tangent too, as in PyTorch (forward-over-reverse: a
+Hessian-vector product is the tangent of a gradient). An op that records an autograd node notes the
+tangents of its inputs and outputs against that node (`saved_tangents`); the backward reads them beside
+the values the node saved, and differentiates its own function forward (see autograd/_higher).
+
 Differences from PyTorch: the tangent of a view is a new tensor, not a view of the input's tangent;
 an in-place op on a view updates the view's tangent but not its base's.
 """
 import contextlib
+import weakref
 from collections import namedtuple
 
 import jax
@@ -26,6 +32,9 @@ __all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_du
            "dual_level"]
 
 _levels = []   # the active level tokens; PyTorch supports one level at a time
+# autograd node -> {input position: its tangent, -1-k: output k's tangent}, for the nodes recorded in the
+# active level (what a backward inside the level differentiates forward); emptied when the level exits
+_node_tangents = weakref.WeakKeyDictionary()
 
 
 class _Level:
@@ -52,6 +61,7 @@ def exit_dual_level(*, level=None):
                            "This is not supported.")
     _levels.pop()
     _dispatch.OBSERVERS.remove(propagate)
+    _node_tangents.clear()
 
 
 class dual_level:
@@ -97,6 +107,33 @@ def _set_tangent(t, tangent):
     t.__dict__["_fw"] = (_levels[-1], tangent)
 
 
+def set_tangent(t, tangent):
+    """Give t `tangent` at the active level (a gradient computed inside it: autograd/_higher)."""
+    _set_tangent(t, tangent)
+
+
+def detached(t):
+    """t cut from the graph, carrying its tangent cut from the graph too (a gradient computed without
+    create_graph inside a level)."""
+    tangent = tangent_of(t)
+    out = t.detach()
+    if tangent is not None:
+        _set_tangent(out, tangent.detach())
+    return out
+
+
+def carried():
+    """Whether a backward now may meet tangents: a level is active and a node recorded in it noted some."""
+    return bool(_levels) and not _pause[0] and bool(_node_tangents)
+
+
+def saved_tangents(node):
+    """{input position: tangent, -1-k: output k's tangent} noted for `node` in the active level, or None."""
+    if not _levels or _pause[0]:
+        return None
+    return _node_tangents.get(node)
+
+
 def make_dual(tensor, tangent, *, level=None):
     """A view of `tensor` carrying `tangent` as its forward gradient (inside a dual_level)."""
     _check_level(level, "_make_dual")
@@ -121,8 +158,9 @@ def unpack_dual(tensor, *, level=None):
     tangent = tangent_of(tensor) if level is None or level == len(_levels) - 1 else None
     if tangent is None:
         return UnpackedDualTensor(tensor, None)
+    from .._ops import shape
     with _paused():
-        primal = _view(tensor)
+        primal = _dispatch.apply(shape.alias, tensor, fw_primal=True)   # (PyTorch's Identity node)
     return UnpackedDualTensor(primal, tangent)
 
 
@@ -197,8 +235,14 @@ def propagate(op, static, sig, args, result):
         out = _dispatch.apply(jop, *args, *tangents, _cast=sig.cast, **dict(static))
     outs = out if jop.nout > 1 else (out,)
     results = result if op.nout > 1 else (result,)
-    for r, t in zip((r for r, keep in zip(results, mask) if keep), outs):
-        _set_tangent(r, t)
+    noted = None
+    for k, r in enumerate(results):
+        if r._grad_fn is not None and noted is None:   # a backward through its node reads these tangents
+            noted = _node_tangents[r._grad_fn] = dict(zip(positions, tangents))
+    for k, t in zip((k for k, keep in enumerate(mask) if keep), outs):
+        _set_tangent(results[k], t)
+        if noted is not None:
+            noted[-1 - k] = t
 
 
 def inplace(t, out):
