@@ -106,8 +106,8 @@ class _NodePlan:
         self.diff = tuple(i for i in candidates if requiring >> i & 1)   # the differentiated positions
         self.kept = None   # analysed on first use (after the edges: see _record)
 
-    def analyse(self, op, static, cast, values, kinds):
-        needed, self.sig, self.mask, self.saves = _saved.plan(op, static, cast, self.diff, values, kinds)
+    def analyse(self, op, static, cast, values, kinds, avals):
+        needed, self.sig, self.mask, self.saves = _saved.plan(op, static, cast, self.diff, values, kinds, avals)
         saves = op.saves_inputs_for(static, kinds)
         # per argument the backward reads: (position, is a tensor, whether its version is checked)
         self.kept = tuple((i, type(kinds[i]) is tuple, saves is None or i in saves)
@@ -244,7 +244,7 @@ def _record(op, static, sig, values, args, kinds, requiring, lazy, where):
                 reshaped = reshaped or {}
                 reshaped[i] = shape
     if plan.kept is None:
-        plan.analyse(op, static, sig.cast, values, kinds)
+        plan.analyse(op, static, sig.cast, values, kinds, sig.avals)
     checks = []
     saved = [None] * len(args)
     for i, is_tensor, checked in plan.kept:

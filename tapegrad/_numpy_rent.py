@@ -122,6 +122,14 @@ def _evaluator(program, args, leaves, tree, kinds):
             run = _numpy_eval.compile_jaxpr(made[0], made[1])
             if run is not None:
                 return run, made[2]
+    if type(program.key) is tuple and program.key[0] == "vjp" and all(
+            type(k) is tuple and not k[2] for k in kinds):
+        # a node's backward: the analysis of what it reads traced it for these inputs (autograd/_saved)
+        made = _shape_poly.jaxpr(("vjp", program.key[1]), tuple((tuple(k[0]), np.dtype(k[1])) for k in kinds))
+        if made is not None:
+            run = _numpy_eval.compile_jaxpr(made[0])
+            if run is not None:
+                return run, made[2]
     if program.families is None:
         program.families = {}
     families = program.families.get(tree)

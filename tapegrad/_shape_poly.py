@@ -185,6 +185,12 @@ def eval_shape(key, kinds, fn, args):
     return jax.tree_util.tree_map(lambda o: jax.ShapeDtypeStruct(concrete(o.shape, dims), o.dtype), out)
 
 
+def keep(key, kinds, closed, out):
+    """Keep a jaxpr traced elsewhere for the kernel `key` on inputs of `kinds` (a node's VJP, traced by the
+    analysis of what it reads: autograd/_saved), for its NumPy tier (`jaxpr`)."""
+    _jaxprs.put(key + (kinds,), (closed, None, out))
+
+
 def jaxpr(key, kinds):
     """(closed jaxpr, {symbol: value} or None, output shapes) that eval_shape traced for `key` on inputs of `kinds`
     (per input: (shape, dtype) for an array, else the type), or None."""

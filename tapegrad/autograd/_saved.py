@@ -4,13 +4,19 @@ For each op signature we trace the VJP once and let JAX's dead-code
 elimination say which primal inputs it uses. Only those are kept alive by the
 node and only those are version-checked at backward time, as PyTorch checks
 only the tensors its backward formula saves (mul saves both inputs, add none).
+
+That trace is the node's backward kernel too, less the inputs it does not read: it is kept for the
+kernel's NumPy tier (`_shape_poly.keep`), so the first backward through a new op traces its VJP once,
+not twice. The op's output shapes, known from its abstract evaluation, spare a trace of its forward.
 """
 import functools
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.extend.core import ClosedJaxpr
 
+from .. import _shape_poly
 from .._op_functions import pure_fn
 
 try:  # private but long-stable; without it every argument counts as used
@@ -72,22 +78,26 @@ SIGNATURES = []
 _signature_ids = {}
 
 
-def plan(op, static, cast, diff, values, kinds):
-    """(needed, sig id): which arguments the backward reads, and the node's structural signature."""
+def plan(op, static, cast, diff, values, kinds, out_avals=None):
+    """(needed, sig id): which arguments the backward reads, and the node's structural signature.
+    out_avals: the op's ((shape, dtype), ...) outputs when known (spares a trace of its forward)."""
     key = (op, static, cast, diff, kinds)
     p = _plans.get(key)
     if p is None:
         # Which inputs a VJP reads depends on the formula, not on shapes: analyse once per dtypes.
         dkey = (op, static, cast, diff, tuple((len(k[0]), k[1]) if type(k) is tuple else k for k in kinds))
         needed = _needed.get(dkey)
+        traced = None
         if needed is None:
-            needed = _analyse(op, static, cast, diff, values)
+            needed, traced = _analyse(op, static, cast, diff, values, out_avals=out_avals)
             saves = op.saves_inputs_for(static, kinds)
             if saves:   # PyTorch saves these whatever the VJP reads: keep them to check them
                 needed = tuple(n or i in saves for i, n in enumerate(needed))
             _needed[dkey] = needed
         placeholders = tuple(None if keep else kinds[i] for i, keep in enumerate(needed))
         sid = intern((op, static, cast, diff, placeholders))
+        if traced is not None:   # that kernel's NumPy tier needs no trace of its own
+            _keep_kernel_jaxpr(sid, needed, *traced)
         # Which arguments are graph inputs in PyTorch (next_functions): tensors the op may differentiate,
         # and Python scalars where PyTorch wraps them into tensors.
         mask = tuple((type(k) is tuple or (op.wraps_scalars and k is not type(None)))
@@ -111,7 +121,7 @@ def _frees(op, static, cast, diff, values, kinds, dkey, needed):
     read = _scalars_read.get(dkey)
     if read is None:
         try:
-            read = _scalars_read[dkey] = _analyse(op, static, cast, diff, values, scalars_traced=True)
+            read = _scalars_read[dkey] = _analyse(op, static, cast, diff, values, scalars_traced=True)[0]
         except Exception:   # a formula that needs the scalar's value while tracing: counted as read
             read = _scalars_read[dkey] = tuple(True for _ in values)
     return any(read[i] for i in scalars)
@@ -134,19 +144,24 @@ def kept_positions(sid):
     return tuple(i for i, p in enumerate(SIGNATURES[sid][4]) if p is None)
 
 
-def _analyse(op, static, cast, diff, values, scalars_traced=False):
-    """Which arguments the VJP reads. Python scalars stay concrete and count as read (they are cheap and
-    always kept), unless scalars_traced: then they are traced too, as weakly typed 0-d values."""
+def _analyse(op, static, cast, diff, values, scalars_traced=False, out_avals=None):
+    """(which arguments the VJP reads, the trace or None). Python scalars stay concrete and count as read
+    (they are cheap and always kept), unless scalars_traced: then they are traced too, as weakly typed 0-d
+    values. The trace, (positions of the traced arguments, input avals, jaxpr, output shapes), is given where
+    every argument is an array (or None): it is then the node's backward kernel, less its unread inputs."""
     args = [jax.ShapeDtypeStruct(v.shape, v.dtype) if hasattr(v, "dtype") else
             jax.ShapeDtypeStruct((), np.dtype(type(v)), weak_type=True) if scalars_traced and type(v) in _SCALARS
             else v for v in values]
     if _missing_derivative(op, static, diff) is not None:
-        return tuple(False for _ in values)   # a backward that only raises reads nothing
+        return tuple(False for _ in values), None   # a backward that only raises reads nothing
     if dce_jaxpr is None:
-        return tuple(True for _ in values)
+        return tuple(True for _ in values), None
     backward = vjp_fn(op, static, cast, diff, len(values))
-    out = jax.eval_shape(lambda *a: pure_fn_out(op, static, cast, a), *args)
-    cts = [jax.ShapeDtypeStruct(o.shape, o.dtype) for o in (out if op.nout > 1 else (out,))]
+    if out_avals is None:
+        out = jax.eval_shape(lambda *a: pure_fn_out(op, static, cast, a), *args)
+        cts = [jax.ShapeDtypeStruct(o.shape, o.dtype) for o in (out if op.nout > 1 else (out,))]
+    else:
+        cts = [jax.ShapeDtypeStruct(shape, dtype) for shape, dtype in out_avals]
     traced = [i for i, a in enumerate(args) if isinstance(a, jax.ShapeDtypeStruct)]
 
     def bwd_on_arrays(arrays, cts):
@@ -155,13 +170,25 @@ def _analyse(op, static, cast, diff, values, scalars_traced=False):
             full[i] = a
         return backward(full, cts)
 
-    closed = jax.make_jaxpr(bwd_on_arrays)([args[i] for i in traced], cts)
+    closed, out_shapes = jax.make_jaxpr(bwd_on_arrays, return_shape=True)([args[i] for i in traced], cts)
     used_outputs = [True] * len(closed.jaxpr.outvars)
     _, used_inputs = dce_jaxpr(closed.jaxpr, used_outputs)
     needed = [True] * len(values)
     for i, used in zip(traced, used_inputs[:len(traced)]):
         needed[i] = bool(used)
-    return tuple(needed)
+    needed = tuple(needed)
+    if scalars_traced or any(a is not None and i not in traced for i, a in enumerate(args)):
+        return needed, None   # (a Python scalar is a constant here, an input of the kernel)
+    return needed, (traced, [args[i] for i in traced] + cts, closed, out_shapes)
+
+
+def _keep_kernel_jaxpr(sid, needed, traced, avals, closed, out_shapes):
+    """Keep the analysis' trace as the jaxpr of the backward kernel of `sid` (see _shape_poly.keep): its
+    inputs are the kept arrays (`needed`: PyTorch's saved ones included, read or not), then every cotangent."""
+    inputs = [needed[i] for i in traced] + [True] * (len(avals) - len(traced))
+    pruned, _ = dce_jaxpr(closed.jaxpr, [True] * len(closed.jaxpr.outvars), instantiate=inputs)
+    kinds = tuple((tuple(a.shape), np.dtype(a.dtype)) for a, keep in zip(avals, inputs) if keep)
+    _shape_poly.keep(("vjp", sid), kinds, ClosedJaxpr(pruned, closed.consts), out_shapes)
 
 
 def pure_fn_out(op, static, cast, args):
