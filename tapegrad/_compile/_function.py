@@ -182,21 +182,22 @@ class _Program:
         jaxpr, self.host_checks = _checks.split(traced)
         written = traced.written
         nstate = traced.nstate
-        self.kept = [i for i in range(nstate) if i not in set(written)]
+        jaxpr, read = _checks.read_only(jaxpr)
+        # the storages passed besides the donated ones: those it reads (every argument costs its dispatch)
+        self.kept = [i for i in range(nstate) if i not in set(written) and read[i]]
         deltas = dict(traced.versions)   # the commit: (storage, version delta) written, then only bumped
         self.writes = [(i, deltas.get(i, 0)) for i in written]
         self.bumps = [(i, d) for i, d in traced.versions if i not in set(written)]
         order = list(written) + self.kept   # the donated inputs first
         position = {s: j for j, s in enumerate(order)}
-        jaxpr, read = _checks.read_only(jaxpr)
         state_read = [i for i in range(nstate) if read[i]]
         self.rest_read = [j for j, r in enumerate(read[nstate:]) if r]   # of `rest` (see run), those passed
         run = jax.extend.core.jaxpr_as_fun(jaxpr)
         checked = len(traced.checks) if self.host_checks is None else 0   # checks left in the program
 
         def program(donated, kept, rest):
-            state = donated + kept
-            state = [state[position[i]] for i in range(nstate)]
+            passed = donated + kept
+            state = [passed[position[i]] if i in position else None for i in range(nstate)]
             outs = run(*[state[i] for i in state_read], *rest)
             return _checks.keep_old_values(outs, state, written, checked) if checked else outs
         self.program = _programs.Program(program, sync=True, key=("compiled", number))
