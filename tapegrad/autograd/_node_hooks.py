@@ -124,8 +124,10 @@ def _inner_grads(inner, values_ct, record_vjp):
     if record_vjp is None:
         grads = eager_vjp(sig, out_avals, resolve_all([unpacked(inner.kept[k]) for k in positions]), [values_ct])
     else:
+        from .forward_ad import saved_tangents
         guarded = {index: (ref, version) for ref, version, index in inner.checks if index >= 0}
-        kept = [(unpacked(inner.kept[k]), inner.edges[k], guarded.get(k)) for k in positions]
+        tangents = saved_tangents(inner) or {}
+        kept = [(unpacked(inner.kept[k]), inner.edges[k], guarded.get(k), tangents.get(k)) for k in positions]
         grads = record_vjp(sig, out_avals, kept, [values_ct])
     return dict(zip(_saved.SIGNATURES[sig][3], grads))
 
