@@ -80,3 +80,30 @@ def test_a_cache_configured_in_jax_is_left_as_it_is(tmp_path):
                                   "TAPEGRAD_COMPILATION_CACHE": str(tmp_path / "ours")})
     assert found == str(theirs)
     assert not (tmp_path / "ours").exists()
+
+
+def test_trim_drops_least_recently_used_entries_down_to_the_bound(tmp_path):
+    """The cache is bounded by tapegrad at exit, not by JAX at every write (whose eviction reads every
+    entry's access time per write); an entry's access-time file (JAX's eviction's) goes with it."""
+    from tapegrad import _warm_start
+    for k in range(6):
+        entry = tmp_path / f"k{k}-cache"
+        entry.write_bytes(b"x" * 100)
+        os.utime(entry, (1_000_000 + k, 1_000_000 + k))   # k0 least recently used
+        (tmp_path / f"k{k}-atime").write_bytes(b"\0" * 8)
+    assert _warm_start.trim(str(tmp_path), max_bytes=350) == 3
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".")) == [
+        "k3-atime", "k3-cache", "k4-atime", "k4-cache", "k5-atime", "k5-cache"]
+    (tmp_path / "k9-cache").write_bytes(b"x" * 1000)
+    assert _warm_start.trim(str(tmp_path), max_bytes=350) is None   # trimmed a moment ago: skipped
+    # the older three go first, then the newest too: it alone is over the bound
+    assert _warm_start.trim(str(tmp_path), max_bytes=350, every=0) == 4
+    assert not [p for p in tmp_path.iterdir() if not p.name.startswith(".")]
+    assert not _warm_start.trim(str(tmp_path / "missing"), every=0)
+
+
+def test_jax_does_no_eviction_scan_per_write(tmp_path):
+    out = subprocess.run([sys.executable, "-c", "import jax, tapegrad; print(jax.config.jax_compilation_cache_max_size)"],
+                         env=dict(os.environ, TAPEGRAD_COMPILATION_CACHE=str(tmp_path / "xla")), capture_output=True,
+                         text=True, timeout=300, check=True)
+    assert out.stdout.strip() == "-1"
