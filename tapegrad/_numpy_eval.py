@@ -36,12 +36,35 @@ _CALLS = {"pjit": "jaxpr", "jit": "jaxpr", "closed_call": "call_jaxpr", "core_ca
           "custom_vjp_call_jaxpr": "fun_jaxpr", "remat": "jaxpr", "remat2": "jaxpr", "checkpoint": "jaxpr"}
 
 
-class Compiled:
-    """A jaxpr flattened to a list of NumPy steps over numbered slots (sub-jaxprs inlined)."""
+STRAIGHT_AFTER = 64
 
-    __slots__ = ("steps", "nslots", "inputs", "outputs", "consts", "out_avals", "seconds", "draws")
+
+class Compiled:
+    """A jaxpr flattened to a list of NumPy steps over numbered slots (sub-jaxprs inlined).
+
+    Its calls interpret the steps until it has been called STRAIGHT_AFTER times; then the steps become
+    one generated Python function (`_straight_line`), whose slots are local variables: 0.4 us less per
+    step and call than the interpreting loop (a recurrent layer's scan body runs thousands of steps per
+    training step), for about 28 us per step once to generate it, which those calls repay."""
+
+    __slots__ = ("steps", "nslots", "inputs", "outputs", "consts", "out_avals", "seconds", "draws", "calls",
+                 "straight")
+
+    def __init__(self):
+        self.calls = 0
+        self.straight = None   # the generated function, once made (False: it cannot be)
 
     def __call__(self, *args):
+        straight = self.straight
+        if straight is None:
+            self.calls += 1
+            if self.calls > STRAIGHT_AFTER:
+                straight = self.straight = _straight_line(self)
+        if straight and len(args) == len(self.inputs):
+            if _quiet.depth:
+                return straight(args)
+            with np.errstate(all="ignore"):   # lax gives inf/nan silently, as PyTorch does
+                return straight(args)
         slots = [None] * self.nslots
         for (slot, dtype), a in zip(self.inputs, args):
             a = np.asarray(a)
@@ -65,6 +88,44 @@ class Compiled:
                 for o, v, dt in zip(outs, r, dtypes):
                     v = np.asarray(v)
                     slots[o] = v if v.dtype == dt else v.astype(dt)
+
+
+def _straight_line(c):
+    """c's steps as one Python function of its inputs (a tuple), with the interpreter's semantics: inputs
+    and every step's results cast to the jaxpr's dtypes. False when a step reads a slot nothing wrote."""
+    env = {"asarray": np.asarray}
+    lines = ["def run(args):"]
+    written = set()
+    for k, (slot, dtype) in enumerate(c.inputs):
+        env[f"I{k}"] = dtype
+        lines.append(f" s{slot} = asarray(args[{k}])")
+        lines.append(f" if s{slot}.dtype is not I{k} and s{slot}.dtype != I{k}: s{slot} = s{slot}.astype(I{k})")
+        written.add(slot)
+    for k, (slot, value) in enumerate(c.consts):
+        env[f"C{k}"] = value
+        lines.append(f" s{slot} = C{k}")
+        written.add(slot)
+    for j, (fn, ins, outs, dtypes) in enumerate(c.steps):
+        if not written.issuperset(ins):
+            return False
+        env[f"F{j}"] = fn
+        call = f"F{j}({''.join(f's{i}, ' for i in ins)})"
+        if len(outs) == 1:
+            env[f"D{j}"] = dtypes[0]
+            lines.append(f" r = asarray({call})")
+            lines.append(f" s{outs[0]} = r if r.dtype is D{j} or r.dtype == D{j} else r.astype(D{j})")
+        else:
+            lines.append(f" r = {call}")
+            for m, (o, dtype) in enumerate(zip(outs, dtypes)):
+                env[f"D{j}_{m}"] = dtype
+                lines.append(f" v = asarray(r[{m}])")
+                lines.append(f" s{o} = v if v.dtype is D{j}_{m} or v.dtype == D{j}_{m} else v.astype(D{j}_{m})")
+        written.update(outs)
+    if not written.issuperset(c.outputs):
+        return False
+    lines.append(f" return [{''.join(f's{o}, ' for o in c.outputs)}]")
+    exec(compile("\n".join(lines), "<tapegrad NumPy kernel>", "exec"), env)
+    return env["run"]
 
 
 class _Quiet(threading.local):

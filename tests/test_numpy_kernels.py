@@ -143,6 +143,31 @@ def test_rule_matches_xla(name):
         np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6, equal_nan=True)
 
 
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_straight_line_code_matches_the_interpreter(name):
+    """A kernel called often runs as generated straight-line code: the same results, dtypes included."""
+    fn, args = CASES[name]
+    run = _numpy_eval.compile_jaxpr(jax.make_jaxpr(fn)(*args))
+    interpreted = run(*args)
+    run.straight = _numpy_eval._straight_line(run)
+    assert run.straight
+    got = run(*args)
+    assert len(got) == len(interpreted)
+    for g, w in zip(got, interpreted):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_array_equal(g, w)
+
+
+def test_a_kernel_goes_straight_line_after_it_has_come_back(monkeypatch):
+    monkeypatch.setattr(_numpy_eval, "STRAIGHT_AFTER", 2)
+    run = _numpy_eval.compile_jaxpr(jax.make_jaxpr(lambda x: jnp.tanh(x) * 2)(F32))
+    for _ in range(2):
+        run(F32)
+        assert run.straight is None
+    run(F32)
+    assert callable(run.straight)
+
+
 BINARY = {"add": jnp.add, "sub": jnp.subtract, "mul": jnp.multiply, "max": jnp.maximum, "min": jnp.minimum,
           "lt": jnp.less, "ne": jnp.not_equal, "pow": lambda x, y: jnp.abs(x) ** y}
 
