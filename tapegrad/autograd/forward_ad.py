@@ -235,10 +235,10 @@ def propagate(op, static, sig, args, result):
         out = _dispatch.apply(jop, *args, *tangents, _cast=sig.cast, **dict(static))
     outs = out if jop.nout > 1 else (out,)
     results = result if op.nout > 1 else (result,)
-    noted = None
-    for k, r in enumerate(results):
-        if r._grad_fn is not None and noted is None:   # a backward through its node reads these tangents
-            noted = _node_tangents[r._grad_fn] = dict(zip(positions, tangents))
+    node = next((r._grad_fn for r in results if r._grad_fn is not None), None)
+    noted = None   # a backward through the op's node reads these tangents
+    if node is not None:
+        noted = _node_tangents[node] = dict(zip(positions, tangents))
     for k, t in zip((k for k, keep in enumerate(mask) if keep), outs):
         _set_tangent(results[k], t)
         if noted is not None:
