@@ -55,27 +55,26 @@ class Compiled:
         self.straight = None   # the generated function, once made (False: it cannot be)
 
     def __call__(self, *args):
-        straight = self.straight
-        if straight is None:
+        run = self.straight
+        if run is None:
             self.calls += 1
             if self.calls > STRAIGHT_AFTER:
-                straight = self.straight = _straight_line(self)
-        if straight and len(args) == len(self.inputs):
-            if _quiet.depth:
-                return straight(args)
-            with np.errstate(all="ignore"):   # lax gives inf/nan silently, as PyTorch does
-                return straight(args)
+                run = self.straight = _straight_line(self)
+        if not run or len(args) != len(self.inputs):
+            run = self._interpret
+        if _quiet.depth:
+            return run(args)
+        with np.errstate(all="ignore"):   # lax gives inf/nan silently, as PyTorch does
+            return run(args)
+
+    def _interpret(self, args):
         slots = [None] * self.nslots
         for (slot, dtype), a in zip(self.inputs, args):
             a = np.asarray(a)
             slots[slot] = a if a.dtype == dtype else a.astype(dtype)
         for slot, value in self.consts:
             slots[slot] = value
-        if _quiet.depth:
-            self._steps(slots)
-        else:
-            with np.errstate(all="ignore"):   # lax gives inf/nan silently, as PyTorch does
-                self._steps(slots)
+        self._steps(slots)
         return [slots[o] for o in self.outputs]
 
     def _steps(self, slots):

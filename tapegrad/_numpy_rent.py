@@ -116,20 +116,16 @@ def _evaluator(program, args, leaves, tree, kinds):
             type(k) is not tuple or not k[2] for k in kinds):
         # the op's abstract evaluation traced it for these inputs (its Python booleans stay constants there,
         # its arrays are strong-typed: only then is the jaxpr the kernel's)
-        made = _shape_poly.jaxpr(program.key[1:], tuple(
+        made = _kept_jaxpr(program.key[1:], tuple(
             type(a) if a is None or type(a) in _SCALARS else (a.shape, a.dtype) for a in args))
         if made is not None:
-            run = _numpy_eval.compile_jaxpr(made[0], made[1])
-            if run is not None:
-                return run, made[2]
+            return made
     if type(program.key) is tuple and program.key[0] == "vjp" and all(
             type(k) is tuple and not k[2] for k in kinds):
         # a node's backward: the analysis of what it reads traced it for these inputs (autograd/_saved)
-        made = _shape_poly.jaxpr(("vjp", program.key[1]), tuple((tuple(k[0]), np.dtype(k[1])) for k in kinds))
+        made = _kept_jaxpr(("vjp", program.key[1]), tuple((tuple(k[0]), np.dtype(k[1])) for k in kinds))
         if made is not None:
-            run = _numpy_eval.compile_jaxpr(made[0])
-            if run is not None:
-                return run, made[2]
+            return made
     if program.families is None:
         program.families = {}
     families = program.families.get(tree)
@@ -150,6 +146,16 @@ def _evaluator(program, args, leaves, tree, kinds):
     _shape_poly.traces[0] += 1
     closed, shapes = jax.make_jaxpr(program.fn, return_shape=True)(*args)
     return _numpy_eval.compile_jaxpr(closed), shapes
+
+
+def _kept_jaxpr(key, kinds):
+    """(evaluator, output shapes) of the jaxpr traced elsewhere for the kernel `key` on `kinds`
+    (_shape_poly.jaxpr), or None."""
+    made = _shape_poly.jaxpr(key, kinds)
+    if made is None:
+        return None
+    run = _numpy_eval.compile_jaxpr(made[0], made[1])
+    return None if run is None else (run, made[2])
 
 
 def forward_evaluator(program, args):

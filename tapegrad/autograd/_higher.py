@@ -188,18 +188,15 @@ def _graph_inputs(graph, given_seeds):
     for i, n in enumerate(graph.nodes):
         if n in graph.capture:
             continue   # not run: nothing of it is read
-        guarded = {index: (ref, version) for ref, version, index in n.checks if index >= 0}
-        noted = None if tangents is None else (forward_ad.saved_tangents(n) or {})
         kept = []
-        for index in _saved.kept_positions(n.sig):
-            a = unpacked(n.kept[index])
-            if index in guarded:
-                checks.append(guarded[index] + (len(inputs),))
-            inputs.append(a)
-            edges.append(n.edges[index])
-            kept.append(a)
-            if noted is not None:
-                tangents.append(noted.get(index))
+        for value, edge, guard, tangent in kept_entries(n):
+            if guard is not None:
+                checks.append(guard + (len(inputs),))
+            inputs.append(value)
+            edges.append(edge)
+            kept.append(value)
+            if tangents is not None:
+                tangents.append(tangent)
         if reads_result(n.sig):
             results.append((i, _result_input(n, kept)))
     for s in given_seeds:
@@ -216,6 +213,15 @@ def _graph_inputs(graph, given_seeds):
         if tangents is not None:
             tangents.append(_output_tangent(graph.nodes[i], 0))
     return inputs, edges, checks, tuple(i for i, _ in results), tangents
+
+
+def kept_entries(node):
+    """(value, edge, version check or None, tangent or None) of each argument the node's backward reads:
+    what a recorded backward takes of it (the tangent: see forward_ad.saved_tangents)."""
+    guarded = {index: (ref, version) for ref, version, index in node.checks if index >= 0}
+    noted = forward_ad.saved_tangents(node) or {}
+    return [(unpacked(node.kept[i]), node.edges[i], guarded.get(i), noted.get(i))
+            for i in _saved.kept_positions(node.sig)]
 
 
 def _output_tangent(node, k):
@@ -348,14 +354,9 @@ def _as_one_op(graph, gkey, targets, seeds):
 
 def _node_by_node(graph, gkey, seeds, roots):
     saved = []
-    carried = forward_ad.carried()
     for n in graph.nodes:
-        if n in graph.capture:
-            continue
-        guarded = {index: (ref, version) for ref, version, index in n.checks if index >= 0}
-        noted = (forward_ad.saved_tangents(n) if carried else None) or {}
-        saved += [(unpacked(n.kept[i]), n.edges[i], guarded.get(i), noted.get(i))
-                  for i in _saved.kept_positions(n.sig)]
+        if n not in graph.capture:
+            saved += kept_entries(n)
     seeds = [Tensor._wrap(jnp.ones(tuple(t.shape), t.dtype.np)) if s is None else s for t, s in zip(roots, seeds)]
     return walk(gkey, saved, seeds, {}, _node_recorder(graph.nodes), _ON_TENSORS,
                  _hook_runner(graph.nodes, _same, _same), _node_hooks(graph.nodes, _same, _same, _record_node))

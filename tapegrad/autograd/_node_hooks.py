@@ -120,15 +120,12 @@ def _inner_grads(inner, values_ct, record_vjp):
     from .graph import unpacked
     from .._lazy import resolve_all
     sig, out_avals = inner.sig, inner.avals if inner.op.nout > 1 else None   # as the graph's key has them
-    positions = _saved.kept_positions(sig)
     if record_vjp is None:
-        grads = eager_vjp(sig, out_avals, resolve_all([unpacked(inner.kept[k]) for k in positions]), [values_ct])
+        kept = [unpacked(inner.kept[k]) for k in _saved.kept_positions(sig)]
+        grads = eager_vjp(sig, out_avals, resolve_all(kept), [values_ct])
     else:
-        from .forward_ad import saved_tangents
-        guarded = {index: (ref, version) for ref, version, index in inner.checks if index >= 0}
-        tangents = saved_tangents(inner) or {}
-        kept = [(unpacked(inner.kept[k]), inner.edges[k], guarded.get(k), tangents.get(k)) for k in positions]
-        grads = record_vjp(sig, out_avals, kept, [values_ct])
+        from ._higher import kept_entries
+        grads = record_vjp(sig, out_avals, kept_entries(inner), [values_ct])
     return dict(zip(_saved.SIGNATURES[sig][3], grads))
 
 

@@ -103,13 +103,9 @@ def tangent_of(t):
     return fw[1]
 
 
-def _set_tangent(t, tangent):
-    t.__dict__["_fw"] = (_levels[-1], tangent)
-
-
 def set_tangent(t, tangent):
-    """Give t `tangent` at the active level (a gradient computed inside it: autograd/_higher)."""
-    _set_tangent(t, tangent)
+    """Give t `tangent` at the active level."""
+    t.__dict__["_fw"] = (_levels[-1], tangent)
 
 
 def detached(t):
@@ -118,7 +114,7 @@ def detached(t):
     tangent = tangent_of(t)
     out = t.detach()
     if tangent is not None:
-        _set_tangent(out, tangent.detach())
+        set_tangent(out, tangent.detach())
     return out
 
 
@@ -149,7 +145,7 @@ def make_dual(tensor, tangent, *, level=None):
         raise RuntimeError("Making a dual Tensor based on a Tensor that already has a forward gradient at the "
                            f"same level {len(_levels) - 1} is not supported. Use its primal: unpack_dual(t).primal.")
     dual = _view(tensor)
-    _set_tangent(dual, tangent)
+    set_tangent(dual, tangent)
     return dual
 
 
@@ -240,7 +236,7 @@ def propagate(op, static, sig, args, result):
     if node is not None:
         noted = _node_tangents[node] = dict(zip(positions, tangents))
     for k, t in zip((k for k, keep in enumerate(mask) if keep), outs):
-        _set_tangent(results[k], t)
+        set_tangent(results[k], t)
         if noted is not None:
             noted[-1 - k] = t
 
@@ -249,7 +245,7 @@ def inplace(t, out):
     """An in-place op wrote `out` into t: t now carries out's tangent."""
     tangent = tangent_of(out) if _levels else None
     if tangent is not None:
-        _set_tangent(t, tangent)
+        set_tangent(t, tangent)
 
 
 # ---- the tangent rule of an autograd.Function: its jvp staticmethod -----------------------------------
@@ -332,7 +328,7 @@ def function_jvp(cls, ctx, args, tangents, outputs, final):
                                f"original Tensor, this is not supported. Tensor is of size {list(out.shape)} while "
                                f"the given forward gradient is of size {list(tangent.shape)}. Return a tangent of "
                                "the output's shape.")
-        _set_tangent(out, tangent)
+        set_tangent(out, tangent)
 
 
 def _views_an_input_with_tangent(raw, out, args, tangents):
