@@ -194,6 +194,19 @@ def _scan(params, outvars):
     return scan, body
 
 
+def _cond(params):
+    """lax.cond (and switch) as a Python choice of the branch, itself evaluated with NumPy (jnp.diagonal's
+    platform-dependent branches are one)."""
+    branches = [_shared_evaluator(b) for b in params["branches"]]
+    if any(b is None for b in branches):
+        raise _Unsupported
+    last = len(branches) - 1
+
+    def cond(index, *operands):
+        return branches[min(max(int(index), 0), last)](*operands)
+    return cond, branches
+
+
 # A jitted function's jaxpr is one object in every trace that calls it (jax.jit caches its trace), so its
 # evaluator is made once: flattening a recurrent kernel (see nn_rnn's length buckets) into every program
 # that calls it cost more than running it. Small calls (jnp's helpers) are inlined as before.
@@ -297,6 +310,12 @@ def compile_jaxpr(closed, dims=None):
                 fn, body = _scan(params, eqn.outvars)
                 work[0] += eqn.params["length"] * body.seconds
                 c.draws = c.draws or body.draws
+            elif name == "cond":
+                if dims is not None:
+                    raise _Unsupported
+                fn, branches = _cond(params)
+                work[0] += max(b.seconds for b in branches)
+                c.draws = c.draws or any(b.draws for b in branches)
             else:
                 make = _RULES.get(name)
                 if make is None:

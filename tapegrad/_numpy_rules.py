@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from . import _numpy_erf, _numpy_fft, _numpy_gather, _numpy_random, _numpy_reduce
+from . import _numpy_erf, _numpy_fft, _numpy_gather, _numpy_order, _numpy_random, _numpy_reduce
 
 _RULES = {}
 _HALF = frozenset([np.dtype(np.float16)] + ([np.dtype("bfloat16")] if hasattr(np, "bfloat16") else []))
@@ -353,6 +353,25 @@ def _pad(params):
     return lambda x, value: np.pad(x, widths, constant_values=value)
 
 
+@_rule("tile")
+def _tile(params):
+    reps = tuple(params["reps"])
+    return lambda x: np.tile(x, reps)
+
+
+@_rule("platform_index")
+def _platform_index(params):
+    # which branch of a platform_dependent cond this CPU evaluation takes: the first naming "cpu", else the
+    # default (None); lax raises for a function with neither, and so does this rule (the kernel compiles)
+    for i, platforms in enumerate(params["platforms"]):
+        if platforms is not None and "cpu" in platforms:
+            return lambda: np.int32(i)
+    for i, platforms in enumerate(params["platforms"]):
+        if platforms is None:
+            return lambda: np.int32(i)
+    raise _Unsupported
+
+
 @_rule("iota")
 def _iota(params):
     dtype, shape, dim = np.dtype(params["dtype"]), tuple(params["shape"]), params["dimension"]
@@ -402,6 +421,7 @@ _RULES.update(_numpy_reduce.RULES)
 _RULES.update(_numpy_gather.RULES)
 _RULES.update(_numpy_random.RULES)
 _RULES.update(_numpy_fft.RULES)
+_RULES.update(_numpy_order.RULES)
 _RULES["dim_as_value"] = lambda params: lambda: params["dim"]   # (a symbolic dimension's value: _shape_poly)
 
 
