@@ -3,8 +3,8 @@
 XLA:CPU needs ~30 ms to compile even a one-op program (softmax ~180 ms), while NumPy runs the op in
 microseconds. A kernel met with new shapes is traced to a jaxpr (about a millisecond) and, when every
 primitive in it has a NumPy rule below, evaluated primitive by primitive; `_numpy_rent` decides when a
-kernel has run often enough to be worth compiling. Anything without an exact NumPy rule (convolutions,
-LAPACK factorisations, half precision ...) makes the whole jaxpr unsupported, and the kernel
+kernel has run often enough to be worth compiling. Anything without an exact NumPy rule (LAPACK
+factorisations, pooling windows, half precision ...) makes the whole jaxpr unsupported, and the kernel
 is compiled as before: this tier only ever saves compiles, it never changes which ops exist.
 
 The rules (`_numpy_rules`) follow lax's semantics, not NumPy's where they differ; results are cast to
@@ -331,6 +331,10 @@ def compile_jaxpr(closed, dims=None):
                 (lc, _), _ = params["dimension_numbers"]
                 k = _numel_dims(shaped(eqn.invars[0].aval), lc)
                 work[0] += 2 * k * numel(eqn.outvars[0].aval) * FLOP_SECONDS
+            if name == "conv_general_dilated":   # each output reads a window of every input feature
+                kernel = shaped(eqn.invars[1].aval)
+                window = _numel(kernel) // max(kernel.shape[params["dimension_numbers"].rhs_spec[0]], 1)
+                work[0] += 2 * window * numel(eqn.outvars[0].aval) * FLOP_SECONDS
             outs = [slot() for _ in eqn.outvars]
             for v, s in zip(eqn.outvars, outs):
                 env[v] = s

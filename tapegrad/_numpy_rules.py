@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from . import _numpy_erf, _numpy_fft, _numpy_gather, _numpy_order, _numpy_random, _numpy_reduce
+from . import _numpy_conv, _numpy_erf, _numpy_fft, _numpy_gather, _numpy_order, _numpy_random, _numpy_reduce
 
 _RULES = {}
 _HALF = frozenset([np.dtype(np.float16)] + ([np.dtype("bfloat16")] if hasattr(np, "bfloat16") else []))
@@ -228,9 +228,10 @@ _COPY_BROADCAST_UP_TO = 16384
 
 @_rule("reshape")
 def _reshape(params):
-    if params.get("dimensions") is not None:
-        raise _Unsupported
-    shape = tuple(params["new_sizes"])
+    shape, order = tuple(params["new_sizes"]), params.get("dimensions")
+    if order is not None:   # lax: the dimensions transposed first, then read in row-major order
+        order = tuple(order)
+        return lambda x: np.reshape(np.transpose(x, order), shape)
     return lambda x: np.reshape(x, shape)
 
 
@@ -422,6 +423,7 @@ _RULES.update(_numpy_gather.RULES)
 _RULES.update(_numpy_random.RULES)
 _RULES.update(_numpy_fft.RULES)
 _RULES.update(_numpy_order.RULES)
+_RULES.update(_numpy_conv.RULES)
 _RULES["dim_as_value"] = lambda params: lambda: params["dim"]   # (a symbolic dimension's value: _shape_poly)
 
 
