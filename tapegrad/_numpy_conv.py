@@ -11,21 +11,13 @@ elements it reads with that tap's weights, added into the outputs that read them
 """
 import numpy as np
 
+from ._numpy_window import tap_rows
+
 RULES = {}
 
 
 class _NoRule(ValueError):
     """A convolution this rule does not reproduce exactly (the kernel compiles instead)."""
-
-
-def _tap_rows(size, out, stride, offset, lhs_dilation):
-    """Along one spatial dimension, for one kernel tap: the outputs that read an input element, and it.
-    Output o reads position o*stride + offset of the padded, dilated input (offset: the tap's place in
-    the dilated window less the low padding); a position is an element when it falls on the dilation's
-    grid within the input."""
-    p = np.arange(out) * stride + offset
-    real = (p >= 0) & (p % lhs_dilation == 0) & (p // lhs_dilation < size)
-    return np.flatnonzero(real), p[real] // lhs_dilation
 
 
 def _conv(params):
@@ -54,7 +46,7 @@ def _conv(params):
         split = batch_groups if batch_groups > 1 else groups
         f_in, f_part = k.shape[1], f_out // split
         for tap in np.ndindex(*kernel):
-            rows = [_tap_rows(n, o, st, t * d - lo, ld) for n, o, st, t, d, (lo, _), ld
+            rows = [tap_rows(n, o, st, t * d - lo, ld) for n, o, st, t, d, (lo, _), ld
                     in zip(sizes, outs, strides, tap, rhs_dilation, padding, lhs_dilation)]
             if any(len(r[0]) == 0 for r in rows):
                 continue

@@ -10,7 +10,8 @@ import math
 
 import numpy as np
 
-from . import _numpy_conv, _numpy_erf, _numpy_fft, _numpy_gather, _numpy_order, _numpy_random, _numpy_reduce
+from . import (_numpy_conv, _numpy_erf, _numpy_fft, _numpy_gather, _numpy_order, _numpy_random, _numpy_reduce,
+               _numpy_window)
 
 _RULES = {}
 _HALF = frozenset([np.dtype(np.float16)] + ([np.dtype("bfloat16")] if hasattr(np, "bfloat16") else []))
@@ -347,11 +348,18 @@ def _split(params):
 
 @_rule("pad")
 def _pad(params):
-    config = params["padding_config"]
-    if any(lo < 0 or hi < 0 or interior for lo, hi, interior in config):
-        raise _Unsupported
-    widths = tuple((lo, hi) for lo, hi, _ in config)
-    return lambda x, value: np.pad(x, widths, constant_values=value)
+    config = tuple((int(lo), int(hi), int(interior)) for lo, hi, interior in params["padding_config"])
+    if not any(lo < 0 or hi < 0 or interior for lo, hi, interior in config):
+        widths = tuple((lo, hi) for lo, hi, _ in config)
+        return lambda x, value: np.pad(x, widths, constant_values=value)
+
+    def pad(x, value):   # interior padding (a strided window's gradient) and negative padding (a crop)
+        x = np.asarray(x)
+        inner = [(n - 1) * (i + 1) + 1 if n else 0 for n, (_, _, i) in zip(x.shape, config)]
+        out = np.full([max(lo, 0) + n + max(hi, 0) for n, (lo, hi, _) in zip(inner, config)], value, x.dtype)
+        out[tuple(slice(max(lo, 0), max(lo, 0) + n, i + 1) for n, (lo, _, i) in zip(inner, config))] = x
+        return out[tuple(slice(-min(lo, 0), d + min(hi, 0)) for d, (lo, hi, _) in zip(out.shape, config))]
+    return pad
 
 
 @_rule("tile")
@@ -424,6 +432,7 @@ _RULES.update(_numpy_random.RULES)
 _RULES.update(_numpy_fft.RULES)
 _RULES.update(_numpy_order.RULES)
 _RULES.update(_numpy_conv.RULES)
+_RULES.update(_numpy_window.RULES)
 _RULES["dim_as_value"] = lambda params: lambda: params["dim"]   # (a symbolic dimension's value: _shape_poly)
 
 

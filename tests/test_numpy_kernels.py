@@ -139,6 +139,8 @@ CASES = {
                                         lax.eq_to_p.bind(x, x[::-1])), (SIGNED_ZEROS_AND_NANS,)),
     "tile": (lambda x: jnp.tile(x, (2, 1, 3)), (F32,)),
     "reshape_with_dimensions": (lambda x: lax.reshape(x, (2, 6), dimensions=(1, 0)), (F32,)),
+    "pad_interior_and_negative": (lambda x: lax.pad(x, np.float32(7), ((-1, 2, 1), (1, -2, 2))), (F32,)),
+    "pooling_int_max": (lambda i: lax.reduce_window(i, np.int32(-2**31), lax.max, (2, 2), (1, 2), "SAME"), (I32,)),
     # convolutions: groups, strides, negative padding, kernel dilation, a transposed one (input dilation) in
     # NHWC, and the gradients (a transposed convolution, one grouped by batch, a reshape with dimensions)
     "conv_grouped_strided_dilated": (
@@ -254,6 +256,40 @@ def test_conv_rule_matches_xla_on_drawn_configurations(data):
         for g, want in zip(run(x, w), jax.tree_util.tree_leaves(jax.jit(fn)(x, w))):
             assert g.shape == want.shape and g.dtype == want.dtype
             np.testing.assert_allclose(g, want, rtol=1e-9, atol=1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_window_rules_match_xla_on_drawn_configurations(data):
+    """Pooling windows (sum, max, min) with strides, padding and both dilations over inputs with nan and
+    ties, max pooling's gradient (select_and_scatter_add: ties, nan and padding pick as XLA's window scan
+    does) and average pooling's (an interior pad), against XLA's (float64)."""
+    ints = lambda lo, hi, n: tuple(data.draw(st.lists(st.integers(lo, hi), min_size=n, max_size=n)))
+    ndim = data.draw(st.integers(1, 3))
+    shape, window, strides = ints(1, 6, ndim), ints(1, 3, ndim), ints(1, 2, ndim)
+    base, dilation = ints(1, 2, ndim), ints(1, 2, ndim)
+    padding = tuple(zip(ints(0, 2, ndim), ints(0, 2, ndim)))
+    x = R.standard_normal(shape)
+    x[R.random(shape) < 0.15] = np.nan
+    x[R.random(shape) < 0.2] = 0.5
+    cases = [lambda a, init=init, op=op: lax.reduce_window(a, init, op, window, strides, padding, base, dilation)
+             for init, op in ((0.0, lax.add), (-np.inf, lax.max), (np.inf, lax.min))]
+    if all(lo < w and hi < w for (lo, hi), w in zip(padding, window)):
+        def weighted(pool):   # distinct weights per window, so that each window's pick shows
+            out = pool(x)
+            return lambda a: (pool(a) * jnp.arange(1.0, 1 + out.size).reshape(out.shape)).sum()
+        cases += [jax.grad(weighted(lambda a: lax.reduce_window(a, -np.inf, lax.max, window, strides, padding))),
+                  jax.grad(weighted(lambda a: lax.reduce_window(a, 0.0, lax.add, window, strides, padding)))]
+    for fn in cases:
+        try:
+            jax.eval_shape(fn, x)
+        except Exception:  # noqa: BLE001  (a window larger than the padded input)
+            continue
+        run = _numpy_eval.compile_jaxpr(jax.make_jaxpr(fn)(x))
+        assert run is not None
+        for g, want in zip(run(x), jax.tree_util.tree_leaves(jax.jit(fn)(x))):
+            assert g.shape == want.shape and g.dtype == want.dtype
+            np.testing.assert_allclose(g, want, rtol=1e-12, atol=1e-12, equal_nan=True)
 
 
 def test_unsupported_primitives_are_left_to_xla():
