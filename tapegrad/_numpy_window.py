@@ -11,13 +11,19 @@ RULES = {}
 
 
 def tap_rows(size, out, stride, offset, dilation):
-    """Along one dimension, for one window tap: the outputs that read an input element, and it.
-    Output o reads position o*stride + offset of the padded, dilated input (offset: the tap's place in
-    the dilated window less the low padding); a position is an element when it falls on the dilation's
-    grid within the input."""
+    """Along one dimension, for one window tap: (the outputs that read an input element, those elements),
+    as two slices (they step evenly), or None when no output does. Output o reads position
+    o*stride + offset of the padded, dilated input (offset: the tap's place in the dilated window less the
+    low padding); a position is an element when it falls on the dilation's grid within the input."""
     p = np.arange(out) * stride + offset
-    real = (p >= 0) & (p % dilation == 0) & (p // dilation < size)
-    return np.flatnonzero(real), p[real] // dilation
+    real = np.flatnonzero((p >= 0) & (p % dilation == 0) & (p // dilation < size))
+    if not len(real):
+        return None
+    read = p[real] // dilation
+    step_out = int(real[1] - real[0]) if len(real) > 1 else 1
+    step_in = int(read[1] - read[0]) if len(read) > 1 else 1
+    return (slice(int(real[0]), int(real[-1]) + 1, step_out),
+            slice(int(read[0]), int(read[-1]) + 1, step_in))
 
 
 def out_size(size, dilation, low, high, window, window_dilation, stride):
@@ -35,8 +41,8 @@ def _taps(shape, params, base_dilation, window_dilation):
     for tap in np.ndindex(*window):
         rows = [tap_rows(s, o, st, t * wd - lo, bd) for s, o, st, t, wd, (lo, _), bd
                 in zip(shape, outs, strides, tap, window_dilation, padding, base_dilation)]
-        if all(len(r[0]) for r in rows):
-            taps[tap] = (np.ix_(*[r[0] for r in rows]), np.ix_(*[r[1] for r in rows]))
+        if all(r is not None for r in rows):
+            taps[tap] = (tuple(r[0] for r in rows), tuple(r[1] for r in rows))
     return outs, taps
 
 
@@ -56,13 +62,18 @@ def _identity(kind, dtype):
 def _reduce_window(kind, ufunc):
     def make(params):
         base, dil = tuple(params["base_dilation"]), tuple(params["window_dilation"])
+        plans = {}   # input shape -> _taps
 
         def run(x):
             x = np.asarray(x)
-            outs, taps = _taps(x.shape, params, base, dil)
+            plan = plans.get(x.shape)
+            if plan is None:
+                plan = plans[x.shape] = _taps(x.shape, params, base, dil)
+            outs, taps = plan
             out = np.full(outs, _identity(kind, x.dtype), x.dtype)
             for written, read in taps.values():
-                out[written] = ufunc(out[written], x[read])
+                view = out[written]
+                ufunc(view, x[read], out=view)
             return out
         return run
     return make
@@ -81,14 +92,18 @@ def _select_and_scatter_add(params):
         raise ValueError(f"select_and_scatter_add selecting by {params['select_prim']}")
     keep, identity = select
     ones = (1,) * len(params["window_dimensions"])
+    plans = {}   # operand shape -> (_taps, each element's flat index)
 
     def run(source, operand):
         # XLA:CPU pads the operand with the selection's identity (-inf for ge): a padding element is a
         # candidate like any other, and what it selects is dropped
         source, operand = np.asarray(source), np.asarray(operand)
-        outs, taps = _taps(operand.shape, params, ones, ones)
+        plan = plans.get(operand.shape)
+        if plan is None:
+            plan = plans[operand.shape] = (_taps(operand.shape, params, ones, ones),
+                                           np.arange(operand.size).reshape(operand.shape))
+        (outs, taps), flat = plan
         pad_value = _identity(identity, operand.dtype)
-        flat = np.arange(operand.size).reshape(operand.shape)
         best = chosen = None   # each window's selected value, and its flat index (-1: padding)
         for tap in np.ndindex(*params["window_dimensions"]):   # (row-major, as XLA's window)
             tap = taps.get(tap)
