@@ -175,6 +175,13 @@ WORKLOADS = (
          PT: "the same code with `import torch`"},
         (Measure("total", "60 batches in total", _r(PT, 3.0)),), source="issue 15 §6"),
     Workload(
+        "cnn_7_sizes", "data_loops", "CNN training over batches of 7 sizes, 21 steps",
+        {TG: "28x28 images: `Conv2d(1, 8, 3, padding=1)`, ReLU, `MaxPool2d(2)`, `Conv2d(8, 16, 3, padding=1)`, "
+             "ReLU, `AvgPool2d(2)`, `Linear(784, 10)`; batch sizes cycling through 7 values, `cross_entropy`, "
+             "`backward()`, `SGD.step()`, `loss.item()` per step",
+         PT: "the same code with `import torch`"},
+        (Measure("total", "21 steps in total", _r(PT, 3.0)),), source="issue 15 §2"),
+    Workload(
         "rss_200_shapes", "memory", "RSS after forward + backward at 200 distinct shapes",
         {TG: "in a fresh process importing only tapegrad: MLP 32-64-10, batch sizes 1..200 in turn, "
              "forward, `backward()`; RSS at the end",
@@ -250,6 +257,8 @@ WHY_MISSED = {
                                  "(a steady loop compiles at once rather than renting NumPy first)"),
     ("eval_7_sizes", "total"): ("seven batch sizes never compile: they run on the NumPy tier, whose Python "
                                 "evaluation of each kernel costs far more per batch than PyTorch's eager ops"),
+    ("cnn_7_sizes", "total"): ("each new batch size runs its convolutions, pools and their gradients on the "
+                               "NumPy tier (no compile), tap by tap: several times PyTorch's oneDNN kernels"),
     ("mlp_adam_compiled", "steady"): _COMPILED_CALL,
     ("transformer_adamw_compiled", "steady"): _COMPILED_CALL,
     ("chain_compiled", "steady"): ("the compiled call's own Python (guards, arguments, commit), indexing the "

@@ -1,4 +1,5 @@
-"""Loops over data: manual batching, EmbeddingBag with changing offsets, no_grad evaluation loops."""
+"""Loops over data: manual batching, EmbeddingBag with changing offsets, no_grad evaluation loops, a CNN
+over batches of changing size."""
 import numpy as np
 
 from . import mlp
@@ -76,6 +77,35 @@ def run_eval_7_sizes(h):
             with lib.no_grad():
                 x, y = batches[k]
                 lib.nn.functional.cross_entropy(mlp.forward(lib, params, x), y).item()
+        h.loop("total", side, step, n)
+
+
+def run_cnn_7_sizes(h):
+    n, sizes = h.size(21, 7), (32, 48, 20, 64, 17, 40, 9)
+    rng = np.random.default_rng(0)
+    xn = rng.standard_normal((max(sizes), 1, 28, 28)).astype(np.float32)
+    yn = rng.integers(0, 10, max(sizes))
+    state = None
+    for side, lib in libraries(h).items():
+        nn = lib.nn
+        model = nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                              nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(), nn.AvgPool2d(2),
+                              nn.Flatten(), nn.Linear(16 * 7 * 7, 10))
+        if state is None:   # the same initial weights on every side
+            state = {k: v.detach().numpy().copy() for k, v in model.state_dict().items()}
+        with lib.no_grad():
+            for k, v in model.state_dict().items():
+                v.copy_(lib.tensor(state[k]))
+        opt = lib.optim.SGD(model.parameters(), lr=0.01)
+        X, Y = lib.tensor(xn), lib.tensor(yn)
+
+        def step(k, lib=lib, model=model, opt=opt, X=X, Y=Y):
+            bs = sizes[k % len(sizes)]
+            opt.zero_grad()
+            loss = lib.nn.functional.cross_entropy(model(X[:bs]), Y[:bs])
+            loss.backward()
+            opt.step()
+            loss.item()
         h.loop("total", side, step, n)
 
 
