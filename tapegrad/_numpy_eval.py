@@ -194,6 +194,27 @@ def _scan(params, outvars):
     return scan, body
 
 
+# A while loop's trip count is known only when it runs; the cost estimate (see _numpy_rent) assumes this.
+WHILE_TRIPS = 16
+
+
+def _while(params):
+    """lax.while_loop as a Python loop (gcd, the special polynomials' recurrences), its condition and body
+    evaluated with NumPy. One that draws random bits (a gamma sampler's rejection loop) is left to XLA: a
+    last-bit difference between the tiers could flip one of its accept decisions."""
+    cond, body = _shared_evaluator(params["cond_jaxpr"]), _shared_evaluator(params["body_jaxpr"])
+    if cond is None or body is None or cond.draws or body.draws:
+        raise _Unsupported
+    n_cond, n_body = params["cond_nconsts"], params["body_nconsts"]
+
+    def loop(*ins):
+        cond_consts, body_consts, carry = ins[:n_cond], ins[n_cond:n_cond + n_body], ins[n_cond + n_body:]
+        while cond(*cond_consts, *carry)[0]:
+            carry = body(*body_consts, *carry)
+        return tuple(carry)
+    return loop, body
+
+
 def _cond(params):
     """lax.cond (and switch) as a Python choice of the branch, itself evaluated with NumPy (jnp.diagonal's
     platform-dependent branches are one)."""
@@ -310,6 +331,11 @@ def compile_jaxpr(closed, dims=None):
                 fn, body = _scan(params, eqn.outvars)
                 work[0] += eqn.params["length"] * body.seconds
                 c.draws = c.draws or body.draws
+            elif name == "while":
+                if dims is not None:
+                    raise _Unsupported
+                fn, body = _while(params)
+                work[0] += WHILE_TRIPS * body.seconds
             elif name == "cond":
                 if dims is not None:
                     raise _Unsupported
