@@ -4,7 +4,7 @@ XLA:CPU needs ~30 ms to compile even a one-op program (softmax ~180 ms), while N
 microseconds. A kernel met with new shapes is traced to a jaxpr (about a millisecond) and, when every
 primitive in it has a NumPy rule below, evaluated primitive by primitive; `_numpy_rent` decides when a
 kernel has run often enough to be worth compiling. Anything without an exact NumPy rule (LAPACK
-factorisations, lgamma, half precision ...) makes the whole jaxpr unsupported, and the kernel
+factorisations, zeta, half precision ...) makes the whole jaxpr unsupported, and the kernel
 is compiled as before: this tier only ever saves compiles, it never changes which ops exist.
 
 The rules (`_numpy_rules`) follow lax's semantics, not NumPy's where they differ; results are cast to
@@ -16,7 +16,7 @@ import weakref
 
 import numpy as np
 
-from . import _numpy_erf, _numpy_random
+from . import _numpy_erf, _numpy_gamma, _numpy_random
 from ._numpy_rules import (ERF_NAMES, _HALF, _RULES, CALL_SECONDS, ELEMENT_SECONDS, FLOP_SECONDS,
                            STEP_SECONDS, _numel, _numel_dims, _Unsupported)
 from ._shape_poly import concrete
@@ -350,6 +350,8 @@ def compile_jaxpr(closed, dims=None):
             work[0] += STEP_SECONDS + sum(numel(v.aval) for v in eqn.outvars) * ELEMENT_SECONDS
             if name in ERF_NAMES:
                 work[0] += _numpy_erf.seconds(numel(eqn.outvars[0].aval))
+            if name in _numpy_gamma.RULES:
+                work[0] += numel(eqn.outvars[0].aval) * _numpy_gamma.ELEMENT_SECONDS
             if name in ("random_bits", "random_split"):
                 c.draws = True
                 work[0] += numel(eqn.outvars[0].aval) * ELEMENT_SECONDS * _numpy_random.ELEMENTS_PER_DRAW

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from . import (_numpy_conv, _numpy_erf, _numpy_fft, _numpy_gather, _numpy_order, _numpy_random, _numpy_reduce,
+from . import (_numpy_conv, _numpy_erf, _numpy_fft, _numpy_gamma, _numpy_gather, _numpy_order, _numpy_random, _numpy_reduce,
                _numpy_window)
 
 _RULES = {}
@@ -433,6 +433,7 @@ _RULES.update(_numpy_fft.RULES)
 _RULES.update(_numpy_order.RULES)
 _RULES.update(_numpy_conv.RULES)
 _RULES.update(_numpy_window.RULES)
+_RULES.update(_numpy_gamma.RULES)
 _RULES["dim_as_value"] = lambda params: lambda: params["dim"]   # (a symbolic dimension's value: _shape_poly)
 
 
