@@ -30,6 +30,7 @@ I32 = R.integers(-40, 40, (3, 4)).astype(np.int32)
 U32 = R.integers(0, 2**32 - 1, (3, 4), dtype=np.uint32)
 SHIFTS = (I32 % 40).astype(np.int32)
 SIGNED_ZEROS_AND_NANS = np.array([0.0, -0.0, np.nan, -np.nan, 1, -1, np.inf, -np.inf, 2, 2, 0.0, -0.0], np.float32)
+SPD_AND_NOT = np.stack([np.eye(3) * 2 + 0.5, np.diag([1.0, -1.0, 2.0])])
 COMPLEX_TIES = np.array([1 + 2j, 1 - 2j, -0.0 + 0j, 0j, 1 + 2j, np.nan + 0j], np.complex64)
 
 CASES = {
@@ -138,6 +139,18 @@ CASES = {
     "total_order_compares": (lambda x: (lax.lt_to_p.bind(x, x[::-1]), lax.le_to_p.bind(x, x[::-1]),
                                         lax.eq_to_p.bind(x, x[::-1])), (SIGNED_ZEROS_AND_NANS,)),
     "tile": (lambda x: jnp.tile(x, (2, 1, 3)), (F32,)),
+    # linear algebra: a batch of factors where one matrix is not positive definite (all nan, as XLA's),
+    # triangular solves in every orientation (a zero pivot gives inf/nan, not an error), LU's permutation
+    "cholesky_one_fails": (lambda a: lax.linalg.cholesky(a, symmetrize_input=False), (SPD_AND_NOT,)),
+    **{f"triangular_solve_{'left' if left else 'right'}_{'lower' if lower else 'upper'}_{'t' if tr else 'n'}": (
+        lambda a, b, left=left, lower=lower, tr=tr: (
+            lax.linalg.triangular_solve(a, b, left_side=left, lower=lower, transpose_a=tr),
+            lax.linalg.triangular_solve(a, b, left_side=left, lower=lower, transpose_a=tr, unit_diagonal=True)),
+        (SPD_AND_NOT[0] * np.array([[1.0, 1, 1], [1, 0, 1], [1, 1, 1]]) + np.eye(3) * [1, 0, 1],
+         R.standard_normal((3, 2) if left else (2, 3))))
+       for left in (True, False) for lower in (True, False) for tr in (True, False)},
+    "lu_pivots_to_permutation": (lambda p: lax.linalg.lu_pivots_to_permutation(p, 5),
+                                 (np.array([[2, 2, 3, 3], [0, 4, 2, 3]], np.int32),)),
     # lgamma and digamma: XLA's Lanczos approximation and reflection, its values at poles and infinities
     "lgamma_digamma": (lambda x: (lax.lgamma(x), lax.digamma(x)),
                        (np.array([0.0, -0.0, -1.0, -2.5, 1e-8, 0.5, 1.0, 2.0, 3.7, 40.0, 1e5, 1e30, -1e5 - 0.5,
