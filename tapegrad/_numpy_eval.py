@@ -3,8 +3,8 @@
 XLA:CPU needs ~30 ms to compile even a one-op program (softmax ~180 ms), while NumPy runs the op in
 microseconds. A kernel met with new shapes is traced to a jaxpr (about a millisecond) and, when every
 primitive in it has a NumPy rule below, evaluated primitive by primitive; `_numpy_rent` decides when a
-kernel has run often enough to be worth compiling. Anything without an exact NumPy rule (LU, QR,
-SVD and eigen factorisations, zeta, half precision ...) makes the whole jaxpr unsupported, and the kernel
+kernel has run often enough to be worth compiling. Anything without an exact NumPy rule (QR, SVD
+and eigen factorisations, zeta, half precision ...) makes the whole jaxpr unsupported, and the kernel
 is compiled as before: this tier only ever saves compiles, it never changes which ops exist.
 
 The rules (`_numpy_rules`) follow lax's semantics, not NumPy's where they differ; results are cast to
@@ -215,6 +215,21 @@ def _while(params):
     return loop, body
 
 
+def _linear_solve(params):
+    """lax.custom_linear_solve (jnp.linalg.solve): its forward is its `solve` jaxpr on that jaxpr's
+    constants and the right-hand side, as lax evaluates it."""
+    solve = _shared_evaluator(params["jaxprs"].solve)
+    if solve is None:
+        raise _Unsupported
+    lengths = params["const_lengths"]
+    start = lengths.matvec + lengths.vecmat
+    stop, before_b = start + lengths.solve, sum(lengths)
+
+    def run(*ins):
+        return tuple(solve(*ins[start:stop], *ins[before_b:]))
+    return run, solve
+
+
 def _cond(params):
     """lax.cond (and switch) as a Python choice of the branch, itself evaluated with NumPy (jnp.diagonal's
     platform-dependent branches are one)."""
@@ -336,6 +351,12 @@ def compile_jaxpr(closed, dims=None):
                     raise _Unsupported
                 fn, body = _while(params)
                 work[0] += WHILE_TRIPS * body.seconds
+            elif name == "custom_linear_solve":
+                if dims is not None:
+                    raise _Unsupported
+                fn, solve = _linear_solve(params)
+                work[0] += solve.seconds
+                c.draws = c.draws or solve.draws
             elif name == "cond":
                 if dims is not None:
                     raise _Unsupported

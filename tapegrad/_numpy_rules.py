@@ -79,7 +79,11 @@ def _rem(params):
         if kind == "u":   # lax: x rem 0 is x (random integer draws reduce unsigned bits this way)
             y = np.asarray(y)
             return np.where(y == 0, x, np.remainder(x, np.where(y == 0, 1, y)))
-        if kind in "ib":
+        if kind == "i":   # C's truncated remainder (the dividend's sign), and x rem 0 is x, as lax's
+            y = np.asarray(y)
+            with np.errstate(all="ignore"):
+                return np.where(y == 0, x, np.fmod(x, np.where(y == 0, 1, y)))
+        if kind == "b":
             raise _Unsupported
         return np.fmod(x, y)   # C's fmod: the sign of the dividend, as lax.rem
     return rem
