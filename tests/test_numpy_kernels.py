@@ -72,7 +72,8 @@ CASES = {
     "where": (lambda x: jnp.where(x > 0, x, 0.0), (F32,)),
     "float_rem": (lambda x: x % 0.7, (F64,)),
     "int_rem_truncates_and_keeps_x_at_zero": (
-        lax.rem, (np.array([7, -7, 7, -7, 5, np.iinfo(np.int32).min], np.int32), np.array([2, 2, -2, -2, 0, -1], np.int32))),
+        lax.rem, (np.array([7, -7, 7, -7, 5, np.iinfo(np.int32).min], np.int32),
+                  np.array([2, 2, -2, -2, 0, -1], np.int32))),
     "max_propagates_nan": (lambda x: jnp.maximum(x, jnp.nan), (F32,)),
     "reductions": (lambda x: (x.sum(0), x.max(1), x.min(), x.prod(1), (x > 0).all(0), (x > 1).any(1)), (F64,)),
     "transcendental": (lambda x: (jnp.tanh(x), jnp.exp(x), jnp.log1p(jnp.abs(x)), jax.nn.sigmoid(x),
