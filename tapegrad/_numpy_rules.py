@@ -66,8 +66,18 @@ for _name, _fn in {
 @_rule("div")
 def _div(params):
     def div(x, y):
-        if np.asarray(x).dtype.kind in "iub":   # lax rounds toward zero, and x / 0 is defined: leave to XLA
+        x = np.asarray(x)
+        if x.dtype.kind == "b":
             raise _Unsupported
+        if x.dtype.kind in "iu":   # lax: rounds toward zero, and x / 0 is all ones (-1 signed), as XLA's
+            y = np.asarray(y)
+            zero = y == 0
+            safe = np.where(zero, np.ones((), y.dtype), y)
+            with np.errstate(all="ignore"):   # (INT_MIN / -1 wraps to INT_MIN, as XLA's)
+                q = np.floor_divide(x, safe)
+                if x.dtype.kind == "i":
+                    q = q + ((x - q * safe != 0) & ((x < 0) != (safe < 0))).astype(q.dtype)
+            return np.where(zero, np.array(-1).astype(q.dtype), q)
         return np.true_divide(x, y)
     return div
 
