@@ -16,9 +16,9 @@ import weakref
 
 import numpy as np
 
-from . import _numpy_erf, _numpy_gamma, _numpy_random
-from ._numpy_rules import (ERF_NAMES, _HALF, _RULES, CALL_SECONDS, ELEMENT_SECONDS, FLOP_SECONDS,
-                           STEP_SECONDS, _numel, _numel_dims, _Unsupported)
+from . import _numpy_random
+from ._numpy_rules import (_HALF, _RULES, CALL_SECONDS, COSTS, DRAW_NAMES, ELEMENT_SECONDS, STEP_SECONDS,
+                           _numel, _Unsupported)
 from ._shape_poly import concrete
 
 try:  # private but long-stable: the jaxpr classes
@@ -191,14 +191,14 @@ def _scan(params, outvars):
             for y, value in zip(ys, outs[n_carry:]):
                 y[i] = value
         return (*carry, *ys)
-    return scan, body
+    return scan, params["length"] * body.seconds, body.draws
 
 
 # A while loop's trip count is known only when it runs; the cost estimate (see _numpy_rent) assumes this.
 WHILE_TRIPS = 16
 
 
-def _while(params):
+def _while(params, outvars):
     """lax.while_loop as a Python loop (gcd, the special polynomials' recurrences), its condition and body
     evaluated with NumPy. One that draws random bits (a gamma sampler's rejection loop) is left to XLA: a
     last-bit difference between the tiers could flip one of its accept decisions."""
@@ -212,10 +212,10 @@ def _while(params):
         while cond(*cond_consts, *carry)[0]:
             carry = body(*body_consts, *carry)
         return tuple(carry)
-    return loop, body
+    return loop, WHILE_TRIPS * body.seconds, False
 
 
-def _linear_solve(params):
+def _linear_solve(params, outvars):
     """lax.custom_linear_solve (jnp.linalg.solve): its forward is its `solve` jaxpr on that jaxpr's
     constants and the right-hand side, as lax evaluates it."""
     solve = _shared_evaluator(params["jaxprs"].solve)
@@ -227,10 +227,10 @@ def _linear_solve(params):
 
     def run(*ins):
         return tuple(solve(*ins[start:stop], *ins[before_b:]))
-    return run, solve
+    return run, solve.seconds, solve.draws
 
 
-def _cond(params):
+def _cond(params, outvars):
     """lax.cond (and switch) as a Python choice of the branch, itself evaluated with NumPy (jnp.diagonal's
     platform-dependent branches are one)."""
     branches = [_shared_evaluator(b) for b in params["branches"]]
@@ -240,7 +240,11 @@ def _cond(params):
 
     def cond(index, *operands):
         return branches[min(max(int(index), 0), last)](*operands)
-    return cond, branches
+    return cond, max(b.seconds for b in branches), any(b.draws for b in branches)
+
+
+# Primitives whose rule runs jaxprs of its own: name -> (params, outvars) -> (function, seconds, draws)
+_CONTROL = {"scan": _scan, "while": _while, "custom_linear_solve": _linear_solve, "cond": _cond}
 
 
 # A jitted function's jaxpr is one object in every trace that calls it (jax.jit caches its trace), so its
@@ -340,50 +344,25 @@ def compile_jaxpr(closed, dims=None):
                 c.steps.append((fn, tuple(ins), tuple(outs), tuple(np_dtype(v.aval) for v in eqn.outvars)))
                 continue
             params = eqn.params if dims is None else concrete(eqn.params, dims)
-            if name == "scan":
-                if dims is not None:   # (its body's shapes would need the symbols too)
+            control = _CONTROL.get(name)
+            if control is not None:
+                if dims is not None:   # (their bodies' shapes would need the symbols too)
                     raise _Unsupported
-                fn, body = _scan(params, eqn.outvars)
-                work[0] += eqn.params["length"] * body.seconds
-                c.draws = c.draws or body.draws
-            elif name == "while":
-                if dims is not None:
-                    raise _Unsupported
-                fn, body = _while(params)
-                work[0] += WHILE_TRIPS * body.seconds
-            elif name == "custom_linear_solve":
-                if dims is not None:
-                    raise _Unsupported
-                fn, solve = _linear_solve(params)
-                work[0] += solve.seconds
-                c.draws = c.draws or solve.draws
-            elif name == "cond":
-                if dims is not None:
-                    raise _Unsupported
-                fn, branches = _cond(params)
-                work[0] += max(b.seconds for b in branches)
-                c.draws = c.draws or any(b.draws for b in branches)
+                fn, seconds, draws = control(params, eqn.outvars)
+                work[0] += seconds
+                c.draws = c.draws or draws
             else:
                 make = _RULES.get(name)
                 if make is None:
                     raise _Unsupported
                 fn = make(params)
+                cost = COSTS.get(name)
+                if cost is not None:
+                    work[0] += cost(params, [shaped(v.aval) for v in eqn.invars],
+                                    [shaped(v.aval) for v in eqn.outvars])
             work[0] += STEP_SECONDS + sum(numel(v.aval) for v in eqn.outvars) * ELEMENT_SECONDS
-            if name in ERF_NAMES:
-                work[0] += _numpy_erf.seconds(numel(eqn.outvars[0].aval))
-            if name in _numpy_gamma.RULES:
-                work[0] += numel(eqn.outvars[0].aval) * _numpy_gamma.ELEMENT_SECONDS
-            if name in ("random_bits", "random_split"):
+            if name in DRAW_NAMES:
                 c.draws = True
-                work[0] += numel(eqn.outvars[0].aval) * ELEMENT_SECONDS * _numpy_random.ELEMENTS_PER_DRAW
-            if name == "dot_general":
-                (lc, _), _ = params["dimension_numbers"]
-                k = _numel_dims(shaped(eqn.invars[0].aval), lc)
-                work[0] += 2 * k * numel(eqn.outvars[0].aval) * FLOP_SECONDS
-            if name == "conv_general_dilated":   # each output reads a window of every input feature
-                kernel = shaped(eqn.invars[1].aval)
-                window = _numel(kernel) // max(kernel.shape[params["dimension_numbers"].rhs_spec[0]], 1)
-                work[0] += 2 * window * numel(eqn.outvars[0].aval) * FLOP_SECONDS
             outs = [slot() for _ in eqn.outvars]
             for v, s in zip(eqn.outvars, outs):
                 env[v] = s

@@ -440,6 +440,36 @@ def _numel_dims(aval, dims):
     return n
 
 
+def _dot_seconds(params, ins, outs):
+    (contracted, _), _ = params["dimension_numbers"]
+    return 2 * _numel_dims(ins[0], contracted) * _numel(outs[0]) * FLOP_SECONDS
+
+
+def _conv_seconds(params, ins, outs):   # each output reads a window of every input feature
+    kernel = ins[1]
+    window = _numel(kernel) // max(kernel.shape[params["dimension_numbers"].rhs_spec[0]], 1)
+    return 2 * window * _numel(outs[0]) * FLOP_SECONDS
+
+
+def _steps_seconds(params, ins, outs):   # a Python step of a few NumPy calls per row of the matrix
+    return ins[0].shape[-1] * 4 * STEP_SECONDS
+
+
+def _draw_seconds(params, ins, outs):
+    return _numel(outs[0]) * ELEMENT_SECONDS * _numpy_random.ELEMENTS_PER_DRAW
+
+
+# What a primitive costs beyond the per-step and per-element estimate (see compile_jaxpr's estimate):
+# name -> (params, input avals, output avals) -> seconds
+COSTS = {"dot_general": _dot_seconds, "conv_general_dilated": _conv_seconds,
+         "triangular_solve": _steps_seconds, "lu": _steps_seconds,
+         "random_bits": _draw_seconds, "random_split": _draw_seconds,
+         **{name: lambda params, ins, outs: _numpy_erf.seconds(_numel(outs[0])) for name in ERF_NAMES},
+         **{name: lambda params, ins, outs: _numel(outs[0]) * _numpy_gamma.ELEMENT_SECONDS
+            for name in _numpy_gamma.RULES}}
+DRAW_NAMES = frozenset(("random_bits", "random_split"))   # kernels that draw: see _numpy_rent
+
+
 _RULES.update(_numpy_reduce.RULES)
 _RULES.update(_numpy_gather.RULES)
 _RULES.update(_numpy_random.RULES)
