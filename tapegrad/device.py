@@ -57,7 +57,10 @@ TRACED_ON = [None]
 def device_of(array):
     """The tapegrad device of a jax.Array (CPU arrays print as 'cpu', GPU ones as 'cuda:N')."""
     if isinstance(array, jax.core.Tracer):
-        return TRACED_ON[0] or device_of(jax.numpy.zeros(()))
+        if TRACED_ON[0] is not None:
+            return TRACED_ON[0]
+        with jax.ensure_compile_time_eval():   # the default device, even inside another trace
+            return device_of(jax.numpy.zeros(()))
     d = next(iter(array.devices()))
     kind = _TORCH_TYPE.get(d.platform, d.platform)
     return _CPU if kind == "cpu" else device(kind, d.id)
