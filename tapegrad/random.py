@@ -1,14 +1,27 @@
-"""Random numbers: PyTorch's API (manual_seed, Generator, rand...) over jax.random keys.
+"""Random numbers: PyTorch's API (manual_seed, Generator, rand...).
 
-Streams differ from PyTorch's (different algorithms); seeding gives
-reproducible results within tapegrad.
+A draw into a CPU tensor takes PyTorch's CPU stream (`_cpu_generator`): after `manual_seed(s)`, rand,
+randn, randint, randperm, normal, the in-place fills (uniform_, normal_, random_, exponential_,
+bernoulli_), bernoulli, multinomial, dropout and what is built on them (nn.init, module initialisation,
+data loading) give PyTorch's numbers, eagerly or under tapegrad.compile (whose programs take the draws as
+inputs: _compile._draws). Draws on other devices, under other traces (vmap, functional transforms), and
+of rrelu, poisson and _standard_gamma use jax.random keys from the same seed: reproducible, but not
+PyTorch's numbers.
 """
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from . import _dtypes as D
+from ._cpu_generator import MASK64, CpuStream
 from ._pointwise_layout import lay_out_like
+
+try:  # private but long-stable: whether any JAX trace is running (a draw then belongs to a program)
+    from jax._src.core import trace_state_clean as _no_trace
+except ImportError:  # pragma: no cover
+    def _no_trace():
+        return False
 
 _DEFAULT_SEED = 67280421310721  # PyTorch's default_generator initial seed
 
@@ -18,21 +31,47 @@ class Generator:
 
     def __init__(self, device="cpu"):
         self.device = device
+        self._cpu = str(device).split(":")[0] == "cpu"
         self.manual_seed(_DEFAULT_SEED)
 
     def manual_seed(self, seed):
         seed = int(seed)
-        self._seed = seed
-        self._counter = 0
+        if not -(1 << 63) <= seed < 1 << 64:
+            raise ValueError("Overflow when unpacking long long")
+        self._seed = seed & MASK64   # PyTorch keeps seeds as uint64: manual_seed(-1) has initial_seed 2**64 - 1
+        self._counter = 0            # key draws (the key of draw i is the seed's key folded with i)
+        self._host_draws = 0
         self._made_key = None   # made at the first draw: making one starts JAX's backend (see tapegrad.distributed)
+        self._stream = None     # PyTorch's CPU stream, made at its first draw
         return self
+
+    @property
+    def draws(self):
+        """Draws made so far, by key or on the host (code that must notice draws compares this count)."""
+        return self._counter + self._host_draws
+
+    def _cpu_stream(self):
+        if self._stream is None:
+            self._stream = CpuStream(self._seed)
+        return self._stream
+
+    def _snapshot(self):
+        """Everything a later draw depends on, cheaply (what get_state holds, without making its bytes)."""
+        stream = None if self._stream is None else self._stream.copy()
+        return self._seed, self._counter, self._host_draws, stream
+
+    def _restore(self, snapshot):
+        seed, counter, host_draws, stream = snapshot
+        self.manual_seed(seed)
+        self._counter, self._host_draws = counter, host_draws
+        self._stream = None if stream is None else stream.copy()
 
     @property
     def _key(self):
         if self._made_key is None:
             seed = self._seed
             with jax.ensure_compile_time_eval():   # a constant, even when the first draw is inside a trace
-                self._made_key = jax.random.key(seed & 0xFFFFFFFFFFFFFFFF if seed >= 0 else seed % (1 << 64))
+                self._made_key = jax.random.key(seed)
         return self._made_key
 
     @_key.setter
@@ -49,13 +88,18 @@ class Generator:
         return self._seed
 
     def get_state(self):
+        """PyTorch's state bytes (a uint8 tensor of 5056): the CPU stream, and tapegrad's key draw count."""
         from ._creation import tensor
-        return tensor([self._seed & 0xFFFFFFFF, self._seed >> 32, self._counter], dtype=D.int64)
+        data = self._cpu_stream().state_bytes(self._seed, self._counter)
+        return tensor(np.frombuffer(data, np.uint8).copy(), dtype=D.uint8)
 
     def set_state(self, state):
-        lo, hi, counter = (int(v) for v in state.tolist())
-        self.manual_seed(lo | (hi << 32))
-        self._counter = counter
+        from ._tensor import Tensor
+        if not isinstance(state, Tensor) or state.dtype is not D.uint8:
+            raise TypeError("RNG state must be a torch.ByteTensor")
+        stream, seed, counter = CpuStream.from_bytes(np.asarray(state.numpy()).tobytes())
+        self.manual_seed(seed)
+        self._stream, self._counter = stream, counter
 
     def next_key(self):
         self._counter += 1
@@ -87,6 +131,64 @@ def set_rng_state(state):
 
 def _key(generator):
     return (generator or default_generator).next_key()
+
+
+TRACE_DRAWS = [None]   # while tapegrad.compile traces a function: its _compile._draws.TraceDraws
+
+
+def host_stream(generator, device=None):
+    """The generator's PyTorch CPU stream for a draw made now into a tensor on `device` (None: the default
+    device), or None where a jax.random key draws it: another device, or a JAX trace running (the draw
+    is then part of a program, run again at each call), but for tapegrad.compile's (see _compile._draws)."""
+    gen = generator or default_generator
+    tracing = TRACE_DRAWS[0]
+    if not gen._cpu or tracing is None and ("next_key" in gen.__dict__ or not _no_trace()):
+        return None
+    if device is None:
+        from ._creation import get_default_device
+        device = get_default_device()
+    if str(device).split(":")[0] != "cpu":
+        return None
+    gen._host_draws += 1
+    return gen._cpu_stream() if tracing is None else tracing.stream(gen)
+
+
+def bernoulli(shape, prob, dtype, device=None, generator=None):
+    """A jax.Array of `shape` and tapegrad dtype on `device`: 1 with probability `prob`, else 0. On a CPU,
+    eagerly, PyTorch's bernoulli_(prob) (one uniform double per element: dropout's noise); elsewhere a
+    jax.random draw."""
+    stream = host_stream(generator, device)
+    if stream is None:
+        return jax.random.bernoulli(_key(generator), prob, tuple(shape)).astype(dtype.np)
+    from ._creation import _jax_device
+    kept = stream.uniform(int(np.prod(shape, dtype=np.int64)), np.float64) < prob
+    return jax.device_put(kept.reshape(shape).astype(dtype.np), _jax_device(device))
+
+
+def host_values(stream, kind, shape, dtype, *params, order=None):
+    """Draws of `kind` ("uniform", "normal", "exponential", "integers") for a tensor of `shape` and tapegrad
+    dtype, in the order PyTorch fills its memory: `order` lists the dims outermost first when that is not
+    their own order (a strided tensor). A complex tensor draws its real view, as PyTorch's kernels fill it."""
+    n = int(np.prod(shape, dtype=np.int64))
+    np_dtype = np.dtype(dtype.np)
+    real = np_dtype.kind == "c"
+    draw_dtype = np.dtype(np.float32 if np_dtype == np.complex64 else np.float64) if real else np_dtype
+    count = 2 * n if real else n
+    if kind == "uniform":
+        flat = stream.uniform(count, draw_dtype, *params)
+    elif kind == "normal":
+        mean, std = params
+        flat = stream.normal(count, draw_dtype, mean, std / np.sqrt(2) if real else std, order is None)
+    elif kind == "exponential":
+        flat = stream.exponential(count, draw_dtype, *params)
+    else:
+        flat = stream.integers(count, draw_dtype, *params)
+    if real:   # (arithmetic rather than a view: the draws may be a trace's inputs)
+        pairs = flat.reshape(-1, 2)
+        flat = (pairs[:, 0] + 1j * pairs[:, 1]).astype(np_dtype)
+    if order is None:
+        return flat.reshape(shape)
+    return flat.reshape([shape[d] for d in order]).transpose(np.argsort(order))
 
 
 def _drawn(name, draw, generator, *static):
@@ -128,16 +230,19 @@ def _size(size):
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
     from ._ops.random_fill import uniform_values
-    d = _float_dtype(dtype)
-    return _make(_drawn("rand", uniform_values, generator, _size(size), d.np), requires_grad, device)
+    d, shape = _float_dtype(dtype), _size(size)
+    stream = host_stream(generator, device)
+    if stream is not None:
+        return _make(host_values(stream, "uniform", shape, d), requires_grad, device)
+    return _make(_drawn("rand", uniform_values, generator, shape, d.np), requires_grad, device)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
-    d = _float_dtype(dtype, "normal_kernel_cpu")
-    return _make(_drawn("randn", jax.random.normal, generator, _size(size), d.np), requires_grad, device)
+    return normal(0.0, 1.0, _size(size), generator=generator, dtype=dtype, device=device,
+                  requires_grad=requires_grad)
 
 
-def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
+def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
     if size is None:
         given = ", ".join(type(a).__name__ for a in (low, high) if a is not None)
         if not isinstance(high, (tuple, list)):
@@ -152,6 +257,9 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     d = D.as_dtype(dtype) or D.int64
     _check_random_bounds(d)
+    stream = host_stream(generator, device)
+    if stream is not None:
+        return _make(host_values(stream, "integers", tuple(size), d, int(low), int(high)), requires_grad, device)
     value = _drawn("randint", lambda k, *a: jax.random.randint(k, *a[:3], jnp.int64).astype(a[3]), generator,
                    tuple(size), low, high, d.np)
     return _make(value, requires_grad, device)
@@ -163,6 +271,9 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
         raise NotImplementedError(f"\"randperm\" not implemented for '{_KERNEL_TYPE_NAMES[d.name]}'. Pass a real "
                                   "dtype, e.g. dtype=torch.int64.")
     _size((n,))
+    stream = host_stream(generator, device)
+    if stream is not None:
+        return _make(stream.permutation(int(n)).astype(d.np), requires_grad, device)
     value = _drawn("randperm", lambda k, n, dt: jax.random.permutation(k, n).astype(dt), generator, n, d.np)
     return _make(value, requires_grad, device)
 
@@ -171,6 +282,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
     from ._tensor import Tensor
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         # PyTorch's NormalBackward1/2/3 node (a zero gradient to the tensor arguments)
+        from ._broadcast_errors import broadcast_error
         from ._dispatch import apply
         from ._functional._random import _key as key_tensor
         from ._ops import random_fill as RF
@@ -183,9 +295,25 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
                 "normal expects all elements of std >= 0.0. Pass a std tensor without negative values."))
         elif std < 0:
             raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-        return apply(RF.normal_tensor, mean, std, key_tensor(generator), dtype=dtype.name)
+        error = broadcast_error((mean, std))
+        if error is not None:
+            raise error
+        shape = jnp.broadcast_shapes(*(tuple(t.shape) for t in (mean, std) if isinstance(t, Tensor)))
+        device = (mean if isinstance(mean, Tensor) else std).device
+        stream = host_stream(generator, device)
+        if stream is None:
+            return apply(RF.normal_tensor, mean, std, key_tensor(generator), dtype=dtype.name)
+        from ._creation import _jax_device   # PyTorch: normal_(0, 1) of the result's shape, times std, plus mean
+        noise = jax.device_put(host_values(stream, "normal", shape, dtype, 0.0, 1.0), _jax_device(device))
+        return apply(RF.normal_tensor, mean, std, Tensor._wrap(noise), dtype=dtype.name, drawn=True)
     d = _float_dtype(dtype, "normal_kernel_cpu")
-    z = _drawn("randn", jax.random.normal, generator, tuple(size), d.np)
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    shape = _size(size)
+    stream = host_stream(generator, device)
+    if stream is not None:
+        return _make(host_values(stream, "normal", shape, d, float(mean), float(std)), requires_grad, device)
+    z = _drawn("randn", jax.random.normal, generator, shape, d.np)
     mean = complex(mean, mean) if d.is_complex else mean   # PyTorch's complex normal: both parts about mean
     return _make((mean + std * z).astype(d.np), requires_grad, device)
 

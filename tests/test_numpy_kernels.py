@@ -426,8 +426,8 @@ def _draw(fn, dtype):
         "bits64": lambda a, k: jax.random.bits(r._key(k), a.shape, jnp.uint64),
         "rand": lambda a, k: jax.random.uniform(r._key(k), a.shape, a.dtype),
         "uniform_pow2_bounds": lambda a, k: jax.random.uniform(r._key(k), a.shape, a.dtype, -0.25, 0.25),
-        "randint": lambda a, k: r._random(a, k, -5, 17),
-        "random_": lambda a, k: r._random(a, k, None, None),
+        "randint": lambda a, k: r._random(a, r._key(k), -5, 17),
+        "random_": lambda a, k: r._random(a, r._key(k), None, None),
         "bernoulli": lambda a, k: r._bernoulli(a, k, 0.3),
         "split": lambda a, k: jax.random.key_data(jax.random.split(r._key(k), 3)),
     }[fn], dtype

@@ -21,7 +21,7 @@ from .. import random as _random
 from .._grad_mode import _state
 from .._recompiles import RecompileWarning
 from .._tensor import Tensor
-from . import _checks, _guard, _snapshot, _trace, _walk
+from . import _checks, _draws, _guard, _snapshot, _trace, _walk
 from .. import _autocast
 
 _OWNED = 3            # references to an array held by its storage alone: the storage, a list, getrefcount's argument
@@ -222,11 +222,30 @@ class _Program:
                        for a in donated]   # (+1: the comprehension's own reference)
         kept = [storages[i].value for i in self.kept]
         objects = walk.objects
+        # the draws from CPU streams the program takes as inputs, made now as the eager call would; a call
+        # that fails puts its generators back
+        generators = {id(g): g for g, _, _ in traced.host_draws}.values()
+        before = [(g, g._snapshot()) for g in generators]
+        try:
+            drawn = _draws.draw_specs(traced.host_draws)
+            outs = self._call(walk, donated, kept, drawn)
+        except BaseException:
+            for g, snapshot in before:
+                g._restore(snapshot)
+            raise
+        made = self._commit(walk, outs)
+        if guard is not None:
+            guard.advance(made)
+        return _trace.build_result(traced.result, objects, made)
+
+    def _call(self, walk, donated, kept, drawn):
+        """The program's outputs (raising the error of a failed value check, with the old values back)."""
+        traced, storages, objects = self.traced, walk.storages, walk.objects
         rest = []
         if self.rest_read or self.host_checks is not None:
             gen = _random.default_generator
             rest = [np.float64(objects[pos][k]) for pos, k in walk.lifted] + [gen._key, np.int64(gen._counter)]
-            rest += [np.int64(p) for v in walk.views for p in v._view.positions]
+            rest += [np.int64(p) for v in walk.views for p in v._view.positions] + drawn
             if self.host_checks is not None:   # raises before anything is donated
                 self.host_checks.run(storages, rest)
             rest = [rest[j] for j in self.rest_read]
@@ -240,10 +259,7 @@ class _Program:
                         storages[i]._raw = old
                     value, at = np.asarray(first).tolist()
                     raise make_error(int(value) if value.is_integer() else value, int(at))   # (nan stays nan)
-        made = self._commit(walk, outs)
-        if guard is not None:
-            guard.advance(made)
-        return _trace.build_result(traced.result, objects, made)
+        return outs
 
     def _commit(self, walk, outs):
         traced = self.traced

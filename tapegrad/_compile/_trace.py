@@ -24,6 +24,7 @@ from ..device import TRACED_ON, device_of
 from .. import random as _random
 from .._tensor import Tensor
 from ..autograd._tracing import TRACER_ERRORS, _computed
+from . import _draws
 from ._snapshot import Snapshot, Unreplayable, new_tensor
 from ._walk import TENSOR
 
@@ -96,6 +97,7 @@ class Traced:
         self.lr_outputs = []      # (lifted slot, "out" or "const", const): learning rates the function set
         self.result = None        # spec of the returned value
         self.draws = 0            # random keys drawn
+        self.host_draws = []      # (generator, distribution, arguments) of each draw from a CPU stream: inputs
         self.constants = []       # (storage ref, value) of tensors read but not walked: unchanged or retrace
         self.checks = []          # make_error of each value check (its flag and value are the last outputs)
 
@@ -114,9 +116,11 @@ def _eager_ops(capture):
         builtins.print = printer
 
 
-def trace(fn, args, kwargs, walk):
+def trace(fn, args, kwargs, walk, drawn=None):
     """A Traced for fn(*args, **kwargs) over the state found by `walk`. Raises GraphBreak, ReturnsGraph,
-    Unreplayable, or the function's own error; in every case the state is as before."""
+    Unreplayable, or the function's own error; in every case the state is as before. A function that draws
+    from a CPU random stream is traced twice: the second trace takes the first one's draws (`drawn`:
+    their specs and values) as inputs (see random.TraceDraws)."""
     storages = walk.storages
     inputs = [s.value for s in storages]   # pending values are computed first, outside the program
     objects = walk.objects
@@ -140,8 +144,9 @@ def trace(fn, args, kwargs, walk):
                     versions[id(s)] = s.counter.value
 
     views = [(v._view, v._view.value, v._view.version, v._view.positions) for v in walk.views]
+    first_values = []   # what a first trace drew from CPU streams
 
-    def pure(values, lr_values, rng_key, rng_counter, positions):
+    def pure(values, lr_values, rng_key, rng_counter, positions, draws_in):
         for s, v in zip(storages, values):
             s._raw = v
         at = 0
@@ -161,8 +166,15 @@ def trace(fn, args, kwargs, walk):
             return _random.Generator.next_key(gen)
         gen._key, gen._counter, gen.next_key = rng_key, rng_counter, next_key
         checks = _value_checks.collector = []
-        with _eager_ops(capture):
-            result = fn(*args, **kwargs)
+        host = _random.TRACE_DRAWS[0] = _draws.TraceDraws(*((draws_in, drawn[0]) if drawn else ()))
+        try:
+            with _eager_ops(capture):
+                result = fn(*args, **kwargs)
+        finally:
+            _random.TRACE_DRAWS[0] = None
+        if drawn and len(host.specs) != len(drawn[0]):
+            raise _draws.RandomDrawsChanged
+        traced.host_draws, first_values[:] = host.specs, host.values
         traced.draws = draws[0]
         outs = _outputs(traced, walk, snapshot, values, lifted, result)
         if checks:   # a failed check writes nothing and the call raises (see _checks)
@@ -174,7 +186,10 @@ def trace(fn, args, kwargs, walk):
     TRACED_ON[0] = next((device_of(v) for v in inputs if hasattr(v, "devices")), None)
     try:
         offsets = [np.int64(p) for _, _, _, old in views for p in old]
-        closed = jax.make_jaxpr(pure)(inputs, lrs, key, np.int64(counter), offsets)
+        closed = jax.make_jaxpr(pure)(inputs, lrs, key, np.int64(counter), offsets,
+                                      [] if drawn is None else drawn[1])
+    except _draws.RandomDrawsChanged:
+        raise GraphBreak("random numbers whose count or shapes depend on tensor values", None) from None
     except TRACER_ERRORS + (_Printed,) as e:
         raise GraphBreak(_reason(e), _user_line(e)) from e
     finally:
@@ -192,6 +207,8 @@ def trace(fn, args, kwargs, walk):
     if leaked:
         raise GraphBreak("writing a tensor the function reaches only through something tapegrad.compile does "
                          "not walk (another module's global, an object without __dict__)", None)
+    if traced.host_draws and drawn is None:
+        return trace(fn, args, kwargs, walk, (traced.host_draws, first_values))
     traced.jaxpr = closed
     traced.constants = list(seen.values())
     return traced

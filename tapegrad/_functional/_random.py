@@ -3,6 +3,7 @@ import builtins
 
 import jax
 
+from .. import _dtypes as D
 from .._dispatch import apply
 from .._inplace import inplace
 from .._ops import random_fill as RF
@@ -13,6 +14,22 @@ from ._common import SCALAR_NAME
 def _key(generator):
     from ..random import _key as next_key
     return Tensor._wrap(jax.random.key_data(next_key(generator)).astype(jax.numpy.int64))
+
+
+def _drawn(t, generator, kind, *params, dtype=None, fresh=False):
+    """(source, statics) for a fill of t: the values (of `dtype`, t's by default) drawn on the host in
+    PyTorch's CPU stream, in the order PyTorch fills t's memory (fresh: a new contiguous tensor of t's
+    shape), or, where a key draws them (tapegrad.random.host_stream), a key's data."""
+    from .._creation import _jax_device
+    from ..random import host_stream, host_values
+    stream = host_stream(generator, t.device)
+    if stream is None:
+        return _key(generator), {}
+    order = None
+    if not fresh and not t.is_contiguous():   # PyTorch's serial kernels walk the memory, outermost stride first
+        order = sorted(range(t.ndim), key=lambda d: -t.stride(d))
+    values = host_values(stream, kind, tuple(t.shape), dtype or t.dtype, *params, order=order)
+    return Tensor._wrap(jax.device_put(values, _jax_device(t.device))), {"drawn": True}
 
 
 def _check_float(t, name):
@@ -32,14 +49,16 @@ def uniform_(self, a=0.0, b=1.0, *, generator=None):
     _check_float(self, "check_uniform_bounds")
     if a > b:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a} > to={b}")
-    return inplace(self, RF.uniform, _key(generator), builtins.float(a), builtins.float(b))
+    source, drawn = _drawn(self, generator, "uniform", a, b)
+    return inplace(self, RF.uniform, source, builtins.float(a), builtins.float(b), **drawn)
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
     _check_float(self, "normal_kernel_cpu")
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-    return inplace(self, RF.normal, _key(generator), builtins.float(mean), builtins.float(std))
+    source, drawn = _drawn(self, generator, "normal", mean, std)
+    return inplace(self, RF.normal, source, builtins.float(mean), builtins.float(std), **drawn)
 
 
 def exponential_(self, lambd=1.0, *, generator=None):
@@ -49,7 +68,8 @@ def exponential_(self, lambd=1.0, *, generator=None):
                            "tensor, e.g. x.float().")
     if lambd <= 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
-    return inplace(self, RF.exponential, _key(generator), builtins.float(lambd))
+    source, drawn = _drawn(self, generator, "exponential", lambd)
+    return inplace(self, RF.exponential, source, builtins.float(lambd), **drawn)
 
 
 def random_(self, from_=0, to=None, *, generator=None):
@@ -62,20 +82,33 @@ def random_(self, from_=0, to=None, *, generator=None):
         raise RuntimeError("check_random_bounds handles only integral, floating-point and boolean types. Fill a "
                            "real tensor, then convert.")
     if to is None and from_ == 0:
-        return inplace(self, RF.random, _key(generator), None, None)
-    if to is None:
+        from_ = None
+    elif to is None:
         from_, to = None, from_
-    if (from_ or 0) >= to:
+    if to is not None and (from_ or 0) >= to:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={from_ or 0} >= to={to}")
-    return inplace(self, RF.random, _key(generator), None if from_ is None else builtins.int(from_),
-                   builtins.int(to))
+    from_ = None if from_ is None else builtins.int(from_)
+    to = None if to is None else builtins.int(to)
+    high = RF.random_limit(self.dtype.np) if to is None else to
+    source, drawn = _drawn(self, generator, "integers", from_ or 0, high)
+    return inplace(self, RF.random, source, from_, to, **drawn)
 
 
 def bernoulli_(self, p=0.5, *, generator=None):
     if self.dtype.is_complex:
         _check_real_float(self, "bernoulli_tensor_cpu_self_" if isinstance(p, Tensor) else "bernoulli_scalar_cpu_")
     p = p if isinstance(p, Tensor) else builtins.float(p)
-    return inplace(self, RF.bernoulli_fill, _key(generator), p)
+    # PyTorch's CPU kernel compares a uniform with p: a double for a Python p, else one of p's dtype
+    source, drawn = _drawn(self, generator, "uniform", dtype=_uniform_dtype(p))
+    return inplace(self, RF.bernoulli_fill, source, p, **drawn)
+
+
+def _uniform_dtype(p):
+    """The dtype of the uniforms PyTorch's CPU bernoulli compares with p: double for a Python number or a
+    double tensor, else float."""
+    if not isinstance(p, Tensor) or p.dtype is D.float64:
+        return D.float64
+    return D.float32
 
 
 def bernoulli(input, p=None, *, generator=None, out=None):
@@ -83,7 +116,8 @@ def bernoulli(input, p=None, *, generator=None, out=None):
         return bernoulli_(input.clone().detach(), p, generator=generator)
     _check_float(input, "bernoulli_tensor_cpu_p_")
     _check_real_float(input, "bernoulli_tensor_cpu_self_")
-    return apply(RF.bernoulli, input, _key(generator))
+    source, drawn = _drawn(input, generator, "uniform", dtype=_uniform_dtype(input), fresh=True)
+    return apply(RF.bernoulli, input, source, **drawn)
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
@@ -103,8 +137,13 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
     if builtins.bool(jnp.any(jnp.sum(p, -1) == 0)):
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    return apply(RF.multinomial, input.detach(), _key(generator), num_samples=builtins.int(num_samples),
-                 replacement=builtins.bool(replacement))
+    num_samples, replacement = builtins.int(num_samples), builtins.bool(replacement)
+    if replacement and num_samples > 1:   # PyTorch's CPU kernel: one uniform double per sample
+        shape = tuple(input.shape[:-1]) + (num_samples,)
+        source, drawn = _drawn(input.new_empty(shape, dtype=D.float64), generator, "uniform", fresh=True)
+    else:   # the Gumbel trick: one Exp(1) draw per category, of the input's dtype
+        source, drawn = _drawn(input, generator, "exponential", 1.0, fresh=True)
+    return apply(RF.multinomial, input.detach(), source, num_samples=num_samples, replacement=replacement, **drawn)
 
 
 def poisson(input, generator=None):

@@ -1,9 +1,12 @@
 """Random fills (uniform_, normal_, ...) and sampling (bernoulli, multinomial, poisson, gamma).
 
-Each entry takes the tensor it fills and the data of a jax.random key (an int64 tensor). The
-result does not depend on the tensor's values, so its gradient is zero (PyTorch's
-UniformBackward0 and friends pass no gradient back). The exception is standard_gamma, whose
-gradient is the implicit reparameterisation one (PyTorch's _standard_gamma_grad, and JAX's).
+Each entry takes the tensor it fills and the data of a jax.random key (an int64 tensor). With the
+static drawn=True, the fills (uniform, normal, exponential, random, bernoulli) and multinomial take
+instead what PyTorch's CPU kernels draw, drawn on the host from its stream (tapegrad.random): the
+values themselves, or the uniforms and exponentials they are computed from. The result does not
+depend on the tensor's values, so its gradient is zero (PyTorch's UniformBackward0 and friends pass no
+gradient back). The exception is standard_gamma, whose gradient is the implicit reparameterisation
+one (PyTorch's _standard_gamma_grad, and JAX's).
 """
 import jax
 import jax.numpy as jnp
@@ -31,57 +34,77 @@ def normal_values(key, shape, dtype, mean=0.0, std=1.0):
     return (mean + std * jax.random.normal(key, shape, dtype)).astype(dtype)
 
 
-def _bernoulli(a, k, p):
-    return jax.random.bernoulli(_key(k), p, a.shape).astype(a.dtype)
+def _bernoulli(a, source, p, drawn=False):
+    # drawn: source holds PyTorch's CPU uniforms, each compared with its p
+    kept = source < p if drawn else jax.random.bernoulli(_key(source), p, a.shape)
+    return kept.astype(a.dtype)
 
 
-def _random(a, k, lo, hi):
+def _random(a, key, lo, hi):
     lo = 0 if lo is None else lo
-    hi = _random_limit(a.dtype) if hi is None else hi
-    return jax.random.randint(_key(k), a.shape, lo, hi, jnp.int64).astype(a.dtype)
+    hi = min(random_limit(a.dtype), _INT64_MAX) if hi is None else hi   # (int64's own bound: one value short)
+    return jax.random.randint(key, a.shape, lo, hi, jnp.int64).astype(a.dtype)
 
 
-def _random_limit(dtype):
-    # PyTorch's default range: [0, 2^mantissa] for floats, [0, max] for integers.
+_INT64_MAX = (1 << 63) - 1
+
+
+def random_limit(dtype):
+    """PyTorch's exclusive bound of random_(): 2^mantissa + 1 for floats, max + 1 for integers."""
     bits = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}
     if dtype.name in bits:
         return 2 ** bits[dtype.name] + 1
     if dtype == jnp.bool_:
         return 2
-    return int(jnp.iinfo(dtype).max)
+    return int(jnp.iinfo(dtype).max) + 1
 
 
-def _multinomial(p, k, num_samples, replacement):
+def _fill(draw):
+    """A fill's function: draw(a, key, *params) from a key's data, or the drawn values as they are."""
+    def fill(a, source, *params, drawn=False):
+        return source if drawn else draw(a, _key(source), *params)
+    return fill
+
+
+def _multinomial(p, source, num_samples, replacement, drawn=False):
+    if drawn:   # PyTorch's CPU sampler on its draws (see _functional._random.multinomial)
+        if replacement and num_samples > 1:
+            cum = jnp.cumsum(p, -1)
+            cum = (cum / cum[..., -1:]).astype(jnp.float64)
+            pick = jax.vmap(lambda c, u: jnp.searchsorted(c, u, side="left")) if p.ndim == 2 else \
+                lambda c, u: jnp.searchsorted(c, u, side="left")
+            return jnp.minimum(pick(cum, source), p.shape[-1] - 1).astype(jnp.int64)
+        return jax.lax.top_k(p / source, num_samples)[1].astype(jnp.int64)
     logits = jnp.log(p)
     if replacement:
-        draws = jax.random.categorical(_key(k), logits, axis=-1, shape=(num_samples,) + p.shape[:-1])
+        draws = jax.random.categorical(_key(source), logits, axis=-1, shape=(num_samples,) + p.shape[:-1])
         return jnp.moveaxis(draws, 0, -1).astype(jnp.int64)
     # Without replacement: the top num_samples of Gumbel-perturbed log-probabilities.
-    noisy = logits + jax.random.gumbel(_key(k), p.shape, logits.dtype)
+    noisy = logits + jax.random.gumbel(_key(source), p.shape, logits.dtype)
     return jnp.argsort(-noisy, axis=-1)[..., :num_samples].astype(jnp.int64)
 
 
-uniform = defop("uniform", lambda a, k, lo, hi: uniform_values(_key(k), a.shape, a.dtype, lo, hi),
+uniform = defop("uniform", _fill(lambda a, key, lo, hi: uniform_values(key, a.shape, a.dtype, lo, hi)),
                 dtype_rule=KEEP, diff=(0,))
-normal = defop("normal", lambda a, k, mean, std: normal_values(_key(k), a.shape, a.dtype, mean, std),
+normal = defop("normal", _fill(lambda a, key, mean, std: normal_values(key, a.shape, a.dtype, mean, std)),
                dtype_rule=KEEP, diff=(0,))
-exponential = defop("exponential", lambda a, k, lambd: jax.random.exponential(_key(k), a.shape, a.dtype) / lambd,
+exponential = defop("exponential", _fill(lambda a, key, lambd: jax.random.exponential(key, a.shape, a.dtype) / lambd),
                     dtype_rule=KEEP, diff=(0,))
 # random_(from, to), random_(to) and random_() are three PyTorch overloads: the bounds a call leaves out are None.
-random = defop("random", _random, dtype_rule=KEEP, diff=(0,),
+random = defop("random", _fill(_random), dtype_rule=KEEP, diff=(0,),
                overloads=[overload("RandomBackward2", "..--"), overload("RandomBackward1", "..-")])
 # bernoulli_(p) with a float p, or with a tensor p (an input of the node, with a zero gradient, as PyTorch's).
 bernoulli_fill = defop("bernoulli_fill", _bernoulli, dtype_rule=KEEP, diff=(0, 2), node_name="BernoulliBackward2",
                        overloads=[overload("BernoulliBackward1", "..t")])
-bernoulli = defop("bernoulli", lambda p, k: jax.random.bernoulli(_key(k), p).astype(p.dtype), dtype_rule=KEEP,
+bernoulli = defop("bernoulli", lambda p, source, drawn=False: _bernoulli(p, source, p, drawn), dtype_rule=KEEP,
                   diff=(0,))
 multinomial = defop("multinomial", _multinomial, dtype_rule=KEEP)
 
 
-def _normal_tensor(mean, std, k, dtype):
+def _normal_tensor(mean, std, source, dtype, drawn=False):
     shape = jnp.broadcast_shapes(jnp.shape(mean), jnp.shape(std))
-    drawn = mean + std * jax.random.normal(_key(k), shape, dtype)
-    return jax.lax.stop_gradient(drawn.astype(dtype))
+    noise = source if drawn else jax.random.normal(_key(source), shape, dtype)   # (drawn: PyTorch's N(0, 1))
+    return jax.lax.stop_gradient((mean + std * noise).astype(dtype))
 
 
 # torch.normal with a tensor mean and/or std: a node of its own whose gradient PyTorch defines as zero

@@ -100,13 +100,13 @@ class _Scripted:
         from ..fx._tracer import record
         call, values = _positional(fn if fn is not None else root, example_inputs)
         owner = root if root is not None else Module()
-        draws = random.default_generator._counter
+        draws = random.default_generator.draws
         _tracing[0] += 1
         try:
             graph, constants, result = record(owner, call, values)
         finally:
             _tracing[0] -= 1
-        _check_trace(random.default_generator._counter - draws, call, values, result, *options)
+        _check_trace(random.default_generator.draws - draws, call, values, result, *options)
         gm = GraphModule(owner, graph, getattr(fn, "__name__", type(owner).__name__), constants)
         method = fn.__name__ if root is not None and fn is not None else "forward"   # a traced method keeps its name
         self._graph, self._code = gm.graph, gm.code.replace("def forward(", f"def {method}(", 1)

@@ -1,26 +1,19 @@
 """tapegrad.nn.init: PyTorch's weight initialisers. Each fills the tensor in place, without recording grad.
 
-Random draws come from `tapegrad.random` keys, so streams differ from PyTorch's but the
-distributions (bounds, standard deviations, fans, gains) are PyTorch's.
+Each draws as PyTorch's does (the same fills in the same order), so after the same seed a CPU tensor
+gets PyTorch's values (see tapegrad.random).
 """
 import math
 import warnings
 
-import jax
 import jax.numpy as jnp
 
 from .._creation import _leaf
 from .._grad_mode import no_grad
 from .._inplace import check_inplace, commit
-from ..random import _key
 
 
 # ---- in-place fills of computed values --------------------------------------------------------------
-
-def _draw_dtype(t):
-    # Half-precision draws are made in float32 and rounded, as sampling in 16 bits is too coarse.
-    return jnp.float32 if t.dtype.itemsize < 4 else t.dtype.np
-
 
 def _fill_with(t, value):
     check_inplace(t)
@@ -81,13 +74,44 @@ def normal_(tensor, mean=0.0, std=1.0, generator=None):
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
+    # PyTorch's sampler, step for step, so the same draws give the same values: rejection from the normal
+    # when [a, b] holds much of it, else from the uniform on [a, b] accepted with the normal's density.
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values "
                       "may be incorrect.", stacklevel=2)
-    z = jax.random.truncated_normal(_key(generator), (a - mean) / std, (b - mean) / std, tuple(tensor.shape),
-                                    _draw_dtype(tensor))
+    from .. import empty_like, where
+
+    def norm_cdf(x):
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
     with no_grad():
-        return _fill_with(tensor, jnp.clip(mean + std * z, a, b))
+        if norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std) > 0.3:
+            lo, hi = tensor.new_tensor(a, device="cpu").item(), tensor.new_tensor(b, device="cpu").item()
+            result = tensor.normal_(mean, std, generator=generator)
+            while True:
+                mask = (result < lo) | (result > hi)
+                if not mask.any():
+                    break
+                result = where(mask, empty_like(result).normal_(mean, std, generator=generator), result)
+            if tensor is not result:
+                tensor.copy_(result)
+            return tensor
+        log_peak = -0.5 * ((max(a, min(mean, b)) - mean) / std) ** 2
+        candidates, accept = empty_like(tensor), empty_like(tensor)
+        tensor.uniform_(a, b, generator=generator)
+        candidates.copy_(tensor)
+        candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+        pending = accept.uniform_(generator=generator).log_().gt(candidates)
+        if pending.any():
+            result = tensor
+            while True:
+                candidates.uniform_(a, b, generator=generator)
+                result = where(pending, candidates, result)
+                candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+                pending = where(pending, accept.uniform_(generator=generator).log_().gt(candidates), pending)
+                if not pending.any():
+                    break
+            tensor.copy_(result)
+        return tensor
 
 
 def constant_(tensor, val):
@@ -149,25 +173,30 @@ def orthogonal_(tensor, gain=1, generator=None):
         raise ValueError("Only tensors with 2 or more dimensions are supported")
     if tensor.numel() == 0:
         return tensor
+    from .. import diag, linalg
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-    flat = jax.random.normal(_key(generator), (rows, cols), jnp.float64)
+    flattened = tensor.new_empty((rows, cols)).normal_(0, 1, generator=generator)
     if rows < cols:
-        flat = flat.T
-    q, r = jnp.linalg.qr(flat)
-    q = q * jnp.sign(jnp.diagonal(r))
+        flattened.t_()
+    q, r = linalg.qr(flattened)
+    q *= diag(r, 0).sign()   # makes Q uniform (arXiv:math-ph/0609050)
     if rows < cols:
-        q = q.T
+        q.t_()
     with no_grad():
-        return _fill_with(tensor, (gain * q).reshape(tuple(tensor.shape)))
+        tensor.view_as(q).copy_(q)
+        tensor.mul_(gain)
+    return tensor
 
 
 def sparse_(tensor, sparsity, std=0.01, generator=None):
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
+    from .. import randperm
     rows, cols = tensor.shape
-    zeros = int(math.ceil(sparsity * rows))
-    values = std * jax.random.normal(_key(generator), (rows, cols), _draw_dtype(tensor))
-    ranks = jnp.argsort(jax.random.uniform(_key(generator), (rows, cols)), axis=0)
+    num_zeros = int(math.ceil(sparsity * rows))
     with no_grad():
-        return _fill_with(tensor, jnp.where(ranks < zeros, 0, values))
+        tensor.normal_(0, std, generator=generator)
+        for col in range(cols):
+            tensor[randperm(rows)[:num_zeros], col] = 0   # PyTorch draws these from the default generator
+    return tensor

@@ -65,14 +65,11 @@ def _is_tensor(x):
 
 
 def _rng_state():
-    g = _random.default_generator
-    return g._seed, g._counter
+    return _random.default_generator._snapshot()
 
 
 def _set_rng_state(state):
-    g = _random.default_generator
-    g.manual_seed(state[0])
-    g._counter = state[1]
+    _random.default_generator._restore(state)
 
 
 def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism_check="default", debug=False,

@@ -26,7 +26,7 @@ def _attend(q, k, v, mask, dropout_p, is_causal, scale, groups=1):
     dropout_scale = 1.0
     if dropout_p > 0.0:
         shape = jnp.broadcast_shapes(tuple(q.shape[:-1]), tuple(k.shape[:-2]) + (1,)) + (k.shape[-2],)
-        extra.append(keep_mask(shape, dropout_p))
+        extra.append(keep_mask(shape, dropout_p, q.device))
         dropout_scale = 1.0 / (1.0 - dropout_p)
     return apply(K.attention, q, k, v, *extra, scale=scale, causal=bool(is_causal), mask_kind=mask_kind,
                  dropout_scale=dropout_scale, groups=groups)

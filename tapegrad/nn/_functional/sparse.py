@@ -10,14 +10,13 @@ from ..._dispatch import apply
 from ..._functional._common import check_tensors
 from ..._ops import nn as K
 from ...device import MIXED_DEVICES
-from ...random import _key
+from ...random import bernoulli
 from ._util import maybe_inplace, SCALAR_NAMES
 
 
 def keep_mask(shape, p, device=None, generator=None):
     """A bool Tensor, True with probability 1 - p (dropout's kept elements)."""
-    value = jax.random.bernoulli(_key(generator), 1.0 - p, tuple(shape))
-    return _leaf(value)
+    return _leaf(bernoulli(tuple(shape), 1.0 - p, D.bool_, device, generator))
 
 
 def _check_p(p):
@@ -25,9 +24,9 @@ def _check_p(p):
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
 
 
-def _noise(shape, p, dtype):
+def _noise(shape, p, dtype, device):
     """PyTorch's dropout noise: bernoulli(1 - p) in the input's dtype, divided by 1 - p (no gradient)."""
-    kept = jax.random.bernoulli(_key(None), 1.0 - p, tuple(shape)).astype(dtype.np)
+    kept = bernoulli(tuple(shape), 1.0 - p, dtype, device)
     return _leaf(kept / jnp.asarray(1.0 - p, dtype.np))
 
 
@@ -40,9 +39,9 @@ def dropout(input, p=0.5, training=True, inplace=False):
     if p == 1.0:   # PyTorch multiplies by a zero tensor: a wrapped 0 records the same node, on any device
         return maybe_inplace(input, input * 0.0, inplace)
     if _fused_kernel(input):
-        out = apply(K.dropout, input, keep_mask(input.shape, p), 1.0 / (1.0 - p))
+        out = apply(K.dropout, input, keep_mask(input.shape, p, input.device), 1.0 / (1.0 - p))
     else:
-        out = input * _noise(input.shape, p, input.dtype)
+        out = input * _noise(input.shape, p, input.dtype, input.device)
     return maybe_inplace(input, out, inplace)
 
 
@@ -61,7 +60,7 @@ def native_dropout(input, p, train):
     if train is False:
         mask = _leaf(jnp.ones(tuple(input.shape), bool))
         return apply(K.dropout, input, mask, 1.0), mask
-    mask = keep_mask(input.shape, p)
+    mask = keep_mask(input.shape, p, input.device)
     return apply(K.dropout, input, mask, 0.0 if p == 1.0 else 1.0 / (1.0 - p)), mask
 
 
@@ -102,7 +101,7 @@ def _alpha_dropout(input, p, train, feature):
             raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
         shape = shape[:2] + (1,) * (input.ndim - 2)
     dtype = input.dtype.np
-    kept = jax.random.bernoulli(_key(None), 1.0 - p, shape).astype(dtype)
+    kept = bernoulli(shape, 1.0 - p, input.dtype, input.device)
     a = 1.0 / np.sqrt((_SELU_ALPHA * _SELU_ALPHA * p + 1) * (1 - p))
     shift = (kept - 1) * jnp.asarray(_SELU_ALPHA * a, dtype) + jnp.asarray(_SELU_ALPHA * a * p, dtype)
     return input * _leaf(kept * jnp.asarray(a, dtype)) + _leaf(shift)
@@ -117,7 +116,7 @@ def _feature_dropout(input, p, training, inplace, spatial):
         return maybe_inplace(input, input * 0.0, inplace)
     batched = input.ndim == spatial + 2
     shape = tuple(input.shape[:2 if batched else 1]) + (1,) * (input.ndim - (2 if batched else 1))
-    return maybe_inplace(input, input * _noise(shape, p, input.dtype), inplace)
+    return maybe_inplace(input, input * _noise(shape, p, input.dtype, input.device), inplace)
 
 
 def dropout1d(input, p=0.5, training=True, inplace=False):

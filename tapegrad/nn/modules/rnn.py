@@ -129,7 +129,7 @@ class RNNBase(Module):
                 raise RuntimeError(f"Expected {which} size {expected}, got {list(h.shape)}")
         masks = ()
         if self.training and self.dropout > 0 and self.num_layers > 1:
-            masks = tuple(keep_mask((steps, batch, dirs * out_size), self.dropout)
+            masks = tuple(keep_mask((steps, batch, dirs * out_size), self.dropout, input.device)
                           for _ in range(self.num_layers - 1))
         op = K.lstm if lstm else K.rnn
         options = {} if valid is None else {"packed": True}

@@ -93,10 +93,9 @@ class WorkerPool:
     """The worker processes of one DataLoader, with their task queues and one result queue."""
 
     def __init__(self, loader):
-        import tapegrad
         context = loader.multiprocessing_context or "spawn"
         ctx = multiprocessing.get_context(context) if isinstance(context, str) else context
-        base_seed = int(tapegrad.randint(0, 2 ** 62, (), dtype=tapegrad.int64).item())
+        base_seed = loader._base_seed
         self.results = ctx.Queue()
         self.tasks, self.processes = [], []
         for worker_id in range(loader.num_workers):

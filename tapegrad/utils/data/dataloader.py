@@ -6,7 +6,7 @@ the same order.
 """
 from ._collate import default_collate, default_convert
 from .dataset import IterableDataset, TensorDataset
-from .sampler import BatchSampler, RandomSampler, SequentialSampler
+from .sampler import BatchSampler, RandomSampler, SequentialSampler, drawn_seed
 from ._worker import WorkerPool, get_worker_info, iterate  # noqa: F401
 
 
@@ -92,6 +92,10 @@ class DataLoader:
         return len(self._index_sampler)
 
     def __iter__(self):
+        if not (self.persistent_workers and self._pool is not None):
+            # PyTorch draws a base seed for each iterator, with workers or without (persistent workers keep
+            # their first): the default generator's stream goes on as in PyTorch
+            self._base_seed = drawn_seed(self.generator)
         if self.num_workers > 0:
             return self._iter_workers()
         if self._iterable:

@@ -22,14 +22,19 @@ class SequentialSampler(Sampler):
         return len(self.data_source)
 
 
+def drawn_seed(generator=None):
+    """A seed drawn as PyTorch's data utilities draw one: a random int64 from the generator (the default
+    one when None), so a seeded script's DataLoader visits its data in PyTorch's order."""
+    from ... import empty, int64
+    return int(empty((), dtype=int64).random_(generator=generator).item())
+
+
 def _generator_or_fresh(generator):
     # Without a generator PyTorch seeds a fresh one from the default generator, so the global seed decides.
-    from ... import Generator, randint
+    from ... import Generator
     if generator is not None:
         return generator
-    g = Generator()
-    g.manual_seed(int(randint(0, 2 ** 62, (1,)).item()))
-    return g
+    return Generator().manual_seed(drawn_seed())
 
 
 class RandomSampler(Sampler):
@@ -54,8 +59,9 @@ class RandomSampler(Sampler):
         from ... import randint, randperm
         n = len(self.data_source)
         generator = _generator_or_fresh(self.generator)
-        if self.replacement:
-            yield from randint(0, n, (self.num_samples,), generator=generator).tolist()
+        if self.replacement:   # in draws of 32, as PyTorch's
+            for size in [32] * (self.num_samples // 32) + [self.num_samples % 32]:
+                yield from randint(0, n, (size,), generator=generator).tolist()
             return
         for _ in range(self.num_samples // n):
             yield from randperm(n, generator=generator).tolist()

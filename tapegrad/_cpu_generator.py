@@ -1,0 +1,202 @@
+"""PyTorch's CPU random stream: for one seed, the numbers torch's CPU generator draws.
+
+PyTorch's CPU generator is a 32-bit Mersenne Twister (mt19937) seeded with the low 32 bits of the seed
+as its reference implementation seeds it, which is what NumPy's legacy seeding does: NumPy's MT19937
+produces the same words. Each distribution turns words into values as ATen's CPU kernels do:
+
+- uniform: 24 random bits per float (53 per double, from two words, the first high) times 2^-24
+  (2^-53), then `x * (to - from) + from`; half precision draws a float and rounds it (to `from` where
+  it would round up to `to`).
+- normal: at least 16 contiguous values are filled with uniforms, then Box-Muller over blocks of 16
+  (the first 8 with cos, the last 8 with sin), and a ragged end recomputes the last 16 from fresh
+  uniforms. Fewer values, or a strided tensor, draw one double at a time from a Box-Muller pair whose
+  second value the generator keeps for the next draw.
+- exponential: -1 / lambda * log1p(-u) of a uniform double u (so also multinomial's draws without
+  replacement; with replacement, one uniform double per sample is searched in the normalised cumulative
+  distribution).
+- integers in [from, to): a word (two words when the range needs more than 32 bits) modulo the range.
+- permutations: Fisher-Yates swaps, position i with i + word % (n - i).
+
+Draws under a JAX trace (tapegrad.compile, vmap) and on other devices use jax.random keys instead:
+there the values are computed inside a program, and streams differ from PyTorch's.
+"""
+import struct
+
+import numpy as np
+
+MASK64 = (1 << 64) - 1
+_STATE_N = 624
+_STATE_BYTES = 5056         # sizeof(CPUGeneratorImplState): what torch.get_rng_state() returns
+# CPUGeneratorImplState: the_initial_seed (u64), left (i32), seeded (i32), next (u64), state (624 x u64),
+# normal_x, normal_y, normal_rho (f64), normal_is_valid (i32, padded), next_float_normal_sample (f32),
+# its valid flag (bool, padded).
+_HEAD = struct.Struct("<QiiQ")
+_TAIL = struct.Struct("<dddi4xf?3x")
+_TAIL_AT = _HEAD.size + 8 * _STATE_N
+
+_HALF = ("float16", "bfloat16")
+
+
+class CpuStream:
+    """One generator's mt19937 and its cached normal samples, as ATen's CPUGeneratorImpl keeps them."""
+
+    __slots__ = ("mt", "ints", "fresh", "double_normal", "float_normal")
+
+    def __init__(self, seed):
+        self.mt = np.random.MT19937()
+        self.mt._legacy_seeding(seed & 0xFFFFFFFF)
+        self.ints = np.random.Generator(self.mt)
+        self.fresh = True           # nothing drawn since seeding (PyTorch's state then says next = 0)
+        self.double_normal = None   # the second value of the last Box-Muller pair of doubles
+        self.float_normal = None    # kept in the state only (no CPU kernel draws it)
+
+    def copy(self):
+        other = CpuStream.__new__(CpuStream)
+        other.mt = np.random.MT19937()
+        other.mt.state = self.mt.state
+        other.ints = np.random.Generator(other.mt)
+        other.fresh, other.double_normal, other.float_normal = self.fresh, self.double_normal, self.float_normal
+        return other
+
+    # ---- words ----------------------------------------------------------------------------------
+
+    def words(self, n):
+        """n 32-bit words (uint32 array). (NumPy's full-range uint32 integers are the bit generator's words
+        as they come, without the 64-bit array of random_raw.)"""
+        self.fresh = False
+        return self.ints.integers(0, 1 << 32, size=n, dtype=np.uint32)
+
+    def words64(self, n):
+        """n 64-bit values, each from two words, the first high (PyTorch's random64)."""
+        w = self.words(2 * n).view(np.uint64)   # little-endian: each uint64 is (second << 32) | first
+        return (w << np.uint64(32)) | (w >> np.uint64(32))
+
+    # ---- distributions ---------------------------------------------------------------------------
+
+    def uniform(self, n, dtype, low=0.0, high=1.0):
+        """n draws from U[low, high) of a real floating dtype (numpy)."""
+        if dtype == np.float64:
+            w = self.words64(n)
+            w &= np.uint64((1 << 53) - 1)
+            x = np.multiply(w, 2.0 ** -53, dtype=np.float64, casting="unsafe")   # (53-bit integers: exact)
+            x *= float(high) - float(low)
+            x += float(low)
+            return x
+        w = self.words(n)
+        w &= np.uint32((1 << 24) - 1)
+        x = np.multiply(w, np.float32(2.0 ** -24), dtype=np.float32, casting="unsafe")
+        lo, hi = np.float32(low), np.float32(high)
+        x *= hi - lo
+        x += lo
+        out = x.astype(dtype, copy=False)
+        if np.dtype(dtype).name in _HALF:   # a float that rounds up to `high` becomes `low`, as in PyTorch
+            out[out == np.asarray(high).astype(dtype)] = np.asarray(low).astype(dtype)
+        return out
+
+    def normal(self, n, dtype, mean=0.0, std=1.0, contiguous=True):
+        """n draws from N(mean, std^2) of a real floating dtype, in the order PyTorch fills them."""
+        if n >= 16 and contiguous:
+            return self._normal_fill(n, dtype, mean, std)
+        return self._normal_serial(n, mean, std).astype(dtype)
+
+    def _normal_fill(self, n, dtype, mean, std):
+        # Half precision computes in float and, unlike float and double, draws uniforms for whole blocks
+        # only before the recomputed last 16 (PyTorch 2's kernel for reduced floating types).
+        half = np.dtype(dtype).name in _HALF
+        work = np.float64 if dtype == np.float64 else np.float32
+        whole = n - n % 16
+        data = self.uniform(whole if half else n, work)
+        data[:whole] = _box_muller_16(data[:whole], work, mean, std)
+        if n % 16:   # the last 16 again, from fresh uniforms
+            if half:
+                data = np.concatenate([data, np.empty(n - whole, work)])
+            data[n - 16:] = _box_muller_16(self.uniform(16, work), work, mean, std)
+        return data.astype(dtype)
+
+    def _normal_serial(self, n, mean, std):
+        out = np.empty(n, np.float64)
+        k = 0
+        if n and self.double_normal is not None:
+            out[0], self.double_normal, k = self.double_normal, None, 1
+        pairs = (n - k + 1) // 2
+        if pairs:
+            u = self.uniform(2 * pairs, np.float64)
+            u1, u2 = u[0::2], u[1::2]
+            r = np.sqrt(-2.0 * np.log1p(-u2))
+            theta = 2.0 * np.pi * u1
+            both = np.empty(2 * pairs, np.float64)
+            both[0::2], both[1::2] = r * np.cos(theta), r * np.sin(theta)
+            out[k:] = both[:n - k]
+            if (n - k) % 2:
+                self.double_normal = both[-1]
+        return out * float(std) + float(mean)
+
+    def exponential(self, n, dtype, lambd):
+        """n draws from Exp(lambd): -1 / lambd * log1p(-u) of a uniform double u."""
+        return ((-1.0 / float(lambd)) * np.log1p(-self.uniform(n, np.float64))).astype(dtype)
+
+    def integers(self, n, dtype, low, high):
+        """n draws from [low, high) (PyTorch's random_(from, to) and randint), cast to dtype."""
+        span = high - low
+        wide = span >= 1 << 32 and np.dtype(dtype).name in ("int64", "float64", "float32", "bfloat16")
+        w = self.words64(n) if wide else self.words(n)
+        v = (w % np.uint64(span) + np.uint64(low & MASK64)).view(np.int64)
+        return v.astype(dtype)
+
+    def permutation(self, n):
+        """PyTorch's randperm on a CPU: Fisher-Yates with one word per position."""
+        perm = list(range(n))
+        if n > 1:
+            z = (self.words(n - 1) % np.arange(n, 1, -1, dtype=np.uint64)).tolist()
+            for i, j in enumerate(z):
+                j += i
+                perm[i], perm[j] = perm[j], perm[i]
+        return np.asarray(perm, np.int64)
+
+    # ---- state -----------------------------------------------------------------------------------
+
+    def state_bytes(self, seed, spare):
+        """torch.get_rng_state()'s bytes. `spare` goes where PyTorch writes a zero (normal_x): tapegrad keeps
+        its jax.random draw count there, so a state saved and restored restores both streams."""
+        st = self.mt.state["state"]
+        pos = st["pos"]
+        left, nxt = (1, 0 if self.fresh else pos) if pos >= _STATE_N else (_STATE_N + 1 - pos, pos)
+        head = _HEAD.pack(seed & MASK64, left, 1, nxt)
+        words = np.asarray(st["key"], np.uint64).astype("<u8").tobytes()
+        dn, fn = self.double_normal, self.float_normal
+        tail = _TAIL.pack(float(spare), 0.0 if dn is None else float(dn), 0.0, dn is not None,
+                          0.0 if fn is None else float(fn), fn is not None)
+        return head + words + tail
+
+    @classmethod
+    def from_bytes(cls, data):
+        """(stream, seed, spare) from torch.get_rng_state()'s bytes."""
+        if len(data) != _STATE_BYTES:
+            raise RuntimeError(f"Expected a CPUGeneratorImplState of size {_STATE_BYTES} but found the input RNG "
+                               f"state size to be {len(data)}")
+        seed, left, _seeded, nxt = _HEAD.unpack_from(data, 0)
+        words = np.frombuffer(data, "<u8", _STATE_N, _HEAD.size).astype(np.uint32)
+        spare, normal_y, _rho, normal_valid, float_sample, float_valid = _TAIL.unpack_from(data, _TAIL_AT)
+        stream = cls(0)
+        stream.fresh = left <= 1 and nxt == 0
+        stream.mt.state = {"bit_generator": "MT19937",
+                           "state": {"key": words, "pos": _STATE_N if left <= 1 else nxt}}
+        stream.double_normal = normal_y if normal_valid else None
+        stream.float_normal = float_sample if float_valid else None
+        return stream, seed, int(spare)
+
+
+def _box_muller_16(data, work, mean, std):
+    """ATen's normal_fill_16 over consecutive blocks of 16 uniforms (a multiple of 16 values), in place."""
+    b = data.reshape(-1, 16)
+    radius = np.log(work(1) - b[:, :8])
+    radius *= work(-2)
+    np.sqrt(radius, out=radius)
+    theta = b[:, 8:] * work(2 * np.pi)
+    mean, std = work(mean), work(std)
+    for half, trig in ((b[:, :8], np.cos), (b[:, 8:], np.sin)):
+        trig(theta, out=half)
+        half *= radius
+        half *= std
+        half += mean
+    return data
