@@ -1,8 +1,8 @@
 """DistributedSampler: each process's share of a dataset's indices, as PyTorch assigns them.
 
-The shuffled order is tapegrad.randperm's with a Generator seeded seed + epoch, which is not PyTorch's
-stream (tapegrad's generators are JAX keys): the same on every process, so the shares still partition the
-dataset; the assignment of that order to ranks (padding, drop_last, striding) is PyTorch's exactly.
+The shuffled order is randperm's with a Generator seeded seed + epoch, as PyTorch's (a CPU draw: PyTorch's
+numbers), the same on every process, so the shares partition the dataset; the assignment of that order to
+ranks (padding, drop_last, striding) is PyTorch's too.
 """
 import math
 
