@@ -9,6 +9,8 @@ of rrelu, poisson and _standard_gamma use jax.random keys from the same seed: re
 PyTorch's numbers.
 """
 
+import contextlib
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -127,6 +129,23 @@ def get_rng_state():
 
 def set_rng_state(state):
     default_generator.set_state(state)
+
+
+@contextlib.contextmanager
+def fork_rng(devices=None, enabled=True, _caller="fork_rng", _devices_kw="devices", device_type="cuda"):
+    """PyTorch's fork_rng: draws inside the block leave the default generator as it was, its CPU stream
+    and the keys other devices draw from (one generator serves every device here, so `devices` needs no
+    listing)."""
+    from .device import device
+    device(device_type)   # PyTorch's error for a device type that does not exist
+    if not enabled:
+        yield
+        return
+    snapshot = default_generator._snapshot()
+    try:
+        yield
+    finally:
+        default_generator._restore(snapshot)
 
 
 def _key(generator):

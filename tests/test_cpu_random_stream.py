@@ -144,6 +144,18 @@ def test_rng_state_is_pytorchs_bytes(torch):
         tapegrad.set_rng_state(tapegrad.zeros(5056, dtype=tapegrad.int64))
 
 
+def test_fork_rng_puts_the_stream_back():
+    def build(lib):
+        inside = []
+        with lib.random.fork_rng():
+            inside.append(lib.randn(5))
+            lib.nn.functional.dropout(lib.ones(8), 0.5)
+        with lib.random.fork_rng(enabled=False):
+            inside.append(lib.rand(2))
+        return inside + [lib.randn(5)]
+    _same(*_seeded(9, build))
+
+
 def test_rng_state_keeps_dropouts_key_draws_too():
     # draws under tapegrad.compile on other devices use jax.random keys: a saved state restores them too
     tapegrad.manual_seed(0)
