@@ -11,14 +11,17 @@ produces the same words. Each distribution turns words into values as ATen's CPU
   (the first 8 with cos, the last 8 with sin), and a ragged end recomputes the last 16 from fresh
   uniforms. Fewer values, or a strided tensor, draw one double at a time from a Box-Muller pair whose
   second value the generator keeps for the next draw.
-- exponential: -1 / lambda * log1p(-u) of a uniform double u (so also multinomial's draws without
-  replacement; with replacement, one uniform double per sample is searched in the normalised cumulative
-  distribution).
+- exponential, cauchy, geometric: -1 / lambda * log1p(-u), median + sigma * tan(pi (u - 1/2)) and
+  ceil(log(u) / log1p(-p)) of a uniform double u; log_normal: exp of the one-at-a-time normal.
+  Multinomial draws Exp(1) values without replacement (the Gumbel trick), and with replacement one
+  uniform double per sample, searched in the normalised cumulative distribution.
+- bernoulli (and dropout's noise): a uniform double per element compared with p (a uniform of p's dtype
+  for a tensor p).
 - integers in [from, to): a word (two words when the range needs more than 32 bits) modulo the range.
 - permutations: Fisher-Yates swaps, position i with i + word % (n - i).
 
-Draws under a JAX trace (tapegrad.compile, vmap) and on other devices use jax.random keys instead:
-there the values are computed inside a program, and streams differ from PyTorch's.
+Which draws take this stream (CPU tensors, eagerly or as tapegrad.compile program inputs) and which
+take jax.random keys is tapegrad.random's business.
 """
 import struct
 
@@ -134,6 +137,18 @@ class CpuStream:
     def exponential(self, n, dtype, lambd):
         """n draws from Exp(lambd): -1 / lambd * log1p(-u) of a uniform double u."""
         return ((-1.0 / float(lambd)) * np.log1p(-self.uniform(n, np.float64))).astype(dtype)
+
+    def cauchy(self, n, dtype, median, sigma):
+        """n draws: median + sigma * tan(pi * (u - 0.5)) of a uniform double u."""
+        return (float(median) + float(sigma) * np.tan(np.pi * (self.uniform(n, np.float64) - 0.5))).astype(dtype)
+
+    def geometric(self, n, dtype, p):
+        """n draws: ceil(log(u) / log1p(-p)) of a uniform double u."""
+        return np.ceil(np.log(self.uniform(n, np.float64)) / np.log1p(-float(p))).astype(dtype)
+
+    def log_normal(self, n, dtype, mean, std):
+        """n draws: exp of the one-at-a-time double normal (whatever the size)."""
+        return np.exp(self._normal_serial(n, mean, std)).astype(dtype)
 
     def integers(self, n, dtype, low, high):
         """n draws from [low, high) (PyTorch's random_(from, to) and randint), cast to dtype."""

@@ -261,7 +261,7 @@ def _view_inplace(fn):
 for _name in ("transpose", "t", "unsqueeze", "squeeze", "swapaxes", "swapdims", "as_strided"):
     setattr(Tensor, _name + "_", _view_inplace(getattr(F, _name)))
 
-for _name in ("uniform_", "normal_", "exponential_", "random_", "bernoulli_"):
+for _name in ("uniform_", "normal_", "exponential_", "cauchy_", "geometric_", "log_normal_", "random_", "bernoulli_"):
     setattr(Tensor, _name, getattr(_random, _name))
 
 

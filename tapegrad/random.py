@@ -2,7 +2,7 @@
 
 A draw into a CPU tensor takes PyTorch's CPU stream (`_cpu_generator`): after `manual_seed(s)`, rand,
 randn, randint, randperm, normal, the in-place fills (uniform_, normal_, random_, exponential_,
-bernoulli_), bernoulli, multinomial, dropout and what is built on them (nn.init, module initialisation,
+cauchy_, geometric_, log_normal_, bernoulli_), bernoulli, multinomial, dropout and what is built on them (nn.init, module initialisation,
 data loading) give PyTorch's numbers, eagerly or under tapegrad.compile (whose programs take the draws as
 inputs: _compile._draws). Draws on other devices, under other traces (vmap, functional transforms), and
 of rrelu, poisson and _standard_gamma use jax.random keys from the same seed: reproducible, but not
@@ -185,8 +185,8 @@ def bernoulli(shape, prob, dtype, device=None, generator=None):
 
 
 def host_values(stream, kind, shape, dtype, *params, order=None):
-    """Draws of `kind` ("uniform", "normal", "exponential", "integers") for a tensor of `shape` and tapegrad
-    dtype, in the order PyTorch fills its memory: `order` lists the dims outermost first when that is not
+    """Draws of `kind` (a CpuStream distribution: "uniform", "normal", "integers", ...) for a tensor of `shape`
+    and tapegrad dtype, in the order PyTorch fills its memory: `order` lists the dims outermost first when that is not
     their own order (a strided tensor). A complex tensor draws its real view, as PyTorch's kernels fill it."""
     n = int(np.prod(shape, dtype=np.int64))
     np_dtype = np.dtype(dtype.np)
@@ -198,10 +198,8 @@ def host_values(stream, kind, shape, dtype, *params, order=None):
     elif kind == "normal":
         mean, std = params
         flat = stream.normal(count, draw_dtype, mean, std / np.sqrt(2) if real else std, order is None)
-    elif kind == "exponential":
-        flat = stream.exponential(count, draw_dtype, *params)
-    else:
-        flat = stream.integers(count, draw_dtype, *params)
+    else:   # exponential, cauchy, geometric, log_normal, integers
+        flat = getattr(stream, kind)(count, draw_dtype, *params)
     if real:   # (arithmetic rather than a view: the draws may be a trace's inputs)
         pairs = flat.reshape(-1, 2)
         flat = (pairs[:, 0] + 1j * pairs[:, 1]).astype(np_dtype)

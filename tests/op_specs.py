@@ -567,7 +567,7 @@ SPECS = {
                    # zero distances (gradient 0 there) and the p < 1 path
                    Case(lambda lib, a: lib.cdist(a, a, p=0.5), F(3, 2), fd=False)),
 
-    # ---- random fills: values differ by design; shapes, dtypes and ranges are compared -----------------------
+    # ---- random fills: shapes, dtypes, ranges and nodes here; values from the same seed in test_cpu_random_stream --
     "uniform": cases(Case(lambda lib, a: _bounded((a * 1).uniform_(-1, 2), lib, -1, 2), F(50), compare=False)),
     "normal": cases(Case(lambda lib, a: (a * 1).normal_(3, 0.1), F(200), compare=False)),
     # torch.normal of tensor means/stds: draws, and a zero gradient to them by PyTorch's definition
@@ -577,6 +577,10 @@ SPECS = {
                            Case(lambda lib, s: lib.normal(1.0, s), F(2, 2, low=0.1, high=1.0), compare=False,
                                 fd=False)),
     "exponential": cases(Case(lambda lib, a: _bounded((a * 1).exponential_(), lib, 0, 1e9), F(50), compare=False)),
+    "cauchy": cases(Case(lambda lib, a: (a * 1).cauchy_(0.5, 2.0), F(50), compare=False)),
+    "geometric": cases(Case(lambda lib, a: _bounded((a * 1).geometric_(0.3), lib, 1, 1e9), F(50), compare=False)),
+    "log_normal": cases(Case(lambda lib, a: _bounded((a * 1).log_normal_(0.5, 0.25), lib, 0, 1e9), F(50),
+                             compare=False)),
     "random": cases(Case(lambda lib, a: _bounded(a.clone().random_(2, 5), lib, 2, 4), D("int64", 40), compare=False),
                     Case(lambda lib, a: _bounded((a * 1).random_(4), lib, 0, 3), F(40), compare=False)),
     "bernoulli_fill": cases(Case(lambda lib, a: _bounded((a * 1).bernoulli_(0.3), lib, 0, 1), F(40), compare=False)),

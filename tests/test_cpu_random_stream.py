@@ -85,9 +85,40 @@ def test_bernoulli_exponential_and_multinomial():
             out += [lib.empty(2, 4, dtype=dtype).bernoulli_(p), lib.bernoulli(p), lib.bernoulli(lib.ones(7), 0.3),
                     lib.empty(10, dtype=dtype).exponential_(2.0), lib.multinomial(p[0], 2), lib.multinomial(p, 3),
                     lib.multinomial(p, 7, replacement=True), lib.multinomial(p[0], 9, replacement=True),
-                    lib.multinomial(p, 1, replacement=True)]
-        return out
+                    lib.multinomial(p, 1, replacement=True), lib.empty(8, dtype=dtype).geometric_(0.3),
+                    lib.empty(4, dtype=dtype).cauchy_(0.5, 2.0), lib.empty(20, dtype=dtype).log_normal_(1.0, 0.5)]
+        return out + [lib.empty(6, dtype=lib.int64).geometric_(0.7), lib.empty(5, 4).t().cauchy_()]
     _same(*_seeded(1, build))
+
+
+@pytest.mark.parametrize("dtype,call", [("float32", "geometric_(1.5)"), ("float32", "geometric_(0)"),
+                                        ("float32", "cauchy_(0, -1)"), ("float32", "log_normal_(1, -2)"),
+                                        ("int64", "cauchy_()"), ("int64", "log_normal_()"), ("int16", "cauchy_()"),
+                                        ("complex64", "geometric_(0.3)"), ("bool", "geometric_(0.3)"),
+                                        ("complex128", "cauchy_()")])
+def test_fill_errors_are_pytorchs(dtype, call, torch):
+    def fail(lib):
+        with pytest.raises(Exception) as caught:
+            eval(f"t.{call}", {"t": lib.empty(3, dtype=getattr(lib, dtype))})
+        return type(caught.value), str(caught.value)
+    (ours, our_text), (theirs, their_text) = both(fail)
+    assert ours is theirs and our_text.startswith(their_text.split(" but you specified")[0])
+    if "specified" in their_text:
+        assert our_text.split("specified ")[1].startswith(their_text.split("specified ")[1])
+
+
+def test_fill_node_names_are_pytorchs():
+    def build(lib):
+        x = lib.zeros(3, requires_grad=True)
+        names = []
+        for method, args in (("geometric_", (0.3,)), ("cauchy_", ()), ("log_normal_", ()), ("exponential_", ()),
+                             ("uniform_", ()), ("normal_", ()), ("random_", (5,)), ("bernoulli_", (0.5,))):
+            y = x * 1
+            getattr(y, method)(*args)
+            names.append(y.grad_fn.name())
+        return names
+    ours, theirs = both(build)
+    assert ours == theirs
 
 
 def test_distribution_samples():
@@ -258,6 +289,8 @@ def test_data_loading_visits_pytorchs_order():
         out.append(lib.tensor(list(data.RandomSampler(range(50), replacement=True, num_samples=40))))
         out.append(lib.tensor(list(data.SubsetRandomSampler([3, 4, 5, 6]))))
         out.append(lib.tensor(list(data.RandomSampler(range(5), num_samples=12))))
+        out.append(lib.tensor(list(data.WeightedRandomSampler([0.1, 0.9, 0.5], 6))))
+        out.append(lib.tensor(list(data.WeightedRandomSampler([0.1, 0.9, 0.5, 2.0], 3, replacement=False))))
         g = lib.Generator().manual_seed(3)
         out += [y for _, y in data.DataLoader(ds, batch_size=5, shuffle=True, generator=g)]
         return out

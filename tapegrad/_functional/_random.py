@@ -72,6 +72,41 @@ def exponential_(self, lambd=1.0, *, generator=None):
     return inplace(self, RF.exponential, source, builtins.float(lambd), **drawn)
 
 
+# the C++ type names PyTorch's cauchy_ error prints
+_C_TYPES = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+            "uint8": "unsigned char", "bool": "bool", "complex64": "c10::complex<float>",
+            "complex128": "c10::complex<double>"}
+
+
+def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+    if not self.dtype.is_floating_point:
+        raise RuntimeError("Cauchy distribution is a continuous probability distribution. dtype must be a floating "
+                           f"point but you specified {_C_TYPES[self.dtype.name]}. Fill a real floating tensor, e.g. "
+                           "x.float().")
+    if sigma <= 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
+    source, drawn = _drawn(self, generator, "cauchy", median, sigma)
+    return inplace(self, RF.cauchy, source, builtins.float(median), builtins.float(sigma), **drawn)
+
+
+def geometric_(self, p, *, generator=None):
+    if self.dtype.is_complex or self.dtype.name == "bool":
+        raise NotImplementedError(f"\"geometric_cpu\" not implemented for '{SCALAR_NAME[self.dtype.name]}'. Fill a "
+                                  "real tensor, then convert.")
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
+    source, drawn = _drawn(self, generator, "geometric", p)
+    return inplace(self, RF.geometric, source, builtins.float(p), **drawn)
+
+
+def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+    _check_real_float(self, "log_normal_cpu")
+    if std <= 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
+    source, drawn = _drawn(self, generator, "log_normal", mean, std)
+    return inplace(self, RF.log_normal, source, builtins.float(mean), builtins.float(std), **drawn)
+
+
 def random_(self, from_=0, to=None, *, generator=None):
     # random_(), random_(to) and random_(from, to): the bounds left out are passed as None (the op's
     # overloads, named as PyTorch's nodes, and its defaults: [0, 2^mantissa] for floats).

@@ -1,7 +1,8 @@
 """Random fills (uniform_, normal_, ...) and sampling (bernoulli, multinomial, poisson, gamma).
 
 Each entry takes the tensor it fills and the data of a jax.random key (an int64 tensor). With the
-static drawn=True, the fills (uniform, normal, exponential, random, bernoulli) and multinomial take
+static drawn=True, the fills (uniform, normal, exponential, cauchy, geometric, log_normal, random,
+bernoulli) and multinomial take
 instead what PyTorch's CPU kernels draw, drawn on the host from its stream (tapegrad.random): the
 values themselves, or the uniforms and exponentials they are computed from. The result does not
 depend on the tensor's values, so its gradient is zero (PyTorch's UniformBackward0 and friends pass no
@@ -90,6 +91,12 @@ normal = defop("normal", _fill(lambda a, key, mean, std: normal_values(key, a.sh
                dtype_rule=KEEP, diff=(0,))
 exponential = defop("exponential", _fill(lambda a, key, lambd: jax.random.exponential(key, a.shape, a.dtype) / lambd),
                     dtype_rule=KEEP, diff=(0,))
+cauchy = defop("cauchy", _fill(lambda a, key, median, sigma: median + sigma * jax.random.cauchy(key, a.shape, a.dtype)),
+               dtype_rule=KEEP, diff=(0,))
+geometric = defop("geometric", _fill(lambda a, key, p: jax.random.geometric(key, p, a.shape).astype(a.dtype)),
+                  dtype_rule=KEEP, diff=(0,))
+log_normal = defop("log_normal", _fill(lambda a, key, mean, std: jnp.exp(mean + std * jax.random.normal(
+    key, a.shape, a.dtype))), dtype_rule=KEEP, diff=(0,))
 # random_(from, to), random_(to) and random_() are three PyTorch overloads: the bounds a call leaves out are None.
 random = defop("random", _fill(_random), dtype_rule=KEEP, diff=(0,),
                overloads=[overload("RandomBackward2", "..--"), overload("RandomBackward1", "..-")])

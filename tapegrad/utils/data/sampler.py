@@ -87,6 +87,28 @@ class SubsetRandomSampler(Sampler):
         return len(self.indices)
 
 
+class WeightedRandomSampler(Sampler):
+    """Indices drawn with the given weights (multinomial, as PyTorch's: so its draws too)."""
+
+    def __init__(self, weights, num_samples, replacement=True, generator=None):
+        from ... import as_tensor, float64
+        if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
+        if not isinstance(replacement, bool):
+            raise ValueError(f"replacement should be a boolean value, but got replacement={replacement}")
+        weights = as_tensor(weights, dtype=float64)
+        if weights.ndim != 1:
+            raise ValueError(f"weights should be a 1d sequence but given weights have shape {tuple(weights.shape)}")
+        self.weights, self.num_samples, self.replacement, self.generator = weights, num_samples, replacement, generator
+
+    def __iter__(self):
+        from ... import multinomial
+        yield from multinomial(self.weights, self.num_samples, self.replacement, generator=self.generator).tolist()
+
+    def __len__(self):
+        return self.num_samples
+
+
 class BatchSampler(Sampler):
     """Groups another sampler's indices into lists of batch_size (the last one shorter unless drop_last)."""
 
