@@ -1,11 +1,12 @@
 """Random numbers: PyTorch's API (manual_seed, Generator, rand...).
 
 A draw into a CPU tensor takes PyTorch's CPU stream (`_cpu_generator`): after `manual_seed(s)`, rand,
-randn, randint, randperm, normal, the in-place fills (uniform_, normal_, random_, exponential_,
-cauchy_, geometric_, log_normal_, bernoulli_), bernoulli, multinomial, dropout and what is built on them (nn.init, module initialisation,
-data loading) give PyTorch's numbers, eagerly or under tapegrad.compile (whose programs take the draws as
-inputs: _compile._draws). Draws on other devices, under other traces (vmap, functional transforms), and
-of rrelu, poisson and _standard_gamma use jax.random keys from the same seed: reproducible, but not
+randn, randint, randperm, normal, the in-place fills (uniform_, normal_, random_, exponential_, cauchy_,
+geometric_, log_normal_, bernoulli_), bernoulli, multinomial, dropout, rrelu and what is built on them
+(nn.init, module initialisation, pruning, data loading) give PyTorch's numbers, eagerly or under
+tapegrad.compile (whose programs take the draws as inputs: _compile._draws). Draws on other devices,
+under other traces (vmap, functional transforms), rrelu under tapegrad.compile (how many it draws depends
+on values), poisson and _standard_gamma use jax.random keys from the same seed: reproducible, but not
 PyTorch's numbers.
 """
 

@@ -121,6 +121,17 @@ def test_fill_node_names_are_pytorchs():
     assert ours == theirs
 
 
+def test_random_pruning():
+    def build(lib):
+        import importlib
+        prune = importlib.import_module(lib.__name__ + ".nn.utils.prune")
+        a, b = lib.nn.Linear(4, 3), lib.nn.Conv2d(4, 6, 3)
+        prune.random_unstructured(a, "weight", amount=0.5)
+        prune.random_structured(b, "weight", amount=0.5, dim=0)
+        return [a.weight_mask, b.weight_mask]
+    _same(*_seeded(20, build))
+
+
 def test_distribution_samples():
     # (Gamma, Beta, Dirichlet and Poisson sample with JAX's generator: not compared)
     def build(lib):
@@ -258,7 +269,10 @@ def test_dropout_noise_is_pytorchs():
             warnings.simplefilter("ignore")
             layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.2)
         h = lib.ones(3, 2, 8)
-        return out + [mlp(x), lstm(lib.ones(5, 2, 3))[0], mha(h, h, h)[0], layer(h * lib.arange(8.0))]
+        signed = lib.randn(4, 5).t()
+        return out + [mlp(x), lstm(lib.ones(5, 2, 3))[0], mha(h, h, h)[0], layer(h * lib.arange(8.0)),
+                      F.rrelu(signed, training=True), F.rrelu(signed.double(), 0.1, 0.9, training=True),
+                      F.gumbel_softmax(signed, tau=0.5), F.gumbel_softmax(signed, hard=True)]
     _same(*_seeded(0, build), rtol=1e-5, atol=1e-6)
 
 

@@ -130,11 +130,34 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     if training:
         # One slope per element, drawn here so the kernel stays pure (as dropout's mask).
         from ..._creation import _leaf
-        drawn = jax.random.uniform(_key(None), tuple(input.shape), input.dtype.np, lower, upper)
+        drawn = _host_slopes(input, lower, upper)
+        if drawn is None:
+            drawn = jax.random.uniform(_key(None), tuple(input.shape), input.dtype.np, lower, upper)
         slope = _leaf(drawn)
     else:
         slope = (lower + upper) / 2
     return maybe_inplace(input, apply(K.rrelu, input, slope, **_kernel(inplace)), inplace)
+
+
+def _host_slopes(input, lower, upper):
+    """PyTorch's CPU slopes, or None where a key draws them: a uniform double in [lower, upper] (as the
+    input's floats) for each element <= 0, in order, and 1 elsewhere. How many it draws depends on the
+    values, so the input is read; under a trace (tapegrad.compile too) keys draw them."""
+    import numpy as np
+    from ... import random
+    from ..._creation import _jax_device
+    if random.TRACE_DRAWS[0] is not None:
+        return None
+    stream = random.host_stream(None, input.device)
+    if stream is None:
+        return None
+    x = np.asarray(input.detach().contiguous().numpy()).reshape(-1)
+    opmath = np.float64 if x.dtype == np.float64 else np.float32   # the bounds as PyTorch's kernel holds them
+    low, high = opmath(lower), opmath(upper)
+    slopes = np.ones(x.shape, x.dtype)
+    below = x <= 0
+    slopes[below] = stream.uniform(int(below.sum()), np.float64, float(low), float(high))
+    return jax.device_put(slopes.reshape(tuple(input.shape)), _jax_device(input.device))
 
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):

@@ -43,9 +43,11 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
 
 def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
     from ..._creation import empty_like, zeros_like
+    from ..._memory_format import contiguous_format
     if eps != 1e-10:
         warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
-    gumbels = -empty_like(logits).exponential_().log()   # ~Gumbel(0, 1)
+    # ~Gumbel(0, 1), drawn in a contiguous buffer as PyTorch's (legacy_contiguous_format)
+    gumbels = -empty_like(logits, memory_format=contiguous_format).exponential_().log()
     y_soft = ((logits + gumbels) / tau).softmax(dim)
     if not hard:
         return y_soft

@@ -13,7 +13,7 @@ import numpy as np
 from ..._creation import ones_like, tensor
 from ..._dtypes import float64
 from ..._functional import cat
-from ...random import rand
+from ...random import rand, rand_like
 
 __all__ = ["BasePruningMethod", "Identity", "RandomUnstructured", "L1Unstructured", "RandomStructured",
            "LnStructured", "CustomFromMask", "identity", "random_unstructured", "l1_unstructured",
@@ -123,7 +123,9 @@ class RandomUnstructured(BasePruningMethod):
 
     def compute_mask(self, t, default_mask):
         k = _nparams_to_prune(self.amount, t.numel())
-        scores = _host(rand(t.numel(), dtype=float64))
+        if k == 0:   # (PyTorch draws nothing then)
+            return default_mask
+        scores = _host(rand_like(t))   # PyTorch's draws: the k highest are pruned
         return _mask_like(default_mask, _host(default_mask) * _keep_all_but(-scores, k).reshape(t.shape))
 
     @classmethod
@@ -167,7 +169,7 @@ class RandomStructured(BasePruningMethod):
         k = _nparams_to_prune(self.amount, size)
         if k == 0:
             return default_mask
-        scores = _host(rand(size, dtype=float64))
+        scores = _host(rand(size))   # PyTorch's draws: the k lowest channels are pruned
         return _structured_mask(t, self.dim, np.argsort(-scores, kind="stable")[:size - k], default_mask)
 
     @classmethod
