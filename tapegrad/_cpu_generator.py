@@ -15,6 +15,8 @@ produces the same words. Each distribution turns words into values as ATen's CPU
   ceil(log(u) / log1p(-p)) of a uniform double u; log_normal: exp of the one-at-a-time normal.
   Multinomial draws Exp(1) values without replacement (the Gumbel trick), and with replacement one
   uniform double per sample, searched in the normalised cumulative distribution.
+- gamma and poisson: PyTorch's rejection samplers, value by value (their number of draws depends on
+  the values).
 - bernoulli (and dropout's noise): a uniform double per element compared with p (a uniform of p's dtype
   for a tensor p).
 - integers in [from, to): a word (two words when the range needs more than 32 bits) modulo the range.
@@ -23,6 +25,7 @@ produces the same words. Each distribution turns words into values as ATen's CPU
 Which draws take this stream (CPU tensors, eagerly or as tapegrad.compile program inputs) and which
 take jax.random keys is tapegrad.random's business.
 """
+import math
 import struct
 
 import numpy as np
@@ -38,6 +41,7 @@ _TAIL = struct.Struct("<dddi4xf?3x")
 _TAIL_AT = _HEAD.size + 8 * _STATE_N
 
 _HALF = ("float16", "bfloat16")
+_F0331 = float(np.float32(0.0331))   # the gamma sampler's float constant, as a double
 
 
 class CpuStream:
@@ -149,6 +153,67 @@ class CpuStream:
     def log_normal(self, n, dtype, mean, std):
         """n draws: exp of the one-at-a-time double normal (whatever the size)."""
         return np.exp(self._normal_serial(n, mean, std)).astype(dtype)
+
+    def gamma(self, alphas, dtype):
+        """Gamma(alpha, 1) draws for each alpha in order: PyTorch's CPU sampler (Marsaglia and Tsang's
+        rejection, alpha < 1 boosted by a uniform), in its mix of the alpha's precision and doubles."""
+        f = np.float64 if np.dtype(dtype) == np.float64 else np.float32
+        out = [max(self._gamma_one(f(a), f), np.finfo(f).tiny) for a in alphas]
+        return np.asarray(out, dtype)
+
+    def _gamma_one(self, alpha, f):
+        scale = 1.0
+        if alpha < 1:
+            if alpha == 0:
+                return 0.0
+            scale *= math.pow(1 - self._uniform_one(), float(f(1) / alpha))
+            alpha = f(alpha + f(1))
+        d = float(f(alpha - f(1) / f(3)))
+        c = 1.0 / math.sqrt(9.0 * d)
+        while True:
+            while True:
+                x = float(self._normal_serial(1, 0.0, 1.0)[0])
+                y = 1.0 + c * x
+                if y > 0:
+                    break
+            v, u, xx = y * y * y, 1 - self._uniform_one(), x * x
+            if u < 1.0 - _F0331 * xx * xx or math.log(u) < 0.5 * xx + d * (1.0 - v + math.log(v)):
+                return scale * d * v
+
+    def poisson(self, rates, dtype):
+        """Poisson draws for each rate in order: PyTorch's CPU sampler (Hoermann's transformed rejection from
+        rate 10, a product of uniforms below)."""
+        return np.asarray([self._poisson_one(float(r)) for r in rates], dtype)
+
+    def _poisson_one(self, lam):
+        if lam >= 10:
+            slam, loglam = math.sqrt(lam), math.log(lam)
+            b = 0.931 + 2.53 * slam
+            a = -0.059 + 0.02483 * b
+            invalpha, vr = 1.1239 + 1.1328 / (b - 3.4), 0.9277 - 3.6224 / (b - 2)
+            while True:
+                u = self._uniform_one() - 0.5
+                v = self._uniform_one()
+                us = 0.5 - abs(u)
+                k = math.floor((2 * a / us + b) * u + lam + 0.43)
+                if us >= 0.07 and v <= vr:
+                    return k
+                if k < 0 or (us < 0.013 and v > us):
+                    continue
+                if math.log(v) + math.log(invalpha) - math.log(a / (us * us) + b) <= \
+                        -lam + k * loglam - math.lgamma(k + 1):
+                    return k
+        if lam == 0:
+            return 0
+        limit, k, prod = math.exp(-lam), 0, 1.0
+        while True:
+            prod *= self._uniform_one()
+            if prod <= limit:
+                return k
+            k += 1
+
+    def _uniform_one(self):
+        return float(self.uniform(1, np.float64)[0])
 
     def integers(self, n, dtype, low, high):
         """n draws from [low, high) (PyTorch's random_(from, to) and randint), cast to dtype."""

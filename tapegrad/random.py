@@ -2,12 +2,12 @@
 
 A draw into a CPU tensor takes PyTorch's CPU stream (`_cpu_generator`): after `manual_seed(s)`, rand,
 randn, randint, randperm, normal, the in-place fills (uniform_, normal_, random_, exponential_, cauchy_,
-geometric_, log_normal_, bernoulli_), bernoulli, multinomial, dropout, rrelu and what is built on them
-(nn.init, module initialisation, pruning, data loading) give PyTorch's numbers, eagerly or under
-tapegrad.compile (whose programs take the draws as inputs: _compile._draws). Draws on other devices,
-under other traces (vmap, functional transforms), rrelu under tapegrad.compile (how many it draws depends
-on values), poisson and _standard_gamma use jax.random keys from the same seed: reproducible, but not
-PyTorch's numbers.
+geometric_, log_normal_, bernoulli_), bernoulli, multinomial, dropout, rrelu, poisson, _standard_gamma
+and what is built on them (nn.init, module initialisation, pruning, distributions, data loading) give
+PyTorch's numbers, eagerly or under tapegrad.compile (whose programs take the draws as inputs:
+_compile._draws). Draws on other devices, under other traces (vmap, functional transforms), and those of
+rrelu, poisson and _standard_gamma under tapegrad.compile (how many they draw depends on values) use
+jax.random keys from the same seed: reproducible, but not PyTorch's numbers.
 """
 
 import contextlib

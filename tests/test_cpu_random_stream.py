@@ -132,14 +132,36 @@ def test_random_pruning():
     _same(*_seeded(20, build))
 
 
+def test_gamma_and_poisson_samplers():
+    # PyTorch's rejection samplers, value by value (thousands of draws: rejections happen)
+    def build(lib):
+        rates = lib.tensor([0.5, 3.0, 12.0, 40.0, 0.0, 9.9, 150.0])
+        return [lib._standard_gamma(lib.tensor([0.3, 0.9, 1.0, 2.5, 7.0, 0.05, 0.0])),
+                lib._standard_gamma(lib.full((3000,), 0.5)),
+                lib._standard_gamma(lib.full((500,), 4.0, dtype=lib.float64)),
+                lib.poisson(rates), lib.poisson(lib.linspace(0, 30, 2000)),
+                lib.poisson(rates.double().reshape(7, 1).expand(7, 3))]
+    _same(*_seeded(3, build))
+
+
+def test_gamma_gradient_is_the_implicit_one():
+    # JAX's implicit reparameterisation gradient at PyTorch's draws; PyTorch's own is an approximation of it
+    def build(lib):
+        alpha = lib.tensor([0.3, 0.9, 1.0, 2.5, 7.0, 0.05], requires_grad=True)
+        lib._standard_gamma(alpha).sum().backward()
+        return [alpha.grad]
+    _same(*_seeded(3, build), rtol=1e-3)
+
+
 def test_distribution_samples():
-    # (Gamma, Beta, Dirichlet and Poisson sample with JAX's generator: not compared)
     def build(lib):
         D = lib.distributions
         made = [D.Normal(lib.zeros(3), lib.ones(3)), D.Uniform(lib.zeros(3), lib.ones(3)),
                 D.Categorical(probs=lib.tensor([0.2, 0.3, 0.5])), D.Bernoulli(probs=lib.tensor([0.2, 0.7])),
                 D.Exponential(lib.ones(3)), D.MultivariateNormal(lib.zeros(2), lib.eye(2)),
-                D.Laplace(lib.zeros(2), lib.ones(2)), D.OneHotCategorical(lib.tensor([0.2, 0.8]))]
+                D.Laplace(lib.zeros(2), lib.ones(2)), D.OneHotCategorical(lib.tensor([0.2, 0.8])),
+                D.Gamma(lib.ones(3) * 2, lib.ones(3)), D.Beta(lib.tensor([2.0, 0.5]), lib.ones(2) * 3),
+                D.Poisson(lib.ones(2) * 4)]
         return [d.sample((4,)) for d in made]
     _same(*_seeded(3, build), rtol=1e-5, atol=1e-6)
 

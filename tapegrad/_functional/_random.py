@@ -2,6 +2,7 @@
 import builtins
 
 import jax
+import numpy as np
 
 from .. import _dtypes as D
 from .._dispatch import apply
@@ -181,11 +182,27 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     return apply(RF.multinomial, input.detach(), source, num_samples=num_samples, replacement=replacement, **drawn)
 
 
+def _sampled(input, generator, method):
+    """(source, statics) of a sampler whose number of draws depends on the values (gamma, poisson): samples
+    drawn on the host as PyTorch's CPU kernel draws them, value by value (the input is read), or a key's
+    data under a trace or on another device."""
+    from ..random import TRACE_DRAWS, host_stream
+    stream = None if TRACE_DRAWS[0] is not None else host_stream(generator, input.device)
+    if stream is None:
+        return _key(generator), {}
+    from .._creation import _jax_device
+    values = np.asarray(input.detach().contiguous().numpy())
+    samples = getattr(stream, method)(values.reshape(-1), values.dtype).reshape(values.shape)
+    return Tensor._wrap(jax.device_put(samples, _jax_device(input.device))), {"drawn": True}
+
+
 def poisson(input, generator=None):
     _check_real_float(input, "poisson_cpu")
-    return apply(RF.poisson, input, _key(generator))
+    source, drawn = _sampled(input, generator, "poisson")
+    return apply(RF.poisson, input, source, **drawn)
 
 
 def _standard_gamma(input, generator=None):
     _check_real_float(input, "gamma_cpu")
-    return apply(RF.standard_gamma, input, _key(generator))
+    source, drawn = _sampled(input, generator, "gamma")
+    return apply(RF.standard_gamma, input, source, **drawn)

@@ -108,6 +108,18 @@ bernoulli = defop("bernoulli", lambda p, source, drawn=False: _bernoulli(p, sour
 multinomial = defop("multinomial", _multinomial, dtype_rule=KEEP)
 
 
+@jax.custom_jvp
+def _given_gamma(alpha, sample):
+    """A Gamma(alpha, 1) sample drawn on the host, with the implicit reparameterisation gradient."""
+    return sample
+
+
+@_given_gamma.defjvp
+def _given_gamma_jvp(primals, tangents):
+    alpha, sample = primals
+    return sample, jax.lax.random_gamma_grad(alpha, sample) * tangents[0]
+
+
 def _normal_tensor(mean, std, source, dtype, drawn=False):
     shape = jnp.broadcast_shapes(jnp.shape(mean), jnp.shape(std))
     noise = source if drawn else jax.random.normal(_key(source), shape, dtype)   # (drawn: PyTorch's N(0, 1))
@@ -120,8 +132,10 @@ normal_tensor = defop("normal_tensor", _normal_tensor, dtype_rule=KEEP, diff=(0,
                       overloads=[overload("NormalBackward1", "ts"), overload("NormalBackward2", "st")])
 # Gamma(alpha, 1) draws; d draw / d alpha is -(dF/dalpha) / f at the draw, not the derivative of the
 # sampler's transform at a fixed key, so finite differences at a fixed key do not check it.
-standard_gamma = defop("standard_gamma", lambda alpha, k: jax.random.gamma(_key(k), alpha, alpha.shape, alpha.dtype),
-                       dtype_rule=KEEP, diff=(0,), saves_output=True)
+standard_gamma = defop("standard_gamma", lambda alpha, source, drawn=False: _given_gamma(alpha, source) if drawn else
+                        jax.random.gamma(_key(source), alpha, alpha.shape, alpha.dtype),
+                        dtype_rule=KEEP, diff=(0,), saves_output=True)
 # PyTorch's poisson passes a zero gradient back to its rates.
-poisson = defop("poisson", lambda rate, k: jax.random.poisson(_key(k), jax.lax.stop_gradient(rate), rate.shape)
-                .astype(rate.dtype), dtype_rule=KEEP, diff=(0,))
+poisson = defop("poisson", lambda rate, source, drawn=False: source if drawn else
+                jax.random.poisson(_key(source), jax.lax.stop_gradient(rate), rate.shape).astype(rate.dtype),
+                dtype_rule=KEEP, diff=(0,))

@@ -52,12 +52,13 @@ class Beta(ExponentialFamily):
         return self.concentration1 * self.concentration0 / (total.pow(2) * (total + 1))
 
     def rsample(self, sample_shape=()):
-        # X / (X + Y) for X ~ Gamma(a), Y ~ Gamma(b): a Beta(a, b) draw, differentiable through both.
+        # X / (X + Y) for X ~ Gamma(a), Y ~ Gamma(b): a Beta(a, b) draw, differentiable through both. The
+        # gammas are drawn in double precision, as PyTorch's Dirichlet sampler draws them (its numbers).
         shape = self._extended_shape(sample_shape) + (2,)
-        gammas = _tg()._standard_gamma(self._concentration.expand(shape))
-        tiny = float(finfo(gammas.dtype).tiny)
-        x = gammas.select(-1, 0) / gammas.sum(-1).clamp(min=tiny)
-        eps = float(finfo(x.dtype).eps)
+        gammas = _tg()._standard_gamma(self._concentration.expand(shape).double())
+        x = (gammas.select(-1, 0) / gammas.sum(-1)).to(self._concentration.dtype)
+        tiny = float(finfo(x.dtype).tiny)
+        eps = float(finfo(x.dtype).eps) / 2   # the largest value below 1 is 1 - eps / 2
         return x + (x.detach().clamp(min=tiny, max=1 - eps) - x.detach())
 
     def log_prob(self, value):
