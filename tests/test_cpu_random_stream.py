@@ -107,6 +107,16 @@ def test_fill_errors_are_pytorchs(dtype, call, torch):
         assert our_text.split("specified ")[1].startswith(their_text.split("specified ")[1])
 
 
+def test_a_refused_fill_draws_nothing():
+    def build(lib):
+        w = lib.zeros(3, requires_grad=True)
+        for fill in (lambda: w.uniform_(), lambda: w.normal_(), lambda: w.random_(3), lambda: w.bernoulli_(0.5)):
+            with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+                fill()
+        return []
+    _same(*_seeded(2, build))
+
+
 def test_fill_node_names_are_pytorchs():
     def build(lib):
         x = lib.zeros(3, requires_grad=True)

@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import _dtypes as D
 from .._dispatch import apply
-from .._inplace import inplace
+from .._inplace import check_inplace, inplace
 from .._ops import random_fill as RF
 from .._tensor import Tensor
 from ._common import SCALAR_NAME
@@ -33,6 +33,21 @@ def _drawn(t, generator, kind, *params, dtype=None, fresh=False):
     return Tensor._wrap(jax.device_put(values, _jax_device(t.device))), {"drawn": True}
 
 
+def _fill(self, generator, kind, op, *params):
+    """self filled in place by the op with draws of `kind` (Python float parameters). A fill PyTorch refuses
+    (a leaf that requires grad) draws nothing."""
+    check_inplace(self)
+    source, drawn = _drawn(self, generator, kind, *params)
+    return inplace(self, op, source, *(builtins.float(v) for v in params), **drawn)
+
+
+def _check_continuous(t, distribution, type_names):
+    if not t.dtype.is_floating_point:
+        raise RuntimeError(f"{distribution} distribution is a continuous probability distribution. dtype must be a "
+                           f"floating point but you specified {type_names[t.dtype.name]}. Fill a real floating "
+                           "tensor, e.g. x.float().")
+
+
 def _check_float(t, name):
     if not (t.dtype.is_floating_point or t.dtype.is_complex):
         raise NotImplementedError(f"\"{name}\" not implemented for '{SCALAR_NAME[t.dtype.name]}'. Fill a "
@@ -50,27 +65,21 @@ def uniform_(self, a=0.0, b=1.0, *, generator=None):
     _check_float(self, "check_uniform_bounds")
     if a > b:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a} > to={b}")
-    source, drawn = _drawn(self, generator, "uniform", a, b)
-    return inplace(self, RF.uniform, source, builtins.float(a), builtins.float(b), **drawn)
+    return _fill(self, generator, "uniform", RF.uniform, a, b)
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
     _check_float(self, "normal_kernel_cpu")
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-    source, drawn = _drawn(self, generator, "normal", mean, std)
-    return inplace(self, RF.normal, source, builtins.float(mean), builtins.float(std), **drawn)
+    return _fill(self, generator, "normal", RF.normal, mean, std)
 
 
 def exponential_(self, lambd=1.0, *, generator=None):
-    if not self.dtype.is_floating_point:
-        raise RuntimeError("Exponential distribution is a continuous probability distribution. dtype must be a "
-                           f"floating point but you specified {SCALAR_NAME[self.dtype.name]}. Fill a real floating "
-                           "tensor, e.g. x.float().")
+    _check_continuous(self, "Exponential", SCALAR_NAME)
     if lambd <= 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
-    source, drawn = _drawn(self, generator, "exponential", lambd)
-    return inplace(self, RF.exponential, source, builtins.float(lambd), **drawn)
+    return _fill(self, generator, "exponential", RF.exponential, lambd)
 
 
 # the C++ type names PyTorch's cauchy_ error prints
@@ -80,14 +89,10 @@ _C_TYPES = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "
 
 
 def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
-    if not self.dtype.is_floating_point:
-        raise RuntimeError("Cauchy distribution is a continuous probability distribution. dtype must be a floating "
-                           f"point but you specified {_C_TYPES[self.dtype.name]}. Fill a real floating tensor, e.g. "
-                           "x.float().")
+    _check_continuous(self, "Cauchy", _C_TYPES)
     if sigma <= 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
-    source, drawn = _drawn(self, generator, "cauchy", median, sigma)
-    return inplace(self, RF.cauchy, source, builtins.float(median), builtins.float(sigma), **drawn)
+    return _fill(self, generator, "cauchy", RF.cauchy, median, sigma)
 
 
 def geometric_(self, p, *, generator=None):
@@ -96,16 +101,14 @@ def geometric_(self, p, *, generator=None):
                                   "real tensor, then convert.")
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
-    source, drawn = _drawn(self, generator, "geometric", p)
-    return inplace(self, RF.geometric, source, builtins.float(p), **drawn)
+    return _fill(self, generator, "geometric", RF.geometric, p)
 
 
 def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
     _check_real_float(self, "log_normal_cpu")
     if std <= 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
-    source, drawn = _drawn(self, generator, "log_normal", mean, std)
-    return inplace(self, RF.log_normal, source, builtins.float(mean), builtins.float(std), **drawn)
+    return _fill(self, generator, "log_normal", RF.log_normal, mean, std)
 
 
 def random_(self, from_=0, to=None, *, generator=None):
@@ -126,6 +129,7 @@ def random_(self, from_=0, to=None, *, generator=None):
     from_ = None if from_ is None else builtins.int(from_)
     to = None if to is None else builtins.int(to)
     high = RF.random_limit(self.dtype.np) if to is None else to
+    check_inplace(self)
     source, drawn = _drawn(self, generator, "integers", from_ or 0, high)
     return inplace(self, RF.random, source, from_, to, **drawn)
 
@@ -135,6 +139,7 @@ def bernoulli_(self, p=0.5, *, generator=None):
         _check_real_float(self, "bernoulli_tensor_cpu_self_" if isinstance(p, Tensor) else "bernoulli_scalar_cpu_")
     p = p if isinstance(p, Tensor) else builtins.float(p)
     # PyTorch's CPU kernel compares a uniform with p: a double for a Python p, else one of p's dtype
+    check_inplace(self)
     source, drawn = _drawn(self, generator, "uniform", dtype=_uniform_dtype(p))
     return inplace(self, RF.bernoulli_fill, source, p, **drawn)
 
