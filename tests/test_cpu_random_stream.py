@@ -323,6 +323,22 @@ def test_a_compiled_step_draws_what_the_eager_step_draws():
     assert compiled._compiled.compiled == 1
 
 
+def test_a_failed_compiled_call_puts_the_stream_back():
+    # state is committed only when a program succeeds: the draws a failing call made are undone
+    @tapegrad.compile
+    def step(x, index):
+        return tapegrad.nn.functional.dropout(x, 0.5)[index].sum()
+    x = tapegrad.ones(4)
+    step(x, tapegrad.tensor([0, 1]))
+    step(x, tapegrad.tensor([2, 3]))
+    tapegrad.manual_seed(5)
+    expected = tapegrad.rand(3).numpy()
+    tapegrad.manual_seed(5)
+    with pytest.raises(IndexError):
+        step(x, tapegrad.tensor([0, 9]))
+    np.testing.assert_array_equal(tapegrad.rand(3).numpy(), expected)
+
+
 def test_data_loading_visits_pytorchs_order():
     def build(lib):
         from importlib import import_module

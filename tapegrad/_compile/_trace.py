@@ -120,7 +120,7 @@ def trace(fn, args, kwargs, walk, drawn=None):
     """A Traced for fn(*args, **kwargs) over the state found by `walk`. Raises GraphBreak, ReturnsGraph,
     Unreplayable, or the function's own error; in every case the state is as before. A function that draws
     from a CPU random stream is traced twice: the second trace takes the first one's draws (`drawn`:
-    their specs and values) as inputs (see random.TraceDraws)."""
+    their specs and values) as inputs (see _draws)."""
     storages = walk.storages
     inputs = [s.value for s in storages]   # pending values are computed first, outside the program
     objects = walk.objects
