@@ -156,12 +156,16 @@ def _key(generator):
 TRACE_DRAWS = [None]   # while tapegrad.compile traces a function: its _compile._draws.TraceDraws
 
 
-def host_stream(generator, device=None):
+def host_stream(generator, device=None, value_dependent=False):
     """The generator's PyTorch CPU stream for a draw made now into a tensor on `device` (None: the default
     device), or None where a jax.random key draws it: another device, or a JAX trace running (the draw
-    is then part of a program, run again at each call), but for tapegrad.compile's (see _compile._draws)."""
+    is then part of a program, run again at each call), but for tapegrad.compile's (see _compile._draws).
+    value_dependent: the sampler's number of draws depends on values (rrelu, gamma, poisson), which a
+    program's inputs cannot: keys draw it under tapegrad.compile too."""
     gen = generator or default_generator
     tracing = TRACE_DRAWS[0]
+    if tracing is not None and value_dependent:
+        return None
     if not gen._cpu or tracing is None and ("next_key" in gen.__dict__ or not _no_trace()):
         return None
     if device is None:
@@ -180,9 +184,14 @@ def bernoulli(shape, prob, dtype, device=None, generator=None):
     stream = host_stream(generator, device)
     if stream is None:
         return jax.random.bernoulli(_key(generator), prob, tuple(shape)).astype(dtype.np)
-    from ._creation import _jax_device
     kept = stream.uniform(int(np.prod(shape, dtype=np.int64)), np.float64) < prob
-    return jax.device_put(kept.reshape(shape).astype(dtype.np), _jax_device(device))
+    return placed(kept.reshape(shape).astype(dtype.np), device)
+
+
+def placed(values, device):
+    """Host-drawn values as a jax.Array on the tapegrad `device` (None: the default one)."""
+    from ._creation import _jax_device
+    return jax.device_put(values, _jax_device(device))
 
 
 def host_values(stream, kind, shape, dtype, *params, order=None):
@@ -219,8 +228,8 @@ def _drawn(name, draw, generator, *static):
 
 
 def _make(value, requires_grad, device):
-    from ._creation import _leaf, _jax_device
-    return _leaf(jax.device_put(value, _jax_device(device)), requires_grad)
+    from ._creation import _leaf
+    return _leaf(placed(value, device), requires_grad)
 
 
 _KERNEL_TYPE_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
@@ -321,8 +330,8 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
         stream = host_stream(generator, device)
         if stream is None:
             return apply(RF.normal_tensor, mean, std, key_tensor(generator), dtype=dtype.name)
-        from ._creation import _jax_device   # PyTorch: normal_(0, 1) of the result's shape, times std, plus mean
-        noise = jax.device_put(host_values(stream, "normal", shape, dtype, 0.0, 1.0), _jax_device(device))
+        # PyTorch: normal_(0, 1) of the result's shape, times std, plus mean
+        noise = placed(host_values(stream, "normal", shape, dtype, 0.0, 1.0), device)
         return apply(RF.normal_tensor, mean, std, Tensor._wrap(noise), dtype=dtype.name, drawn=True)
     d = _float_dtype(dtype, "normal_kernel_cpu")
     if std < 0:

@@ -224,15 +224,16 @@ class _Program:
         objects = walk.objects
         # the draws from CPU streams the program takes as inputs, made now as the eager call would; a call
         # that fails puts its generators back
-        generators = {id(g): g for g, _, _ in traced.host_draws}.values()
-        before = [(g, g._snapshot()) for g in generators]
-        try:
-            drawn = _draws.draw_specs(traced.host_draws)
-            outs = self._call(walk, donated, kept, drawn)
-        except BaseException:
-            for g, snapshot in before:
-                g._restore(snapshot)
-            raise
+        if not traced.host_draws:
+            outs = self._call(walk, donated, kept, [])
+        else:
+            before = [(g, g._snapshot()) for g in {id(g): g for g, _, _ in traced.host_draws}.values()]
+            try:
+                outs = self._call(walk, donated, kept, _draws.draw_specs(traced.host_draws))
+            except BaseException:
+                for g, snapshot in before:
+                    g._restore(snapshot)
+                raise
         made = self._commit(walk, outs)
         if guard is not None:
             guard.advance(made)

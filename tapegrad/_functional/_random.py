@@ -21,8 +21,7 @@ def _drawn(t, generator, kind, *params, dtype=None, fresh=False):
     """(source, statics) for a fill of t: the values (of `dtype`, t's by default) drawn on the host in
     PyTorch's CPU stream, in the order PyTorch fills t's memory (fresh: a new contiguous tensor of t's
     shape), or, where a key draws them (tapegrad.random.host_stream), a key's data."""
-    from .._creation import _jax_device
-    from ..random import host_stream, host_values
+    from ..random import host_stream, host_values, placed
     stream = host_stream(generator, t.device)
     if stream is None:
         return _key(generator), {}
@@ -30,7 +29,7 @@ def _drawn(t, generator, kind, *params, dtype=None, fresh=False):
     if not fresh and not t.is_contiguous():   # PyTorch's serial kernels walk the memory, outermost stride first
         order = sorted(range(t.ndim), key=lambda d: -t.stride(d))
     values = host_values(stream, kind, tuple(t.shape), dtype or t.dtype, *params, order=order)
-    return Tensor._wrap(jax.device_put(values, _jax_device(t.device))), {"drawn": True}
+    return Tensor._wrap(placed(values, t.device)), {"drawn": True}
 
 
 def _fill(self, generator, kind, op, *params):
@@ -191,14 +190,13 @@ def _sampled(input, generator, method):
     """(source, statics) of a sampler whose number of draws depends on the values (gamma, poisson): samples
     drawn on the host as PyTorch's CPU kernel draws them, value by value (the input is read), or a key's
     data under a trace or on another device."""
-    from ..random import TRACE_DRAWS, host_stream
-    stream = None if TRACE_DRAWS[0] is not None else host_stream(generator, input.device)
+    from ..random import host_stream, placed
+    stream = host_stream(generator, input.device, value_dependent=True)
     if stream is None:
         return _key(generator), {}
-    from .._creation import _jax_device
     values = np.asarray(input.detach().contiguous().numpy())
     samples = getattr(stream, method)(values.reshape(-1), values.dtype).reshape(values.shape)
-    return Tensor._wrap(jax.device_put(samples, _jax_device(input.device))), {"drawn": True}
+    return Tensor._wrap(placed(samples, input.device)), {"drawn": True}
 
 
 def poisson(input, generator=None):

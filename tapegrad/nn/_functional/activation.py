@@ -145,10 +145,7 @@ def _host_slopes(input, lower, upper):
     values, so the input is read; under a trace (tapegrad.compile too) keys draw them."""
     import numpy as np
     from ... import random
-    from ..._creation import _jax_device
-    if random.TRACE_DRAWS[0] is not None:
-        return None
-    stream = random.host_stream(None, input.device)
+    stream = random.host_stream(None, input.device, value_dependent=True)
     if stream is None:
         return None
     x = np.asarray(input.detach().contiguous().numpy()).reshape(-1)
@@ -157,7 +154,7 @@ def _host_slopes(input, lower, upper):
     slopes = np.ones(x.shape, x.dtype)
     below = x <= 0
     slopes[below] = stream.uniform(int(below.sum()), np.float64, float(low), float(high))
-    return jax.device_put(slopes.reshape(tuple(input.shape)), _jax_device(input.device))
+    return random.placed(slopes.reshape(tuple(input.shape)), input.device)
 
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
