@@ -16,7 +16,7 @@ import weakref
 
 import numpy as np
 
-from . import _numpy_random
+from . import _numpy_lowered, _numpy_random
 from ._numpy_rules import (_HALF, _RULES, CALL_SECONDS, COSTS, DRAW_NAMES, ELEMENT_SECONDS, STEP_SECONDS,
                            _numel, _Unsupported)
 from ._shape_poly import concrete
@@ -342,6 +342,14 @@ def compile_jaxpr(closed, dims=None):
                 for v, s in zip(eqn.outvars, outs):
                     env[v] = s
                 c.steps.append((fn, tuple(ins), tuple(outs), tuple(np_dtype(v.aval) for v in eqn.outvars)))
+                continue
+            if name in _numpy_lowered.FUNCTIONS:   # JAX lowers it as a function of primitives: inline that
+                params = eqn.params if dims is None else concrete(eqn.params, dims)
+                inner = _numpy_lowered.jaxpr(name, tuple(sorted(params.items())),
+                                             tuple((tuple(shaped(v.aval).shape), np.dtype(v.aval.dtype))
+                                                   for v in eqn.invars))
+                for v, s in zip(eqn.outvars, flatten(inner.jaxpr, inner.consts, ins)):
+                    env[v] = s
                 continue
             params = eqn.params if dims is None else concrete(eqn.params, dims)
             control = _CONTROL.get(name)

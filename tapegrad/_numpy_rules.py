@@ -10,8 +10,8 @@ import math
 
 import numpy as np
 
-from . import (_numpy_conv, _numpy_erf, _numpy_fft, _numpy_gamma, _numpy_gather, _numpy_linalg, _numpy_order,
-               _numpy_random, _numpy_reduce, _numpy_window)
+from . import (_numpy_conv, _numpy_erf, _numpy_fft, _numpy_gamma, _numpy_gather, _numpy_lapack, _numpy_linalg,
+               _numpy_order, _numpy_random, _numpy_reduce, _numpy_window)
 
 _RULES = {}
 _HALF = frozenset([np.dtype(np.float16)] + ([np.dtype("bfloat16")] if hasattr(np, "bfloat16") else []))
@@ -479,6 +479,7 @@ _RULES.update(_numpy_conv.RULES)
 _RULES.update(_numpy_window.RULES)
 _RULES.update(_numpy_gamma.RULES)
 _RULES.update(_numpy_linalg.RULES)
+_RULES.update(_numpy_lapack.RULES)
 _RULES["dim_as_value"] = lambda params: lambda: params["dim"]   # (a symbolic dimension's value: _shape_poly)
 
 

@@ -173,6 +173,13 @@ CASES = {
                        (np.array([0.0, -0.0, -1.0, -2.5, 1e-8, 0.5, 1.0, 2.0, 3.7, 40.0, 1e5, 1e30, -1e5 - 0.5,
                                   np.inf, -np.inf, np.nan, 171.5, -7.25]),)),
     "lgamma_digamma_float32": (lambda x: (lax.lgamma(x), lax.digamma(x)), (F32 * 4 + 2,)),
+    # primitives JAX lowers as functions of other primitives (_numpy_lowered): their jaxprs, inlined
+    "incomplete_gamma_and_beta": (
+        lambda a, x: (lax.igamma(a, x), lax.igammac(a, x), lax.igamma_grad_a(a, x),
+                      lax.betainc(a, a[::-1], x / (1 + x)), lax.bessel_i0e(x - 3)),
+        (np.array([0.0, np.inf, np.nan, 0.5, 1.0, 2.5, 7.0, 30.0, 0.1, 12.0, 3.0, 1e-3]),
+         np.array([1.0, 1.0, 1.0, 0.0, np.inf, 1e-30, 3.0, 25.0, 0.05, 40.0, 3.0, 2.0]))),
+    "incomplete_gamma_float32": (lambda a, x: (lax.igamma(a, x), lax.igammac(a, x)), (F32 ** 2 + 0.5, F32 ** 2 * 3)),
     "while_loop": (lambda x: lax.while_loop(lambda c: (c[1] < 5) & (c[0].sum() < 50.0),
                                             lambda c: (jnp.tanh(c[0]) * 1.5 + c[0], c[1] + 1), (x, 0)), (F32,)),
     "fori_loop_with_a_traced_bound": (lambda x, n: lax.fori_loop(0, n, lambda i, c: c * 0.5 + i, x), (F64, 4)),
@@ -410,6 +417,58 @@ def test_first_sight_of_a_new_shape_compiles_nothing():
                 out = tapegrad.softmax(model(tapegrad.ones(n, 4) * n), -1).sum().item()
                 assert out == pytest.approx(n, rel=1e-5)
         assert xla.compiles == 0
+
+
+def test_incomplete_gamma_and_i0e_of_a_new_shape_compile_nothing():
+    # JAX lowers these as functions of other primitives: the NumPy tier runs those (XLA takes ~0.4 s to
+    # compile the incomplete gamma's series and continued fraction)
+    require("torch")
+    import torch
+    a, x = R.uniform(0.1, 9, (5, 3)), R.uniform(0, 12, (5, 3))
+    with counting() as xla:
+        for dtype in ("float32", "float64"):
+            ta, tx = (tapegrad.tensor(v, dtype=getattr(tapegrad, dtype)) for v in (a, x))
+            pa, px = (torch.tensor(v, dtype=getattr(torch, dtype)) for v in (a, x))
+            for name in ("gammainc", "gammaincc"):
+                got = getattr(tapegrad.special, name)(ta, tx).numpy()
+                np.testing.assert_allclose(got, getattr(torch.special, name)(pa, px).numpy(), rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(tapegrad.special.i0e(tx - 6).numpy(), torch.special.i0e(px - 6).numpy(),
+                                       rtol=1e-6)
+        assert xla.compiles == 0
+
+
+_FACTORIZATIONS = {
+    "svd": lambda a: lax.linalg.svd(a, full_matrices=False),
+    "svd_full": lambda a: lax.linalg.svd(a, full_matrices=True),
+    "singular_values": lambda a: lax.linalg.svd(a, compute_uv=False),
+    "svd_qr_algorithm": lambda a: lax.linalg.svd(a, algorithm=lax.linalg.SvdAlgorithm.QR),
+    "eigh": lambda a: lax.linalg.eigh(a + jnp.conj(jnp.swapaxes(a, -1, -2))),
+    "eigh_upper": lambda a: lax.linalg.eigh(a + jnp.conj(jnp.swapaxes(a, -1, -2)), lower=False,
+                                            symmetrize_input=False),
+    "qr": lambda a: lax.linalg.qr(a, full_matrices=False),
+    "qr_full": lambda a: lax.linalg.qr(a, full_matrices=True),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128])
+@pytest.mark.parametrize("name", sorted(_FACTORIZATIONS))
+def test_lapack_factorizations_are_xlas_bit_for_bit(name, dtype):
+    """svd, eigh and qr call the LAPACK routines XLA:CPU calls, with its workspace: the same bits."""
+    fn = _FACTORIZATIONS[name]
+    for shape in [(2, 5, 3), (3, 6)] if "eigh" not in name else [(2, 3, 3)]:
+        a = R.standard_normal(shape) + (1j * R.standard_normal(shape) if np.dtype(dtype).kind == "c" else 0)
+        a = a.astype(dtype)
+        run = _numpy_eval.compile_jaxpr(jax.make_jaxpr(fn)(a))
+        assert run is not None
+        for got, want in zip(run(a), jax.tree_util.tree_leaves(jax.jit(fn)(a))):
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got, np.asarray(want))
+    if name.startswith("qr"):
+        return
+    nan = np.full((3, 3), np.nan, dtype)   # LAPACK's failure: every factor nan, as XLA's lowering makes it
+    run = _numpy_eval.compile_jaxpr(jax.make_jaxpr(fn)(nan))
+    for got, want in zip(run(nan), jax.tree_util.tree_leaves(jax.jit(fn)(nan))):
+        np.testing.assert_array_equal(got, np.asarray(want))
 
 
 # ---- random draws --------------------------------------------------------------------------------
