@@ -315,7 +315,10 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
     for name, v in (("n", n), ("m", m)):
         if v is not None and v < 0:
             raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
-    return _leaf(jnp.eye(n, m, dtype=dtype.np, device=_jax_device(device)), requires_grad)
+    target = _jax_device(device)
+    if target.platform == "cpu":   # NumPy builds it (jnp.eye compiles XLA programs for every new size)
+        return _leaf(jax.device_put(np.eye(n, m, dtype=dtype.np), target), requires_grad)
+    return _leaf(jnp.eye(n, m, dtype=dtype.np, device=target), requires_grad)
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):

@@ -437,6 +437,24 @@ def test_incomplete_gamma_and_i0e_of_a_new_shape_compile_nothing():
         assert xla.compiles == 0
 
 
+def test_sizes_read_from_values_are_counted_on_the_host():
+    # the ops whose output size depends on values (unique, nonzero, masked_select, bincount) and the checks
+    # that raise PyTorch's errors (inv's singular matrix, multinomial's probabilities) read a CPU value with
+    # NumPy, as PyTorch syncs; eye is built by NumPy: no program per new size
+    with counting() as xla:
+        for n in (5, 7):
+            x = tapegrad.arange(n) % 3
+            assert tapegrad.eye(n).sum().item() == n
+            assert x.unique().tolist() == [0, 1, 2]
+            assert x.nonzero().shape == (n - (n + 2) // 3, 1)
+            assert x.masked_select(x > 1).tolist() == [2] * (n // 3)
+            assert tapegrad.bincount(x).tolist() == [(n + 2) // 3, (n + 1) // 3, n // 3]
+            assert tapegrad.linalg.inv(tapegrad.eye(n) * 2).sum().item() == n / 2
+            with pytest.raises(RuntimeError, match="probability tensor contains"):
+                tapegrad.multinomial(tapegrad.ones(n) * -1, 1)
+        assert xla.compiles == 0
+
+
 _FACTORIZATIONS = {
     "svd": lambda a: lax.linalg.svd(a, full_matrices=False),
     "svd_full": lambda a: lax.linalg.svd(a, full_matrices=True),

@@ -18,6 +18,17 @@ SCALAR_NAME = {"float32": "Float", "float64": "Double", "float16": "Half", "bflo
                "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
 
 
+def read_on_host(value):
+    """(array module, value) to count or check a concrete value with: NumPy on the value itself where it lives
+    in host memory (a CPU array), else jax.numpy on its device. Counts that decide an output's size and checks
+    that raise PyTorch's errors read values as PyTorch syncs; jnp would compile a program per new shape."""
+    import jax
+    if isinstance(value, np.ndarray) or (not isinstance(value, jax.core.Tracer)   # (a trace reads it as before)
+                                         and builtins.all(d.platform == "cpu" for d in value.devices())):
+        return np, np.asarray(value)
+    return jax.numpy, value
+
+
 def scalar_or_tensor(x):
     """Python/NumPy scalars pass as Python scalars; tensors as themselves; else TypeError."""
     if isinstance(x, Tensor) or type(x) in _SCALARS:

@@ -2,7 +2,6 @@
 JAX clamps out-of-range indices silently, PyTorch raises."""
 import builtins
 
-import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtypes as D
@@ -10,7 +9,7 @@ from .._dispatch import apply
 from .._ops import indexing as I
 from .._scalar_range import check_fits
 from .._tensor import Tensor
-from ._common import SCALAR_NAME, check_index_bounds, scalar_or_tensor, wrap_dim
+from ._common import SCALAR_NAME, check_index_bounds, read_on_host, scalar_or_tensor, wrap_dim
 
 
 def _check_index(index, fn, what="index"):
@@ -161,16 +160,16 @@ def masked_select(input, mask, *, out=None):
     _check_mask(mask, "masked_select:")
     _check_broadcast(input, mask)
     # The output size is the number of True entries: counted on the host, as PyTorch syncs.
-    size = builtins.int(jnp.count_nonzero(jnp.broadcast_to(mask._value, jnp.broadcast_shapes(
-        input._value.shape, mask._value.shape))))
+    xp, value = read_on_host(mask._value)
+    size = builtins.int(xp.count_nonzero(xp.broadcast_to(value, xp.broadcast_shapes(input.shape, mask.shape))))
     return apply(I.masked_select, input, mask, size=size)
 
 
 def masked_scatter(input, mask, source):
     _check_mask(mask, "masked_scatter_")
     _check_broadcast(input, mask)
-    if builtins.int(jnp.count_nonzero(mask._value)) * (input.numel() // builtins.max(mask.numel(), 1)) \
-            > source.numel():
+    xp, value = read_on_host(mask._value)
+    if builtins.int(xp.count_nonzero(value)) * (input.numel() // builtins.max(mask.numel(), 1)) > source.numel():
         raise RuntimeError("Number of elements of source < number of ones in mask")
     _check_same_dtype(input, source, "masked_scatter_")
     return apply(I.masked_scatter, input, mask, source)
@@ -205,7 +204,8 @@ def take_along_dim(input, indices, dim=None, *, out=None):
 
 def nonzero(input, *, out=None, as_tuple=False):
     # The number of hits decides the output shape: counted on the host, as PyTorch syncs.
-    size = builtins.int(jnp.count_nonzero(input._value))
+    xp, value = read_on_host(input._value)
+    size = builtins.int(xp.count_nonzero(value))
     if input.ndim == 0 and as_tuple:
         return (apply(I.nonzero, input.reshape(1), size=size).reshape(-1),)
     found = apply(I.nonzero, input, size=size)

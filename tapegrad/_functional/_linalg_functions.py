@@ -3,7 +3,6 @@ and norms, with PyTorch's checks and LinAlgError; torch.norm, torch.dist and tor
 import builtins
 import warnings
 
-import jax.numpy as jnp
 import numpy as np
 
 from .._arg_types import as_bool
@@ -12,7 +11,7 @@ from .._grad_mode import is_grad_enabled
 from .._ops import linalg as L
 from . import _return_types as RT
 from .._broadcast_errors import broadcast_mismatch
-from ._common import SCALAR_NAME, dims as _dims, wrap_dim
+from ._common import SCALAR_NAME, dims as _dims, read_on_host, wrap_dim
 from .._autocast import policy
 from ._linalg import matmul
 
@@ -67,7 +66,7 @@ def _check_full_precision(a, prefix):
 def _check_finite(result, name, message, prefix=None):
     # XLA returns inf/NaN for singular input; PyTorch raises. Checking needs a host sync, as PyTorch's does.
     values = result if isinstance(result, tuple) else (result,)
-    if not builtins.all(builtins.bool(jnp.all(jnp.isfinite(v._value))) for v in values):
+    if not builtins.all(builtins.bool(xp.all(xp.isfinite(x))) for xp, x in (read_on_host(v._value) for v in values)):
         raise LinAlgError(f"{prefix or 'linalg.' + name}: {message}")
     return result
 

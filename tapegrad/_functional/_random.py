@@ -9,7 +9,7 @@ from .._dispatch import apply
 from .._inplace import check_inplace, inplace
 from .._ops import random_fill as RF
 from .._tensor import Tensor
-from ._common import SCALAR_NAME
+from ._common import SCALAR_NAME, read_on_host
 
 
 def _key(generator):
@@ -171,11 +171,10 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
     if num_samples <= 0:
         raise RuntimeError("cannot sample n_sample <= 0 samples")
-    import jax.numpy as jnp
-    p = input._value
-    if builtins.bool(jnp.any(p < 0)) or not builtins.bool(jnp.all(jnp.isfinite(p))):
+    xp, p = read_on_host(input._value)
+    if builtins.bool(xp.any(p < 0)) or not builtins.bool(xp.all(xp.isfinite(p))):
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-    if builtins.bool(jnp.any(jnp.sum(p, -1) == 0)):
+    if builtins.bool(xp.any(xp.sum(p, -1) == 0)):
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     num_samples, replacement = builtins.int(num_samples), builtins.bool(replacement)
     if replacement and num_samples > 1:   # PyTorch's CPU kernel: one uniform double per sample

@@ -10,7 +10,7 @@ from .._dispatch import apply
 from .._ops import reduction as R, sorting as S
 from .._tensor import Tensor
 from . import _return_types as RT
-from ._common import SCALAR_NAME, dims as _dims, wrap_dim
+from ._common import SCALAR_NAME, dims as _dims, read_on_host, wrap_dim
 from .._autocast import policy
 
 
@@ -234,10 +234,10 @@ def bincount(input, weights=None, minlength=0):
     if weights is not None and (weights.ndim != 1 or weights.shape[0] != input.shape[0]):
         raise RuntimeError("weights should be 1-d and have the same length as input")
     # The output length depends on the values: read them on the host, as PyTorch syncs.
-    values = input._value
-    if values.size and builtins.int(jnp.min(values)) < 0:
+    xp, values = read_on_host(input._value)
+    if values.size and builtins.int(xp.min(values)) < 0:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
-    length = builtins.max(builtins.int(jnp.max(values)) + 1 if values.size else 0, builtins.int(minlength))
+    length = builtins.max(builtins.int(xp.max(values)) + 1 if values.size else 0, builtins.int(minlength))
     if weights is None:
         return apply(R.bincount, input, length=length)
     # PyTorch counts float32 weights in float32 and any other weights in float64.

@@ -10,7 +10,7 @@ from .._dispatch import apply
 from .._ops import sorting as S
 from .._tensor import Tensor
 from . import _return_types as RT
-from ._common import wrap_dim
+from ._common import read_on_host, wrap_dim
 from ._reduce import _check_nonempty, _scalar_pair
 
 
@@ -107,7 +107,8 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     if dim is not None:
         return _unique_dim(input, wrap_dim(dim, input.ndim), return_inverse, return_counts)
     # The number of distinct values decides the output shape: count on the host, as PyTorch syncs.
-    size = builtins.int(jnp.unique(input._value).size)
+    xp, value = read_on_host(input._value)
+    size = builtins.int(xp.unique(value).size)
     values, inverse, counts = apply(S.unique, input, size=size)
     out = (values,)
     if return_inverse:
