@@ -41,7 +41,8 @@ _TAIL = struct.Struct("<dddi4xf?3x")
 _TAIL_AT = _HEAD.size + 8 * _STATE_N
 
 _HALF = ("float16", "bfloat16")
-_F0331 = float(np.float32(0.0331))   # the gamma sampler's float constant, as a double
+_F0331 = float(np.float32(0.0331))   # the gamma sampler's float constants, as doubles
+_THIRD = np.float32(1) / np.float32(3)
 
 
 class CpuStream:
@@ -156,64 +157,27 @@ class CpuStream:
 
     def gamma(self, alphas, dtype):
         """Gamma(alpha, 1) draws for each alpha in order: PyTorch's CPU sampler (Marsaglia and Tsang's
-        rejection, alpha < 1 boosted by a uniform), in its mix of the alpha's precision and doubles."""
+        rejection, alpha < 1 boosted by a uniform), in its mix of the alpha's precision and doubles, and its
+        clamp to the dtype's smallest normal (which a nan alpha's draw comes out as)."""
         f = np.float64 if np.dtype(dtype) == np.float64 else np.float32
-        out = [max(self._gamma_one(f(a), f), np.finfo(f).tiny) for a in alphas]
-        return np.asarray(out, dtype)
-
-    def _gamma_one(self, alpha, f):
-        scale = 1.0
-        if alpha < 1:
-            if alpha == 0:
-                return 0.0
-            scale *= math.pow(1 - self._uniform_one(), float(f(1) / alpha))
-            alpha = f(alpha + f(1))
-        d = float(f(alpha - f(1) / f(3)))
-        c = 1.0 / math.sqrt(9.0 * d)
-        while True:
-            while True:
-                x = float(self._normal_serial(1, 0.0, 1.0)[0])
-                y = 1.0 + c * x
-                if y > 0:
-                    break
-            v, u, xx = y * y * y, 1 - self._uniform_one(), x * x
-            if u < 1.0 - _F0331 * xx * xx or math.log(u) < 0.5 * xx + d * (1.0 - v + math.log(v)):
-                return scale * d * v
+        setups = {}   # per distinct alpha (a batch of draws repeats a few)
+        with _Reader(self, 7 * len(alphas)) as r:
+            out = []
+            for a in alphas.tolist():
+                setup = setups.get(a)
+                if setup is None:
+                    setup = setups[a] = _gamma_setup(f(a), f)
+                out.append(_gamma_one(r, *setup))
+        out = np.asarray(out, dtype)
+        tiny = np.finfo(f).tiny
+        return np.where(out > tiny, out, np.asarray(tiny, dtype))
 
     def poisson(self, rates, dtype):
         """Poisson draws for each rate in order: PyTorch's CPU sampler (Hoermann's transformed rejection from
         rate 10, a product of uniforms below)."""
-        return np.asarray([self._poisson_one(float(r)) for r in rates], dtype)
-
-    def _poisson_one(self, lam):
-        if lam >= 10:
-            slam, loglam = math.sqrt(lam), math.log(lam)
-            b = 0.931 + 2.53 * slam
-            a = -0.059 + 0.02483 * b
-            invalpha, vr = 1.1239 + 1.1328 / (b - 3.4), 0.9277 - 3.6224 / (b - 2)
-            while True:
-                u = self._uniform_one() - 0.5
-                v = self._uniform_one()
-                us = 0.5 - abs(u)
-                k = math.floor((2 * a / us + b) * u + lam + 0.43)
-                if us >= 0.07 and v <= vr:
-                    return k
-                if k < 0 or (us < 0.013 and v > us):
-                    continue
-                if math.log(v) + math.log(invalpha) - math.log(a / (us * us) + b) <= \
-                        -lam + k * loglam - math.lgamma(k + 1):
-                    return k
-        if lam == 0:
-            return 0
-        limit, k, prod = math.exp(-lam), 0, 1.0
-        while True:
-            prod *= self._uniform_one()
-            if prod <= limit:
-                return k
-            k += 1
-
-    def _uniform_one(self):
-        return float(self.uniform(1, np.float64)[0])
+        with _Reader(self, 4 * len(rates) + int(2 * np.sum(np.minimum(rates, 10)))) as r:
+            out = [_poisson_one(r, float(lam)) for lam in rates.tolist()]
+        return np.asarray(out, dtype)
 
     def integers(self, n, dtype, low, high):
         """n draws from [low, high) (PyTorch's random_(from, to) and randint), cast to dtype."""
@@ -264,6 +228,102 @@ class CpuStream:
         stream.double_normal = normal_y if normal_valid else None
         stream.float_normal = float_sample if float_valid else None
         return stream, seed, int(spare)
+
+
+class _Reader:
+    """Uniform doubles and Box-Muller normals one at a time, as the rejection samplers take them (how many
+    depends on the values), from words drawn in chunks: a Python loop over read words costs a fraction of a
+    microsecond where a draw from the generator per value cost tens. On exit the stream stands exactly
+    after the words read, with the normal a last Box-Muller pair left over."""
+
+    __slots__ = ("stream", "start", "buf", "pos", "chunk")
+
+    def __init__(self, stream, words):
+        self.stream, self.start, self.chunk = stream, stream.mt.state, max(words, 64)
+        self.buf, self.pos = stream.words(self.chunk).tolist(), 0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.pos < len(self.buf):   # rewind to the words read
+            self.stream.mt.state = self.start
+            self.stream.words(self.pos)
+
+    def double(self):
+        if self.pos + 2 > len(self.buf):
+            self.buf.extend(self.stream.words(self.chunk).tolist())
+        hi, lo = self.buf[self.pos], self.buf[self.pos + 1]
+        self.pos += 2
+        return ((hi << 32 | lo) & _MASK53) * _2_53
+
+    def normal(self):
+        cached = self.stream.double_normal
+        if cached is not None:
+            self.stream.double_normal = None
+            return float(cached)
+        u1, u2 = self.double(), self.double()
+        r, theta = math.sqrt(-2.0 * math.log1p(-u2)), 2.0 * math.pi * u1
+        self.stream.double_normal = r * math.sin(theta)
+        return r * math.cos(theta)
+
+
+_MASK53, _2_53 = (1 << 53) - 1, 2.0 ** -53
+
+
+def _gamma_setup(alpha, f):
+    """(boost exponent or None, d, c) of the sampler for `alpha` (of dtype f), as PyTorch computes them."""
+    exponent = None
+    if alpha < 1:
+        if alpha == 0:
+            return None, 0.0, None
+        exponent, alpha = float(f(1) / alpha), f(alpha + f(1))
+    d = float(alpha - _THIRD)   # (C++'s alpha - 1.0f / 3.0f: float arithmetic for a float alpha, else double)
+    c = 1.0 / math.sqrt(9.0 * d) if d > 0 else math.inf if d == 0 else math.nan   # (C++'s 1 / 0 and sqrt(-1))
+    return exponent, d, c
+
+
+def _gamma_one(r, exponent, d, c):
+    if c is None:   # alpha 0
+        return 0.0
+    scale = 1.0 if exponent is None else math.pow(1 - r.double(), exponent)
+    while True:
+        while True:   # (C++'s `do ... while (v <= 0)`: a nan leaves it)
+            x = r.normal()
+            y = 1.0 + c * x
+            if not y <= 0:
+                break
+        v, u, xx = y * y * y, 1 - r.double(), x * x
+        if u < 1.0 - _F0331 * xx * xx or math.log(u) < 0.5 * xx + d * (1.0 - v + math.log(v)):
+            return scale * d * v
+
+
+def _poisson_one(r, lam):
+    if lam >= 10:
+        slam, loglam = math.sqrt(lam), math.log(lam)
+        b = 0.931 + 2.53 * slam
+        a = -0.059 + 0.02483 * b
+        invalpha, vr = 1.1239 + 1.1328 / (b - 3.4), 0.9277 - 3.6224 / (b - 2)
+        while True:
+            u = r.double() - 0.5
+            v = r.double()
+            us = 0.5 - abs(u)
+            k = math.floor((2 * a / us + b) * u + lam + 0.43)
+            if us >= 0.07 and v <= vr:
+                return k
+            if k < 0 or (us < 0.013 and v > us):
+                continue
+            if math.log(v) + math.log(invalpha) - math.log(a / (us * us) + b) <= \
+                    -lam + k * loglam - math.lgamma(k + 1):
+                return k
+    if lam == 0:
+        return 0
+    limit, k, prod = math.exp(-lam), 0, 1.0
+    while True:
+        prod *= r.double()
+        if prod <= limit:
+            return k
+        k += 1
 
 
 def _box_muller_16(data, work, mean, std):

@@ -151,7 +151,15 @@ def test_gamma_and_poisson_samplers():
                 lib._standard_gamma(lib.full((500,), 4.0, dtype=lib.float64)),
                 lib.poisson(rates), lib.poisson(lib.linspace(0, 30, 2000)),
                 lib.poisson(rates.double().reshape(7, 1).expand(7, 3))]
-    _same(*_seeded(3, build))
+    _same(*_seeded(3, build), rtol=0, atol=0)
+
+
+def test_gamma_sampler_at_alphas_outside_its_domain():
+    # nan, infinite, zero and negative alphas: PyTorch's loop and clamp (its draws and where its stream ends)
+    def build(lib):
+        edges = [float("nan"), float("inf"), 0.0, -1.0, -2 / 3, -0.5, 1 / 3, 2.0]
+        return [lib._standard_gamma(lib.tensor(edges)), lib._standard_gamma(lib.tensor(edges, dtype=lib.float64))]
+    _same(*_seeded(4, build), rtol=0, atol=0)
 
 
 def test_gamma_gradient_is_the_implicit_one():
