@@ -1,10 +1,12 @@
-"""NumPy rules for lax's total order: the `*_to` comparisons and `sort`.
+"""NumPy rules for lax's total order: the `*_to` comparisons, `sort` and `top_k`.
 
 lax compares floats in sort and searchsorted by IEEE total order (-nan < -inf < ... < -0 < +0 < ... < inf
 < nan), which NumPy's comparisons and sorts do not follow (they treat -0 as +0 and order nan by other
 means). Each float is mapped to an integer with the same order (its bits, the magnitude bits of a negative
 one flipped), and those integers are compared or sorted. `sort` first makes -0 into +0 and every nan
-the one positive nan, as lax's comparator does, so ties between them keep their places.
+the one positive nan, as lax's comparator does, so ties between them keep their places. `top_k` takes the
+k greatest in total order as they are (+nan first, then inf, ..., +0 before -0, ..., -nan last), the lower
+index first among equals, as XLA's TopK does.
 """
 import numpy as np
 
@@ -66,3 +68,17 @@ def _sort(params):
 
 
 RULES["sort"] = _sort
+
+
+def _top_k(params):
+    k, axis = params["k"], params.get("axis", -1)   # (older lax: always the last axis)
+
+    def run(x):
+        x = np.moveaxis(np.asarray(x), axis, -1)
+        order = np.argsort(~_total_key(x), axis=-1, kind="stable")[..., :k]   # (~ reverses the order, exactly)
+        values, indices = np.take_along_axis(x, order, -1), order.astype(np.int32)
+        return np.moveaxis(values, -1, axis), np.moveaxis(indices, -1, axis)
+    return run
+
+
+RULES["top_k"] = _top_k
