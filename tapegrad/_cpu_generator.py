@@ -130,7 +130,8 @@ class CpuStream:
         if pairs:
             u = self.uniform(2 * pairs, np.float64)
             u1, u2 = u[0::2], u[1::2]
-            r = np.sqrt(-2.0 * np.log1p(-u2))
+            # glibc's log1p, as ATen's ::log1p (NumPy's vectorised one differs in the last bit now and then)
+            r = np.sqrt(-2.0 * np.array([math.log1p(-v) for v in u2.tolist()]))
             theta = 2.0 * np.pi * u1
             both = np.empty(2 * pairs, np.float64)
             both[0::2], both[1::2] = r * np.cos(theta), r * np.sin(theta)

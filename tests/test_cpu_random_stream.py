@@ -154,6 +154,15 @@ def test_gamma_and_poisson_samplers():
     _same(*_seeded(3, build), rtol=0, atol=0)
 
 
+def test_small_and_strided_normals_are_pytorchs_bit_for_bit():
+    # one Box-Muller pair at a time with glibc's log1p, cos and sin, as ATen's serial sampler
+    def build(lib):
+        return [lib.randn(5, dtype=lib.float64), lib.randn(3), lib.randn(7, dtype=lib.float64),
+                lib.empty(4, 6, dtype=lib.float64).t().normal_()]
+    for seed in range(40):
+        _same(*_seeded(seed, build), rtol=0, atol=0)
+
+
 def test_gamma_sampler_at_alphas_outside_its_domain():
     # nan, infinite, zero and negative alphas: PyTorch's loop and clamp (its draws and where its stream ends)
     def build(lib):
