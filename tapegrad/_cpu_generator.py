@@ -176,6 +176,8 @@ class CpuStream:
     def poisson(self, rates, dtype):
         """Poisson draws for each rate in order: PyTorch's CPU sampler (Hoermann's transformed rejection from
         rate 10, a product of uniforms below)."""
+        if not np.all(rates >= 0):   # (a nan too; checked before the first draw)
+            raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
         with _Reader(self, 4 * len(rates) + int(2 * np.sum(np.minimum(rates, 10)))) as r:
             out = [_poisson_one(r, float(lam)) for lam in rates.tolist()]
         return np.asarray(out, dtype)
@@ -240,16 +242,19 @@ class _Reader:
     __slots__ = ("stream", "start", "buf", "pos", "chunk")
 
     def __init__(self, stream, words):
-        self.stream, self.start, self.chunk = stream, stream.mt.state, max(words, 64)
+        self.stream, self.start, self.chunk = stream, (stream.mt.state, stream.fresh), max(words, 64)
         self.buf, self.pos = stream.words(self.chunk).tolist(), 0
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
-        if self.pos < len(self.buf):   # rewind to the words read
-            self.stream.mt.state = self.start
-            self.stream.words(self.pos)
+        if self.pos < len(self.buf):   # rewind to the words read (none read: the stream as it was)
+            self.stream.mt.state, fresh = self.start
+            if self.pos:
+                self.stream.words(self.pos)
+            else:
+                self.stream.fresh = fresh
 
     def double(self):
         if self.pos + 2 > len(self.buf):
@@ -299,6 +304,14 @@ def _gamma_one(r, exponent, d, c):
             return scale * d * v
 
 
+def _int64(x):
+    """C++'s (int64_t) std::floor(x) on x86-64: out of range or nan gives INT64_MIN (an infinite rate's draw)."""
+    return math.floor(x) if -_2_63 <= x < _2_63 else -(1 << 63)
+
+
+_2_63 = 2.0 ** 63
+
+
 def _poisson_one(r, lam):
     if lam >= 10:
         slam, loglam = math.sqrt(lam), math.log(lam)
@@ -309,7 +322,7 @@ def _poisson_one(r, lam):
             u = r.double() - 0.5
             v = r.double()
             us = 0.5 - abs(u)
-            k = math.floor((2 * a / us + b) * u + lam + 0.43)
+            k = _int64((2 * a / us + b) * u + lam + 0.43)
             if us >= 0.07 and v <= vr:
                 return k
             if k < 0 or (us < 0.013 and v > us):

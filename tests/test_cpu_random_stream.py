@@ -154,6 +154,20 @@ def test_gamma_and_poisson_samplers():
     _same(*_seeded(3, build), rtol=0, atol=0)
 
 
+def test_poisson_rates_outside_its_domain_and_empty_draws():
+    # PyTorch's error for a negative or nan rate (before any draw here), its int64 cast of an infinite
+    # rate's draw, and empty draws that leave a fresh generator's state as it was
+    def build(lib):
+        for rate in (float("nan"), -1.0):
+            with pytest.raises(RuntimeError, match="invalid Poisson rate, expected rate to be non-negative"):
+                lib.poisson(lib.tensor([rate, 3.0]))
+        drawn = lib.poisson(lib.tensor([float("inf"), 3.0, 12.0]))
+        lib.manual_seed(5)
+        lib.poisson(lib.tensor([])), lib._standard_gamma(lib.tensor([]))
+        return [drawn, lib.tensor(list(lib.get_rng_state().tolist()))]
+    _same(*_seeded(3, build), rtol=0, atol=0)
+
+
 def test_small_and_strided_normals_are_pytorchs_bit_for_bit():
     # one Box-Muller pair at a time with glibc's log1p, cos and sin, as ATen's serial sampler
     def build(lib):
