@@ -5,8 +5,8 @@ microseconds. A kernel met with new shapes is traced to a jaxpr (about a millise
 primitive in it has a NumPy rule below, evaluated primitive by primitive; `_numpy_rent` decides when a
 kernel has run often enough to be worth compiling. A primitive JAX lowers as a function of other
 primitives is that function's jaxpr, inlined (`_numpy_lowered`). Anything without an exact NumPy rule
-(the general eigendecomposition, zeta, top_k, half precision ...) makes the whole jaxpr unsupported, and the kernel
-is compiled as before: this tier only ever saves compiles, it never changes which ops exist.
+(the general eigendecomposition, zeta, float16 ...) makes the whole jaxpr unsupported, and the kernel is
+compiled as before: this tier only ever saves compiles, it never changes which ops exist.
 
 The rules (`_numpy_rules`) follow lax's semantics, not NumPy's where they differ; results are cast to
 the dtype the jaxpr says, so NumPy's promotion never leaks.

@@ -2,11 +2,10 @@
 
 jaxlib's CPU kernels for these primitives call LAPACK's gesdd (gesvd for the QR algorithm), syevd / heevd,
 geqrf and orgqr / ungqr from SciPy's LAPACK, on the column-major matrix, with the optimal or the minimal
-workspace; SciPy's wrappers
-call the same routines of the same library, so on the same workspace the factors come out bit for bit as
-XLA's. A matrix LAPACK reports a failure for gives all-nan factors, as XLA's lowering makes them. So a new
-shape of `linalg.svd`, `svdvals`, `pinv`, `matrix_rank`, `norm(ord=2)`, `eigh`, `eigvalsh` or `qr` runs without an
-XLA compile (~130 ms each on 2 cores).
+workspace; SciPy's wrappers call the same routines of the same library, so on the same workspace the
+factors come out bit for bit as XLA's. A matrix LAPACK reports a failure for gives all-nan factors, as
+XLA's lowering makes them. So a new shape of `linalg.svd`, `svdvals`, `pinv`, `matrix_rank`,
+`norm(ord=2)`, `eigh`, `eigvalsh` or `qr` runs without an XLA compile (~130 ms each on 2 cores).
 """
 import numpy as np
 

@@ -175,8 +175,8 @@ CASES = {
     "lgamma_digamma_float32": (lambda x: (lax.lgamma(x), lax.digamma(x)), (F32 * 4 + 2,)),
     # top_k: the k greatest in total order (+nan first, +0 before -0), the lower index first among equals
     "top_k_total_order": (lambda x, i: (lax.top_k(x, 9), lax.top_k(x[:, ::-1], 3), lax.top_k(i, 3)),
-                          (np.array([[1.0, np.nan, 3.0, -0.0, 0.0, 3.0, -np.nan, -np.inf, np.inf, 2.0, 0.0, -0.0]] * 2,
-                                    np.float32), I32 % 3)),
+                          (np.tile(np.array([1.0, np.nan, 3.0, -0.0, 0.0, 3.0, -np.nan, -np.inf, np.inf, 2.0, 0.0, -0.0],
+                                            np.float32), (2, 1)), I32 % 3)),
     # primitives JAX lowers as functions of other primitives (_numpy_lowered): their jaxprs, inlined
     "incomplete_gamma_and_beta": (
         lambda a, x: (lax.igamma(a, x), lax.igammac(a, x), lax.igamma_grad_a(a, x),
