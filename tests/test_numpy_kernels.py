@@ -441,6 +441,23 @@ def test_incomplete_gamma_and_i0e_of_a_new_shape_compile_nothing():
         assert xla.compiles == 0
 
 
+def test_decompositions_and_topk_of_a_new_shape_compile_nothing():
+    # svd, qr and eigh call XLA's LAPACK routines on the NumPy tier, top_k is XLA's TopK: first sight of a
+    # model's pinv, orthogonalisation or top-k accuracy costs no compile (each ~0.1 s)
+    with counting() as xla:
+        for n in (5, 7):
+            a = tapegrad.rand(n, 3, dtype=tapegrad.float64)
+            u, s, vh = tapegrad.linalg.svd(a, full_matrices=False)
+            assert tapegrad.allclose((u * s) @ vh, a)
+            q, r = tapegrad.linalg.qr(a)
+            assert tapegrad.allclose(q @ r, a)
+            w, v = tapegrad.linalg.eigh(a.T @ a)
+            assert tapegrad.allclose((v * w) @ v.T, a.T @ a)
+            assert tapegrad.allclose(tapegrad.linalg.pinv(a) @ a, tapegrad.eye(3, dtype=tapegrad.float64))
+            assert tapegrad.topk(a[:, 0], 2).values.tolist() == sorted(a[:, 0].tolist(), reverse=True)[:2]
+        assert xla.compiles == 0
+
+
 def test_sizes_read_from_values_are_counted_on_the_host():
     # the ops whose output size depends on values (unique, nonzero, masked_select, bincount) and the checks
     # that raise PyTorch's errors (inv's singular matrix, multinomial's probabilities) read a CPU value with
