@@ -19,6 +19,7 @@ from ._tensor import Tensor
 from ._pointwise_layout import lay_out_like
 from ._value_checks import check_storage_size
 from .device import device as _device, to_jax_device
+from ._host_put import put
 
 _default_device = [None]  # None: the CPU, as PyTorch
 
@@ -120,7 +121,7 @@ def _array(data, dtype, device):
             dtype = D.from_jax(data.dtype)
         # np.array copies: jax.device_put of an aligned NumPy buffer on CPU is zero-copy, so later writes
         # to that buffer (e.g. a torch tensor's .numpy()) would leak into this immutable value.
-        return jax.device_put(np.array(data, dtype.np), _jax_device(device))
+        return put(np.array(data, dtype.np), _jax_device(device))
     if dtype is None:
         dtype = _infer_dtype(data)
     if isinstance(data, (list, tuple)):
@@ -129,7 +130,7 @@ def _array(data, dtype, device):
     if raw.dtype.kind in "uO" and dtype.name == "int64" and raw.size and (
             np.any(raw > np.iinfo(np.int64).max) or np.any(raw < np.iinfo(np.int64).min)):
         raise ValueError("Overflow when unpacking long long")   # NumPy would wrap it around silently
-    return jax.device_put(np.asarray(raw, dtype=dtype.np), _jax_device(device))
+    return put(np.asarray(raw, dtype=dtype.np), _jax_device(device))
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
@@ -188,7 +189,7 @@ def _filled(shape, fill, dtype, device, requires_grad):
     target = _jax_device(device)
     if target.platform == "cpu" and not isinstance(fill, Tensor):
         # NumPy fills it and hands it over: jnp.full would compile an XLA program for every new shape
-        value = jax.device_put(np.full(shape, _as_fill(fill, dtype.np), dtype.np), target)
+        value = put(np.full(shape, _as_fill(fill, dtype.np), dtype.np), target)
     else:
         value = jnp.full(shape, fill, dtype.np, device=target)
     return _leaf(value, requires_grad)
@@ -272,7 +273,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     n = builtins.max(0, math.ceil((end - start) / step))
     # Computed as start + i*step in float64 then cast, as PyTorch does, to avoid drift.
     value = (start + np.arange(n, dtype=np.float64 if dtype.is_floating_point else np.int64) * step)
-    return _leaf(jax.device_put(value.astype(dtype.np), _jax_device(device)), requires_grad)
+    return _leaf(put(value.astype(dtype.np), _jax_device(device)), requires_grad)
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, out=None):
@@ -280,7 +281,7 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False,
     if steps < 0:
         raise RuntimeError(f"number of steps must be non-negative, got {steps}")
     value = np.linspace(start, end, steps, dtype=np.float64).astype(dtype.np)
-    return _leaf(jax.device_put(value, _jax_device(device)), requires_grad)
+    return _leaf(put(value, _jax_device(device)), requires_grad)
 
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False, out=None):
@@ -288,7 +289,7 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     value = np.power(float(base), np.linspace(start, end, steps, dtype=np.float64)).astype(dtype.np)
-    return _leaf(jax.device_put(value, _jax_device(device)), requires_grad)
+    return _leaf(put(value, _jax_device(device)), requires_grad)
 
 
 def _triangle_indices(row, col, offset, lower, dtype, device):
@@ -297,7 +298,7 @@ def _triangle_indices(row, col, offset, lower, dtype, device):
             raise RuntimeError(f"{name} must be non-negative, got{v}")
     rows, cols = np.tril_indices(row, offset, col) if lower else np.triu_indices(row, offset, col)
     value = np.stack([rows, cols]).astype((D.as_dtype(dtype) or D.int64).np)
-    return _leaf(jax.device_put(value, _jax_device(device)))
+    return _leaf(put(value, _jax_device(device)))
 
 
 def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
@@ -317,7 +318,7 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
             raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
     target = _jax_device(device)
     if target.platform == "cpu":   # NumPy builds it (jnp.eye compiles XLA programs for every new size)
-        return _leaf(jax.device_put(np.eye(n, m, dtype=dtype.np), target), requires_grad)
+        return _leaf(put(np.eye(n, m, dtype=dtype.np), target), requires_grad)
     return _leaf(jnp.eye(n, m, dtype=dtype.np, device=target), requires_grad)
 
 

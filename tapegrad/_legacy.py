@@ -6,13 +6,13 @@ Tensor of its dtype, and `isinstance(t, FloatTensor)` asks whether t is float32 
 import builtins
 import warnings
 
-import jax
 import numpy as np
 
 from . import _dtypes as D
 from ._size import Size
 from ._storage import Storage
 from ._tensor import Tensor
+from ._host_put import put
 
 # PyTorch's type names: dtype -> "Float" in "torch.FloatTensor".
 _TYPE_NAMES = {D.bool_: "Bool", D.uint8: "Byte", D.int8: "Char", D.int16: "Short", D.int32: "Int",
@@ -102,7 +102,7 @@ def _zeros(dtype, shape, device):
     # Uninitialised memory in PyTorch; zeros here (JAX has no uninitialised arrays), made by NumPy so that
     # creating one compiles nothing (a jnp.zeros is a program per shape and dtype).
     from . import _creation
-    return _creation._leaf(jax.device_put(np.zeros(shape, dtype.np), _creation._jax_device(device)))
+    return _creation._leaf(put(np.zeros(shape, dtype.np), _creation._jax_device(device)))
 
 
 def _is_int(x):

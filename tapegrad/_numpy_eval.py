@@ -17,7 +17,7 @@ import weakref
 
 import numpy as np
 
-from . import _numpy_lowered, _numpy_random
+from . import _host_put, _numpy_lowered, _numpy_random
 from ._numpy_rules import (_HALF, _RULES, CALL_SECONDS, COSTS, DRAW_NAMES, ELEMENT_SECONDS, STEP_SECONDS,
                            _numel, _Unsupported)
 from ._shape_poly import concrete
@@ -148,20 +148,16 @@ def quiet():
 
 
 def to_device(values, avals):
-    """NumPy results as JAX arrays on the (single) CPU device, in one cheap transfer each."""
-    if _put is None:
+    """NumPy results as JAX arrays on the (single) CPU device, in one cheap transfer each (_host_put)."""
+    put = _host_put.batched_device_put
+    if put is None:
         import jax
         return jax.device_put(values)
     device, sharding = _target()
     # committed, as the outputs of a jitted call are: jax.jit compiles again for a change of either
-    return [_put(a, sharding, [v], [device], True) for v, a in zip(values, avals)]
+    return [put(a, sharding, [v], [device], True) for v, a in zip(values, avals)]
 
 
-try:  # private but long-stable: what jax.device_put ends in, without its ~100 us of Python
-    from jax._src.lib import xla_client as _xc
-    _put = _xc.batched_device_put
-except (ImportError, AttributeError):  # pragma: no cover
-    _put = None
 _target_cache = []
 
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from . import _dtypes as D
 from ._cpu_generator import MASK64, CpuStream
+from ._host_put import put
 from ._pointwise_layout import lay_out_like
 
 try:  # private but long-stable: whether any JAX trace is running (a draw then belongs to a program)
@@ -191,7 +192,7 @@ def bernoulli(shape, prob, dtype, device=None, generator=None):
 def placed(values, device):
     """Host-drawn values as a jax.Array on the tapegrad `device` (None: the default one)."""
     from ._creation import _jax_device
-    return jax.device_put(values, _jax_device(device))
+    return put(values, _jax_device(device))
 
 
 def host_values(stream, kind, shape, dtype, *params, order=None):

@@ -9,11 +9,11 @@ import builtins
 import math
 import numbers
 
-import jax
 import numpy as np
 
 from .. import _dtypes as D
 from ._common import SCALAR_NAME
+from .._host_put import put
 
 __all__ = ["hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window"]
 
@@ -60,7 +60,7 @@ def _window(name, window_length, periodic, dtype, layout, device, requires_grad,
         n = window_length + 1 if periodic else window_length
         value = fill(np.arange(n).astype(dtype.np), n, _rounded(dtype))[:n - 1 if periodic else n]
     from .._creation import _jax_device, _leaf   # (_creation imports the functional API: not at module level)
-    return _leaf(jax.device_put(value, _jax_device(device)), requires_grad)
+    return _leaf(put(value, _jax_device(device)), requires_grad)
 
 
 def _cosine_sum(alpha, beta):

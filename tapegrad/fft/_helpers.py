@@ -1,11 +1,11 @@
 """fftfreq, rfftfreq (factories, as PyTorch's) and fftshift, ifftshift (rolls)."""
 import builtins
 
-import jax
 import numpy as np
 
 from .. import _dtypes as D
 from .._creation import _jax_device, _leaf
+from .._host_put import put
 from .._functional._common import SCALAR_NAME
 from .._functional._rearrange import roll
 from ._transforms import _wrap
@@ -23,7 +23,7 @@ def _frequencies(fname, count, values, n, d, dtype, device, requires_grad):
         scale = np.float64(1.0) / np.float64(n * d)
         # PyTorch multiplies in the tensor's dtype by the scale rounded to it
         value = values.astype(dtype.np) * np.asarray(scale).astype(dtype.np)
-    return _leaf(jax.device_put(value.astype(dtype.np), _jax_device(device)), requires_grad)
+    return _leaf(put(value.astype(dtype.np), _jax_device(device)), requires_grad)
 
 
 def fftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):

@@ -24,6 +24,7 @@ import numpy as np
 from .. import _dispatch
 from .._ops._registry import KEEP, Op
 from ..device import to_jax_device
+from .._host_put import put
 
 _stats = {"calls": 0}
 _update_ops = {}   # number of outputs -> the update op (one table entry per output count)
@@ -104,7 +105,7 @@ def full_on(t, shape, value, dtype):
     spread = getattr(t._peek(), "sharding", None)   # a parameter over several devices: its state alike (FSDP)
     if spread is not None and len(spread.device_set) > 1 and tuple(shape) == tuple(t.shape):
         return jax.device_put(np.full(shape, value, dtype), spread)
-    return jax.device_put(np.full(shape, value, dtype), to_jax_device(t.device))
+    return put(np.full(shape, value, dtype), to_jax_device(t.device))
 
 
 def scalar(x, like):
