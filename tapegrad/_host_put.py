@@ -24,11 +24,14 @@ _PLAIN = frozenset(np.dtype(t) for t in (
 _shardings = {}
 
 
-def put(value, device):
-    """`value` on the JAX `device` as jax.device_put(value, device) makes it: committed, not weakly typed."""
-    if batched_device_put is None or type(value) is not np.ndarray or value.dtype not in _PLAIN or device is None:
+def put(value, device, aval=None):
+    """`value` on the JAX `device` as jax.device_put(value, device) makes it: committed, and not weakly typed
+    unless `aval` (its abstract value, when the caller has it: a kernel's output) says so."""
+    if batched_device_put is None or device is None or not isinstance(value, np.ndarray) or value.dtype not in _PLAIN:
         return jax.device_put(value, device)
     sharding = _shardings.get(device)
     if sharding is None:
         sharding = _shardings[device] = jax.sharding.SingleDeviceSharding(device)
-    return batched_device_put(_ShapedArray(value.shape, value.dtype), sharding, [value], [device], True)
+    if aval is None:
+        aval = _ShapedArray(value.shape, value.dtype)
+    return batched_device_put(aval, sharding, [value], [device], True)

@@ -148,14 +148,10 @@ def quiet():
 
 
 def to_device(values, avals):
-    """NumPy results as JAX arrays on the (single) CPU device, in one cheap transfer each (_host_put)."""
-    put = _host_put.batched_device_put
-    if put is None:
-        import jax
-        return jax.device_put(values)
-    device, sharding = _target()
-    # committed, as the outputs of a jitted call are: jax.jit compiles again for a change of either
-    return [put(a, sharding, [v], [device], True) for v, a in zip(values, avals)]
+    """NumPy results as JAX arrays on the (single) CPU device, in one cheap transfer each (_host_put);
+    committed, as the outputs of a jitted call are: jax.jit compiles again for a change of either."""
+    device = _target()
+    return [_host_put.put(v, device, a) for v, a in zip(values, avals)]
 
 
 _target_cache = []
@@ -164,8 +160,7 @@ _target_cache = []
 def _target():
     if not _target_cache:
         import jax
-        device = jax.local_devices()[0]   # this process's (several processes: see distributed)
-        _target_cache.append((device, jax.sharding.SingleDeviceSharding(device)))
+        _target_cache.append(jax.local_devices()[0])   # this process's (several processes: see distributed)
     return _target_cache[0]
 
 
@@ -340,15 +335,14 @@ def compile_jaxpr(closed, dims=None):
                     env[v] = s
                 c.steps.append((fn, tuple(ins), tuple(outs), tuple(np_dtype(v.aval) for v in eqn.outvars)))
                 continue
+            params = eqn.params if dims is None else concrete(eqn.params, dims)
             if name in _numpy_lowered.FUNCTIONS:   # JAX lowers it as a function of primitives: inline that
-                params = eqn.params if dims is None else concrete(eqn.params, dims)
                 inner = _numpy_lowered.jaxpr(name, tuple(sorted(params.items())),
                                              tuple((tuple(shaped(v.aval).shape), np.dtype(v.aval.dtype))
                                                    for v in eqn.invars))
                 for v, s in zip(eqn.outvars, flatten(inner.jaxpr, inner.consts, ins)):
                     env[v] = s
                 continue
-            params = eqn.params if dims is None else concrete(eqn.params, dims)
             control = _CONTROL.get(name)
             if control is not None:
                 if dims is not None:   # (their bodies' shapes would need the symbols too)

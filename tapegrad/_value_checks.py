@@ -47,6 +47,8 @@ def check_array(value, bad, make_error, strict=False):
     if isinstance(value, jax.core.Tracer):
         _check_traced(value, bad, make_error, strict)
         return
+    if _faults._in_flight[0] is not None:   # the array may be a program's result not yet awaited
+        _faults.confirm()
     host = np.asarray(value)
     mask = np.asarray(bad(host, np))
     if mask.any():

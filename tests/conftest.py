@@ -109,6 +109,8 @@ def no_program_rent(monkeypatch):
 def background_compile(monkeypatch):
     from tapegrad import _background
     monkeypatch.setattr(_background, "ENABLED", [True])
+    yield
+    _background.drain()   # a compile still running must not land in the next test's counters
 
 
 @pytest.fixture(autouse=True)

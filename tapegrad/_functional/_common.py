@@ -3,10 +3,11 @@ import builtins
 import math
 import numbers
 
+import jax
 import numpy as np
 from jax.export import is_symbolic_dim
 
-from .. import _dtypes as D, _value_checks
+from .. import _dtypes as D, _faults, _value_checks
 from .._arg_types import as_size, check_lone_size
 from .._tensor import Tensor, _wrap_dim
 
@@ -22,9 +23,10 @@ def read_on_host(value):
     """(array module, value) to count or check a concrete value with: NumPy on the value itself where it lives
     in host memory (a CPU array), else jax.numpy on its device. Counts that decide an output's size and checks
     that raise PyTorch's errors read values as PyTorch syncs; jnp would compile a program per new shape."""
-    import jax
     if isinstance(value, np.ndarray) or (not isinstance(value, jax.core.Tracer)   # (a trace reads it as before)
                                          and builtins.all(d.platform == "cpu" for d in value.devices())):
+        if _faults._in_flight[0] is not None:   # the array may be a program's result not yet awaited
+            _faults.confirm()
         return np, np.asarray(value)
     return jax.numpy, value
 

@@ -11,7 +11,8 @@ from .._grad_mode import is_grad_enabled
 from .._ops import linalg as L
 from . import _return_types as RT
 from .._broadcast_errors import broadcast_mismatch
-from ._common import SCALAR_NAME, dims as _dims, read_on_host, wrap_dim
+from ._common import SCALAR_NAME, dims as _dims, wrap_dim
+from .. import _value_checks
 from .._autocast import policy
 from ._linalg import matmul
 
@@ -65,9 +66,10 @@ def _check_full_precision(a, prefix):
 
 def _check_finite(result, name, message, prefix=None):
     # XLA returns inf/NaN for singular input; PyTorch raises. Checking needs a host sync, as PyTorch's does.
-    values = result if isinstance(result, tuple) else (result,)
-    if not builtins.all(builtins.bool(xp.all(xp.isfinite(x))) for xp, x in (read_on_host(v._value) for v in values)):
-        raise LinAlgError(f"{prefix or 'linalg.' + name}: {message}")
+    def make_error(value, at):
+        return LinAlgError(f"{prefix or 'linalg.' + name}: {message}")
+    for v in result if isinstance(result, tuple) else (result,):
+        _value_checks.check_array(v._value, lambda x, xp: ~xp.isfinite(x), make_error, strict=True)
     return result
 
 

@@ -4,7 +4,7 @@ import builtins
 import jax
 import numpy as np
 
-from .. import _dtypes as D
+from .. import _dtypes as D, _value_checks
 from .._dispatch import apply
 from .._inplace import check_inplace, inplace
 from .._ops import random_fill as RF
@@ -171,9 +171,9 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
     if num_samples <= 0:
         raise RuntimeError("cannot sample n_sample <= 0 samples")
+    _value_checks.check_array(input._value, lambda v, xp: (v < 0) | ~xp.isfinite(v), lambda v, at: RuntimeError(
+        "probability tensor contains either `inf`, `nan` or element < 0"), strict=True)
     xp, p = read_on_host(input._value)
-    if builtins.bool(xp.any(p < 0)) or not builtins.bool(xp.all(xp.isfinite(p))):
-        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
     if builtins.bool(xp.any(xp.sum(p, -1) == 0)):
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     num_samples, replacement = builtins.int(num_samples), builtins.bool(replacement)
