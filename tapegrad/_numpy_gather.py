@@ -1,6 +1,8 @@
 """NumPy rules for lax's gather and scatter primitives (indexing, embeddings, take_along_axis and their
 gradients), with lax's semantics: windows clamped or filled and dropped as the mode says. Registered into
 _numpy_rules' table."""
+import functools
+
 import numpy as np
 
 
@@ -75,9 +77,14 @@ def _gather(params):
 
     take_axis = collapsed[0] if (len(collapsed) == 1 and start_map == collapsed and not operand_batching) else None
     windowed = not collapsed and not operand_batching and offset_dims == tuple(range(len(sizes)))
+    along = _along_axis(len(sizes), offset_dims, collapsed, start_map, operand_batching, indices_batching, sizes)
 
     def gather(x, indices):
         x, indices = np.asarray(x), np.asarray(indices)
+        if along is not None:
+            out = _take_along(x, indices, along, fill, params.get("fill_value"))
+            if out is not None:
+                return out
         if take_axis is not None:
             out = _take(x, indices, take_axis, sizes, offset_dims, fill)
             if out is not None:
@@ -122,6 +129,55 @@ def _take(x, indices, axis, sizes, offset_dims, fill):
     return out if order == sorted(order) else out.transpose(order)
 
 
+def _along_axis(ndim, window_dims, fixed, start_map, operand_batching, indices_batching, sizes):
+    """The axis of a take_along_axis-shaped gather or scatter (cross_entropy's pick of each row's target
+    and its gradient): one element per index, every other operand dimension a batching dimension at the
+    same place in the indices; None for any other."""
+    if window_dims or len(start_map) != 1 or tuple(fixed) != start_map or any(s != 1 for s in sizes):
+        return None
+    axis = start_map[0]
+    others = tuple(d for d in range(ndim) if d != axis)
+    return axis if operand_batching == others and indices_batching == others else None
+
+
+def _along_index(shape, indices, axis, clamp):
+    """The operand position each index picks, as a tuple of broadcasting index arrays, and the mask of the
+    in-bounds ones (None when clamped or all in bounds); None when the indices are not one per position of
+    a batch."""
+    if indices.ndim != len(shape) + 1 or indices.shape[-1] != 1 or any(
+            indices.shape[d] != shape[d] for d in range(len(shape)) if d != axis):
+        return None
+    i = indices[..., 0]
+    n = shape[axis]
+    inside = None
+    if clamp:
+        i = np.clip(i, 0, n - 1)
+    elif i.size and (i.min() < 0 or i.max() >= n):
+        inside = (i >= 0) & (i < n)
+        i = np.where(inside, i, 0)
+    index = list(_grid(shape))
+    index[axis] = i
+    return tuple(index), inside
+
+
+@functools.lru_cache(maxsize=256)
+def _grid(shape):
+    """Per dimension of `shape`, its positions as an array along that dimension (for broadcasting)."""
+    return tuple(np.arange(d).reshape((1,) * k + (d,) + (1,) * (len(shape) - k - 1)) for k, d in enumerate(shape))
+
+
+def _take_along(x, indices, axis, fill, fill_value):
+    """np.take_along_axis with lax's out-of-bounds rule: clamped, or filled."""
+    found = _along_index(x.shape, indices, axis, clamp=not fill)
+    if found is None:
+        return None
+    index, inside = found
+    out = x[index]
+    if inside is not None:
+        out = np.where(inside, out, np.asarray(_fill_value(x.dtype, fill_value), x.dtype))
+    return out
+
+
 def _window(x, starts, start_map, sizes, fill):
     """A gather that is a dynamic slice (one window, starts given for some dimensions), as a slice of x."""
     index = []
@@ -143,11 +199,23 @@ def _scatter(combine):
         operand_batching = tuple(getattr(dn, "operand_batching_dims", ()))
         indices_batching = tuple(getattr(dn, "scatter_indices_batching_dims", ()))
         clamp = _mode_name(params["mode"]).endswith("CLIP")
+        fixed = inserted + operand_batching
+        along = _along_axis(len(fixed), window_dims, inserted, start_map, operand_batching, indices_batching,
+                            (1,) * len(fixed))
 
         def scatter(x, indices, updates):
             out = np.array(x, copy=True)
             updates = np.asarray(updates)
-            fixed = inserted + operand_batching
+            if along is not None and out.ndim == len(fixed):
+                indices = np.asarray(indices)
+                found = _along_index(out.shape, indices, along, clamp)
+                if found is not None and updates.shape == indices.shape[:-1]:
+                    index, inside = found
+                    if inside is not None:   # XLA skips what falls outside
+                        index = tuple(np.broadcast_to(i, updates.shape)[inside] for i in index)
+                        updates = updates[inside]
+                    combine(out, index, updates)
+                    return out
             windows = iter(updates.shape[d] for d in window_dims)
             sizes = [1 if d in fixed else next(windows) for d in range(out.ndim)]
             index, inside = _window_indices(out.shape, indices, updates.shape, window_dims, sizes, fixed,

@@ -121,6 +121,19 @@ CASES = {
     "take_gradient": (jax.grad(lambda x, i: (x[i] ** 2).sum()), (F64, np.array([2, 1, 1]))),
     "take_along_axis_gradient": (jax.grad(lambda x, i: (jnp.take_along_axis(x, i, 1) ** 2).sum()),
                                  (F64, R.integers(0, 4, (3, 2)))),
+    # take_along_axis's own path: out-of-bounds indices filled, clamped or dropped, any axis, duplicates
+    "take_along_axis_out_of_bounds": (lambda x, i: (jnp.take_along_axis(x, i, 1),
+                                                    jnp.take_along_axis(x, i, 1, mode="clip")),
+                                      (F64, np.array([[0, 4, -1], [-5, 3, 9], [2, 2, 1]]))),
+    "take_along_the_middle_axis": (lambda x, i: jnp.take_along_axis(x, i, 1),
+                                   (R.standard_normal((2, 5, 3)), R.integers(-5, 5, (2, 4, 3)))),
+    "take_along_the_first_axis": (lambda x, i: jnp.take_along_axis(x, i, 0), (F64, R.integers(0, 3, (6, 4)))),
+    "take_along_axis_gradient_with_duplicates_and_drops": (
+        jax.grad(lambda x, i: (jnp.take_along_axis(x, i, 1) ** 2).sum()),
+        (F64, np.array([[1, 1, 3, 9], [0, -7, 0, 2], [3, 3, 3, 3]]))),
+    "take_along_axis_gradient_clamped": (
+        jax.grad(lambda x, i: (jnp.take_along_axis(x, i, 0, mode="clip") ** 3).sum()),
+        (F32 * 1, np.array([[1, 0, 5, 2], [-3, 2, 0, 0]]))),
     "scatter_set": (lambda x, i: x.at[i].set(7.0), (F64, np.array([1, 2]))),
     "scatter_add_duplicates": (lambda x, i: x.at[i].add(1.0), (F64, np.array([1, 1, 2]))),
     "scatter_mul": (lambda x, i: x.at[i, 2].multiply(3.0), (F64, np.array([1, 1, 2]))),
