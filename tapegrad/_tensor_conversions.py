@@ -1,5 +1,6 @@
 """Tensor as a Python value: conversions to numbers, lists and NumPy, len and iteration, hashing, pickling,
 deepcopy and printing; attached to the class as _methods.py attaches the maths."""
+import jax
 import numpy as np
 
 from . import _dtypes as D
@@ -40,8 +41,12 @@ def item(self):
     return self._host_scalar()
 
 
-def _host_scalar(self):
+def _host_scalar(self, boolean=False):
     # Read through NumPy: a jax reshape here would run (and on first sight compile) a program of its own.
+    value = self._peek()
+    if isinstance(value, jax.core.Tracer):   # (a transform traces: the value does not exist yet; see func)
+        raise (jax.errors.TracerBoolConversionError(value) if boolean else
+               jax.errors.ConcretizationTypeError(value, "a Python number read from a tensor (item(), float())"))
     if self._view is not None:   # (out[0].item(): NumPy picks the element, see _host_read)
         from ._host_read import view_element
         value = view_element(self)
@@ -87,7 +92,7 @@ def __bool__(self):
                            " is ambiguous. Use .any() or .all() to reduce it first.")
     if _TRACING[0]:
         _tracer_warnings.converting("Python boolean")
-    return bool(self._host_scalar())
+    return bool(self._host_scalar(boolean=True))
 
 
 def _scalar(self, kind):

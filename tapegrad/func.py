@@ -6,16 +6,19 @@ arguments and results become arrays, and `jax.grad`, `jax.vjp`, `jax.jvp`, `jax.
 a transformed function is again a function of Tensors. A transformed function is compiled once per
 argument shapes, with the tensors it reads from outside its arguments (a module's parameters) as
 inputs of the program, so a nested composition (a per-sample gradient) is one program; functions that
-draw random numbers or write tensors in place run op by op. The function must be pure over its arguments: values read in Python (`.item()`) cannot be
-traced and raise, as they do under torch.func.
+draw random numbers or write tensors in place run op by op. The function must be pure over its arguments:
+values read in Python (`.item()`) cannot be traced and raise (under torch.func only inside a vmap). Misuse
+raises torch.func's errors (_func_checks), before JAX would raise its own.
 """
 import contextlib
 import functools
 
 import jax
+import numpy as np
 from jax.experimental import checkify
 
-from . import _dispatch, _programs, _value_checks
+from . import _dispatch, _func_checks, _programs, _value_checks
+from . import random as _random
 from .autograd import _function_transforms
 from .autograd._tracing import TRACER_ERRORS, Identity, Untraceable, discover, swapped, tracing
 from ._jax_function import from_jax, to_jax  # noqa: E402,F401  (JAX functions as ops, modules as JAX functions)
@@ -82,15 +85,18 @@ def _to_tensors(tree):
     return _as_dicts(jax.tree_util.tree_map(lambda x: Tensor._wrap(x) if isinstance(x, jax.Array) else x, tree))
 
 
-def _on_arrays(func, kwargs=None, captured=(), values=(), on_arguments=None, kinds=()):
+def _on_arrays(func, kwargs=None, captured=(), values=(), on_arguments=None, kinds=(), check=None):
     """func over Tensors as a pure function over arrays (pytrees in, pytrees out); the tensors it reads from
     outside (`captured`) are read as `values` while it is traced. `kinds`: the transform it is traced for
-    ("reverse", "forward", "vmap"), which decides how an autograd.Function inside runs."""
+    ("reverse", "forward", "vmap"), which decides how an autograd.Function inside runs. `check(result)`: the
+    transform's checks of what func returns (PyTorch's errors, raised before JAX's)."""
     kwargs = kwargs or {}
 
     def pure(*arrays):
         with tracing(on_arguments=on_arguments), swapped(captured, values), _function_transforms.under(kinds):
             out = func(*_to_tensors(arrays), **kwargs)
+            if check is not None:
+                check(out)
             return _to_arrays(out)
     return pure
 
@@ -103,7 +109,7 @@ _KINDS = {"grad": ("reverse",), "jvp": ("forward",), "jacrev": ("reverse",), "ja
           "vmap": ("vmap",)}
 
 
-def _transformed(name, func, kwargs, args, make):
+def _transformed(name, func, kwargs, args, make, check=None):
     """make(pure)(*argument arrays), compiled once per function and argument shapes: the tensors func reads
     from outside its arguments are inputs of the program, so their current values are used at every call.
     Functions that draw random numbers or write in place run op by op instead."""
@@ -119,13 +125,13 @@ def _transformed(name, func, kwargs, args, make):
         try:
             entry = _compiled.get(key)
             if entry is None:
-                jitted, captured, keys, reading = _compile(func, kwargs, arrays, make, kinds)
+                jitted, captured, keys, reading = _compile(func, kwargs, arrays, make, kinds, check)
                 entry = _compiled.put(key, (jitted, captured and state.places(captured), keys, reading,
                                             state.anchors))
         except TypeError:   # unhashable static parts: op by op
             entry = None
     if entry is None or entry[0] is None:
-        checked, keys = _checked(make(_on_arrays(func, kwargs, kinds=kinds)))
+        checked, keys = _checked(make(_on_arrays(func, kwargs, kinds=kinds, check=check)))
         error, out = checked(*arrays)
     else:
         jitted, places, keys, reading, _ = entry
@@ -158,9 +164,9 @@ def _with_error(fn, has_aux):
     return pure, keys
 
 
-def _compile(func, kwargs, arrays, make, kinds):
+def _compile(func, kwargs, arrays, make, kinds, check=None):
     def trace(capture, *xs):
-        return _checked(make(_on_arrays(func, kwargs, on_arguments=capture, kinds=kinds)))[0](*xs)[1]
+        return _checked(make(_on_arrays(func, kwargs, on_arguments=capture, kinds=kinds, check=check)))[0](*xs)[1]
     try:
         _, captured = discover(trace, jax.tree_util.tree_map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype),
                                                              arrays))
@@ -169,36 +175,29 @@ def _compile(func, kwargs, arrays, make, kinds):
     reading = [captured]   # the tensors the program reads as `values`: the current call's
 
     def program(values, *xs):
-        return make(_on_arrays(func, kwargs, reading[0], values, kinds=kinds))(*xs)
+        return make(_on_arrays(func, kwargs, reading[0], values, kinds=kinds, check=check))(*xs)
     checked, keys = _checked(program)
     return jax.jit(checked), captured, keys, reading
 
 
-@contextlib.contextmanager
-def _explained():
-    try:
-        yield
-    except TRACER_ERRORS as e:
-        raise RuntimeError(
-            "tapegrad.func transforms trace the function: it cannot read tensor values in Python (.item(), "
-            ".tolist(), .numpy(), bool() or a data-dependent if). Compute with tensor ops instead (torch.where)."
-        ) from e
-
-
-def _argnums_check(argnums, nargs):
-    for n in (argnums,) if isinstance(argnums, int) else argnums:
-        if not -nargs <= n < nargs:
-            raise RuntimeError(f"Got argnums={argnums}, but only {nargs} positional inputs")
+def _argnums(argnums, args):
+    """The argnums checked as PyTorch checks them, and the arguments they pick checked as differentiable."""
+    nums = _func_checks.argnums(argnums, len(args))
+    _func_checks.differentiable(tuple(args[n] for n in nums) if isinstance(nums, tuple) else args[nums])
+    return nums
 
 
 def grad_and_value(func, argnums=0, has_aux=False):
     """(gradient, value) of a function returning a scalar tensor."""
+    def check(out):
+        _func_checks.scalar_output(_func_checks.with_aux("grad_and_value(f)(*args)", out, has_aux)[0])
+
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        _argnums_check(argnums, len(args))
-        with _explained():
-            value, g = _transformed(("grad", argnums, has_aux), func, kwargs, args,
-                                    lambda pure: jax.value_and_grad(pure, argnums, has_aux=has_aux))
+        nums = _argnums(argnums, args)
+        with _func_checks.explained("grad"):
+            value, g = _transformed(("grad", nums, has_aux), func, kwargs, args,
+                                    lambda pure: jax.value_and_grad(pure, nums, has_aux=has_aux), check)
         return _to_tensors(g), _to_tensors(value)
     return wrapper
 
@@ -214,10 +213,22 @@ def grad(func, argnums=0, has_aux=False):
     return wrapper
 
 
+_VJP = "vjp(f, *primals)"
+_JVP = "jvp(f, primals, tangents)"
+
+
+def _outputs_checked(api, has_aux):
+    """What torch.func checks of a vjp's or jvp's function results: (output, aux) with has_aux, tensors."""
+    def check(out):
+        _func_checks.tensor_outputs(api, _func_checks.with_aux(api, out, has_aux)[0])
+    return check
+
+
 def vjp(func, *primals, has_aux=False):
     """(func(*primals), vjp_fn): vjp_fn(cotangents) gives one gradient per primal."""
-    pure, keys = _with_error(_on_arrays(func, kinds=("reverse",)), has_aux)
-    with _explained():
+    _func_checks.differentiable(primals)
+    pure, keys = _with_error(_on_arrays(func, kinds=("reverse",), check=_outputs_checked(_VJP, has_aux)), has_aux)
+    with _func_checks.explained("grad"):
         out, pullback, (error, aux) = jax.vjp(pure, *_to_arrays(primals), has_aux=True)
     _value_checks.raise_failed(error, keys)
 
@@ -227,47 +238,95 @@ def vjp(func, *primals, has_aux=False):
         if not _same_structure(cts, out):
             raise RuntimeError("Expected pytree structure of cotangents to be the same as pytree structure of "
                                f"outputs to the function. cotangents: {_spec(given)}, primal output: {_spec(out)}")
-        return _to_tensors(pullback(cts))
+        return _to_tensors(pullback(_as_outputs(cts, out)))
     if has_aux:
         return _to_tensors(out), vjp_fn, _to_tensors(aux)
     return _to_tensors(out), vjp_fn
 
 
+def _as_outputs(cotangents, outputs):
+    """Cotangents checked against the outputs' shapes and cast to their dtypes, as autograd.grad does."""
+    flat, tree = jax.tree_util.tree_flatten(cotangents)
+    outs = jax.tree_util.tree_leaves(outputs)
+    for i, (c, o) in enumerate(zip(flat, outs)):
+        if tuple(c.shape) != tuple(o.shape):
+            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of torch.Size({list(c.shape)}) and "
+                               f"output[{i}] has a shape of torch.Size({list(o.shape)}).")
+    return jax.tree_util.tree_unflatten(tree, [c.astype(o.dtype) for c, o in zip(flat, outs)])
+
+
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     """(func(*primals), the derivative along `tangents`): forward mode, by jax.jvp."""
-    if not isinstance(primals, tuple) or not isinstance(tangents, tuple):
-        raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to be tuples. E.g. "
-                           "jvp(f, (x,), (t,))")
-    if len(primals) != len(tangents):
-        raise RuntimeError(f"jvp(f, primals, tangents): Expected primals and tangents to have the same python "
-                           f"structure, got {len(primals)} and {len(tangents)} elements")
-    if not _same_structure(_to_arrays(primals), _to_arrays(tangents)):
-        raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to have the same python "
-                           "structure. For example, if primals is a tuple of 3 tensors, tangents also must be. Got "
-                           f"primals with structure {_spec(primals)} and tangents with structure {_spec(tangents)}")
-    with _explained():
-        result = _transformed(("jvp", has_aux), func, {}, (primals, tangents),
-                              lambda pure: lambda p, t: jax.jvp(pure, p, t, has_aux=has_aux))
+    if not isinstance(primals, tuple):
+        raise RuntimeError(f"{_JVP}: Expected primals to be a tuple. E.g. it should be valid to call f(*primals).")
+    if _func_checks.spec(primals) != _func_checks.spec(tangents):
+        raise RuntimeError(f"{_JVP}: Expected primals and tangents to have the same python structure. For example, "
+                           "if primals is a tuple of 3 tensors, tangents also must be. Got primals with structure "
+                           f"{_func_checks.spec(primals)} and tangents with structure {_func_checks.spec(tangents)}")
+    _func_checks.primals(_JVP, primals)
+    _func_checks.primals(_JVP, tangents, "tangents")
+    _tangent_shapes(primals, tangents)
+    with _func_checks.explained("jvp"):
+        result = _transformed(("jvp", has_aux), func, {}, (primals, _tangents_cast(primals, tangents)),
+                              lambda pure: lambda p, t: jax.jvp(pure, p, t, has_aux=has_aux),
+                              _outputs_checked(_JVP, has_aux))
     return tuple(_to_tensors(r) for r in result)
 
 
-def _jacobian(transform):
-    def make(func, argnums=0, has_aux=False, **unused):
+def _tangent_shapes(primals, tangents):
+    for p, t in zip(_func_checks.leaves(primals), _func_checks.leaves(tangents)):
+        if tuple(p.shape) != tuple(t.shape):
+            raise RuntimeError("Trying to set a forward gradient that has a different size than that of the original "
+                               f"Tensor, this is not supported. Tensor is of size {list(p.shape)} while the given "
+                               f"forward gradient is of size {list(t.shape)}.")
+
+
+def _tangents_cast(primals, tangents):
+    """Tangents in their primals' dtypes (JAX requires it; PyTorch's dual tensors convert them too)."""
+    return jax.tree_util.tree_map(lambda t, p: t if t.dtype is p.dtype else t.to(p.dtype), tangents, primals,
+                                  is_leaf=_is_tensor)
+
+
+def _jacobian(transform, api):
+    def make(func, argnums=0, has_aux=False, *, chunk_size=None, randomness=None):
+        if transform is jax.jacrev and not (chunk_size is None or chunk_size > 0):
+            raise ValueError("jacrev: `chunk_size` should be greater than 0.")
+
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
-            _argnums_check(argnums, len(args))
-            with _explained():
-                out = _transformed((transform.__name__, argnums, has_aux), func, kwargs, args,
-                                   lambda pure: transform(pure, argnums, has_aux=has_aux))
+            nums = _func_checks.argnums(argnums, len(args))
+            picked = tuple(args[n] for n in nums) if isinstance(nums, tuple) else args[nums]
+            if transform is jax.jacfwd:   # (forward mode: its function runs under a vmap over the basis)
+                _func_checks.randomness(randomness)
+                _func_checks.primals(_JVP, picked)
+                levels = _random.vmap_level(randomness, None)
+            else:
+                _func_checks.differentiable(picked)
+                levels = contextlib.nullcontext()
+            with _func_checks.explained(transform.__name__), levels:
+                out = _transformed((transform.__name__, nums, has_aux, randomness), func, kwargs, args,
+                                   lambda pure: transform(pure, nums, has_aux=has_aux), _outputs_checked(api, has_aux))
             return _to_tensors(out)
         return wrapper
     return make
 
 
-jacrev = _jacobian(jax.jacrev)
-jacfwd = _jacobian(jax.jacfwd)
-jacrev.__doc__ = "The Jacobian by reverse mode (one VJP per output element, vectorised)."
-jacfwd.__doc__ = "The Jacobian by forward mode (one JVP per input element, vectorised)."
+_jacrev, _jacfwd = _jacobian(jax.jacrev, _VJP), _jacobian(jax.jacfwd, _JVP)
+
+
+def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
+    """The Jacobian by reverse mode (one VJP per output element, vectorised)."""
+    return _jacrev(func, argnums, has_aux, chunk_size=chunk_size)
+
+
+def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
+    """The Jacobian by forward mode (one JVP per input element, vectorised). A function that draws random numbers
+    runs with randomness "error" (PyTorch's default: it raises) or "same"; "different" draws differ per
+    input element in PyTorch, which this does not do and refuses."""
+    if randomness == "different":
+        raise NotImplementedError("jacfwd(randomness='different') is not supported: draw the random values outside "
+                                  "the function and pass them in, or use randomness='same'.")
+    return _jacfwd(func, argnums, has_aux, randomness=randomness)
 
 
 def hessian(func, argnums=0):
@@ -278,104 +337,64 @@ def hessian(func, argnums=0):
 def linearize(func, *primals):
     """(func(*primals), jvp_fn) with the linearisation computed once."""
     pure, keys = _with_error(_on_arrays(func, kinds=("forward",)), False)
-    with _explained():
+    with _func_checks.explained("jvp"):
         out, f_jvp, (error, _) = jax.linearize(pure, *_to_arrays(primals), has_aux=True)
     _value_checks.raise_failed(error, keys)
     return _to_tensors(out), lambda *tangents: _to_tensors(f_jvp(*_to_arrays(tangents)))
 
 
 def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
-    """func mapped over a batch dimension of its arguments (in_dims, out_dims as torch.func.vmap)."""
-    if randomness not in ("error", "different", "same"):
-        raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. Got "
-                           f"{randomness}")
+    """func mapped over a batch dimension of its arguments (in_dims, out_dims and randomness as torch.func.vmap).
+    randomness: "error" refuses draws inside func, "same" draws one value for the whole batch, "different" one
+    per element."""
+    _func_checks.randomness(randomness)
+    if not (chunk_size is None or chunk_size > 0):
+        raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        dims = in_dims
-        if isinstance(dims, tuple) and len(dims) != len(args):
-            raise ValueError(f"vmap({_name(func)}, in_dims={in_dims}, ...)(<inputs>): in_dims is not compatible "
-                             f"with the structure of `inputs`. in_dims has structure {len(dims)} but inputs has "
-                             f"structure {len(args)}.")
-        with _explained():
-            out = _transformed(("vmap", dims, out_dims), func, kwargs, args,
-                               lambda pure: jax.vmap(pure, in_axes=_in_order(dims), out_axes=_in_order(out_dims)))
+        _func_checks.out_dims(out_dims, func)
+        size, flat = _func_checks.in_dims(in_dims, args, func)
+        axes = _axes_like(args, iter(flat))
+
+        def check(out):
+            _func_checks.results(out, out_dims, func)
+
+        def make(pure):
+            if randomness != "different":
+                def run(*xs):
+                    with _random.vmap_level(randomness, None):
+                        return pure(*xs)
+                return jax.vmap(run, in_axes=axes, out_axes=_in_order(out_dims))
+
+            def batched(index, *xs):   # (index: the element's position, which its draws fold in)
+                with _random.vmap_level(randomness, index):
+                    return pure(*xs)
+            mapped = jax.vmap(batched, in_axes=(0,) + axes, out_axes=_in_order(out_dims))
+            return lambda *xs: mapped(np.arange(size, dtype=np.int32), *xs)
+        with _func_checks.explained("vmap"):
+            try:
+                out = _transformed(("vmap", tuple(flat), out_dims, randomness), func, kwargs, args, make, check)
+            except ValueError as e:   # (jax.vmap's: an out_dim of None for a result that the map batched)
+                if "out_axes" not in str(e) or "batched" not in str(e):
+                    raise
+                raise ValueError(f"vmap({_func_checks.name(func)}, ...): `{_func_checks.name(func)}` can not "
+                                 "return a BatchedTensor when out_dim is None") from None
         return _to_tensors(out)
     return wrapper
 
 
-def _name(func):
-    return getattr(func, "__name__", repr(func))
+def _axes_like(args, dims):
+    """The in_axes JAX takes for `args` (the structure _in_order gives them), from PyTorch's flat in_dims."""
+    node = _func_checks._node(args)
+    if node is None:
+        return next(dims)
+    kind = type(args)
+    if kind is list or kind is tuple:
+        return kind(_axes_like(a, dims) for a in args)
+    if isinstance(args, dict):
+        return _InOrder((k, _axes_like(v, dims)) for k, v in args.items())
+    return kind(*[_axes_like(a, dims) for a in args])   # (a namedtuple)
 
 
-# ---- modules as functions -----------------------------------------------------------------------
-
-def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *, tie_weights=True,
-                    strict=False):
-    """Call `module` with some of its parameters and buffers replaced by the given tensors."""
-    dicts = parameter_and_buffer_dicts
-    if isinstance(dicts, (list, tuple)):
-        merged = {}
-        for d in dicts:
-            for k, v in d.items():
-                if k in merged:
-                    raise ValueError(f"{k} appeared in multiple dictionaries; behavior of functional call is "
-                                     "ambiguous")
-                merged[k] = v
-        dicts = merged
-    args = () if args is None else args if isinstance(args, tuple) else (args,)
-    with _swapped(module, dict(dicts), tie_weights, strict):
-        return module(*args, **(kwargs or {}))
-
-
-@contextlib.contextmanager
-def _swapped(module, replacements, tie_weights, strict):
-    slots = {}   # name -> (table, key) of every parameter and buffer
-    by_identity = {}
-    for prefix, m in module.named_modules(remove_duplicate=False):
-        for table in (m._parameters, m._buffers):
-            for key, t in table.items():
-                name = f"{prefix}.{key}" if prefix else key
-                slots[name] = (table, key)
-                if t is not None:
-                    by_identity.setdefault(id(t), []).append(name)
-    targets = {k: v for k, v in replacements.items() if k in slots}
-    if tie_weights:
-        for name, value in list(targets.items()):
-            table, key = slots[name]
-            original = table[key]
-            for tied in by_identity.get(id(original), ()) if original is not None else ():
-                targets.setdefault(tied, value)
-    if strict:
-        unexpected = sorted(k for k in replacements if k not in slots)
-        missing = sorted(k for k in slots if k not in targets)
-        if unexpected or missing:
-            lines = [f"Error(s) in reparametrizing for {type(module).__name__}:"]
-            if unexpected:
-                lines.append("\tUnexpected key(s): " + ", ".join(repr(k) for k in unexpected) + ".")
-            if missing:
-                lines.append("\tMissing key(s): " + ", ".join(repr(k) for k in missing) + ".")
-            raise RuntimeError("\n".join(lines))
-    saved = {name: slots[name][0][slots[name][1]] for name in targets}
-    try:
-        for name, value in targets.items():
-            table, key = slots[name]
-            table[key] = value
-        yield
-    finally:
-        for name, value in saved.items():
-            table, key = slots[name]
-            table[key] = value
-
-
-def stack_module_state(models):
-    """(params, buffers) of several copies of one architecture, stacked along a new first dimension."""
-    from . import stack
-    if not models:
-        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
-    if not (all(m.training for m in models) or all(not m.training for m in models)):
-        raise RuntimeError("stack_module_state: Expected all models to have the same training/eval mode.")
-    params = {k: stack([dict(m.named_parameters())[k].detach() for m in models]).requires_grad_() for k, _ in
-              models[0].named_parameters()}
-    buffers = {k: stack([dict(m.named_buffers())[k] for m in models]) for k, _ in models[0].named_buffers()}
-    return params, buffers
+from ._func_modules import functional_call, stack_module_state  # noqa: E402,F401

@@ -151,7 +151,37 @@ def fork_rng(devices=None, enabled=True, _caller="fork_rng", _devices_kw="device
 
 
 def _key(generator):
-    return (generator or default_generator).next_key()
+    if _VMAP_LEVELS:
+        _refuse_in_vmap()
+    key = (generator or default_generator).next_key()
+    for randomness, index in _VMAP_LEVELS:
+        if randomness == "different":   # one key per element of that map
+            key = jax.random.fold_in(key, index)
+    return key
+
+
+_VMAP_LEVELS = []   # the vmaps tracing their function now, outermost first: (randomness, element index)
+
+
+@contextlib.contextmanager
+def vmap_level(randomness, index):
+    """While a vmap traces its function: draws follow its `randomness` ("error" refuses them, "same" draws one
+    value for the batch, "different" folds the element's `index` into the key). None: no vmap."""
+    if randomness is None:
+        yield
+        return
+    _VMAP_LEVELS.append((randomness, index))
+    try:
+        yield
+    finally:
+        _VMAP_LEVELS.pop()
+
+
+def _refuse_in_vmap():
+    if any(randomness == "error" for randomness, _ in _VMAP_LEVELS):
+        raise RuntimeError("vmap: called random operation while in randomness error mode. Please either use the "
+                           "'same' or 'different' randomness flags on vmap or perform the randomness operation out "
+                           "of vmap")
 
 
 TRACE_DRAWS = [None]   # while tapegrad.compile traces a function: its _compile._draws.TraceDraws

@@ -5,7 +5,7 @@ copies: the cast is a recorded op, so the backward computes in the low dtype and
 parameter cast back to the parameter's dtype. Parameters of nested FSDP modules are cast by those.
 """
 from ..._tensor import Tensor
-from ...func import _swapped
+from ..._func_modules import _swapped
 
 
 def cast_floats(tree, dtype):
