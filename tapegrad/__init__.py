@@ -101,6 +101,7 @@ globals().update(_CPU_CLASSES)   # FloatTensor, DoubleTensor, LongTensor, ...
 from ._inplace_functions import FUNCTIONS as _INPLACE_FUNCTIONS  # noqa: E402
 globals().update(_INPLACE_FUNCTIONS)   # torch.sin_(x), torch.clamp_(x, 0, 1), ...
 from ._functional._linalg_functions import svd_legacy as svd  # noqa: E402  (torch.svd: V, some, compute_uv)
+from ._functional._linalg_functions import qr_legacy as qr  # noqa: E402  (torch.qr: some)
 from ._strided import empty_strided  # noqa: E402
 from . import _pinned  # noqa: E402,F401  (Tensor.pin_memory, Tensor.is_pinned)
 

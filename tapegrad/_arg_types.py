@@ -2,14 +2,14 @@
 
 An int, or anything with `__index__` (a NumPy integer, a one-element integer tensor), is an int; a
 bool, a float or any other tensor is PyTorch's TypeError. In an int list (a size, a permutation) a bool
-is an int too; a lone one is not. A bool argument is a Python bool and nothing else. Without these
+is an int too, but as the first element or alone. A bool argument is a Python bool and nothing else. Without these
 checks a float dim, k or size was truncated silently (`ones(2.5)` had 2 elements), `keepdim=1.0` or a
 bool dim was taken as given, and a tensor failed deep inside with another error.
 """
 import operator
 
 
-def as_int(value, name="dim"):
+def as_int(value, name="dim", fname=None, position=None):
     if type(value) is int:
         return value
     if type(value) is not bool:
@@ -17,27 +17,84 @@ def as_int(value, name="dim"):
             return operator.index(value)
         except TypeError:
             pass
-    raise TypeError(f"argument '{name}' must be int, not {type(value).__name__}")
+    raise TypeError(f"{_argument(name, fname, position)} must be int, not {type(value).__name__}")
 
 
-def as_bool(value, name):
+def as_bool(value, name, fname=None, position=None):
     if type(value) is bool:
         return value
-    raise TypeError(f"argument '{name}' must be bool, not {type(value).__name__}")
+    raise TypeError(f"{_argument(name, fname, position)} must be bool, not {type(value).__name__}")
 
 
-def as_size(value, position, name="size"):
-    """One element of an int-list argument (a shape, a permutation): an int or what has `__index__`; a
-    bool counts as an int there, as in PyTorch's lists (a lone bool does not: see `check_lone_size`)."""
-    if type(value) is int:
-        return value
-    try:
-        return operator.index(value)
-    except TypeError:
-        raise TypeError(f"argument '{name}' must be tuple of ints, but found element of type "
-                        f"{type(value).__name__} at pos {position}") from None
+def _argument(name, fname, position):
+    """How PyTorch's parser names an argument: `f(): argument 'x' (position 2)`, the function and the
+    position where known (the position only for an argument passed by position)."""
+    where = f" (position {position})" if position is not None else ""
+    return f"{fname + '(): ' if fname else ''}argument '{name}'{where}"
 
 
-def check_lone_size(sizes, name="size"):
-    if len(sizes) == 1 and type(sizes[0]) in (bool, float):
-        raise TypeError(f"argument '{name}' (position 1) must be tuple of ints, not {type(sizes[0]).__name__}")
+def as_size(value, position, name="size", fname=None):
+    """One element of an int-list argument (a shape, a permutation) at 1-based `position` (see `int_list`)."""
+    return value if type(value) is int else _element(value, position - 1, name, fname, 1)
+
+
+def int_list(values, name="size", fname=None, position=1):
+    """An int-list argument (a size, dims, a kernel size) read as PyTorch's parser reads it: its first element
+    decides whether the argument is an int list at all (a bool there is not an int), the later ones are
+    unpacked (a bool is an int); anything else is its TypeError, in its words. `fname` and `position`: the
+    function and the argument's place in the call, which PyTorch's message names."""
+    return tuple(v if type(v) is int else _element(v, i, name, fname, position) for i, v in enumerate(values))
+
+
+def int_lists(fname, arguments):
+    """Several int-list arguments of one call, [(name, value, position)], each a list or one int (given as a
+    1-tuple), with PyTorch's errors in its order: its parser checks each argument's type and first element
+    while it matches the signature (left to right), then the kernel's arguments are unpacked as C++ evaluates
+    them (right to left), so a bad later element of the last argument is the one reported."""
+    for name, value, position in arguments:
+        if isinstance(value, (tuple, list)):
+            int_list(value[:1], name, fname, position)
+        elif type(value) is bool or not hasattr(type(value), "__index__"):
+            raise TypeError(lone_error(value, name, fname, position))
+    out = [None] * len(arguments)
+    for k in reversed(range(len(arguments))):
+        name, value, position = arguments[k]
+        out[k] = int_list(value, name, fname, position) if isinstance(value, (tuple, list)) else (
+            operator.index(value),)
+    return out
+
+
+def _element(value, index, name, fname, position):
+    if not (index == 0 and type(value) is bool):
+        try:
+            return operator.index(value)
+        except TypeError:
+            pass
+    raise TypeError(_element_error(value, index, name, fname, position))
+
+
+def _element_error(value, index, name, fname, position=1):
+    kind = type(value).__name__
+    if index == 0:
+        return f"{_argument(name, fname, position)} must be tuple of ints, but found element of type {kind} at pos 0"
+    return (f"{_argument(name, fname, None)} failed to unpack the object at pos {index + 1} with error \"type must "
+            f"be tuple of ints,but got {kind}\"")
+
+
+def check_lone_size(sizes, name="size", fname=None):
+    """A size given as one value must be an int (or have __index__) or a list of them."""
+    if len(sizes) != 1 or type(sizes[0]) is int or isinstance(sizes[0], (tuple, list)):
+        return
+    value = sizes[0]
+    if type(value) is not bool:
+        try:
+            operator.index(value)
+            return
+        except TypeError:
+            pass
+    raise TypeError(lone_error(value, name, fname))
+
+
+def lone_error(value, name, fname=None, position=1):
+    """PyTorch's error for an int-list argument given as one value that is not an int (a float, None ...)."""
+    return f"{_argument(name, fname, position)} must be tuple of ints, not {type(value).__name__}"

@@ -173,11 +173,12 @@ def legacy_tensor_value(args, device):
     return jnp.zeros(tuple(args), D.get_default_dtype().np, device=_jax_device(device))
 
 
-def _shape(size):
-    check_lone_size(size)
+def _shape(size, fname=None):
+    """The shape a creation function `fname` is given (sizes, or one tuple or list of them)."""
+    check_lone_size(size, fname=fname)
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
-    out = tuple(as_size(s, i) for i, s in enumerate(size, 1))
+    out = tuple(as_size(s, i, fname=fname) for i, s in enumerate(size, 1))
     if any(s < 0 for s in out):
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(out)}: {list(out)}")
     return out
@@ -208,23 +209,29 @@ def _as_fill(number, np_dtype):
         return value.astype(np_dtype)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
-    return _filled(_shape(size), 0, dtype, device, requires_grad)
+def zeros(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    return _filled(_shape(_given(sizes, size), "zeros"), 0, dtype, device, requires_grad)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
-    return _filled(_shape(size), 1, dtype, device, requires_grad)
+def ones(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    return _filled(_shape(_given(sizes, size), "ones"), 1, dtype, device, requires_grad)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None, memory_format=None):
+def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
+          memory_format=None):
     # Uninitialised memory in PyTorch; zeros here (JAX has no uninitialised arrays).
-    return _filled(_shape(size), 0, dtype, device, requires_grad)
+    return _filled(_shape(_given(sizes, size), "empty"), 0, dtype, device, requires_grad)
+
+
+def _given(sizes, size):
+    """The sizes given by position, or the `size` keyword (PyTorch takes either)."""
+    return sizes if size is None else (size,)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None, layout=None):
     if dtype is None:
         dtype = _infer_dtype(fill_value.item() if isinstance(fill_value, Tensor) else fill_value)
-    shape = _shape((size,))
+    shape = _shape((size,), "full")
     check_fits(fill_value, D.as_dtype(dtype), via_double=_fills_one(shape, device))
     return _filled(shape, fill_value, dtype, device, requires_grad)
 

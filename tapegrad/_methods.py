@@ -156,6 +156,7 @@ for _name in F.__all__:
     if _name not in _NOT_METHODS:
         setattr(Tensor, _name, _method(getattr(F, _name), _name))
 Tensor.svd = _method(F._linalg_functions.svd_legacy, "svd")   # torch.svd's (U, S, V), as a method too
+Tensor.qr = _method(F._linalg_functions.qr_legacy, "qr")   # torch.qr's `some`, as a method too
 Tensor.polygamma = lambda self, n: F.polygamma(n, self)   # the order is n, input for torch.polygamma only
 Tensor.is_signed = lambda self: self.dtype.is_signed
 

@@ -70,10 +70,11 @@ def _new_tensor(self, data, dtype=None, device=None, requires_grad=False):
     return tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
 
-def _new_filled(fill):
+def _new_filled(fill, name):
     def method(self, *size, dtype=None, device=None, requires_grad=False):
         from ._creation import _filled, _shape
-        return _filled(_shape(size), fill, dtype or self.dtype, device or self.device, requires_grad)
+        return _filled(_shape(size, name), fill, dtype or self.dtype, device or self.device, requires_grad)
+    method.__name__ = name
     return method
 
 
@@ -83,7 +84,7 @@ def _new_full(self, size, fill_value, dtype=None, device=None, requires_grad=Fal
 
 
 Tensor.new_tensor = _new_tensor
-Tensor.new_zeros = _new_filled(0)
-Tensor.new_ones = _new_filled(1)
-Tensor.new_empty = _new_filled(0)
+Tensor.new_zeros = _new_filled(0, "new_zeros")
+Tensor.new_ones = _new_filled(1, "new_ones")
+Tensor.new_empty = _new_filled(0, "new_empty")
 Tensor.new_full = _new_full

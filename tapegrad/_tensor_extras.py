@@ -26,7 +26,7 @@ def sum_to_size(self, *size):
     """self summed over the dims where it is broadcast from `size` (PyTorch's sum_to: self itself if none)."""
     if not size:
         raise TypeError('sum_to_size() missing 1 required positional arguments: "size"')
-    size = shape_args(size)
+    size = shape_args(size, "size", "sum_to_size")
     shape = tuple(self.shape)
     lead = len(shape) - len(size)
     if lead < 0 or builtins.any(n != m and n != 1 for n, m in zip(size, shape[lead:])):

@@ -281,14 +281,14 @@ def _float_dtype(dtype, kernel="check_uniform_bounds"):
     return d
 
 
-def _size(size):
+def _size(size, fname=None):
     from ._creation import _shape
-    return _shape(size)
+    return _shape(size, fname)
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
     from ._ops.random_fill import uniform_values
-    d, shape = _float_dtype(dtype), _size(size)
+    d, shape = _float_dtype(dtype), _size(size, "rand")
     stream = host_stream(generator, device)
     if stream is not None:
         return _make(host_values(stream, "uniform", shape, d), requires_grad, device)
@@ -296,7 +296,7 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, ou
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
-    return normal(0.0, 1.0, _size(size), generator=generator, dtype=dtype, device=device,
+    return normal(0.0, 1.0, _size(size, "randn"), generator=generator, dtype=dtype, device=device,
                   requires_grad=requires_grad)
 
 
@@ -313,6 +313,8 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
         low, high = 0, low
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    if isinstance(size, (tuple, list)):
+        size = _size((size,), "randint")
     d = D.as_dtype(dtype) or D.int64
     _check_random_bounds(d)
     stream = host_stream(generator, device)

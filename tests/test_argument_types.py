@@ -10,7 +10,7 @@ import pytest
 
 import tapegrad
 
-from conftest import require
+from conftest import raised, require
 
 torch = require("torch")
 
@@ -215,3 +215,105 @@ def test_sizes_are_int_lists(call):
             assert "must be tuple of ints" in str(ours), ours
     else:
         assert tuple(SIZES[call](tapegrad).shape) == expected
+
+
+def _parser_text(message):
+    """Whether a TypeError is PyTorch's parser's own (one argument named), not its message for a call that
+    matches none of a function's overloads."""
+    return "received an invalid combination" not in message and "positional argument" not in message
+
+
+@pytest.mark.parametrize("call", SIZES)
+def test_size_errors_have_pytorchs_text(call):
+    """Where PyTorch's parser names the argument, the function, the position and the element, so does ours."""
+    try:
+        SIZES[call](torch)
+    except TypeError as theirs:
+        if _parser_text(str(theirs)):
+            assert str(_error(tapegrad, lambda lib, _: SIZES[call](lib), lambda lib: None)) == str(theirs)
+
+
+def _windows():
+    x = {1: lambda lib: lib.ones(1, 1, 6), 2: lambda lib: lib.ones(1, 1, 6, 6), 3: lambda lib: lib.ones(1, 1, 4, 4, 4)}
+    calls = {}
+    for kind in ("max", "avg"):
+        for nd in (1, 2, 3):
+            pool = f"{kind}_pool{nd}d"
+            names = ("kernel_size", "stride", "padding") + (("dilation",) if kind == "max" else ())
+            for i, name in enumerate(names):
+                for label, bad in (("float", 2.0), ("floats", (2.0,) * nd), ("a float after an int", (2, 2.0)),
+                                   ("a bool", True), ("None", None) if name == "kernel_size" else ("an empty list", []),
+                                   ("too many", (1,) * (nd + 2)), ("five", [1] * 5)):
+                    args = [2, None, 0, 1][:len(names)]
+                    args[i] = bad
+                    calls[f"{pool} {name} {label}"] = (
+                        lambda lib, pool=pool, nd=nd, args=tuple(args): getattr(lib.nn.functional, pool)(
+                            x[nd](lib), *args))
+    calls["max_pool2d ceil_mode int"] = lambda lib: lib.nn.functional.max_pool2d(x[2](lib), 2, ceil_mode=1)
+    calls["max_pool2d with indices float"] = lambda lib: lib.nn.functional.max_pool2d(x[2](lib), 2.0,
+                                                                                      return_indices=True)
+    calls["max_pool1d with indices too many"] = lambda lib: lib.nn.functional.max_pool1d(x[1](lib), (2, 2),
+                                                                                         return_indices=True)
+    calls["avg_pool2d ceil_mode int"] = lambda lib: lib.nn.functional.avg_pool2d(x[2](lib), 2, ceil_mode=1)
+    calls["avg_pool3d count_include_pad int"] = lambda lib: lib.nn.functional.avg_pool3d(x[3](lib), 2,
+                                                                                         count_include_pad=1)
+    calls["avg_pool2d divisor_override float"] = lambda lib: lib.nn.functional.avg_pool2d(x[2](lib), 2,
+                                                                                          divisor_override=2.0)
+    calls["MaxPool2d float kernel"] = lambda lib: lib.nn.MaxPool2d(2.0)(x[2](lib))
+    calls["MaxPool2d float in the kernel (stride reported)"] = lambda lib: lib.nn.MaxPool2d((2, 2.0))(x[2](lib))
+    calls["AvgPool1d float kernel"] = lambda lib: lib.nn.AvgPool1d(2.0)(x[1](lib))
+    calls["lp_pool2d float kernel"] = lambda lib: lib.nn.functional.lp_pool2d(x[2](lib), 2, 2.0)
+    calls["Conv2d float kernel"] = lambda lib: lib.nn.Conv2d(1, 1, 2.0)
+    calls["Conv2d float in the kernel"] = lambda lib: lib.nn.Conv2d(1, 1, (2.0, 2))
+    calls["Conv2d float channels"] = lambda lib: lib.nn.Conv2d(1, 1.0, 2)
+    calls["ConvTranspose1d float kernel"] = lambda lib: lib.nn.ConvTranspose1d(1, 1, 2.0)
+    calls["conv2d float in the stride"] = lambda lib: lib.nn.functional.conv2d(x[2](lib), lib.ones(1, 1, 2, 2),
+                                                                               None, (1, 1.0))
+    calls["Linear float features"] = lambda lib: lib.nn.Linear(2.0, 3)
+    calls["unfold float kernel"] = lambda lib: lib.nn.functional.unfold(x[2](lib), 2.0)
+    calls["unfold float in the kernel"] = lambda lib: lib.nn.functional.unfold(x[2](lib), (2, 2.0))
+    calls["fold float kernel"] = lambda lib: lib.nn.functional.fold(lib.ones(1, 4, 9), (4, 4), 2.0)
+    calls["pad float"] = lambda lib: lib.nn.functional.pad(x[2](lib), (1.0, 1))
+    calls["pad float second"] = lambda lib: lib.nn.functional.pad(x[2](lib), (1, 1.5))
+    calls["pad an int"] = lambda lib: lib.nn.functional.pad(x[2](lib), 1)
+    calls["layer_norm float shape"] = lambda lib: lib.nn.functional.layer_norm(x[1](lib), (6.0,))
+    calls["dropout training int"] = lambda lib: lib.nn.functional.dropout(x[1](lib), 0.5, training=0)
+    calls["dropout in place training int"] = lambda lib: lib.nn.functional.dropout(x[1](lib), 0.5, 0, True)
+    calls["dropout2d training int"] = lambda lib: lib.nn.functional.dropout2d(x[2](lib), 0.5, training=0)
+    calls["alpha_dropout training int"] = lambda lib: lib.nn.functional.alpha_dropout(x[1](lib), 0.5, training=0)
+    calls["embedding sparse int"] = lambda lib: lib.nn.functional.embedding(lib.tensor([0]), lib.ones(2, 2),
+                                                                            sparse=1)
+    calls["LSTM float input size"] = lambda lib: lib.nn.LSTM(2.0, 3)
+    calls["GRU bias int"] = lambda lib: lib.nn.GRU(2, 3, bias=1)
+    calls["unique sorted int"] = lambda lib: lib.ones(3).unique(sorted=1)
+    calls["svd some int"] = lambda lib: lib.svd(lib.ones(3, 2), some=1)
+    calls["linalg.svd full_matrices int"] = lambda lib: lib.linalg.svd(lib.ones(3, 2), full_matrices=1)
+    calls["qr some int"] = lambda lib: lib.qr(lib.ones(3, 2), some=1)
+    calls["empty keyword size"] = lambda lib: lib.empty(size=(2, 3.0))
+    calls["randint float in the size"] = lambda lib: lib.randint(3, (2, 3.0))
+    calls["new_zeros float"] = lambda lib: lib.ones(1).new_zeros(2, 3.0)
+    calls["tile float"] = lambda lib: lib.ones(2, 3).tile((1, 2.0))
+    calls["sum_to_size float"] = lambda lib: lib.ones(2, 3).sum_to_size(2, 1.0)
+    return calls
+
+
+WINDOWS = _windows()
+
+
+@pytest.mark.parametrize("call", sorted(WINDOWS))
+def test_window_and_flag_arguments_as_pytorch_reads_them(call):
+    """Kernel sizes, strides, paddings and flags: a float or a bool is PyTorch's TypeError (never truncated to
+    an int), a list of the wrong length the kernel's own RuntimeError, both in PyTorch's words."""
+    theirs = raised(lambda: WINDOWS[call](torch), fold=True)
+    assert raised(lambda: WINDOWS[call](tapegrad), fold=True) == theirs
+
+
+def test_valid_window_arguments_still_pool():
+    def run(lib):
+        x = lib.arange(36.0).view(1, 1, 6, 6)
+        F = lib.nn.functional
+        return (F.max_pool2d(x, [3], (2,), 1), F.avg_pool2d(x, (2, 3), [2, 1]), F.max_pool2d(x, lib.tensor(2)),
+                F.avg_pool1d(x[0], 3, None, 1, True, False), lib.nn.MaxPool2d((2, 3), stride=(1, 2))(x),
+                F.unfold(x, [2, 3], stride=(2, 1)), F.pad(x, [1, 2]), F.max_pool2d(x, 2, stride=()))
+    for a, b in zip(run(tapegrad), run(torch)):
+        assert a.tolist() == b.tolist()

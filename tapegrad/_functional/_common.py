@@ -90,15 +90,16 @@ def numel_of(xs):
     return math.prod(xs)
 
 
-def shape_args(shape):
-    """(2, 3), ((2, 3),) and ([2, 3],) all mean the shape (2, 3)."""
-    check_lone_size(shape)
+def shape_args(shape, name="size", fname=None):
+    """(2, 3), ((2, 3),) and ([2, 3],) all mean the shape (2, 3). name, fname: the argument and the function,
+    which PyTorch's TypeError for a value that is not an int names."""
+    check_lone_size(shape, name, fname)
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
     if len(shape) == 1 and isinstance(shape[0], Tensor) and shape[0].ndim:
         shape = shape[0].tolist()
     # a symbolic size (tapegrad.export with dynamic shapes) stays one
-    return tuple(s if type(s) is builtins.int or is_symbolic_dim(s) else as_size(s, i)
+    return tuple(s if type(s) is builtins.int or is_symbolic_dim(s) else as_size(s, i, name, fname)
                  for i, s in enumerate(shape, 1))
 
 

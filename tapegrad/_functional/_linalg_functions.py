@@ -197,8 +197,20 @@ def qr(A, mode="reduced", *, out=None):
     q, r = apply(L.qr, A, mode="complete" if mode == "complete" else "reduced")
     if mode == "r":
         from .._creation import empty
-        return RT.qr(empty(0, dtype=A.dtype), r)
-    return RT.qr(q, r)
+        return RT.linalg_qr(empty(0, dtype=A.dtype), r)
+    return RT.linalg_qr(q, r)
+
+
+def qr_legacy(input, some=True, *, out=None):
+    """PyTorch's deprecated torch.qr: linalg.qr's reduced (`some`) or complete factors, its warning once per
+    process."""
+    as_bool(some, "some", "qr")
+    from ._linalg_lu import _deprecated
+    _deprecated("qr", "torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future PyTorch "
+                "release.\nThe boolean parameter 'some' has been replaced with a string parameter 'mode'.\nQ, R = "
+                "torch.qr(A, some)\nshould be replaced with\nQ, R = torch.linalg.qr(A, 'reduced' if some else "
+                "'complete')")
+    return RT.qr(*qr(input, "reduced" if some else "complete"))
 
 
 def _check_svd(A):
@@ -208,12 +220,15 @@ def _check_svd(A):
 
 
 def svd(A, full_matrices=True, *, driver=None, out=None):
+    as_bool(full_matrices, "full_matrices", "linalg_svd")
     _check_svd(A)
     return RT.linalg_svd(*apply(L.svd, A, full_matrices=builtins.bool(full_matrices)))
 
 
 def svd_legacy(input, some=True, compute_uv=True, *, out=None):
     """PyTorch's torch.svd: V (not V^H); `some=False` gives full U and V; without compute_uv, U and V are zeros."""
+    as_bool(some, "some", "svd")
+    as_bool(compute_uv, "compute_uv", "svd")
     if input.ndim < 2:
         raise RuntimeError(f"linalg.svd: input should have at least 2 dimensions, but has {input.ndim} dimensions "
                            "instead")

@@ -15,7 +15,7 @@ from ._shape import expand, flatten, unsqueeze, view
 
 def flip(input, *dims, **named):
     dims = sizes_argument("flip", "dims", dims, named)
-    d = _dims(shape_args(dims), input.ndim) or ()
+    d = _dims(shape_args(dims, "dims", "flip"), input.ndim) or ()
     return lay_out_like(apply(S.flip, input, dims=d), input)   # (PyTorch's flip allocates with empty_like)
 
 
@@ -66,7 +66,7 @@ triu = _triangle(S.triu)
 
 
 def repeat(input, *sizes):
-    sizes = shape_args(sizes)
+    sizes = shape_args(sizes, "repeats", "repeat")
     if len(sizes) < input.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of "
                            "tensor")
@@ -74,7 +74,7 @@ def repeat(input, *sizes):
 
 
 def tile(input, dims):
-    dims = tuple(dims) if not isinstance(dims, builtins.int) else (dims,)
+    dims = shape_args(tuple(dims) if isinstance(dims, (tuple, list)) else (dims,), "dims", "tile")
     return repeat(input, (1,) * (input.ndim - len(dims)) + dims)
 
 

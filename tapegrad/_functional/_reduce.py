@@ -79,6 +79,8 @@ def _var_args(input, dim, unbiased, keepdim, correction, name="std and var"):
                            "e.g. x.float().std().")
     if isinstance(dim, builtins.bool):  # legacy std(input, unbiased)
         dim, unbiased = None, dim
+    if unbiased is not None:
+        as_bool(unbiased, "unbiased")
     if correction is None:
         correction = 1 if unbiased is None or unbiased else 0
     return dict(dim=_rdims(dim, input), correction=correction, keepdim=as_bool(keepdim, "keepdim"))

@@ -18,6 +18,7 @@ for _name in _VALUES_INDICES:
     globals()[_name] = _return_type(_name, ("min", "max") if _name == "aminmax" else ("values", "indices"))
 slogdet = _return_type("slogdet", ("sign", "logabsdet"))
 qr = _return_type("qr", ("Q", "R"))
+linalg_qr = _return_type("linalg_qr", ("Q", "R"))
 svd = _return_type("svd", ("U", "S", "V"))
 linalg_svd = _return_type("linalg_svd", ("U", "S", "Vh"))
 eigh = _return_type("eigh", ("eigenvalues", "eigenvectors"))

@@ -36,7 +36,7 @@ def _viewable(input, shape):
 def reshape(input, *shape, **named):
     if named or not shape:   # (the keyword form, or none: off the common path)
         shape = sizes_argument("reshape", "shape", shape, named)
-    shape = _infer_shape(shape_args(shape), input.numel())
+    shape = _infer_shape(shape_args(shape, "shape", "reshape"), input.numel())
     # As PyTorch: a view of a contiguous tensor, an alias with new strides of a viewable one, else the
     # contiguous clone viewed (CloneBackward0 under UnsafeViewBackward0).
     if input._view is None or _views.is_contiguous(input):
@@ -51,7 +51,7 @@ def view(input, *shape, dtype=None, size=None):
         return _view_dtype(input, dtype if dtype is not None else shape[0])
     if size is not None:
         shape = (size,)
-    shape = _infer_shape(shape_args(shape), input.numel())
+    shape = _infer_shape(shape_args(shape, "size", "view"), input.numel())
     if not _viewable(input, shape):
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
                            "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
@@ -179,7 +179,7 @@ def adjoint(input):
 
 
 def permute(input, *dims, **named):
-    dims = shape_args(sizes_argument("permute", "dims", dims, named))
+    dims = shape_args(sizes_argument("permute", "dims", dims, named), "dims", "permute")
     n = input.ndim
     if len(dims) != n:
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
@@ -223,7 +223,7 @@ def squeeze(input, dim=None):
 
 
 def expand(input, *sizes):
-    return apply(S.expand, input, shape=_expanded_shape(tuple(input.shape), shape_args(sizes), input))
+    return apply(S.expand, input, shape=_expanded_shape(tuple(input.shape), shape_args(sizes, "size", "expand"), input))
 
 
 def _expanded_shape(shape, sizes, tensor=None):

@@ -104,6 +104,8 @@ def mode(input, dim=-1, keepdim=False, *, out=None):
 
 
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    for name, flag in (("sorted", sorted), ("return_inverse", return_inverse), ("return_counts", return_counts)):
+        as_bool(flag, name, "_unique2" if dim is None else "unique_dim")
     if dim is not None:
         return _unique_dim(input, wrap_dim(dim, input.ndim), return_inverse, return_counts)
     # The number of distinct values decides the output shape: count on the host, as PyTorch syncs.

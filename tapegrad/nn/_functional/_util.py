@@ -1,6 +1,8 @@
 """Argument parsing shared by the functional API: tuples, dtype checks, in-place results."""
 import builtins
+import operator
 
+from ..._arg_types import int_list, lone_error
 from ..._dtypes import cpp_name
 from ..._inplace import check_inplace, commit
 from ..._tensor import Tensor
@@ -10,15 +12,23 @@ SCALAR_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfl
                 "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
 
 
-def ntuple(value, n, name="argument"):
+def ntuple(value, n, name="argument", fname=None, position=None):
+    """An int, or a list of one or n ints, as n ints (a convolution's stride, padding, dilation); anything that is
+    not an int is the argument parser's TypeError (never truncated), naming `fname` and `position` where given."""
     if isinstance(value, (tuple, list)):
-        if len(value) == 1:
-            return tuple(builtins.int(value[0]) for _ in range(n))
-        if len(value) != n:
+        values = int_list(value, name, fname, position)
+        if len(values) == 1:
+            return values * n
+        if len(values) != n:
             raise RuntimeError(f"expected {name} to be a single integer value or a list of {n} values to match "
-                               f"the convolution dimensions, but got {name}={list(value)}")
-        return tuple(builtins.int(v) for v in value)
-    return (builtins.int(value),) * n
+                               f"the convolution dimensions, but got {name}={list(values)}")
+        return values
+    if type(value) is not builtins.bool:
+        try:
+            return (operator.index(value),) * n
+        except TypeError:
+            pass
+    raise TypeError(lone_error(value, name, fname, position))
 
 
 def check_tensor(x, name="input"):

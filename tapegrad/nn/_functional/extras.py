@@ -4,6 +4,7 @@ other functions as PyTorch's nn.functional composes it, so the recorded nodes ar
 import warnings
 
 from . import activation as A, fractional_pooling as FP, pooling as P, sparse as S
+from ..._arg_types import as_bool
 from ._util import maybe_inplace
 
 
@@ -11,6 +12,7 @@ from ._util import maybe_inplace
 
 def _alpha(input, p, training, inplace, feature):
     S._check_p(p)
+    as_bool(training, "train", ("feature_" if feature else "") + "alpha_dropout" + "_" * bool(inplace), 3)
     out = S._alpha_dropout(input, p, training, feature)
     return input if out is input else maybe_inplace(input, out, inplace)
 

@@ -1,20 +1,26 @@
 """unfold (im2col) and fold (col2im): sliding blocks of a batch of images and back, with PyTorch's checks."""
 from ..._dispatch import apply
 from ..._ops import nn_patches as P
+from ..._arg_types import int_lists
 from ._util import SCALAR_NAMES
 
 
-def _pair(value, name):
-    # nn.functional's _pair, then ATen's check that each argument has two entries
-    pair = tuple(value) if isinstance(value, (tuple, list)) else (value, value)
-    if len(pair) != 2:
-        raise RuntimeError(f"It is expected {name} equals to 2, but got size {len(pair)}")
-    return tuple(int(v) for v in pair)
+def _pairs(fname, **given):
+    """nn.functional's _pair of each argument, read by the argument parser of `fname` (im2col, col2im: ints
+    only), as {name: values}."""
+    return dict(zip(given, int_lists(fname, [(n, tuple(v) if isinstance(v, (tuple, list)) else (v, v), k)
+                                             for k, (n, v) in enumerate(given.items(), 2)])))
 
 
-def _geometry(kernel_size, dilation, padding, stride):
-    kernel, dilation, padding, stride = (_pair(v, n) for v, n in ((kernel_size, "kernel_size"),
-                                         (dilation, "dilation"), (padding, "padding"), (stride, "stride")))
+def _two(pairs, name):
+    # ATen's check that each argument has two entries
+    if len(pairs[name]) != 2:
+        raise RuntimeError(f"It is expected {name} equals to 2, but got size {len(pairs[name])}")
+    return pairs[name]
+
+
+def _geometry(pairs):
+    kernel, dilation, padding, stride = (_two(pairs, n) for n in ("kernel_size", "dilation", "padding", "stride"))
     for name, what, (a, b), bad in (("kernel size", "kernel", kernel, min(kernel) <= 0),
                                     ("stride", "stride", stride, min(stride) <= 0),
                                     ("dilation", "dilation", dilation, min(dilation) <= 0),
@@ -36,10 +42,11 @@ def _check_dtype(input, kernel):
 
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    pairs = _pairs("im2col", kernel_size=kernel_size, dilation=dilation, padding=padding, stride=stride)
     if input.ndim < 3:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-input.ndim}, {input.ndim - 1}], "
                          f"but got {input.ndim})")
-    g = _geometry(kernel_size, dilation, padding, stride)
+    g = _geometry(pairs)
     if input.ndim > 4 or 0 in tuple(input.shape)[input.ndim - 3:]:
         raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero "
                            f"dimensions for input, but got: {list(input.shape)}")
@@ -54,8 +61,10 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
 
 
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
-    output_size = _pair(output_size, "output_size")
-    g = _geometry(kernel_size, dilation, padding, stride)
+    pairs = _pairs("col2im", output_size=output_size, kernel_size=kernel_size, dilation=dilation, padding=padding,
+                   stride=stride)
+    output_size = _two(pairs, "output_size")
+    g = _geometry(pairs)
     if input.ndim not in (2, 3) or 0 in tuple(input.shape)[input.ndim - 2:]:
         raise RuntimeError(f"Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero "
                            f"dimensions for input, but got: {list(input.shape)}")

@@ -4,6 +4,7 @@ from ..._ops import nn as K
 from ..._ops import shape as SHAPE
 from ._util import check_conv_weight, check_same_dtype, ntuple, present
 from ..._dtypes import cpp_name
+from ..._arg_types import as_int, int_lists
 from ..._autocast import policy
 from ..._functional import _linalg as L
 from ..._functional import _shape as S
@@ -94,15 +95,20 @@ def _conv_padding(padding, nd, weight, dilation, stride):
             total = d * (k - 1)
             pads.append((total // 2, total - total // 2))
         return tuple(pads)
-    return tuple((p, p) for p in ntuple(padding, nd, "padding"))
+    return tuple((p, p) for p in padding)
 
 
 def _conv(nd, input, weight, bias, stride, padding, dilation, groups):
     name = f"conv{nd}d"
+    # the argument parser's checks first, as PyTorch's (the positions of conv2d's arguments)
+    lists = [("stride", stride, 4)] + [("padding", padding, 5)] * (not isinstance(padding, str)) + [
+        ("dilation", dilation, 6)]
+    parsed = dict((n, ntuple(v, nd, n)) for (n, _, _), v in zip(lists, int_lists(name, lists)))
+    stride, dilation, padding = parsed["stride"], parsed["dilation"], parsed.get("padding", padding)
+    groups = as_int(groups, "groups", name, 7)
     input, unbatched = _batched(input, nd, name)
     check_conv_weight(input, weight)
     check_same_dtype(input, bias, what="bias")
-    stride, dilation = ntuple(stride, nd, "stride"), ntuple(dilation, nd, "dilation")
     pads = _conv_padding(padding, nd, weight, dilation, stride)
     cin = input.shape[1]
     if cin != weight.shape[1] * groups:
@@ -136,14 +142,17 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 
 def _conv_transpose(nd, input, weight, bias, stride, padding, output_padding, groups, dilation):
-    input, unbatched = _batched(input, nd, f"conv_transpose{nd}d")
+    name = f"conv_transpose{nd}d"
+    lists = [("stride", stride, 4), ("padding", padding, 5), ("output_padding", output_padding, 6),
+             ("dilation", dilation, 8)]
+    stride, padding, output_padding, dilation = (ntuple(v, nd, n) for (n, _, _), v in zip(lists, int_lists(name, lists)))
+    groups = as_int(groups, "groups", name, 7)
+    input, unbatched = _batched(input, nd, name)
     check_conv_weight(input, weight)
     if input.shape[1] != weight.shape[0]:
         raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected "
                            f"input{list(input.shape)} to have {weight.shape[0]} channels, but got "
                            f"{input.shape[1]} channels instead")
-    stride, dilation = ntuple(stride, nd, "stride"), ntuple(dilation, nd, "dilation")
-    padding, output_padding = ntuple(padding, nd, "padding"), ntuple(output_padding, nd, "output_padding")
     out = apply(K.conv_transpose, input, weight, *present(bias), stride=stride, padding=padding,
                 output_padding=output_padding, dilation=dilation, groups=int(groups))
     return out.squeeze(0) if unbatched else out

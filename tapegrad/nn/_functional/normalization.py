@@ -3,6 +3,7 @@ import math
 
 import numpy as np
 
+from ..._arg_types import int_list
 from ..._dispatch import apply
 from ..._functional._common import check_tensors
 from ..._grad_mode import no_grad
@@ -86,8 +87,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     check_tensors("layer_norm", (input, "input"), (weight, "weight", 3), (bias, "bias", 4), optional=("weight", "bias"))
     if isinstance(normalized_shape, int):   # (nn.LayerNorm takes one; the function does not)
         raise TypeError("layer_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, not int")
+    shape = list(int_list(normalized_shape, "normalized_shape", "layer_norm", 2))
     check_float(input, "LayerNormKernelImpl")
-    shape = list(normalized_shape)
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and list(t.shape) != shape:
             raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "

@@ -3,6 +3,7 @@
 from ..._dispatch import apply
 from ..._ops import nn as K
 from ..._tensor import Tensor
+from ..._arg_types import int_list, lone_error
 from ._util import check_float_kernel
 
 _MODES = ("constant", "reflect", "replicate", "circular")
@@ -10,6 +11,9 @@ _AXES = "DHW"
 
 
 def pad(input, pad, mode="constant", value=None):
+    if not isinstance(pad, (tuple, list)):   # (an unsized int list: a lone value is refused too)
+        raise TypeError(lone_error(pad, "pad", "pad", 2))
+    pad = int_list(pad, "pad", "pad", 2)
     if len(pad) % 2:
         raise RuntimeError("Padding length must be divisible by 2")
     if len(pad) // 2 > input.ndim:

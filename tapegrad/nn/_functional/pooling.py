@@ -3,7 +3,9 @@ from ..._dispatch import apply
 from ..._grad_mode import is_grad_enabled
 from ..._memory_format import contiguous_format, keep_format, suggest_memory_format
 from ..._ops import nn_pooling as K, pooling_indices as PI
-from ._util import SCALAR_NAMES, check_float_kernel, ntuple
+from ..._arg_types import as_int
+from . import _pool_args
+from ._util import SCALAR_NAMES, check_float_kernel
 
 
 def _batched(input, nd, name):
@@ -44,10 +46,8 @@ def _out_size(size, k, s, p, d, ceil_mode):
     return out
 
 
-def _window_plan(name, input, nd, kernel_size, stride, padding, dilation, ceil_mode):
-    kernel = ntuple(kernel_size, nd, "kernel_size")
-    stride = kernel if stride is None or stride == [] or stride == () else ntuple(stride, nd, "stride")
-    padding, dilation = ntuple(padding, nd, "padding"), ntuple(dilation, nd, "dilation")
+def _window_plan(name, input, nd, window, ceil_mode):
+    kernel, stride, padding, dilation = window
     for k, p, d in zip(kernel, padding, dilation):
         if p > (d * (k - 1) + 1) // 2:
             raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p}, "
@@ -77,11 +77,13 @@ def _too_small(name, channels, spatial, outs, kernel):
 
 def _max_pool(nd, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
     name = f"max_pool{nd}d" + "_with_indices" * bool(return_indices and nd == 1)
+    window = _pool_args.window(f"max_pool{nd}d" + "_with_indices" * bool(return_indices), nd, kernel_size, stride,
+                               padding, dilation, flags=(("ceil_mode", ceil_mode, 6),))
     _batched(input, nd, name)
     if input.dtype.is_complex or input.dtype.name == "bool":   # (1-d with indices runs the 2-d kernel)
         _check_kernel_dtype(input, "max_pool1d_impl" if nd == 1 and not return_indices else
                             f"max_pool{max(nd, 2)}d", ())
-    kernel, stride, pads, _, dilation = _window_plan(name, input, nd, kernel_size, stride, padding, dilation, ceil_mode)
+    kernel, stride, pads, _, dilation = _window_plan(name, input, nd, window, ceil_mode)
     if not return_indices:
         if nd > 1:
             return apply(K.max_pool, input, kernel=kernel, stride=stride, pads=pads, dilation=dilation)
@@ -121,10 +123,14 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 
 def _avg_pool(nd, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
-    _batched(input, nd, f"avg_pool{nd}d")
+    name = f"avg_pool{nd}d"
+    window = _pool_args.window(name, nd, kernel_size, stride, padding, 1, flags=(
+        ("ceil_mode", ceil_mode, None), ("count_include_pad", count_include_pad, None)))
+    if divisor_override is not None:
+        as_int(divisor_override, "divisor_override", name)
+    _batched(input, nd, name)
     _check_kernel_dtype(input, *_AVG_DTYPES[nd])
-    kernel, stride, pads, padding, _ = _window_plan(f"avg_pool{nd}d", input, nd, kernel_size, stride, padding, 1,
-                                                    ceil_mode)
+    kernel, stride, pads, padding, _ = _window_plan(name, input, nd, window, ceil_mode)
     if nd == 1:   # as PyTorch: 2-d pooling over a unit row
         out = apply(K.avg_pool, input.unsqueeze(-2), kernel=(1,) + kernel, stride=(1,) + stride,
                     pads=((0, 0),) + pads, padding=(0,) + padding, count_include_pad=bool(count_include_pad),

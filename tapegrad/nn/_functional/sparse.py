@@ -11,6 +11,7 @@ from ..._functional._common import check_tensors
 from ..._ops import nn as K
 from ...device import MIXED_DEVICES
 from ...random import bernoulli
+from ..._arg_types import as_bool
 from ._util import maybe_inplace, SCALAR_NAMES
 
 
@@ -34,6 +35,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
     """As PyTorch's at::dropout: its fused native_dropout kernel on CUDA (NativeDropoutBackward0); elsewhere
     the input times a noise tensor (MulBackward0), and times a zero tensor for p = 1."""
     _check_p(p)
+    as_bool(training, "train", "dropout_" if inplace else "dropout", 3)
     if not training or p == 0.0 or input.numel() == 0:
         return input
     if p == 1.0:   # PyTorch multiplies by a zero tensor: a wrapped 0 records the same node, on any device
@@ -110,6 +112,7 @@ def _alpha_dropout(input, p, train, feature):
 def _feature_dropout(input, p, training, inplace, spatial):
     # PyTorch's feature dropout on every device: the input times noise of one value per (sample, channel)
     _check_p(p)
+    as_bool(training, "train", "feature_dropout_" if inplace else "feature_dropout", 3)
     if not training or p == 0.0 or input.numel() == 0:
         return input
     if p == 1.0:
@@ -137,6 +140,8 @@ def _check_indices(input, name, position=1):
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
               sparse=False):
     check_tensors("embedding", (weight, "weight"), (input, "indices"))
+    as_bool(scale_grad_by_freq, "scale_grad_by_freq", "embedding", 4)
+    as_bool(sparse, "sparse", "embedding", 5)
     if max_norm is not None:
         _check_indices(input, "embedding_renorm_", 2)
     _check_indices(input, "embedding")

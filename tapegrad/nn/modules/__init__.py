@@ -44,3 +44,7 @@ from .conv import (  # noqa: F401
 from .normalization import LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d  # noqa: F401
 from .instancenorm import LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d  # noqa: F401
 from . import batchnorm  # noqa: F401  (PyTorch's module path torch.nn.modules.batchnorm)
+
+# what `from .modules import *` gives tapegrad.nn: the module classes, as torch.nn.modules' __all__ lists them (not
+# this package's submodules: `tapegrad.nn.utils` is nn's own utils package, not modules.utils)
+__all__ = [_name for _name, _value in globals().items() if isinstance(_value, type) and not _name.startswith("_")]

@@ -4,7 +4,7 @@ import math
 from ... import _creation as C
 from .. import functional as F
 from .. import init
-from .._functional._util import ntuple
+from .utils import _ntuple
 from ..parameter import Parameter, UninitializedParameter
 from .lazy import LazyModuleMixin
 from .module import Module
@@ -93,9 +93,10 @@ class _Conv(_ConvNd):
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
                  bias=True, padding_mode="zeros", device=None, dtype=None):
         n = self._nd
-        padding = padding if isinstance(padding, str) else ntuple(padding, n)
-        super().__init__(in_channels, out_channels, ntuple(kernel_size, n), ntuple(stride, n), padding,
-                         ntuple(dilation, n), False, ntuple(0, n), groups, bias, padding_mode, device, dtype)
+        pair = _ntuple(n)   # (as PyTorch's _pair: no checks here, the weight's creation and the kernel check)
+        padding = padding if isinstance(padding, str) else pair(padding)
+        super().__init__(in_channels, out_channels, pair(kernel_size), pair(stride), padding, pair(dilation), False,
+                         pair(0), groups, bias, padding_mode, device, dtype)
 
     def _conv_forward(self, input, weight, bias):
         conv = _CONV[self._nd]
@@ -126,9 +127,9 @@ class _ConvTranspose(_ConvNd):
         n = self._nd
         if padding_mode != "zeros":
             raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
-        super().__init__(in_channels, out_channels, ntuple(kernel_size, n), ntuple(stride, n), ntuple(padding, n),
-                         ntuple(dilation, n), True, ntuple(output_padding, n), groups, bias, padding_mode, device,
-                         dtype)
+        pair = _ntuple(n)   # (as PyTorch's _pair: no checks here, the weight's creation and the kernel check)
+        super().__init__(in_channels, out_channels, pair(kernel_size), pair(stride), pair(padding), pair(dilation),
+                         True, pair(output_padding), groups, bias, padding_mode, device, dtype)
 
     def _output_padding(self, input, output_size):
         if output_size is None:

@@ -1,6 +1,6 @@
 """FractionalMaxPool2d/3d over F.fractional_max_pool2d/3d."""
 from .. import functional as F
-from .._functional._util import ntuple
+from .utils import _ntuple
 from .module import Module
 
 
@@ -13,10 +13,10 @@ class _FractionalMaxPoolNd(Module):
         if (isinstance(kernel_size, int) and kernel_size <= 0) or (
                 isinstance(kernel_size, (tuple, list)) and not all(k > 0 for k in kernel_size)):
             raise ValueError(f"kernel_size must be greater than 0, but got {kernel_size}")
-        self.kernel_size = ntuple(kernel_size, self._nd)
+        self.kernel_size = _ntuple(self._nd)(kernel_size)
         self.return_indices = return_indices
         self.register_buffer("_random_samples", _random_samples)
-        self.output_size = ntuple(output_size, self._nd) if output_size is not None else None
+        self.output_size = _ntuple(self._nd)(output_size) if output_size is not None else None
         self.output_ratio = (tuple(output_ratio) * (self._nd if len(output_ratio) == 1 else 1)
                              if isinstance(output_ratio, (tuple, list)) else (output_ratio,) * self._nd) \
             if output_ratio is not None else None

@@ -1,6 +1,6 @@
 """Pooling modules."""
 from .. import functional as F
-from .._functional._util import ntuple
+from .utils import _ntuple
 from .module import Module
 
 
@@ -40,9 +40,9 @@ class MaxPool3d(_MaxPoolNd):
 class AvgPool1d(Module):
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
         super().__init__()
-        self.kernel_size = ntuple(kernel_size, 1)
-        self.stride = ntuple(stride if stride is not None else kernel_size, 1)
-        self.padding = ntuple(padding, 1)
+        self.kernel_size = _ntuple(1)(kernel_size)
+        self.stride = _ntuple(1)(stride if stride is not None else kernel_size)
+        self.padding = _ntuple(1)(padding)
         self.ceil_mode = ceil_mode
         self.count_include_pad = count_include_pad
 
@@ -135,9 +135,9 @@ class _MaxUnpoolNd(Module):
 
     def __init__(self, kernel_size, stride=None, padding=0):
         super().__init__()
-        self.kernel_size = ntuple(kernel_size, self._nd)
-        self.stride = ntuple(stride if stride is not None else kernel_size, self._nd)
-        self.padding = ntuple(padding, self._nd)
+        self.kernel_size = _ntuple(self._nd)(kernel_size)
+        self.stride = _ntuple(self._nd)(stride if stride is not None else kernel_size)
+        self.padding = _ntuple(self._nd)(padding)
 
     def forward(self, input, indices, output_size=None):
         return type(self)._fn(input, indices, self.kernel_size, self.stride, self.padding, output_size)

@@ -15,6 +15,11 @@ from .module import Module
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 
 
+def _of_type(name, value, kind):
+    if not isinstance(value, kind):
+        raise TypeError(f"{name} should be of type {kind.__name__}, got: {type(value).__name__}")
+
+
 class RNNBase(Module):
     def __init__(self, mode, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
                  bidirectional=False, proj_size=0, device=None, dtype=None):
@@ -24,7 +29,14 @@ class RNNBase(Module):
                              "element being zeroed")
         if dropout > 0 and num_layers == 1:
             warnings.warn("dropout option adds dropout after all but last recurrent layer, so non-zero dropout "
-                          f"expects num_layers greater than 1, but got dropout={dropout} and num_layers={num_layers}")
+                          f"expects num_layers greater than 1, but got dropout={dropout} and num_layers={num_layers}",
+                          stacklevel=2)
+        _of_type("bias", bias, bool)
+        _of_type("batch_first", batch_first, bool)
+        _of_type("input_size", input_size, int)
+        if input_size <= 0:
+            raise ValueError("input_size must be greater than zero")
+        _of_type("hidden_size", hidden_size, int)
         if hidden_size <= 0:
             raise ValueError("hidden_size must be greater than zero")
         if num_layers <= 0:
