@@ -41,7 +41,8 @@ def _public_names():
     # methods only) and what PyTorch keeps in torch.linalg only (or with other semantics at top level).
     linalg_only = {"linalg_norm", "linalg_cross", "LinAlgError", "inv", "eigh", "eigvalsh", "svdvals", "solve",
                    "solve_triangular",
-                   "matrix_norm", "vector_norm", "multi_dot", "svd", "svd_legacy", "qr", "qr_legacy", "pinv", "inner_product",
+                   "matrix_norm", "vector_norm", "multi_dot", "svd", "svd_legacy", "qr", "qr_legacy", "pinv",
+                   "inner_product",
                    "linalg_cholesky"}
     return sorted(name for name, value in globals().items()
                   if callable(value) and not name.startswith("_") and not name.endswith("_")

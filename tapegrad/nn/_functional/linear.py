@@ -145,7 +145,8 @@ def _conv_transpose(nd, input, weight, bias, stride, padding, output_padding, gr
     name = f"conv_transpose{nd}d"
     lists = [("stride", stride, 4), ("padding", padding, 5), ("output_padding", output_padding, 6),
              ("dilation", dilation, 8)]
-    stride, padding, output_padding, dilation = (ntuple(v, nd, n) for (n, _, _), v in zip(lists, int_lists(name, lists)))
+    stride, padding, output_padding, dilation = (ntuple(v, nd, n)
+                                                 for (n, _, _), v in zip(lists, int_lists(name, lists)))
     groups = as_int(groups, "groups", name, 7)
     input, unbatched = _batched(input, nd, name)
     check_conv_weight(input, weight)
