@@ -37,6 +37,20 @@ def leaves(tree):
     return [leaf for child in node[2] for leaf in leaves(child)]
 
 
+def rebuilt(tree, values):
+    """`tree` with its leaves (in `leaves`' order) replaced by the next ones of the iterator `values`."""
+    node = _node(tree)
+    if node is None:
+        return next(values)
+    kind = type(tree)
+    if isinstance(tree, _DICTS):
+        out = {k: rebuilt(v, values) for k, v in tree.items()}
+        return out if kind is dict else kind(out) if kind is not collections.defaultdict else \
+            collections.defaultdict(tree.default_factory, out)
+    children = [rebuilt(c, values) for c in tree]
+    return kind(*children) if node[0] == "namedtuple" else kind(children)
+
+
 def spec(tree, indent=0):
     """`tree_flatten(tree)[1]` as PyTorch prints it: TreeSpec(type, context, [children]), leaves as *."""
     node = _node(tree)

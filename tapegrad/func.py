@@ -346,7 +346,7 @@ def linearize(func, *primals):
 def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     """func mapped over a batch dimension of its arguments (in_dims, out_dims and randomness as torch.func.vmap).
     randomness: "error" refuses draws inside func, "same" draws one value for the whole batch, "different" one
-    per element."""
+    per element. chunk_size: map that many elements at a time (less memory), the results concatenated."""
     _func_checks.randomness(randomness)
     if not (chunk_size is None or chunk_size > 0):
         raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
@@ -355,6 +355,11 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     def wrapper(*args, **kwargs):
         _func_checks.out_dims(out_dims, func)
         size, flat = _func_checks.in_dims(in_dims, args, func)
+        if chunk_size is not None and chunk_size < size:
+            return _chunked(mapped, args, kwargs, flat, size, chunk_size, out_dims, randomness)
+        return mapped(args, kwargs, size, flat)
+
+    def mapped(args, kwargs, size, flat):
         axes = _axes_like(args, iter(flat))
 
         def check(out):
@@ -382,6 +387,27 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
                                  "return a BatchedTensor when out_dim is None") from None
         return _to_tensors(out)
     return wrapper
+
+
+def _chunked(mapped, args, kwargs, flat, size, chunk_size, out_dims, randomness):
+    """PyTorch's chunked vmap: the batch mapped chunk_size elements at a time, each result concatenated along
+    its out_dim; with randomness "same" every chunk draws what the first drew."""
+    from ._functional._joins import cat
+    from .random import default_generator
+    leaves = _func_checks.leaves(args)
+    state = default_generator._snapshot() if randomness == "same" else None
+    outs = []
+    for start in range(0, size, chunk_size):
+        n = min(chunk_size, size - start)
+        if state is not None:
+            default_generator._restore(state)
+        part = [x if d is None else x.narrow(d, start, n) for x, d in zip(leaves, flat)]
+        outs.append(mapped(_func_checks.rebuilt(args, iter(part)), kwargs, n, flat))
+    dims = [out_dims[0] if isinstance(out_dims, tuple) else out_dims] if _is_tensor(outs[0]) else (
+        _func_checks.broadcast_leaves(out_dims, outs[0]))
+    pieces = zip(*(_func_checks.leaves(o) for o in outs))
+    joined = [p[0] if d is None else cat(p, d) for p, d in zip(pieces, dims)]
+    return _func_checks.rebuilt(outs[0], iter(joined))
 
 
 def _axes_like(args, dims):

@@ -1,5 +1,5 @@
 """torch.func's argument and result checks: the same misuse raises the same error type and text under
-tapegrad.func as under torch.func (never jax.grad's or jax.vmap's), and vmap's randomness modes."""
+tapegrad.func as under torch.func (never jax.grad's or jax.vmap's), vmap's randomness modes and its chunks."""
 import collections
 
 import pytest
@@ -136,3 +136,23 @@ def test_valid_in_and_out_dims_still_map(torch):
         return pair + (d, lib.vmap(lambda p: p.a + p.b, in_dims=(Pair(0, None),))(Pair(x, lib.ones(2))))
     for a, b in zip(run(tapegrad), run(torch)):
         assert a.tolist() == b.tolist()
+
+
+@pytest.mark.parametrize("chunk_size", [1, 3, 10, 20])
+def test_vmap_in_chunks_gives_the_whole_maps_results(torch, chunk_size):
+    def run(lib, **kw):
+        x = lib.arange(30.0, dtype=lib.float64).view(10, 3)
+        return lib.vmap(lambda r, s: (r * s, {"m": r.sum(), "k": r[:2]}), in_dims=(0, None),
+                        out_dims=(0, {"m": 0, "k": 1}), **kw)(x, lib.tensor(2.0, dtype=lib.float64))
+    ours, theirs = run(tapegrad, chunk_size=chunk_size), run(torch, chunk_size=chunk_size)
+    for a, b in ((ours[0], theirs[0]), (ours[1]["m"], theirs[1]["m"]), (ours[1]["k"], theirs[1]["k"])):
+        assert a.shape == b.shape and a.tolist() == b.tolist()
+    assert list(ours[1]) == ["m", "k"]
+
+
+def test_vmap_in_chunks_draws_the_same_values_per_chunk_with_randomness_same():
+    tapegrad.manual_seed(0)
+    draw = lambda r: tapegrad.rand(()) + 0 * r.sum()   # noqa: E731
+    same = tapegrad.vmap(draw, randomness="same", chunk_size=3)(tapegrad.ones(10, 2))
+    different = tapegrad.vmap(draw, randomness="different", chunk_size=3)(tapegrad.ones(10, 2))
+    assert len(set(same.tolist())) == 1 and len(set(different.tolist())) == 10
