@@ -479,6 +479,13 @@ _RULES.update(_numpy_conv.RULES)
 _RULES.update(_numpy_window.RULES)
 _RULES.update(_numpy_gamma.RULES)
 _RULES.update(_numpy_linalg.RULES)
+
+
+@_rule("pure_callback")
+def _pure_callback(params):
+    # a host function JAX calls from a program (linalg.ldl_factor's LAPACK): called directly
+    callback = params["callback"]
+    return lambda *xs: tuple(callback(*xs))
 _RULES.update(_numpy_lapack.RULES)
 _RULES["dim_as_value"] = lambda params: lambda: params["dim"]   # (a symbolic dimension's value: _shape_poly)
 

@@ -35,6 +35,12 @@ lu_factor = _with_out(_lu.lu_factor, "linalg_lu_factor_ex()")
 lu_factor_ex = _with_out(_lu.lu_factor_ex, "linalg_lu_factor_ex()")
 lu = _with_out(_lu.lu, "linalg_lu()")
 lu_solve = _with_out(_lu.lu_solve, "linalg_lu_solve()")
+
+from ._functional import _linalg_ldl as _ldl  # noqa: E402
+
+ldl_factor = _with_out(_ldl.ldl_factor, "linalg_ldl_factor_ex()")
+ldl_factor_ex = _with_out(_ldl.ldl_factor_ex, "linalg_ldl_factor_ex()")
+ldl_solve = _with_out(_ldl.ldl_solve, "linalg_ldl_solve()")
 solve_ex = _with_out(_s.solve_ex, "_linalg_solve_ex()")
 inv_ex = _with_out(_s.inv_ex, "linalg_inv_ex()")
 cholesky_ex = _with_out(_s.cholesky_ex, "linalg_cholesky_ex()")

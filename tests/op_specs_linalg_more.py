@@ -1,5 +1,5 @@
-"""Specs for the LU, Cholesky-factor and triangular solvers, eig, lstsq and the Householder products
-(_ops/linalg_lu.py, _ops/linalg_general.py); see op_specs.py for the format."""
+"""Specs for the LU, Cholesky-factor and triangular solvers, eig, lstsq, the Householder products and the LDL
+factorization (_ops/linalg_lu.py, _ops/linalg_general.py, _ops/linalg_ldl.py); see op_specs.py for the format."""
 from op_specs import A, C, F, Case, cases
 
 
@@ -49,4 +49,10 @@ SPECS = {
     "ormqr": cases(Case(lambda lib, a, tau, c: lib.ormqr(a, tau, c), F(4, 3), F(3), F(4, 2)),
                    Case(lambda lib, a, tau, c: a.ormqr(tau, c, left=False, transpose=True), C(3, 3), C(3), C(2, 3))),
     "geqrf": cases(Case(lambda lib, a: lib.geqrf(a), C(2, 4, 3), grad=False, fd=False)),
+    # (no derivative: see tests/test_no_derivative.py; more cases in tests/test_linalg_ldl.py)
+    "ldl_factor": cases(Case(lambda lib, a: lib.linalg.ldl_factor_ex(a + a.mT), F(2, 3, 3), grad=False, fd=False),
+                        Case(lambda lib, a: lib.linalg.ldl_factor(a + a.mH, hermitian=True), C(3, 3), grad=False,
+                             fd=False)),
+    "ldl_solve": cases(Case(lambda lib, a, b: lib.linalg.ldl_solve(*lib.linalg.ldl_factor(a + a.mT), b), F(3, 3),
+                            F(2, 3, 2), grad=False, fd=False)),
 }

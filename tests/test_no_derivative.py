@@ -1,5 +1,6 @@
 """Ops PyTorch records in the graph but cannot differentiate (unique, unique_consecutive, scatter with
-reduce=, floor_divide, remainder of a number, heaviside, histogram, detach_copy), against PyTorch: the output
+reduce=, floor_divide, remainder of a number, heaviside, histogram, detach_copy, the LDL factorization and its
+solver), against PyTorch: the output
 requires grad, grad_fn has PyTorch's name and edges, and reaching the node in backward raises PyTorch's exception
 type with its message (through backward, autograd.grad and create_graph, on first sight and once the structure is compiled)."""
 import numpy as np
@@ -33,6 +34,9 @@ CASES = {
     "detach_copy": lambda lib, x: lib.detach_copy(x),
     "native_channel_shuffle": lambda lib, x: lib.native_channel_shuffle(x.view(1, 2, 3), 2),
     "geqrf": lambda lib, x: lib.geqrf(x)[0],
+    "ldl_factor": lambda lib, x: lib.linalg.ldl_factor(x[:, :2] + x[:, :2].mT).LD,
+    "ldl_solve": lambda lib, x: lib.linalg.ldl_solve(*lib.linalg.ldl_factor(x[:, 1:].detach() + x[:, 1:].detach().mT),
+                                                     x[:, :2]),
 }
 
 

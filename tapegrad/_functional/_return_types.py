@@ -37,6 +37,8 @@ def out_type(cls):
     return found
 linalg_lu_factor = _return_type("linalg_lu_factor", ("LU", "pivots"))
 linalg_lu_factor_ex = _return_type("linalg_lu_factor_ex", ("LU", "pivots", "info"))
+linalg_ldl_factor = _return_type("linalg_ldl_factor", ("LD", "pivots"))
+linalg_ldl_factor_ex = _return_type("linalg_ldl_factor_ex", ("LD", "pivots", "info"))
 lu_with_info = _return_type("_lu_with_info", ("LU", "pivots", "info"))
 linalg_lu = _return_type("linalg_lu", ("P", "L", "U"))
 lu_unpack = _return_type("lu_unpack", ("P", "L", "U"))
