@@ -282,6 +282,8 @@ def explained(kind):
         if len(_RUNNING) > 1:   # (an enclosing transform raises it)
             e._tapegrad_transforms = kinds
             raise
+        if "vmap" in kinds and hasattr(e, "op"):   # (a result whose size the values decide: _common.sized_by)
+            raise RuntimeError(_dynamic_shape_message(e.op)) from None
         if "vmap" in kinds:   # (a tensor of another transform's, over a batch, has PyTorch's combined message)
             data = type(e) is jax.errors.TracerArrayConversionError
             message = _VMAP_READS.get(type(e) if data or kinds[0] == "vmap" else "wrapped",
@@ -293,6 +295,17 @@ def explained(kind):
         ) from e
     finally:
         _RUNNING.pop()
+
+
+def _dynamic_shape_message(op):
+    if op == "masked_select":
+        return ("vmap: Attempted to vmap over `mask` in torch.masked_select(self, mask) We cannot support this because "
+                "for each batch this would return a differently shaped Tensor. Please file an issue at "
+                "https://github.com/pytorch/pytorch/issues if you need this feature.")
+    if op == "nonzero_numpy":
+        return "Batching rule not implemented for aten::nonzero_numpy. We could not generate a fallback."
+    return (f"vmap: We do not support batching operators that can output dynamic shape. Attempted to vmap over "
+            f"aten::{op}. Please file an issue at https://github.com/pytorch/pytorch/issues if you need this feature.")
 
 
 _VMAP_READS = {

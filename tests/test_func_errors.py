@@ -56,6 +56,14 @@ def _cases():
         "tolist": lambda lib: vmap(lib, lambda x: x.tolist(), one(lib)),
         "numpy": lambda lib: vmap(lib, lambda x: x.numpy(), one(lib)),
         "item_under_grad_under_vmap": lambda lib: vmap(lib, lib.func.grad(lambda x: x * x.item()), one(lib)),
+        "nonzero": lambda lib: vmap(lib, lambda x: x.nonzero(), one(lib, 2, 3)),
+        "nonzero_as_tuple": lambda lib: vmap(lib, lambda x: x.nonzero(as_tuple=True), one(lib, 2, 3)),
+        "unique": lambda lib: vmap(lib, lambda x: x.unique(), one(lib, 2, 3)),
+        "unique_dim": lambda lib: vmap(lib, lambda x: x.unique(dim=0), one(lib, 2, 3)),
+        "unique_consecutive": lambda lib: vmap(lib, lambda x: x.unique_consecutive(), one(lib, 2, 3)),
+        "masked_select_by_a_mapped_mask": lambda lib: vmap(lib, lambda x: x.masked_select(x > 0), one(lib, 2, 3)),
+        "nonzero_under_grad_under_vmap": lambda lib: vmap(lib, lib.func.grad(lambda y: y.nonzero().sum() * y.sum()),
+                                                          one(lib, 2, 3)),
         "rand_in_error_mode": lambda lib: vmap(lib, lambda x: lib.rand(()), one(lib)),
         "dropout_in_error_mode": lambda lib: vmap(lib, lambda x: lib.nn.functional.dropout(x, 0.5), one(lib, 3, 2)),
         "randn_like_in_an_outer_error_mode": lambda lib: vmap(
@@ -156,3 +164,9 @@ def test_vmap_in_chunks_draws_the_same_values_per_chunk_with_randomness_same():
     same = tapegrad.vmap(draw, randomness="same", chunk_size=3)(tapegrad.ones(10, 2))
     different = tapegrad.vmap(draw, randomness="different", chunk_size=3)(tapegrad.ones(10, 2))
     assert len(set(same.tolist())) == 1 and len(set(different.tolist())) == 10
+
+
+def test_masked_select_by_a_mask_outside_the_map_works_as_in_pytorch(torch):
+    def run(lib):
+        return lib.vmap(lambda x: x.masked_select(lib.tensor([True, False, True])))(lib.arange(6.0).view(2, 3))
+    assert run(tapegrad).tolist() == run(torch).tolist()

@@ -19,6 +19,23 @@ SCALAR_NAME = {"float32": "Float", "float64": "Double", "float16": "Half", "bflo
                "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
 
 
+class DynamicShape(jax.errors.ConcretizationTypeError):
+    """A traced value whose elements would decide the size of an op's result (nonzero, unique, masked_select):
+    a trace cannot have it. `op`: the aten op PyTorch's vmap names."""
+
+    def __init__(self, tracer, op):
+        super().__init__(tracer, f"the size of {op}'s result, which its values decide")
+        self.op = op
+
+
+def sized_by(value, op):
+    """value on the host (see read_on_host) to count the size of op's result with; DynamicShape for a traced
+    value (inside tapegrad.compile a graph break, inside a vmap PyTorch's error)."""
+    if isinstance(value, jax.core.Tracer):
+        raise DynamicShape(value, op)
+    return read_on_host(value)
+
+
 def read_on_host(value):
     """(array module, value) to count or check a concrete value with: NumPy on the value itself where it lives
     in host memory (a CPU array), else jax.numpy on its device. Counts that decide an output's size and checks

@@ -9,7 +9,7 @@ from .._dispatch import apply
 from .._ops import indexing as I
 from .._scalar_range import check_fits
 from .._tensor import Tensor
-from ._common import SCALAR_NAME, check_index_bounds, read_on_host, scalar_or_tensor, wrap_dim
+from ._common import SCALAR_NAME, check_index_bounds, read_on_host, scalar_or_tensor, sized_by, wrap_dim
 
 
 def _check_index(index, fn, what="index"):
@@ -160,7 +160,7 @@ def masked_select(input, mask, *, out=None):
     _check_mask(mask, "masked_select:")
     _check_broadcast(input, mask)
     # The output size is the number of True entries: counted on the host, as PyTorch syncs.
-    xp, value = read_on_host(mask._value)
+    xp, value = sized_by(mask._value, "masked_select")
     size = builtins.int(xp.count_nonzero(xp.broadcast_to(value, xp.broadcast_shapes(input.shape, mask.shape))))
     return apply(I.masked_select, input, mask, size=size)
 
@@ -204,7 +204,7 @@ def take_along_dim(input, indices, dim=None, *, out=None):
 
 def nonzero(input, *, out=None, as_tuple=False):
     # The number of hits decides the output shape: counted on the host, as PyTorch syncs.
-    xp, value = read_on_host(input._value)
+    xp, value = sized_by(input._value, "nonzero_numpy" if as_tuple else "nonzero")
     size = builtins.int(xp.count_nonzero(value))
     if input.ndim == 0 and as_tuple:
         return (apply(I.nonzero, input.reshape(1), size=size).reshape(-1),)

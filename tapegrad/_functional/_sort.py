@@ -10,7 +10,7 @@ from .._dispatch import apply
 from .._ops import sorting as S
 from .._tensor import Tensor
 from . import _return_types as RT
-from ._common import read_on_host, wrap_dim
+from ._common import sized_by, wrap_dim
 from ._reduce import _check_nonempty, _scalar_pair
 
 
@@ -109,7 +109,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     if dim is not None:
         return _unique_dim(input, wrap_dim(dim, input.ndim), return_inverse, return_counts)
     # The number of distinct values decides the output shape: count on the host, as PyTorch syncs.
-    xp, value = read_on_host(input._value)
+    xp, value = sized_by(input._value, "_unique2")
     size = builtins.int(xp.unique(value).size)
     values, inverse, counts = apply(S.unique, input, size=size)
     out = (values,)
@@ -128,7 +128,7 @@ def _unique_dim(input, d, return_inverse, return_counts):
         raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique cannot be applied. "
                            "Select a dimension of non-zero size elsewhere, or drop the empty dimensions.")
     width = builtins.int(np.prod([n for i, n in enumerate(shape) if i != d], dtype=np.int64))
-    rows = np.moveaxis(np.asarray(input._value), d, 0).reshape(shape[d], width)
+    rows = np.moveaxis(np.asarray(sized_by(input._value, "unique_dim")[1]), d, 0).reshape(shape[d], width)
     _, first, inverse, counts = np.unique(rows, axis=0, return_index=True, return_inverse=True,
                                           return_counts=True)
     from .._creation import tensor
@@ -146,7 +146,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     syncs for the output's size. As PyTorch, its node (UniqueConsecutiveBackward0) raises in backward."""
     shape = tuple(input.shape)
     d = None if dim is None else wrap_dim(dim, input.ndim)
-    data = np.asarray(input._value)
+    data = np.asarray(sized_by(input._value, "unique_consecutive")[1])
     rows = data.reshape(-1, 1) if d is None else np.moveaxis(data, d, 0).reshape(shape[d] if shape else 1, -1)
     changed = np.any(rows[1:] != rows[:-1], axis=1)
     starts = np.concatenate([[0], np.flatnonzero(changed) + 1]) if len(rows) else np.zeros(0, np.int64)
