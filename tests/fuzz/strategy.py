@@ -153,7 +153,8 @@ def _index(draw, shape):
     count = draw(st.integers(1, len(shape)))
     for dim in range(count):
         n = shape[dim]
-        kind = _pick(draw, ["int", "slice", "all", "step"])
+        # (an empty dim has no element to pick nor a non-empty slice: only ":" and "::2" apply)
+        kind = _pick(draw, ["int", "slice", "all", "step"] if n else ["all", "step"])
         if kind == "int":
             items.append(str(draw(st.integers(-n, n - 1))))
         elif kind == "slice":
