@@ -1,6 +1,9 @@
-"""tapegrad.func's functions over modules: functional_call (a module called with some of its parameters
-and buffers replaced) and stack_module_state (copies of one architecture stacked for vmap)."""
+"""tapegrad.func's functions beside the transforms: functional_call (a module called with some of its
+parameters and buffers replaced), stack_module_state (copies of one architecture stacked for vmap),
+replace_all_batch_norm_modules_, and functionalize and debug_unwrap, which tapegrad's functional core makes
+the identity."""
 import contextlib
+import functools
 
 
 def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *, tie_weights=True,
@@ -72,3 +75,41 @@ def stack_module_state(models):
               models[0].named_parameters()}
     buffers = {k: stack([dict(m.named_buffers())[k] for m in models]) for k, _ in models[0].named_buffers()}
     return params, buffers
+
+
+def replace_all_batch_norm_modules_(root):
+    """Every BatchNorm module in `root` that tracks running statistics stops (its running mean, variance and
+    count become None), so that it can run under vmap; returns root."""
+    from .nn.modules.normalization import _BatchNorm
+    for module in root.modules():
+        if isinstance(module, _BatchNorm) and module.track_running_stats:
+            module.running_mean = module.running_var = module.num_batches_tracked = None
+            module.track_running_stats = False
+    return root
+
+
+_REMOVE = ("mutations", "mutations_and_views")
+
+
+def functionalize(func, *, remove="mutations"):
+    """func with its in-place ops and views replaced by out-of-place ops, as torch.func.functionalize: every op
+    here already is a pure function of arrays under the tape's mutable tensors (PyTorch's functionalization is
+    what tapegrad's core does for every function), so func is returned as it computes, input mutations
+    included."""
+    if remove not in _REMOVE:
+        raise RuntimeError(
+            f"functionalize(f, remove='mutations'): received invalid argument for remove={remove}. Valid options "
+            "are:\n     remove='mutations': all inplace and out= operators will be removed from the program, and "
+            "replaced with their out-of-place equivalents.\n     remove='mutations_and_views': In addition to the "
+            "above, all aliasing operators {view} will be replaced with their non-aliasing counterparts, "
+            "{view}_copy.\n")
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        return func(*args, **kwargs)
+    return wrapper
+
+
+def debug_unwrap(tensor, *, recurse=True):
+    """The tensor a transform wrapped: tapegrad's transforms hand functions plain tensors, so the tensor itself."""
+    return tensor

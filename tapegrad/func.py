@@ -24,7 +24,8 @@ from .autograd._tracing import TRACER_ERRORS, Identity, Untraceable, discover, s
 from ._jax_function import from_jax, to_jax  # noqa: E402,F401  (JAX functions as ops, modules as JAX functions)
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap", "functional_call",
-           "linearize", "stack_module_state", "from_jax", "to_jax"]
+           "linearize", "stack_module_state", "replace_all_batch_norm_modules_", "functionalize", "debug_unwrap",
+           "from_jax", "to_jax"]
 
 
 def _is_tensor(x):
@@ -423,4 +424,5 @@ def _axes_like(args, dims):
     return kind(*[_axes_like(a, dims) for a in args])   # (a namedtuple)
 
 
-from ._func_modules import functional_call, stack_module_state  # noqa: E402,F401
+from ._func_modules import (  # noqa: E402,F401
+    debug_unwrap, functional_call, functionalize, replace_all_batch_norm_modules_, stack_module_state)

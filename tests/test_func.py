@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import tapegrad
-from conftest import assert_close, both
+from conftest import assert_close, both, raised
 
 
 def _data(lib, *shape, seed=0):
@@ -161,3 +161,26 @@ def test_index_checks_run_inside_transforms(torch, case):
     if case in ("getitem", "grad_of_getitem", "jacrev"):   # (torch's batching rules of the others name the
         assert type(ours.value) is type(theirs.value)     # batched dims in their messages)
         assert str(ours.value) == str(theirs.value)
+
+
+def test_functionalize_debug_unwrap_and_batch_norm_replacement(torch):
+    def run(lib):
+        def f(x):
+            y = x.clone()
+            y.add_(1)
+            x.mul_(2)
+            return y.view(-1)
+        x = lib.ones(2, 2)
+        out = lib.func.functionalize(f, remove="mutations_and_views")(x)
+        model = lib.nn.Sequential(lib.nn.BatchNorm1d(3), lib.nn.Linear(3, 3), lib.nn.BatchNorm2d(2, affine=False))
+        assert lib.func.replace_all_batch_norm_modules_(model) is model and lib.func.debug_unwrap(x) is x
+        stats = [(m.running_mean, m.running_var, m.num_batches_tracked, m.track_running_stats) for m in model[::2]]
+        per_sample = lib.vmap(model[0], randomness="same")(lib.arange(24.0).view(4, 2, 3))
+        return out, x, stats, per_sample
+    ours, theirs = run(tapegrad), run(torch)
+    assert ours[0].tolist() == theirs[0].tolist() and ours[1].tolist() == theirs[1].tolist()
+    assert ours[2] == theirs[2] == [(None, None, None, False)] * 2
+    assert_close(ours[3], theirs[3].detach())
+    assert tapegrad.func.functionalize(lambda x: x)(tapegrad.ones(1)).tolist() == [1.0]
+    assert raised(lambda: tapegrad.func.functionalize(abs, remove="x")) == raised(
+        lambda: torch.func.functionalize(abs, remove="x"))
