@@ -117,6 +117,7 @@ def commit(t, out, value=None):
                                "into a dense tensor in place. Use the out-of-place product instead.")
         out = out.to_dense()
     tdtype = t.dtype
+    computed = out._grad_fn   # the op's own node, which read t's old value
     if out.dtype is not tdtype:
         if not _can_cast(out.dtype, tdtype):
             raise RuntimeError(f"result type {_CAST_NAMES[out.dtype.name]} can't be cast to the desired output "
@@ -143,7 +144,7 @@ def commit(t, out, value=None):
         if node is not None:
             storage.counter.rebase(t._grad_fn, t._out_idx, node, out._out_idx)
             t._attach(node, out._out_idx)
-            _exempt_own_input(node, read, storage, old_version)
+            _exempt_own_inputs(node, computed, read, storage, old_version)
             _retarget_output_check(node, storage)
             refresh_views(t)
         else:
@@ -168,7 +169,7 @@ def commit(t, out, value=None):
     else:
         write(base, new_value)
     if node is not None:
-        _exempt_own_input(node, read, storage, old_version)
+        _exempt_own_inputs(node, computed, read, storage, old_version)
         _retarget_output_check(node, storage)
     if node is None:
         _untracked_write(base)
@@ -197,6 +198,12 @@ def _untracked_write(base, skip=None):
         return
     with enable_grad():
         refresh_views(base, skip=skip, with_history=True)
+
+
+def _exempt_own_inputs(node, computed, read, storage, old_version):
+    _exempt_own_input(node, read, storage, old_version)
+    if computed is not None and computed is not node:   # (a result cast to t's dtype: the op's own node read t)
+        _exempt_own_input(computed, read, storage, old_version)
 
 
 def _exempt_own_input(node, read, storage, old_version):
