@@ -113,6 +113,8 @@ KNOWN = {
     "lu_factor:0": "NaN/inf entries: LAPACK's pivoting spreads NaN to other entries of the factor than XLA's LU",
     "cholesky_inverse:0": "NaN/inf entries: LAPACK's potri leaves finite the entries its blocked update never reads",
     "householder_product:0": "NaN/inf entries: LAPACK's orgqr leaves finite the columns its reflectors never reach",
+    "ldl_factor:0": "NaN/inf entries: sytrf's pivot search (comparisons with NaN) picks other pivots in PyTorch's "
+                    "LAPACK (MKL) than in SciPy's (OpenBLAS), which tapegrad calls",
     # attention's fused CPU kernel: an online softmax over blocks of keys
     "attention:0": "NaN/inf in q, k, v: PyTorch's fused kernel (blockwise online softmax) spreads NaN to other outputs",
     "attention:1": "NaN/inf in q, k, v: PyTorch's fused kernel's gradient is NaN where tapegrad's is 0 (masked keys)",

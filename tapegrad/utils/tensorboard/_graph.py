@@ -22,6 +22,7 @@ from ... import _dispatch
 _ATEN_NAMES = {
     "add_scalar": "add", "add_scaled": "add", "sub_scalar": "sub", "sub_scaled": "sub", "mul_scalar": "mul",
     "div_scalar": "div", "div_floor": "div", "div_trunc": "div", "to_dtype": "to", "logsigmoid": "log_sigmoid",
+    "ldl_factor": "linalg_ldl_factor_ex", "ldl_solve": "linalg_ldl_solve",
     "inv": "linalg_inv", "pinv": "linalg_pinv", "solve": "linalg_solve", "eigh": "linalg_eigh",
     "eigvalsh": "linalg_eigvalsh", "svdvals": "linalg_svdvals", "vector_norm": "linalg_vector_norm",
     "solve_triangular": "linalg_solve_triangular", "svdvals_uv": "linalg_svd", "normal_tensor": "normal",
