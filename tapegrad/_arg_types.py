@@ -2,8 +2,8 @@
 
 An int, or anything with `__index__` (a NumPy integer, a one-element integer tensor), is an int; a
 bool, a float or any other tensor is PyTorch's TypeError. In an int list (a size, a permutation) a bool
-is an int too, but as the first element or alone. A bool argument is a Python bool and nothing else. Without these
-checks a float dim, k or size was truncated silently (`ones(2.5)` had 2 elements), `keepdim=1.0` or a
+is an int too, but as the first element or alone. A bool argument is a Python bool and nothing else.
+Without these checks a float dim, k or size was truncated silently (`ones(2.5)` had 2 elements), `keepdim=1.0` or a
 bool dim was taken as given, and a tensor failed deep inside with another error.
 """
 import operator
@@ -51,17 +51,26 @@ def int_lists(fname, arguments):
     1-tuple), with PyTorch's errors in its order: its parser checks each argument's type and first element
     while it matches the signature (left to right), then the kernel's arguments are unpacked as C++ evaluates
     them (right to left), so a bad later element of the last argument is the one reported."""
-    for name, value, position in arguments:
+    out = [None] * len(arguments)
+    for k, (name, value, position) in enumerate(arguments):
         if isinstance(value, (tuple, list)):
             int_list(value[:1], name, fname, position)
-        elif type(value) is bool or not hasattr(type(value), "__index__"):
-            raise TypeError(lone_error(value, name, fname, position))
-    out = [None] * len(arguments)
+        else:
+            out[k] = (_lone(value, name, fname, position),)
     for k in reversed(range(len(arguments))):
         name, value, position = arguments[k]
-        out[k] = int_list(value, name, fname, position) if isinstance(value, (tuple, list)) else (
-            operator.index(value),)
+        if out[k] is None:
+            out[k] = int_list(value, name, fname, position)
     return out
+
+
+def _lone(value, name, fname, position):
+    if type(value) is not bool:
+        try:
+            return operator.index(value)
+        except TypeError:
+            pass
+    raise TypeError(lone_error(value, name, fname, position))
 
 
 def _element(value, index, name, fname, position):
@@ -83,16 +92,8 @@ def _element_error(value, index, name, fname, position=1):
 
 def check_lone_size(sizes, name="size", fname=None):
     """A size given as one value must be an int (or have __index__) or a list of them."""
-    if len(sizes) != 1 or type(sizes[0]) is int or isinstance(sizes[0], (tuple, list)):
-        return
-    value = sizes[0]
-    if type(value) is not bool:
-        try:
-            operator.index(value)
-            return
-        except TypeError:
-            pass
-    raise TypeError(lone_error(value, name, fname))
+    if len(sizes) == 1 and type(sizes[0]) is not int and not isinstance(sizes[0], (tuple, list)):
+        _lone(sizes[0], name, fname, 1)
 
 
 def lone_error(value, name, fname=None, position=1):

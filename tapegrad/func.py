@@ -316,7 +316,8 @@ _jacrev, _jacfwd = _jacobian(jax.jacrev, _VJP), _jacobian(jax.jacfwd, _JVP)
 
 
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
-    """The Jacobian by reverse mode (one VJP per output element, vectorised)."""
+    """The Jacobian by reverse mode (one VJP per output element, vectorised). chunk_size is checked as PyTorch
+    checks it; the VJPs run in one vectorised program whatever it says (the same Jacobian)."""
     return _jacrev(func, argnums, has_aux, chunk_size=chunk_size)
 
 
@@ -376,8 +377,8 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
             def batched(index, *xs):   # (index: the element's position, which its draws fold in)
                 with _random.vmap_level(randomness, index):
                     return pure(*xs)
-            mapped = jax.vmap(batched, in_axes=(0,) + axes, out_axes=_in_order(out_dims))
-            return lambda *xs: mapped(np.arange(size, dtype=np.int32), *xs)
+            over_batch = jax.vmap(batched, in_axes=(0,) + axes, out_axes=_in_order(out_dims))
+            return lambda *xs: over_batch(np.arange(size, dtype=np.int32), *xs)
         with _func_checks.explained("vmap"):
             try:
                 out = _transformed(("vmap", tuple(flat), out_dims, randomness), func, kwargs, args, make, check)

@@ -1,8 +1,6 @@
 """Argument parsing shared by the functional API: tuples, dtype checks, in-place results."""
-import builtins
-import operator
 
-from ..._arg_types import int_list, lone_error
+from ..._arg_types import int_list, int_lists
 from ..._dtypes import cpp_name
 from ..._inplace import check_inplace, commit
 from ..._tensor import Tensor
@@ -23,12 +21,7 @@ def ntuple(value, n, name="argument", fname=None, position=None):
             raise RuntimeError(f"expected {name} to be a single integer value or a list of {n} values to match "
                                f"the convolution dimensions, but got {name}={list(values)}")
         return values
-    if type(value) is not builtins.bool:
-        try:
-            return (operator.index(value),) * n
-        except TypeError:
-            pass
-    raise TypeError(lone_error(value, name, fname, position))
+    return int_lists(fname, [(name, value, position)])[0] * n
 
 
 def check_tensor(x, name="input"):
