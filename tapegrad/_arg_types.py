@@ -9,15 +9,27 @@ bool dim was taken as given, and a tensor failed deep inside with another error.
 import operator
 
 
-def as_int(value, name="dim", fname=None, position=None):
+_NOT_AN_INT = object()
+
+
+def _index(value, bool_ok=False):
+    """value as an int (what has __index__: NumPy integers, one-element integer tensors), or _NOT_AN_INT; a
+    bool is an int only where bool_ok (PyTorch takes one inside an int list, past its first element)."""
     if type(value) is int:
         return value
-    if type(value) is not bool:
+    if bool_ok or type(value) is not bool:
         try:
             return operator.index(value)
         except TypeError:
             pass
-    raise TypeError(f"{_argument(name, fname, position)} must be int, not {type(value).__name__}")
+    return _NOT_AN_INT
+
+
+def as_int(value, name="dim", fname=None, position=None):
+    out = _index(value)
+    if out is _NOT_AN_INT:
+        raise TypeError(f"{_argument(name, fname, position)} must be int, not {type(value).__name__}")
+    return out
 
 
 def as_bool(value, name, fname=None, position=None):
@@ -65,21 +77,17 @@ def int_lists(fname, arguments):
 
 
 def _lone(value, name, fname, position):
-    if type(value) is not bool:
-        try:
-            return operator.index(value)
-        except TypeError:
-            pass
-    raise TypeError(lone_error(value, name, fname, position))
+    out = _index(value)
+    if out is _NOT_AN_INT:
+        raise TypeError(lone_error(value, name, fname, position))
+    return out
 
 
 def _element(value, index, name, fname, position):
-    if not (index == 0 and type(value) is bool):
-        try:
-            return operator.index(value)
-        except TypeError:
-            pass
-    raise TypeError(_element_error(value, index, name, fname, position))
+    out = _index(value, bool_ok=index > 0)
+    if out is _NOT_AN_INT:
+        raise TypeError(_element_error(value, index, name, fname, position))
+    return out
 
 
 def _element_error(value, index, name, fname, position=1):

@@ -42,11 +42,17 @@ def item(self):
 
 
 def _host_scalar(self, boolean=False):
-    # Read through NumPy: a jax reshape here would run (and on first sight compile) a program of its own.
-    value = self._peek()
-    if isinstance(value, jax.core.Tracer):   # (a transform traces: the value does not exist yet; see func)
+    try:
+        return _read_scalar(self)
+    except jax.errors.TracerArrayConversionError:   # (a transform traces: no value yet; func names the read)
+        value = self._peek()
         raise (jax.errors.TracerBoolConversionError(value) if boolean else
-               jax.errors.ConcretizationTypeError(value, "a Python number read from a tensor (item(), float())"))
+               jax.errors.ConcretizationTypeError(value, "a Python number read from a tensor (item(), float())")
+               ) from None
+
+
+def _read_scalar(self):
+    # Read through NumPy: a jax reshape here would run (and on first sight compile) a program of its own.
     if self._view is not None:   # (out[0].item(): NumPy picks the element, see _host_read)
         from ._host_read import view_element
         value = view_element(self)

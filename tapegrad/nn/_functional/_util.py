@@ -1,6 +1,6 @@
 """Argument parsing shared by the functional API: tuples, dtype checks, in-place results."""
 
-from ..._arg_types import int_list, int_lists
+from ..._arg_types import int_lists
 from ..._dtypes import cpp_name
 from ..._inplace import check_inplace, commit
 from ..._tensor import Tensor
@@ -13,15 +13,17 @@ SCALAR_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfl
 def ntuple(value, n, name="argument", fname=None, position=None):
     """An int, or a list of one or n ints, as n ints (a convolution's stride, padding, dilation); anything that is
     not an int is the argument parser's TypeError (never truncated), naming `fname` and `position` where given."""
-    if isinstance(value, (tuple, list)):
-        values = int_list(value, name, fname, position)
-        if len(values) == 1:
-            return values * n
-        if len(values) != n:
-            raise RuntimeError(f"expected {name} to be a single integer value or a list of {n} values to match "
-                               f"the convolution dimensions, but got {name}={list(values)}")
-        return values
-    return int_lists(fname, [(name, value, position)])[0] * n
+    return widened(int_lists(fname, [(name, value, position)])[0], n, name)
+
+
+def widened(values, n, name):
+    """Parsed ints (see _arg_types.int_lists) of one or n values as n values, or the convolutions' error."""
+    if len(values) == 1:
+        return values * n
+    if len(values) != n:
+        raise RuntimeError(f"expected {name} to be a single integer value or a list of {n} values to match "
+                           f"the convolution dimensions, but got {name}={list(values)}")
+    return values
 
 
 def check_tensor(x, name="input"):

@@ -2,7 +2,7 @@
 from ..._dispatch import apply
 from ..._ops import nn as K
 from ..._ops import shape as SHAPE
-from ._util import check_conv_weight, check_same_dtype, ntuple, present
+from ._util import check_conv_weight, check_same_dtype, present, widened
 from ..._dtypes import cpp_name
 from ..._arg_types import as_int, int_lists
 from ..._autocast import policy
@@ -103,7 +103,7 @@ def _conv(nd, input, weight, bias, stride, padding, dilation, groups):
     # the argument parser's checks first, as PyTorch's (the positions of conv2d's arguments)
     lists = [("stride", stride, 4)] + [("padding", padding, 5)] * (not isinstance(padding, str)) + [
         ("dilation", dilation, 6)]
-    parsed = dict((n, ntuple(v, nd, n)) for (n, _, _), v in zip(lists, int_lists(name, lists)))
+    parsed = dict((n, widened(v, nd, n)) for (n, _, _), v in zip(lists, int_lists(name, lists)))
     stride, dilation, padding = parsed["stride"], parsed["dilation"], parsed.get("padding", padding)
     groups = as_int(groups, "groups", name, 7)
     input, unbatched = _batched(input, nd, name)
@@ -145,7 +145,7 @@ def _conv_transpose(nd, input, weight, bias, stride, padding, output_padding, gr
     name = f"conv_transpose{nd}d"
     lists = [("stride", stride, 4), ("padding", padding, 5), ("output_padding", output_padding, 6),
              ("dilation", dilation, 8)]
-    stride, padding, output_padding, dilation = (ntuple(v, nd, n)
+    stride, padding, output_padding, dilation = (widened(v, nd, n)
                                                  for (n, _, _), v in zip(lists, int_lists(name, lists)))
     groups = as_int(groups, "groups", name, 7)
     input, unbatched = _batched(input, nd, name)
