@@ -1255,3 +1255,23 @@ def test_an_in_place_op_computed_in_a_wider_dtype_does_not_flag_its_own_read(tor
         return t2.grad, t0, t5
     for a, b in zip(*both(build)):
         assert_close(a.detach(), b.detach())
+
+
+def test_xlogy_gradient_is_pytorchs_formula_where_the_incoming_gradient_is_zero(torch):
+    # PyTorch's backward takes xlogy(grad, other): a zero gradient stays 0 where log(other) is NaN
+    # (tapegrad differentiated grad * log(other), which is NaN there); its create_graph node ends in a masked_fill
+    def build(lib):
+        x = lib.tensor([-0.25, 0.0, 0.0, 2.0], dtype=lib.float64, requires_grad=True)
+        y = lib.tensor([-0.25, -1.0, 2.0, 0.0], dtype=lib.float64, requires_grad=True)
+        zero = lib.autograd.grad(lib.xlogy(x, y), (x, y), lib.tensor([-0.0, 0.0, 0.0, 0.0], dtype=lib.float64))
+        itself = lib.autograd.grad(lib.xlogy(x, x), x, lib.zeros(4, dtype=lib.float64))[0]
+        a = lib.tensor([0.5, 2.0, 0.0], dtype=lib.float64, requires_grad=True)
+        b = lib.tensor([1.5, 3.0, 2.0], dtype=lib.float64, requires_grad=True)
+        ga, gb = lib.autograd.grad(lib.xlogy(a, b).sum(), (a, b), create_graph=True)
+        second = lib.autograd.grad((ga * gb).sum(), (a, b))
+        hessian = lib.func.hessian(lambda v: lib.xlogy(v, v + 2).sum())(a.detach())
+        return (ga.grad_fn.name(), gb.grad_fn.name()), (*zero, itself, ga, gb, *second, hessian)
+    ours, theirs = both(build)
+    assert ours[0] == theirs[0]
+    for p, q in zip(ours[1], theirs[1]):
+        assert_close(p.detach(), q.detach())

@@ -6,6 +6,8 @@ import jax
 import jax.numpy as jnp
 import jax.scipy.special as jss
 
+from ._registry import named_formula
+
 
 def _is_float(a):
     return jnp.issubdtype(a.dtype, jnp.inexact)
@@ -253,6 +255,35 @@ def _copysign_derivatives(a, b, out):
 
 
 _xlogy_op = _with_derivatives(_xlogy, _xlogy_derivatives)
+
+
+@jax.custom_vjp
+def _xlogy_broadcast(a, b):
+    return _xlogy(a, b)
+
+
+def _xlogy_backward(saved, g):
+    # PyTorch's XlogyBackward: xlogy(grad, other) where the derivative formula has grad * log(other), so that a
+    # zero gradient stays 0 where log(other) is NaN. That xlogy is the custom-JVP form: a custom VJP inside a
+    # backward formula would stop forward mode over it (hessian's jacfwd over jacrev).
+    a, b = saved
+    return _masked_xlogy(g, a, b).astype(a.dtype), (g * a / b).astype(b.dtype)
+
+
+# traced as a call named after the masked_fill that ends PyTorch's formula (its create_graph node)
+_masked_xlogy = named_formula("MaskedFillBackward0", lambda g, a, b: jnp.where(
+    (a == 0) & (b <= 0), jnp.zeros((), g.dtype), _xlogy_op(g, b)))
+
+
+_xlogy_broadcast.defvjp(lambda a, b: (_xlogy(a, b), (a, b)), _xlogy_backward)
+
+
+def xlogy_reverse(a, b):
+    """xlogy differentiated by PyTorch's backward formulas (the op's reverse form)."""
+    shape = jnp.broadcast_shapes(jnp.shape(a), jnp.shape(b))
+    return _xlogy_broadcast(jnp.broadcast_to(a, shape), jnp.broadcast_to(b, shape))
+
+
 _copysign = _with_derivatives(jnp.copysign, _copysign_derivatives)
 
 

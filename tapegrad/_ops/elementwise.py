@@ -11,7 +11,7 @@ from ._cast import written_as
 from ._elementwise_math import (
     _atan2, _clamp, _copysign, _digamma_op, _fmax, _floor_div, _frexp, _heaviside, _hypot, _i0, _integer_pow,
     _is_float, _ldexp, _ldexp_integer, _lgamma, _logaddexp, _logaddexp2, _logit, _max_split, _mvlgamma, _nextafter,
-    _polygamma, _pow, _scalar_pow, _trunc_div, _xlogy_op)
+    _polygamma, _pow, _scalar_pow, _trunc_div, _xlogy_op, xlogy_reverse)
 from ._registry import Op, defop, named_formula, overload, FLOAT, COMPARE, KEEP
 from ._stride_rules import same_strides
 
@@ -143,7 +143,7 @@ atan2 = defop("atan2", lambda a, b: _atan2(a, b) if _is_float(a) and _is_float(b
               dtype_rule=FLOAT)
 hypot = defop("hypot", lambda a, b: _hypot(a, b) if _is_float(a) and _is_float(b) else jnp.hypot(a, b),
               saves_output=True)
-xlogy = defop("xlogy", lambda a, b: _xlogy_op(a, b), dtype_rule=FLOAT,
+xlogy = defop("xlogy", lambda a, b: _xlogy_op(a, b), dtype_rule=FLOAT, reverse_fn=xlogy_reverse,
               overloads=[overload("XlogyBackward1", "st"), overload("XlogyBackward2", "ts")])
 copysign = defop("copysign", lambda a, b: _copysign(a, b), dtype_rule=FLOAT, saves_output=True,
                  overloads=[overload("CopysignBackward1", "ts")])
