@@ -113,6 +113,11 @@ inf, nan, pi, e, newaxis = _math.inf, _math.nan, _math.pi, _math.e, None
 
 __version__ = "0.1.0"
 
+from ._argument_errors import parse_all as _parse_all  # noqa: E402
+# PyTorch's errors for arguments that fit none of its overloads, on the functions and methods not parsed yet
+_parse_all(globals(), list(globals()), "function")
+_parse_all(Tensor, list(vars(Tensor)), "method")
+
 from . import _gc_policy  # noqa: E402
 _gc_policy.apply()   # full garbage collections ten times rarer: the tape's objects form no cycles
 

@@ -10,6 +10,7 @@ import warnings
 
 import jax.numpy as jnp
 
+from .._argument_errors import explained
 from .._grad_mode import _state, no_grad
 from .._inplace import commit
 from .._tensor import Tensor
@@ -26,19 +27,28 @@ _ATEN_NAMES = {
 _COPIED_OUT = {"inner"}
 
 
-def with_out(fn, name=None, composite=False):
+def with_out(fn, name=None, composite=False, public=None):
     """fn(..., out=t): fn's result written into t (a tuple of tensors for several results), returning t.
     name: the aten op PyTorch's error names; composite: PyTorch computes the function from other ops and
-    copies the result into out, recording the copy (CopyBackwards) rather than refusing autograd."""
+    copies the result into out, recording the copy (CopyBackwards) rather than refusing autograd.
+    public: the function's name, under which a TypeError for its arguments becomes PyTorch's parser error
+    (_argument_errors)."""
     op = name or "{}()".format(_ATEN_NAMES.get(fn.__name__, fn.__name__))
 
     @functools.wraps(fn)
     def function(*args, out=None, **kwargs):
-        if out is None:
-            return fn(*args, **kwargs)
-        if composite:
-            return copy_out(out, fn(*args, **kwargs), op)
-        return write_out(out, fn(*args, **kwargs), op)
+        try:
+            if out is None:
+                return fn(*args, **kwargs)
+            if composite:
+                return copy_out(out, fn(*args, **kwargs), op)
+            return write_out(out, fn(*args, **kwargs), op)
+        except TypeError as e:
+            error = explained(e, "function", public, args, kwargs if out is None else {**kwargs, "out": out})
+            if error is e:
+                raise
+            raise error from None
+    function.parses_arguments = True
     return function
 
 
@@ -59,7 +69,7 @@ def wrap_all(namespace, names):
         except (TypeError, ValueError):
             continue
         if param is not None and param.kind is inspect.Parameter.KEYWORD_ONLY:
-            namespace[name] = with_out(fn, composite=name in _COPIED_OUT)
+            namespace[name] = with_out(fn, composite=name in _COPIED_OUT, public=name)
 
 
 def write_out(out, result, op):

@@ -5,6 +5,7 @@ from .._arg_types import as_int
 from .._dispatch import apply
 from .._grad_mode import no_grad
 from .._ops import indexing as I, shape as S
+from .._tensor import Tensor
 from ._common import check_tensors, wrap_dim
 
 
@@ -70,9 +71,11 @@ def unbind(input, dim=0):
 
 
 def narrow(input, dim, start, length):
+    # (a float start or length was truncated; PyTorch's parser refuses it, see _argument_errors)
+    start = start.item() if isinstance(start, Tensor) else as_int(start, "start", "narrow", 3)
+    length = as_int(length, "length", "narrow", 4)
     d = wrap_dim(dim, input.ndim)
     size = input.shape[d]
-    start = builtins.int(start)
     if not -size <= start <= size:
         raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
     start %= size if size else 1

@@ -4,6 +4,7 @@ import operator
 import warnings
 
 from ... import _dtypes
+from ..._argument_errors import explained
 from ..._dispatch import apply
 from ..._memory_format import keep_format
 from ..._ops import nn as K
@@ -22,6 +23,23 @@ def _is_integer(x):
         return True
     except TypeError:
         return getattr(x, "dtype", None) is not None and not x.dtype.is_floating_point and x.ndim == 0
+
+
+# the kernels PyTorch's interpolate passes align_corners to, whose argument parser checks its type
+_UPSAMPLE = {("linear", 1): "upsample_linear1d", ("bilinear", 2): "upsample_bilinear2d",
+             ("bicubic", 2): "upsample_bicubic2d", ("trilinear", 3): "upsample_trilinear3d"}
+
+
+def _refuse_align_corners(input, size, scale_factor, recompute_scale_factor, out, align_corners, mode, dim):
+    """PyTorch's error for an align_corners that is not a bool: its kernel's parser error, for the arguments
+    interpolate passes it (output sizes or scale factors, whichever decides the result)."""
+    if size is not None:
+        sizes, factors = (size if isinstance(size, (tuple, list)) else [size] * dim), None
+    elif recompute_scale_factor:
+        sizes, factors = list(out), None
+    else:
+        sizes, factors = None, scale_factor if isinstance(scale_factor, (tuple, list)) else [scale_factor] * dim
+    raise explained(TypeError(), "function", _UPSAMPLE[(mode, dim)], (input, sizes, align_corners, factors), {})
 
 
 def _sizes(input, dim, size, scale_factor, recompute_scale_factor, mode):
@@ -100,6 +118,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         align_corners = False
     dim = input.ndim - 2
     out, scales = _sizes(input, dim, size, scale_factor, recompute_scale_factor, mode)
+    if type(align_corners) is not bool and _UPSAMPLE.get((mode, dim)):
+        _refuse_align_corners(input, size, scale_factor, recompute_scale_factor, out, align_corners, mode, dim)
     if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.ndim == 4):
         raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a "
                          "4-D tensor as input")

@@ -1,0 +1,334 @@
+"""PyTorch's argument-parser errors for functions with several overloads.
+
+Where PyTorch has several signatures for a function (`sum()` and `sum(dim, keepdim)`, `narrow` with an int or a
+Tensor start), a call that fits none of them raises "received an invalid combination of arguments", listing
+every overload, or, when the number of arguments fits exactly one of them, that overload's error for the first
+argument of the wrong type. tapegrad's functions check their arguments as they read them; when one raises a
+TypeError, `explained` works out which of those two errors PyTorch raises for the call as the user wrote it
+(positional and keyword arguments), from the overloads PyTorch lists (`_torch_signatures`, generated). It
+runs on the error path only: a call whose arguments fit an overload keeps the error it raised.
+
+The message is built as PyTorch's parser builds it (torch/csrc/utils/invalid_arguments.cpp), quirks included:
+an overload's "didn't match" line appears when its count of parameters, keyword-only marker included, is the
+count of arguments given; an argument's type there is its Python type's name, marked `!name!` where it is not
+the parameter's.
+"""
+import functools
+import operator
+
+_SIMPLE = {"int": ("int",), "float": ("float", "int")}   # what the listing's type check takes for these
+
+
+class _Parameter:
+    __slots__ = ("type", "name", "optional", "keyword_only", "nullable")
+
+    def __init__(self, text, keyword_only, nullable):
+        declared, _, default = text.partition(" = ")
+        self.type, _, self.name = declared.rpartition(" ")
+        self.optional = bool(default) or self.name == "out"
+        self.keyword_only = keyword_only
+        # (None: which parameters take None is not known for this overload, so any may)
+        self.nullable = default == "None" or nullable is None or self.name in nullable
+
+
+class _Overload:
+    __slots__ = ("text", "parameters", "listed_count", "min_args", "max_args")
+
+    def __init__(self, text, nullable):
+        self.text = text
+        items = text[1:-1].split(", ")
+        self.listed_count = len(items)   # (the listing counts "()" as one parameter and "*" as one)
+        self.parameters = []
+        keyword_only = False
+        for item in items:
+            if item == "*":
+                keyword_only = True
+            elif item:
+                self.parameters.append(_Parameter(item, keyword_only, nullable))
+        self.min_args = sum(not p.optional for p in self.parameters)
+        self.max_args = len(self.parameters)
+
+    def positional(self):
+        return [p for p in self.parameters if not p.keyword_only]
+
+    def fits(self, args, kwargs, fname):
+        """Whether PyTorch's parser takes these arguments with this overload."""
+        positional = self.positional()
+        if len(args) > 1 and len(positional) == 1 and positional[0].type == "tuple of ints":
+            args = (args,)   # an int list given as several ints (`x.permute(1, 0)`)
+        if len(args) > len(positional):
+            return False
+        given = {}
+        for p, a in zip(positional, args):
+            given[p.name] = a
+        names = {p.name: p for p in self.parameters}
+        for k, v in kwargs.items():
+            if k not in names or k in given:
+                return False
+            given[k] = v
+        return all((p.name in given and _accepts(p, given[p.name], fname)) or (p.name not in given and p.optional)
+                   for p in self.parameters)
+
+    def first_error(self, fname, args, kwargs):
+        """PyTorch's error for this overload and these arguments, in its parser's order
+        (FunctionSignature::parse), or None."""
+        positional = self.positional()
+        if len(args) > len(positional):
+            return _extra_args(fname, self.min_args, len(positional), len(args))
+        for i, p in enumerate(self.parameters):
+            keyword = i >= len(args)
+            if keyword and p.name not in kwargs:
+                if p.optional:
+                    continue
+                missing = [f'"{q.name}"' for q in self.parameters[i:] if not q.optional]
+                # (PyTorch's plural is inverted here: "missing 1 required positional arguments")
+                return (f"{fname}() missing {len(missing)} required positional argument{'s' if len(missing) == 1 else ''}"
+                        f": {', '.join(missing)}")
+            value = kwargs[p.name] if keyword else args[i]
+            if not _accepts(p, value, fname):
+                where = "" if keyword else f" (position {i + 1})"
+                return f"{fname}(): argument '{p.name}'{where} {_must_be(p, value)}"
+        names = [p.name for p in self.parameters]
+        for k in kwargs:
+            if k not in names:
+                return f"{fname}() got an unexpected keyword argument '{k}'"
+            if names.index(k) < len(args):
+                return f"{fname}() got multiple values for argument '{k}'"
+        return None
+
+
+def _extra_args(fname, min_args, max_positional, given):
+    if min_args != max_positional:   # (min_args counts required keyword-only parameters too, as PyTorch's)
+        return f"{fname}() takes from {min_args} to {max_positional} positional arguments but {given} were given"
+    return (f"{fname}() takes {max_positional} positional argument{'s' if max_positional != 1 else ''} but {given} "
+            f"{'were' if given != 1 else 'was'} given")
+
+
+# Functions whose Tensor parameters take a Python number too (python_arg_parser's numbers-as-tensors list)
+_NUMBERS_AS_TENSORS = {n + s for n in ("add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "eq",
+                                       "ne", "lt", "le", "gt", "ge") for s in ("", "_")} | {"where", "copy_"}
+
+
+# tapegrad's classes for PyTorch's C types, whose names (tp_name) carry their module
+_TORCH_TYPES = {"dtype", "device", "Size", "layout", "memory_format", "Generator", "finfo", "iinfo"}
+
+
+def _tp_name(value):
+    """The name PyTorch prints for a value's type: CPython's tp_name (a C type's carries its module)."""
+    t = type(value)
+    if t.__module__.startswith("tapegrad") and t.__name__ in _TORCH_TYPES:
+        return f"torch.{t.__name__}"
+    if t.__module__ in ("builtins", None) or t.__flags__ & (1 << 9):   # built-in, or a class defined in Python
+        return t.__name__
+    return f"{t.__module__}.{t.__name__}"
+
+
+def _must_be(p, value):
+    if p.type == "tuple of ints" and isinstance(value, (tuple, list)) and value:
+        return f"must be tuple of ints, but found element of type {_tp_name(value[0])} at pos 0"
+    return f"must be {p.type}, not {_tp_name(value)}"
+
+
+def _is_int(value):
+    if type(value) is bool:
+        return False
+    try:
+        operator.index(value)
+        return True
+    except TypeError:
+        return False
+
+
+def _accepts(p, value, fname=None):
+    """Whether PyTorch's parser takes `value` for parameter `p` (FunctionParameter::check, for the types its
+    listings show; a type not modelled here is taken, so that tapegrad's own error stands)."""
+    from ._tensor import Tensor
+    kind = p.type
+    if value is None:
+        return p.nullable
+    if kind == "Tensor":
+        return isinstance(value, Tensor) or (fname in _NUMBERS_AS_TENSORS and _is_number(value))
+    if kind in ("int", "SymInt"):
+        return _is_int(value)
+    if kind == "float":
+        return isinstance(value, (int, float)) or _is_int(value) or _float_like(value)
+    if kind == "bool":
+        return type(value) is bool or type(value).__name__ == "bool_"
+    if kind == "Number":
+        return isinstance(value, Tensor) or _is_number(value)
+    if kind in ("tuple of ints", "tuple of SymInts"):
+        if isinstance(value, (tuple, list)):
+            return not value or _is_int(value[0])
+        return _is_int(value)
+    if kind == "tuple of Tensors":
+        return isinstance(value, (tuple, list)) and all(isinstance(v, Tensor) for v in value)
+    if kind == "str":
+        return isinstance(value, str)
+    if kind == "torch.dtype":
+        from ._dtypes import dtype
+        return isinstance(value, dtype) or value in (float, int, bool, complex)
+    if kind in ("name", "tuple of names"):
+        return isinstance(value, (str, tuple, list))
+    if kind == "torch.device":
+        return isinstance(value, (str, int)) and type(value) is not bool or _tp_name(value) == kind
+    if kind in _TYPED:
+        return _tp_name(value) == kind
+    return True
+
+
+_TYPED = {"torch.layout", "torch.memory_format", "torch.Generator"}
+
+
+def _is_number(value):
+    return isinstance(value, (int, float, complex)) or _is_int(value) or _float_like(value)
+
+
+def _float_like(value):
+    return type(value).__name__.startswith(("float", "int")) and hasattr(value, "__float__")
+
+
+@functools.cache
+def _overloads(kind, name):
+    from . import _torch_signatures
+    table = _torch_signatures.FUNCTIONS if kind == "function" else _torch_signatures.METHODS
+    texts = table.get(name)
+    if texts is None:
+        return None
+    nullable = _torch_signatures.NULLABLE.get((kind, name), ((),) * len(texts))
+    return tuple(_Overload(t, n) for t, n in zip(texts, nullable))
+
+
+def _parser_order(kwargs):
+    """Keyword arguments in the order PyTorch's message lists them: it copies them into a C++ hash map, whose
+    iteration (libstdc++) gives keys in different buckets last-inserted first. (Two keys in one bucket come
+    out the other way round; that rare case is not modelled.)"""
+    return dict(reversed(kwargs.items()))
+
+
+def explained(error, kind, name, args, kwargs, fname=None):
+    """The TypeError PyTorch raises for `name(*args, **kwargs)` (kind "function" or "method", args without
+    self), given the TypeError that tapegrad's function raised: `error` itself when PyTorch lists no overloads
+    for the name, or the arguments fit one of them."""
+    overloads = _overloads(kind, name)
+    if overloads is None or any(o.fits(args, kwargs, name) for o in overloads):
+        return error
+    from . import _torch_signatures
+    fname = fname or (_torch_signatures.NAMED.get(name, name) if kind == "function" else name)
+    count = len(args) + len(kwargs)
+    plausible = [o for o in overloads if o.min_args <= count <= o.max_args]
+    if len(plausible) == 1:
+        text = plausible[0].first_error(fname, args, kwargs)
+        return error if text is None else _raised(text, error)
+    return _raised(invalid_combination(fname, overloads, args, _parser_order(kwargs)), error)
+
+
+def _raised(text, error):
+    out = TypeError(text)
+    out.__cause__, out.__suppress_context__ = None, True
+    return out
+
+
+def invalid_combination(fname, overloads, args, kwargs):
+    """PyTorch's "received an invalid combination of arguments" message (format_invalid_args)."""
+    got = _described(args, kwargs)
+    head = f"{fname}() received an invalid combination of arguments - got {got}, but expected "
+    count = len(args) + len(kwargs)
+    if len(overloads) == 1:
+        o = overloads[0]
+        unmatched = _unmatched_keywords(o, kwargs)
+        if unmatched:
+            return (f"{fname}() received an invalid combination of arguments - got unrecognized keyword arguments: "
+                    + ", ".join(unmatched))
+        shown = _marked(o, args, kwargs) if o.listed_count == count else got
+        return f"{fname}() received an invalid combination of arguments - got {shown}, but expected {o.text}"
+    lines = [head + "one of:"]
+    for o in overloads:
+        lines.append(f" * {o.text}")
+        if o.listed_count == count:
+            unmatched = _unmatched_keywords(o, kwargs)
+            if unmatched:
+                lines.append("      didn't match because some of the keywords were incorrect: " + ", ".join(unmatched))
+            else:
+                lines.append("      didn't match because some of the arguments have invalid types: "
+                             + _marked(o, args, kwargs))
+    return "\n".join(lines) + "\n"
+
+
+def _described(args, kwargs):
+    parts = [_tp_name(a) + ", " for a in args] + [f"{k}={_tp_name(v)}, " for k, v in kwargs.items()]
+    text = "".join(parts)
+    if args:   # (PyTorch trims the last separator only when there are positional arguments)
+        text = text[:-2]
+    return f"({text})"
+
+
+def _listed_items(o):
+    """The listing's parameters as its parser splits them: (type, name) per item, "*" and "" included."""
+    out = []
+    for item in o.text[1:-1].split(", "):
+        cut = item.rfind(" ")
+        out.append((item[:cut] if cut >= 0 else "", item[cut + 1:]))
+    return out
+
+
+def _unmatched_keywords(o, kwargs):
+    items = _listed_items(o)
+    start = max(len(items) - len(kwargs), 0)
+    names = {name for _, name in items[start:]}
+    return [k for k in kwargs if k not in names]
+
+
+def _marked(o, args, kwargs):
+    items = _listed_items(o)
+    values = list(args) + [kwargs.get(items[i][1]) for i in range(len(args), len(args) + len(kwargs))]
+    parts = []
+    for i, value in enumerate(values):
+        type_name = items[i][0] if i < len(items) else None
+        accepted = _SIMPLE.get(type_name, (type_name,))
+        text = _shown(value)
+        if i >= len(args):
+            text = f"{items[i][1]}={text}"
+        parts.append((text if _tp_name(value) in accepted else f"!{text}!") + ", ")
+    text = "".join(parts)
+    return "(" + (text[:-2] if args else text) + ")"   # (trimmed only after positional arguments, as PyTorch)
+
+
+def _shown(value):
+    if isinstance(value, (tuple, list)):
+        inner = ", ".join(_tp_name(v) for v in value)
+        if isinstance(value, tuple):
+            return f"tuple of ({inner}{',' if len(value) == 1 else ''})"
+        return f"list of [{inner}]"
+    return _tp_name(value)
+
+
+def parsed(fn, kind, name):
+    """fn raising PyTorch's argument-parser error where it raises a TypeError for arguments that fit none of
+    `name`'s overloads (kind "method": fn's first argument is the tensor)."""
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except TypeError as e:
+            out = explained(e, kind, name, args[1:] if kind == "method" else args, kwargs)
+            if out is e:
+                raise
+            raise out from None
+    call.parses_arguments = True
+    return call
+
+
+def parse_all(namespace, names, kind):
+    """`parsed` on each of `names` in `namespace` (a module's globals, or a class's attributes) that PyTorch
+    has several overloads for and that is not parsed already."""
+    from . import _torch_signatures
+    table = _torch_signatures.FUNCTIONS if kind == "function" else _torch_signatures.METHODS
+    for name in names:
+        fn = namespace.get(name) if isinstance(namespace, dict) else namespace.__dict__.get(name)
+        if name not in table or not callable(fn) or isinstance(fn, type) or getattr(fn, "parses_arguments", False):
+            continue
+        wrapped = parsed(fn, kind, name)
+        if isinstance(namespace, dict):
+            namespace[name] = wrapped
+        else:
+            setattr(namespace, name, wrapped)
