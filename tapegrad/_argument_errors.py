@@ -3,7 +3,9 @@
 Where PyTorch has several signatures for a function (`sum()` and `sum(dim, keepdim)`, `narrow` with an int or a
 Tensor start), a call that fits none of them raises "received an invalid combination of arguments", listing
 every overload, or, when the number of arguments fits exactly one of them, that overload's error for the first
-argument of the wrong type. tapegrad's functions check their arguments as they read them; when one raises a
+argument of the wrong type. A function with one signature always raises the latter ("cumsum(): argument 'dim'
+(position 1) must be int, not float"); those signatures are derived from aten's schemas where PyTorch's errors
+confirm them. tapegrad's functions check their arguments as they read them; when one raises a
 TypeError, `explained` works out which of those two errors PyTorch raises for the call as the user wrote it
 (positional and keyword arguments), from the overloads PyTorch lists (`_torch_signatures`, generated). It
 runs on the error path only: a call whose arguments fit an overload keeps the error it raised.
@@ -20,21 +22,23 @@ _SIMPLE = {"int": ("int",), "float": ("float", "int")}   # what the listing's ty
 
 
 class _Parameter:
-    __slots__ = ("type", "name", "optional", "keyword_only", "nullable")
+    __slots__ = ("type", "name", "optional", "keyword_only", "nullable", "lone_int")
 
-    def __init__(self, text, keyword_only, nullable):
+    def __init__(self, text, keyword_only, facts):
         declared, _, default = text.partition(" = ")
         self.type, _, self.name = declared.rpartition(" ")
         self.optional = bool(default) or self.name == "out"
         self.keyword_only = keyword_only
-        # (None: which parameters take None is not known for this overload, so any may)
-        self.nullable = default == "None" or nullable is None or self.name in nullable
+        # (facts None: what the schema says is not known for this overload, so any parameter may take None,
+        # and any int list a lone int; an int list with a default, `int[1] dim=[]`, takes None too)
+        self.nullable = default in ("None", "[]") or facts is None or self.name in facts[0]
+        self.lone_int = facts is None or self.name in facts[1]
 
 
 class _Overload:
     __slots__ = ("text", "parameters", "listed_count", "min_args", "max_args")
 
-    def __init__(self, text, nullable):
+    def __init__(self, text, facts):
         self.text = text
         items = text[1:-1].split(", ")
         self.listed_count = len(items)   # (the listing counts "()" as one parameter and "*" as one)
@@ -44,7 +48,7 @@ class _Overload:
             if item == "*":
                 keyword_only = True
             elif item:
-                self.parameters.append(_Parameter(item, keyword_only, nullable))
+                self.parameters.append(_Parameter(item, keyword_only, facts))
         self.min_args = sum(not p.optional for p in self.parameters)
         self.max_args = len(self.parameters)
 
@@ -58,16 +62,15 @@ class _Overload:
             args = (args,)   # an int list given as several ints (`x.permute(1, 0)`)
         if len(args) > len(positional):
             return False
-        given = {}
-        for p, a in zip(positional, args):
-            given[p.name] = a
-        names = {p.name: p for p in self.parameters}
-        for k, v in kwargs.items():
-            if k not in names or k in given:
+        # (in the parser's order: each parameter, then the keywords left over)
+        for i, p in enumerate(self.parameters):
+            given = i < len(args) or p.name in kwargs
+            if not given and not p.optional:
                 return False
-            given[k] = v
-        return all((p.name in given and _accepts(p, given[p.name], fname)) or (p.name not in given and p.optional)
-                   for p in self.parameters)
+            if given and not _accepts(p, args[i] if i < len(args) else kwargs[p.name], fname, i):
+                return False
+        names = [p.name for p in self.parameters]
+        return all(k in names and names.index(k) >= len(args) for k in kwargs)
 
     def first_error(self, fname, args, kwargs):
         """PyTorch's error for this overload and these arguments, in its parser's order
@@ -85,7 +88,7 @@ class _Overload:
                 return (f"{fname}() missing {len(missing)} required positional argument{'s' if len(missing) == 1 else ''}"
                         f": {', '.join(missing)}")
             value = kwargs[p.name] if keyword else args[i]
-            if not _accepts(p, value, fname):
+            if not _accepts(p, value, fname, i):
                 where = "" if keyword else f" (position {i + 1})"
                 return f"{fname}(): argument '{p.name}'{where} {_must_be(p, value)}"
         names = [p.name for p in self.parameters]
@@ -106,7 +109,7 @@ def _extra_args(fname, min_args, max_positional, given):
 
 # Functions whose Tensor parameters take a Python number too (python_arg_parser's numbers-as-tensors list)
 _NUMBERS_AS_TENSORS = {n + s for n in ("add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "eq",
-                                       "ne", "lt", "le", "gt", "ge") for s in ("", "_")} | {"where", "copy_"}
+                                       "ne", "lt", "le", "gt", "ge") for s in ("", "_")} | {"copy_"}
 
 
 # tapegrad's classes for PyTorch's C types, whose names (tp_name) carry their module
@@ -139,7 +142,11 @@ def _is_int(value):
         return False
 
 
-def _accepts(p, value, fname=None):
+class _ElementError(Exception):
+    """PyTorch's parser raising while it matches a signature: a tensor list with an element that is not one."""
+
+
+def _accepts(p, value, fname=None, index=0):
     """Whether PyTorch's parser takes `value` for parameter `p` (FunctionParameter::check, for the types its
     listings show; a type not modelled here is taken, so that tapegrad's own error stands)."""
     from ._tensor import Tensor
@@ -154,14 +161,20 @@ def _accepts(p, value, fname=None):
         return isinstance(value, (int, float)) or _is_int(value) or _float_like(value)
     if kind == "bool":
         return type(value) is bool or type(value).__name__ == "bool_"
-    if kind == "Number":
-        return isinstance(value, Tensor) or _is_number(value)
+    if kind == "Number":   # (a tensor only as a 0-dim one that does not require grad)
+        return (value.ndim == 0 and not value.requires_grad) if isinstance(value, Tensor) else _is_number(value)
     if kind in ("tuple of ints", "tuple of SymInts"):
         if isinstance(value, (tuple, list)):
             return not value or _is_int(value[0])
-        return _is_int(value)
+        return p.lone_int and _is_int(value)
     if kind == "tuple of Tensors":
-        return isinstance(value, (tuple, list)) and all(isinstance(v, Tensor) for v in value)
+        if not isinstance(value, (tuple, list)):
+            return False
+        bad = next((k for k, v in enumerate(value) if not isinstance(v, Tensor)), None)
+        if bad is not None:   # (its check raises at once, whichever overload it was matching)
+            raise _ElementError(f"expected Tensor as element {bad} in argument {index}, but got "
+                                f"{_tp_name(value[bad])}")
+        return True
     if kind == "str":
         return isinstance(value, str)
     if kind == "torch.dtype":
@@ -170,7 +183,7 @@ def _accepts(p, value, fname=None):
     if kind in ("name", "tuple of names"):
         return isinstance(value, (str, tuple, list))
     if kind == "torch.device":
-        return isinstance(value, (str, int)) and type(value) is not bool or _tp_name(value) == kind
+        return isinstance(value, str) or _is_int(value) or _tp_name(value) == kind
     if kind in _TYPED:
         return _tp_name(value) == kind
     return True
@@ -189,13 +202,15 @@ def _float_like(value):
 
 @functools.cache
 def _overloads(kind, name):
-    from . import _torch_signatures
-    table = _torch_signatures.FUNCTIONS if kind == "function" else _torch_signatures.METHODS
-    texts = table.get(name)
+    """(overloads, whether PyTorch's parser has this one signature only) for a name, or (None, False)."""
+    from . import _torch_signatures as T
+    single = {"function": T.SINGLE_FUNCTIONS, "method": T.SINGLE_METHODS}.get(kind, {}).get(name)
+    texts = (single,) if single is not None else {"function": T.FUNCTIONS, "method": T.METHODS,
+                                                   "kernel": T.KERNELS}[kind].get(name)
     if texts is None:
-        return None
-    nullable = _torch_signatures.NULLABLE.get((kind, name), ((),) * len(texts))
-    return tuple(_Overload(t, n) for t, n in zip(texts, nullable))
+        return None, False
+    facts = T.FACTS.get((kind, name), (((), ()),) * len(texts))
+    return tuple(_Overload(t, f) for t, f in zip(texts, facts)), single is not None
 
 
 def _parser_order(kwargs):
@@ -209,14 +224,18 @@ def explained(error, kind, name, args, kwargs, fname=None):
     """The TypeError PyTorch raises for `name(*args, **kwargs)` (kind "function" or "method", args without
     self), given the TypeError that tapegrad's function raised: `error` itself when PyTorch lists no overloads
     for the name, or the arguments fit one of them."""
-    overloads = _overloads(kind, name)
-    if overloads is None or any(o.fits(args, kwargs, name) for o in overloads):
-        return error
+    overloads, single = _overloads(kind, name)
+    try:
+        if overloads is None or any(o.fits(args, kwargs, name) for o in overloads):
+            return error
+    except _ElementError as e:
+        return _raised(str(e), error)
     from . import _torch_signatures
     fname = fname or (_torch_signatures.NAMED.get(name, name) if kind == "function" else name)
     count = len(args) + len(kwargs)
     plausible = [o for o in overloads if o.min_args <= count <= o.max_args]
-    if len(plausible) == 1:
+    if single or len(plausible) == 1:   # (a parser of one signature always reports argument by argument)
+        plausible = plausible or overloads
         text = plausible[0].first_error(fname, args, kwargs)
         return error if text is None else _raised(text, error)
     return _raised(invalid_combination(fname, overloads, args, _parser_order(kwargs)), error)
@@ -322,6 +341,8 @@ def parse_all(namespace, names, kind):
     """`parsed` on each of `names` in `namespace` (a module's globals, or a class's attributes) that PyTorch
     has several overloads for and that is not parsed already."""
     from . import _torch_signatures
+    # (one-signature functions are left as they are: their errors change only where a wrapper exists already,
+    # out= or a method's refusal of it, so that no hot method pays a frame for an error message)
     table = _torch_signatures.FUNCTIONS if kind == "function" else _torch_signatures.METHODS
     for name in names:
         fn = namespace.get(name) if isinstance(namespace, dict) else namespace.__dict__.get(name)

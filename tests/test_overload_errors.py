@@ -27,7 +27,9 @@ _KEYWORDS = ["dim", "keepdim", "other", "unbiased", "alpha", "foo", "dtype", "ou
 
 def _drawn_calls(seed, per_name):
     rng = random.Random(seed)
-    for kind, table in (("function", _torch_signatures.FUNCTIONS), ("method", _torch_signatures.METHODS)):
+    for kind, table in (("function", _torch_signatures.FUNCTIONS), ("method", _torch_signatures.METHODS),
+                        ("kernel", _torch_signatures.KERNELS),
+                        ("function", _torch_signatures.SINGLE_FUNCTIONS), ("method", _torch_signatures.SINGLE_METHODS)):
         for name in sorted(table):
             for _ in range(per_name):
                 n = rng.randint(0, 4)
@@ -36,14 +38,18 @@ def _drawn_calls(seed, per_name):
                 # in different buckets only: one keyword per drawn call, the explicit CALLS have two)
                 keywords = rng.sample(_KEYWORDS, rng.randint(0, 1) if n else 0)
                 positional = values[:n - len(keywords)]
-                if kind == "function" and rng.random() < 0.7:
+                if kind != "method" and rng.random() < 0.7:
                     positional = [lambda lib: lib.zeros(2, 3)] + positional
                 yield kind, name, positional, dict(zip(keywords, values[n - len(keywords):]))
 
 
 def _theirs(kind, name, positional, keywords):
-    x = torch.zeros(2, 3)
-    fn = getattr(torch, name, None) or getattr(torch._C._nn, name, None) if kind == "function" else getattr(x, name)
+    if kind == "method":
+        fn = getattr(torch.zeros(2, 3), name)
+    elif kind == "kernel":
+        fn = getattr(torch._C._nn, name)
+    else:
+        fn = next(getattr(m, name) for m in (torch, torch.nn.functional, torch._C._nn) if hasattr(m, name))
     try:
         fn(*[v(torch) for v in positional], **{k: v(torch) for k, v in keywords.items()})
     except TypeError as e:
@@ -53,9 +59,10 @@ def _theirs(kind, name, positional, keywords):
     return None
 
 
-def test_messages_match_torch_for_drawn_calls_to_every_overloaded_name():
-    # The message builder alone, on calls drawn over every name PyTorch lists overloads for, against the
-    # error PyTorch's parser raises for the same call.
+def test_messages_match_torch_for_drawn_calls_to_every_listed_name():
+    # The message builder alone, on calls drawn over every name in the table (PyTorch's listed overloads, and
+    # the one-signature functions derived from aten's schemas), against the error PyTorch's parser raises for
+    # the same call.
     compared = 0
     for kind, name, positional, keywords in _drawn_calls(0, 5):
         theirs = _theirs(kind, name, positional, keywords)
@@ -68,7 +75,7 @@ def test_messages_match_torch_for_drawn_calls_to_every_overloaded_name():
             continue
         assert str(ours) == theirs, (kind, name)
         compared += 1
-    assert compared > 1000
+    assert compared > 2500
 
 
 x4 = "lib.ones(1, 1, 4, 4)"

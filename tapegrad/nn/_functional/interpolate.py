@@ -39,7 +39,7 @@ def _refuse_align_corners(input, size, scale_factor, recompute_scale_factor, out
         sizes, factors = list(out), None
     else:
         sizes, factors = None, scale_factor if isinstance(scale_factor, (tuple, list)) else [scale_factor] * dim
-    raise explained(TypeError(), "function", _UPSAMPLE[(mode, dim)], (input, sizes, align_corners, factors), {})
+    raise explained(TypeError(), "kernel", _UPSAMPLE[(mode, dim)], (input, sizes, align_corners, factors), {})
 
 
 def _sizes(input, dim, size, scale_factor, recompute_scale_factor, mode):
