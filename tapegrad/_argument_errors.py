@@ -85,12 +85,12 @@ class _Overload:
                     continue
                 missing = [f'"{q.name}"' for q in self.parameters[i:] if not q.optional]
                 # (PyTorch's plural is inverted here: "missing 1 required positional arguments")
-                return (f"{fname}() missing {len(missing)} required positional argument{'s' if len(missing) == 1 else ''}"
-                        f": {', '.join(missing)}")
+                plural = "s" if len(missing) == 1 else ""
+                return f"{fname}() missing {len(missing)} required positional argument{plural}: {', '.join(missing)}"
             value = kwargs[p.name] if keyword else args[i]
             if not _accepts(p, value, fname, i):
                 where = "" if keyword else f" (position {i + 1})"
-                return f"{fname}(): argument '{p.name}'{where} {_must_be(p, value)}"
+                return f"{fname}(): argument '{p.name}'{where} {_must_be(p, value, keyword)}"
         names = [p.name for p in self.parameters]
         for k in kwargs:
             if k not in names:
@@ -126,8 +126,9 @@ def _tp_name(value):
     return f"{t.__module__}.{t.__name__}"
 
 
-def _must_be(p, value):
-    if p.type == "tuple of ints" and isinstance(value, (tuple, list)) and value:
+def _must_be(p, value, keyword):
+    # (a keyword argument's message names its type only; a positional list's names the element)
+    if p.type == "tuple of ints" and isinstance(value, (tuple, list)) and value and not keyword:
         return f"must be tuple of ints, but found element of type {_tp_name(value[0])} at pos 0"
     return f"must be {p.type}, not {_tp_name(value)}"
 
@@ -150,24 +151,24 @@ def _accepts(p, value, fname=None, index=0):
     """Whether PyTorch's parser takes `value` for parameter `p` (FunctionParameter::check, for the types its
     listings show; a type not modelled here is taken, so that tapegrad's own error stands)."""
     from ._tensor import Tensor
-    kind = p.type
+    expected = p.type
     if value is None:
         return p.nullable
-    if kind == "Tensor":
+    if expected == "Tensor":
         return isinstance(value, Tensor) or (fname in _NUMBERS_AS_TENSORS and _is_number(value))
-    if kind in ("int", "SymInt"):
+    if expected in ("int", "SymInt"):
         return _is_int(value)
-    if kind == "float":
+    if expected == "float":
         return isinstance(value, (int, float)) or _is_int(value) or _float_like(value)
-    if kind == "bool":
+    if expected == "bool":
         return type(value) is bool or type(value).__name__ == "bool_"
-    if kind == "Number":   # (a tensor only as a 0-dim one that does not require grad)
+    if expected == "Number":   # (a tensor only as a 0-dim one that does not require grad)
         return (value.ndim == 0 and not value.requires_grad) if isinstance(value, Tensor) else _is_number(value)
-    if kind in ("tuple of ints", "tuple of SymInts"):
+    if expected in ("tuple of ints", "tuple of SymInts"):
         if isinstance(value, (tuple, list)):
             return not value or _is_int(value[0])
         return p.lone_int and _is_int(value)
-    if kind == "tuple of Tensors":
+    if expected == "tuple of Tensors":
         if not isinstance(value, (tuple, list)):
             return False
         bad = next((k for k, v in enumerate(value) if not isinstance(v, Tensor)), None)
@@ -175,17 +176,17 @@ def _accepts(p, value, fname=None, index=0):
             raise _ElementError(f"expected Tensor as element {bad} in argument {index}, but got "
                                 f"{_tp_name(value[bad])}")
         return True
-    if kind == "str":
+    if expected == "str":
         return isinstance(value, str)
-    if kind == "torch.dtype":
+    if expected == "torch.dtype":
         from ._dtypes import dtype
         return isinstance(value, dtype) or value in (float, int, bool, complex)
-    if kind in ("name", "tuple of names"):
+    if expected in ("name", "tuple of names"):
         return isinstance(value, (str, tuple, list))
-    if kind == "torch.device":
-        return isinstance(value, str) or _is_int(value) or _tp_name(value) == kind
-    if kind in _TYPED:
-        return _tp_name(value) == kind
+    if expected == "torch.device":
+        return isinstance(value, str) or _is_int(value) or _tp_name(value) == expected
+    if expected in _TYPED:
+        return _tp_name(value) == expected
     return True
 
 
@@ -204,9 +205,8 @@ def _float_like(value):
 def _overloads(kind, name):
     """(overloads, whether PyTorch's parser has this one signature only) for a name, or (None, False)."""
     from . import _torch_signatures as T
-    single = {"function": T.SINGLE_FUNCTIONS, "method": T.SINGLE_METHODS}.get(kind, {}).get(name)
-    texts = (single,) if single is not None else {"function": T.FUNCTIONS, "method": T.METHODS,
-                                                   "kernel": T.KERNELS}[kind].get(name)
+    single = T.SINGLE[kind].get(name)
+    texts = (single,) if single is not None else T.OVERLOADS[kind].get(name)
     if texts is None:
         return None, False
     facts = T.FACTS.get((kind, name), (((), ()),) * len(texts))
@@ -221,9 +221,9 @@ def _parser_order(kwargs):
 
 
 def explained(error, kind, name, args, kwargs, fname=None):
-    """The TypeError PyTorch raises for `name(*args, **kwargs)` (kind "function" or "method", args without
-    self), given the TypeError that tapegrad's function raised: `error` itself when PyTorch lists no overloads
-    for the name, or the arguments fit one of them."""
+    """The TypeError PyTorch raises for `name(*args, **kwargs)` (kind: "function", "nn", "method" with args
+    without self, or "kernel"; see _torch_signatures), given the TypeError that tapegrad's function raised:
+    `error` itself when PyTorch's parser has no signatures for the name, or the arguments fit one of them."""
     overloads, single = _overloads(kind, name)
     try:
         if overloads is None or any(o.fits(args, kwargs, name) for o in overloads):
@@ -231,7 +231,7 @@ def explained(error, kind, name, args, kwargs, fname=None):
     except _ElementError as e:
         return _raised(str(e), error)
     from . import _torch_signatures
-    fname = fname or (_torch_signatures.NAMED.get(name, name) if kind == "function" else name)
+    fname = fname or _torch_signatures.NAMED.get((kind, name), name)
     count = len(args) + len(kwargs)
     plausible = [o for o in overloads if o.min_args <= count <= o.max_args]
     if single or len(plausible) == 1:   # (a parser of one signature always reports argument by argument)
@@ -337,18 +337,21 @@ def parsed(fn, kind, name):
     return call
 
 
+_WRAPPERS = {}
+
+
 def parse_all(namespace, names, kind):
-    """`parsed` on each of `names` in `namespace` (a module's globals, or a class's attributes) that PyTorch
-    has several overloads for and that is not parsed already."""
-    from . import _torch_signatures
-    # (one-signature functions are left as they are: their errors change only where a wrapper exists already,
-    # out= or a method's refusal of it, so that no hot method pays a frame for an error message)
-    table = _torch_signatures.FUNCTIONS if kind == "function" else _torch_signatures.METHODS
+    """`parsed` on each of `names` in `namespace` (a module's globals, or a class's attributes) that PyTorch's
+    parser has signatures for under `kind` (see _torch_signatures) and that is not parsed already."""
+    from . import _torch_signatures as T
+    table = {**T.OVERLOADS[kind], **T.SINGLE[kind]}
     for name in names:
         fn = namespace.get(name) if isinstance(namespace, dict) else namespace.__dict__.get(name)
         if name not in table or not callable(fn) or isinstance(fn, type) or getattr(fn, "parses_arguments", False):
             continue
-        wrapped = parsed(fn, kind, name)
+        # one wrapper for one function under one signature, so that what is one object in PyTorch (torch.pdist
+        # is torch.nn.functional.pdist) stays one in tapegrad
+        wrapped = _WRAPPERS.setdefault((fn, name, table[name]), parsed(fn, kind, name))
         if isinstance(namespace, dict):
             namespace[name] = wrapped
         else:

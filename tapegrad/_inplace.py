@@ -6,6 +6,8 @@ base plus a rebased view. PyTorch's leaf checks apply while grad mode is on.
 """
 import warnings
 
+import jax
+
 from . import _dispatch
 from . import _dtypes as D
 from ._dispatch import apply
@@ -108,9 +110,44 @@ def inplace(t, op, *rest, **static):
     return t
 
 
-def commit(t, out, value=None):
+# In-place methods whose PyTorch batching rule lets the kernel refuse a batched operand by its shape, and those
+# it refuses as "inplace arithmetic"; the others fall back to a per-example loop, which names the aten op.
+_SHAPE_REFUSED = {n + "_" for n in ("add", "atan2", "arctan2", "bitwise_and", "bitwise_left_shift", "bitwise_or",
+                                    "bitwise_right_shift", "bitwise_xor", "copysign", "gcd", "lcm")} | {"__iadd__"}
+_ARITHMETIC = {n + "_" for n in ("clamp_max", "clamp_min", "div", "divide", "logical_and", "logical_or",
+                                 "logical_xor", "mul", "multiply", "sub", "true_divide")} | {
+    "__imul__", "__isub__", "__itruediv__", "copy_", "masked_fill_"}
+
+
+def _refuse_mapped_write(t, written, read, name):
+    """Inside a vmap, a result mapped over the batch written into a tensor that is not (`y = zeros(3);
+    y.mul_(x)`): PyTorch's error for the in-place op `name` (JAX would map the tensor silently)."""
+    from jax._src.interpreters import batching
+    if not isinstance(written, batching.BatchTracer) or written.batch_dim is None:   # (None: not mapped)
+        return
+    if isinstance(read, batching.BatchTracer) and read._trace is written._trace \
+            and read.batch_dim is not None:
+        return
+    if name in _SHAPE_REFUSED:
+        raise RuntimeError(f"output with shape {list(t.shape)} doesn't match the broadcast shape "
+                           f"{[written._trace.axis_data.size, *t.shape]}")
+    if name is None or name in _ARITHMETIC:
+        op, where = "inplace arithmetic", "in a vmap"
+    else:
+        from ._op_functions import TRANSFORMS
+        level = max((i + 1 for i, kind in enumerate(TRANSFORMS) if kind == "vmap"), default=1)
+        op, where = f"aten::{name}", f"at level {level}"
+    raise RuntimeError(f"vmap: {op}(self, *extra_args) is not possible because there exists a Tensor `other` in "
+                       "extra_args that has more elements than `self`. This happened due to `other` being vmapped "
+                       f"over but `self` not being vmapped over {where}. Please try to use out-of-place operators "
+                       f"instead of {op}. If said operator is being called inside the PyTorch framework, please "
+                       "file a bug report instead.")
+
+
+def commit(t, out, value=None, name=None):
     """Write the tensor `out` (computed from t) into t, rebasing t's autograd history onto out's. `value`,
-    when given, is what t holds instead of out's value (autograd still records out's op)."""
+    when given, is what t holds instead of out's value (autograd still records out's op). `name`: the in-place
+    method, for the error PyTorch's vmap gives it."""
     if out.is_sparse or out._sp_compressed:   # t.mul_(sparse): PyTorch writes a COO product's dense form
         if out._sp_compressed:
             raise RuntimeError("Expected result Tensor to be of format CSR: PyTorch cannot write a compressed product "
@@ -134,6 +171,8 @@ def commit(t, out, value=None):
         name_as_inplace(node)
     written = (out if value is None else value)._peek()
     read = t._peek()              # the value the op read from t
+    if isinstance(written, jax.core.Tracer):
+        _refuse_mapped_write(t, written, read, name)
     storage = t._storage          # a view's storage is its base's
     old_version = storage.version
     if t._view is None or t._view.base is None:

@@ -58,7 +58,7 @@ def _inplace_method(fn, name, elementwise=False, scalar_arg=None):
         if result is NotImplemented:   # x += [1, 2]: Python then raises its TypeError, as for PyTorch
             return NotImplemented
         value = _loop_value(self, args, kwargs, fn, result, scalar_arg) if shared and elementwise else None
-        commit(self, result, value)
+        commit(self, result, value, name)
         return self
     method.__name__ = name
     return method

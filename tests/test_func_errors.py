@@ -97,6 +97,13 @@ def _cases():
         "jvp_of_a_number": lambda lib: lib.func.jvp(lambda x: x, (3.0,), (1.0,)),
         "jvp_of_no_primals": lambda lib: lib.func.jvp(lambda: 1, (), ()),
         "jvp_has_aux_without_a_pair": lambda lib: lib.func.jvp(lambda x: x, (one(lib),), (one(lib),), has_aux=True),
+        # vmap: an in-place write of a mapped result into a tensor the map does not batch (JAX would batch it)
+        "vmap_add_into_an_unmapped_tensor": lambda lib: vmap(lib, _into_zeros(lib, lambda y, x: y.add_(x)),
+                                                             one(lib, 2, 3)),
+        "vmap_copy_into_an_unmapped_view": lambda lib: vmap(lib, _into_zeros(lib, lambda y, x: y[1:].copy_(x[1:])),
+                                                            one(lib, 2, 3)),
+        "nested_vmap_write_batched_by_the_inner_map_only": lambda lib: vmap(
+            lib, lambda x: vmap(lib, lambda z: x.mul_(z), one(lib, 4, 3)), one(lib, 2, 3)),
         # jacobians
         "jacrev_of_a_number_result": lambda lib: lib.func.jacrev(lambda x: 3.0)(one(lib)),
         "jacfwd_of_a_number_result": lambda lib: lib.func.jacfwd(lambda x: 3.0)(one(lib)),
@@ -106,6 +113,14 @@ def _cases():
         "jacrev_argnum_out_of_range": lambda lib: lib.func.jacrev(lambda x: x * 2, argnums=2)(one(lib)),
         "hessian_draw_in_error_mode": lambda lib: lib.func.hessian(lambda x: (x * lib.rand(3)).sum())(one(lib)),
     }
+
+
+def _into_zeros(lib, write):
+    def f(x):
+        y = lib.zeros(3)
+        write(y, x)
+        return y
+    return f
 
 
 CASES = _cases()
@@ -170,3 +185,16 @@ def test_masked_select_by_a_mask_outside_the_map_works_as_in_pytorch(torch):
     def run(lib):
         return lib.vmap(lambda x: x.masked_select(lib.tensor([True, False, True])))(lib.arange(6.0).view(2, 3))
     assert run(tapegrad).tolist() == run(torch).tolist()
+
+
+@pytest.mark.parametrize("method", ["add_", "mul_", "sub_", "div_", "pow_", "atan2_", "fmod_", "clamp_min_",
+                                    "xlogy_", "logical_and_", "hypot_", "__iadd__", "__imul__", "__itruediv__"])
+def test_vmap_in_place_op_writing_a_mapped_value_into_an_unmapped_tensor_raises_as_pytorch(torch, method):
+    # each form PyTorch's batching rules give: the kernel's shape error, "inplace arithmetic", or the per-example
+    # fallback naming the aten op and the vmap level
+    def run(lib):
+        return raised(lambda: lib.vmap(_into_zeros(lib, lambda y, x: getattr(y + 1.5, method)(x)))(
+            lib.ones(2, 3) * 1.5))
+    theirs, ours = run(torch), run(tapegrad)
+    assert theirs is not None
+    assert ours is not None and ours[0].__name__ == theirs[0].__name__ and ours[1] == theirs[1]

@@ -27,9 +27,8 @@ _KEYWORDS = ["dim", "keepdim", "other", "unbiased", "alpha", "foo", "dtype", "ou
 
 def _drawn_calls(seed, per_name):
     rng = random.Random(seed)
-    for kind, table in (("function", _torch_signatures.FUNCTIONS), ("method", _torch_signatures.METHODS),
-                        ("kernel", _torch_signatures.KERNELS),
-                        ("function", _torch_signatures.SINGLE_FUNCTIONS), ("method", _torch_signatures.SINGLE_METHODS)):
+    for kind, table in [(k, t) for tables in (_torch_signatures.OVERLOADS, _torch_signatures.SINGLE)
+                        for k, t in tables.items()]:
         for name in sorted(table):
             for _ in range(per_name):
                 n = rng.randint(0, 4)
@@ -44,12 +43,8 @@ def _drawn_calls(seed, per_name):
 
 
 def _theirs(kind, name, positional, keywords):
-    if kind == "method":
-        fn = getattr(torch.zeros(2, 3), name)
-    elif kind == "kernel":
-        fn = getattr(torch._C._nn, name)
-    else:
-        fn = next(getattr(m, name) for m in (torch, torch.nn.functional, torch._C._nn) if hasattr(m, name))
+    fn = getattr({"method": torch.zeros(2, 3), "kernel": torch._C._nn, "nn": torch.nn.functional,
+                  "function": torch}[kind], name)
     try:
         fn(*[v(torch) for v in positional], **{k: v(torch) for k, v in keywords.items()})
     except TypeError as e:
@@ -93,7 +88,17 @@ CALLS = [
     f"lib.nn.functional.interpolate({x4}, size=(6, 5), mode='bicubic', align_corners=1.0)",
     "lib.nn.functional.interpolate(lib.ones(1, 1, 4), scale_factor=(2,), mode='linear', align_corners=0)",
     "lib.ones(2, 3).tensor_split(1.5)", "lib.ones(2, 3).movedim(0, 1.0)", "lib.ones(2, 3).add(1, foo=2)",
-    "lib.ones(2, 3).eq_([1])", "lib.ones(2, 3).sum(dim=1.5, keepdim=2)", "lib.addr(lib.ones(2), dim=1, out=2)", "lib.ones(2, 3).masked_fill(lib.ones(2, 3) > 0, 'a')",
+    "lib.ones(2, 3).eq_([1])", "lib.ones(2, 3).sum(dim=1.5, keepdim=2)",
+    "lib.addr(lib.ones(2), dim=1, out=2)", "lib.ones(2, 3).masked_fill(lib.ones(2, 3) > 0, 'a')",
+    # one-signature functions: the argument, its position, the function
+    "lib.ones(2, 3).cumsum(1.0)", "lib.topk(lib.ones(5), 2.0)", "lib.cat([lib.ones(2)], 1.0)",
+    "lib.ones(2, 3).transpose(0, 1.0)", "lib.softmax(lib.ones(2, 3), 1.0)", "lib.ones(2, 3).softmax(1.0)",
+    "lib.nn.functional.softmax(lib.ones(2, 3), 1.0)", "lib.nn.functional.log_softmax(lib.ones(2, 3), dim=1.5)",
+    "lib.nn.functional.softmin(lib.ones(2, 3), 1.0)", "lib.ones(2, 3).permute(1.0, 0)",
+    "lib.ones(2, 3).reshape(3.0, 2)", "lib.ones(2, 3).repeat(1.0, 1)", "lib.ones(2, 3).diagonal(0.5)",
+    "lib.nn.functional.one_hot(lib.tensor([1]), 2.0)", "lib.nn.functional.gelu(lib.ones(2), approximate=1)",
+    "lib.ones(2, 3).argmax(1.0)", "lib.ones(2, 3).amax(1, 1)", "lib.ones(2, 3).unsqueeze(1.0)",
+    "lib.ones(2, 3).index_select(0.0, lib.tensor([0]))", "lib.ones(2, 3).cumsum(dim=1, foo=2)",
 ]
 
 

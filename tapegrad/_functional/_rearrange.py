@@ -133,7 +133,7 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     d1, d2 = wrap_dim(dim1, n), wrap_dim(dim2, n)
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    return apply(S.diagonal, input, offset=builtins.int(offset), dim1=d1, dim2=d2)
+    return apply(S.diagonal, input, offset=as_int(offset, "offset"), dim1=d1, dim2=d2)   # (a float was truncated)
 
 
 def diag(input, diagonal=0, *, out=None):

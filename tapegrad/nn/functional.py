@@ -37,4 +37,4 @@ from ._functional.extras import (  # noqa: F401
     fractional_max_pool2d_with_indices, fractional_max_pool3d_with_indices)
 
 from .._argument_errors import parse_all as _parse_all  # noqa: E402
-_parse_all(globals(), list(globals()), "function")   # PyTorch's errors for arguments that fit none of its overloads
+_parse_all(globals(), list(globals()), "nn")   # PyTorch's errors for arguments that fit none of its overloads

@@ -91,8 +91,12 @@ def verified(fn, fname, text, facts):
         except Exception:
             continue
         args, kwargs = _ours(args), dict(zip(kwargs, _ours(tuple(kwargs.values()))))
-        ours = None if overload.fits(args, kwargs, fname) else overload.first_error(fname, args, kwargs)
-        if theirs != ours:
+        if overload.fits(args, kwargs, fname):
+            # (PyTorch fails later, if at all: unpacking an int list, on a value; tapegrad's own check stands)
+            if theirs is not None and theirs.startswith(f"{fname}() takes"):
+                return False
+            continue
+        if theirs != overload.first_error(fname, args, kwargs):
             return False
-        compared += theirs is not None
+        compared += 1
     return compared >= 2

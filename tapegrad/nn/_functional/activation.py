@@ -4,6 +4,7 @@ import warnings
 import jax
 
 from ... import _functional as TF
+from ..._argument_errors import explained
 from ..._dispatch import apply
 from ..._ops import nn as K
 from ...random import _key
@@ -48,6 +49,8 @@ def celu(input, alpha=1.0, inplace=False):
 
 
 def gelu(input, approximate="none"):
+    if not isinstance(approximate, str):
+        raise TypeError(f"gelu(): argument 'approximate' must be str, not {type(approximate).__name__}")
     if approximate not in ("none", "tanh"):
         raise RuntimeError(f"approximate argument must be either none or tanh, got {approximate!r}.")
     check_float(input, "GeluKernelImpl")
@@ -215,7 +218,12 @@ def _softmax_like(op, name, input, dim, dtype, stacklevel=3):
         input = input.to(dtype)
     check_float(input, f"{name}_lastdim_kernel_impl")
     from ..._tensor import _wrap_dim
-    return apply(op, input, dim=_wrap_dim(dim, input.ndim))
+    try:
+        dim = _wrap_dim(dim, input.ndim)
+    except TypeError as e:   # (PyTorch's calls input.softmax(dim[, dtype=]): that method's parser error)
+        method = "log_softmax" if name == "log_softmax" else "softmax"
+        raise explained(e, "method", method, (dim,), {} if dtype is None else {"dtype": dtype}) from None
+    return apply(op, input, dim=dim)
 
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):

@@ -11,7 +11,7 @@ from ..._functional._common import check_tensors
 from ..._ops import nn as K
 from ...device import MIXED_DEVICES
 from ...random import bernoulli
-from ..._arg_types import as_bool
+from ..._arg_types import as_bool, as_int
 from ._util import maybe_inplace, SCALAR_NAMES
 
 
@@ -220,6 +220,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
 
 
 def one_hot(tensor, num_classes=-1):
+    num_classes = as_int(num_classes, "num_classes", "one_hot", 2)   # (a float was truncated)
     if tensor.dtype is not D.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     if num_classes == -1:
