@@ -329,12 +329,18 @@ def parsed(fn, kind, name):
         try:
             return fn(*args, **kwargs)
         except TypeError as e:
-            out = explained(e, kind, name, args[1:] if kind == "method" else args, kwargs)
-            if out is e:
-                raise
-            raise out from None
+            reraise(e, kind, name, args[1:] if kind == "method" else args, kwargs)
     call.parses_arguments = True
     return call
+
+
+def reraise(error, kind, name, args, kwargs):
+    """Raise, in place of the TypeError `error` that a call raised, PyTorch's parser error for it (see
+    `explained`), or `error` itself."""
+    out = explained(error, kind, name, args, kwargs)
+    if out is error:
+        raise error
+    raise out from None
 
 
 _WRAPPERS = {}

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 from . import _dtypes as D
 from . import _functional
 from . import _placement, _views
-from ._argument_errors import explained
+from ._argument_errors import reraise
 from ._dispatch import apply
 from ._grad_mode import no_grad
 from ._functional import _random
@@ -145,11 +145,8 @@ def _refusing_out(fn, name):
                             f"tensor: call torch.{name.rstrip('_')}(..., out=t) or assign the result.")
         try:
             return fn(*args, **kwargs)
-        except TypeError as e:   # (arguments that fit none of PyTorch's overloads: its parser's error)
-            error = explained(e, "method", name, args[1:], kwargs)
-            if error is e:
-                raise
-            raise error from None
+        except TypeError as e:   # (arguments that fit none of PyTorch's signatures: its parser's error)
+            reraise(e, "method", name, args[1:], kwargs)
     method.__name__ = name
     method.parses_arguments = True
     return method

@@ -10,7 +10,7 @@ import warnings
 
 import jax.numpy as jnp
 
-from .._argument_errors import explained
+from .._argument_errors import reraise
 from .._grad_mode import _state, no_grad
 from .._inplace import commit
 from .._tensor import Tensor
@@ -44,10 +44,7 @@ def with_out(fn, name=None, composite=False, public=None):
                 return copy_out(out, fn(*args, **kwargs), op)
             return write_out(out, fn(*args, **kwargs), op)
         except TypeError as e:
-            error = explained(e, "function", public, args, kwargs if out is None else {**kwargs, "out": out})
-            if error is e:
-                raise
-            raise error from None
+            reraise(e, "function", public, args, kwargs if out is None else {**kwargs, "out": out})
     function.parses_arguments = True
     return function
 

@@ -4,7 +4,7 @@ import warnings
 import jax
 
 from ... import _functional as TF
-from ..._argument_errors import explained
+from ..._argument_errors import reraise
 from ..._dispatch import apply
 from ..._ops import nn as K
 from ...random import _key
@@ -222,7 +222,7 @@ def _softmax_like(op, name, input, dim, dtype, stacklevel=3):
         dim = _wrap_dim(dim, input.ndim)
     except TypeError as e:   # (PyTorch's calls input.softmax(dim[, dtype=]): that method's parser error)
         method = "log_softmax" if name == "log_softmax" else "softmax"
-        raise explained(e, "method", method, (dim,), {} if dtype is None else {"dtype": dtype}) from None
+        reraise(e, "method", method, (dim,), {} if dtype is None else {"dtype": dtype})
     return apply(op, input, dim=dim)
 
 
