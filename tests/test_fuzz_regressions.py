@@ -1,6 +1,7 @@
 """Bugs the differential fuzzer (tests/fuzz) found, kept as plain tests: the same code under both libraries."""
 import math
 
+import numpy as np
 import pytest
 
 from conftest import assert_close, both
@@ -1275,3 +1276,18 @@ def test_xlogy_gradient_is_pytorchs_formula_where_the_incoming_gradient_is_zero(
     assert ours[0] == theirs[0]
     for p, q in zip(ours[1], theirs[1]):
         assert_close(p.detach(), q.detach())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_floor_division_of_floats_is_pytorchs_not_the_floor_of_the_rounded_quotient(torch, dtype):
+    # -1 / -0.1 in float32 rounds to 10.0, whose floor is 10; PyTorch (as Python's //) divides a - fmod(a, b),
+    # which is exact, and gives 9 (fuzzer seed 43); each step rounds to the dtype, half precision's too
+    rng = np.random.default_rng(0)
+    a = np.concatenate([[-1.0, 1.5, 0.0, -0.0, 7.0, np.inf], rng.standard_normal(300) * 10]).astype(np.float32)
+    b = np.concatenate([[-0.1, 0.0, -2.0, 3.0, np.inf, 2.0], rng.standard_normal(300) * 0.3]).astype(np.float32)
+
+    def build(lib):
+        x, y = lib.tensor(a).to(getattr(lib, dtype)), lib.tensor(b).to(getattr(lib, dtype))
+        return x.div(y, rounding_mode="floor"), x // y, lib.floor_divide(x, y), x // y[1:2]
+    for p, q in zip(*both(build)):
+        np.testing.assert_array_equal(np.asarray(p.float().tolist()), np.asarray(q.float().tolist()))

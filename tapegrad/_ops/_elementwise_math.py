@@ -100,7 +100,21 @@ def _trunc_div(a, b):
 
 
 def _floor_div(a, b):
-    return jnp.floor(a / b) if _is_float(a) else jnp.floor_divide(a, b)
+    return _floor_div_floating(a, b) if _is_float(a) else jnp.floor_divide(a, b)
+
+
+def _floor_div_floating(a, b):
+    """PyTorch's div_floor_floating (Python's float //): the quotient of a - fmod(a, b), which is exact, not
+    floor(a / b), whose rounding can cross an integer (-1 / -0.1 in float32: 10 vs PyTorch's 9). Every step
+    rounds to the dtype, half precision's too, as PyTorch's scalar kernel does."""
+    dtype = jnp.result_type(a, b)
+    mod = jax.lax.rem(*jnp.broadcast_arrays(jnp.asarray(a, dtype), jnp.asarray(b, dtype)))   # C's fmod
+    div = (a - mod) / b
+    div = jnp.where((mod != 0) & ((b < 0) != (mod < 0)), div - 1, div)
+    floor = jnp.floor(div)
+    rounded = jnp.where(div - floor > 0.5, floor + 1, floor)
+    out = jnp.where(div != 0, rounded, jnp.copysign(jnp.zeros((), dtype), a / b))
+    return jnp.where(b == 0, a / b, out)   # (dividing by zero: IEEE's result)
 
 
 def _max_split(a, b, pick):
