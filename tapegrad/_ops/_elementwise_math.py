@@ -99,6 +99,16 @@ def _trunc_div(a, b):
     return jnp.trunc(a / b) if _is_float(a) else jnp.sign(a) * jnp.sign(b) * (jnp.abs(a) // jnp.abs(b))
 
 
+def _true_div(a, b):
+    """a / b, element by element. XLA rewrites a division by a broadcast value into a multiplication by its
+    reciprocal, whose result differs from PyTorch's IEEE quotient in the last bit (x / 3.0: a third of float32
+    elements); the broadcast divisor behind an optimization barrier keeps the division."""
+    shape = jnp.broadcast_shapes(jnp.shape(a), jnp.shape(b))
+    if jnp.shape(b) != shape and _is_float(jnp.asarray(a)) | _is_float(jnp.asarray(b)):
+        b = jax.lax.optimization_barrier(jnp.broadcast_to(b, shape))
+    return a / b
+
+
 def _floor_div(a, b):
     return _floor_div_floating(a, b) if _is_float(a) else jnp.floor_divide(a, b)
 
@@ -114,7 +124,8 @@ def _floor_div_floating(a, b):
     floor = jnp.floor(div)
     rounded = jnp.where(div - floor > 0.5, floor + 1, floor)
     out = jnp.where(div != 0, rounded, jnp.copysign(jnp.zeros((), dtype), a / b))
-    return jnp.where(b == 0, a / b, out)   # (dividing by zero: IEEE's result)
+    # (dividing by zero: IEEE's result); a step function: its derivative is 0 everywhere, as PyTorch's
+    return jax.lax.stop_gradient(jnp.where(b == 0, a / b, out))
 
 
 def _max_split(a, b, pick):
