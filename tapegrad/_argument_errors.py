@@ -1,4 +1,4 @@
-"""PyTorch's argument-parser errors for functions with several overloads.
+"""PyTorch's argument-parser errors: the function, the argument, its position, or every overload listed.
 
 Where PyTorch has several signatures for a function (`sum()` and `sum(dim, keepdim)`, `narrow` with an int or a
 Tensor start), a call that fits none of them raises "received an invalid combination of arguments", listing
@@ -6,9 +6,9 @@ every overload, or, when the number of arguments fits exactly one of them, that 
 argument of the wrong type. A function with one signature always raises the latter ("cumsum(): argument 'dim'
 (position 1) must be int, not float"); those signatures are derived from aten's schemas where PyTorch's errors
 confirm them. tapegrad's functions check their arguments as they read them; when one raises a
-TypeError, `explained` works out which of those two errors PyTorch raises for the call as the user wrote it
-(positional and keyword arguments), from the overloads PyTorch lists (`_torch_signatures`, generated). It
-runs on the error path only: a call whose arguments fit an overload keeps the error it raised.
+TypeError, `explained` works out which error PyTorch raises for the call as the user wrote it (positional and
+keyword arguments), from the signatures PyTorch's parser has (`_torch_signatures`, generated). It runs on the
+error path only: a call whose arguments fit a signature keeps the error it raised.
 
 The message is built as PyTorch's parser builds it (torch/csrc/utils/invalid_arguments.cpp), quirks included:
 an overload's "didn't match" line appears when its count of parameters, keyword-only marker included, is the

@@ -5,11 +5,13 @@ Per call: unwrap tensors, pick the computation dtype by PyTorch's promotion rule
 requires grad -- whose outputs are Pending values, and wrap them as tensors. With LAZY off (tracing,
 debugging) the op's kernel runs at once instead.
 """
+import numpy as np
+
 from . import _dtypes as D
 from ._dtypes import DIFFERENTIABLE
 from . import _broadcast_errors, _faults, _lazy
 from ._equation import Equation
-from ._op_functions import forward_fn, pure_fn  # noqa: F401 (re-exported: the op table's functions)
+from ._op_functions import Opmath, forward_fn, pure_fn  # noqa: F401 (re-exported: the op table's functions)
 from . import _segment
 from ._grad_mode import _state
 from ._ops._registry import FLOAT, KEEP
@@ -74,6 +76,9 @@ def _computation_dtype(rule, signature):
     return result.np
 
 
+_REDUCED = (np.dtype("float16"), D.bfloat16.np)
+
+
 class _Signature:
     """What one op signature (op, statics, input shapes/dtypes) always yields, computed once."""
 
@@ -86,6 +91,8 @@ class _Signature:
         else:
             promo = tuple((k[1], not k[0]) if type(k) is tuple else k for k in kinds)
             self.cast = _computation_dtype(rule, promo)
+            if op.scalar_opmath and self.cast in _REDUCED and any(k is float or k is int for k in kinds):
+                self.cast = Opmath(np.dtype(np.float32), self.cast)   # (PyTorch takes the scalar in float32)
         self.avals = _lazy.abstract_eval(op, static, self.cast, kinds)
         self.differentiable = tuple(dt in DIFFERENTIABLE for _, dt in self.avals)
         self.sid = _lazy.forward_signature(op, static, self.cast)

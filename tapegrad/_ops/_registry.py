@@ -55,6 +55,9 @@ class Op:
                 dict, input shape list, input strides list) -> (shape, strides) lists, or None for a call it
                 has no rule for. _view_layout follows a recipe through them for the strides of size-1 dims,
                 which storage positions cannot show; a view without one leaves those as positions say.
+    scalar_opmath True when PyTorch's CPU kernel takes a Python scalar in float32 (its "opmath") with a float16
+                or bfloat16 tensor and rounds the result once (mul, div): such a call computes in float32 and
+                casts its result (_op_functions.Opmath); add, sub and pow round the scalar to the tensor's dtype.
     wraps_scalars True when PyTorch wraps a Python scalar argument into a tensor input (add, sub,
                 mul, div), so it appears in grad_fn.next_functions as (None, 0).
     node_wraps  the input whose producing node PyTorch's node runs inside itself (CopySlices wraps the
@@ -92,14 +95,15 @@ class Op:
                  "node_name", "node_class", "wraps_scalars", "overloads", "_node_classes", "fused_backward",
                  "custom", "value_view", "stride_rule", "no_derivative", "no_derivative_at", "result_backward",
                  "pointwise", "result_order", "elements_from", "several_views", "hands_grad", "reverse_fn",
-                 "__weakref__")
+                 "scalar_opmath", "__weakref__")
 
     def __init__(self, name, fn, dtype_rule=SAME, diff=None, view=False, saves_output=False, nout=1,
                  node=None, node_name=None, wraps_scalars=False, overloads=(), saves_inputs=None,
                  fused_backward=False, value_view=None, stride_rule=None, no_derivative=None, node_wraps=None,
-                 result_backward=None, reverse_fn=None, no_derivative_at=None):
+                 result_backward=None, reverse_fn=None, no_derivative_at=None, scalar_opmath=False):
         self.name = name
         self.fn = fn
+        self.scalar_opmath = scalar_opmath
         self.reverse_fn = reverse_fn
         self.dtype_rule = dtype_rule
         self.diff = diff

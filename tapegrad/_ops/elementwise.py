@@ -11,7 +11,7 @@ from ._cast import written_as
 from ._elementwise_math import (
     _atan2, _clamp, _copysign, _digamma_op, _fmax, _floor_div, _frexp, _heaviside, _hypot, _i0, _integer_pow,
     _is_float, _ldexp, _ldexp_integer, _lgamma, _logaddexp, _logaddexp2, _logit, _max_split, _mvlgamma, _nextafter,
-    _polygamma, _pow, _scalar_pow, _trunc_div, _xlogy_op, xlogy_reverse)
+    _polygamma, _pow, _scalar_pow, _true_div, _trunc_div, _xlogy_op, xlogy_reverse)
 from ._registry import Op, defop, named_formula, overload, FLOAT, COMPARE, KEEP
 from ._stride_rules import same_strides
 
@@ -114,17 +114,17 @@ add.hands_grad, add_scaled.hands_grad, sub.hands_grad = (0, 1), (0,), (0,)   # (
 # alpha, when given (rsub(x, y, alpha=2) is y - 2 * x), is a third argument: a packed scalar, not a static.
 rsub = defop("rsub", lambda a, b, alpha=None: b - a if alpha is None else b - alpha * a, node_name="RsubBackward1",
              overloads=[overload("RsubBackward0", "tt")], diff=(0, 1))
-mul = defop("mul", lambda a, b: a * b, wraps_scalars=True)
-div = defop("div", lambda a, b: a / b, dtype_rule=FLOAT, wraps_scalars=True)
+mul = defop("mul", lambda a, b: a * b, wraps_scalars=True, scalar_opmath=True)
+div = defop("div", lambda a, b: _true_div(a, b), dtype_rule=FLOAT, wraps_scalars=True, scalar_opmath=True)
 div_trunc = defop("div_trunc", lambda a, b: _trunc_div(a, b), node_name="DivBackward2", wraps_scalars=True,
                   saves_inputs=(0, 1))
 div_floor = defop("div_floor", lambda a, b: _floor_div(a, b), node_name="DivBackward2", wraps_scalars=True,
-                  saves_inputs=(0, 1))
+                  saves_inputs=(0, 1), scalar_opmath=True)
 floor_divide = defop("floor_divide", lambda a, b: _floor_div(a, b), node_name=NOT_IMPLEMENTED,
-                     no_derivative=_not_implemented("floor_divide"))
+                     no_derivative=_not_implemented("floor_divide"), scalar_opmath=True)
 # x.floor_divide_(y) and x //= y: the same, but PyTorch's error names the in-place op
 floor_divide_ = defop("floor_divide_", lambda a, b: _floor_div(a, b), node_name=NOT_IMPLEMENTED,
-                      no_derivative=_not_implemented("floor_divide_"))
+                      no_derivative=_not_implemented("floor_divide_"), scalar_opmath=True)
 remainder = defop("remainder", _remainder, overloads=[overload("RemainderBackward1", "tt")])
 # remainder(number, tensor): PyTorch has no derivative for this overload
 remainder_scalar_self = defop("remainder_scalar_self", _remainder, node_name=NOT_IMPLEMENTED,

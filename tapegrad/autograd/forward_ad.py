@@ -25,6 +25,7 @@ import jax
 import jax.numpy as jnp
 
 from .. import _dispatch
+from .._op_functions import cast_inputs, cast_outputs
 from .._ops._registry import KEEP, Op
 from .._tensor import Tensor
 
@@ -193,8 +194,8 @@ def _jvp_op(op, positions, mask):
 
         def fn(*xs, _cast, **static):
             values = list(xs[:-n])
-            if _cast is not None:   # the entry's computation dtype, as _dispatch.pure_fn casts
-                values = [v if v is None else jnp.asarray(v, _cast) for v in values]
+            if _cast is not None:   # the entry's computation dtype, as _op_functions.pure_fn casts
+                values = cast_inputs(values, _cast)
             primals = [values[i] for i in positions]
             tangents = [jnp.asarray(t, p.dtype) for t, p in zip(xs[-n:], primals)]
 
@@ -204,6 +205,7 @@ def _jvp_op(op, positions, mask):
                     full[i] = x
                 return op.fn(*full, **static)
             _, out = jax.jvp(partial, primals, tangents)
+            out = cast_outputs(out, _cast)
             outs = out if op.nout > 1 else (out,)
             picked = tuple(o for o, keep in zip(outs, mask) if keep)
             return picked[0] if single else picked

@@ -1,5 +1,5 @@
-"""Writes tapegrad/_torch_signatures.py: the overloads PyTorch's argument parser lists for each function and
-Tensor method that has several, as its "invalid combination of arguments" error prints them.
+"""Writes tapegrad/_torch_signatures.py: the signatures PyTorch's argument parser has for the functions and Tensor
+methods it binds -- the overloads its "invalid combination of arguments" error lists, for those with several.
 
 Run with PyTorch installed (tapegrad never imports it): `python tools/torch_signatures/extract.py`.
 `--check` fails when the file is out of date. A function with one signature has no listing: its signature is
