@@ -34,6 +34,7 @@ CALLS = {
     "in-place div": lambda lib, x: x.clone().div_(0.7),
     "floor division by a Python float": lambda lib, x: x // 0.1,
     "div with rounding_mode floor": lambda lib, x: x.div(0.3, rounding_mode="floor"),
+    "div with rounding_mode trunc": lambda lib, x: x.div(0.1, rounding_mode="trunc"),
     "add a Python float": lambda lib, x: x + 0.1,
     "sub a Python float": lambda lib, x: x - 0.3,
     "a chain of scalar ops": lambda lib, x: (x * 0.1) / 0.3 / 3.0 * 1.7 + 0.2,

@@ -96,7 +96,7 @@ def _integer_pow_jvp(k, primals, tangents):
 
 
 def _trunc_div(a, b):
-    return jnp.trunc(a / b) if _is_float(a) else jnp.sign(a) * jnp.sign(b) * (jnp.abs(a) // jnp.abs(b))
+    return jnp.trunc(_true_div(a, b)) if _is_float(a) else jnp.sign(a) * jnp.sign(b) * (jnp.abs(a) // jnp.abs(b))
 
 
 def _true_div(a, b):
@@ -119,7 +119,7 @@ def _floor_div_floating(a, b):
     rounds to the dtype, half precision's too, as PyTorch's scalar kernel does."""
     dtype = jnp.result_type(a, b)
     mod = jax.lax.rem(*jnp.broadcast_arrays(jnp.asarray(a, dtype), jnp.asarray(b, dtype)))   # C's fmod
-    div = (a - mod) / b
+    div = _true_div(a - mod, b)
     div = jnp.where((mod != 0) & ((b < 0) != (mod < 0)), div - 1, div)
     floor = jnp.floor(div)
     rounded = jnp.where(div - floor > 0.5, floor + 1, floor)

@@ -117,7 +117,7 @@ rsub = defop("rsub", lambda a, b, alpha=None: b - a if alpha is None else b - al
 mul = defop("mul", lambda a, b: a * b, wraps_scalars=True, scalar_opmath=True)
 div = defop("div", lambda a, b: _true_div(a, b), dtype_rule=FLOAT, wraps_scalars=True, scalar_opmath=True)
 div_trunc = defop("div_trunc", lambda a, b: _trunc_div(a, b), node_name="DivBackward2", wraps_scalars=True,
-                  saves_inputs=(0, 1))
+                  saves_inputs=(0, 1), scalar_opmath=True)
 div_floor = defop("div_floor", lambda a, b: _floor_div(a, b), node_name="DivBackward2", wraps_scalars=True,
                   saves_inputs=(0, 1), scalar_opmath=True)
 floor_divide = defop("floor_divide", lambda a, b: _floor_div(a, b), node_name=NOT_IMPLEMENTED,
