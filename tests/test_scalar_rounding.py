@@ -39,6 +39,15 @@ CALLS = {
     "sub a Python float": lambda lib, x: x - 0.3,
     "a chain of scalar ops": lambda lib, x: (x * 0.1) / 0.3 / 3.0 * 1.7 + 0.2,
 }
+# PyTorch computes these in float32 from half-precision inputs, whatever their scalar, and rounds once. Its
+# vectorized kernels fuse a multiply-add where XLA rounds twice: last-bit differences in float32 and float64,
+# and in bfloat16 (whose float32 intermediates keep the differences) for about one element in a thousand; those
+# are not modelled, so these are compared in float16
+HALF_ONLY = {
+    "addcmul with a value": lambda lib, x: lib.addcmul(x, x * 0.5, x + 3, value=0.1),
+    "addcdiv with a value": lambda lib, x: lib.addcdiv(x, x * 0.5, x.abs() + 3, value=0.3),
+    "lerp by a Python float": lambda lib, x: lib.lerp(x, x * 0.5 + 1, 0.3),
+}
 
 
 # whose gradient is PyTorch's bit for bit too (reciprocal's backward, -grad * result**2, rounds differently
@@ -69,6 +78,12 @@ def test_values_are_pytorchs_bit_for_bit(call, dtype):
     np.testing.assert_array_equal(ours, theirs)
     if call in EXACT_GRADIENTS:
         np.testing.assert_array_equal(our_grad, their_grad)
+
+
+@pytest.mark.parametrize("call", sorted(HALF_ONLY))
+def test_half_precision_fused_ops_round_once_as_pytorchs(call):
+    ours, theirs = (_values(HALF_ONLY[call](lib, lib.tensor(_X).to(lib.float16))) for lib in (tapegrad, torch))
+    np.testing.assert_array_equal(ours, theirs)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16"])

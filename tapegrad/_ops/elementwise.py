@@ -147,15 +147,15 @@ xlogy = defop("xlogy", lambda a, b: _xlogy_op(a, b), dtype_rule=FLOAT, reverse_f
               overloads=[overload("XlogyBackward1", "st"), overload("XlogyBackward2", "ts")])
 copysign = defop("copysign", lambda a, b: _copysign(a, b), dtype_rule=FLOAT, saves_output=True,
                  overloads=[overload("CopysignBackward1", "ts")])
-lerp = defop("lerp", _lerp, overloads=[overload("LerpBackward1", "..t")])
+lerp = defop("lerp", _lerp, overloads=[overload("LerpBackward1", "..t")], scalar_opmath=True)
 # clamp(Tensor? min, Tensor? max) lists both bounds in next_functions, given or not; Scalar bounds neither.
 clamp = defop("clamp", lambda a, lo, hi: _clamp(a, lo, hi), node_name="ClampBackward1",
               overloads=[overload("ClampBackward0", ".t", optional=(1, 2)),
                          overload("ClampBackward0", "..t", optional=(1, 2))])
 clamp_min = defop("clamp_min", lambda a, lo: _clamp(a, lo, None), overloads=[overload("ClampMinBackward1", "tt")])
 clamp_max = defop("clamp_max", lambda a, hi: _clamp(a, None, hi), overloads=[overload("ClampMaxBackward1", "tt")])
-addcmul = defop("addcmul", lambda a, b, c, value: a + value * b * c, diff=(0, 1, 2))
-addcdiv = defop("addcdiv", lambda a, b, c, value: a + value * b / c, diff=(0, 1, 2))
+addcmul = defop("addcmul", lambda a, b, c, value: a + value * b * c, diff=(0, 1, 2), scalar_opmath=True)
+addcdiv = defop("addcdiv", lambda a, b, c, value: a + value * _true_div(b, c), diff=(0, 1, 2), scalar_opmath=True)
 where = defop("where", lambda c, a, b: jnp.where(c, a, b), diff=(1, 2), dtype_rule=KEEP)
 
 # ---- log-sum-exp of two tensors, heaviside, gcd, lcm, ldexp, nextafter, frexp, polygamma, mvlgamma, i0 ------
