@@ -114,7 +114,8 @@ inf, nan, pi, e, newaxis = _math.inf, _math.nan, _math.pi, _math.e, None
 __version__ = "0.1.0"
 
 from ._argument_errors import parse_all as _parse_all  # noqa: E402
-# PyTorch's errors for arguments that fit none of its overloads, on the functions and methods not parsed yet
+# PyTorch's errors for arguments that fit none of its signatures, on the public functions and methods not parsed
+# yet (the public names only: tapegrad's own calls into _functional pay no wrapper)
 _parse_all(globals(), list(globals()), "function")
 _parse_all(Tensor, list(vars(Tensor)), "method")
 

@@ -58,6 +58,3 @@ WITHOUT_OUT = {name: globals()[name] for name in __all__}
 
 from ._out import wrap_all as _wrap_all  # noqa: E402
 _wrap_all(globals(), __all__)   # out=: each function's result written into the tensor given
-
-from .._argument_errors import parse_all as _parse_all  # noqa: E402
-_parse_all(globals(), __all__, "function")   # PyTorch's errors for arguments that fit none of its overloads

@@ -104,7 +104,7 @@ def _true_div(a, b):
     reciprocal, whose result differs from PyTorch's IEEE quotient in the last bit (x / 3.0: a third of float32
     elements); the broadcast divisor behind an optimization barrier keeps the division."""
     shape = jnp.broadcast_shapes(jnp.shape(a), jnp.shape(b))
-    if jnp.shape(b) != shape and _is_float(jnp.asarray(a)) | _is_float(jnp.asarray(b)):
+    if jnp.shape(b) != shape and (_is_float(jnp.asarray(a)) or _is_float(jnp.asarray(b))):
         b = jax.lax.optimization_barrier(jnp.broadcast_to(b, shape))
     return a / b
 
