@@ -14,6 +14,7 @@ import contextlib
 import functools
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 from jax.experimental import checkify
 
@@ -297,22 +298,61 @@ def _jacobian(transform, api):
         def wrapper(*args, **kwargs):
             nums = _func_checks.argnums(argnums, len(args))
             picked = tuple(args[n] for n in nums) if isinstance(nums, tuple) else args[nums]
+            run = transform
             if transform is jax.jacfwd:   # (forward mode: its function runs under a vmap over the basis)
                 _func_checks.randomness(randomness)
                 _func_checks.primals(_JVP, picked)
                 levels = _random.vmap_level(randomness, None)
+                if randomness == "different":   # (the levels are the vmap's own: each column its index)
+                    run, levels = _jacfwd_per_column, contextlib.nullcontext()
             else:
                 _func_checks.differentiable(picked)
                 levels = contextlib.nullcontext()
             with _func_checks.explained(transform.__name__), levels:
                 out = _transformed((transform.__name__, nums, has_aux, randomness), func, kwargs, args,
-                                   lambda pure: transform(pure, nums, has_aux=has_aux), _outputs_checked(api, has_aux))
+                                   lambda pure: run(pure, nums, has_aux=has_aux), _outputs_checked(api, has_aux))
             return _to_tensors(out)
         return wrapper
     return make
 
 
 _jacrev, _jacfwd = _jacobian(jax.jacrev, _VJP), _jacobian(jax.jacfwd, _JVP)
+
+
+def _jacfwd_per_column(pure, nums, has_aux=False):
+    """jax.jacfwd as PyTorch's jacfwd(randomness="different") computes it: one JVP per input element (a basis
+    column) under a vmap whose random draws fold in the column's index, so each column of the Jacobian comes
+    from draws of its own; aux is the first column's, as PyTorch's."""
+    several = isinstance(nums, tuple)
+
+    def jacobian(*args):
+        picked = tuple(args[n] for n in nums) if several else args[nums]
+        leaves, tree = jax.tree_util.tree_flatten(picked)
+        sizes = [int(np.size(x)) for x in leaves]
+        starts = np.cumsum([0] + sizes)
+        total = int(starts[-1])
+        basis = [jnp.eye(total, dtype=x.dtype)[:, a:a + n].reshape((total,) + x.shape)
+                 for x, a, n in zip(leaves, starts, sizes)]
+
+        def at(dyn):
+            full = list(args)
+            for n, value in (zip(nums, dyn) if several else ((nums, dyn),)):
+                full[n] = value
+            return pure(*full)
+
+        def push(index, columns):
+            with _random.vmap_level("different", index):
+                return jax.jvp(at, (picked,), (tree.unflatten(columns),), has_aux=has_aux)[1:]
+
+        jac, *aux = jax.vmap(push)(np.arange(total, dtype=np.int32), basis)
+
+        def unravel(out):   # (columns, *out_shape) -> per input, (*out_shape, *input_shape)
+            moved = jnp.moveaxis(out, 0, -1)
+            return tree.unflatten([moved[..., a:a + n].reshape(out.shape[1:] + x.shape)
+                                   for x, a, n in zip(leaves, starts, sizes)])
+        jac = jax.tree_util.tree_map(unravel, jac)
+        return (jac, jax.tree_util.tree_map(lambda x: x[0], aux[0])) if has_aux else jac
+    return jacobian
 
 
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
@@ -323,11 +363,8 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
     """The Jacobian by forward mode (one JVP per input element, vectorised). A function that draws random numbers
-    runs with randomness "error" (PyTorch's default: it raises) or "same"; "different" draws differ per
-    input element in PyTorch, which this does not do and refuses."""
-    if randomness == "different":
-        raise NotImplementedError("jacfwd(randomness='different') is not supported: draw the random values outside "
-                                  "the function and pass them in, or use randomness='same'.")
+    runs with randomness "error" (PyTorch's default: it raises), "same" (one draw for every column) or
+    "different" (each column of the Jacobian its own draws)."""
     return _jacfwd(func, argnums, has_aux, randomness=randomness)
 
 

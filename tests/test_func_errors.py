@@ -151,6 +151,34 @@ def test_vmap_randomness_different_draws_per_element_and_same_draws_once():
     assert again.tolist() != different.tolist()
 
 
+def test_jacfwd_randomness_different_draws_per_column_as_pytorch(torch):
+    """Each column of jacfwd's Jacobian comes from draws of its own (one per input element, as PyTorch's vmap
+    over the basis); "same" draws once; the Jacobian's layout over tuple argnums, dicts and aux is PyTorch's."""
+    tapegrad.manual_seed(0)
+    for lib in (tapegrad, torch):
+        F, x = lib.func, lib.ones(5, dtype=lib.float64)
+        J = F.jacfwd(lambda v: v * lib.rand(()), randomness="different")(x)
+        assert len(set(J.diagonal().tolist())) == 5 and (J - lib.diag(J.diagonal())).abs().sum().item() == 0
+        same = F.jacfwd(lambda v: v * lib.rand(()), randomness="same")(x)
+        assert len(set(same.diagonal().tolist())) == 1
+        masks = F.jacfwd(lambda v: lib.nn.functional.dropout(v, 0.5), randomness="different")(lib.ones(40))
+        assert set(masks.flatten().tolist()) == {0.0, 2.0}
+
+    def layout(lib):
+        (ja, jb), aux = lib.func.jacfwd(lambda a, b: ((a * b * lib.rand(2, 1)).sum(0), a.sum() + lib.rand(())),
+                                        argnums=(0, 1), has_aux=True, randomness="different")(lib.ones(2, 3),
+                                                                                              lib.ones(3))
+        d = lib.func.jacfwd(lambda d: d["w"] * 2 + d["b"].sum(), randomness="different")(
+            {"w": lib.ones(3), "b": lib.ones(2)})
+        return ja.shape, jb.shape, aux.shape, list(d), d["w"].tolist(), d["b"].tolist()
+    assert layout(tapegrad) == layout(torch)
+
+    def f(lib):
+        return lib.func.jacfwd(lambda v: (v.sin() * v[:1]).exp(), randomness="different")(
+            lib.arange(4.0, dtype=lib.float64))
+    assert f(tapegrad).numpy() == pytest.approx(f(torch).numpy(), rel=1e-12)
+
+
 def test_valid_in_and_out_dims_still_map(torch):
     def run(lib):
         x = lib.arange(6.0).view(3, 2)
