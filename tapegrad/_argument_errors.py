@@ -362,3 +362,44 @@ def parse_all(namespace, names, kind):
             namespace[name] = wrapped
         else:
             setattr(namespace, name, wrapped)
+
+
+def _takes_int_list_alone(text):
+    """Whether an overload's only positional parameter is an int list: PyTorch's parser then takes several ints
+    as that list (`x.tile(2, 3)` as `x.tile((2, 3))`, its allow_varargs_intlist)."""
+    positional = text[1:-1].split(", *")[0].split(", ")
+    # (not an int list with a default: `std(0, 1)` is refused for `std(tuple of ints dim = None, *, ...)`)
+    return len(positional) == 1 and positional[0].startswith("tuple of ints ") and " = " not in positional[0]
+
+
+def pack_int_varargs(cls):
+    """Tensor methods whose overload takes one int list, implemented without *args, given several ints
+    (`x.tile(2, 3)`, `x.squeeze(0, 1)`, `x.hsplit(1, 2)`): called with them packed, as PyTorch's parser does
+    when the first argument is an int (not a bool)."""
+    from . import _torch_signatures as T
+    for name, overloads in {**T.OVERLOADS["method"], **{k: (v,) for k, v in T.SINGLE["method"].items()}}.items():
+        fn = cls.__dict__.get(name)
+        if fn is None or not any(map(_takes_int_list_alone, overloads)) or _reads_ints_itself(fn):
+            continue
+        # (a lone int too where no overload takes an int there: `x.broadcast_to(3)`)
+        setattr(cls, name, _packing(fn, 0 if all(map(_takes_int_list_alone, overloads)) else 1))
+
+
+def _reads_ints_itself(fn):
+    """fn takes the ints as *args itself (`flip(input, *dims)`, `new(*args)`); the in-place methods' wrappers
+    (_methods) only hand theirs to the out-of-place function, which needs them packed."""
+    import inspect
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return True   # (no signature to read: left as it is)
+    return fn.__module__ != "tapegrad._methods" and any(p.kind is p.VAR_POSITIONAL for p in parameters)
+
+
+def _packing(fn, more_than):
+    @functools.wraps(fn)
+    def call(self, *args, **kwargs):
+        if len(args) > more_than and type(args[0]) is not bool and hasattr(args[0], "__index__"):
+            args = (args,)
+        return fn(self, *args, **kwargs)
+    return call

@@ -70,6 +70,10 @@ def repeat(input, *sizes):
     if len(sizes) < input.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of "
                            "tensor")
+    shape = (1,) * (len(sizes) - input.ndim) + tuple(input.shape)
+    out = [n * r for n, r in zip(shape, sizes)]
+    if builtins.min(out, default=0) < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {builtins.min(out)}: {out}")
     return apply(S.repeat, input, repeats=sizes)
 
 

@@ -6,7 +6,7 @@ from .._dispatch import apply
 from .._grad_mode import no_grad
 from .._ops import indexing as I, shape as S
 from .._tensor import Tensor
-from ._common import check_tensors, wrap_dim
+from ._common import SCALAR_NAME, check_tensors, wrap_dim
 
 
 def _piece(input, op, d, start, stop, **static):
@@ -54,15 +54,32 @@ def chunk(input, chunks, dim=0):
 
 
 def tensor_split(input, indices_or_sections, dim=0):
+    if input.ndim == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
     d = wrap_dim(dim, input.ndim)
     size = input.shape[d]
+    if isinstance(indices_or_sections, Tensor):   # a 0-d count of sections or a vector of indices, int64 only
+        given = indices_or_sections
+        if given.dtype.name != "int64":
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to have dtype of long, but got "
+                               f"{SCALAR_NAME[given.dtype.name]}. Convert it with .long().")
+        if given.ndim > 1:
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
+                               f"one-dimensional tensor, but got a tensor with {given.ndim} dims")
+        indices_or_sections = given.item() if given.ndim == 0 else given.tolist()
     if isinstance(indices_or_sections, builtins.int):
         n = indices_or_sections
+        if n <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {n}")
         bounds = [i * (size // n) + builtins.min(i, size % n) for i in range(n + 1)]
-    else:
-        bounds = [0] + [builtins.min(builtins.int(i), size) for i in indices_or_sections] + [size]
+    else:   # each piece a slice between two indices, a negative index counted from the end (as slicing does)
+        bounds = [0] + [_slice_bound(builtins.int(i), size) for i in indices_or_sections] + [size]
     # PyTorch slices each piece (SliceBackward0), where split and chunk record split nodes.
     return tuple(_slice(input, d, a, builtins.max(a, b)) for a, b in zip(bounds, bounds[1:]))
+
+
+def _slice_bound(i, size):
+    return builtins.min(builtins.max(i + size if i < 0 else i, 0), size)
 
 
 def unbind(input, dim=0):
