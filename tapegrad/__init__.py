@@ -113,10 +113,12 @@ inf, nan, pi, e, newaxis = _math.inf, _math.nan, _math.pi, _math.e, None
 
 __version__ = "0.1.0"
 
-from ._argument_errors import pack_int_varargs as _pack_int_varargs, parse_all as _parse_all  # noqa: E402
+from ._argument_errors import (  # noqa: E402
+    pack_int_varargs as _pack_int_varargs, parse_all as _parse_all, refuse_loose_int_lists as _refuse_loose_int_lists)
 # PyTorch's errors for arguments that fit none of its signatures, on the public functions and methods not parsed
 # yet (the public names only: tapegrad's own calls into _functional pay no wrapper)
 _parse_all(globals(), list(globals()), "function")
+_refuse_loose_int_lists(globals(), "function")   # torch.flip(x, 1): PyTorch takes no lone int for its int list
 _parse_all(Tensor, list(vars(Tensor)), "method")
 _pack_int_varargs(Tensor)   # x.tile(2, 3), x.squeeze(0, 1): several ints as the one int list, as PyTorch
 

@@ -58,7 +58,7 @@ class _Overload:
     def fits(self, args, kwargs, fname):
         """Whether PyTorch's parser takes these arguments with this overload."""
         positional = self.positional()
-        if len(args) > 1 and len(positional) == 1 and positional[0].type == "tuple of ints":
+        if _packed(positional, args):
             args = (args,)   # an int list given as several ints (`x.permute(1, 0)`)
         if len(args) > len(positional):
             return False
@@ -98,6 +98,12 @@ class _Overload:
             if names.index(k) < len(args):
                 return f"{fname}() got multiple values for argument '{k}'"
         return None
+
+
+def _packed(positional, args):
+    """Whether PyTorch's parser takes these positional arguments as one int list: the overload's only
+    positional parameter is one, and the first argument an int (`x.permute(1, 0)`; not `x.expand(2.0, 3)`)."""
+    return len(args) > 1 and len(positional) == 1 and positional[0].type == "tuple of ints" and _is_int(args[0])
 
 
 def _extra_args(fname, min_args, max_positional, given):
@@ -226,7 +232,14 @@ def explained(error, kind, name, args, kwargs, fname=None):
     `error` itself when PyTorch's parser has no signatures for the name, or the arguments fit one of them."""
     overloads, single = _overloads(kind, name)
     try:
-        if overloads is None or any(o.fits(args, kwargs, name) for o in overloads):
+        if overloads is None:
+            return error
+        if any(o.fits(args, kwargs, name) for o in overloads):
+            # (tapegrad's own error for a value the parser takes; its "argument 'dim' ..." errors without the
+            # function, which PyTorch's always name)
+            if str(error).startswith("argument '"):
+                from . import _torch_signatures
+                return _raised(f"{fname or _torch_signatures.NAMED.get((kind, name), name)}(): {error}", error)
             return error
     except _ElementError as e:
         return _raised(str(e), error)
@@ -402,4 +415,32 @@ def _packing(fn, more_than):
         if len(args) > more_than and type(args[0]) is not bool and hasattr(args[0], "__index__"):
             args = (args,)
         return fn(self, *args, **kwargs)
+    return call
+
+
+def refuse_loose_int_lists(namespace, kind):
+    """The functions of `namespace` (kind "function" or "nn") with one signature whose int lists come after
+    another positional parameter (`torch.flip(input, dims)`, `torch.tile(input, dims)`): PyTorch's parser takes
+    neither a lone int there (unless the list has a fixed size) nor the list as several ints, which tapegrad's
+    functions, shared with the methods, would read as the method does. Such calls raise PyTorch's error."""
+    from . import _torch_signatures as T
+    for name in T.SINGLE[kind]:
+        fn = namespace.get(name)
+        if fn is None or not callable(fn) or isinstance(fn, type):
+            continue
+        positional = _overloads(kind, name)[0][0].positional()
+        lists = tuple(i for i, p in enumerate(positional) if i and p.type == "tuple of ints" and not p.lone_int)
+        if lists or positional and positional[0].type == "tuple of ints" and not positional[0].lone_int:
+            namespace[name] = _refusing_loose(fn, kind, name, len(positional), lists or (0,))
+
+
+def _refusing_loose(fn, kind, name, count, lists):
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        if len(args) > count or any(i < len(args) and isinstance(args[i], (int, float)) for i in lists):
+            error = TypeError(name)
+            out = explained(error, kind, name, args, kwargs)
+            if out is not error:
+                raise out
+        return fn(*args, **kwargs)
     return call

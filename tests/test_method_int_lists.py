@@ -59,3 +59,40 @@ def test_tensor_split_as_pytorch(torch, given):
 def test_tensor_split_of_a_zero_dim_tensor_is_refused(torch):
     ours, theirs = raised(lambda: tapegrad.tensor(1.0).tensor_split(2)), raised(lambda: torch.tensor(1.0).tensor_split(2))
     assert ours == theirs
+
+
+_METHOD_CALLS = [(m, a) for m in ("expand", "view", "reshape", "repeat", "permute", "tile", "new_zeros", "new_ones",
+                                  "flip", "sum", "mean", "broadcast_to", "narrow", "roll", "squeeze", "transpose")
+                 for a in [(2.0, 3), (1, 3.0), ((1.0, 3),), ([1, 3.0],), (1,), (True, 3), ("a",)]]
+_METHOD_CALLS += [("unflatten", a) for a in [(2.0, 3), (1, 3.0), (True, 3), (1, (3,)), (-1, [1, 3])]]
+_FUNCTION_CALLS = [(f, a) for f in ("flip", "roll", "permute", "tile", "reshape", "squeeze", "broadcast_to",
+                                    "movedim", "narrow", "zeros", "ones", "full")
+                   for a in [(1,), (1.0,), ((1.0,),), ([1],), (2, 3), (True,), ("a",)]]
+
+
+def _call_outcome(lib, kind, name, args):
+    def call():
+        if kind == "method":
+            return getattr(lib.ones(1, 3), name)(*args)
+        if name in ("zeros", "ones"):
+            return getattr(lib, name)(*args)
+        if name == "full":
+            return lib.full(args[0], 1.0)
+        return getattr(lib, name)(lib.ones(1, 3), *args)
+    error = raised(call)
+    if error is not None:
+        return error[0].__name__, error[1]
+    return tuple(call().shape)
+
+
+@pytest.mark.parametrize("kind,name,args", [("method",) + c for c in _METHOD_CALLS]
+                         + [("function",) + c for c in _FUNCTION_CALLS])
+def test_int_list_arguments_as_pytorchs_parser_reads_them(torch, kind, name, args):
+    """A lone int, several ints, a float among them: the same result or the same error, word for word
+    (`torch.flip(x, 1)` is refused, `x.flip(1)` is not; `x.expand(2.0, 3)` is too many arguments)."""
+    assert _call_outcome(tapegrad, kind, name, args) == _call_outcome(torch, kind, name, args)
+
+
+def test_repeated_dims_name_the_first_repeat(torch):
+    for lib in (tapegrad, torch):
+        assert raised(lambda: lib.ones(2, 3, 4).sum((2, 0, 2)))[1] == "dim 2 appears multiple times in the list of dims"

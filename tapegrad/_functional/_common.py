@@ -8,7 +8,7 @@ import numpy as np
 from jax.export import is_symbolic_dim
 
 from .. import _dtypes as D, _faults, _value_checks
-from .._arg_types import as_size, check_lone_size
+from .._arg_types import as_size, check_lone_size, int_list
 from .._tensor import Tensor, _wrap_dim
 
 _SCALARS = (builtins.bool, builtins.int, builtins.float, builtins.complex)
@@ -95,11 +95,14 @@ def dims(dim, ndim):
     if isinstance(dim, (list, tuple)):
         if len(dim) == 0:
             return None
-        # PyTorch's int lists take bools as ints (a lone dim does not)
-        out = tuple(sorted(_wrap_dim(builtins.int(d) if type(d) is bool else d, ndim) for d in dim))
-        if len(set(out)) != len(out):
-            raise RuntimeError(f"dim {out[0]} appears multiple times in the list of dims")
-        return out
+        # read as PyTorch's int lists are (a bool after the first element is an int, a float is refused)
+        wrapped = [_wrap_dim(d, ndim) for d in int_list(dim, "dim")]
+        seen = set()
+        for d in wrapped:   # (the first repeat in the order given is the one PyTorch names)
+            if d in seen:
+                raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+            seen.add(d)
+        return tuple(sorted(wrapped))
     return (_wrap_dim(dim, ndim),)
 
 

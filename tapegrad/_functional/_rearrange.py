@@ -4,7 +4,7 @@ import builtins
 
 import numpy as np
 
-from .._arg_types import as_int
+from .._arg_types import as_int, int_lists
 from .._dispatch import apply
 from .._ops import shape as S
 from .._pointwise_layout import lay_out_like
@@ -32,10 +32,11 @@ def flipud(input):
 
 
 def roll(input, shifts, dims=None):
-    shifts = (shifts,) if isinstance(shifts, builtins.int) else tuple(shifts)
+    # (each a list or a lone int: PyTorch's int[1] lists; a bool or a float is refused in its words)
     if dims is None:
+        shifts, = int_lists("roll", [("shifts", shifts, 1)])
         return apply(S.roll, input, shifts=shifts, dims=None)
-    dims = (dims,) if isinstance(dims, builtins.int) else tuple(dims)
+    shifts, dims = int_lists("roll", [("shifts", shifts, 1), ("dims", dims, 2)])
     if len(shifts) != len(dims):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
     return apply(S.roll, input, shifts=shifts, dims=tuple(wrap_dim(d, input.ndim) for d in dims))

@@ -12,6 +12,7 @@ from .._ops import bitcast as B, shape as S
 from ._complex import is_conj, is_neg
 from ._common import SCALAR_NAME, check_tensors, dims as _dims, numel_of, shape_args, sizes_argument, wrap_dim
 from .._memory_format import contiguous_format as _contiguous_format
+from .._arg_types import as_int, int_list, lone_error
 
 def _infer_shape(shape, numel):
     shape = list(shape)
@@ -143,8 +144,10 @@ def flatten(input, start_dim=0, end_dim=-1):
 
 def unflatten(input, dim, sizes):
     shape = tuple(input.shape)
-    d = wrap_dim(dim, len(shape))
-    sizes = list(sizes)
+    d = wrap_dim(as_int(dim, "dim", "unflatten", 1), len(shape))
+    if not isinstance(sizes, (tuple, list)):
+        raise TypeError(lone_error(sizes, "sizes", "unflatten", 2))
+    sizes = list(int_list(sizes, "sizes", "unflatten", 2))
     if -1 in sizes and sizes.count(-1) == 1:
         known = numel_of(s for s in sizes if s != -1)
         sizes[sizes.index(-1)] = shape[d] // known if known else 0
@@ -260,7 +263,7 @@ def expand_as(input, other):
 
 
 def broadcast_to(input, size):
-    return expand(input, tuple(size))
+    return expand(input, int_list(size, "size", "broadcast_to") if isinstance(size, (tuple, list)) else size)
 
 
 def broadcast_shapes(*shapes):
