@@ -24,18 +24,23 @@ from jax import lax
 from ._registry import defop, KEEP
 
 
-def _gates(x, h, w_ih, w_hh, b):
-    gi = x @ w_ih.T
-    gh = h @ w_hh.T
-    if b:
-        gi, gh = gi + b[0], gh + b[1]
-    return gi, gh
+def _input_gates(x, w):
+    """The input's share of every gate at every step, x @ w_ih.T (+ b_ih), one matmul over the whole sequence
+    before the scan (as PyTorch's CPU kernels): only the hidden state's share is left to the steps."""
+    gi = x @ w[0].T
+    return gi + w[2] if len(w) > 3 else gi
+
+
+def _gates(gi, h, w):
+    gh = h @ w[1].T
+    return gi, (gh + w[3] if len(w) > 3 else gh)
 
 
 def _cell(mode, nonlinearity, proj=False):
+    # (each cell takes the step's input gates, _input_gates, where it took the step's input)
     def rnn(carry, x, w):
         h, = carry
-        gi, gh = _gates(x, h, *w[:2], w[2:])
+        gi, gh = _gates(x, h, w)
         # where(), not maximum(): PyTorch's relu gradient at 0 is 0, maximum's is split in half
         act = jnp.tanh if nonlinearity == "tanh" else (lambda v: jnp.where(v <= 0, jnp.zeros((), v.dtype), v))
         h = act(gi + gh)
@@ -44,7 +49,7 @@ def _cell(mode, nonlinearity, proj=False):
     def lstm(carry, x, w):
         h, c = carry
         w, w_hr = (w[:-1], w[-1]) if proj else (w, None)
-        gi, gh = _gates(x, h, *w[:2], w[2:])
+        gi, gh = _gates(x, h, w)
         i, f, g, o = jnp.split(gi + gh, 4, axis=-1)
         c = jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g)
         h = jax.nn.sigmoid(o) * jnp.tanh(c)
@@ -54,7 +59,7 @@ def _cell(mode, nonlinearity, proj=False):
 
     def gru(carry, x, w):
         h, = carry
-        gi, gh = _gates(x, h, *w[:2], w[2:])
+        gi, gh = _gates(x, h, w)
         ir, iz, in_ = jnp.split(gi, 3, axis=-1)
         hr, hz, hn = jnp.split(gh, 3, axis=-1)
         r = jax.nn.sigmoid(ir + hr)
@@ -122,9 +127,9 @@ def _bucket_scan(x, *args, mode, nonlinearity, num_layers, bidirectional, has_bi
     cell = _cell(mode, nonlinearity, proj)
     if packed:
         cell = _masked(cell)
-        step_in = lambda layer_in: (layer_in, valid[..., None])
+        step_in = lambda gates: (gates, valid[..., None])
     else:
-        step_in = lambda layer_in: layer_in
+        step_in = lambda gates: gates
     h_n, c_n = [], []
     layer_in = x
     for layer in range(num_layers):
@@ -133,7 +138,8 @@ def _bucket_scan(x, *args, mode, nonlinearity, num_layers, bidirectional, has_bi
             k = layer * dirs + d
             carry = (h0[k], c0[k]) if lstm else (h0[k],)
             w = weights[k]
-            carry, ys = lax.scan(lambda c, xt, w=w: cell(c, xt, w), carry, step_in(layer_in), reverse=d == 1)
+            gates = _input_gates(layer_in, w)
+            carry, ys = lax.scan(lambda c, xt, w=w: cell(c, xt, w), carry, step_in(gates), reverse=d == 1)
             outs.append(ys)
             h_n.append(carry[0])
             if lstm:
