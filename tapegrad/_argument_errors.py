@@ -103,7 +103,8 @@ class _Overload:
 def _packed(positional, args):
     """Whether PyTorch's parser takes these positional arguments as one int list: the overload's only
     positional parameter is one, and the first argument an int (`x.permute(1, 0)`; not `x.expand(2.0, 3)`)."""
-    return len(args) > 1 and len(positional) == 1 and positional[0].type == "tuple of ints" and _is_int(args[0])
+    return (len(args) > 1 and len(positional) == 1 and positional[0].type == "tuple of ints"
+            and not positional[0].optional and _is_int(args[0]))   # (see _takes_int_list_alone)
 
 
 def _extra_args(fname, min_args, max_positional, given):

@@ -96,3 +96,13 @@ def test_int_list_arguments_as_pytorchs_parser_reads_them(torch, kind, name, arg
 def test_repeated_dims_name_the_first_repeat(torch):
     for lib in (tapegrad, torch):
         assert raised(lambda: lib.ones(2, 3, 4).sum((2, 0, 2)))[1] == "dim 2 appears multiple times in the list of dims"
+
+
+@pytest.mark.parametrize("call", ["torch.sum(x, 2, 3)", "x.sum(0, 1)", "x.mean(5, 1)", "torch.prod(x, 0, 1)",
+                                  "x.std(0, True, 2)", "x.var(0, 1)", "x.std((0, 1))"])
+def test_keepdim_is_a_bool_checked_before_the_dims(torch, call):
+    """An int keepdim is refused (`x.sum(0, 1)` does not sum two dims), before a dim out of range is."""
+    def run(lib):
+        return eval(call, {"torch": lib, "x": lib.ones(2, 3)})
+    theirs, ours = raised(lambda: run(torch)), raised(lambda: run(tapegrad))
+    assert ours == theirs if theirs is not None else ours is None and run(tapegrad).tolist() == run(torch).tolist()

@@ -33,14 +33,16 @@ def _int_dtype(input, dtype):
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     if input.is_sparse or getattr(input, "_sp_compressed", False):   # COO, CSR, CSC (not MaskedTensor)
         return input.sum(dim, keepdim, dtype=dtype)
-    return apply(R.sum, input, dim=_rdims(dim, input), keepdim=as_bool(keepdim, "keepdim"),
+    keepdim = as_bool(keepdim, "keepdim")   # (the parser's type check comes before the dims are read)
+    return apply(R.sum, input, dim=_rdims(dim, input), keepdim=keepdim,
                  dtype=_int_dtype(input, dtype))
 
 
 def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     if input.dtype.is_complex:
         raise RuntimeError("nansum on CPU does not support complex inputs")
-    return apply(R.nansum, input, dim=_rdims(dim, input), keepdim=as_bool(keepdim, "keepdim"),
+    keepdim = as_bool(keepdim, "keepdim")
+    return apply(R.nansum, input, dim=_rdims(dim, input), keepdim=keepdim,
                  dtype=_int_dtype(input, dtype))
 
 
@@ -59,7 +61,8 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
         raise TypeError(f"prod() received an invalid combination of arguments - got (Tensor, {type(dim).__name__}), "
                         "but expected one of:\n * (Tensor input, *, dtype = None)\n * (Tensor input, int dim, "
                         "bool keepdim = False, *, dtype = None)\nPass one int dim (prod reduces one dim, or all).")
-    return apply(R.prod, input, dim=_rdims(dim, input), keepdim=as_bool(keepdim, "keepdim"),
+    keepdim = as_bool(keepdim, "keepdim")
+    return apply(R.prod, input, dim=_rdims(dim, input), keepdim=keepdim,
                  dtype=_int_dtype(input, dtype))
 
 
@@ -69,7 +72,8 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     if not (d.is_floating_point or d.is_complex):
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point "
                            f"or complex dtype. Got: {SCALAR_NAME[d.name]}. Convert first, e.g. x.float().mean().")
-    return apply(R.mean, input, dim=_rdims(dim, input), keepdim=as_bool(keepdim, "keepdim"),
+    keepdim = as_bool(keepdim, "keepdim")
+    return apply(R.mean, input, dim=_rdims(dim, input), keepdim=keepdim,
                  dtype=dtype.np if dtype is not None else None)
 
 
@@ -83,7 +87,8 @@ def _var_args(input, dim, unbiased, keepdim, correction, name="std and var"):
         as_bool(unbiased, "unbiased")
     if correction is None:
         correction = 1 if unbiased is None or unbiased else 0
-    return dict(dim=_rdims(dim, input), correction=correction, keepdim=as_bool(keepdim, "keepdim"))
+    keepdim = as_bool(keepdim, "keepdim")
+    return dict(dim=_rdims(dim, input), correction=correction, keepdim=keepdim)
 
 
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
