@@ -70,6 +70,7 @@ from ._nn_functions import (  # noqa: E402  (torch.kl_div, torch.threshold...; T
 from .nn._functional.activation import (  # noqa: E402
     softmax_function as softmax, log_softmax_function as log_softmax)
 from . import optim, utils, distributions, multiprocessing, nested  # noqa: E402
+from .nn._functional.ctc import aten_ctc_loss as ctc_loss  # noqa: E402  (reduction as an int, as ATen's)
 from . import func  # noqa: E402
 from .func import vmap  # noqa: E402
 from . import sparse, masked  # noqa: E402  (sparse COO tensors, MaskedTensor)

@@ -38,6 +38,11 @@ SPECS = {
     "binary_cross_entropy_with_logits": cases(Case(
         lambda lib, x, y: _f(lib).binary_cross_entropy_with_logits(
             x, y, pos_weight=lib.tensor([0.5, 1.0, 2.0, 1.5], dtype=x.dtype)), F(3, 4), F(3, 4, low=0.0, high=1.0))),
+    # CTC: the gradient is PyTorch's formula, the derivative only through log_softmax (tests/test_ctc_loss.py)
+    "ctc_loss": cases(Case(lambda lib, x, t, il, tl: _f(lib).ctc_loss(x.log_softmax(2), t, il, tl, reduction="none"),
+                           F(5, 2, 4), A([[1, 2, 2], [3, 1, 0]]), A([5, 4]), A([3, 2])),
+                      Case(lambda lib, x, t: _f(lib).ctc_loss(x.log_softmax(1), t, (6,), (3,), blank=3, reduction="sum",
+                                                              zero_infinity=True), F(6, 4), A([0, 0, 2]))),
     # cosine_embedding_loss: PyTorch's composite, whose cos - margin is sub.Scalar (SubBackward1)
     "sub_scalar": cases(Case(lambda lib, a, b, y: _f(lib).cosine_embedding_loss(a, b, y, margin=0.2),
                                         F(3, 5), F(3, 5), A([1, -1, 1]))),

@@ -27,6 +27,7 @@ from ._functional.grid import affine_grid, grid_sample  # noqa: F401
 from ._functional.loss import (  # noqa: F401
     mse_loss, l1_loss, smooth_l1_loss, huber_loss, nll_loss, cross_entropy, binary_cross_entropy,
     binary_cross_entropy_with_logits, kl_div, cosine_embedding_loss)
+from ._functional.ctc import ctc_loss  # noqa: F401
 from ._functional.margin_losses import (  # noqa: F401
     margin_ranking_loss, hinge_embedding_loss, soft_margin_loss, multilabel_soft_margin_loss, multilabel_margin_loss,
     multi_margin_loss, triplet_margin_loss, triplet_margin_with_distance_loss, poisson_nll_loss, gaussian_nll_loss)

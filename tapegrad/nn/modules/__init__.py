@@ -38,6 +38,7 @@ from .loss import (  # noqa: F401
 from .loss import (  # noqa: F401
     MarginRankingLoss, HingeEmbeddingLoss, SoftMarginLoss, MultiLabelSoftMarginLoss, MultiLabelMarginLoss,
     MultiMarginLoss, TripletMarginLoss, TripletMarginWithDistanceLoss, PoissonNLLLoss, GaussianNLLLoss)
+from .loss import CTCLoss  # noqa: F401
 from .linear import LazyLinear  # noqa: F401
 from .conv import (  # noqa: F401
     LazyConv1d, LazyConv2d, LazyConv3d, LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d)
