@@ -66,7 +66,7 @@ from ._nn_functions import (  # noqa: E402  (torch.kl_div, torch.threshold...; T
     dropout, alpha_dropout, feature_alpha_dropout, batch_norm, instance_norm, layer_norm, group_norm, embedding,
     celu, selu, celu_, selu_, rrelu_, threshold_, bilinear, cosine_embedding_loss, hinge_embedding_loss,
     margin_ranking_loss, triplet_margin_loss, poisson_nll_loss, adaptive_max_pool1d, channel_shuffle,
-    native_channel_shuffle)
+    native_channel_shuffle, rms_norm)
 from .nn._functional.activation import (  # noqa: E402
     softmax_function as softmax, log_softmax_function as log_softmax)
 from . import optim, utils, distributions, multiprocessing, nested  # noqa: E402
@@ -93,6 +93,7 @@ from ._flags import (  # noqa: E402
     set_float32_matmul_precision, get_float32_matmul_precision, use_deterministic_algorithms,
     are_deterministic_algorithms_enabled, is_deterministic_algorithms_warn_only_enabled)
 from . import cuda, accelerator, backends  # noqa: E402
+from ._flags import set_warn_always, is_warn_always_enabled, set_flush_denormal  # noqa: E402
 from . import profiler  # noqa: E402,F401
 from . import amp, cpu  # noqa: E402,F401
 from .amp import autocast, is_autocast_enabled, get_autocast_dtype  # noqa: E402,F401
@@ -106,6 +107,12 @@ from ._functional._linalg_functions import qr_legacy as qr  # noqa: E402  (torch
 from ._strided import empty_strided  # noqa: E402
 from . import _pinned  # noqa: E402,F401  (Tensor.pin_memory, Tensor.is_pinned)
 
+from . import _shared_memory, _apply  # noqa: E402,F401  (Tensor.share_memory_, is_shared; apply_, map_, map2_)
+from ._resize import resize_as_  # noqa: E402  (and Tensor.resize_, resize_as_, resize, resize_as)
+from ._threads import (  # noqa: E402
+    get_num_threads, set_num_threads, get_num_interop_threads, set_num_interop_threads, init_num_threads)
+from ._asarray import asarray  # noqa: E402
+from ._range import range  # noqa: E402  (deprecated: torch.range includes its end)
 half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
 cfloat, cdouble = complex64, complex128

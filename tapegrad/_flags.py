@@ -1,4 +1,5 @@
-"""Global numerics flags: float32 matmul precision (JAX's) and deterministic algorithms (stored).
+"""Global flags: float32 matmul precision (JAX's), deterministic algorithms (stored), warnings once or always,
+flushing denormals.
 
 `set_float32_matmul_precision` sets JAX's `jax_default_matmul_precision`, which XLA applies to every
 float32 matmul and convolution traced afterwards (jax.jit retraces when it changes):
@@ -16,7 +17,17 @@ chosen (JAX_DEFAULT_MATMUL_PRECISION or jax.config): the same matmul numerics as
 
 Determinism is stored only: XLA runs deterministically on CPUs, and on GPUs only when started with
 XLA_FLAGS=--xla_gpu_deterministic_ops=true (a process-wide flag read before the first computation).
+
+`set_warn_always(True)` makes the warnings PyTorch gives once per process (TORCH_WARN_ONCE: deprecations,
+complex-to-real casts...) come every time: each such site asks `warn_once`.
+
+`set_flush_denormal` sets the calling thread's flush-to-zero and denormals-are-zero bits (MXCSR on x86-64,
+FPCR's FZ on AArch64, Linux), as PyTorch does: what runs on that thread (the NumPy tier, first calls) follows
+it. XLA's CPU runtime runs compiled programs on its own threads and flushes denormals there whatever the mode.
 """
+import ctypes
+import platform
+import sys
 import warnings
 
 import jax
@@ -66,3 +77,90 @@ def are_deterministic_algorithms_enabled():
 
 def is_deterministic_algorithms_warn_only_enabled():
     return _deterministic["warn_only"]
+
+
+# ---- one-argument builtins: PyTorch's METH_O / METH_NOARGS errors ----------------------------------------------
+
+def one_argument(name, args, kwargs):
+    """The one positional argument of PyTorch's C function torch.<name>, with CPython's errors otherwise."""
+    if kwargs:
+        raise TypeError(f"torch.{name}() takes no keyword arguments")
+    if len(args) != 1:
+        raise TypeError(f"torch.{name}() takes exactly one argument ({len(args)} given)")
+    return args[0]
+
+
+def no_arguments(name, args, kwargs):
+    if kwargs:
+        raise TypeError(f"torch.{name}() takes no keyword arguments")
+    if args:
+        raise TypeError(f"torch.{name}() takes no arguments ({len(args)} given)")
+
+
+def type_name(value):
+    """The name PyTorch prints for a value's type (CPython's tp_name)."""
+    from ._argument_errors import _tp_name   # (on the error path only)
+    return _tp_name(value)
+
+
+# ---- warnings once or always ------------------------------------------------------------------------------------
+
+_warn_always = [False]
+
+
+def set_warn_always(b, /):
+    """When b is False (the default), some warnings come once per process, as PyTorch's; True makes them come
+    every time, which helps when debugging."""
+    if type(b) is not bool:
+        raise RuntimeError(f"setWarnOnlyOnce expects a bool, but got {type_name(b)}")
+    _warn_always[0] = b
+
+
+def is_warn_always_enabled():
+    """Whether set_warn_always(True) is on."""
+    return _warn_always[0]
+
+
+def warn_once(seen, key):
+    """TORCH_WARN_ONCE's test for the warning `key`: due the first time (then recorded in `seen`: a set, or a dict
+    or list holding a flag at `key`) and every time while set_warn_always(True) is on, which records nothing (so
+    the first warning after it is turned off still comes, as in PyTorch)."""
+    if _warn_always[0]:
+        return True
+    if isinstance(seen, set):
+        due = key not in seen
+        seen.add(key)
+    else:
+        due = not seen[key]
+        seen[key] = True
+    return due
+
+
+# ---- flush denormals ---------------------------------------------------------------------------------------------
+
+# machine -> (offset of the control word in glibc's fenv_t, its flush bits): MXCSR's FTZ and DAZ, FPCR's FZ
+_FLUSH_BITS = {"x86_64": (28, (1 << 15) | (1 << 6)), "AMD64": (28, (1 << 15) | (1 << 6)),
+               "aarch64": (0, 1 << 24), "arm64": (0, 1 << 24)}
+
+
+def set_flush_denormal(*args, **kwargs):
+    """set_flush_denormal(mode) -> bool: flush denormal floats to zero on this thread's CPU arithmetic (True) or
+    keep them (False). Returns True where the flags could be set (x86-64 and AArch64 Linux), else False, as
+    PyTorch on a CPU without such a mode. XLA's compiled CPU programs flush denormals whatever the mode."""
+    mode = one_argument("set_flush_denormal", args, kwargs)
+    if type(mode) is not bool:
+        raise RuntimeError(f"flush_denormal expects a bool, but got {type_name(mode)}")
+    where = _FLUSH_BITS.get(platform.machine())
+    if where is None or not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None)
+    except OSError:
+        return False
+    env = (ctypes.c_uint8 * 64)()   # (larger than fenv_t: 32 bytes on x86-64, 8 on AArch64)
+    if libc.fegetenv(env) != 0:
+        return False
+    offset, bits = where
+    word = ctypes.c_uint32.from_buffer(env, offset)
+    word.value = (word.value | bits) if mode else (word.value & ~bits)
+    return libc.fesetenv(env) == 0

@@ -11,6 +11,7 @@ import jax
 from . import _dispatch
 from . import _dtypes as D
 from ._dispatch import apply
+from ._flags import warn_once
 from ._grad_mode import _state, enable_grad
 from ._ops import elementwise as E
 from ._ops import indexing as I
@@ -80,8 +81,7 @@ def warn_complex_to_real(src, dst):
     """PyTorch's warning when copy_, fill_ or setitem writes a complex tensor into a real one, whose
     imaginary part is dropped (see _ops/_cast); once per process, as PyTorch's TORCH_WARN_ONCE.
     src, dst: tapegrad dtypes."""
-    if src.is_complex and not dst.is_complex and not _warned["complex_to_real"]:
-        _warned["complex_to_real"] = True
+    if src.is_complex and not dst.is_complex and warn_once(_warned, "complex_to_real"):
         from ._recompiles import user_frame
         warnings.warn("Casting complex values to real discards the imaginary part", UserWarning,
                       stacklevel=user_frame()[1])

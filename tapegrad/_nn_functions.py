@@ -13,7 +13,7 @@ from .nn._functional.loss import (  # noqa: F401
     aten_cosine_embedding_loss as cosine_embedding_loss, hinge_embedding_loss, margin_ranking_loss,
     triplet_margin_loss, poisson_nll_loss)
 from .nn._functional.normalization import (  # noqa: F401
-    aten_batch_norm as batch_norm, aten_instance_norm as instance_norm)
+    aten_batch_norm as batch_norm, aten_instance_norm as instance_norm, rms_norm)
 
 # the same functions as nn.functional's (ATen's signatures are theirs)
 from .nn._functional.linear import (  # noqa: F401

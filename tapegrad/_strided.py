@@ -1,11 +1,14 @@
-"""empty_strided: an uninitialised tensor with any strides PyTorch allows (gaps, permuted, overlapping, 0).
+"""empty_strided (and Tensor.new_empty_strided): an uninitialised tensor with any strides PyTorch allows (gaps,
+permuted, overlapping, 0).
 
 Contiguous strides give a plain tensor. Any other layout is a base-less `as_strided` view (as a tensor
 loaded from a checkpoint is) of a flat storage just large enough for it, so `stride()` reports the
 strides asked for (size-1 and empty dims included) and writes land in that storage: elements that share
 an address read back the last value written there.
 """
+from . import _dtypes as D
 from ._creation import empty
+from ._tensor import Tensor
 from ._views import contiguous_strides
 
 __all__ = ["empty_strided"]
@@ -32,3 +35,20 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
         from ._pinned import PINNED
         PINNED.add(out._storage)
     return out.requires_grad_() if requires_grad else out
+
+
+def new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None, pin_memory=False,
+                      requires_grad=False):
+    """empty_strided in self's dtype and on self's device, unless given."""
+    if not isinstance(size, (tuple, list)):   # (a lone int is no size here, as PyTorch's parser says)
+        raise TypeError(f"new_empty_strided(): argument 'size' (position 1) must be tuple of ints, not "
+                        f"{type(size).__name__}")
+    dtype = D.as_dtype(dtype) or self.dtype
+    if requires_grad and not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError(f"Only Tensors of floating point and complex dtype can require gradients (got {dtype}). "
+                           "Pass a floating dtype, e.g. dtype=torch.float32.")
+    return empty_strided(size, stride, dtype=dtype, layout=layout, device=device or self.device,
+                         requires_grad=requires_grad, pin_memory=pin_memory)
+
+
+Tensor.new_empty_strided = new_empty_strided

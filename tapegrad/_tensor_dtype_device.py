@@ -61,6 +61,21 @@ for _name, _dtype in {"float": D.float32, "double": D.float64, "half": D.float16
                       "bool": D.bool_, "cfloat": D.complex64, "cdouble": D.complex128}.items():
     setattr(Tensor, _name, (lambda d: lambda self, memory_format=None: to(self, d))(_dtype))
 Tensor.cpu = lambda self: to(self, device="cpu")
+
+
+def chalf(self, *, memory_format=None):
+    # JAX has no complex half type, so there is no complex32 tensor to return
+    raise NotImplementedError("\"chalf\" not implemented for 'ComplexHalf': tapegrad has no complex32 dtype (JAX has "
+                              "no complex half type). Use x.cfloat() (complex64) instead.")
+
+
+Tensor.chalf = chalf
+# PyTorch's device booleans beside is_cuda and is_cpu: read off the device the same way (tapegrad's devices are
+# cpu, cuda and tpu, so these are False); a strided tensor is neither mkldnn nor quantized
+for _type in ("meta", "xpu", "mps", "ipu", "xla", "vulkan", "maia", "mtia"):
+    setattr(Tensor, "is_" + _type, property((lambda t: lambda self: self.device.type == t)(_type)))
+Tensor.is_mkldnn = property(lambda self: False)
+Tensor.is_quantized = property(lambda self: False)
 Tensor.cuda = lambda self, device=None, non_blocking=False: to(self, device="cuda" if device is None else device)
 
 

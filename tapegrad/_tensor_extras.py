@@ -1,11 +1,12 @@
-"""Tensor methods with no top-level function: unfold, sum_to_size, fill_diagonal_, the legacy new(), and the
-itemsize and nbytes properties."""
+"""Tensor methods with no top-level function: unfold, sum_to_size, fill_diagonal_, the legacy new(), as_subclass,
+and the itemsize and nbytes properties."""
 import builtins
 
 from . import _legacy
 from ._dispatch import apply
 from ._functional._common import shape_args, wrap_dim
 from ._ops import shape as S
+from ._ops.shape import alias as _alias
 from ._tensor import Tensor
 
 
@@ -69,7 +70,29 @@ def new(self, *args, **kwargs):
     return _legacy._construct(cls, args, kwargs)
 
 
+def as_subclass(self, cls):
+    """self's data and history as an instance of cls (a Tensor subclass, whose __init__ is not called): an alias
+    of self, recorded as PyTorch records it (AliasBackward0)."""
+    if not isinstance(cls, type):
+        raise TypeError(f"cls must be a type (got {type(cls).__name__})")
+    if not issubclass(cls, Tensor):
+        raise TypeError("Creating a Tensor subclass from a class that does not inherit from Tensor is not possible. "
+                        "Make sure your class inherits from Tensor.")
+    out = apply(_alias, self)
+    if cls is Tensor:
+        return out
+    try:
+        out.__class__ = cls
+    except TypeError:   # (cls adds __slots__ of its own: a new object of it takes out's fields)
+        new = object.__new__(cls)
+        for name in Tensor.__slots__[:-2]:   # (not __weakref__ and __dict__)
+            setattr(new, name, getattr(out, name))
+        out = new
+    return out
+
+
 Tensor.unfold = unfold
+Tensor.as_subclass = as_subclass
 Tensor.sum_to_size = sum_to_size
 Tensor.fill_diagonal_ = fill_diagonal_
 Tensor.new = new

@@ -7,6 +7,7 @@ import numpy as np
 
 from .._arg_types import as_bool
 from .._dispatch import apply
+from .._flags import warn_once
 from .._grad_mode import is_grad_enabled
 from .._ops import linalg as L
 from . import _return_types as RT
@@ -178,8 +179,7 @@ def cholesky(input, upper=False, *, out=None):
     floating-point check before the kernel's (an integer input is refused by cholesky_cpu), CholeskyBackward0."""
     if not isinstance(upper, builtins.bool):
         raise TypeError(f"cholesky(): argument 'upper' (position 2) must be bool, not {type(upper).__name__}")
-    if not _warned["cholesky"]:
-        _warned["cholesky"] = True
+    if warn_once(_warned, "cholesky"):
         from .._recompiles import user_frame
         warnings.warn(_CHOLESKY_DEPRECATED, UserWarning, stacklevel=user_frame()[1])
     _check_square_shape(input, "cholesky")

@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 
 from .._dispatch import apply
+from .._flags import warn_once
 from .._ops import linalg_lu as K
 from . import _return_types as RT
 from .._broadcast_errors import broadcast_mismatch
@@ -79,8 +80,7 @@ _warned = set()
 
 def _deprecated(name, message):
     """PyTorch's warning for a deprecated function, once per process."""
-    if name not in _warned:
-        _warned.add(name)
+    if warn_once(_warned, name):
         from .._recompiles import user_frame
         warnings.warn(message, UserWarning, stacklevel=user_frame()[1])
 

@@ -1,12 +1,12 @@
 """Writing into a tensor at indices, out of place: index_put, put, index_reduce; and unravel_index."""
 import builtins
-import functools
 import itertools
 import operator
 import warnings
 
 from .. import _dtypes as D
 from .._dispatch import apply
+from .._flags import warn_once
 from .._ops import elementwise as E, indexing as I
 from .._tensor import Tensor
 from ._common import SCALAR_NAME, check_index_bounds, check_tensors, scalar_or_tensor, wrap_dim
@@ -71,10 +71,13 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
                  include_self=builtins.bool(include_self))
 
 
-@functools.cache
+_warned = set()
+
+
 def _warn_beta():
     # once per process, as PyTorch's TORCH_WARN_ONCE
-    warnings.warn("index_reduce() is in beta and the API may change at any time.", UserWarning, stacklevel=3)
+    if warn_once(_warned, "index_reduce"):
+        warnings.warn("index_reduce() is in beta and the API may change at any time.", UserWarning, stacklevel=3)
 
 
 def unravel_index(indices, shape):

@@ -5,6 +5,7 @@ import warnings
 
 from .._autocast import policy
 from .._dispatch import apply
+from .._flags import warn_once
 from .._memory_format import contiguous_format
 from .._ops import spectral as K
 from ._common import SCALAR_NAME
@@ -18,8 +19,7 @@ _warned = set()
 
 def _warn_once(message):
     # PyTorch's TORCH_WARN_ONCE: once per process
-    if message not in _warned:
-        _warned.add(message)
+    if warn_once(_warned, message):
         warnings.warn(message, UserWarning, stacklevel=3)
 
 

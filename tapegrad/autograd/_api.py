@@ -8,6 +8,7 @@ import warnings
 
 import jax.numpy as jnp
 
+from .._flags import warn_once
 from .._grad_mode import set_grad_enabled
 from .._memory_format import grad_like
 from .._tensor import Tensor
@@ -152,8 +153,7 @@ _warned = [False]
 
 
 def _backward_create_graph(outputs, seeds, retain, inputs):
-    if inputs is None and not _warned[0]:   # once per process, as PyTorch
-        _warned[0] = True
+    if inputs is None and warn_once(_warned, 0):   # once per process, as PyTorch
         warnings.warn(_higher.REFERENCE_CYCLE, UserWarning, stacklevel=4)
     graph, results, want_keys = _higher.run(outputs, seeds, retain, wanted=inputs)
     if inputs is None:

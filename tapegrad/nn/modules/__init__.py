@@ -45,6 +45,9 @@ from .conv import (  # noqa: F401
 from .normalization import LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d  # noqa: F401
 from .instancenorm import LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d  # noqa: F401
 from . import batchnorm  # noqa: F401  (PyTorch's module path torch.nn.modules.batchnorm)
+from .adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: F401
+from .batchnorm import SyncBatchNorm  # noqa: F401
+from .loss import NLLLoss2d  # noqa: F401  (deprecated alias of NLLLoss)
 
 # what `from .modules import *` gives tapegrad.nn: the module classes, as torch.nn.modules' __all__ lists them (not
 # this package's submodules: `tapegrad.nn.utils` is nn's own utils package, not modules.utils)
