@@ -50,6 +50,7 @@ from ._functional import *  # noqa: E402,F401,F403  (the whole functional API: t
 from ._functional._random import _standard_gamma  # noqa: E402,F401  (PyTorch's torch._standard_gamma)
 from . import linalg, fft  # noqa: E402
 from . import special  # noqa: E402
+from ._lowrank import svd_lowrank, pca_lowrank  # noqa: E402
 from ._linalg_legacy import (  # noqa: E402  (torch.lu, lu_solve, triangular_solve, ...; removed ones raise)
     lu, lu_unpack, lu_solve, triangular_solve, cholesky_solve, cholesky_inverse, geqrf, orgqr, ormqr, inverse,
     matrix_rank, lstsq, eig, symeig, solve)
@@ -69,8 +70,8 @@ from ._nn_functions import (  # noqa: E402  (torch.kl_div, torch.threshold...; T
     native_channel_shuffle, rms_norm)
 from .nn._functional.activation import (  # noqa: E402
     softmax_function as softmax, log_softmax_function as log_softmax)
-from . import optim, utils, distributions, multiprocessing, nested  # noqa: E402
 from .nn._functional.ctc import aten_ctc_loss as ctc_loss  # noqa: E402  (reduction as an int, as ATen's)
+from . import optim, utils, distributions, multiprocessing, nested  # noqa: E402
 from . import func  # noqa: E402
 from .func import vmap  # noqa: E402
 from . import sparse, masked  # noqa: E402  (sparse COO tensors, MaskedTensor)
@@ -92,8 +93,8 @@ from ._memory_format import (  # noqa: E402,F401
 from ._flags import (  # noqa: E402
     set_float32_matmul_precision, get_float32_matmul_precision, use_deterministic_algorithms,
     are_deterministic_algorithms_enabled, is_deterministic_algorithms_warn_only_enabled)
-from . import cuda, accelerator, backends  # noqa: E402
 from ._flags import set_warn_always, is_warn_always_enabled, set_flush_denormal  # noqa: E402
+from . import cuda, accelerator, backends  # noqa: E402
 from . import profiler  # noqa: E402,F401
 from . import amp, cpu  # noqa: E402,F401
 from .amp import autocast, is_autocast_enabled, get_autocast_dtype  # noqa: E402,F401
@@ -106,13 +107,13 @@ from ._functional._linalg_functions import svd_legacy as svd  # noqa: E402  (tor
 from ._functional._linalg_functions import qr_legacy as qr  # noqa: E402  (torch.qr: some)
 from ._strided import empty_strided  # noqa: E402
 from . import _pinned  # noqa: E402,F401  (Tensor.pin_memory, Tensor.is_pinned)
-
 from . import _shared_memory, _apply  # noqa: E402,F401  (Tensor.share_memory_, is_shared; apply_, map_, map2_)
 from ._resize import resize_as_  # noqa: E402  (and Tensor.resize_, resize_as_, resize, resize_as)
 from ._threads import (  # noqa: E402
     get_num_threads, set_num_threads, get_num_interop_threads, set_num_interop_threads, init_num_threads)
 from ._asarray import asarray  # noqa: E402
 from ._range import range  # noqa: E402  (deprecated: torch.range includes its end)
+
 half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
 cfloat, cdouble = complex64, complex128

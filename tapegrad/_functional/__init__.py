@@ -34,6 +34,10 @@ from ._integrate import *  # noqa: F401,F403
 from ._put import *  # noqa: F401,F403
 from ._type_queries import *  # noqa: F401,F403
 from ._copies import *  # noqa: F401,F403
+from ._gradient import gradient  # noqa: F401
+from ._histogramdd import histogramdd  # noqa: F401
+from ._segment_reduce import segment_reduce  # noqa: F401
+from ._binomial import binomial  # noqa: F401
 
 
 def _public_names():

@@ -24,6 +24,7 @@ linalg_svd = _return_type("linalg_svd", ("U", "S", "Vh"))
 eigh = _return_type("eigh", ("eigenvalues", "eigenvectors"))
 frexp = _return_type("frexp", ("mantissa", "exponent"))
 histogram = _return_type("histogram", ("hist", "bin_edges"))
+histogramdd = _return_type("histogramdd", ("hist", "bin_edges"))
 
 
 _out_types = {}
