@@ -175,6 +175,8 @@ def _accepts(p, value, fname=None, index=0):
         if isinstance(value, (tuple, list)):
             return not value or _is_int(value[0])
         return p.lone_int and _is_int(value)
+    if expected in ("tuple of Scalars", "tuple of floats"):
+        return isinstance(value, (tuple, list)) and (not value or _is_number(value[0]))
     if expected == "tuple of Tensors":
         if not isinstance(value, (tuple, list)):
             return False

@@ -81,6 +81,10 @@ def verified(fn, fname, text, facts):
     t = torch.zeros(1)
     probes += [((1.5,), {}), ((1, 1.5), {}), ((0, 0, 1.5), {}), ((), {"out": _PROBE}), ((t,), {"out": _PROBE}),
                ((t, 1.5), {}), ((t, _PROBE), {}), ((t, t, _PROBE), {})]
+    # every required argument a tensor, and `out`: a schema's out= that the Python binding does not take
+    # (torch.diagonal_scatter's) shows only here
+    required = sum(not p.optional and not p.keyword_only for p in overload.parameters)
+    probes += [((t,) * required, {"out": _PROBE}), ((t,) * required, {"out": t})]
     compared = 0
     for args, kwargs in probes:
         try:
