@@ -132,4 +132,6 @@ def _reverse(data, bounds, *, reduce, axis, initial, offsets):
     return _with_pytorch_vjp(data, bounds, reduce, axis, initial, offsets)
 
 
-segment_reduce = defop("segment_reduce", _segment_reduce, dtype_rule=KEEP, diff=(0,), reverse_fn=_reverse)
+# (PyTorch's node saves the result: an in-place change of it fails the backward)
+segment_reduce = defop("segment_reduce", _segment_reduce, dtype_rule=KEEP, diff=(0,), reverse_fn=_reverse,
+                       saves_output=True)
