@@ -26,6 +26,8 @@ from ._tensor import Tensor
 from ._view_info import ViewInfo
 from ._view_layout import contiguous_strides
 from .autograd import Function
+from ._pointwise_layout import _strides_in_order   # (dense, dims in an order: channels-last's)
+from ._recompiles import user_frame   # (the warning names the user's line, past any wrapper)
 
 __all__ = ["resize_", "resize_as_", "resize", "resize_as"]
 
@@ -120,16 +122,6 @@ def _check_sizes(sizes, itemsize, offset):
         raise RuntimeError(f"Storage size calculation overflowed with sizes={list(sizes)}")
 
 
-def _strides_in_order(sizes, order):
-    """Dense strides with the dims laid out in `order` (outermost first), as PyTorch's channels-last strides
-    (no size taken as at least 1, as its get_channels_last_strides)."""
-    strides, step = [0] * len(sizes), 1
-    for d in reversed(order):
-        strides[d] = step
-        step *= sizes[d]
-    return tuple(strides)
-
-
 def _grown(storage, extra):
     """A larger copy of the storage (zeros after its elements) sharing its version counter; PyTorch refuses to
     grow shared memory."""
@@ -162,13 +154,13 @@ def _rebind(self, storage, sizes, strides, offset):
 
 def resize(self, *sizes):
     """Deprecated: a tensor of self's elements in the given sizes (the same number of them), differentiable."""
-    warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
+    warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=user_frame()[1])
     return Resize.apply(self, sizes)
 
 
 def resize_as(self, tensor):
     """Deprecated: resize(*tensor.size())."""
-    warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=2)
+    warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=user_frame()[1])
     return Resize.apply(self, tensor.size())
 
 

@@ -57,8 +57,8 @@ def test_tensor_split_as_pytorch(torch, given):
 
 
 def test_tensor_split_of_a_zero_dim_tensor_is_refused(torch):
-    ours, theirs = raised(lambda: tapegrad.tensor(1.0).tensor_split(2)), raised(lambda: torch.tensor(1.0).tensor_split(2))
-    assert ours == theirs
+    ours = raised(lambda: tapegrad.tensor(1.0).tensor_split(2))
+    assert ours == raised(lambda: torch.tensor(1.0).tensor_split(2))
 
 
 _METHOD_CALLS = [(m, a) for m in ("expand", "view", "reshape", "repeat", "permute", "tile", "new_zeros", "new_ones",
