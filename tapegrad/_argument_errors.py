@@ -100,11 +100,17 @@ class _Overload:
         return None
 
 
+def _int_list_alone(positional):
+    """Whether an overload's only positional parameter is an int list: PyTorch's parser then takes several ints
+    as that list (`x.tile(2, 3)` as `x.tile((2, 3))`, its allow_varargs_intlist); not an int list with a default
+    (`std(0, 1)` is refused for `std(tuple of ints dim = None, *, ...)`)."""
+    return len(positional) == 1 and positional[0].type == "tuple of ints" and not positional[0].optional
+
+
 def _packed(positional, args):
-    """Whether PyTorch's parser takes these positional arguments as one int list: the overload's only
-    positional parameter is one, and the first argument an int (`x.permute(1, 0)`; not `x.expand(2.0, 3)`)."""
-    return (len(args) > 1 and len(positional) == 1 and positional[0].type == "tuple of ints"
-            and not positional[0].optional and _is_int(args[0]))   # (see _takes_int_list_alone)
+    """Whether PyTorch's parser takes these positional arguments as one int list: the first one an int
+    (`x.permute(1, 0)`; not `x.expand(2.0, 3)`)."""
+    return len(args) > 1 and _int_list_alone(positional) and _is_int(args[0])
 
 
 def _extra_args(fname, min_args, max_positional, given):
@@ -380,25 +386,28 @@ def parse_all(namespace, names, kind):
             setattr(namespace, name, wrapped)
 
 
-def _takes_int_list_alone(text):
-    """Whether an overload's only positional parameter is an int list: PyTorch's parser then takes several ints
-    as that list (`x.tile(2, 3)` as `x.tile((2, 3))`, its allow_varargs_intlist)."""
-    positional = text[1:-1].split(", *")[0].split(", ")
-    # (not an int list with a default: `std(0, 1)` is refused for `std(tuple of ints dim = None, *, ...)`)
-    return len(positional) == 1 and positional[0].startswith("tuple of ints ") and " = " not in positional[0]
+def int_list_alone_methods():
+    """The Tensor methods with an overload whose only positional parameter is an int list (_int_list_alone),
+    each with whether every overload is such (then a lone int is that list too)."""
+    from . import _torch_signatures as T
+    out = {}
+    for name in {**T.OVERLOADS["method"], **T.SINGLE["method"]}:
+        alone = [_int_list_alone(o.positional()) for o in _overloads("method", name)[0]]
+        if any(alone):
+            out[name] = all(alone)
+    return out
 
 
 def pack_int_varargs(cls):
     """Tensor methods whose overload takes one int list, implemented without *args, given several ints
     (`x.tile(2, 3)`, `x.squeeze(0, 1)`, `x.hsplit(1, 2)`): called with them packed, as PyTorch's parser does
     when the first argument is an int (not a bool)."""
-    from . import _torch_signatures as T
-    for name, overloads in {**T.OVERLOADS["method"], **{k: (v,) for k, v in T.SINGLE["method"].items()}}.items():
+    for name, only in int_list_alone_methods().items():
         fn = cls.__dict__.get(name)
-        if fn is None or not any(map(_takes_int_list_alone, overloads)) or _reads_ints_itself(fn):
+        if fn is None or _reads_ints_itself(fn):
             continue
         # (a lone int too where no overload takes an int there: `x.broadcast_to(3)`)
-        setattr(cls, name, _packing(fn, 0 if all(map(_takes_int_list_alone, overloads)) else 1))
+        setattr(cls, name, _packing(fn, 0 if only else 1))
 
 
 def _reads_ints_itself(fn):

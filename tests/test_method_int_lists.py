@@ -5,13 +5,11 @@ import pytest
 
 import tapegrad
 from conftest import raised
-from tapegrad import _argument_errors, _torch_signatures as T
+from tapegrad import _argument_errors
 
 
 def _sole_int_list_methods():
-    table = {**T.OVERLOADS["method"], **{k: (v,) for k, v in T.SINGLE["method"].items()}}
-    return sorted(n for n, overloads in table.items() if any(map(_argument_errors._takes_int_list_alone, overloads))
-                  and not n.startswith("to_sparse"))
+    return sorted(n for n in _argument_errors.int_list_alone_methods() if not n.startswith("to_sparse"))
 
 
 def _outcome(lib, name, args):
