@@ -136,6 +136,8 @@ def test_histogram():
     same(lambda lib, x, b, w: lib.histogram(x, b, weight=w), X, edges, np.abs(X), grad=False)
     same(lambda lib, x, b: lib.histogram(x, b, density=True), X, edges, grad=False)
     same(lambda lib, x: lib.histogram(x, 4), np.array([1.0, 1.0]), grad=False)
+    same(lambda lib, x: lib.histogram(x, 2), np.zeros(0), grad=False)   # empty: edges over [0, 1]
+    same(lambda lib, x: lib.histogram(x, 2, range=(2.0, 2.0)), np.zeros(0), grad=False)
     assert repr(tapegrad.histogram(tapegrad.tensor([1.0]), 1)).startswith("torch.return_types.histogram(")
     same_error(lambda lib, x: lib.histogram(x, 3, range=(4.0, 0.0)), X)
     same_error(lambda lib, x: lib.histogram(x, 3, weight=x[0]), X)

@@ -134,7 +134,8 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
     else:
         if bins <= 0:
             raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
-        lo, hi = (builtins.float(v) for v in range) if range is not None else (0.0, 0.0)
+        # (an empty input without a range spans [0, 1], as PyTorch's select_outer_bin_edges)
+        lo, hi = (builtins.float(v) for v in range) if range is not None else (0.0, 1.0)
         if range is None and input.numel():
             lo, hi = (builtins.float(v) for v in input.detach().aminmax())   # (a host read, as PyTorch's)
         if lo > hi:
