@@ -101,8 +101,8 @@ def _element_error(value, index, name, fname, position=1):
 def check_lone_size(sizes, name="size", fname=None):
     """A size given as one value must be an int (or have __index__) or a list of them; given as several
     values, the first must be an int, or PyTorch's parser does not take them as the list at all."""
-    if fname and len(sizes) > 1 and (isinstance(sizes[0], (float, complex, str)) or sizes[0] is None
-                                     or type(sizes[0]) is bool):
+    if len(sizes) > 1 and type(sizes[0]) is not int and fname and (
+            isinstance(sizes[0], (float, complex, str)) or sizes[0] is None or type(sizes[0]) is bool):
         raise TypeError(f"{fname}() takes 1 positional argument but {len(sizes)} were given")
     if len(sizes) == 1 and type(sizes[0]) is not int and not isinstance(sizes[0], (tuple, list)):
         _lone(sizes[0], name, fname, 1)

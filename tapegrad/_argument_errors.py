@@ -343,16 +343,32 @@ def _shown(value):
     return _tp_name(value)
 
 
-def parsed(fn, kind, name):
+def parsed(fn, kind, name, before=None):
     """fn raising PyTorch's argument-parser error where it raises a TypeError for arguments that fit none of
-    `name`'s overloads (kind "method": fn's first argument is the tensor)."""
+    `name`'s overloads (kind "method": fn's first argument is the tensor). before(args): the positional
+    arguments as the parser reads them (several ints packed into one list), or PyTorch's error (see
+    pack_int_varargs, refuse_loose_int_lists), in the same wrapper."""
     @functools.wraps(fn)
     def call(*args, **kwargs):
+        given = args if before is None else before(args, kwargs)
         try:
-            return fn(*args, **kwargs)
+            return fn(*given, **kwargs)
         except TypeError as e:
             reraise(e, kind, name, args[1:] if kind == "method" else args, kwargs)
     call.parses_arguments = True
+    call.parsing = (fn, kind, name)   # (what a later `before` rebuilds the wrapper from)
+    return call
+
+
+def _with_before(fn, kind, name, before):
+    """fn's wrapper with `before` run first: its own parser wrapper rebuilt, or one of its own."""
+    inner = getattr(fn, "parsing", None)
+    if inner is not None:
+        return parsed(*inner, before=before)
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        return fn(*before(args, kwargs), **kwargs)
     return call
 
 
@@ -404,10 +420,10 @@ def pack_int_varargs(cls):
     when the first argument is an int (not a bool)."""
     for name, only in int_list_alone_methods().items():
         fn = cls.__dict__.get(name)
-        if fn is None or _reads_ints_itself(fn):
+        if fn is None or _reads_ints_itself(getattr(fn, "parsing", (fn,))[0]):
             continue
         # (a lone int too where no overload takes an int there: `x.broadcast_to(3)`)
-        setattr(cls, name, _packing(fn, 0 if only else 1))
+        setattr(cls, name, _with_before(fn, "method", name, _packing(0 if only else 1)))
 
 
 def _reads_ints_itself(fn):
@@ -421,13 +437,12 @@ def _reads_ints_itself(fn):
     return fn.__module__ != "tapegrad._methods" and any(p.kind is p.VAR_POSITIONAL for p in parameters)
 
 
-def _packing(fn, more_than):
-    @functools.wraps(fn)
-    def call(self, *args, **kwargs):
-        if len(args) > more_than and type(args[0]) is not bool and hasattr(args[0], "__index__"):
-            args = (args,)
-        return fn(self, *args, **kwargs)
-    return call
+def _packing(more_than):
+    def pack(args, kwargs):   # (args[0] is the tensor)
+        if len(args) > more_than + 1 and type(args[1]) is not bool and hasattr(args[1], "__index__"):
+            return args[:1] + (args[1:],)
+        return args
+    return pack
 
 
 def refuse_loose_int_lists(namespace, kind):
@@ -443,16 +458,16 @@ def refuse_loose_int_lists(namespace, kind):
         positional = _overloads(kind, name)[0][0].positional()
         lists = tuple(i for i, p in enumerate(positional) if i and p.type == "tuple of ints" and not p.lone_int)
         if lists or positional and positional[0].type == "tuple of ints" and not positional[0].lone_int:
-            namespace[name] = _refusing_loose(fn, kind, name, len(positional), lists or (0,))
+            namespace[name] = _with_before(fn, kind, name, _refusing_loose(kind, name, len(positional),
+                                                                             lists or (0,)))
 
 
-def _refusing_loose(fn, kind, name, count, lists):
-    @functools.wraps(fn)
-    def call(*args, **kwargs):
+def _refusing_loose(kind, name, count, lists):
+    def refuse(args, kwargs):
         if len(args) > count or any(i < len(args) and isinstance(args[i], (int, float)) for i in lists):
             error = TypeError(name)
             out = explained(error, kind, name, args, kwargs)
             if out is not error:
                 raise out
-        return fn(*args, **kwargs)
-    return call
+        return args
+    return refuse

@@ -14,7 +14,7 @@ import jax
 import numpy as np
 
 from . import _dtypes as D
-from ._creation import _array, _leaf
+from ._creation import _array, _leaf, check_requires_grad
 from ._flags import warn_once
 from ._functional._common import SCALAR_NAME
 from ._tensor import Tensor
@@ -99,9 +99,8 @@ def _with_requires_grad(tensor, requires_grad):
     requires_grad = bool(requires_grad)
     if tensor._grad_fn is not None:
         return tensor if requires_grad else tensor.detach()
-    if requires_grad and not (tensor.dtype.is_floating_point or tensor.dtype.is_complex):
-        raise RuntimeError(f"Only Tensors of floating point and complex dtype can require gradients (got "
-                           f"{tensor.dtype}). Pass a floating dtype, e.g. dtype=torch.float32, or requires_grad=False.")
+    check_requires_grad(tensor.dtype, requires_grad,
+                        "Pass a floating dtype, e.g. dtype=torch.float32, or requires_grad=False.")
     if tensor._requires_grad != requires_grad:
         tensor.requires_grad_(requires_grad)
     return tensor

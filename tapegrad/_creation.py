@@ -37,6 +37,14 @@ def _jax_device(dev):
     return to_jax_device(dev if dev is not None else "cpu")
 
 
+def check_requires_grad(dtype, requires_grad, fix):
+    """A factory's refusal of requires_grad for a dtype that cannot have gradients, in PyTorch's words (not
+    requires_grad_'s lowercase ones), then `fix`: one sentence of what to pass instead."""
+    if requires_grad and not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError(f"Only Tensors of floating point and complex dtype can require gradients (got {dtype}). "
+                           + fix)
+
+
 def _leaf(value, requires_grad=False):
     t = Tensor._wrap(value, _state.inference)
     if requires_grad:
@@ -146,9 +154,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
             d = _infer_dtype(data)
         elif d is None:
             d = D.from_jax(data.dtype)
-        if not (d.is_floating_point or d.is_complex):
-            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients "
-                               f"(got {d}). Create a float tensor, e.g. torch.tensor(2.0, requires_grad=True).")
+        check_requires_grad(d, True, "Create a float tensor, e.g. torch.tensor(2.0, requires_grad=True).")
     return _leaf(_array(data, dtype, device), requires_grad)
 
 

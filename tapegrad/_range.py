@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 
 from . import _dtypes as D
-from ._creation import _jax_device, _leaf
+from ._creation import _jax_device, _leaf, check_requires_grad
 from ._flags import type_name
 from ._functional._common import SCALAR_NAME
 from ._host_put import put
@@ -57,9 +57,7 @@ def range(start, end, step=1, *, out=None, dtype=None, layout=None, device=None,
         size = int(size)
         value = acc(xstart) + np.arange(size).astype(acc) * acc(xstep)
     value = value.astype(dtype.np)
-    if requires_grad and not (dtype.is_floating_point or dtype.is_complex):
-        raise RuntimeError(f"Only Tensors of floating point and complex dtype can require gradients (got {dtype}). "
-                           "Pass a floating dtype, or requires_grad=False.")
+    check_requires_grad(dtype, requires_grad, "Pass a floating dtype, or requires_grad=False.")
     if out is None:
         return _leaf(put(value, _jax_device(device)), requires_grad)
     from ._grad_mode import no_grad

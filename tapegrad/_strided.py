@@ -7,7 +7,7 @@ strides asked for (size-1 and empty dims included) and writes land in that stora
 an address read back the last value written there.
 """
 from . import _dtypes as D
-from ._creation import empty
+from ._creation import check_requires_grad, empty
 from ._tensor import Tensor
 from ._views import contiguous_strides
 
@@ -44,9 +44,7 @@ def new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=Non
         raise TypeError(f"new_empty_strided(): argument 'size' (position 1) must be tuple of ints, not "
                         f"{type(size).__name__}")
     dtype = D.as_dtype(dtype) or self.dtype
-    if requires_grad and not (dtype.is_floating_point or dtype.is_complex):
-        raise RuntimeError(f"Only Tensors of floating point and complex dtype can require gradients (got {dtype}). "
-                           "Pass a floating dtype, e.g. dtype=torch.float32.")
+    check_requires_grad(dtype, requires_grad, "Pass a floating dtype, e.g. dtype=torch.float32.")
     return empty_strided(size, stride, dtype=dtype, layout=layout, device=device or self.device,
                          requires_grad=requires_grad, pin_memory=pin_memory)
 

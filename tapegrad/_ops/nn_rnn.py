@@ -31,16 +31,16 @@ def _input_gates(x, w):
     return gi + w[2] if len(w) > 3 else gi
 
 
-def _gates(gi, h, w):
+def _hidden_gates(h, w):
     gh = h @ w[1].T
-    return gi, (gh + w[3] if len(w) > 3 else gh)
+    return gh + w[3] if len(w) > 3 else gh
 
 
 def _cell(mode, nonlinearity, proj=False):
     # (each cell takes the step's input gates, _input_gates, where it took the step's input)
     def rnn(carry, x, w):
         h, = carry
-        gi, gh = _gates(x, h, w)
+        gi, gh = x, _hidden_gates(h, w)
         # where(), not maximum(): PyTorch's relu gradient at 0 is 0, maximum's is split in half
         act = jnp.tanh if nonlinearity == "tanh" else (lambda v: jnp.where(v <= 0, jnp.zeros((), v.dtype), v))
         h = act(gi + gh)
@@ -49,7 +49,7 @@ def _cell(mode, nonlinearity, proj=False):
     def lstm(carry, x, w):
         h, c = carry
         w, w_hr = (w[:-1], w[-1]) if proj else (w, None)
-        gi, gh = _gates(x, h, w)
+        gi, gh = x, _hidden_gates(h, w)
         i, f, g, o = jnp.split(gi + gh, 4, axis=-1)
         c = jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g)
         h = jax.nn.sigmoid(o) * jnp.tanh(c)
@@ -59,7 +59,7 @@ def _cell(mode, nonlinearity, proj=False):
 
     def gru(carry, x, w):
         h, = carry
-        gi, gh = _gates(x, h, w)
+        gi, gh = x, _hidden_gates(h, w)
         ir, iz, in_ = jnp.split(gi, 3, axis=-1)
         hr, hz, hn = jnp.split(gh, 3, axis=-1)
         r = jax.nn.sigmoid(ir + hr)
