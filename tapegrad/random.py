@@ -11,6 +11,7 @@ jax.random keys from the same seed: reproducible, but not PyTorch's numbers.
 """
 
 import contextlib
+import math
 
 import jax
 import jax.numpy as jnp
@@ -208,15 +209,20 @@ def host_stream(generator, device=None, value_dependent=False):
     return gen._cpu_stream() if tracing is None else tracing.stream(gen)
 
 
-def bernoulli(shape, prob, dtype, device=None, generator=None):
-    """A jax.Array of `shape` and tapegrad dtype on `device`: 1 with probability `prob`, else 0. On a CPU,
-    eagerly, PyTorch's bernoulli_(prob) (one uniform double per element: dropout's noise); elsewhere a
-    jax.random draw."""
+def bernoulli(shape, prob, dtype, device=None, generator=None, scale=None):
+    """A jax.Array of `shape` and tapegrad dtype on `device`: 1 with probability `prob`, else 0 (`scale`, a
+    value of the dtype, in place of 1: dropout's noise, made where it is drawn rather than by a division
+    on the device afterwards). On a CPU, eagerly, PyTorch's bernoulli_(prob) (one uniform double per element);
+    elsewhere a jax.random draw."""
     stream = host_stream(generator, device)
     if stream is None:
-        return jax.random.bernoulli(_key(generator), prob, tuple(shape)).astype(dtype.np)
-    kept = stream.uniform(int(np.prod(shape, dtype=np.int64)), np.float64) < prob
-    return placed(kept.reshape(shape).astype(dtype.np), device)
+        kept = jax.random.bernoulli(_key(generator), prob, tuple(shape))
+        return kept.astype(dtype.np) if scale is None else jnp.where(kept, scale, jnp.zeros((), dtype.np))
+    kept = (stream.uniform(math.prod(shape), np.float64) < prob).reshape(shape)
+    if scale is not None:   # (the draws are a traced program's input under tapegrad.compile: its where)
+        where = np.where if isinstance(kept, np.ndarray) else jnp.where
+        return placed(where(kept, scale, np.zeros((), dtype.np)), device)
+    return placed(kept.astype(dtype.np), device)
 
 
 def placed(values, device):

@@ -296,6 +296,8 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     else:
         _check_addmm(input, mat1, mat2)
     S._expanded_shape(tuple(input.shape), (mat1.shape[0], mat2.shape[1]), input)   # the bias broadcasts, as expand
+    if type(beta) is int and beta == 1 and type(alpha) is int and alpha == 1:
+        return apply(L.addmm, input, mat1, mat2)   # (a smaller equation: see _ops.linalg._addmm)
     return apply(L.addmm, input, mat1, mat2, beta, alpha)
 
 

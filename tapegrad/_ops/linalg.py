@@ -10,7 +10,9 @@ from .elementwise import abs_real
 from .reduction import _safe_sqrt, _unreduced
 
 
-def _addmm(inp, a, b, beta, alpha):
+def _addmm(inp, a, b, beta=None, alpha=None):
+    if beta is None:   # the defaults, beta = alpha = 1 (nn.Linear's): the sum alone, not scaled and selected
+        return inp + jnp.matmul(a, b)
     # beta == 0 ignores the input entirely (NaN included), as PyTorch.
     scaled = jnp.where(beta == 0, jnp.zeros((), inp.dtype), beta * inp)
     return scaled + alpha * jnp.matmul(a, b)

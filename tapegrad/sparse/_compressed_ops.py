@@ -42,7 +42,7 @@ def compressed_op(op, args, static):
     if name == "unbind" and isinstance(args[0], SparseTensor):
         dim = len(kw["spec"]) - 1
         return tuple(select(args[0], dim, i) for i in range(args[0].shape[dim]))
-    if name == "addmm" and len(args) == 5:
+    if name == "addmm" and len(args) in (3, 5):   # (3: beta = alpha = 1)
         return addmm(*args)
     if name == "addmv" and len(args) == 5:
         return addmv(*args)

@@ -26,9 +26,10 @@ def _check_p(p):
 
 
 def _noise(shape, p, dtype, device):
-    """PyTorch's dropout noise: bernoulli(1 - p) in the input's dtype, divided by 1 - p (no gradient)."""
-    kept = bernoulli(tuple(shape), 1.0 - p, dtype, device)
-    return _leaf(kept / jnp.asarray(1.0 - p, dtype.np))
+    """PyTorch's dropout noise: bernoulli(1 - p) in the input's dtype, divided by 1 - p (no gradient). A kept
+    element's value is the same division, 1 / (1 - p) in the dtype, made once on the host."""
+    scale = np.asarray(1, dtype.np) / np.asarray(1.0 - p, dtype.np)
+    return _leaf(bernoulli(tuple(shape), 1.0 - p, dtype, device, scale=scale))
 
 
 def dropout(input, p=0.5, training=True, inplace=False):
