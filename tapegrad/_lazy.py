@@ -207,15 +207,17 @@ class Plan:
     def evaluate(self, inputs, call=None):
         return evaluate(self.key, inputs, call)
 
-    def run(self, count=True, host=False):
+    def run(self, count=True, host=False, remember=True):
         """Compute the values: op by op the first time this structure is seen, compiled after.
         count=False when the run is part of a larger lookup (a backward) that counts its own miss.
         host=True: values computed op by op may come back as host arrays (an eager backward walks them
-        next: see _host_values)."""
+        next: see _host_values). remember=False: op by op, and not a sighting of the structure."""
         if not self.nodes:
             return [resolve_done(v) for v in self.values]
         fn = None
-        if len(self.nodes) <= _programs.MAX_PROGRAM_OPS:
+        if not remember:
+            pass
+        elif len(self.nodes) <= _programs.MAX_PROGRAM_OPS:
             fn = _programs.lookup(("plan", self.key), _programs.shapes_of(self.inputs[0]),
                                   lambda: (_plan_program(self.key),), count)
         else:

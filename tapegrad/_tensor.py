@@ -19,6 +19,8 @@ from ._storage import Storage
 from .autograd._node import AccumulateGrad
 from .device import device_of
 
+_dtype_of = D._BY_NP.get
+
 
 class Tensor:
     """A PyTorch-style tensor. Build one with `tapegrad.tensor(...)` or the creation functions."""
@@ -108,24 +110,25 @@ class Tensor:
 
     # ---- metadata -------------------------------------------------------------------
 
+    # (these read the value as _peek does, inline: every check of every op reads them, often several times)
     @property
     def shape(self):
-        return Size(self._peek().shape)
+        return Size((self._storage._raw if self._view is None else self._view_value()).shape)
 
     def size(self, dim=None):
-        shape = self._peek().shape
+        shape = (self._storage._raw if self._view is None else self._view_value()).shape
         if dim is None:
                 return Size(shape)
         return shape[_wrap_dim(dim, len(shape))]
 
     def dim(self):
-        return len(self._peek().shape)
+        return len((self._storage._raw if self._view is None else self._view_value()).shape)
 
     ndimension = dim
 
     @property
     def ndim(self):
-        return len(self._peek().shape)
+        return len((self._storage._raw if self._view is None else self._view_value()).shape)
 
     def numel(self):
         n = math.prod(self._peek().shape)   # a product of symbols while tapegrad.export traces dynamic dims
@@ -135,7 +138,9 @@ class Tensor:
 
     @property
     def dtype(self):
-        return D.from_jax(self._peek().dtype)
+        np_dtype = (self._storage._raw if self._view is None else self._view_value()).dtype
+        found = _dtype_of(np_dtype)
+        return found if found is not None else D.from_jax(np_dtype)
 
     @property
     def device(self):
@@ -259,3 +264,31 @@ def _wrap_dim(dim, ndim):
     if not -n <= dim < n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
     return dim % n
+
+
+class PeekedMetadata:
+    """Shape and dtype read through `_peek()`, for the Tensor subclasses whose value is not their storage's
+    (sparse, jagged, uninitialized): Tensor's own read the storage directly (see Tensor.shape)."""
+
+    @property
+    def shape(self):
+        return Size(self._peek().shape)
+
+    def size(self, dim=None):
+        shape = self._peek().shape
+        if dim is None:
+            return Size(shape)
+        return shape[_wrap_dim(dim, len(shape))]
+
+    def dim(self):
+        return len(self._peek().shape)
+
+    ndimension = dim
+
+    @property
+    def ndim(self):
+        return len(self._peek().shape)
+
+    @property
+    def dtype(self):
+        return D.from_jax(self._peek().dtype)

@@ -295,7 +295,8 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
         mm(mat1, mat2)  # the sparse product's own refusals
     else:
         _check_addmm(input, mat1, mat2)
-    S._expanded_shape(tuple(input.shape), (mat1.shape[0], mat2.shape[1]), input)   # the bias broadcasts, as expand
+    rows, cols = mat1.shape[0], mat2.shape[1]
+    S._expanded_shape(tuple(input.shape), (rows, cols), input)   # the bias broadcasts, as expand
     if type(beta) is int and beta == 1 and type(alpha) is int and alpha == 1:
         return apply(L.addmm, input, mat1, mat2)   # (a smaller equation: see _ops.linalg._addmm)
     return apply(L.addmm, input, mat1, mat2, beta, alpha)
@@ -303,14 +304,16 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
 
 def _check_addmm(input, mat1, mat2):
     # PyTorch's addmm checks the dtypes (input's, then mat1's, against mat2's), the ranks, then the shapes
+    dtype = mat2.dtype
     for name, t in (("self", input), ("mat1", mat1)):
-        if t.dtype is not mat2.dtype:
+        if t.dtype is not dtype:
             raise RuntimeError(f"{name} and mat2 must have the same dtype, but got {_TYPE.get(t.dtype.name)} and "
-                               f"{_TYPE.get(mat2.dtype.name)}")
-    for name, t in (("mat1", mat1), ("mat2", mat2)):
-        if t.ndim != 2:
-            raise RuntimeError(f"{name} must be a matrix, got {t.ndim}-D tensor")
-    _check_mm_operands(tuple(mat1.shape), mat1.dtype, tuple(mat2.shape), mat2.dtype)
+                               f"{_TYPE.get(dtype.name)}")
+    s1, s2 = mat1.shape, mat2.shape
+    for name, s in (("mat1", s1), ("mat2", s2)):
+        if len(s) != 2:
+            raise RuntimeError(f"{name} must be a matrix, got {len(s)}-D tensor")
+    _check_mm_operands(s1, dtype, s2, dtype)
 
 
 @policy("baddbmm")

@@ -125,11 +125,13 @@ def run_backward(roots, seeds, retain_graph, wanted=None, accumulate=True):
     """
     _faults.confirm()   # the last step's program: its graph is freed (or not) once it has run
     try:
+        fast = None
         if wanted is None and len(roots) == 1 and _fast_path_applies(roots[0]):
-            if _fast.try_backward(roots[0], seeds[0], retain_graph):
+            fast = _fast.try_backward(roots[0], seeds[0], retain_graph)
+            if fast is True:
                 _faults.settle()
                 return None
-        result = _general_backward(roots, seeds, retain_graph, wanted, accumulate)
+        result = _general_backward(roots, seeds, retain_graph, wanted, accumulate, fast is _fast.FIRST_SIGHT)
         _faults.settle()
         return result
     except _faults.RUNTIME_ERRORS as e:
@@ -146,7 +148,7 @@ def _fast_path_applies(root):
             and changed_shape(root, (node, root._out_idx)) is None)
 
 
-def _general_backward(roots, seeds, retain_graph, wanted, accumulate):
+def _general_backward(roots, seeds, retain_graph, wanted, accumulate, fast_first_sight=False):
     root_edges = [t._edge() for t in roots]
     implicit = ([(t.shape, t.dtype.np) for t in roots], [s is None for s in seeds])
     graph = Graph(root_edges, implicit, targets_of(wanted), summed_roots(roots, root_edges))
@@ -194,7 +196,12 @@ def _general_backward(roots, seeds, retain_graph, wanted, accumulate):
     program = None
     plain = not (hooked or graph.python or anomaly_mode.is_anomaly_enabled())
     long_graph = plain and len(graph.nodes) + len(plan.nodes) > _programs.MAX_PROGRAM_OPS   # run in chunks
-    if plain and not long_graph:
+    # A graph whose segment's structure was new (fast_first_sight) will most often take the fast path next
+    # time: the segment of a loop's first step also holds what ran before the loop (loading, setting up),
+    # the next one only the step. Its own program is therefore looked up, and so compiled when it comes
+    # back, only from its second such sighting on: a loop over a changing segment still compiles it.
+    remember = not fast_first_sight or _programs.seen_before(("after first sight", key))
+    if plain and not long_graph and remember:
         program = _programs.lookup(key, _programs.shapes_of(plan.inputs[0]),
                                    lambda: _compile(graph.key, existing_keys, seed_pattern, plan.key))
     if program is not None:
@@ -204,7 +211,7 @@ def _general_backward(roots, seeds, retain_graph, wanted, accumulate):
         # nodes the values pass between kernels in host memory (see _host_values) until the grads leave.
         host = plain
         with _host_values.op_by_op() if host else contextlib.nullcontext():
-            resolved = plan.run(count=False, host=host)
+            resolved = plan.run(count=False, host=host, remember=remember)
             _keep_root_values(roots, resolved[len(resolved) - len(roots):])
             saved, existing_values, seeds = _split(resolved, len(graph.saved), len(existing_keys), seed_pattern)
             existing = dict(zip(existing_keys, existing_values))

@@ -22,8 +22,12 @@ from ._step_program import StepProgram, reachable
 from ._walk import TRACED, traced_call
 from . import _numpy_step
 
+FIRST_SIGHT = "first sight"
+
+
 def try_backward(root, seed, retain_graph):
-    """Run the backward of `root` through its segment's program; False when the general path must."""
+    """Run the backward of `root` through its segment's program: True; False when the general path must;
+    FIRST_SIGHT when the general path runs it this time, the segment's structure being new."""
     node = root._grad_fn
     seg = node.seg
     for leaf in seg.leaves:
@@ -66,7 +70,7 @@ def try_backward(root, seed, retain_graph):
     program = _programs.lookup(key, _programs.shapes_of(arrays) + _programs.shapes_of(extra),
                                lambda: _compile(key[1:]), count=False)
     if program is None:
-        return False   # first sight of this structure with these shapes: the general path runs it op by op
+        return FIRST_SIGHT   # of this structure with these shapes: the general path runs it op by op
     if program.assemble is None:   # its NumPy tier: the kernels its first sight ran, not a trace
         program.assemble = _numpy_step.assembler(key[1:])
     if program.announce is None:   # it may rent NumPy for a while: explain the compile when XLA is reached

@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import _dtypes as D
 from .._redirect import InnerAutograd, RedirectingStorage
-from .._tensor import Tensor
+from .._tensor import PeekedMetadata, Tensor
 from . import _ops
 
 _PROTOTYPE_WARNING = ("The PyTorch API of MaskedTensors is in prototype stage and will change in the near future. "
@@ -27,7 +27,7 @@ _STORAGE = RedirectingStorage(lambda: _dispatch_op, (TypeError, "This operation 
                                                      "values) or mt.to_tensor(fill_value)."))
 
 
-class MaskedTensor(InnerAutograd, Tensor):
+class MaskedTensor(PeekedMetadata, InnerAutograd, Tensor):
     """A tensor whose masked-out elements are ignored by every operation (PyTorch's prototype torch.masked)."""
 
     _autograd_inner = "_masked_data"   # its requires_grad, is_leaf and grad_fn (_redirect)

@@ -13,7 +13,7 @@ import weakref
 from .._redirect import InnerAutograd, RedirectingStorage
 from .._layout import jagged
 from .._size import Size
-from .._tensor import Tensor
+from .._tensor import PeekedMetadata, Tensor
 
 
 class RaggedDim:
@@ -52,7 +52,7 @@ _STORAGE = RedirectingStorage(_jagged_ops, (TypeError, "This operation reads a n
                                             "tapegrad.nested.to_padded_tensor(nt, padding)."))
 
 
-class JaggedNestedTensor(InnerAutograd, Tensor):
+class JaggedNestedTensor(PeekedMetadata, InnerAutograd, Tensor):
     """A batch of tensors differing in one dimension, in PyTorch's jagged layout (`tapegrad.jagged`)."""
 
     _autograd_inner = "_jag_values"   # its requires_grad, is_leaf and grad_fn (_redirect)

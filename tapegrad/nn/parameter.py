@@ -7,7 +7,7 @@ gives it a real storage and turns it into the class it becomes (Parameter, or a 
 """
 from .. import _dtypes
 from .._dispatch import Redirect
-from .._tensor import Tensor
+from .._tensor import PeekedMetadata, Tensor
 
 
 class Parameter(Tensor):
@@ -86,7 +86,7 @@ def _refusal(cls, what):
                       "torch functions")
 
 
-class UninitializedTensorMixin:
+class UninitializedTensorMixin(PeekedMetadata):
     cls_to_become = None
 
     def _peek(self):

@@ -17,7 +17,7 @@ from .._redirect import InnerAutograd, RedirectingStorage
 from .._grad_mode import is_grad_enabled, no_grad
 from .._layout import sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr
 from .._ops import sparse as K
-from .._tensor import Tensor
+from .._tensor import PeekedMetadata, Tensor
 from .._tensor_autograd import _NON_LEAF_GRAD_WARNING
 from . import _pattern as P
 from ._routes import combined, routes
@@ -101,7 +101,7 @@ def in_place_values(out, dtype, refusal):
     return values.to(dtype)
 
 
-class SparseTensor(InnerAutograd, Tensor):
+class SparseTensor(PeekedMetadata, InnerAutograd, Tensor):
     """A sparse COO tensor (layout tapegrad.sparse_coo). Build one with `tapegrad.sparse_coo_tensor` or
     `Tensor.to_sparse()`."""
 
