@@ -215,12 +215,10 @@ class Plan:
         if not self.nodes:
             return [resolve_done(v) for v in self.values]
         fn = None
-        if not remember:
-            pass
-        elif len(self.nodes) <= _programs.MAX_PROGRAM_OPS:
+        if remember and len(self.nodes) <= _programs.MAX_PROGRAM_OPS:
             fn = _programs.lookup(("plan", self.key), _programs.shapes_of(self.inputs[0]),
                                   lambda: (_plan_program(self.key),), count)
-        else:
+        elif remember:
             steady = _chunks.long_and_seen("plan-chunks", self.key, count)
             if steady is not None:
                 resolved, live = _chunks.run_plan(*self.key, self.inputs, steady)
