@@ -261,8 +261,18 @@ def live_outputs(nodes):
         i += 1
         if n is None:
             continue
+        outs = n.outs
+        if len(outs) == 1:   # (most ops)
+            p = outs[0]()
+            if p is not None:
+                s = p.storage
+                if s is not None:
+                    st = s()
+                    if st is not None and st._raw is p:
+                        live.append((i, 0))
+            continue
         k = 0
-        for ref in n.outs:
+        for ref in outs:
             p = ref()
             if p is not None:
                 s = p.storage

@@ -101,15 +101,30 @@ def try_backward(root, seed, retain_graph):
         t = refs[pos]().retained[k]()
         flight.retained.append((t, t._grad))
         t._grad = Tensor._wrap(g)
-    forget_inputs, free = _lazy.forget_inputs, not retain_graph
-    for pos in program.layout:   # consumers first: what a node lets go of, its producers may then drop
-        n = refs[pos]()
-        if n is not None:
-            if free and n.saves:
-                n.release()   # (an autograd.Function's node lets go of its saved tensors too)
-            forget_inputs(n)
+    _let_go(program.layout, refs, not retain_graph)
     flight.launched()
     return True
+
+
+def _let_go(order, refs, free):
+    """Each node frees its saved values (free: no retain_graph) and drops its forward inputs once no output
+    can be asked for, in `order`: consumers first, so that what a node lets go of, its producers may then
+    drop. (One loop over every op of the step: the common cases inline.)"""
+    forget_inputs = _lazy.forget_inputs
+    for pos in order:
+        n = refs[pos]()
+        if n is None:
+            continue
+        if free and n.saves:
+            n.release()   # (an autograd.Function's node lets go of its saved tensors too)
+        if n.args is not None:
+            outs = n.outs
+            if len(outs) == 1:   # (most ops: forget_inputs, inline)
+                p = outs[0]()
+                if p is None or p.value is not None:
+                    n.args = None
+            else:
+                forget_inputs(n)
 
 
 def _check_versions(seg, root):
