@@ -49,16 +49,21 @@ huber_loss = _loss("huber_loss", _huber)
 # ---- class-index losses: input (N, C, d1...) or (C,), target (N, d1...) or () --------------------
 
 def _gather_class(logp, target):
-    t = jnp.expand_dims(jnp.where(target < 0, 0, target), 1 if logp.ndim > 1 else 0)
-    picked = jnp.take_along_axis(logp, t, axis=1 if logp.ndim > 1 else 0)
-    return jnp.squeeze(picked, 1 if logp.ndim > 1 else 0)
+    # The targets are in [0, C): the caller checked them (PyTorch's "Target ... is out of bounds") and put 0
+    # at ignored ones. So no wrapping of negative indices (an out-of-range one, reaching here only in a
+    # program whose check fails, reads a clamped index, as XLA's gather does).
+    axis = 1 if logp.ndim > 1 else 0
+    picked = jnp.take_along_axis(logp, jnp.expand_dims(target, axis), axis=axis, mode="promise_in_bounds")
+    return jnp.squeeze(picked, axis)
 
 
 def _nll(logp, target, weight, reduction, ignore_index):
     valid = target != ignore_index
     safe = jnp.where(valid, target, 0)
-    w = jnp.ones((), logp.dtype) if weight is None else jnp.take(weight, safe)
-    w = jnp.where(valid, w, 0).astype(logp.dtype)
+    if weight is None:
+        w = valid.astype(logp.dtype)
+    else:
+        w = jnp.where(valid, weight.at[safe].get(mode="promise_in_bounds"), 0).astype(logp.dtype)
     loss = -_gather_class(logp, safe) * w
     if reduction == "mean":
         return jnp.sum(loss) / jnp.sum(jnp.broadcast_to(w, loss.shape))
