@@ -104,3 +104,15 @@ def test_keepdim_is_a_bool_checked_before_the_dims(torch, call):
         return eval(call, {"torch": lib, "x": lib.ones(2, 3)})
     theirs, ours = raised(lambda: run(torch)), raised(lambda: run(tapegrad))
     assert ours == theirs if theirs is not None else ours is None and run(tapegrad).tolist() == run(torch).tolist()
+
+
+@pytest.mark.parametrize("call", ["x.squeeze(None)", "x.squeeze(dim=None)", "x.squeeze_(None)", "lib.squeeze(x, None)",
+                                  "lib.squeeze_copy(x, None)", "x.squeeze()", "lib.squeeze_copy(x, dim=0)",
+                                  "lib.squeeze_copy(x)"])
+def test_squeeze_takes_no_none(torch, call):
+    # PyTorch's overloads are (), (int dim) and (tuple of ints dim): an explicit None fits none of them
+    def run(lib):
+        x = lib.ones(2, 1)
+        out = raised(lambda: eval(call, {"lib": lib, "x": x}), fold=True)
+        return out if out is not None else tuple(eval(call, {"lib": lib, "x": lib.ones(2, 1)}).shape)
+    assert run(tapegrad) == run(torch)

@@ -69,8 +69,8 @@ def expand_copy(input, size, *, implicit=False):
     return _copying(_shape.expand)(input, *shape_args((size,)))
 
 
-def squeeze_copy(input, dim=None):
-    return _copying(_method("squeeze"))(input, *(() if dim is None else (dim,)))
+def squeeze_copy(input, dim=_shape._ALL_DIMS):
+    return _copying(_method("squeeze"))(input, *(() if dim is _shape._ALL_DIMS else (dim,)))
 
 
 def unsqueeze_copy(input, dim):

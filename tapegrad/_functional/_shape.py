@@ -217,9 +217,16 @@ def unsqueeze(input, dim):
     return apply(S.unsqueeze, input, dim=wrap_dim(dim, input.ndim + 1))
 
 
-def squeeze(input, dim=None):
+_ALL_DIMS = object()   # squeeze() without a dim (an explicit None fits none of PyTorch's overloads)
+
+
+def squeeze(input, dim=_ALL_DIMS):
     # The static keeps the form of `dim` (None, int or tuple): PyTorch names the node by it.
-    if dim is not None:
+    if dim is _ALL_DIMS:
+        dim = None
+    elif dim is None:
+        raise TypeError("squeeze(): dim must be an int or a tuple of ints, not NoneType")
+    else:
         dims = tuple(_dims(dim, input.ndim) or ()) if input.ndim else ()
         dim = (dims[0] if dims else 0) if isinstance(dim, builtins.int) else dims
     return apply(S.squeeze, input, dim=dim)
