@@ -116,10 +116,7 @@ class Tensor:
         return Size((self._storage._raw if self._view is None else self._view_value()).shape)
 
     def size(self, dim=None):
-        shape = (self._storage._raw if self._view is None else self._view_value()).shape
-        if dim is None:
-                return Size(shape)
-        return shape[_wrap_dim(dim, len(shape))]
+        return _size((self._storage._raw if self._view is None else self._view_value()).shape, dim)
 
     def dim(self):
         return len((self._storage._raw if self._view is None else self._view_value()).shape)
@@ -257,6 +254,11 @@ def _rebuild(array, requires_grad):
     return tensor(array, requires_grad=requires_grad)
 
 
+def _size(shape, dim):
+    """Tensor.size(dim) of a value of `shape`."""
+    return Size(shape) if dim is None else shape[_wrap_dim(dim, len(shape))]
+
+
 def _wrap_dim(dim, ndim):
     if type(dim) is not int:
         dim = as_int(dim)
@@ -275,10 +277,7 @@ class PeekedMetadata:
         return Size(self._peek().shape)
 
     def size(self, dim=None):
-        shape = self._peek().shape
-        if dim is None:
-            return Size(shape)
-        return shape[_wrap_dim(dim, len(shape))]
+        return _size(self._peek().shape, dim)
 
     def dim(self):
         return len(self._peek().shape)
