@@ -2,6 +2,10 @@
 import jax
 
 _JAX_PLATFORM = {"cpu": "cpu", "cuda": "gpu", "gpu": "gpu", "tpu": "tpu"}
+# PyTorch's device types, in the order its parser lists them. A device of any of them can be named, as in
+# PyTorch; placing a tensor on one without a JAX platform fails there (to_jax_device).
+DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia",
+                "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
 _TORCH_TYPE = {"cpu": "cpu", "gpu": "cuda", "cuda": "cuda", "rocm": "cuda", "tpu": "tpu"}
 
 
@@ -19,8 +23,9 @@ class device:
         elif ":" in type:
             type, idx = type.split(":")
             index = int(idx)
-        if type not in _JAX_PLATFORM:
-            raise RuntimeError(f"Expected one of cpu, cuda, tpu device type at start of device string: {type}")
+        if type not in _JAX_PLATFORM and type not in DEVICE_TYPES:
+            raise RuntimeError(f"Expected one of {', '.join(DEVICE_TYPES)} device type at start of device string: "
+                               f"{type}")
         self.type = type
         self.index = index
 
@@ -76,7 +81,10 @@ MIXED_DEVICES = [False]
 def to_jax_device(dev):
     """The jax.Device for a tapegrad device, with PyTorch's error when it is missing."""
     dev = device(dev) if not isinstance(dev, device) else dev
-    platform = _JAX_PLATFORM[dev.type]
+    platform = _JAX_PLATFORM.get(dev.type)
+    if platform is None:
+        raise RuntimeError(f"tapegrad is not linked with support for {dev.type} devices: it places tensors on JAX's "
+                           "devices, 'cpu', 'cuda' (a GPU) and 'tpu'. Use one of those.")
     if dev.type == "cuda":
         from .cuda import _require_gpu   # PyTorch's CPU build: AssertionError "Torch not compiled with CUDA enabled"
         _require_gpu()

@@ -11,11 +11,10 @@ import warnings
 
 from .. import _autocast
 from .. import _dtypes as D
+from ..device import DEVICE_TYPES as _DEVICE_TYPES
 
 __all__ = ["autocast", "is_autocast_available", "is_autocast_enabled", "get_autocast_dtype", "custom_fwd", "custom_bwd"]
 
-_DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia",
-                 "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
 _SUPPORTED = {"cpu": (D.bfloat16, D.float16), "cuda": (D.float16, D.bfloat16, D.float32)}
 
 

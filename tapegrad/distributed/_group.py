@@ -9,6 +9,8 @@ import datetime
 import os
 from urllib.parse import urlparse
 
+from ..device import DEVICE_TYPES as _DEVICE_TYPES
+
 _BACKENDS = ("gloo", "nccl", "mpi", "xla")
 _NOT_INITIALIZED = ("Default process group has not been initialized, please make sure to call "
                     "init_process_group.")
@@ -162,9 +164,6 @@ def is_nccl_available():
         return bool(_gpus())
     return any(importlib.util.find_spec(name) is not None for name in ("jax_cuda12_plugin", "jax_cuda13_plugin"))
 
-
-_DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia",
-                 "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
 
 
 def get_default_backend_for_device(device):
