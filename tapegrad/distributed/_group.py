@@ -165,7 +165,6 @@ def is_nccl_available():
     return any(importlib.util.find_spec(name) is not None for name in ("jax_cuda12_plugin", "jax_cuda13_plugin"))
 
 
-
 def get_default_backend_for_device(device):
     """PyTorch's default backend of a device type: 'gloo' for cpu, 'nccl' for cuda."""
     kind = device if isinstance(device, str) else getattr(device, "type", str(device))
