@@ -1291,3 +1291,30 @@ def test_floor_division_of_floats_is_pytorchs_not_the_floor_of_the_rounded_quoti
         return x.div(y, rounding_mode="floor"), x // y, lib.floor_divide(x, y), x // y[1:2]
     for p, q in zip(*both(build)):
         np.testing.assert_array_equal(np.asarray(p.float().tolist()), np.asarray(q.float().tolist()))
+
+
+@pytest.mark.parametrize("code", [
+    "torch.ones(0).index_select(0, torch.tensor([0]))",            # (fuzzer seed 54: an empty diff's result)
+    "torch.ones(3).index_select(0, torch.tensor([5]))",
+    "torch.ones(3).index_select(0, torch.tensor([-1]))",           # negative: refused, not counted from the end
+    "torch.ones(3, 2).index_select(0, torch.tensor([0, 5, 7]))",
+    "torch.ones(2, 3).index_select(1, torch.tensor([0, 5, 7]))",   # dim 1's kernel names the first bad index
+    "torch.ones(2, 3, 4).index_select(1, torch.tensor([-2]))",
+    "torch.ones(2, 3, 4).index_select(2, torch.tensor([9]))",
+    "torch.ones(2, 3).index_select(-1, torch.tensor(2))",
+    "torch.ones(2, 0).index_select(1, torch.tensor([0]))",
+    "torch.ones(0, 2).index_select(0, torch.tensor([0]))",
+    "torch.ones(0, 3).index_select(1, torch.tensor([5]))",
+    "torch.ones(2, 0).index_select(1, torch.tensor([], dtype=torch.long))",
+    "torch.tensor(1.5).index_select(0, torch.tensor([0]))",
+    "torch.tensor(1.5).index_select(0, torch.tensor([-1]))",
+])
+def test_index_select_refuses_indices_as_torch(torch, code):
+    def run(lib):
+        out = _raises(lambda lib: eval(code, {"torch": lib}), lib)
+        if out is not None:
+            return out[0].__name__, out[1]
+        result = eval(code, {"torch": lib})
+        return tuple(result.shape), result.tolist()
+    import tapegrad
+    assert run(tapegrad) == run(torch)

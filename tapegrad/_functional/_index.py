@@ -2,9 +2,10 @@
 JAX clamps out-of-range indices silently, PyTorch raises."""
 import builtins
 
+import jax
 import numpy as np
 
-from .. import _dtypes as D
+from .. import _dtypes as D, _value_checks
 from .._dispatch import apply
 from .._ops import indexing as I
 from .._scalar_range import check_fits
@@ -89,8 +90,28 @@ def index_select(input, dim, index, *, out=None):
         raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
     _check_index_vector(index, "index_select")
     d = wrap_dim(dim, input.ndim)
-    check_index_bounds(index, input.shape[d] if input.ndim else 1, d, IndexError)
+    _check_select_indices(input, d, index)
     return apply(I.index_select, input, index.reshape(-1), dim=d)
+
+
+def _check_select_indices(input, d, index):
+    """PyTorch's CPU index_select refuses negative indices too; its errors depend on the path it takes: its
+    kernel for dim 1 of a tensor of several dims names the first bad index."""
+    size = input.shape[d] if input.ndim else 1
+    if input.ndim > 1 and size == 0 and index.numel():
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
+    value = index._value
+    if isinstance(value, jax.core.Tracer):   # mapped by a transform: the batching rule's error, as PyTorch's
+        def error(i, at):
+            return RuntimeError(f"index {builtins.int(i)} is out of bounds for dimension {d} with size {size}")
+    elif input.ndim > 1 and d == 1:
+        def error(i, at):
+            return RuntimeError(f"INDICES element is out of DATA bounds, id={builtins.int(i)} axis_dim={size}")
+    else:
+        def error(i, at):
+            return IndexError("index out of range in self")
+    if index.numel():
+        _value_checks.check_array(value, lambda v, xp: (v >= size) | (v < 0), error, strict=True)
 
 
 def _check_source(input, d, index, source, fn):

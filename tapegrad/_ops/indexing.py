@@ -335,7 +335,9 @@ scatter_add = defop("scatter_add", lambda a, idx, src, dim: _scatter(a, idx, src
                     diff=(0, 2))
 scatter_reduce = defop("scatter_reduce", _scatter_reduce, dtype_rule=KEEP, diff=(0, 2), saves_inputs=(0, 1, 2),
                         saves_output=True)
-index_select = defop("index_select", lambda a, idx, dim: jnp.take(a, idx, axis=dim), dtype_rule=KEEP, diff=(0,))
+# (a 0-d input takes index [0]: itself, as PyTorch's)
+index_select = defop("index_select", lambda a, idx, dim: jnp.take(a, idx, axis=dim) if a.ndim else a, dtype_rule=KEEP,
+                     diff=(0,))
 index_add = defop("index_add", lambda a, idx, src, alpha, dim: a.at[_dim_index(dim, idx)].add(alpha * src),
                   dtype_rule=KEEP, diff=(0, 2))
 index_copy = defop("index_copy", lambda a, idx, src, dim: a.at[_dim_index(dim, idx)].set(src), dtype_rule=KEEP,
