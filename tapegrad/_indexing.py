@@ -16,6 +16,11 @@ def _bounds_error(i, dim, size):
     return IndexError(f"index {i} is out of bounds for dimension {dim} with size {size}")
 
 
+def _tensor_index_error(i, dim, size):
+    # PyTorch's index kernel has its own words for an empty dimension (an int index keeps the general ones)
+    return IndexError("index is out of bounds for dimension with size 0") if size == 0 else _bounds_error(i, dim, size)
+
+
 def parse(t, index):
     """(spec, arrays, kind): spec is hashable; arrays are jax index arrays; kind names the view op."""
     if not isinstance(index, tuple):
@@ -66,7 +71,7 @@ def parse(t, index):
                 size = shape[dim]
                 if arr.size:
                     _value_checks.check_array(arr, lambda v, xp, n=size: (v >= n) | (v < -n),
-                                              lambda v, at, d=dim, n=size: _bounds_error(builtins.int(v), d, n),
+                                              lambda v, at, d=dim, n=size: _tensor_index_error(builtins.int(v), d, n),
                                               strict=True)
                 spec.append("T")
                 arrays.append(arr)

@@ -1318,3 +1318,18 @@ def test_index_select_refuses_indices_as_torch(torch, code):
         return tuple(result.shape), result.tolist()
     import tapegrad
     assert run(tapegrad) == run(torch)
+
+
+@pytest.mark.parametrize("code", [
+    "torch.ones(0)[torch.tensor([0])]",          # (fuzzer seed 55: an empty diff's result indexed)
+    "torch.ones(0)[0]",                           # an int index keeps the general words
+    "torch.ones(2, 0)[:, torch.tensor([1])]",
+    "torch.ones(3)[torch.tensor([5])]",
+    "torch.ones(0)[torch.tensor([-1])]",
+    "torch.ones(0)[[0]]",
+    "torch.ones(0).__setitem__(torch.tensor([0]), 1.0)",
+])
+def test_tensor_index_into_an_empty_dimension_errs_as_torch(torch, code):
+    import tapegrad
+    ours = _raises(lambda lib: eval(code, {"torch": lib}), tapegrad)
+    assert ours is not None and ours == _raises(lambda lib: eval(code, {"torch": lib}), torch)
