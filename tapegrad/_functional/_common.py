@@ -134,8 +134,9 @@ def result_dtype(*xs):
                          [x for x in xs if not isinstance(x, Tensor)])
 
 
-def check_index_bounds(idx, size, dim, error=IndexError, message=None):
-    """Raise PyTorch's error for an index outside [-size, size) (JAX would clamp it silently)."""
+def check_index_bounds(idx, size, dim, error=IndexError, message=None, negative=True):
+    """Raise PyTorch's error for an index outside [-size, size), or [0, size) where negative indices are refused
+    (JAX would clamp it silently). message: the error's text, formatted with i, dim and size."""
     value = idx._value if isinstance(idx, Tensor) else idx
     if not builtins.hasattr(value, "dtype"):
         value = np.asarray(value)
@@ -146,7 +147,8 @@ def check_index_bounds(idx, size, dim, error=IndexError, message=None):
         i = builtins.int(i)
         return error(message.format(i=i, dim=dim, size=size) if message else
                      f"index {i} is out of bounds for dimension {dim} with size {size}")
-    _value_checks.check_array(value, lambda v, xp: (v >= size) | (v < -size), make_error, strict=True)
+    low = -size if negative else 0
+    _value_checks.check_array(value, lambda v, xp: (v >= size) | (v < low), make_error, strict=True)
 
 
 def check_index_dtype(idx, fn, arg="index"):

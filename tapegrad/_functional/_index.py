@@ -5,7 +5,7 @@ import builtins
 import jax
 import numpy as np
 
-from .. import _dtypes as D, _value_checks
+from .. import _dtypes as D
 from .._dispatch import apply
 from .._ops import indexing as I
 from .._scalar_range import check_fits
@@ -100,18 +100,13 @@ def _check_select_indices(input, d, index):
     size = input.shape[d] if input.ndim else 1
     if input.ndim > 1 and size == 0 and index.numel():
         raise RuntimeError("index_select(): self indexing axis dim should be positive")
-    value = index._value
-    if isinstance(value, jax.core.Tracer):   # mapped by a transform: the batching rule's error, as PyTorch's
-        def error(i, at):
-            return RuntimeError(f"index {builtins.int(i)} is out of bounds for dimension {d} with size {size}")
+    if isinstance(index._value, jax.core.Tracer):   # mapped by a transform: the batching rule's error, as PyTorch's
+        error, message = RuntimeError, None
     elif input.ndim > 1 and d == 1:
-        def error(i, at):
-            return RuntimeError(f"INDICES element is out of DATA bounds, id={builtins.int(i)} axis_dim={size}")
+        error, message = RuntimeError, "INDICES element is out of DATA bounds, id={i} axis_dim={size}"
     else:
-        def error(i, at):
-            return IndexError("index out of range in self")
-    if index.numel():
-        _value_checks.check_array(value, lambda v, xp: (v >= size) | (v < 0), error, strict=True)
+        error, message = IndexError, "index out of range in self"
+    check_index_bounds(index, size, d, error, message, negative=False)
 
 
 def _check_source(input, d, index, source, fn):
