@@ -6,7 +6,7 @@ import operator
 import jax.numpy as jnp
 import numpy as np
 
-from . import _value_checks
+from . import _dtypes as D, _value_checks
 from ._dispatch import apply
 from ._ops import indexing as I
 from ._tensor import Tensor
@@ -19,6 +19,11 @@ def _bounds_error(i, dim, size):
 def _tensor_index_error(i, dim, size):
     # PyTorch's index kernel has its own words for an empty dimension (an int index keeps the general ones)
     return IndexError("index is out of bounds for dimension with size 0") if size == 0 else _bounds_error(i, dim, size)
+
+
+class BoolScalarIndex(Exception):
+    """parse met a 0-d boolean index: PyTorch unsqueezes the tensor there and indexes the new dim with [0]
+    (True) or [] (False), which one index tuple cannot say (see _with_bool_scalars)."""
 
 
 def parse(t, index):
@@ -59,10 +64,10 @@ def parse(t, index):
         else:
             arr = _index_array(x)
             if arr.dtype == jnp.bool_:
+                if not arr.ndim:
+                    raise BoolScalarIndex
                 if tuple(arr.shape) != tuple(shape[dim:dim + arr.ndim]):
-                    raise IndexError(f"The shape of the mask {list(arr.shape)} at index {dim} does not match "
-                                     f"the shape of the indexed tensor {list(shape[dim:dim + arr.ndim])} at "
-                                     f"index {dim}")
+                    raise _mask_error(t, index, x, arr)
                 for a in np.nonzero(np.asarray(arr)):
                     spec.append("T")
                     arrays.append(jnp.asarray(a, jnp.int64))
@@ -78,6 +83,28 @@ def parse(t, index):
                 dim += 1
             kind = "index"
     return tuple(spec), arrays, kind
+
+
+def _mask_error(t, index, mask, arr):
+    """PyTorch's error for a mask that does not fit: it names the first dim of the mask that differs, in the
+    tensor that the index's ints, slices and Nones made before it (applySlicing)."""
+    items = index if isinstance(index, tuple) else (index,)
+    steps, _ = _advanced_split(t, items)
+    sliced = t
+    for step in steps:
+        sliced = getitem(sliced, step)
+    at = 0   # where the mask sits in the sliced tensor: after the dims the items before it left
+    for x in items[:next(k for k, x in enumerate(items) if x is mask)]:
+        if x is Ellipsis:
+            at += t.ndim - builtins.sum(_consumes(y) for y in items)
+        elif x is None or isinstance(x, slice):
+            at += 1
+        elif not isinstance(x, (builtins.int, np.integer)):
+            at += _consumes(x) or 1   # (a 0-d mask: the dim unsqueezed for it)
+    shape = tuple(sliced.shape)
+    j = next(j for j in range(arr.ndim) if at + j >= len(shape) or arr.shape[j] != shape[at + j])
+    return IndexError(f"The shape of the mask {list(arr.shape)} at index {j} does not match the shape of the "
+                      f"indexed tensor {list(shape)} at index {at + j}")
 
 
 def _consumes(x):
@@ -105,7 +132,10 @@ _VIEW_OPS = {"select": I.select, "slice": I.slice_, "unsqueeze": I.index_unsquee
 
 
 def getitem(t, index):
-    spec, arrays, kind = parse(t, index)
+    try:
+        spec, arrays, kind = parse(t, index)
+    except BoolScalarIndex:
+        return getitem(*_with_bool_scalars(t, index))
     if kind == "index":
         if isinstance(index, tuple):
             steps, advanced = _advanced_split(t, index)
@@ -177,6 +207,10 @@ def _advanced_split(t, items):
                 dim += n
             elif not isinstance(x, (builtins.int, np.integer)):
                 dim += 1
+        elif _is_bool_scalar(x):   # unsqueezed, and the new dim indexed with [0] (True) or [] (False)
+            basic.append(None)
+            tensors.append((dim, Tensor._wrap(jnp.zeros(1 if builtins.bool(x) else 0, jnp.int64)), 1))
+            dim += 1
         else:
             n = _consumes(x)
             basic += [slice(None)] * n
@@ -192,6 +226,19 @@ def _advanced_split(t, items):
             advanced += [slice(None)] * (d - covered) + [x]
             covered = d + n
     return steps, tuple(advanced)
+
+
+def _is_bool_scalar(x):
+    return isinstance(x, (Tensor, np.ndarray)) and x.ndim == 0 and x.dtype in (D.bool_, np.bool_)
+
+
+def _with_bool_scalars(t, index):
+    """(t with the index's ints, slices, Nones and 0-d masks applied as PyTorch's views, the tensor index
+    left for it): a 0-d mask is an unsqueeze there, its new dim indexed by [0] (True) or [] (False)."""
+    steps, advanced = _advanced_split(t, index if isinstance(index, tuple) else (index,))
+    for step in steps:
+        t = getitem(t, step)
+    return t, advanced
 
 
 def _selects_whole(t, index, tensors=False):
@@ -299,7 +346,10 @@ def setitem(t, index, value):
     from ._overlap import has_internal_overlap
     from ._scalar_range import check_fits
     from ._views import outside_base, shares_addresses
-    spec, arrays, _ = parse(t, index)
+    try:
+        spec, arrays, _ = parse(t, index)
+    except BoolScalarIndex:   # PyTorch writes into the view its unsqueeze makes
+        return setitem(*_with_bool_scalars(t, index), value)
     whole = _selects_whole(t, index, tensors=builtins.bool(arrays))
     value = scalar_or_tensor(value)
     check_fits(value, t.dtype, via_double=True)   # (PyTorch makes a number a double tensor first)

@@ -15,7 +15,8 @@ from ._grad_mode import no_grad
 from ._functional import _random
 from ._broadcast_errors import broadcast_error as _broadcast_error
 from ._functional._arith import _floor_divide
-from ._indexing import getitem, setitem, parse
+from ._indexing import getitem, setitem
+from ._functional._put import _parse_indices
 from ._inplace import inplace, commit, check_inplace, name_as_inplace, _untracked_write, warn_complex_to_real
 from ._overlap import check_overlap, loop_reads
 from ._scalar_range import check_fits
@@ -321,7 +322,7 @@ def copy_(self, src, non_blocking=False):
 
 
 def index_put_(self, indices, values, accumulate=False):
-    spec, arrays, _ = parse(self, tuple(indices))
+    spec, arrays = _parse_indices(self, indices, argument=0)
     values = F.scalar_or_tensor(values)
     return inplace(self, I.index_put, values, *(Tensor._wrap(a) for a in arrays), spec=spec,
                    accumulate=builtins.bool(accumulate), whole=True)

@@ -1333,3 +1333,136 @@ def test_tensor_index_into_an_empty_dimension_errs_as_torch(torch, code):
     import tapegrad
     ours = _raises(lambda lib: eval(code, {"torch": lib}), tapegrad)
     assert ours is not None and ours == _raises(lambda lib: eval(code, {"torch": lib}), torch)
+
+
+_L = "dtype=torch.long"
+
+
+@pytest.mark.parametrize("code", [
+    f"torch.take_along_dim(torch.ones(0), torch.zeros(1, {_L}), 0)",        # (fuzzer seed 55)
+    f"torch.take_along_dim(torch.ones(2, 0), torch.zeros(2, 1, {_L}), 1)",
+    f"torch.take_along_dim(torch.ones(0, 2), torch.zeros(3, 1, {_L}), 0)",
+    f"torch.take_along_dim(torch.ones(3, 0), torch.zeros(3, 1, {_L}), 0)",  # broadcasts to (3, 0): no error
+    f"torch.take_along_dim(torch.ones(3, 0), torch.zeros(1, 1, {_L}), 0)",
+    f"torch.take_along_dim(torch.ones(3, 4), torch.zeros(2, 2, {_L}), 1)",
+    f"torch.take_along_dim(torch.arange(6.).view(2, 3), torch.tensor([[2], [0]]), 1)",
+    f"torch.take_along_dim(torch.arange(6.).view(2, 3), torch.tensor([[2, 0, 1]]), 1)",
+    f"torch.take_along_dim(torch.arange(3.).view(1, 3), torch.tensor([[2], [0]]), 1)",
+    f"torch.gather(torch.ones(3, 4), 0, torch.zeros(3, 5, {_L}))",
+    f"torch.gather(torch.ones(3, 4), 1, torch.zeros(4, 2, {_L}))",
+    f"torch.gather(torch.arange(3.), 0, torch.tensor(2))",                 # a 0-d index reads as one element
+    f"torch.gather(torch.tensor(2.), 0, torch.zeros(2, {_L}))",            # ...and so does a 0-d input
+    f"torch.gather(torch.ones(3, 4), 0, torch.zeros(0, {_L}))",            # an empty index is never checked
+    f"torch.gather(torch.ones(3, 4), 0, torch.zeros(0, 9, {_L}))",
+    f"torch.scatter(torch.ones(3, 4), 0, torch.zeros(3, 5, {_L}), torch.ones(3, 5))",
+    f"torch.scatter(torch.ones(3, 4), 1, torch.zeros(2, 2, {_L}), torch.ones(1, 2))",
+    f"torch.scatter(torch.ones(3, 4), 1, torch.zeros(4, 2, {_L}), 2.0)",
+    f"torch.scatter(torch.ones(3, 4), 1, torch.zeros(2, 2, 2, {_L}), 2.0)",
+    f"torch.scatter(torch.ones(3, 4), 0, torch.zeros(2, 2, {_L}), torch.tensor(5.))",
+    f"torch.scatter(torch.ones(3, 4), 0, torch.zeros(2, 2, {_L}), torch.ones(2, 2, 2))",
+    f"torch.scatter(torch.ones(3, 4), 0, torch.zeros(0, {_L}), torch.ones(2))",
+    f"torch.scatter(torch.ones(3), 0, torch.tensor(1), torch.tensor(5.))",
+    f"torch.scatter_add(torch.ones(3, 4), 0, torch.zeros(3, 3, {_L}), torch.ones(3, 2))",
+    f"torch.scatter_add(torch.tensor(1.), 0, torch.zeros(2, {_L}), torch.ones(2))",
+    f"torch.scatter_reduce(torch.ones(3, 4), 1, torch.zeros(4, 2, {_L}), torch.ones(3, 2), 'sum')",
+    f"torch.scatter_reduce(torch.tensor(1.), 0, torch.zeros(2, {_L}), torch.full((2,), 3.), 'amax')",
+    f"torch.ones(3, 4).scatter_(0, torch.zeros(2, 2, {_L}), torch.ones(2, 1))",
+    "torch.tensor(1.).index_add(0, torch.tensor([0]), torch.tensor(2.))",
+    "torch.tensor(1.).index_add(0, torch.tensor([0, 0]), torch.tensor(2.))",
+    "torch.tensor(1.).index_add(0, torch.tensor([0]), torch.tensor([2.]))",
+    "torch.ones(3).index_add(0, torch.tensor([1]), torch.tensor(2.))",
+    "torch.ones(3, 2).index_add(0, torch.tensor([1, 0]), torch.ones(3, 2))",
+    "torch.ones(3, 2).index_add(0, torch.tensor([1, 0]), torch.ones(2, 3))",
+    "torch.ones(3, 2).index_add_(1, torch.tensor([1, 0, 1]), torch.ones(3, 3), alpha=2)",
+    "torch.ones(3).index_add(0, torch.tensor([1]), torch.tensor([2.], dtype=torch.float64))",
+    "torch.tensor(1.).index_copy(0, torch.tensor([0]), torch.tensor(2.))",
+    "torch.tensor(1.).index_fill(0, torch.tensor([0, 0]), 3.)",
+    "torch.tensor(1.).index_fill_(0, torch.tensor([0]), torch.tensor(4.))",
+    "torch.tensor(3.).index_put((torch.tensor([0]),), torch.tensor(5.))",
+    "torch.ones(2).index_put((torch.tensor([0]), torch.tensor([0])), torch.tensor(5.))",
+    "torch.ones(2).index_put((torch.ones(2, 2, dtype=torch.bool),), torch.tensor(5.))",
+    "torch.ones(2).index_put((torch.tensor([0]), torch.tensor([0]), torch.ones(2, 2, dtype=torch.bool)), "
+    "torch.tensor(5.))",
+    "torch.tensor(2.).index_put((torch.tensor(True),), torch.tensor(5.))",
+    "torch.ones(2, 3).index_put((torch.ones(2, 3, dtype=torch.bool), torch.tensor([0])), torch.tensor(5.))",
+    "torch.ones(2, 3).index_put((torch.ones(3, dtype=torch.bool),), torch.tensor(5.))",
+    "torch.index_put(torch.ones(2, 3), (None, torch.tensor([0])), torch.tensor(5.))",
+    "torch.ones(2, 3).index_put_((torch.tensor([0]), 1), torch.tensor(5.))",
+    # a mask that does not fit: named in the tensor the ints, slices and Nones before it made
+    "torch.ones(2, 3)[torch.ones(3, dtype=torch.bool)]",
+    "torch.ones(2, 3)[:, torch.ones(2, dtype=torch.bool)]",
+    "torch.ones(2, 3)[torch.ones(2, 2, dtype=torch.bool)]",
+    "torch.ones(2, 3)[0, torch.ones(2, dtype=torch.bool)]",
+    "torch.ones(2, 3)[..., torch.ones(2, dtype=torch.bool)]",
+    "torch.ones(2, 3, 4)[None, 1:, torch.ones(3, 3, dtype=torch.bool)]",
+    "torch.ones(2, 3).__setitem__(torch.ones(3, dtype=torch.bool), 1.)",
+    # a 0-d mask: an unsqueeze there, the new dim indexed by [0] or []
+    "torch.arange(2.)[torch.tensor(True)]",
+    "torch.arange(2.)[torch.tensor(False)]",
+    "torch.tensor(2.)[torch.tensor(True)]",
+    "torch.arange(6.).view(2, 3)[0, torch.tensor(True)]",
+    "torch.arange(6.).view(2, 3)[torch.tensor([1, 0]), torch.tensor(True)]",
+    "torch.arange(6.).view(2, 3)[torch.tensor(True), torch.tensor([1, 0])]",
+    "torch.arange(6.).view(2, 3)[..., torch.tensor(False), 1:]",
+])
+def test_gather_scatter_shapes_as_torch(torch, code):
+    """PyTorch's shape checks and texts for the gather/scatter and index_* families, a 0-d tensor read as one
+    element, an
+    empty index left unchecked, take_along_dim's two-way broadcast. Where PyTorch's whole message is
+    'ZeroDivisionError' (take_along_dim along an empty dim) tapegrad's says why after it."""
+    import tapegrad
+
+    def run(lib):
+        raised = _raises(lambda lib: eval(code, {"torch": lib}), lib)
+        if raised is not None:
+            return raised
+        result = eval(code, {"torch": lib})
+        return tuple(result.shape), result.tolist()
+    ours, theirs = run(tapegrad), run(torch)
+    if type(theirs[0]) is type:
+        assert ours[0] is theirs[0] and theirs[1] in ours[1], (ours, theirs)
+    else:
+        assert ours == theirs
+
+
+@pytest.mark.parametrize("code", [
+    "torch.gather(x, 0, torch.tensor([0, 0]))",
+    "torch.scatter_add(x, 0, torch.tensor([0, 0]), y)",
+    "torch.scatter(y, 0, torch.tensor(1), x)",
+    "torch.scatter_reduce(x, 0, torch.tensor([0, 0]), y, 'prod')",
+    "torch.take_along_dim(y.view(1, 2), torch.tensor([[1], [0], [1]]), 1)",
+    "torch.index_add(x, 0, torch.tensor([0]), x * 3, alpha=2)",
+    "torch.index_copy(x, 0, torch.tensor([0]), y.sum())",
+    "torch.index_fill(x, 0, torch.tensor([0]), y[1])",
+])
+def test_gather_scatter_of_0d_tensors_differentiate_as_torch(torch, code):
+    def build(lib):
+        x = lib.tensor(1.5, dtype=lib.float64, requires_grad=True)
+        y = lib.tensor([2.0, -3.0], dtype=lib.float64, requires_grad=True)
+        out = eval(code, {"torch": lib, "x": x, "y": y})
+        (out * lib.arange(1.0, out.numel() + 1, dtype=lib.float64).view(out.shape)).sum().backward()
+        return out, x.grad, y.grad
+    for p, q in zip(*both(build)):
+        if q is None:
+            assert p is None
+        else:
+            assert_close(p, q)
+
+
+@pytest.mark.parametrize("index", ["torch.tensor(True)", "torch.tensor(False)", "(0, torch.tensor(True))",
+                                   "(torch.tensor(True), torch.tensor([1, 0]))", "(slice(1, None), torch.tensor(True))"])
+def test_a_0d_mask_indexes_and_writes_as_torch(torch, index):
+    def build(lib):
+        x = lib.arange(6.0, dtype=lib.float64).view(2, 3).requires_grad_()
+        out = x * 1
+        picked = out[eval(index, {"torch": lib})]
+        names = [picked.grad_fn.name()] + [f[0].name() for f in picked.grad_fn.next_functions if f[0] is not None]
+        (picked * 2).sum().backward()
+        written = lib.zeros(2, 3)
+        written[eval(index, {"torch": lib})] = 7.0
+        return picked.detach(), x.grad, written, names
+    ours, theirs = both(build)
+    for p, q in zip(ours[:3], theirs[:3]):
+        assert_close(p, q)
+    assert ours[3] == theirs[3]
+

@@ -1,6 +1,7 @@
 """Gather/scatter family, masked ops, take, nonzero. Index bounds are checked on the host:
 JAX clamps out-of-range indices silently, PyTorch raises."""
 import builtins
+import math
 
 import jax
 import numpy as np
@@ -25,22 +26,43 @@ def _check_same_dtype(input, src, fn):
         raise RuntimeError(f"{fn}(): Expected self.dtype to be equal to src.dtype")
 
 
-def _check_scatter_shapes(input, dim, index, src, fn):
-    if index.ndim != input.ndim and index.numel():
+def _size_or_one(t, k):   # PyTorch's ensure_nonempty_size: a 0-d tensor reads as size 1 at any dim
+    return t.shape[k] if t.ndim else 1
+
+
+def _check_gather_shapes(input, dim, index):
+    ndim = builtins.max(input.ndim, 1)
+    if ndim != builtins.max(index.ndim, 1):
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
-    for k in range(index.ndim):
-        if k != dim and index.shape[k] > input.shape[k]:
-            raise RuntimeError(f"Size does not match at dimension {k} expected index {list(index.shape)} to be "
-                               f"smaller than self {list(input.shape)} apart from dimension {dim}")
-        if src is not None and isinstance(src, Tensor) and src.ndim and index.shape[k] > src.shape[k]:
-            raise RuntimeError(f"Size does not match at dimension {k} expected index {list(index.shape)} to be "
-                               f"smaller than src {list(src.shape)}")
+    for k in range(ndim):
+        if k != dim and _size_or_one(index, k) > _size_or_one(input, k):
+            raise RuntimeError(f"Size does not match at dimension {k} expected index {list(index.shape)} to be no "
+                               f"larger than self {list(input.shape)} apart from dimension {dim}")
+
+
+def _check_scatter_shapes(input, dim, index, src):
+    """PyTorch's scatter shape check: index no larger than self apart from `dim`, nor than a tensor src."""
+    if not index.numel():
+        return
+    ndim = builtins.max(input.ndim, 1)
+    if ndim != builtins.max(index.ndim, 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+    src = src if isinstance(src, Tensor) else None
+    if src is not None and builtins.max(src.ndim, 1) != ndim:
+        raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
+    wrong = builtins.any(k != dim and _size_or_one(index, k) > _size_or_one(input, k) for k in range(ndim)) or (
+        src is not None and builtins.any(_size_or_one(index, k) > _size_or_one(src, k) for k in range(ndim)))
+    if wrong:
+        than_src = f" and to be no larger size than src {list(src.shape)}" if src is not None else ""
+        raise RuntimeError(f"Expected index {list(index.shape)} to be no larger than self {list(input.shape)} apart "
+                           f"from dimension {dim}{than_src}")
 
 
 def gather(input, dim, index, *, sparse_grad=False, out=None):
     _check_index(index, "gather")
     d = wrap_dim(dim, input.ndim)
-    _check_scatter_shapes(input, d, index, None, "gather")
+    if index.numel():
+        _check_gather_shapes(input, d, index)
     check_index_bounds(index, input.shape[d] if input.ndim else 1, d, RuntimeError)
     return apply(I.gather, input, index, dim=d)
 
@@ -49,7 +71,7 @@ def _scatter_common(input, dim, index, src, fn):
     _check_index(index, fn)
     d = wrap_dim(dim, input.ndim)
     _check_same_dtype(input, src, fn)
-    _check_scatter_shapes(input, d, index, src, fn)
+    _check_scatter_shapes(input, d, index, src)
     check_index_bounds(index, input.shape[d] if input.ndim else 1, d, RuntimeError)
     return d
 
@@ -119,10 +141,28 @@ def _check_source(input, d, index, source, fn):
     _check_same_dtype(input, source, fn)
 
 
+def _check_add_source(input, d, index, source):
+    """PyTorch's index_add checks, in its order: dtypes, the number of indices, the slices' shapes."""
+    if source.dtype is not input.dtype:
+        raise RuntimeError(f"index_add_(): self ({SCALAR_NAME[input.dtype.name]}) and source "
+                           f"({SCALAR_NAME[source.dtype.name]}) must have the same scalar type")
+    if not source.ndim and index.numel() != 1:   # (PyTorch's message reads source.size(dim) of a 0-d source)
+        raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
+    if source.ndim and index.numel() != source.shape[d]:
+        raise RuntimeError(f"index_add_(): Number of indices ({index.numel()}) should be equal to source.size(dim): "
+                           f"({source.shape[d]}), for dim: {d}")
+    ours, theirs = list(input.shape), list(source.shape)
+    if ours and theirs:
+        del ours[d], theirs[d]
+    if ours != theirs:
+        raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the specified dimension. "
+                           f"Got self.shape = {list(input.shape)} source.shape = {list(source.shape)}")
+
+
 def index_add(input, dim, index, source, *, alpha=1):
     _check_index_vector(index, "index_add")
     d = wrap_dim(dim, input.ndim)
-    _check_source(input, d, index, source, "index_add")
+    _check_add_source(input, d, index, source)
     check_index_bounds(index, input.shape[d] if input.ndim else 1, d, RuntimeError)
     return apply(I.index_add, input, index.reshape(-1), source, alpha, dim=d)
 
@@ -150,18 +190,21 @@ def _check_mask(mask, fn):
 
 
 def _check_broadcast(a, b):
-    from ._shape import broadcast_shapes
-    for k in range(1, builtins.min(a.ndim, b.ndim) + 1):
-        x, y = a.shape[-k], b.shape[-k]
+    """The broadcast shape of shapes a and b, or PyTorch's error naming the first dim (from the right) that
+    does not broadcast."""
+    for k in range(1, builtins.min(len(a), len(b)) + 1):
+        x, y = a[-k], b[-k]
         if x != y and x != 1 and y != 1:
             raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
-                               f"non-singleton dimension {builtins.max(a.ndim, b.ndim) - k}")
-    return tuple(broadcast_shapes(a.shape, b.shape))
+                               f"non-singleton dimension {builtins.max(len(a), len(b)) - k}")
+    longer = a if len(a) >= len(b) else b
+    pairs = zip((1,) * (len(longer) - len(a)) + tuple(a), (1,) * (len(longer) - len(b)) + tuple(b))
+    return tuple(y if x == 1 else x for x, y in pairs)
 
 
 def masked_fill(input, mask, value):
     _check_mask(mask, "masked_fill_")
-    shape = _check_broadcast(input, mask)
+    shape = _check_broadcast(input.shape, mask.shape)
     value = scalar_or_tensor(value)
     check_fits(value, input.dtype)
     if isinstance(value, Tensor) and value.ndim:
@@ -174,7 +217,7 @@ def masked_fill(input, mask, value):
 
 def masked_select(input, mask, *, out=None):
     _check_mask(mask, "masked_select:")
-    _check_broadcast(input, mask)
+    _check_broadcast(input.shape, mask.shape)
     # The output size is the number of True entries: counted on the host, as PyTorch syncs.
     xp, value = sized_by(mask._value, "masked_select")
     size = builtins.int(xp.count_nonzero(xp.broadcast_to(value, xp.broadcast_shapes(input.shape, mask.shape))))
@@ -183,7 +226,7 @@ def masked_select(input, mask, *, out=None):
 
 def masked_scatter(input, mask, source):
     _check_mask(mask, "masked_scatter_")
-    _check_broadcast(input, mask)
+    _check_broadcast(input.shape, mask.shape)
     xp, value = read_on_host(mask._value)
     if builtins.int(xp.count_nonzero(value)) * (input.numel() // builtins.max(mask.numel(), 1)) > source.numel():
         raise RuntimeError("Number of elements of source < number of ones in mask")
@@ -212,10 +255,20 @@ def take_along_dim(input, indices, dim=None, *, out=None):
     if input.ndim != indices.ndim:
         raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same number of dimensions, "
                            f"but got {input.ndim} dimensions for input, and {indices.ndim} dimensions for indices")
+    # As PyTorch: each side broadcast against the other apart from dim (the input's expansion is an
+    # ExpandBackward0 in its graph, whatever the shapes), then gathered.
+    index_shape = _check_broadcast(_with_size(input.shape, d, indices.shape[d]), indices.shape)
+    shape = _check_broadcast(_with_size(indices.shape, d, input.shape[d]), input.shape)
+    if shape[d] == 0 and math.prod(index_shape):
+        # (PyTorch's kernel divides by the empty dim's size: its whole message is 'ZeroDivisionError')
+        raise RuntimeError(f"ZeroDivisionError: take_along_dim() has nothing to take along dimension {d} of "
+                           f"size 0 for indices of shape {list(indices.shape)}")
     check_index_bounds(indices, input.shape[d], d, RuntimeError)
-    # As PyTorch: the input expanded to the indices' broadcast shape (an ExpandBackward0, whatever the shapes).
-    shape = tuple(builtins.max(x, y) if k != d else x for k, (x, y) in enumerate(zip(input.shape, indices.shape)))
     return apply(I.take_along_dim, input.expand(shape), indices, dim=d)
+
+
+def _with_size(shape, dim, size):
+    return tuple(shape[:dim]) + (size,) + tuple(shape[dim + 1:])
 
 
 def nonzero(input, *, out=None, as_tuple=False):

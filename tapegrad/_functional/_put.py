@@ -17,13 +17,34 @@ _INDEX_REDUCTIONS = ("prod", "mean", "amax", "amin")
 
 def index_put(input, indices, values, accumulate=False):
     # one IndexPutBackward0 on input and values (as PyTorch), not a clone written in place
-    from .._indexing import parse
-    spec, arrays, _ = parse(input, tuple(indices))
+    spec, arrays = _parse_indices(input, indices)
     out = apply(I.index_put, input, scalar_or_tensor(values), *(Tensor._wrap(a) for a in arrays), spec=spec,
                 accumulate=builtins.bool(accumulate), whole=True)
     if out.dtype is not input.dtype:
         out = apply(E.to_dtype, out, dtype=input.dtype.np)
     return out
+
+
+def _parse_indices(input, indices, argument=1):
+    """(spec, arrays) of index_put's indices, after PyTorch's checks: each one a tensor, no more of them than
+    dims, then a boolean mask counted as one index per dim it spans (it is expanded first, reading the sizes
+    of the dims it covers)."""
+    from .._indexing import BoolScalarIndex, parse
+    indices = tuple(indices)
+    for k, x in enumerate(indices):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"expected Tensor as element {k} in argument {argument}, but got {type(x).__name__}")
+    ndim = input.ndim
+    if len(indices) > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim} (got {len(indices)})")
+    if builtins.sum(x.ndim if x.dtype is D.bool_ else 1 for x in indices) > ndim:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got {ndim})")
+    try:
+        spec, arrays, _ = parse(input, indices)
+    except BoolScalarIndex:
+        raise IndexError("index_put with a 0-dim boolean index is not supported by tapegrad: write "
+                         "t[mask] = value (which PyTorch reads as an index on a new dim of size 1)") from None
+    return spec, arrays
 
 
 def put(input, index, source, accumulate=False):

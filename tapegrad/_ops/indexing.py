@@ -139,12 +139,28 @@ def _crop(x, shape):
     return x[tuple(slice(0, s) for s in shape)]
 
 
+def _as_vectors(a, idx, src=None):
+    """PyTorch's gather and scatter read a 0-d tensor as a vector of one element (JAX's take and scatter
+    refuse the ranks apart): a, idx and a non-scalar src reshaped so, for a kernel along dim 0."""
+    if src is not None and jnp.ndim(src):
+        src = src.reshape(-1)
+    return a.reshape(-1), idx.reshape(-1), src
+
+
 def _gather(a, idx, dim):
+    if idx.size == 0:   # (no shape check applies to an empty index: PyTorch returns its shape)
+        return jnp.zeros(idx.shape, a.dtype)
+    if a.ndim == 0 or idx.ndim == 0:
+        return _gather(*_as_vectors(a, idx)[:2], 0).reshape(idx.shape)
     crop = tuple(slice(0, s) if d != dim else slice(None) for d, s in enumerate(idx.shape))
     return jnp.take_along_axis(a[crop], idx, axis=dim)
 
 
 def _scatter(a, idx, src, dim, reduce=None):
+    if idx.size == 0:
+        return a
+    if a.ndim == 0 or idx.ndim == 0:
+        return _scatter(*_as_vectors(a, idx, src), 0, reduce).reshape(a.shape)
     at = a.at[_scatter_index(idx, dim)]
     src = jnp.broadcast_to(jnp.asarray(src, a.dtype), idx.shape) if jnp.ndim(src) == 0 else \
         _crop(src, idx.shape).astype(a.dtype)
@@ -158,8 +174,10 @@ def _scatter(a, idx, src, dim, reduce=None):
 def _scatter_backward(a, idx, src, dim, reduce=None):
     """_scatter, differentiated as PyTorch's: every copy written to a repeated position gets its gradient
     (src's is grad.gather(dim, index))."""
-    if reduce is not None or jnp.ndim(src) == 0:
+    if reduce is not None or jnp.ndim(src) == 0 or idx.size == 0:
         return _scatter(a, idx, src, dim, reduce)
+    if a.ndim == 0 or idx.ndim == 0:
+        return _scatter_backward(*_as_vectors(a, idx, src), 0).reshape(a.shape)
     written = crediting_set(("scatter", dim), lambda arrays: _scatter_index(arrays[0], dim))
     return written(a, _crop(src, idx.shape).astype(a.dtype), (idx,))
 
@@ -176,6 +194,10 @@ def _reduce_identity(reduce, dtype):
 
 
 def _scatter_reduce(a, idx, src, dim, reduce, include_self):
+    if idx.size == 0:
+        return a
+    if a.ndim == 0 or idx.ndim == 0:
+        return _scatter_reduce(*_as_vectors(a, idx, src), 0, reduce, include_self).reshape(a.shape)
     where = _scatter_index(idx, dim)
     src = _crop(src, idx.shape)
     base = a if include_self else a.at[where].set(jnp.asarray(_reduce_identity(reduce, a.dtype), a.dtype))
@@ -232,6 +254,20 @@ def _dim_index(dim, idx):
     return (slice(None),) * dim + (idx,)
 
 
+def _along(a, dim, idx, update):
+    """update(a.at[idx along dim]); a 0-d `a` read as a vector of one element, as PyTorch's index ops do."""
+    if a.ndim == 0:
+        return update(a.reshape(1).at[idx]).reshape(())
+    return update(a.at[_dim_index(dim, idx)])
+
+
+def _index_copy_backward(a, idx, src, dim):
+    """index_copy differentiated as PyTorch's: every copy written to a repeated position gets its gradient."""
+    if a.ndim == 0:
+        return _index_copy_backward(a.reshape(1), idx, jnp.broadcast_to(src, idx.shape), 0).reshape(())
+    return crediting_set(("dim", dim), lambda arrays: _dim_index(dim, arrays[0]))(a, src, (idx,))
+
+
 def _masked_scatter(a, mask, src):
     mask = jnp.broadcast_to(mask, a.shape)
     positions = jnp.cumsum(mask.reshape(-1)) - 1
@@ -247,9 +283,9 @@ def _masked_select(a, mask, size):
 def _take_along_dim(a, idx, dim):
     if dim is None:
         return jnp.take_along_axis(a.reshape(-1), idx.reshape(-1), axis=0)
-    shape = tuple(max(x, y) if d != dim else y for d, (x, y) in enumerate(zip(a.shape, idx.shape)))
-    a = jnp.broadcast_to(a, shape[:dim] + (a.shape[dim],) + shape[dim + 1:])
-    return jnp.take_along_axis(a, jnp.broadcast_to(idx, shape), axis=dim)
+    # (the caller broadcast `a` against idx apart from dim; idx is broadcast to a here)
+    return jnp.take_along_axis(a, jnp.broadcast_to(idx, a.shape[:dim] + idx.shape[dim:dim + 1] + a.shape[dim + 1:]),
+                               axis=dim)
 
 
 # ---- __getitem__ / __setitem__ -------------------------------------------------------------
@@ -338,12 +374,12 @@ scatter_reduce = defop("scatter_reduce", _scatter_reduce, dtype_rule=KEEP, diff=
 # (a 0-d input takes index [0]: itself, as PyTorch's)
 index_select = defop("index_select", lambda a, idx, dim: jnp.take(a, idx, axis=dim) if a.ndim else a, dtype_rule=KEEP,
                      diff=(0,))
-index_add = defop("index_add", lambda a, idx, src, alpha, dim: a.at[_dim_index(dim, idx)].add(alpha * src),
+index_add = defop("index_add", lambda a, idx, src, alpha, dim: _along(a, dim, idx, lambda at: at.add(alpha * src)),
                   dtype_rule=KEEP, diff=(0, 2))
-index_copy = defop("index_copy", lambda a, idx, src, dim: a.at[_dim_index(dim, idx)].set(src), dtype_rule=KEEP,
-                   diff=(0, 2), reverse_fn=lambda a, idx, src, dim: crediting_set(
-                       ("dim", dim), lambda arrays: _dim_index(dim, arrays[0]))(a, src, (idx,)))
-index_fill = defop("index_fill", lambda a, idx, v, dim: a.at[_dim_index(dim, idx)].set(jnp.asarray(v, a.dtype)),
+index_copy = defop("index_copy", lambda a, idx, src, dim: _along(a, dim, idx, lambda at: at.set(src)), dtype_rule=KEEP,
+                   diff=(0, 2), reverse_fn=_index_copy_backward)
+index_fill = defop("index_fill", lambda a, idx, v, dim: _along(a, dim, idx,
+                                                              lambda at: at.set(jnp.asarray(v, a.dtype))),
                    dtype_rule=KEEP, diff=(0, 2), overloads=[overload("IndexFillBackward1", "..t")])
 masked_fill = defop("masked_fill", lambda a, mask, v: jnp.where(mask, jnp.asarray(v, a.dtype), a),
                     dtype_rule=KEEP, diff=(0, 2), overloads=[overload("MaskedFillBackward1", "..t")])

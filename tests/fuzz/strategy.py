@@ -195,7 +195,7 @@ def view(draw, s):
         contiguous = contiguous and x.contiguous
     elif kind == "select":
         d = draw(st.integers(0, n - 1))
-        i = draw(st.integers(-x.shape[d], x.shape[d] - 1))
+        i = draw(st.integers(-x.shape[d], x.shape[d] - 1)) if x.shape[d] else 0   # (an empty dim: both raise)
         code, shape = f"{x.name}.select({d}, {i})", x.shape[:d] + x.shape[d + 1:]
         contiguous = x.contiguous and d == 0
     elif kind == "transpose":
