@@ -5,6 +5,7 @@ import functools
 import jax.numpy as jnp
 from jax import lax
 
+from ._signed_zero import plus_zero
 from .nn import _nn
 
 
@@ -62,7 +63,8 @@ def _layer_norm(x, *rest, ndim, eps):
     axes = tuple(range(x.ndim - ndim, x.ndim))
     mean = jnp.mean(x, axis=axes, keepdims=True)
     var = jnp.mean(jnp.square(x - mean), axis=axes, keepdims=True)
-    return _affine((x - mean) * lax.rsqrt(var + eps), rest, x.shape[x.ndim - ndim:])
+    y = _affine((x - mean) * lax.rsqrt(var + eps), rest, x.shape[x.ndim - ndim:])
+    return y if len(rest) > 1 else plus_zero(y)   # (PyTorch's kernel adds a bias of +0 when there is none)
 
 
 @_in_float32

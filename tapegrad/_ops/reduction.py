@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 
 from ._registry import defop, overload, FLOAT, KEEP
+from ._signed_zero import plus_zero
 
 
 def _safe_sqrt(x):
@@ -221,7 +222,8 @@ def _logsumexp(dim, keepdim):
 logsumexp = defop("logsumexp", lambda a, dim, keepdim: _logsumexp(dim, keepdim)(a), dtype_rule=FLOAT,
                   saves_inputs=(0,), result_backward=lambda g, result, a, dim, keepdim: (
                       _unreduced(g, dim, keepdim) * jnp.conj(jnp.exp(a - _unreduced(result, dim, keepdim)))))
-cumsum = defop("cumsum", lambda a, dim, dtype: jnp.cumsum(a, axis=dim, dtype=dtype), dtype_rule=KEEP)
+# (PyTorch's sum runs from +0: a run of -0.0 sums to +0.0, which XLA's prefix sum does not start from)
+cumsum = defop("cumsum", lambda a, dim, dtype: plus_zero(jnp.cumsum(a, axis=dim, dtype=dtype)), dtype_rule=KEEP)
 cumprod = defop("cumprod", lambda a, dim, dtype: jnp.cumprod(a, axis=dim, dtype=dtype), dtype_rule=KEEP,
                 **SELF_AND_RESULT)
 all = defop("all", lambda a, dim, keepdim: _bool_reduce(jnp.all, a, dim, keepdim), dtype_rule=KEEP)
