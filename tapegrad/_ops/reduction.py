@@ -116,6 +116,8 @@ def _product_of_others(a, dim):
     if dim is None:
         return _product_of_others(a.reshape(-1), (0,)).reshape(a.shape)
     axis, = dim
+    if a.shape[axis] == 0:   # (an empty slice: no element, no product to take)
+        return a
     ones = jnp.ones_like(jax.lax.slice_in_dim(a, 0, 1, axis=axis))
     before = jnp.cumprod(jnp.concatenate([ones, jax.lax.slice_in_dim(a, 0, -1, axis=axis)], axis), axis=axis)
     flipped = jnp.flip(a, axis)

@@ -84,8 +84,13 @@ def plan(op, static, cast, diff, values, kinds, out_avals=None):
     key = (op, static, cast, diff, kinds)
     p = _plans.get(key)
     if p is None:
-        # Which inputs a VJP reads depends on the formula, not on shapes: analyse once per dtypes.
-        dkey = (op, static, cast, diff, tuple((len(k[0]), k[1]) if type(k) is tuple else k for k in kinds))
+        # Which inputs a VJP reads depends on the formula, not on shapes: analyse once per ranks and dtypes,
+        # from shapes without an empty dim. JAX's functions make constants of empty arrays, whose VJP then
+        # reads nothing: a sort of an empty tensor made every later sort's backward read a placeholder index.
+        empty = any(type(k) is tuple and 0 in k[0] for k in kinds) or (
+            out_avals is not None and any(0 in shape for shape, _ in out_avals))
+        dkey = key if empty else (op, static, cast, diff,
+                                  tuple((len(k[0]), k[1]) if type(k) is tuple else k for k in kinds))
         needed = _needed.get(dkey)
         traced = None
         if needed is None:
