@@ -167,18 +167,54 @@ def index_add(input, dim, index, source, *, alpha=1):
     return apply(I.index_add, input, index.reshape(-1), source, alpha, dim=d)
 
 
+def _check_copy_source(input, d, index, source):
+    """PyTorch's index_copy checks, in its order and words."""
+    if index.ndim > 1:
+        raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {index.ndim})")
+    if not source.ndim and index.numel() != 1:
+        raise IndexError(f"index_copy_(): When source is scalar, index should have one element (got {index.numel()})")
+    if source.ndim and input.ndim and source.ndim != input.ndim:
+        raise IndexError(f"index_copy_(): When source and destination are not scalars, their dimensionality must "
+                         f"match. Source dimensionality ({source.ndim}), destination dimensionality ({input.ndim})")
+    if index.dtype is not D.int64:
+        raise RuntimeError(f"index_copy_(): Expected a long tensor for index, but got {SCALAR_NAME[index.dtype.name]}")
+    if source.dtype is not input.dtype:
+        raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, but got (self) "
+                           f"{SCALAR_NAME[input.dtype.name]} and (source) {SCALAR_NAME[source.dtype.name]}")
+    ours, theirs = list(input.shape), list(source.shape)
+    for sizes in (ours, theirs):
+        if sizes:
+            del sizes[d]
+    if ours != theirs:
+        raise RuntimeError(f"index_copy_(): Source/destination tensor must have same slice shapes. Destination slice "
+                           f"shape: {' '.join(map(str, ours))} at dimension {d} and source slice shape: "
+                           f"{' '.join(map(str, theirs))} at dimension 0.")
+    if source.ndim and index.numel() != source.shape[d]:
+        raise IndexError(f"index_copy_(): Number of indices ({index.numel()}) should be equal to source.size(dim) "
+                         f"({source.shape[d]})")
+
+
 def index_copy(input, dim, index, source):
-    _check_index_vector(index, "index_copy")
+    if not isinstance(index, Tensor):
+        raise TypeError(f"index_copy(): argument 'index' must be Tensor, not {type(index).__name__}")
     d = wrap_dim(dim, input.ndim)
-    _check_source(input, d, index, source, "index_copy")
+    _check_copy_source(input, d, index, source)
     check_index_bounds(index, input.shape[d] if input.ndim else 1, d, IndexError,
                        "index_copy_(): index {i} is out of bounds for dimension {dim} with size {size}")
     return apply(I.index_copy, input, index.reshape(-1), source, dim=d)
 
 
 def index_fill(input, dim, index, value):
-    _check_index_vector(index, "index_fill")
+    if isinstance(value, Tensor) and value.ndim:
+        raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                           f"{value.ndim} dimension(s).")
+    if not isinstance(index, Tensor):
+        raise TypeError(f"index_fill(): argument 'index' must be Tensor, not {type(index).__name__}")
+    if index.dtype is not D.int64:
+        raise IndexError("index_fill_(): Expected dtype int64 for index.")
     d = wrap_dim(dim, input.ndim)
+    if index.ndim > 1:
+        raise RuntimeError("Index has to be a vector/scalar")
     check_index_bounds(index, input.shape[d] if input.ndim else 1, d, IndexError)
     return apply(I.index_fill, input, index.reshape(-1), scalar_or_tensor(value), dim=d)
 
