@@ -121,8 +121,9 @@ def test_export_dynamic_program_saved_and_loaded(torch):
     buffer.seek(0)
     loaded = tapegrad.export.load(buffer)
     x = tapegrad.randn(11, 4)
+    # (float32 through two evaluation orders: a last-bit difference of an O(1) term, relative to a small result)
     np.testing.assert_allclose(loaded.module()(x, args[1]).detach().numpy(), ours(x, args[1]).detach().numpy(),
-                               rtol=1e-6)
+                               rtol=1e-6, atol=1e-6)
     with pytest.raises(AssertionError, match=r"Guard failed: x.size\(\)\[0\] <= 16"):
         loaded.module()(tapegrad.randn(17, 4), args[1])
 

@@ -88,6 +88,13 @@ def wrap_dim(dim, ndim):
     return _wrap_dim(dim, ndim)
 
 
+def wrap_dim_of_dims(dim, ndim):
+    """wrap_dim for a function that needs a real dim, where PyTorch's maybe_wrap_dim refuses a 0-d tensor's."""
+    if ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    return _wrap_dim(dim, ndim)
+
+
 def dims(dim, ndim):
     """None (all dims) or a sorted tuple of wrapped dims; an empty list means all, as PyTorch."""
     if dim is None:

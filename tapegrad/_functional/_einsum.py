@@ -168,7 +168,7 @@ def _einsum(equation, operands, path):
             if value == -1:
                 op = unsqueeze(op, dim)
                 permutation[k], dim = dim, dim + 1
-        ops.append(permute(op, *permutation))
+        ops.append(permute(op, tuple(permutation)))   # (a tuple: a 0-d operand permutes by ())
 
     steps = iter(path or ())
     while len(ops) > 1:
@@ -247,9 +247,9 @@ def _sumproduct_pair(left, right, sum_dims, keepdim):
     opermutation = [-1] * len(out_size)
     for position, d in enumerate(lro + lo + list(sum_dims) + ro):
         opermutation[d] = position
-    left = reshape(permute(left, *(lro + lo + list(sum_dims) + ro)), lro_size, lo_size, sum_size)
-    right = reshape(permute(right, *(lro + list(sum_dims) + ro + lo)), lro_size, sum_size, ro_size)
-    result = permute(view(bmm(left, right), tuple(out_size)), *opermutation)
+    left = reshape(permute(left, tuple(lro + lo + list(sum_dims) + ro)), lro_size, lo_size, sum_size)
+    right = reshape(permute(right, tuple(lro + list(sum_dims) + ro + lo)), lro_size, sum_size, ro_size)
+    result = permute(view(bmm(left, right), tuple(out_size)), tuple(opermutation))
     if not keepdim:
         result = view(result, tuple(n for i, n in enumerate(result.shape) if i not in summed))
     return result

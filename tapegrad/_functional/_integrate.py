@@ -24,6 +24,10 @@ def _trapezoid(y, x, dx, dim, cumulative):
     name = "cumulative_trapezoid" if cumulative else "trapezoid"
     if x is not None and dx is not None:
         raise TypeError(f"{name}() received an invalid combination of arguments: give x or dx, not both")
+    if y.ndim == 0:   # (where PyTorch's composition first meets the missing dim)
+        if cumulative:
+            raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     d = wrap_dim(dim, y.ndim)
     if not cumulative and y.shape[d] == 0:   # numpy's integral over no samples
         from .._creation import zeros

@@ -267,7 +267,7 @@ def _tensordot_as_pytorch(a, b, dims1, dims2):
     dim is contracted."""
     free1 = [d for d in range(a.ndim) if d not in dims1]
     free2 = [d for d in range(b.ndim) if d not in dims2]
-    t1, t2 = S.permute(a, *free1, *dims1), S.permute(b, *dims2, *free2)
+    t1, t2 = S.permute(a, (*free1, *dims1)), S.permute(b, (*dims2, *free2))   # (a tuple: 0-d operands permute by ())
     sizes = tuple(a.shape[d] for d in free1) + tuple(b.shape[d] for d in free2)
     if not free1 and not free2:
         return S.view(apply(L.dot, S.flatten(t1), S.flatten(t2)), sizes)
@@ -346,7 +346,9 @@ def kron(input, other, *, out=None):
 
 def cross(input, other, dim=None, *, out=None):
     if dim is None:  # torch.cross's legacy default: the first dim of size 3
-        dim = next((d for d, s in enumerate(input.shape) if s == 3), -1)
+        dim = next((d for d, s in enumerate(input.shape) if s == 3), None)
+        if dim is None:
+            raise RuntimeError("no dimension of size 3 in input")
     return linalg_cross(input, other, dim=dim)
 
 

@@ -201,6 +201,8 @@ def movedim(input, source, destination):
     if len(src) != len(dst):
         raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) should contain the "
                            f"same number of dims as destination ({dst} dims)")
+    if n == 0:   # (dims 0 and -1 of a 0-d tensor: PyTorch returns an alias)
+        return apply(S.alias, input)
     order = [d for d in range(n) if d not in src]
     perm = [None] * n
     for s, d in zip(src, dst):

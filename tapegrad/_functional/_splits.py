@@ -6,7 +6,7 @@ from .._dispatch import apply
 from .._grad_mode import no_grad
 from .._ops import indexing as I, shape as S
 from .._tensor import Tensor
-from ._common import SCALAR_NAME, check_tensors, wrap_dim
+from ._common import SCALAR_NAME, check_tensors, wrap_dim, wrap_dim_of_dims
 
 
 def _piece(input, op, d, start, stop, **static):
@@ -15,6 +15,8 @@ def _piece(input, op, d, start, stop, **static):
 
 
 def split(tensor, split_size_or_sections, dim=0):
+    if tensor.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = wrap_dim(dim, tensor.ndim)
     size = tensor.shape[d]
     if isinstance(split_size_or_sections, builtins.int):
@@ -49,6 +51,8 @@ def chunk(input, chunks, dim=0):
     chunks = as_int(chunks, "chunks")
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    if input.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     size = input.shape[wrap_dim(dim, input.ndim)]
     return split(input, -(-size // chunks), dim)
 
@@ -83,7 +87,7 @@ def _slice_bound(i, size):
 
 
 def unbind(input, dim=0):
-    d = wrap_dim(dim, input.ndim)
+    d = wrap_dim_of_dims(dim, input.ndim)
     return _numbered([apply(S.unbind, input, spec=((None, None, None),) * d + (i,)) for i in range(input.shape[d])])
 
 
@@ -91,6 +95,8 @@ def narrow(input, dim, start, length):
     # (a float start or length was truncated; PyTorch's parser refuses it, see _argument_errors)
     start = start.item() if isinstance(start, Tensor) else as_int(start, "start", "narrow", 3)
     length = as_int(length, "length", "narrow", 4)
+    if input.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = wrap_dim(dim, input.ndim)
     size = input.shape[d]
     if not -size <= start <= size:
@@ -107,6 +113,8 @@ def _slice(input, d, start, stop):
 
 
 def select(input, dim, index):
+    if input.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
     d = wrap_dim(dim, input.ndim)
     size = input.shape[d]
     if not -size <= index < size:

@@ -125,13 +125,17 @@ glu = _nn("glu", _glu)
 # the weight arrives reshaped to broadcast over the input's channel dim (PyTorch's _prelu_kernel)
 prelu = _nn("prelu", lambda x, w: jnp.where(x > 0, x, w * x), node="_prelu_kernel")
 # PyTorch's _softmax_backward_data and _log_softmax_backward_data, on the result
-_softmax_backward = named_formula("SoftmaxBackwardDataBackward0",
-                                  lambda g, y, x, dim: y * (g - jnp.sum(g * y, axis=dim, keepdims=True)))
-_log_softmax_backward = named_formula("LogSoftmaxBackwardDataBackward0",
-                                      lambda g, y, x, dim: g - jnp.exp(y) * jnp.sum(g, axis=dim, keepdims=True))
-softmax = _nn("softmax", lambda x, dim: jax.nn.softmax(x, axis=dim), saves_inputs=(), node="_softmax",
+def _axis(x, dim):   # a 0-d tensor's dim 0 (or -1) is the whole of it
+    return dim if x.ndim else None
+
+
+_softmax_backward = named_formula("SoftmaxBackwardDataBackward0", lambda g, y, x, dim: y * (
+    g - jnp.sum(g * y, axis=_axis(y, dim), keepdims=True)))
+_log_softmax_backward = named_formula("LogSoftmaxBackwardDataBackward0", lambda g, y, x, dim: g - jnp.exp(y) * jnp.sum(
+    g, axis=_axis(y, dim), keepdims=True))
+softmax = _nn("softmax", lambda x, dim: jax.nn.softmax(x, axis=_axis(x, dim)), saves_inputs=(), node="_softmax",
               result_backward=_softmax_backward)
-log_softmax = _nn("log_softmax", lambda x, dim: jax.nn.log_softmax(x, axis=dim), saves_inputs=(),
+log_softmax = _nn("log_softmax", lambda x, dim: jax.nn.log_softmax(x, axis=_axis(x, dim)), saves_inputs=(),
                   node="_log_softmax", result_backward=_log_softmax_backward)
 
 

@@ -106,7 +106,7 @@ split.several_views = unbind.several_views = True
 # ---- copies -----------------------------------------------------------------------------
 reshape_copy = defop("reshape_copy", lambda a, shape: jnp.reshape(a, shape), dtype_rule=KEEP,
                      node="unsafe_view")
-flip = defop("flip", lambda a, dims: jnp.flip(a, dims), dtype_rule=KEEP)
+flip = defop("flip", lambda a, dims: jnp.flip(a, dims) if a.ndim else a, dtype_rule=KEEP)   # (0-d: dims (0,))
 rot90 = defop("rot90", lambda a, k, dims: jnp.rot90(a, k, dims), dtype_rule=KEEP)
 
 

@@ -109,23 +109,41 @@ def _check_probabilities(t, name):
                         lambda v, at: RuntimeError(f"all elements of {name} should be between 0 and 1"))
 
 
-def _check_class_target(input, target):
-    if target.dtype not in (D.int64, D.uint8, D.int32):
-        raise RuntimeError(f"expected scalar type Long but found {SCALAR_NAMES[target.dtype.name]}. "
+def _check_class_target(input, target, weight):
+    """PyTorch's nll_loss checks of input, class-index target and weight, in its order (nll_loss_nd, then
+    the kernel it picks by the input's rank)."""
+    if input.ndim < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
+    if input.ndim != 1:
+        if target.ndim == 0:
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+        if input.shape[0] != target.shape[0]:
+            raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
+                             f"({target.shape[0]}).")
+    if input.ndim == 4:
+        if target.ndim != 3:
+            raise RuntimeError(f"only batches of spatial targets supported (3D tensors) but got targets of "
+                               f"dimension: {target.ndim}")
+        if tuple(target.shape) != (input.shape[0],) + tuple(input.shape[2:]):
+            raise RuntimeError(f"size mismatch (got input: {list(input.shape)} , target: {list(target.shape)}")
+    elif input.ndim > 2:
+        if tuple(target.shape[1:]) != tuple(input.shape[2:]):
+            raise RuntimeError(f"Expected target size {[input.shape[0]] + list(input.shape[2:])}, got "
+                               f"{list(target.shape)}")
+    elif target.ndim > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    _check_class_weight(input, weight)
+    if target.dtype not in (D.int64, D.uint8):
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {SCALAR_NAMES[target.dtype.name]}. "
                            "Class-index targets must be integers: use target.long().")
-    if input.ndim > 1 and input.ndim != target.ndim + 1:
-        raise RuntimeError(f"Expected target size {[input.shape[0]] + list(input.shape[2:])}, got "
-                           f"{list(target.shape)}")
-    if input.ndim > 1 and input.shape[0] != target.shape[0]:
-        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
-                         f"({target.shape[0]}).")
+    if input.ndim == 1 and target.ndim == 1 and target.shape[0] != 1:
+        raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {target.shape[0]}")
 
 
 @policy("nll_loss")
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     check_tensors("nll_loss_nd", (input, "input"), (target, "target"))
-    _check_class_target(input, target)
-    _check_class_weight(input, weight)
+    _check_class_target(input, target, weight)
     _check_target_values(input, target, int(ignore_index))
     return _nll_loss_nd(input, target, weight, _reduction(size_average, reduce, reduction), int(ignore_index))
 
@@ -133,6 +151,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
 def _nll_loss_nd(input, target, weight, reduction, ignore_index):
     # As PyTorch's nll_loss_nd: inputs of 3 or more than 4 dims are viewed as 4-d for nll_loss2d, and an
     # unreduced result viewed back to the target's shape.
+    if input.ndim == 1 and target.ndim == 1:   # (a target of one class for an input without a batch dim)
+        target = target.reshape(())
     if input.ndim in (1, 2, 4):
         return apply(L.nll_loss, input, target, *present(weight), reduction=reduction, ignore_index=ignore_index)
     n, c = input.shape[0], input.shape[1]
@@ -148,15 +168,17 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     reduction = _reduction(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-    if target.dtype.is_floating_point:
-        if tuple(target.shape) != tuple(input.shape):
-            raise RuntimeError(f"Expected floating point type target to have the same shape as input, got "
-                               f"{list(target.shape)} and {list(input.shape)}. Class-index targets must be "
-                               "integers.")
+    if tuple(target.shape) == tuple(input.shape):   # (PyTorch reads same-shaped targets as class probabilities)
+        if not target.dtype.is_floating_point:
+            raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
+                               f"{SCALAR_NAMES[target.dtype.name]}")
+        if ignore_index >= 0:
+            raise RuntimeError("ignore_index is not supported for floating point target")
+        if input.ndim == 0:
+            raise IndexError("Dimension specified as 1 but tensor has no dimensions")
         return _cross_entropy_probs(input, target, weight, reduction, float(label_smoothing))
-    _check_class_target(input, target)
+    _check_class_target(input, target, weight)
     _check_target_values(input, target, int(ignore_index))
-    _check_class_weight(input, weight)
     from .activation import log_softmax
     class_dim = 1 if input.ndim > 1 else 0
     logp = log_softmax(input, class_dim)   # as PyTorch: nll_loss of log_softmax

@@ -88,6 +88,9 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     if isinstance(normalized_shape, int):   # (nn.LayerNorm takes one; the function does not)
         raise TypeError("layer_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, not int")
     shape = list(int_list(normalized_shape, "normalized_shape", "layer_norm", 2))
+    if not shape:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
+                           "element, but got normalized_shape = []")
     check_float(input, "LayerNormKernelImpl")
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and list(t.shape) != shape:

@@ -145,9 +145,15 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     as_bool(sparse, "sparse", "embedding", 5)
     if max_norm is not None:
         _check_indices(input, "embedding_renorm_", 2)
-    _check_indices(input, "embedding")
     if padding_idx is not None:
+        if weight.ndim == 0:   # (F.embedding reads weight.size(0) for it first)
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
         padding_idx = _wrap_padding(padding_idx, weight.shape[0])
+    if weight.ndim != 2:
+        raise RuntimeError("'weight' must be 2-D")
+    _check_indices(input, "embedding")
+    if weight.shape[0] == 0 and input.numel():   # (PyTorch's index_select of the rows says so)
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
     _check_rows(input, weight.shape[0])
     if max_norm is not None:
         _renorm_rows(weight, input, max_norm, norm_type)
@@ -172,9 +178,9 @@ def _check_rows(input, rows):
 
 
 def _wrap_padding(padding_idx, n):
-    if not -n <= padding_idx < n:
+    if (padding_idx > 0 and padding_idx >= n) or padding_idx < -n:   # (F.embedding's asserts: 0 goes unchecked)
         raise AssertionError("Padding_idx must be within num_embeddings")
-    return padding_idx % n
+    return padding_idx % n if n else padding_idx
 
 
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False,
