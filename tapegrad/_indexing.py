@@ -28,13 +28,14 @@ class BoolScalarIndex(Exception):
 
 def parse(t, index):
     """(spec, arrays, kind): spec is hashable; arrays are jax index arrays; kind names the view op."""
+    lone = index
     if not isinstance(index, tuple):
         index = (index,)
     shape = t.shape
     ndim = len(shape)
     consumed = builtins.sum(_consumes(x) for x in index)
     if consumed > ndim:
-        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+        raise _too_many_indices(lone, ndim)
     spec, arrays = [], []
     dim = 0
     kind = "alias"
@@ -46,7 +47,7 @@ def parse(t, index):
             spec.append(None)
             kind = "unsqueeze" if kind == "alias" else kind
         elif isinstance(x, builtins.bool):
-            raise IndexError("indexing with a Python bool is not supported; use a bool tensor mask")
+            raise BoolScalarIndex
         elif isinstance(x, (builtins.int, np.integer)):
             size = shape[dim]
             if not -size <= x < size:
@@ -85,6 +86,18 @@ def parse(t, index):
     return tuple(spec), arrays, kind
 
 
+def _too_many_indices(index, ndim):
+    """PyTorch's error for more indices than dims: a lone int or slice of a 0-d tensor has words of its own."""
+    if ndim == 0 and isinstance(index, (builtins.int, np.integer)):
+        if index == 0:
+            return IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` "
+                              "in C++ to convert a 0-dim tensor to a number")
+        return IndexError(f"index {index} is out of bounds for dimension 0 with size 0")
+    if ndim == 0 and isinstance(index, slice):
+        return IndexError("slice() cannot be applied to a 0-dim tensor.")
+    return IndexError(f"too many indices for tensor of dimension {ndim}")
+
+
 def _mask_error(t, index, mask, arr):
     """PyTorch's error for a mask that does not fit: it names the first dim of the mask that differs, in the
     tensor that the index's ints, slices and Nones made before it (applySlicing)."""
@@ -108,7 +121,7 @@ def _mask_error(t, index, mask, arr):
 
 
 def _consumes(x):
-    if x is None or x is Ellipsis:
+    if x is None or x is Ellipsis or type(x) is builtins.bool:
         return 0
     if isinstance(x, Tensor) and x.dtype.name == "bool":
         return x.ndim
@@ -199,7 +212,11 @@ def _advanced_split(t, items):
     basic, tensors = [], []
     dim = 0
     for x in items:
-        if x is None or x is Ellipsis or isinstance(x, (slice, builtins.int, np.integer)):
+        if _is_bool_scalar(x):   # unsqueezed, and the new dim indexed with [0] (True) or [] (False)
+            basic.append(None)
+            tensors.append((dim, Tensor._wrap(jnp.zeros(1 if builtins.bool(x) else 0, jnp.int64)), 1))
+            dim += 1
+        elif x is None or x is Ellipsis or isinstance(x, (slice, builtins.int, np.integer)):
             basic.append(x)
             if x is Ellipsis:
                 n = len(t.shape) - builtins.sum(_consumes(y) for y in items)
@@ -207,10 +224,6 @@ def _advanced_split(t, items):
                 dim += n
             elif not isinstance(x, (builtins.int, np.integer)):
                 dim += 1
-        elif _is_bool_scalar(x):   # unsqueezed, and the new dim indexed with [0] (True) or [] (False)
-            basic.append(None)
-            tensors.append((dim, Tensor._wrap(jnp.zeros(1 if builtins.bool(x) else 0, jnp.int64)), 1))
-            dim += 1
         else:
             n = _consumes(x)
             basic += [slice(None)] * n
@@ -229,7 +242,8 @@ def _advanced_split(t, items):
 
 
 def _is_bool_scalar(x):
-    return isinstance(x, (Tensor, np.ndarray)) and x.ndim == 0 and x.dtype in (D.bool_, np.bool_)
+    return type(x) is builtins.bool or (
+        isinstance(x, (Tensor, np.ndarray)) and x.ndim == 0 and x.dtype in (D.bool_, np.bool_))
 
 
 def _with_bool_scalars(t, index):

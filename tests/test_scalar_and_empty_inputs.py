@@ -22,6 +22,13 @@ CASES = [(SCALAR, code) for code in [
 ]] + [(EMPTY, code) for code in ["x.cross(x)", f"{F}.embedding(torch.tensor([0]), x)"]] + [
     (EMPTY_ROWS, f"{F}.embedding(torch.tensor([0]), x)"), (EMPTY_ROWS, f"{F}.nll_loss(x, torch.tensor(0))"),
     (EMPTY_ROWS, f"{F}.embedding(torch.tensor([0]), x, padding_idx=0)"),
+] + [(x, code) for x in (EMPTY, EMPTY_ROWS, EMPTY_COLUMNS) for code in [
+    f"{F}.cross_entropy(x, x.softmax(0))", f"{F}.one_hot(x.long())", "x.argmax()", "x.argmin()", "x.aminmax()",
+    "x.kthvalue(1)", "x.mode()", "x.mode(-1)", "x.median()", "x.nanmedian()", "x.split(1)",
+    "x.put(torch.tensor([0]), torch.tensor([1.]))", "x.take(torch.tensor([0]))", "x.take(torch.zeros(0, dtype=torch.long))",
+]] + [(EMPTY, "x.aminmax(dim=-1)"), (EMPTY_COLUMNS, "x.aminmax(dim=-1)")] + [("torch.tensor(1.5)", code) for code in ["x[0]", "x[0:1]", "x[-1]", "x[(0,)]", "x[True]", "x[False]"]] + [
+    ("torch.arange(2., requires_grad=True) * 1", code)
+    for code in ["x[True]", "x[False]", "x[0, True]", "x[True, 0]", "x[True, torch.tensor([1, 0])]", "x[..., True]"]
 ] + [(None, code) for code in [
     f"{F}.nll_loss(torch.ones(2, 3, 4), torch.zeros(3, dtype=torch.long))",
     f"{F}.nll_loss(torch.ones(2, 3), torch.zeros(2, 5, dtype=torch.long))",
@@ -56,8 +63,13 @@ def _outcome(lib, x_code, code):
     out = out[0] if isinstance(out, tuple) else out
     grad = None
     if x is not None and out.requires_grad:
+        leaf = x if x.is_leaf else None
+        if leaf is None:
+            x.retain_grad()
         out.sum().backward()
         grad = None if x.grad is None else np.asarray(x.grad.tolist())
+        names = [out.grad_fn.name()] + [f[0].name() for f in out.grad_fn.next_functions if f[0] is not None]
+        return "ran", tuple(out.shape), np.asarray(out.detach().tolist(), dtype=float), grad, names
     return "ran", tuple(out.shape), np.asarray(out.detach().tolist(), dtype=float), grad
 
 
@@ -74,3 +86,4 @@ def test_as_torch(x_code, code):
         assert (ours[3] is None) == (theirs[3] is None)
         if theirs[3] is not None:
             np.testing.assert_allclose(ours[3], theirs[3], rtol=1e-6)
+        assert ours[4:] == theirs[4:]   # (the graph PyTorch records: the node and the ones it leads to)

@@ -273,6 +273,8 @@ def masked_scatter(input, mask, source):
 def take(input, index):
     _check_index(index, "take")
     n = input.numel()
+    if n == 0 and index.numel():
+        raise IndexError("take(): tried to take from an empty tensor")
     value = np.asarray(index._value)
     bad = (value >= n) | (value < -n)
     if bad.any():

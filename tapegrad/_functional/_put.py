@@ -59,6 +59,8 @@ def put(input, index, source, accumulate=False):
         raise IndexError(f"put_(): Expected source and index to have the same number of elements, but got "
                          f"source.numel() = {source.numel()}, index.numel() = {index.numel()}")
     n = input.numel()
+    if n == 0 and index.numel():
+        raise IndexError("put_(): Tried to put elements into an empty tensor")
     check_index_bounds(index, n, 0, IndexError, "out of range: tried to access index {i} on a tensor of {size} "
                                                 "elements.")
     return apply(I.put, input, index, source, accumulate=builtins.bool(accumulate))

@@ -109,8 +109,9 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 def _check_nonempty(input, name, dim=None):
     if input.numel() == 0 and dim is None:
-        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
-                           "Specify the reduction dim with the 'dim' argument.")
+        error = IndexError if name in ("argmax", "argmin") else RuntimeError   # (PyTorch's types differ)
+        raise error(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                    "Specify the reduction dim with the 'dim' argument.")
     if dim is not None and input.ndim and input.shape[dim] == 0:
         raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
 
@@ -163,6 +164,12 @@ amin = _amax(R.amin, "amin")
 
 
 def aminmax(input, *, dim=None, keepdim=False):
+    if input.numel() == 0:
+        if dim is None:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
+                               "identity.")
+        if input.ndim and input.shape[wrap_dim(dim, input.ndim)] == 0:
+            raise IndexError(f"aminmax: Expected reduction dim {wrap_dim(dim, input.ndim)} to have non-zero size.")
     return RT.aminmax(amin(input, () if dim is None else dim, keepdim), amax(input, () if dim is None else dim,
                                                                              keepdim))
 

@@ -70,6 +70,8 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     k, keepdim = as_int(k, "k"), as_bool(keepdim, "keepdim")
     d = wrap_dim(dim, input.ndim)
     size = input.shape[d] if input.ndim else 1
+    if size == 0:
+        raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
     if not 1 <= k <= size:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     if input.ndim == 0:
@@ -83,7 +85,8 @@ def median(input, dim=None, keepdim=False, *, out=None):
         raise NotImplementedError(f"\"{'median_cpu' if dim is None else 'median_out'}\" not implemented for 'Bool'. "
                                   "Convert the input first, e.g. x.int().")
     if dim is None:
-        _check_nonempty(input, "median")
+        if not input.dtype.is_floating_point:   # (an empty float input's median is NaN)
+            _check_nonempty(input, "median")
         return apply(S.median_all, input)
     d = wrap_dim(dim, input.ndim)
     if input.ndim == 0:
@@ -98,6 +101,8 @@ def mode(input, dim=-1, keepdim=False, *, out=None):
     d = wrap_dim(dim, input.ndim)
     if input.ndim == 0:
         return _scalar_pair(input, "mode")
+    if input.shape[d] == 0:
+        raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
     keepdim = as_bool(keepdim, "keepdim")
     idx = apply(S.mode_indices, input, dim=d, keepdim=keepdim)
     return RT.mode(apply(S.mode_values, input, idx, dim=d, keepdim=keepdim), idx)

@@ -23,7 +23,8 @@ def split(tensor, split_size_or_sections, dim=0):
         step = split_size_or_sections
         if step < 0 or (step == 0 and size != 0):
             raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}")
-        sections = [step] * (size // step) + ([size % step] if size % step else []) if step else [0]
+        # (an empty dim splits into one empty piece)
+        sections = [step] * (size // step) + ([size % step] if size % step else []) if step and size else [0]
     else:
         sections = [builtins.int(s) for s in split_size_or_sections]
         if builtins.sum(sections) != size:

@@ -38,6 +38,8 @@ def _median_index(a, dim, keepdim):
 def _median_all(a):
     # The lower median; ties share the gradient evenly, as PyTorch's median() without dim.
     flat = a.reshape(-1)
+    if flat.size == 0 and jnp.issubdtype(a.dtype, jnp.floating):   # (PyTorch: NaN)
+        return jnp.full((), jnp.nan, a.dtype)
     m = jnp.sort(flat)[(flat.size - 1) // 2]
     hit = flat == m
     out = jnp.sum(jnp.where(hit, flat, 0)) / jnp.sum(hit)

@@ -227,6 +227,8 @@ def _cross_entropy_probs(input, target, weight, reduction, label_smoothing):
         terms = terms * (weight.view((1, -1) + (1,) * (input.ndim - 2)) if input.ndim > 1 else weight)
     if reduction == "none":
         return -terms.sum(class_dim)
+    if reduction == "mean" and not input.numel():   # (PyTorch fills the empty sum with NaN)
+        return -terms.sum().fill_(float("nan"))
     total = -terms.sum()
     return apply(E.div_scalar, total, input.numel() // n_classes) if reduction == "mean" else total
 

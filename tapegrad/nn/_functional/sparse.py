@@ -231,7 +231,9 @@ def one_hot(tensor, num_classes=-1):
     if tensor.dtype is not D.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     if num_classes == -1:
-        num_classes = int(np.max(np.asarray(tensor._value))) + 1 if tensor.numel() else 0
+        if not tensor.numel():
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(np.max(np.asarray(tensor._value))) + 1
     n = int(num_classes)
     _value_checks.check(tensor, lambda i, xp: i >= n, lambda v, at: RuntimeError(
         "Class values must be smaller than num_classes."), key=("smaller than", n))
