@@ -1,6 +1,7 @@
 """Normalisation kernels: batch norm (training statistics or running ones), layer norm and group norm,
 each with its optional affine weight and bias."""
 import functools
+import math
 
 import jax.numpy as jnp
 from jax import lax
@@ -46,7 +47,7 @@ def _batch_norm_train(x, *rest, eps, stats_dtype=None):
     if stats_dtype is not None:   # PyTorch keeps the batch's mean and invstd in the input's dtype
         centre, scale = (a.astype(stats_dtype).astype(x.dtype) for a in (centre, scale))
     y = (x - centre) * scale
-    n = x.size // x.shape[1]
+    n = x.shape[0] * math.prod(x.shape[2:])   # (values per channel, with no channel or no batch too)
     unbiased = var * (n / max(n - 1, 1))
     return _affine(y, rest, _channel_shape(x)), mean.reshape(-1), unbiased.reshape(-1)
 
@@ -70,7 +71,7 @@ def _layer_norm(x, *rest, ndim, eps):
 @_in_float32
 def _group_norm(x, *rest, groups, eps):
     n = x.shape[0]
-    g = x.reshape((n, groups, -1))
+    g = x.reshape((n, groups, math.prod(x.shape[1:]) // groups))   # (not -1: an empty batch leaves it open)
     mean = jnp.mean(g, axis=2, keepdims=True)
     var = jnp.mean(jnp.square(g - mean), axis=2, keepdims=True)
     y = ((g - mean) * lax.rsqrt(var + eps)).reshape(x.shape)

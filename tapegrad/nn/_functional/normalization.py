@@ -31,10 +31,16 @@ def _batch_norm(input, running_mean, running_var, weight, bias, training, moment
     _check_channels(input, weight, bias, running_mean, running_var)
     mixed = check_mixed_params(input, weight, bias, running_mean, running_var)
     if training:
-        per_channel = input.numel() // input.shape[1]
-        if verify and per_channel <= 1:
+        # (PyTorch's _verify_batch_size: exactly one value per channel is refused, an empty batch is not)
+        per_channel = input.shape[0] * math.prod(input.shape[2:])
+        if verify and per_channel == 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input size "
                              f"{input.shape}")
+    if input.numel() == 0:   # (PyTorch's batch norm of nothing: a clone, scaled and shifted by the first parameters)
+        out = input.clone()
+        out = out if weight is None else out * weight[0]
+        return out if bias is None else out + bias[0]
+    if training:
         affine = _affine(weight, bias, input)
         # half or bfloat16 statistics of the input's dtype, unless its parameters are float32
         reduced = input.dtype.name in ("float16", "bfloat16")
@@ -138,7 +144,7 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
                   momentum=0.1, eps=1e-5):
-    if use_input_stats and input.ndim >= 2 and math.prod(input.shape[2:]) <= 1:
+    if use_input_stats and input.ndim >= 2 and math.prod(input.shape[2:]) == 1:
         raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
     return aten_instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, True)
 
