@@ -18,7 +18,7 @@ CASES = [(SCALAR, code) for code in [
     "x.narrow(0, 0, 1)", "x.select(0, 0)", "x.chunk(2)", "x.split(1)", "x.unbind()", "x.cross(x)",
     "torch.trapezoid(x)", "torch.cumulative_trapezoid(x)", f"{F}.layer_norm(x, ())",
     f"{F}.cross_entropy(x, torch.tensor(0))", f"{F}.cross_entropy(x, torch.tensor(1.))",
-    f"{F}.nll_loss(x, torch.tensor(0))",
+    f"{F}.nll_loss(x, torch.tensor(0))", "x.unique(dim=0)",
 ]] + [(EMPTY, code) for code in ["x.cross(x)", f"{F}.embedding(torch.tensor([0]), x)"]] + [
     (EMPTY_ROWS, f"{F}.embedding(torch.tensor([0]), x)"), (EMPTY_ROWS, f"{F}.nll_loss(x, torch.tensor(0))"),
     (EMPTY_ROWS, f"{F}.embedding(torch.tensor([0]), x, padding_idx=0)"),

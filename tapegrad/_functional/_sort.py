@@ -10,7 +10,7 @@ from .._dispatch import apply
 from .._ops import sorting as S
 from .._tensor import Tensor
 from . import _return_types as RT
-from ._common import sized_by, wrap_dim
+from ._common import sized_by, wrap_dim, wrap_dim_of_dims
 from ._reduce import _check_nonempty, _scalar_pair
 
 
@@ -112,7 +112,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     for name, flag in (("sorted", sorted), ("return_inverse", return_inverse), ("return_counts", return_counts)):
         as_bool(flag, name, "_unique2" if dim is None else "unique_dim")
     if dim is not None:
-        return _unique_dim(input, wrap_dim(dim, input.ndim), return_inverse, return_counts)
+        return _unique_dim(input, wrap_dim_of_dims(dim, input.ndim), return_inverse, return_counts)
     # The number of distinct values decides the output shape: count on the host, as PyTorch syncs.
     xp, value = sized_by(input._value, "_unique2")
     size = builtins.int(xp.unique(value).size)
