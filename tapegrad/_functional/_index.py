@@ -228,14 +228,13 @@ def _check_mask(mask, fn):
 def _check_broadcast(a, b):
     """The broadcast shape of shapes a and b, or PyTorch's error naming the first dim (from the right) that
     does not broadcast."""
+    from ._shape import broadcast_shapes
     for k in range(1, builtins.min(len(a), len(b)) + 1):
         x, y = a[-k], b[-k]
         if x != y and x != 1 and y != 1:
             raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
                                f"non-singleton dimension {builtins.max(len(a), len(b)) - k}")
-    longer = a if len(a) >= len(b) else b
-    pairs = zip((1,) * (len(longer) - len(a)) + tuple(a), (1,) * (len(longer) - len(b)) + tuple(b))
-    return tuple(y if x == 1 else x for x, y in pairs)
+    return tuple(broadcast_shapes(a, b))
 
 
 def masked_fill(input, mask, value):
