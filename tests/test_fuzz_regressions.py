@@ -1504,3 +1504,26 @@ def test_signed_zeros_as_torch(torch, code):
         ours, theirs = both(build)
         np.testing.assert_array_equal(np.signbit(ours.numpy()), np.signbit(theirs.numpy()))
         assert_close(ours, theirs)
+
+
+@pytest.mark.parametrize("code", [
+    "torch.cat([t0, t0.detach() * 2])",              # (fuzzer seed 65: cat's gradient narrows the seed)
+    "torch.cat([t0, t0.detach() * 2]) * 3",
+    "torch.cat([torch.zeros(0), t0, t0.detach()]) * 1",
+    "torch.cat([torch.zeros(2, 1), t0.view(2, 1)], 1) * 1",
+    "torch.cat([t0, torch.zeros(2, dtype=torch.float64)]) * 1",   # promoted: cast, a fresh tensor
+    "torch.stack([t0, t0.detach()]) * 3",             # stack's selects it
+    "torch.stack([torch.zeros(2), t0], 1) * 1",
+])
+def test_autograd_grad_through_cat_and_stack_is_a_view_as_in_torch(torch, code):
+    """PyTorch's cat and stack backwards hand each input a narrow / select of the incoming gradient: made in
+    no_grad mode, so an in-place change of the result with grad mode on raises."""
+    def build(lib):
+        t0 = lib.tensor([1.5, 2.5], requires_grad=True)
+        g = lib.autograd.grad(eval(code, {"torch": lib, "t0": t0}).sum(), [t0])[0]
+        return (g._base is not None, g.is_contiguous(), tuple(g.stride()), _raises(lambda lib: g.add_(t0), lib))
+    ours, theirs = both(build)
+    assert ours[:3] == theirs[:3]
+    assert (ours[3] is None) == (theirs[3] is None)
+    if theirs[3] is not None:
+        assert ours[3][0] is theirs[3][0] and theirs[3][1][:60] in ours[3][1]

@@ -185,6 +185,20 @@ def _permute_back(static, shape, out_shape):
     return [("permute", tuple(dims.index(d) for d in range(len(dims))))]
 
 
+def _cat_back(static, shapes, position):
+    # cat_tensors_backward: each input's gradient narrows the output's (a legacy empty 1-d input: a fresh one)
+    shape, dim = shapes[position], static["dim"]
+    if len(shape) == 1 and shape[0] == 0:
+        return None
+    start = sum(s[dim] for s in shapes[:position] if not (len(s) == 1 and s[0] == 0))
+    return [("narrow", dim, start, shape[dim])]
+
+
+_cat_back.by_position = True
+cat.hands_grad = _cat_back
+# stack_tensors_backward: each input's gradient selects the output's
+stack.hands_grad = lambda static, shapes, position: [("select", static["dim"], position)]
+stack.hands_grad.by_position = True
 alias.hands_grad = (0,)
 t.hands_grad = lambda static, shape, out_shape: [("t",)]
 transpose.hands_grad = lambda static, shape, out_shape: [("transpose", static["dim0"], static["dim1"])]

@@ -210,17 +210,26 @@ def _handed_on(node, position, shape):
         return None
     if type(rule) is tuple:
         return [] if position in rule and _same_aval(node, position) else None
+    if getattr(rule, "by_position", False):   # (cat, stack: where in the output the input sat)
+        if not _same_aval(node, position, shape_too=False):
+            return None   # (a promoted input's gradient is cast: a fresh tensor)
+        return rule(dict(SIGNATURES[node.sig][1]), [_kind(node, k)[0] for k in range(len(node.edges))], position)
     return rule(dict(SIGNATURES[node.sig][1]), shape, node.avals[0][0])
 
 
-def _same_aval(node, position):
-    # the gradient is handed on as is only where no reduction (broadcast) or cast (promotion) is needed
+def _kind(node, position):
+    """(shape, dtype) of the node's input at `position`, kept or not; else what the signature holds for it."""
     arg = node.kept[position]
-    kind = (arg.shape, arg.dtype) if hasattr(arg, "shape") else SIGNATURES[node.sig][4][position]
+    return (arg.shape, arg.dtype) if hasattr(arg, "shape") else SIGNATURES[node.sig][4][position]
+
+
+def _same_aval(node, position, shape_too=True):
+    # the gradient is handed on as is only where no reduction (broadcast) or cast (promotion) is needed
+    kind = _kind(node, position)
     if type(kind) is not tuple:
         return False
     shape, dtype = node.avals[0]
-    return tuple(kind[0]) == tuple(shape) and kind[1] == dtype
+    return (not shape_too or tuple(kind[0]) == tuple(shape)) and kind[1] == dtype
 
 
 def _formed(g, steps, create_graph):
