@@ -81,8 +81,9 @@ class Op:
                 autograd.grad returns (the seed itself, a view of it, or a fresh tensor): a tuple of the
                 positions that get it as it is (where no broadcast or cast is undone), or a function
                 (statics as a dict, the input's shape, the output's shape) -> the Tensor-method steps that
-                view it, or None for a fresh tensor; None: always a fresh tensor. Set where the family is
-                defined.
+                view it, or None for a fresh tensor (one marked `by_position = True` takes the statics, every
+                input's shape and the input's position instead: cat, stack); None: always a fresh tensor. Set
+                where the family is defined.
     no_derivative for ops PyTorch records but cannot differentiate (unique, scatter with reduce): a function
                 of the statics giving (exception type, message) for the calls whose backward raises it, or
                 None. The node is recorded (its output requires grad); reaching it in backward raises.
