@@ -8,7 +8,7 @@ from .._dispatch import apply
 from .._scalar_range import check_fits, check_operands_fit
 from .._ops import elementwise as E
 from .._tensor import Tensor
-from ._common import check_tensors, result_dtype, scalar_or_tensor
+from ._common import check_tensors, refuse_complex, result_dtype, scalar_or_tensor
 
 
 def _apply(op, *args, **static):
@@ -193,11 +193,15 @@ def _tensor_arguments(name, other, other_name="other"):
 def _tensor_binary(op):
     def f(input, other, *, out=None):
         _tensor_arguments(op.name, other)
+        if op.name in _ORDERED:   # (ordering complex values: PyTorch refuses)
+            for t in (input, other):
+                refuse_complex(t, message=f"{op.name} not implemented for complex tensors.", error=RuntimeError)
         return _apply(op, input, other)
     f.__name__ = op.name
     return f
 
 
+_ORDERED = ("maximum", "minimum", "fmax", "fmin")
 maximum = _tensor_binary(E.maximum)
 minimum = _tensor_binary(E.minimum)
 fmax = _tensor_binary(E.fmax)
@@ -236,6 +240,7 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
 def clamp(input, min=None, max=None, *, out=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    refuse_complex(input, message="clamp is not supported for complex types")
     bounds = [None if b is None else scalar_or_tensor(b) for b in (min, max)]
     check_operands_fit([input] + [b for b in bounds if b is not None])
     return _apply(E.clamp, input, *bounds)

@@ -88,6 +88,14 @@ def wrap_dim(dim, ndim):
     return _wrap_dim(dim, ndim)
 
 
+def refuse_complex(x, kernel=None, message=None, error=NotImplementedError):
+    """PyTorch's CPU kernels that have no complex version: its error for a complex input (`kernel`: the name
+    in its '"kernel" not implemented for ...' text; else `message`). JAX would order or round complex values."""
+    if isinstance(x, Tensor) and x.dtype.is_complex:
+        raise error(message or f"\"{kernel}\" not implemented for '{SCALAR_NAME[x.dtype.name]}'. Take .real, "
+                               f".imag or .abs() first.")
+
+
 def wrap_dim_of_dims(dim, ndim):
     """wrap_dim for a function that needs a real dim, where PyTorch's maybe_wrap_dim refuses a 0-d tensor's."""
     if ndim == 0:

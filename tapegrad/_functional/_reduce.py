@@ -10,7 +10,7 @@ from .._dispatch import apply
 from .._ops import reduction as R, sorting as S
 from .._tensor import Tensor
 from . import _return_types as RT
-from ._common import SCALAR_NAME, dims as _dims, read_on_host, wrap_dim
+from ._common import SCALAR_NAME, dims as _dims, read_on_host, refuse_complex, wrap_dim
 from .._autocast import policy
 
 
@@ -121,9 +121,11 @@ def _extreme(input, dim_or_other, keepdim, name):
     if isinstance(dim_or_other, Tensor):
         return (maximum if name == "max" else minimum)(input, dim_or_other)
     if dim_or_other is None:
+        refuse_complex(input, f"{name}_all")
         _check_nonempty(input, name)
         return apply(R.max_all if name == "max" else R.min_all, input)
     dim = wrap_dim(dim_or_other, input.ndim)
+    refuse_complex(input, message=f"{name}(): does not support complex input", error=RuntimeError)
     _check_nonempty(input, name, dim)
     if input.ndim == 0:
         return _scalar_pair(input, name)
@@ -152,6 +154,7 @@ def min(input, dim=None, keepdim=False, *, out=None):
 
 def _amax(op, name):
     def f(input, dim=(), keepdim=False, *, out=None):
+        refuse_complex(input, f"{name[1:]}_values_cpu")
         d = _rdims(dim, input)
         _check_nonempty(input, name, None if d is None else d[0])
         return apply(op, input, dim=d, keepdim=as_bool(keepdim, "keepdim"))
@@ -164,6 +167,7 @@ amin = _amax(R.amin, "amin")
 
 
 def aminmax(input, *, dim=None, keepdim=False):
+    refuse_complex(input, "aminmax_cpu")
     if input.numel() == 0:
         if dim is None:
             raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
@@ -178,6 +182,7 @@ def _arg(op, name):
     def f(input, dim=None, keepdim=False, *, out=None):
         if input.dtype is D.bool_:
             raise RuntimeError(f"{name}(): does not support bool input")
+        refuse_complex(input, message=f"{name}(): does not support complex input", error=RuntimeError)
         if dim is None:
             _check_nonempty(input, name)
             return apply(op, input, dim=None, keepdim=as_bool(keepdim, "keepdim"))
@@ -224,6 +229,7 @@ def logcumsumexp(input, dim, *, out=None):
 
 def _cumulative_extreme(indices_op, values_op, name):
     def f(input, dim, *, out=None):
+        refuse_complex(input, f"{name}_cpu")
         d = wrap_dim(dim, input.ndim)
         if input.ndim == 0:
             return _scalar_pair(input, name)

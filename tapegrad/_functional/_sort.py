@@ -10,7 +10,7 @@ from .._dispatch import apply
 from .._ops import sorting as S
 from .._tensor import Tensor
 from . import _return_types as RT
-from ._common import sized_by, wrap_dim, wrap_dim_of_dims
+from ._common import refuse_complex, sized_by, wrap_dim, wrap_dim_of_dims
 from ._reduce import _check_nonempty, _scalar_pair
 
 
@@ -38,6 +38,7 @@ def _sort_args(name, input, args, dim, descending, stable):
 def sort(input, *args, dim=_UNSET, descending=_UNSET, stable=_UNSET, out=None):
     # (stable: the sort is always stable, jnp.argsort's)
     dim, descending = _sort_args("sort", input, args, dim, descending, stable)
+    refuse_complex(input, message=" Sort does not support complex dtypes on CPU", error=RuntimeError)
     d = wrap_dim(dim, input.ndim)
     if input.ndim == 0:
         return _scalar_pair(input, "sort")
@@ -56,6 +57,7 @@ def msort(input):
 
 def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
     k = as_int(k, "k")
+    refuse_complex(input, message=" topk does not support complex dtypes on CPU", error=RuntimeError)
     d = wrap_dim(dim, input.ndim)
     size = input.shape[d] if input.ndim else 1
     if not 0 <= k <= size:
@@ -68,6 +70,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
 
 def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     k, keepdim = as_int(k, "k"), as_bool(keepdim, "keepdim")
+    refuse_complex(input, "kthvalue_cpu")
     d = wrap_dim(dim, input.ndim)
     size = input.shape[d] if input.ndim else 1
     if size == 0:
@@ -84,6 +87,7 @@ def median(input, dim=None, keepdim=False, *, out=None):
     if input.dtype is D.bool_:
         raise NotImplementedError(f"\"{'median_cpu' if dim is None else 'median_out'}\" not implemented for 'Bool'. "
                                   "Convert the input first, e.g. x.int().")
+    refuse_complex(input, "median_cpu" if dim is None else "median_out")
     if dim is None:
         if not input.dtype.is_floating_point:   # (an empty float input's median is NaN)
             _check_nonempty(input, "median")
@@ -98,6 +102,7 @@ def median(input, dim=None, keepdim=False, *, out=None):
 
 
 def mode(input, dim=-1, keepdim=False, *, out=None):
+    refuse_complex(input, "mode_cpu")
     d = wrap_dim(dim, input.ndim)
     if input.ndim == 0:
         return _scalar_pair(input, "mode")
@@ -111,6 +116,7 @@ def mode(input, dim=-1, keepdim=False, *, out=None):
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     for name, flag in (("sorted", sorted), ("return_inverse", return_inverse), ("return_counts", return_counts)):
         as_bool(flag, name, "_unique2" if dim is None else "unique_dim")
+    refuse_complex(input, "unique" if dim is None else "unique_dim")
     if dim is not None:
         return _unique_dim(input, wrap_dim_of_dims(dim, input.ndim), return_inverse, return_counts)
     # The number of distinct values decides the output shape: count on the host, as PyTorch syncs.
@@ -149,6 +155,7 @@ def _unique_dim(input, d, return_inverse, return_counts):
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     """Each run of equal elements (or equal slices along dim) collapsed to one. Found on the host, as PyTorch
     syncs for the output's size. As PyTorch, its node (UniqueConsecutiveBackward0) raises in backward."""
+    refuse_complex(input, "unique")
     shape = tuple(input.shape)
     d = None if dim is None else wrap_dim(dim, input.ndim)
     data = np.asarray(sized_by(input._value, "unique_consecutive")[1])

@@ -9,7 +9,7 @@ from .._grad_mode import no_grad
 from .._ops import histograms as H, sorting as S
 from .._tensor import Tensor
 from . import _return_types as RT
-from ._common import SCALAR_NAME, as_tensor, result_dtype, wrap_dim
+from ._common import SCALAR_NAME, as_tensor, refuse_complex, result_dtype, wrap_dim
 from ._reduce import _check_nonempty, _scalar_pair
 
 _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
@@ -80,6 +80,7 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
 def nanmedian(input, dim=None, keepdim=False, *, out=None):
     if input.dtype is D.bool_:
         raise NotImplementedError("\"median_cpu\" not implemented for 'Bool'. Convert the input first, e.g. x.int().")
+    refuse_complex(input, "median_cpu" if dim is None else "median_out")
     if dim is None:
         return apply(S.nanmedian_all, input)
     d = wrap_dim(dim, input.ndim)

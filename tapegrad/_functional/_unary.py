@@ -7,7 +7,7 @@ from .._ops import elementwise as E
 from .._pointwise_layout import lay_out_like
 from .._tensor import Tensor
 from ._arith import _apply, _check_kernel, _scalar_name, pow
-from ._common import check_tensors, scalar_or_tensor
+from ._common import check_tensors, refuse_complex, scalar_or_tensor
 
 
 def _unary(op, name=None, kernel=None, integers=False):
@@ -121,10 +121,12 @@ def _check_integral(t, name):
 
 def round(input, *, decimals=None, out=None):
     _check_kernel("round_vml_cpu" if decimals is None else "round_cpu", input)
+    refuse_complex(input, "round_vml_cpu" if decimals is None else "round_cpu")
     return _apply(E.round, input, decimals=decimals)
 
 
 def logit(input, eps=None, *, out=None):
+    refuse_complex(input, "logit_cpu")
     return _apply(E.logit, input, eps=None if eps is None else builtins.float(eps))
 
 
