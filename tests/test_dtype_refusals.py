@@ -10,7 +10,8 @@ CASES = """x.max() x.min() x.max(0) x.min(0) x.amin() x.amax(0) x.aminmax() x.me
 x.mode() x.mode(0) x.argmin() x.argmax() x.argmax(0) x.sort() x.argsort() x.msort() x.topk(1) x.kthvalue(1)
 x.cummax(0) x.cummin(0) x.unique() x.unique(dim=0) x.unique_consecutive() x.clamp(0,1) x.clamp(min=0)
 x.clamp_(0,1) x.maximum(x) x.minimum(x) x.fmax(x) x.fmin(x) x.round() x.round(decimals=1) x.round_()
-x.logit()""".split()
+x.logit() x.floor() x.ceil() x.trunc() x.frac() x.frac_() x.erf() x.erfc() x.erfinv() x.lgamma() x.digamma()
+x.sign() x//2 x%2 x.floor_divide(2) x.remainder(2) x.fmod(2)""".split()
 
 
 def _raised(lib, code):

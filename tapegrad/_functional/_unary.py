@@ -10,12 +10,15 @@ from ._arith import _apply, _check_kernel, _scalar_name, pow
 from ._common import check_tensors, refuse_complex, scalar_or_tensor
 
 
-def _unary(op, name=None, kernel=None, integers=False):
+def _unary(op, name=None, kernel=None, integers=False, no_complex=None):
     """The function of a unary op; kernel: PyTorch's CPU kernel, which has no bool version (nor integer
-    ones when `integers`), named in its NotImplementedError."""
+    ones when `integers`), named in its NotImplementedError. no_complex: PyTorch has no complex version
+    either: its kernel's name, or its whole message when that has spaces."""
     def f(input, *, out=None):
         if kernel is not None:
             _check_kernel(kernel, input, floating_only=integers)
+        if no_complex is not None:
+            refuse_complex(input, *((None, no_complex) if " " in no_complex else (no_complex,)))
         return _apply(op, input)
     f.__name__ = name or op.name
     return f
@@ -30,7 +33,8 @@ def neg(input, *, out=None):
 
 negative = neg
 abs = absolute = _unary(E.abs, kernel="abs_cpu")
-sign = _unary(E.sign)
+sign = _unary(E.sign, no_complex="Unlike NumPy, torch.sign is not intended to support complex numbers. Please "
+                                      "use torch.sgn instead.")
 sgn = _unary(E.sgn)
 exp = _unary(E.exp)
 exp2 = _unary(E.exp2)
@@ -54,11 +58,11 @@ asinh = arcsinh = _unary(E.asinh)
 acosh = arccosh = _unary(E.acosh)
 atanh = arctanh = _unary(E.atanh)
 sigmoid = _unary(E.sigmoid)
-erf = _unary(E.erf)
-erfc = _unary(E.erfc)
-erfinv = _unary(E.erfinv)
-lgamma = _unary(E.lgamma)
-digamma = _unary(E.digamma)
+erf = _unary(E.erf, no_complex="erf_vml_cpu")
+erfc = _unary(E.erfc, no_complex="erfc_vml_cpu")
+erfinv = _unary(E.erfinv, no_complex="erfinv_vml_cpu")
+lgamma = _unary(E.lgamma, no_complex="lgamma_vml_cpu")
+digamma = _unary(E.digamma, no_complex="digamma")
 def relu(input, *, out=None):
     if input.dtype is D.bool_:
         raise RuntimeError("Boolean inputs not supported for relu")
@@ -69,10 +73,10 @@ def square(input, *, out=None):
     if input.dtype is D.bool_:
         return pow(input, 2)
     return _apply(E.square, input)
-floor = _unary(E.floor, kernel="floor_vml_cpu")
-ceil = _unary(E.ceil, kernel="ceil_vml_cpu")
-trunc = fix = _unary(E.trunc, kernel="trunc_vml_cpu")
-frac = _unary(E.frac, kernel="frac_cpu", integers=True)
+floor = _unary(E.floor, kernel="floor_vml_cpu", no_complex="floor is not supported for complex inputs")
+ceil = _unary(E.ceil, kernel="ceil_vml_cpu", no_complex="ceil is not supported for complex inputs")
+trunc = fix = _unary(E.trunc, kernel="trunc_vml_cpu", no_complex="trunc is not supported for complex inputs")
+frac = _unary(E.frac, kernel="frac_cpu", integers=True, no_complex="frac_cpu")
 isnan = _unary(E.isnan)
 isfinite = _unary(E.isfinite)
 isinf = _unary(E.isinf)

@@ -32,8 +32,8 @@ def check_tensor(x, name="input"):
 
 
 def check_float(x, op):
-    if not (x.dtype.is_floating_point or x.dtype.is_complex):
-        raise RuntimeError(f"\"{op}\" not implemented for '{SCALAR_NAMES[x.dtype.name]}'. "
+    if not (x.dtype.is_floating_point or x.dtype.is_complex):   # (PyTorch's dispatch: a NotImplementedError)
+        raise NotImplementedError(f"\"{op}\" not implemented for '{SCALAR_NAMES[x.dtype.name]}'. "
                            "Convert the input to a floating dtype first, e.g. x.float().")
 
 
