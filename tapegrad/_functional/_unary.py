@@ -10,15 +10,15 @@ from ._arith import _apply, _check_kernel, _scalar_name, pow
 from ._common import check_tensors, refuse_complex, scalar_or_tensor
 
 
-def _unary(op, name=None, kernel=None, integers=False, no_complex=None):
+def _unary(op, name=None, kernel=None, integers=False, complex_kernel=None, complex_message=None):
     """The function of a unary op; kernel: PyTorch's CPU kernel, which has no bool version (nor integer
-    ones when `integers`), named in its NotImplementedError. no_complex: PyTorch has no complex version
-    either: its kernel's name, or its whole message when that has spaces."""
+    ones when `integers`), named in its NotImplementedError. PyTorch has no complex version either where
+    complex_kernel (the kernel its error names) or complex_message (its whole error) is given."""
     def f(input, *, out=None):
         if kernel is not None:
             _check_kernel(kernel, input, floating_only=integers)
-        if no_complex is not None:
-            refuse_complex(input, *((None, no_complex) if " " in no_complex else (no_complex,)))
+        if complex_kernel is not None or complex_message is not None:
+            refuse_complex(input, complex_kernel, complex_message)
         return _apply(op, input)
     f.__name__ = name or op.name
     return f
@@ -33,8 +33,8 @@ def neg(input, *, out=None):
 
 negative = neg
 abs = absolute = _unary(E.abs, kernel="abs_cpu")
-sign = _unary(E.sign, no_complex="Unlike NumPy, torch.sign is not intended to support complex numbers. Please "
-                                      "use torch.sgn instead.")
+sign = _unary(E.sign, complex_message="Unlike NumPy, torch.sign is not intended to support complex numbers. Please "
+                                           "use torch.sgn instead.")
 sgn = _unary(E.sgn)
 exp = _unary(E.exp)
 exp2 = _unary(E.exp2)
@@ -58,11 +58,11 @@ asinh = arcsinh = _unary(E.asinh)
 acosh = arccosh = _unary(E.acosh)
 atanh = arctanh = _unary(E.atanh)
 sigmoid = _unary(E.sigmoid)
-erf = _unary(E.erf, no_complex="erf_vml_cpu")
-erfc = _unary(E.erfc, no_complex="erfc_vml_cpu")
-erfinv = _unary(E.erfinv, no_complex="erfinv_vml_cpu")
-lgamma = _unary(E.lgamma, no_complex="lgamma_vml_cpu")
-digamma = _unary(E.digamma, no_complex="digamma")
+erf = _unary(E.erf, complex_kernel="erf_vml_cpu")
+erfc = _unary(E.erfc, complex_kernel="erfc_vml_cpu")
+erfinv = _unary(E.erfinv, complex_kernel="erfinv_vml_cpu")
+lgamma = _unary(E.lgamma, complex_kernel="lgamma_vml_cpu")
+digamma = _unary(E.digamma, complex_kernel="digamma")
 def relu(input, *, out=None):
     if input.dtype is D.bool_:
         raise RuntimeError("Boolean inputs not supported for relu")
@@ -73,10 +73,10 @@ def square(input, *, out=None):
     if input.dtype is D.bool_:
         return pow(input, 2)
     return _apply(E.square, input)
-floor = _unary(E.floor, kernel="floor_vml_cpu", no_complex="floor is not supported for complex inputs")
-ceil = _unary(E.ceil, kernel="ceil_vml_cpu", no_complex="ceil is not supported for complex inputs")
-trunc = fix = _unary(E.trunc, kernel="trunc_vml_cpu", no_complex="trunc is not supported for complex inputs")
-frac = _unary(E.frac, kernel="frac_cpu", integers=True, no_complex="frac_cpu")
+floor = _unary(E.floor, kernel="floor_vml_cpu", complex_message="floor is not supported for complex inputs")
+ceil = _unary(E.ceil, kernel="ceil_vml_cpu", complex_message="ceil is not supported for complex inputs")
+trunc = fix = _unary(E.trunc, kernel="trunc_vml_cpu", complex_message="trunc is not supported for complex inputs")
+frac = _unary(E.frac, kernel="frac_cpu", integers=True, complex_kernel="frac_cpu")
 isnan = _unary(E.isnan)
 isfinite = _unary(E.isfinite)
 isinf = _unary(E.isinf)
