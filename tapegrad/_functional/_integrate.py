@@ -5,7 +5,7 @@ from .. import _dtypes as D
 from .._dispatch import apply
 from .._ops import elementwise as E
 from .._tensor import Tensor
-from ._common import wrap_dim
+from ._common import wrap_dim_of_dims
 
 
 def trapezoid(y, x=None, *, dx=None, dim=-1):
@@ -24,11 +24,9 @@ def _trapezoid(y, x, dx, dim, cumulative):
     name = "cumulative_trapezoid" if cumulative else "trapezoid"
     if x is not None and dx is not None:
         raise TypeError(f"{name}() received an invalid combination of arguments: give x or dx, not both")
-    if y.ndim == 0:   # (where PyTorch's composition first meets the missing dim)
-        if cumulative:
-            raise IndexError("slice() cannot be applied to a 0-dim tensor.")
-        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
-    d = wrap_dim(dim, y.ndim)
+    if y.ndim == 0 and cumulative:   # (where PyTorch's composition first meets the missing dim)
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    d = wrap_dim_of_dims(dim, y.ndim)
     if not cumulative and y.shape[d] == 0:   # numpy's integral over no samples
         from .._creation import zeros
         return zeros(tuple(y.shape[:d] + y.shape[d + 1:]), dtype=y.dtype, device=y.device)

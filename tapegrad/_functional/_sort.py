@@ -73,8 +73,8 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     refuse_complex(input, "kthvalue_cpu")
     d = wrap_dim(dim, input.ndim)
     size = input.shape[d] if input.ndim else 1
-    if size == 0:
-        raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
+    if input.ndim:
+        _check_nonempty(input, "kthvalue", d)
     if not 1 <= k <= size:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     if input.ndim == 0:
@@ -106,8 +106,7 @@ def mode(input, dim=-1, keepdim=False, *, out=None):
     d = wrap_dim(dim, input.ndim)
     if input.ndim == 0:
         return _scalar_pair(input, "mode")
-    if input.shape[d] == 0:
-        raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
+    _check_nonempty(input, "mode", d)
     keepdim = as_bool(keepdim, "keepdim")
     idx = apply(S.mode_indices, input, dim=d, keepdim=keepdim)
     return RT.mode(apply(S.mode_values, input, idx, dim=d, keepdim=keepdim), idx)
