@@ -3,12 +3,14 @@ joins, index-driven ops (index_select, gather, masked_fill, advanced indexing) a
 
 Each writes one step's code and records its result in the abstract State, as strategy.py's generators do.
 Values are quarters in [-2, 2], so ties, zeros and negative inputs (log, sqrt, pow) come up often: both
-libraries must agree there too. (Not copysign: it reads a NaN's sign bit, which each library's log of a
+libraries must agree there too. Each list names the templates whose result may differ in the last bits
+(*_ROUNDS) and those that need operands that do not (*_KINKED: see state.py). (Not copysign: it reads a NaN's sign bit, which each library's log of a
 negative number sets its own way; the op table's tests check copysign on numbers.)
 """
 from hypothesis import strategies as st
 
 from .shapes import broadcast
+from .state import allowed
 
 
 def _pick(draw, items):
@@ -29,13 +31,23 @@ MORE_UNARY = ["{x}.square()", "{x}.sign()", "{x}.floor()", "{x}.reciprocal()", "
               "torch.nn.functional.elu({x})", "torch.nn.functional.hardtanh({x}, -0.5, 0.5)",
               "torch.nn.functional.gelu({x}, approximate='tanh')", "{x}.clamp(max=0.25)",
               "{x}.nan_to_num(0.0)", "{x}.masked_fill({x} > 0.5, 2.0)", "torch.where({x} < 0, {x}, 0.25)"]
+MORE_UNARY_ROUNDS = {"{x}.reciprocal()", "{x}.atan()", "{x}.erf()", "{x}.expm1()", "{x}.log1p()", "{x}.rsqrt()",
+                     "{x}.sinh()", "{x}.asinh()", "{x}.exp2()", "{x}.logit()", "{x}.sigmoid().log()",
+                     "torch.nn.functional.gelu({x})", "torch.nn.functional.silu({x})",
+                     "torch.nn.functional.softplus({x})", "torch.nn.functional.leaky_relu({x}, 0.1)",
+                     "torch.nn.functional.elu({x})", "torch.nn.functional.gelu({x}, approximate='tanh')"}
+MORE_UNARY_KINKED = {"{x}.sign()", "{x}.floor()", "{x}.reciprocal()", "{x}.log1p()", "{x}.rsqrt()", "{x}.frac()",
+                     "{x}.trunc()", "{x}.logit()", "torch.nn.functional.leaky_relu({x}, 0.1)",
+                     "torch.nn.functional.hardtanh({x}, -0.5, 0.5)", "{x}.clamp(max=0.25)",
+                     "{x}.masked_fill({x} > 0.5, 2.0)", "torch.where({x} < 0, {x}, 0.25)"}
 
 
 def more_unary(draw, s):
     x = _pick(draw, list(s.vars.values()))
     name = s.fresh()
-    s.result(name, x.shape, x.dtype, [x])
-    return f"{name} = " + _pick(draw, MORE_UNARY).format(x=x.name)
+    template = _pick(draw, allowed(MORE_UNARY, MORE_UNARY_KINKED, x))
+    s.result(name, x.shape, x.dtype, [x], rounds=template in MORE_UNARY_ROUNDS)
+    return f"{name} = " + template.format(x=x.name)
 
 
 MORE_BINARY = ["{a} / {b}", "torch.atan2({a}, {b})", "{a}.pow({b})", "torch.hypot({a}, {b})",
@@ -43,6 +55,11 @@ MORE_BINARY = ["{a} / {b}", "torch.atan2({a}, {b})", "{a}.pow({b})", "torch.hypo
                "torch.xlogy({a}, {b})", "{a}.div({b}, rounding_mode='floor')",
                "{a}.clamp(min={b})", "torch.maximum({a}, {b}.detach())", "{a}.addcmul({b}, {b}, value=0.5)",
                "{a}.addcdiv({a}, {b}, value=-2)"]
+MORE_BINARY_ROUNDS = {"{a} / {b}", "torch.atan2({a}, {b})", "{a}.pow({b})", "torch.hypot({a}, {b})",
+                      "torch.xlogy({a}, {b})", "{a}.addcdiv({a}, {b}, value=-2)"}
+MORE_BINARY_KINKED = MORE_BINARY_ROUNDS | {"torch.fmod({a}, {b})", "torch.remainder({a}, {b})",
+                                           "{a}.div({b}, rounding_mode='floor')", "{a}.clamp(min={b})",
+                                           "torch.maximum({a}, {b}.detach())"}
 
 
 def more_binary(draw, s):
@@ -50,14 +67,14 @@ def more_binary(draw, s):
     a = _pick(draw, pool)
     fits = [b for b in pool if broadcast(a.shape, b.shape) is not None]
     b = _pick(draw, fits)
-    template = _pick(draw, MORE_BINARY)
+    template = _pick(draw, allowed(MORE_BINARY, MORE_BINARY_KINKED, a, b))
     shape = broadcast(a.shape, b.shape)
     if "clamp" in template or "addc" in template:   # (a's shape: min=b must broadcast to it, and so on)
         if broadcast(a.shape, b.shape) != a.shape:
             return None
         shape = a.shape
     name = s.fresh()
-    s.result(name, shape, _promote(a, b), [a, b])
+    s.result(name, shape, _promote(a, b), [a, b], rounds=template in MORE_BINARY_ROUNDS)
     return f"{name} = " + template.format(a=a.name, b=b.name)
 
 
@@ -66,6 +83,13 @@ ALONG_DIM = ["{x}.softmax({d})", "{x}.log_softmax({d})", "{x}.cumsum({d})", "{x}
              "{x}.logcumsumexp({d})", "torch.nn.functional.softmin({x}, {d})"]
 REDUCING_DIM = ["{x}.var({d})", "{x}.std({d}, keepdim=True)", "{x}.norm(dim={d})", "{x}.nansum({d})",
                 "torch.linalg.vector_norm({x}, 3, dim={d})", "{x}.var({d}, correction=0)"]
+ALONG_DIM_ROUNDS = {"{x}.softmax({d})", "{x}.log_softmax({d})", "torch.nn.functional.normalize({x}, dim={d})",
+                    "{x}.logcumsumexp({d})", "torch.nn.functional.softmin({x}, {d})", "{x}.var({d})",
+                    "{x}.std({d}, keepdim=True)", "{x}.norm(dim={d})", "torch.linalg.vector_norm({x}, 3, dim={d})",
+                    "{x}.var({d}, correction=0)"}
+# (a norm's gradient is x / norm, 0 at a zero vector: one rounded away from zero is a unit vector)
+ALONG_DIM_KINKED = {"torch.nn.functional.normalize({x}, dim={d})", "{x}.std({d}, keepdim=True)",
+                    "{x}.norm(dim={d})", "torch.linalg.vector_norm({x}, 3, dim={d})"}
 
 
 def _tensor_and_dim(draw, s):
@@ -84,12 +108,12 @@ def along_dim(draw, s):
     x, d = picked
     name = s.fresh()
     if draw(st.integers(0, 2)) == 0:
-        template = _pick(draw, REDUCING_DIM)
+        template = _pick(draw, allowed(REDUCING_DIM, ALONG_DIM_KINKED, x))
         keep = "keepdim=True" in template
         shape = x.shape[:d % len(x.shape)] + ((1,) if keep else ()) + x.shape[d % len(x.shape) + 1:]
     else:
-        template, shape = _pick(draw, ALONG_DIM), x.shape
-    s.result(name, shape, x.dtype, [x])
+        template, shape = _pick(draw, allowed(ALONG_DIM, ALONG_DIM_KINKED, x)), x.shape
+    s.result(name, shape, x.dtype, [x], rounds=template in ALONG_DIM_ROUNDS)
     return f"{name} = " + template.format(x=x.name, d=d)
 
 
@@ -107,10 +131,15 @@ def reorder(draw, s):
                "{x}.argsort(dim={d}, stable=True).float()": x.shape}
     if len(x.shape) >= 2:
         options.update({"{x}.tril()": x.shape, "{x}.triu(1)": x.shape, "{x}.mT.contiguous()": x.shape[:-2] + x.shape[:-3:-1]})
-    template = _pick(draw, sorted(options))
+    # (ties decide which element a sort or a running extreme picks: a tie broken by rounding picks another)
+    template = _pick(draw, allowed(sorted(options), REORDER_KINKED, x))
     name = s.fresh()
     s.result(name, options[template], x.dtype, [x])
     return f"{name} = " + template.format(x=x.name, d=d)
+
+
+REORDER_KINKED = {"{x}.sort(dim={d}, stable=True).values", "{x}.cummax({d}).values", "{x}.cummin({d}).values",
+                  "{x}.topk(1, {d}).values", "{x}.argsort(dim={d}, stable=True).float()"}
 
 
 def _count(shape):
@@ -177,6 +206,8 @@ LOSSES = ["torch.nn.functional.mse_loss({a}, {b})", "torch.nn.functional.l1_loss
           "torch.nn.functional.mse_loss({a}, {b}, reduction='sum')",
           "torch.nn.functional.binary_cross_entropy_with_logits({a}, {b}.sigmoid())",
           "torch.nn.functional.kl_div({a}.log_softmax(-1), {b}.softmax(-1), reduction='batchmean')"]
+LOSSES_KINKED = {"torch.nn.functional.l1_loss({a}, {b})", "torch.nn.functional.smooth_l1_loss({a}, {b}, beta=0.5)",
+                 "torch.nn.functional.huber_loss({a}, {b})"}
 
 
 def loss(draw, s):
@@ -188,8 +219,10 @@ def loss(draw, s):
     b = _pick(draw, same)
     losses = LOSSES if b is not a else LOSSES[:-1]   # (kl_div of a distribution with itself is rounding noise,
     name = s.fresh()                                 # ~1e-17, which a later division would blow up)
-    s.result(name, (), a.dtype, [a, b])
-    return f"{name} = " + _pick(draw, losses).format(a=a.name, b=b.name)
+    template = _pick(draw, allowed(losses, LOSSES_KINKED, a, b))
+    # (every loss but the summed square takes a mean)
+    s.result(name, (), a.dtype, [a, b], rounds="reduction='sum'" not in template)
+    return f"{name} = " + template.format(a=a.name, b=b.name)
 
 
 def layer_norm(draw, s):
@@ -201,9 +234,9 @@ def layer_norm(draw, s):
     name = s.fresh()
     if weights and draw(st.booleans()):
         w = _pick(draw, weights)
-        s.result(name, x.shape, x.dtype, [x, w])
+        s.result(name, x.shape, x.dtype, [x, w], rounds=True)
         return f"{name} = torch.nn.functional.layer_norm({x.name}, {x.shape[-1:]}, {w.name}, {w.name})"
-    s.result(name, x.shape, x.dtype, [x])
+    s.result(name, x.shape, x.dtype, [x], rounds=True)
     return f"{name} = torch.nn.functional.layer_norm({x.name}, {x.shape[-1:]})"
 
 

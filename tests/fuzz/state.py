@@ -3,6 +3,13 @@
 The model only steers the generator toward valid programs; it need not be exact, because the
 verdict comes from running the program under PyTorch. Where it guesses wrong, a program raises
 in both libraries and the fuzzer compares the errors instead of the values.
+
+It also tracks which values both libraries compute to the same bits (`Var.exact`): quarters, and what
+adding, multiplying, picking and moving them makes. A value that went through rounding arithmetic
+(exp, division, a mean, a gradient, an optimizer's step) may differ in its last bits, which is no bug;
+but a discontinuous op (sign, floor, a comparison, a sort, a kink's gradient, a division by something
+near zero) turns that last bit into a different answer. Such ops take exact operands only: without that
+rule the fuzzer reported `sign()` of a gradient that is zero up to rounding as a difference.
 """
 from dataclasses import dataclass, field, replace
 
@@ -21,9 +28,17 @@ class Var:
     made_in_no_grad: bool = False
     leaves: frozenset = frozenset()   # leaves requiring grad that its graph reaches
     nodes: frozenset = frozenset()    # ids of the recorded ops its graph holds
+    exact: bool = True                # both libraries compute it to the same bits (see above)
 
     def but(self, **changes):
         return replace(self, **changes)
+
+
+def allowed(templates, kinked, *operands):
+    """The templates an op on `operands` may take: a discontinuous one (in `kinked`) needs exact operands."""
+    if all(v.exact for v in operands):
+        return templates
+    return [t for t in templates if t not in kinked]
 
 
 @dataclass
@@ -51,8 +66,10 @@ class State:
         self.vars[var.name] = var
         return var
 
-    def result(self, name, shape, dtype, inputs, *, view_of=None, contiguous=True, overlapping=False):
-        """Record the Var an op on `inputs` produces, with PyTorch's grad-mode rules."""
+    def result(self, name, shape, dtype, inputs, *, view_of=None, contiguous=True, overlapping=False,
+               rounds=False):
+        """Record the Var an op on `inputs` produces, with PyTorch's grad-mode rules. rounds: the op's
+        result may differ in its last bits between libraries even from exact inputs."""
         tracks = self.grad_enabled and any(v.requires_grad for v in inputs)
         op = self.new_op_id()
         leaves = frozenset().union(*(v.leaves for v in inputs)) if tracks else frozenset()
@@ -62,11 +79,13 @@ class State:
                   is_view=view_of is not None, contiguous=contiguous, overlapping=overlapping,
                   made_in_no_grad=view_of is not None and not self.grad_enabled
                   and view_of.requires_grad,
-                  leaves=leaves, nodes=nodes)
+                  leaves=leaves, nodes=nodes, exact=not rounds and all(v.exact for v in inputs))
         return self.add(var)
 
-    def write_inplace(self, target, others):
+    def write_inplace(self, target, others, rounds=False):
         """An in-place op on `target` (and the tensors sharing its storage) with operands `others`."""
+        if rounds or not all(v.exact for v in others) or not target.exact:
+            self.rounded(target.root)
         tracks = self.grad_enabled and (target.requires_grad or any(v.requires_grad for v in others))
         if not tracks:
             return
@@ -78,6 +97,15 @@ class State:
                 self.vars[name] = var.but(requires_grad=True, is_leaf=var.is_leaf and var.requires_grad,
                                           leaves=var.leaves | extra_leaves,
                                           nodes=var.nodes | extra_nodes)
+
+    def rounded(self, root):
+        """The tensors sharing the storage of `root` now hold values rounded by one library's arithmetic."""
+        for name, var in list(self.vars.items()):
+            if var.root == root:
+                self.vars[name] = var.but(exact=False)
+
+    def exact_vars(self, pool):
+        return [v for v in pool if v.exact]
 
     def float_vars(self):
         return list(self.vars.values())

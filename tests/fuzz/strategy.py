@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from . import breadth
 from .program import Program, Step
 from .shapes import broadcast, broadcasts_to, matmul_shape, numel, reduced
-from .state import State, Var
+from .state import State, Var, allowed
 
 SCALARS = [2, -1, 3, 0.5, 1.5, -2.0]
 DTYPES = ["float32", "float64"]
@@ -74,20 +74,27 @@ def leaf(draw, s):
 UNARY = ["{x}.exp()", "{x}.tanh()", "{x}.sigmoid()", "{x}.sin()", "{x}.cos()", "{x}.abs()", "-{x}",
          "{x}.relu()", "{x}.pow(2)", "{x} ** 3", "torch.tanh({x})", "{x}.clamp(min=-1.0, max=1.0)",
          "{x}.clamp(min=0.5)", "{x}.log()", "{x}.sqrt()", "{x}.clone()", "{x}.double()", "{x}.float()"]
+# (see state.py: results that may differ in their last bits, and ops that need operands that do not)
+UNARY_ROUNDS = {"{x}.exp()", "{x}.tanh()", "{x}.sigmoid()", "{x}.sin()", "{x}.cos()", "torch.tanh({x})",
+                "{x}.log()", "{x}.sqrt()"}
+UNARY_KINKED = {"{x}.abs()", "{x}.relu()", "{x}.clamp(min=-1.0, max=1.0)", "{x}.clamp(min=0.5)", "{x}.log()",
+                "{x}.sqrt()"}
 
 
 def unary(draw, s):
     x = _pick(draw, list(s.vars.values()))
-    template = _pick(draw, UNARY)
+    template = _pick(draw, allowed(UNARY, UNARY_KINKED, x))
     dtype = {"{x}.double()": "float64", "{x}.float()": "float32"}.get(template, x.dtype)
     name = s.fresh()
-    s.result(name, x.shape, dtype, [x])
+    s.result(name, x.shape, dtype, [x], rounds=template in UNARY_ROUNDS)
     return f"{name} = " + template.format(x=x.name)
 
 
 BINARY = ["{a} + {b}", "{a} - {b}", "{a} * {b}", "torch.maximum({a}, {b})", "torch.minimum({a}, {b})",
           "{a}.add({b}, alpha=2)", "torch.where({a} > {b}, {a}, {b})"]
 WITH_SCALAR = ["{a} * {c}", "{c} * {a}", "{a} + {c}", "{c} - {a}", "{a} / {c}", "{a} - {c}"]
+BINARY_KINKED = {"torch.maximum({a}, {b})", "torch.minimum({a}, {b})", "torch.where({a} > {b}, {a}, {b})"}
+POWERS_OF_TWO = {2, -1, 0.5, -2.0}   # (dividing by the other scalars rounds)
 
 
 def _promote(a, b):
@@ -102,14 +109,15 @@ def binary(draw, s):
     a = _pick(draw, pool)
     name = s.fresh()
     if _chance(draw, 0.3):
-        s.result(name, a.shape, a.dtype, [a])
-        return f"{name} = " + _pick(draw, WITH_SCALAR).format(a=a.name, c=_pick(draw, SCALARS))
+        template, c = _pick(draw, WITH_SCALAR), _pick(draw, SCALARS)
+        s.result(name, a.shape, a.dtype, [a], rounds="/" in template and c not in POWERS_OF_TWO)
+        return f"{name} = " + template.format(a=a.name, c=c)
     fits = [b for b in pool if broadcast(a.shape, b.shape) is not None]
     misfits = [b for b in pool if b not in fits]
     b = _pick(draw, misfits) if misfits and _chance(draw, 0.05) else _pick(draw, fits)
     shape = broadcast(a.shape, b.shape) or a.shape
     s.result(name, shape, _promote(a, b), [a, b])
-    return f"{name} = " + _pick(draw, BINARY).format(a=a.name, b=b.name)
+    return f"{name} = " + _pick(draw, allowed(BINARY, BINARY_KINKED, a, b)).format(a=a.name, b=b.name)
 
 
 FULL_REDUCTIONS = ["sum()", "mean()", "prod()", "amax()", "amin()", "max()", "min()"]
@@ -117,18 +125,25 @@ DIM_REDUCTIONS = ["sum(dim={d}, keepdim={k})", "mean(dim={d}, keepdim={k})", "pr
                   "amax(dim={d}, keepdim={k})", "amin(dim={d}, keepdim={k})",
                   "logsumexp(dim={d}, keepdim={k})", "max(dim={d}, keepdim={k}).values",
                   "min(dim={d}, keepdim={k}).values"]
+REDUCTION_ROUNDS = {"mean()", "mean(dim={d}, keepdim={k})", "logsumexp(dim={d}, keepdim={k})"}
+# (PyTorch splits the gradient among tied extremes: a tie broken by rounding sends it all to one)
+REDUCTION_KINKED = {"amax()", "amin()", "max()", "min()", "amax(dim={d}, keepdim={k})",
+                    "amin(dim={d}, keepdim={k})", "max(dim={d}, keepdim={k}).values",
+                    "min(dim={d}, keepdim={k}).values"}
 
 
 def reduction(draw, s):
     x = _pick(draw, list(s.vars.values()))
     name = s.fresh()
     if not x.shape or _chance(draw, 0.3):
-        s.result(name, (), x.dtype, [x])
-        return f"{name} = {x.name}." + _pick(draw, FULL_REDUCTIONS)
+        template = _pick(draw, allowed(FULL_REDUCTIONS, REDUCTION_KINKED, x))
+        s.result(name, (), x.dtype, [x], rounds=template in REDUCTION_ROUNDS)
+        return f"{name} = {x.name}." + template
     d = draw(st.integers(-len(x.shape), len(x.shape) - 1))
     k = _chance(draw, 0.5)
-    s.result(name, reduced(x.shape, d, k), x.dtype, [x])
-    return f"{name} = {x.name}." + _pick(draw, DIM_REDUCTIONS).format(d=d, k=k)
+    template = _pick(draw, allowed(DIM_REDUCTIONS, REDUCTION_KINKED, x))
+    s.result(name, reduced(x.shape, d, k), x.dtype, [x], rounds=template in REDUCTION_ROUNDS)
+    return f"{name} = {x.name}." + template.format(d=d, k=k)
 
 
 def matmul(draw, s):
@@ -245,6 +260,7 @@ def _writable(s, v):
 INPLACE_TENSOR = ["{x}.add_({y})", "{x}.mul_({y})", "{x}.sub_({y})", "{x}.add_({y}, alpha=-0.5)"]
 INPLACE_SCALAR = ["{x}.add_({c})", "{x}.mul_({c})", "{x}.sub_({c})", "{x}.div_({c})",
                   "{x}.clamp_(min=-1.0, max=1.0)", "{x}.clamp_(min=0.0)"]
+INPLACE_KINKED = {"{x}.clamp_(min=-1.0, max=1.0)", "{x}.clamp_(min=0.0)"}
 
 
 def inplace(draw, s):
@@ -261,20 +277,22 @@ def inplace(draw, s):
         s.write_inplace(x, [y])
         return _pick(draw, INPLACE_TENSOR).format(x=x.name, y=y.name)
     c = _pick(draw, SCALARS)
-    s.write_inplace(x, [])
     if form in ("on_view", "setitem"):
+        s.write_inplace(x, [])
         index, _, _ = _index(draw, x.shape)
         if form == "setitem":
             return f"{x.name}[{index}] = {c}"
         return f"{x.name}[{index}].mul_({c})"
-    return _pick(draw, INPLACE_SCALAR).format(x=x.name, c=c)
+    template = _pick(draw, allowed(INPLACE_SCALAR, INPLACE_KINKED, x))
+    s.write_inplace(x, [], rounds="div_" in template and c not in POWERS_OF_TWO)
+    return template.format(x=x.name, c=c)
 
 
 def detach(draw, s):
     x = _pick(draw, list(s.vars.values()))
     name = s.fresh()
     s.add(Var(name, x.shape, x.dtype, False, True, root=name, contiguous=x.contiguous,
-              overlapping=x.overlapping))
+              overlapping=x.overlapping, exact=x.exact))
     return f"{name} = {x.name}.detach()"
 
 
@@ -323,17 +341,19 @@ def _grad_of(draw, s, create_graph):
     wrt = _pick(draw, leaves)
     loss = x.name if x.shape == () else f"{x.name}.sum()"
     name = s.fresh()
+    # (a gradient is rounding arithmetic, exact only as the ones of d(x.sum())/dx)
     if create_graph:
         # the gradient of a sum of the leaf itself is constant (no graph); otherwise it has one
         s.add(Var(name, wrt.shape, wrt.dtype, x is not wrt, x is wrt, root=name, overlapping=x is wrt,
                   leaves=x.leaves if x is not wrt else frozenset(),
-                  nodes=x.nodes | {s.new_op_id()} if x is not wrt else frozenset()))
+                  nodes=x.nodes | {s.new_op_id()} if x is not wrt else frozenset(), exact=x is wrt))
         return f"{name} = torch.autograd.grad({loss}, [{wrt.name}], create_graph=True)[0]"
     retain = _chance(draw, 0.7)
     if not retain:
         s.freed |= x.nodes
     # d(x.sum())/dx is PyTorch's ones expanded to x's shape: in-place writes to it are refused
-    s.add(Var(name, wrt.shape, wrt.dtype, False, True, root=name, overlapping=x is wrt, contiguous=x is not wrt))
+    s.add(Var(name, wrt.shape, wrt.dtype, False, True, root=name, overlapping=x is wrt, contiguous=x is not wrt,
+              exact=x is wrt))
     flag = ", retain_graph=True" if retain else ""
     return f"{name} = torch.autograd.grad({loss}, [{wrt.name}]{flag})[0]"
 
@@ -378,6 +398,9 @@ def optimizer_step(draw, s):
     if _chance(draw, 0.25):
         s.with_grad -= set(s.optimizers[name])
         return f"{name}.zero_grad()"
+    for param in s.optimizers[name]:   # (lr 0.1, Adam's square root: the parameters are rounded)
+        if param in s.vars:
+            s.rounded(s.vars[param].root)
     return f"{name}.step()"
 
 
