@@ -1527,3 +1527,46 @@ def test_autograd_grad_through_cat_and_stack_is_a_view_as_in_torch(torch, code):
     assert (ours[3] is None) == (theirs[3] is None)
     if theirs[3] is not None:
         assert ours[3][0] is theirs[3][0] and theirs[3][1][:60] in ours[3][1]
+
+
+@pytest.mark.parametrize("code", [
+    "F.binary_cross_entropy_with_logits(d, f.sigmoid())",      # (fuzzer seed 63: the loss has target's dtype)
+    "F.binary_cross_entropy_with_logits(f, d.sigmoid(), reduction='none')",
+    "F.binary_cross_entropy_with_logits(f, f.sigmoid(), weight=d.detach())",
+    "F.binary_cross_entropy_with_logits(d, f.sigmoid(), pos_weight=f.detach())",
+    "F.binary_cross_entropy_with_logits(f, f.sigmoid().half())",
+    "F.binary_cross_entropy(f.sigmoid(), f.sigmoid().detach(), weight=d.detach())",
+    "F.huber_loss(d, f)",                                       # input's dtype; its backward raises
+    "F.huber_loss(f, d, reduction='none')",
+    "F.huber_loss(f.detach(), d)",
+    "F.binary_cross_entropy(d.sigmoid(), f.sigmoid())",         # refused at once
+    "F.smooth_l1_loss(f, d)",                                   # promoted
+])
+def test_losses_of_two_dtypes_as_torch(torch, code):
+    """PyTorch writes binary_cross_entropy_with_logits in place into 1 - target (target's dtype), multiplies
+    binary_cross_entropy's weight in place, writes huber_loss into input's dtype and then fails in its
+    backward, and refuses binary_cross_entropy of two dtypes."""
+    def build(lib):
+        d = lib.tensor([1.5, -0.5, 0.25], dtype=lib.float64, requires_grad=True)
+        f = lib.tensor([0.5, 2.0, -1.25], requires_grad=True)
+        loss = eval(code, {"F": lib.nn.functional, "d": d, "f": f})
+        outcome = [str(loss.dtype).split(".")[-1], loss.detach().double().numpy()]
+        backward = _raises(lambda lib: loss.sum().backward(), lib)
+        return outcome + [backward] + [t.grad if t.grad is None else t.grad.numpy() for t in (d, f)]
+    ours, theirs = both(lambda lib: _raises(build, lib) or build(lib))
+    if isinstance(theirs, tuple):
+        assert ours[0] is theirs[0] and theirs[1] in ours[1]
+        return
+    assert ours[0] == theirs[0]
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=2e-7 if ours[0] != "float16" else 1e-3)
+    assert (ours[2] is None) == (theirs[2] is None)
+    if theirs[2] is not None:
+        assert ours[2][0] is theirs[2][0] and theirs[2][1] in ours[2][1]
+        return
+    # (a half target's gradient: PyTorch's formula divides by the count before it rounds to half, JAX's
+    # derivative of the mean divides first: one half-precision step apart)
+    rtol = 1e-3 if "half" in code else 1e-6
+    for o, t in zip(ours[3:], theirs[3:]):
+        assert (o is None) == (t is None)
+        if t is not None:
+            np.testing.assert_allclose(o, t, rtol=rtol, atol=1e-7)

@@ -86,7 +86,9 @@ class Op:
                 where the family is defined.
     no_derivative for ops PyTorch records but cannot differentiate (unique, scatter with reduce): a function
                 of the statics giving (exception type, message) for the calls whose backward raises it, or
-                None. The node is recorded (its output requires grad); reaching it in backward raises.
+                None; or {input position: (exception type, message)} where the error depends on which input
+                is differentiated (the first of those the backward differentiates raises). The node is
+                recorded (its output requires grad); reaching it in backward raises.
     no_derivative_at for ops whose derivative PyTorch implements for some inputs only (igamma's input, zeta's
                 order): {input position: (exception type, message)}; a backward that differentiates one of
                 those inputs raises it, one that differentiates only the others runs.

@@ -29,10 +29,23 @@ def _smooth_l1(x, y, reduction, beta):
     return _reduce(jnp.where(d < beta, 0.5 * small * small / beta, d - 0.5 * beta), reduction)
 
 
-def _huber(x, y, reduction, delta):
+def _huber(x, y, reduction, delta, mixed=None):
     d = jnp.abs(x - y)
     small = _inside(d, delta)
-    return _reduce(jnp.where(d < delta, 0.5 * small * small, delta * (d - 0.5 * delta)), reduction)
+    # (computed in the promoted dtype, written into a loss of input's dtype, as PyTorch's kernel)
+    loss = jnp.where(d < delta, 0.5 * small * small, delta * (d - 0.5 * delta)).astype(x.dtype)
+    return _reduce(loss, reduction)
+
+
+def _huber_mixed_derivative(mixed=None, **_):
+    """PyTorch's huber_loss backward of an input and target of two dtypes gives each the other's dtype,
+    which its engine refuses (mixed: their dtypes' names)."""
+    if mixed is None:
+        return None
+    return {0: (RuntimeError, f"Found dtype {mixed[1]} but expected {mixed[0]}. Convert the target to the "
+                              "input's dtype first, e.g. target.to(input.dtype)."),
+            1: (RuntimeError, f"Found dtype {mixed[0]} but expected {mixed[1]}. Convert the target to the "
+                              "input's dtype first, e.g. target.to(input.dtype).")}
 
 
 def _inside(d, bound):
@@ -43,7 +56,7 @@ def _inside(d, bound):
 
 mse_loss = _loss("mse_loss", lambda x, y, reduction: _reduce(jnp.square(x - y), reduction))
 smooth_l1_loss = _loss("smooth_l1_loss", _smooth_l1)
-huber_loss = _loss("huber_loss", _huber)
+huber_loss = _loss("huber_loss", _huber, no_derivative=_huber_mixed_derivative)
 
 
 # ---- class-index losses: input (N, C, d1...) or (C,), target (N, d1...) or () --------------------
@@ -84,8 +97,8 @@ nll_loss = _loss("nll_loss", _nll_loss, diff=(0,), saves_inputs=(0, 1, 2),
 def _bce(x, y, *weight, reduction):
     # PyTorch clamps each log at -100 so that a confident mistake stays finite.
     loss = -(y * jnp.maximum(jnp.log(x), -100) + (1 - y) * jnp.maximum(jnp.log1p(-x), -100))
-    if weight:
-        loss = loss * weight[0]
+    if weight:   # (PyTorch's loss.mul_(weight): the loss keeps its dtype)
+        loss = (loss * weight[0]).astype(x.dtype)
     return _reduce(loss, reduction)
 
 
@@ -97,11 +110,13 @@ def _bce_with_logits(x, y, *extra, reduction, has_weight, has_pos_weight):
     softplus_neg = jnp.logaddexp(-x, jnp.zeros((), x.dtype))
     if has_pos_weight:
         log_weight = 1 + (extra.pop(0) - 1) * y
-        loss = (1 - y) * x + log_weight * softplus_neg
-    else:
-        loss = (1 - y) * x + softplus_neg
+        softplus_neg = (log_weight * softplus_neg).astype(x.dtype)
+    # PyTorch's (1 - target).mul_(input).sub_(log_sigmoid(input)).mul_(weight): in place on 1 - target, so
+    # the loss has target's dtype, each step rounded to it
+    loss = ((1 - y) * x).astype(y.dtype)
+    loss = (loss + softplus_neg).astype(y.dtype)
     if weight is not None:
-        loss = loss * weight
+        loss = (loss * weight).astype(y.dtype)
     return _reduce(loss, reduction)
 
 

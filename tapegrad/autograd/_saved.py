@@ -65,7 +65,10 @@ def _missing_derivative(op, static, diff):
         missing = next((op.no_derivative_at[i] for i in diff if i in op.no_derivative_at), None)
         if missing is not None:
             return missing
-    return None if op.no_derivative is None else op.no_derivative(**dict(static))
+    missing = None if op.no_derivative is None else op.no_derivative(**dict(static))
+    if isinstance(missing, dict):   # (by argument: the first differentiated one's)
+        return next((missing[i] for i in diff if i in missing), None)
+    return missing
 
 
 def _conj(x):

@@ -87,7 +87,10 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 @policy("huber_loss")
 def huber_loss(input, target, reduction="mean", delta=1.0):
     input, target = _broadcast(input, target, "huber_loss")
-    return apply(L.huber_loss, input, target, reduction=_reduction(None, None, reduction), delta=float(delta))
+    names = SCALAR_NAMES[input.dtype.name], SCALAR_NAMES[target.dtype.name]
+    mixed = None if input.dtype is target.dtype else names   # (its backward then raises: L.huber_loss)
+    return apply(L.huber_loss, input, target, reduction=_reduction(None, None, reduction), delta=float(delta),
+                 mixed=mixed)
 
 
 def _check_class_weight(input, weight):
@@ -236,6 +239,10 @@ def _cross_entropy_probs(input, target, weight, reduction, label_smoothing):
 @policy("binary_cross_entropy")
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     _check_sizes(input, target, "binary_cross_entropy", strict=True)
+    if target.dtype is not input.dtype:
+        raise RuntimeError(f"Found dtype {SCALAR_NAMES[target.dtype.name]} but expected "
+                           f"{SCALAR_NAMES[input.dtype.name]}. Convert the target first, e.g. "
+                           "target.to(input.dtype).")
     _check_probabilities(input, "input")
     _check_probabilities(target, "target")
     return apply(L.binary_cross_entropy, input, target, *present(weight),
