@@ -92,8 +92,9 @@ def nanmedian(input, dim=None, keepdim=False, *, out=None):
     return RT.nanmedian(apply(S.nanmedian_values, input, idx, dim=d, keepdim=keepdim), idx)
 
 
-def _check_histogram_input(input, name):
-    if not (input.dtype.is_floating_point and input.dtype.itemsize >= 4):
+def _check_histogram_input(input, name, half=False):
+    """PyTorch's histogram kernels take float32 and float64 (histc half precision too, `half`)."""
+    if not (input.dtype.is_floating_point and (half or input.dtype.itemsize >= 4)):
         raise NotImplementedError(f"\"{name}\" not implemented for '{SCALAR_NAME[input.dtype.name]}'. "
                                   "Convert the input to float32 or float64 first.")
 
@@ -101,7 +102,13 @@ def _check_histogram_input(input, name):
 def histc(input, bins=100, min=0, max=0, *, out=None):
     """Counts in `bins` equal bins between min and max (those of the data when both are equal). Not
     differentiable: PyTorch's result requires no grad."""
-    _check_histogram_input(input, "histogram_cpu")
+    if input.dtype is D.bool_ or input.dtype.is_complex and builtins.float(min) == builtins.float(max):
+        # (PyTorch makes the edges before it looks at the data: linspace, after the data's range when none
+        # is given: aminmax; both refuse these dtypes first)
+        kernel = "linspace_cpu" if input.dtype is D.bool_ else "aminmax_cpu"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{SCALAR_NAME[input.dtype.name]}'. "
+                                  "Convert the input to float32 or float64 first.")
+    _check_histogram_input(input, "histogram_cpu", half=True)
     if bins <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
     lo, hi = builtins.float(min), builtins.float(max)

@@ -2,6 +2,7 @@
 its histogram records a node whose backward raises."""
 import jax.numpy as jnp
 
+from ._elementwise_math import _true_div
 from ._registry import defop, KEEP
 
 
@@ -22,11 +23,17 @@ def _counts(a, edges, weight, searched):
     if searched:
         pos = jnp.searchsorted(edges, flat, side="right") - 1
     else:
-        pos = ((flat - lo) * jnp.asarray(n, a.dtype) / (hi - lo)).astype(jnp.int64)
+        # PyTorch's multiply, then IEEE divide, each rounded to a's dtype (a multiply by the range's reciprocal,
+        # XLA's way to divide by one value, puts elements near an edge into the next bin)
+        pos = _true_div((flat - lo) * jnp.asarray(n, a.dtype), hi - lo).astype(jnp.int64)
     pos = jnp.where(pos >= n, n - 1, pos)   # the last bin holds its right edge too
     inside = (flat >= lo) & (flat <= hi)   # (NaN is never inside)
     w = jnp.ones_like(flat) if weight is None else weight.reshape(-1)
-    return jnp.zeros(n, a.dtype).at[jnp.where(inside, pos, 0)].add(jnp.where(inside, w, 0))
+    # (half precision counts in float32: in its own dtype a count stops at 2048 (float16) or 256 (bfloat16);
+    # PyTorch's does so per thread, so its counts past those depend on its thread count)
+    wide = jnp.promote_types(a.dtype, jnp.float32)
+    counts = jnp.zeros(n, wide).at[jnp.where(inside, pos, 0)].add(jnp.where(inside, w, 0).astype(wide))
+    return counts.astype(a.dtype)
 
 
 def _histogram(a, *args, bins, weighted, density):
