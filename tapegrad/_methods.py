@@ -110,7 +110,18 @@ for _name, _fn in {"eq": F.eq, "ne": F.ne, "lt": F.lt, "le": F.le, "gt": F.gt, "
 Tensor.__neg__ = lambda self: F.neg(self)
 Tensor.__pos__ = lambda self: self
 Tensor.__abs__ = lambda self: F.abs(self)
-Tensor.__invert__ = lambda self: F.bitwise_not(self) if self.dtype is not D.bool_ else F.logical_not(self)
+
+
+def _invert(self):
+    if self.dtype is D.bool_:
+        return F.logical_not(self)
+    if self.dtype.is_floating_point or self.dtype.is_complex:   # (PyTorch's Python operator checks first)
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors; to negate "
+                        "a mask held as floats use x.logical_not()")
+    return F.bitwise_not(self)
+
+
+Tensor.__invert__ = _invert
 Tensor.__getitem__ = getitem
 Tensor.__setitem__ = setitem
 Tensor.__contains__ = lambda self, item: builtins.bool((self == item).any())

@@ -5,6 +5,7 @@ import builtins
 from . import _dtypes as D
 from . import _memory_format
 from ._dispatch import apply
+from ._inplace import warn_complex_to_real
 from ._methods import F
 from ._ops import elementwise as E
 from ._tensor import Tensor
@@ -22,6 +23,7 @@ def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, mem
     out = self
     dtype = D.as_dtype(dtype)
     if dtype is not None and dtype is not self.dtype:
+        warn_complex_to_real(self.dtype, dtype)
         if dtype.is_floating_point or dtype.is_complex:
             out = apply(E.to_dtype, out, dtype=dtype.np)
         else:

@@ -1,5 +1,5 @@
-"""Ops whose PyTorch CPU kernels have no complex version refuse complex input with PyTorch's error (JAX
-would order, round or select complex values and return something): the type and PyTorch's text, which
+"""Ops whose PyTorch CPU kernels have no complex (or integer, or bool) version refuse such input with PyTorch's
+error (JAX would order, round or select the values and return something): the type and PyTorch's text, which
 tapegrad's message contains (it adds what to do)."""
 import pytest
 
@@ -14,10 +14,25 @@ x.logit() x.floor() x.ceil() x.trunc() x.frac() x.frac_() x.erf() x.erfc() x.erf
 x.sign() x//2 x%2 x.floor_divide(2) x.remainder(2) x.fmod(2)""".split()
 
 
+# Softmax's kernel is named after the dim (the last one or another); lerp's after its weight (a number or a
+# tensor); histc makes its edges (linspace) and, without a range, reads the data's (aminmax) before it counts.
+KERNEL_CASES = """x2.softmax(0) x2.softmax(1) x2.log_softmax(0) x2.log_softmax(-1) x0.softmax(0) i.softmax(0) i.softmax(1)
+i.log_softmax(0) i0.softmax(0) b.softmax(0) torch.nn.functional.softmin(i,0) torch.nn.functional.softmin(x2,1)
+torch.nn.functional.softmax(f2,0,dtype=torch.int32) i.softmax(5) x2.softmax(5) torch.special.log_softmax(x2,0)
+i.lerp(i,0.5) torch.lerp(i,i,i) torch.lerp(i,i,torch.tensor(1)) b.lerp(b,0.5) torch.lerp(b,b,b) i.lerp_(i,0.5)
+torch.lerp(c,c,1) b.bincount() torch.bincount(b2) torch.bincount(b,weights=torch.ones(3)) ~f ~x ~h f.__invert__()
+torch.histc(b) torch.histc(b,min=0,max=1) torch.histc(x) torch.histc(x,min=0,max=1) torch.histc(i) h.histogram(3)
+torch.nn.functional.binary_cross_entropy(f.sigmoid(),f.double().sigmoid())""".split()
+
+
 def _raised(lib, code):
     x = lib.tensor([1 + 2j, 3j])
+    names = {"x": x, "x2": x.reshape(1, 2), "x0": x[0], "i": lib.tensor([[1, -2, 3]]), "i0": lib.tensor(1),
+             "b": lib.tensor([True, False]), "b2": lib.tensor([[True]]), "f": lib.tensor([1.5, 2.0]),
+             "f2": lib.ones(2, 2), "h": lib.tensor([1.0, 2.5], dtype=lib.float16),
+             "c": lib.tensor([1], dtype=lib.int8)}
     try:
-        eval(code, {"torch": lib, "x": x})
+        eval(code, {"torch": lib, **names})
     except Exception as e:   # noqa: BLE001 - the type and text are what is compared
         return type(e).__name__, str(e).strip()
     return None
@@ -29,3 +44,38 @@ def test_complex_input_is_refused_as_torch(code):
     theirs, ours = _raised(torch, code), _raised(tapegrad, code)
     assert theirs is not None, "torch ran it"
     assert ours is not None and ours[0] == theirs[0] and theirs[1] in ours[1], (ours, theirs)
+
+
+@pytest.mark.parametrize("code", KERNEL_CASES)
+def test_input_without_a_kernel_is_refused_as_torch(code):
+    torch = require("torch")
+    theirs, ours = _raised(torch, code), _raised(tapegrad, code)
+    assert theirs is not None, "torch ran it"
+    assert ours is not None and ours[0] == theirs[0] and theirs[1] in ours[1], (ours, theirs)
+
+
+@pytest.mark.parametrize("code", ["torch.lerp(i,i,torch.tensor(0.5))", "torch.lerp(i.float(),i.float(),i0)",
+                                  "x.softmax(0,dtype=torch.float32)", "h.softmax(0)", "torch.lerp(x,x,0.5)"])
+def test_what_torch_computes_is_computed(code):
+    torch = require("torch")
+    assert _raised(torch, code) is None and _raised(tapegrad, code) is None
+
+
+@pytest.mark.parametrize("code", ["x.float()", "x.to(torch.float64)", "x.softmax(0, dtype=torch.float32)",
+                                  "x.double().sum()"])
+def test_a_complex_tensor_cast_to_real_keeps_its_real_part_and_warns_as_torch(code, monkeypatch):
+    """PyTorch's copy drops the imaginary part with its UserWarning (once per process); JAX's astype would warn
+    of its own deprecation instead (and will raise)."""
+    import warnings
+    from tapegrad import _inplace
+    torch = require("torch")
+    monkeypatch.setitem(_inplace._warned, "complex_to_real", False)
+    results = []
+    for lib in (tapegrad, torch):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            value = eval(code, {"torch": lib, "x": lib.tensor([1 + 2j, -3j])})
+        results.append((value.tolist(), [(w.category, str(w.message).split(" (Triggered")[0]) for w in caught]))
+    (ours, our_warnings), (theirs, _) = results   # (torch's may have warned already in this process)
+    assert ours == theirs
+    assert our_warnings == [(UserWarning, "Casting complex values to real discards the imaginary part")]

@@ -223,6 +223,11 @@ def lerp(input, end, weight, *, out=None):
         if isinstance(t, Tensor) and (name == "end" or t.ndim) and t.dtype is not input.dtype:
             raise RuntimeError(f"expected dtype {D.cpp_name(input.dtype)} for `{name}` but got dtype "
                                f"{D.cpp_name(t.dtype)}")
+    # (a number weight keeps input's dtype; a 0-d tensor's takes part in promotion: lerp(i, i, tensor(0.5)) is float)
+    if isinstance(weight, Tensor):
+        _check_kernel("lerp_kernel_tensor", input, end, weight, floating_only=True)
+    else:
+        _check_kernel("lerp_kernel_scalar", input, end, floating_only=True)
     return _apply(E.lerp, input, end, scalar_or_tensor(weight))
 
 

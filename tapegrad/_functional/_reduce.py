@@ -244,10 +244,10 @@ cummin = _cumulative_extreme(R.cummin_indices, R.cummin_values, "cummin")
 
 
 def bincount(input, weights=None, minlength=0):
-    if input.ndim != 1 or input.dtype.is_floating_point or input.dtype.is_complex or input.dtype is D.bool_:
-        if input.dtype.is_floating_point or input.dtype.is_complex:
-            raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{SCALAR_NAME[input.dtype.name]}'. "
-                                      "Convert the input to integers first, e.g. x.long().")
+    if input.dtype.is_floating_point or input.dtype.is_complex or input.dtype is D.bool_:   # (before its shape)
+        raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{SCALAR_NAME[input.dtype.name]}'. "
+                                  "Convert the input to integers first, e.g. x.long().")
+    if input.ndim != 1:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")

@@ -302,7 +302,8 @@ polar = defop("polar", lambda r, t: jax.lax.complex(r * jnp.cos(t), r * jnp.sin(
               saves_output=True)
 
 # ---- copies, casts, fills ---------------------------------------------------------------------
-to_dtype = defop("to_dtype", lambda a, dtype: a.astype(dtype), dtype_rule=KEEP, node="to_copy")
+# (complex to real: the real part, as PyTorch's copy)
+to_dtype = defop("to_dtype", lambda a, dtype: written_as(a, dtype), dtype_rule=KEEP, node="to_copy")
 # a copy primitive, not `a + 0`, which turned -0.0 into 0.0 (PyTorch's clone keeps every bit)
 clone = defop("clone", lambda a: jnp.copy(a), dtype_rule=KEEP)
 clone.elements_from = (0,)

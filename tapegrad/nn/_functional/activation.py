@@ -216,13 +216,15 @@ def _softmax_like(op, name, input, dim, dtype, stacklevel=3):
         dim = _implicit_dim(name, input.ndim, stacklevel + 1)
     if dtype is not None:
         input = input.to(dtype)
-    check_float(input, f"{name}_lastdim_kernel_impl")
     from ..._tensor import _wrap_dim
+    method = "log_softmax" if name == "log_softmax" else "softmax"   # (softmin is softmax of -input)
     try:
         dim = _wrap_dim(dim, input.ndim)
     except TypeError as e:   # (PyTorch's calls input.softmax(dim[, dtype=]): that method's parser error)
-        method = "log_softmax" if name == "log_softmax" else "softmax"
         reraise(e, "method", method, (dim,), {} if dtype is None else {"dtype": dtype})
+    # PyTorch's CPU kernels: one along the last dim, one along others; neither for integers or complex
+    along = "_lastdim" if dim == input.ndim - 1 or input.ndim == 0 else ""
+    check_float_kernel(input, f"{method}{along}_kernel_impl", complex=False)
     return apply(op, input, dim=dim)
 
 
