@@ -1,5 +1,6 @@
 """Bugs the differential fuzzer (tests/fuzz) found, kept as plain tests: the same code under both libraries."""
 import math
+import re
 
 import numpy as np
 import pytest
@@ -1570,3 +1571,31 @@ def test_losses_of_two_dtypes_as_torch(torch, code):
         assert (o is None) == (t is None)
         if t is not None:
             np.testing.assert_allclose(o, t, rtol=rtol, atol=1e-7)
+
+
+@pytest.mark.parametrize("code", [
+    "F.layer_norm(x, (2,), w, b)",             # (fuzzer seed 69: the weight's gradient required no grad)
+    "F.layer_norm(x, (2,), w)",
+    "F.layer_norm(xg, (2,))",
+    "F.layer_norm(xg, (2,), w, b)",
+    "F.batch_norm(x, None, None, w, b, training=True)",
+    "F.batch_norm(x, torch.zeros(2), torch.ones(2), w, b)",
+    "F.batch_norm(xg, None, None, training=True)",
+])
+def test_gradients_through_a_fused_norm_backward_as_torch(torch, code):
+    """PyTorch's layer_norm and batch_norm backwards are kernels reading the input, weight and statistics: a
+    gradient recorded through one (create_graph) requires grad when any of them does, and its node is that
+    kernel's (NativeLayerNormBackwardBackward0), whatever the formula reads."""
+    def build(lib):
+        w = lib.tensor([1.5, 0.5], requires_grad=True)
+        b = lib.tensor([0.25, -0.5], requires_grad=True)
+        x = lib.tensor([[1.0, 2.0], [0.5, -1.0]])
+        xg = x.clone().requires_grad_()
+        out = eval(code, {"F": lib.nn.functional, "torch": lib, "x": x, "xg": xg, "w": w, "b": b})
+        wrt = [t for name, t in (("w", w), ("b", b), ("xg", xg)) if re.search(rf"\b{name}\b", code)]
+        grads = lib.autograd.grad(out.sum(), wrt, create_graph=True)
+        return [(g.requires_grad, g.grad_fn and g.grad_fn.name(), g.detach().numpy()) for g in grads]
+    ours, theirs = both(build)
+    for o, t in zip(ours, theirs):
+        assert o[:2] == t[:2]
+        np.testing.assert_allclose(o[2], t[2], rtol=1e-5, atol=1e-6)

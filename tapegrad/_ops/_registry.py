@@ -40,7 +40,9 @@ class Op:
     fused_backward True when PyTorch's backward is a kernel that takes the input as a recorded argument
                 (relu's threshold_backward): a gradient recorded through it (create_graph) depends on the
                 input, with a zero derivative, and so requires grad where JAX's formula would not. A
-                function of the node's kept arrays when that holds for some calls only (prod).
+                function of the node's kept arrays when that holds for some calls only (prod). The name of
+                the node PyTorch records for that kernel (NativeLayerNormBackwardBackward0) where the gradients
+                recorded through it print it: they then depend on every kept value (saves_inputs: PyTorch's).
     reverse_fn  fn with the same values whose VJP is PyTorch's backward, for the ops whose backward is not the
                 derivative of their forward (embedding's padding_idx and scale_grad_by_freq, the repeated
                 indices of index_put, put, index_copy and scatter): the backward walk and reverse-mode transforms
