@@ -144,10 +144,11 @@ def _refuse_mapped_write(t, written, read, name):
                        "file a bug report instead.")
 
 
-def commit(t, out, value=None, name=None):
+def commit(t, out, value=None, name=None, cpp_names=False):
     """Write the tensor `out` (computed from t) into t, rebasing t's autograd history onto out's. `value`,
     when given, is what t holds instead of out's value (autograd still records out's op). `name`: the in-place
-    method, for the error PyTorch's vmap gives it."""
+    method, for the error PyTorch's vmap gives it. cpp_names: a refused cast names t's dtype as C++ does ('long
+    int'), as PyTorch's clamp_ with number bounds."""
     if out.is_sparse or out._sp_compressed:   # t.mul_(sparse): PyTorch writes a COO product's dense form
         if out._sp_compressed:
             raise RuntimeError("Expected result Tensor to be of format CSR: PyTorch cannot write a compressed product "
@@ -157,8 +158,9 @@ def commit(t, out, value=None, name=None):
     computed = out._grad_fn   # the op's own node, which read t's old value
     if out.dtype is not tdtype:
         if not _can_cast(out.dtype, tdtype):
+            desired = D.cpp_name(tdtype) if cpp_names else _CAST_NAMES[tdtype.name]
             raise RuntimeError(f"result type {_CAST_NAMES[out.dtype.name]} can't be cast to the desired output "
-                               f"type {_CAST_NAMES[tdtype.name]}")
+                               f"type {desired}")
         out = apply(E.to_dtype, out, dtype=tdtype.np)
     if tuple(out.shape) != tuple(t.shape):
         raise RuntimeError(f"output with shape {list(t.shape)} doesn't match the broadcast shape "

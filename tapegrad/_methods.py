@@ -48,6 +48,9 @@ def _forward(fn):
     return method
 
 
+_CPP_NAMED_CASTS = {"clamp_", "clamp_min_", "clamp_max_", "clip_"}   # (with number bounds)
+
+
 def _inplace_method(fn, name, elementwise=False, scalar_arg=None):
     """x.op_(...) / x op= y: the out-of-place function, then written into x. args[scalar_arg] PyTorch reads
     once, as a number, before its loop: it is neither checked for overlap nor read again."""
@@ -59,7 +62,8 @@ def _inplace_method(fn, name, elementwise=False, scalar_arg=None):
         if result is NotImplemented:   # x += [1, 2]: Python then raises its TypeError, as for PyTorch
             return NotImplemented
         value = _loop_value(self, args, kwargs, fn, result, scalar_arg) if shared and elementwise else None
-        commit(self, result, value, name)
+        cpp_names = name in _CPP_NAMED_CASTS and not any(isinstance(a, Tensor) for a in (*args, *kwargs.values()))
+        commit(self, result, value, name, cpp_names)
         return self
     method.__name__ = name
     return method

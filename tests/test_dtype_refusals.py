@@ -22,26 +22,38 @@ torch.nn.functional.softmax(f2,0,dtype=torch.int32) i.softmax(5) x2.softmax(5) t
 i.lerp(i,0.5) torch.lerp(i,i,i) torch.lerp(i,i,torch.tensor(1)) b.lerp(b,0.5) torch.lerp(b,b,b) i.lerp_(i,0.5)
 torch.lerp(c,c,1) b.bincount() torch.bincount(b2) torch.bincount(b,weights=torch.ones(3)) ~f ~x ~h f.__invert__()
 torch.histc(b) torch.histc(b,min=0,max=1) torch.histc(x) torch.histc(x,min=0,max=1) torch.histc(i) h.histogram(3)
-torch.nn.functional.binary_cross_entropy(f.sigmoid(),f.double().sigmoid())""".split()
+torch.nn.functional.binary_cross_entropy(f.sigmoid(),f.double().sigmoid())
+2-b 2.5-b 1-b[0] torch.rsub(b,2) torch.rsub(2,b) b@b B@B B@b b@B B.mm(B) B[None]@B[None] B.mv(b) torch.addmm(B,B,B)
+b.dot(b) b.inner(b) b.vdot(b) torch.einsum('i,i->',b,b) torch.tensordot(B,B,1) B.matrix_power(2)
+torch.linalg.vecdot(b,b) torch.linalg.vecdot(i1,f) torch.linalg.vecdot(f,i1) b.topk(1) b.kthvalue(1)
+torch.nn.functional.mse_loss(i1,i1) torch.nn.functional.mse_loss(b,b) torch.nn.functional.smooth_l1_loss(i1,i1)
+torch.nn.functional.huber_loss(i1,b) torch.nn.functional.normalize(i,dim=0) b.addcmul(b,b) torch.addcmul(b,b,b,value=0)
+torch.nn.functional.silu(i) torch.nn.functional.softplus(i) torch.nn.functional.elu(i) torch.nn.functional.mish(i)
+i1.clamp_(0.5) i1.clamp_min_(0.5) b.clamp_(0.5) i1.clamp_(f) i1.addcdiv(i1,i1)""".split()
+# (PyTorch's integer pow of a negative exponent; a bool sum with alpha stays bool, alpha cast to bool)
+COMPUTED = """i1**torch.tensor([3,-2]) 2**i1 (-1)**i1 torch.tensor([1,-1,0,2])**torch.tensor([-3,-3,-1,-1]) b.add(b,alpha=2)
+b.add(b,alpha=0) b.add(True,alpha=2) torch.addcmul(b,b,i1) i1.add(b,alpha=2) I@I i1@i1""".split()
 
 
-def _raised(lib, code):
+def _outcome(lib, code, values=False):
+    """code's error (type, text), or None; with values, what it computed (dtype, values) where it raised none."""
     x = lib.tensor([1 + 2j, 3j])
     names = {"x": x, "x2": x.reshape(1, 2), "x0": x[0], "i": lib.tensor([[1, -2, 3]]), "i0": lib.tensor(1),
              "b": lib.tensor([True, False]), "b2": lib.tensor([[True]]), "f": lib.tensor([1.5, 2.0]),
              "f2": lib.ones(2, 2), "h": lib.tensor([1.0, 2.5], dtype=lib.float16),
-             "c": lib.tensor([1], dtype=lib.int8)}
+             "c": lib.tensor([1], dtype=lib.int8), "i1": lib.tensor([3, -2]), "I": lib.tensor([[1, 2], [3, 4]]),
+             "B": lib.tensor([[True, False], [False, True]])}
     try:
-        eval(code, {"torch": lib, **names})
+        value = eval(code, {"torch": lib, **names})
     except Exception as e:   # noqa: BLE001 - the type and text are what is compared
         return type(e).__name__, str(e).strip()
-    return None
+    return None if not values else (str(value.dtype).split(".")[-1], value.tolist())
 
 
 @pytest.mark.parametrize("code", CASES)
 def test_complex_input_is_refused_as_torch(code):
     torch = require("torch")
-    theirs, ours = _raised(torch, code), _raised(tapegrad, code)
+    theirs, ours = _outcome(torch, code), _outcome(tapegrad, code)
     assert theirs is not None, "torch ran it"
     assert ours is not None and ours[0] == theirs[0] and theirs[1] in ours[1], (ours, theirs)
 
@@ -49,7 +61,7 @@ def test_complex_input_is_refused_as_torch(code):
 @pytest.mark.parametrize("code", KERNEL_CASES)
 def test_input_without_a_kernel_is_refused_as_torch(code):
     torch = require("torch")
-    theirs, ours = _raised(torch, code), _raised(tapegrad, code)
+    theirs, ours = _outcome(torch, code), _outcome(tapegrad, code)
     assert theirs is not None, "torch ran it"
     assert ours is not None and ours[0] == theirs[0] and theirs[1] in ours[1], (ours, theirs)
 
@@ -58,7 +70,7 @@ def test_input_without_a_kernel_is_refused_as_torch(code):
                                   "x.softmax(0,dtype=torch.float32)", "h.softmax(0)", "torch.lerp(x,x,0.5)"])
 def test_what_torch_computes_is_computed(code):
     torch = require("torch")
-    assert _raised(torch, code) is None and _raised(tapegrad, code) is None
+    assert _outcome(torch, code) is None and _outcome(tapegrad, code) is None
 
 
 @pytest.mark.parametrize("code", ["x.float()", "x.to(torch.float64)", "x.softmax(0, dtype=torch.float32)",
@@ -79,3 +91,9 @@ def test_a_complex_tensor_cast_to_real_keeps_its_real_part_and_warns_as_torch(co
     (ours, our_warnings), (theirs, _) = results   # (torch's may have warned already in this process)
     assert ours == theirs
     assert our_warnings == [(UserWarning, "Casting complex values to real discards the imaginary part")]
+
+
+@pytest.mark.parametrize("code", COMPUTED)
+def test_integer_and_bool_arithmetic_as_torch(code):
+    torch = require("torch")
+    assert _outcome(tapegrad, code, values=True) == _outcome(torch, code, values=True)

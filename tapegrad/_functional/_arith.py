@@ -36,6 +36,8 @@ def add(input, other, *deprecated, alpha=1, out=None):
     if alpha == 1:
         return _apply(E.add, input, other)
     _check_alpha(input, other, alpha)
+    if result_dtype(input, other) is D.bool_:   # (PyTorch casts alpha to the result's dtype: bool)
+        return _apply(E.add, input, other if alpha else other & False)
     return _apply(E.add_scaled, input, other, alpha)
 
 
@@ -43,13 +45,7 @@ def sub(input, other, *deprecated, alpha=1, out=None):
     if deprecated:
         alpha, other = _deprecated_alpha("sub", other, deprecated)
     other = scalar_or_tensor(other)
-    if isinstance(input, Tensor) and input.dtype is D.bool_ and isinstance(other, Tensor) \
-            and other.dtype is D.bool_:
-        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
-                           "Use the `^` or `logical_xor()` operator instead.")
-    if any(isinstance(t, Tensor) and t.dtype is D.bool_ for t in (input, other)):
-        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
-                           "to invert a mask, use the `~` or `logical_not()` operator instead.")
+    _check_bool_subtraction(input, other)
     if alpha == 1:
         return _apply(E.sub, input, other)
     _check_alpha(input, other, alpha)
@@ -57,6 +53,17 @@ def sub(input, other, *deprecated, alpha=1, out=None):
 
 
 subtract = sub
+
+
+def _check_bool_subtraction(input, other):
+    """PyTorch's sub and rsub refuse bool tensors (its sub_check)."""
+    if isinstance(input, Tensor) and input.dtype is D.bool_ and isinstance(other, Tensor) \
+            and other.dtype is D.bool_:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
+                           "Use the `^` or `logical_xor()` operator instead.")
+    if any(isinstance(t, Tensor) and t.dtype is D.bool_ for t in (input, other)):
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
+                           "to invert a mask, use the `~` or `logical_not()` operator instead.")
 
 
 def _check_alpha(input, other, alpha):
@@ -71,7 +78,10 @@ def rsub(input, other, *scalar_alpha, alpha=1):
         if isinstance(other, Tensor) or len(scalar_alpha) != 1:
             raise TypeError("rsub() takes 2 positional arguments (alpha is keyword-only for a Tensor other)")
         alpha = scalar_alpha[0]
+    if not isinstance(input, Tensor):
+        raise TypeError(f"rsub(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
     other = scalar_or_tensor(other)
+    _check_bool_subtraction(input, other)
     if alpha != 1:
         _check_alpha(input, other, alpha)
         return _apply(E.rsub, input, other, alpha)
@@ -232,15 +242,19 @@ def lerp(input, end, weight, *, out=None):
 
 
 def addcmul(input, tensor1, tensor2, *, value=1, out=None):
+    _check_kernel("addcmul_cpu_out", input, tensor1, tensor2)
     return _apply(E.addcmul, input, tensor1, tensor2, scalar_or_tensor(value))
 
 
 def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
     check_tensors("addcdiv", (input, "input"), (tensor1, "tensor1"), (tensor2, "tensor2"))
     if not any(t.dtype.is_floating_point or t.dtype.is_complex for t in (tensor1, tensor2)):
-        raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future release "
-                           "addcdiv will perform a true division of tensor1 and tensor2. Use "
-                           "input + value * (tensor1 / tensor2) instead.")
+        raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future  release "
+                           "addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv "
+                           "behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2))."
+                           "to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for "
+                           "float inputs. The future addcdiv behavior is just the latter implementation: "
+                           "(input + value * tensor1 / tensor2), for all dtypes.")   # (PyTorch's text, its double space too)
     return _apply(E.addcdiv, input, tensor1, tensor2, scalar_or_tensor(value))
 
 

@@ -107,7 +107,7 @@ def _check_matmul(input, other):
             if batch_a[-k] != batch_b[-k] and 1 not in (batch_a[-k], batch_b[-k]):
                 raise RuntimeError(f"The size of tensor a ({batch_a[-k]}) must match the size of tensor b "
                                    f"({batch_b[-k]}) at non-singleton dimension {max(len(batch_a), len(batch_b)) - k}")
-    if ta is tb and a[-1] == (b[0] if db == 1 else b[-2]):
+    if ta is tb and ta is not D.bool_ and a[-1] == (b[0] if db == 1 else b[-2]):
         return   # no error to word: skip should_fold's reads of the strides
     if da == 2 and db == 1:
         _check_mv_operands(a, ta, b, tb)
@@ -136,6 +136,14 @@ def _check_mm_operands(s1, t1, s2, t2):
     if t1 is not t2:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {D.cpp_name(t1)} != "
                            f"{D.cpp_name(t2)}")
+    _refuse_bool(t1, "addmm_impl_cpu_")
+
+
+def _refuse_bool(dtype, kernel):
+    """PyTorch's products have no bool kernels."""
+    if dtype is D.bool_:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'. Convert the operands first, e.g. "
+                                  "x.int() or x.float().")
 
 
 def _check_mv_operands(mat, t_mat, vec, t_vec):
@@ -145,6 +153,7 @@ def _check_mv_operands(mat, t_mat, vec, t_vec):
     if t_mat is not t_vec:
         tm, tv = _TYPE.get(t_mat.name, t_mat.name), _TYPE.get(t_vec.name, t_vec.name)
         raise RuntimeError(f"addmv input tensors must have the same dtype, but got {tv}, {tm}, and {tv}")
+    _refuse_bool(t_mat, "addmv_impl_cpu")
 
 
 def _check_bmm_operands(s1, t1, s2, t2):
@@ -155,6 +164,7 @@ def _check_bmm_operands(s1, t1, s2, t2):
     if t1 is not t2:
         raise RuntimeError(f"expected scalar type {_TYPE.get(t1.name, t1.name)} but found "
                            f"{_TYPE.get(t2.name, t2.name)}")
+    _refuse_bool(t1, "bmm")
 
 
 @policy("mm")
@@ -215,6 +225,7 @@ def _check_vectors(input, other, name):
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{input.shape[0]}] and src "
                            f"[{other.shape[0]}] to have the same number of elements, but got {input.shape[0]} "
                            f"and {other.shape[0]} elements respectively")
+    _refuse_bool(input.dtype, "dot")   # (vdot's too)
 
 
 def dot(input, other, *, out=None):
@@ -269,6 +280,8 @@ def _tensordot_as_pytorch(a, b, dims1, dims2):
     free2 = [d for d in range(b.ndim) if d not in dims2]
     t1, t2 = S.permute(a, (*free1, *dims1)), S.permute(b, (*dims2, *free2))   # (a tuple: 0-d operands permute by ())
     sizes = tuple(a.shape[d] for d in free1) + tuple(b.shape[d] for d in free2)
+    if a.dtype is b.dtype:
+        _refuse_bool(a.dtype, "dot" if not free1 and not free2 else "addmm_impl_cpu_")
     if not free1 and not free2:
         return S.view(apply(L.dot, S.flatten(t1), S.flatten(t2)), sizes)
     size1, size2 = numel_of(a.shape[d] for d in free1), numel_of(b.shape[d] for d in free2)

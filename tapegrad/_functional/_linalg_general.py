@@ -96,6 +96,9 @@ def vander(x, *, N=None):
 
 def vecdot(x, y, *, dim=-1, out=None):
     """sum(conj(x) * y) over dim, as PyTorch composes it."""
+    if not (x.dtype.is_floating_point or x.dtype.is_complex):
+        raise RuntimeError(f"linalg.vecdot: Expected a floating point or complex tensor as input. Got "
+                           f"{SCALAR_NAME[x.dtype.name]}")
     if x.dtype is not y.dtype:
         raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
                            f"{SCALAR_NAME[x.dtype.name]} and y of type {SCALAR_NAME[y.dtype.name]} instead")

@@ -58,6 +58,8 @@ def msort(input):
 def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
     k = as_int(k, "k")
     refuse_complex(input, message=" topk does not support complex dtypes on CPU", error=RuntimeError)
+    if input.dtype is D.bool_:
+        raise RuntimeError("topk does not support bool dtypes on CPU. Convert first, e.g. x.int().")
     d = wrap_dim(dim, input.ndim)
     size = input.shape[d] if input.ndim else 1
     if not 0 <= k <= size:
@@ -71,6 +73,8 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
 def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     k, keepdim = as_int(k, "k"), as_bool(keepdim, "keepdim")
     refuse_complex(input, "kthvalue_cpu")
+    if input.dtype is D.bool_:
+        raise NotImplementedError("\"kthvalue_cpu\" not implemented for 'Bool'. Convert first, e.g. x.int().")
     d = wrap_dim(dim, input.ndim)
     size = input.shape[d] if input.ndim else 1
     if input.ndim:

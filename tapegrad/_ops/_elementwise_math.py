@@ -17,10 +17,22 @@ def _pow(a, b):
     if isinstance(b, int) and not isinstance(b, bool):
         return jax.lax.integer_pow(a, b) if b >= 0 or _is_float(a) else jnp.power(a, b)
     if not jnp.issubdtype(a.dtype, jnp.floating):
-        return jnp.power(a, b)
+        return _integer_power(a, b) if jnp.issubdtype(a.dtype, jnp.integer) else jnp.power(a, b)
     b = jnp.asarray(b)
     dtype = jnp.result_type(a, b) if jnp.issubdtype(b.dtype, jnp.inexact) else a.dtype
     return _real_pow(a.astype(dtype), b.astype(dtype))
+
+
+def _integer_power(a, b):
+    """PyTorch's powi: a negative exponent gives 1 for a base of 1, 1 or -1 for a base of -1 (by the
+    exponent's parity), else 0 (jnp.power's overflows into garbage)."""
+    b = jnp.asarray(b)
+    if not jnp.issubdtype(b.dtype, jnp.signedinteger):
+        return jnp.power(a, b)
+    out = jnp.power(a, jnp.maximum(b, 0))
+    one = jnp.ones((), out.dtype)
+    inverse = jnp.where(a == 1, one, jnp.where(a == -1, jnp.where(b % 2 == 0, one, -one), jnp.zeros((), out.dtype)))
+    return jnp.where(b < 0, inverse, out)
 
 
 def _with_derivatives(fn, derivatives):

@@ -32,18 +32,18 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
 
 
 def elu(input, alpha=1.0, inplace=False):
-    check_float(input, "elu")
+    check_float(input, "elu_cpu")
     return maybe_inplace(input, apply(K.elu, input, float(alpha), 1.0, 1.0, **_kernel(inplace)), inplace)
 
 
 def selu(input, inplace=False):
     alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
-    check_float(input, "elu")
+    check_float(input, "elu_cpu")
     return maybe_inplace(input, apply(K.elu, input, alpha, scale, 1.0, **_kernel(inplace)), inplace)
 
 
 def celu(input, alpha=1.0, inplace=False):
-    check_float(input, "elu")
+    check_float(input, "elu_cpu")
     return maybe_inplace(input, apply(K.elu, input, float(alpha), 1.0, 1.0 / alpha, celu=True, **_kernel(inplace)),
                          inplace)
 
@@ -58,17 +58,17 @@ def gelu(input, approximate="none"):
 
 
 def silu(input, inplace=False):
-    check_float(input, "silu")
+    check_float(input, "silu_cpu")
     return maybe_inplace(input, apply(K.silu, input), inplace)
 
 
 def mish(input, inplace=False):
-    check_float(input, "mish")
+    check_float(input, "mish_cpu")
     return maybe_inplace(input, apply(K.mish, input), inplace)
 
 
 def softplus(input, beta=1.0, threshold=20.0):
-    check_float(input, "softplus")
+    check_float(input, "softplus_cpu")
     return apply(K.softplus, input, float(beta), float(threshold))
 
 

@@ -10,7 +10,7 @@ from ... import _value_checks
 from ..._ops import elementwise as E, nn_loss as L
 from ._util import present, SCALAR_NAMES
 from ..._autocast import policy
-from ..._functional._common import check_tensors
+from ..._functional._common import check_tensors, result_dtype
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -61,6 +61,7 @@ def _check_sizes(input, target, name, strict=False, stacklevel=3):
 @policy("mse_loss")
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     input, target = _broadcast(input, target, "mse_loss")
+    _check_float_kernel(input, target, "mse_cpu")
     return apply(L.mse_loss, input, target, reduction=_reduction(size_average, reduce, reduction))
 
 
@@ -78,6 +79,7 @@ def _reduced(loss, reduction):
 @policy("smooth_l1_loss")
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     input, target = _broadcast(input, target, "smooth_l1_loss")
+    _check_float_kernel(input, target, "smooth_l1_cpu")
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     return apply(L.smooth_l1_loss, input, target, reduction=_reduction(size_average, reduce, reduction),
@@ -87,10 +89,19 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 @policy("huber_loss")
 def huber_loss(input, target, reduction="mean", delta=1.0):
     input, target = _broadcast(input, target, "huber_loss")
+    _check_float_kernel(input, target, "huber_cpu")
     names = SCALAR_NAMES[input.dtype.name], SCALAR_NAMES[target.dtype.name]
     mixed = None if input.dtype is target.dtype else names   # (its backward then raises: L.huber_loss)
     return apply(L.huber_loss, input, target, reduction=_reduction(None, None, reduction), delta=float(delta),
                  mixed=mixed)
+
+
+def _check_float_kernel(input, target, kernel):
+    """PyTorch's pointwise loss kernels have floating versions only (of input and target promoted)."""
+    dtype = result_dtype(input, target)
+    if not (dtype.is_floating_point or dtype.is_complex):
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{SCALAR_NAMES[dtype.name]}'. Convert the "
+                                  "input and target first, e.g. x.float().")
 
 
 def _check_class_weight(input, weight):

@@ -136,8 +136,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
-    check_float(input, "normalize")
-    # PyTorch's composite: the input over its norm, clamped below at eps and expanded
+    # PyTorch's composite (whose norm refuses integers): the input over its norm, clamped below at eps and expanded
     result = input / input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
     return result if out is None else out.copy_(result)
 
