@@ -10,17 +10,11 @@ negative number sets its own way; the op table's tests check copysign on numbers
 from hypothesis import strategies as st
 
 from .shapes import broadcast
-from .state import allowed
+from .state import allowed, floating, promote
 
 
 def _pick(draw, items):
     return draw(st.sampled_from(items))
-
-
-def _promote(a, b):
-    if (a.shape == ()) != (b.shape == ()):
-        return b.dtype if a.shape == () else a.dtype
-    return "float64" if "float64" in (a.dtype, b.dtype) else "float32"
 
 
 MORE_UNARY = ["{x}.square()", "{x}.sign()", "{x}.floor()", "{x}.reciprocal()", "{x}.atan()", "{x}.erf()",
@@ -46,7 +40,8 @@ def more_unary(draw, s):
     x = _pick(draw, list(s.vars.values()))
     name = s.fresh()
     template = _pick(draw, allowed(MORE_UNARY, MORE_UNARY_KINKED, x))
-    s.result(name, x.shape, x.dtype, [x], rounds=template in MORE_UNARY_ROUNDS)
+    rounds = template in MORE_UNARY_ROUNDS
+    s.result(name, x.shape, floating(x.dtype) if rounds else x.dtype, [x], rounds=rounds)
     return f"{name} = " + template.format(x=x.name)
 
 
@@ -74,7 +69,7 @@ def more_binary(draw, s):
             return None
         shape = a.shape
     name = s.fresh()
-    s.result(name, shape, _promote(a, b), [a, b], rounds=template in MORE_BINARY_ROUNDS)
+    s.result(name, shape, promote(a, b), [a, b], rounds=template in MORE_BINARY_ROUNDS)
     return f"{name} = " + template.format(a=a.name, b=b.name)
 
 
@@ -113,7 +108,8 @@ def along_dim(draw, s):
         shape = x.shape[:d % len(x.shape)] + ((1,) if keep else ()) + x.shape[d % len(x.shape) + 1:]
     else:
         template, shape = _pick(draw, allowed(ALONG_DIM, ALONG_DIM_KINKED, x)), x.shape
-    s.result(name, shape, x.dtype, [x], rounds=template in ALONG_DIM_ROUNDS)
+    rounds = template in ALONG_DIM_ROUNDS
+    s.result(name, shape, floating(x.dtype) if rounds else x.dtype, [x], rounds=rounds)
     return f"{name} = " + template.format(x=x.name, d=d)
 
 
@@ -162,11 +158,11 @@ def join(draw, s):
     if draw(st.booleans()):
         y = _pick(draw, same)
         shape = x.shape[:d] + (2,) + x.shape[d:]
-        s.result(name, shape, _promote(x, y), [x, y])
+        s.result(name, shape, promote(x, y), [x, y])
         return f"{name} = torch.stack([{x.name}, {y.name}], {d})"
     y = _pick(draw, along)
     shape = x.shape[:d] + (x.shape[d] + y.shape[d],) + x.shape[d + 1:]
-    s.result(name, shape, _promote(x, y), [x, y])
+    s.result(name, shape, promote(x, y), [x, y])
     return f"{name} = torch.cat([{x.name}, {y.name}], {d})"
 
 
@@ -221,7 +217,7 @@ def loss(draw, s):
     name = s.fresh()                                 # ~1e-17, which a later division would blow up)
     template = _pick(draw, allowed(losses, LOSSES_KINKED, a, b))
     # (every loss but the summed square takes a mean)
-    s.result(name, (), a.dtype, [a, b], rounds="reduction='sum'" not in template)
+    s.result(name, (), floating(a.dtype), [a, b], rounds="reduction='sum'" not in template)
     return f"{name} = " + template.format(a=a.name, b=b.name)
 
 
@@ -234,9 +230,9 @@ def layer_norm(draw, s):
     name = s.fresh()
     if weights and draw(st.booleans()):
         w = _pick(draw, weights)
-        s.result(name, x.shape, x.dtype, [x, w], rounds=True)
+        s.result(name, x.shape, floating(x.dtype), [x, w], rounds=True)
         return f"{name} = torch.nn.functional.layer_norm({x.name}, {x.shape[-1:]}, {w.name}, {w.name})"
-    s.result(name, x.shape, x.dtype, [x], rounds=True)
+    s.result(name, x.shape, floating(x.dtype), [x], rounds=True)
     return f"{name} = torch.nn.functional.layer_norm({x.name}, {x.shape[-1:]})"
 
 

@@ -14,11 +14,33 @@ rule the fuzzer reported `sign()` of a gradient that is zero up to rounding as a
 from dataclasses import dataclass, field, replace
 
 
+FLOATS = ("float32", "float64")
+
+
+def promote(a, b):
+    """PyTorch's result dtype for two tensors (float64, float32, int64, bool): the higher category wins; a 0-d
+    tensor does not widen a dimensioned one of its category, and a 0-d float over integers gives float32."""
+    rank = {"bool": 0, "int64": 1, "float32": 2, "float64": 2}
+    if rank[a.dtype] != rank[b.dtype]:
+        high, low = (a, b) if rank[a.dtype] > rank[b.dtype] else (b, a)
+        if high.dtype in FLOATS and high.shape == () and low.shape != ():
+            return "float32"
+        return high.dtype
+    if (a.shape == ()) != (b.shape == ()):
+        return b.dtype if a.shape == () else a.dtype
+    return "float64" if "float64" in (a.dtype, b.dtype) else a.dtype
+
+
+def floating(dtype):
+    """The dtype of a floating function (exp, softmax...) of a tensor of `dtype`: integers give float32."""
+    return dtype if dtype in FLOATS else "float32"
+
+
 @dataclass(frozen=True)
 class Var:
     name: str
     shape: tuple
-    dtype: str                   # "float32" or "float64"
+    dtype: str                   # "float32", "float64", or (never requiring grad) "int64", "bool"
     requires_grad: bool
     is_leaf: bool
     root: str                    # the base a view was taken from (itself unless a view)

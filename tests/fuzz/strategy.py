@@ -12,10 +12,11 @@ from hypothesis import strategies as st
 from . import breadth
 from .program import Program, Step
 from .shapes import broadcast, broadcasts_to, matmul_shape, numel, reduced
-from .state import State, Var, allowed
+from .state import FLOATS, State, Var, allowed, floating, promote
 
 SCALARS = [2, -1, 3, 0.5, 1.5, -2.0]
 DTYPES = ["float32", "float64"]
+OTHER_DTYPES = ["int64", "bool"]   # (a leaf in ten: PyTorch's promotion, integer kernels and their refusals)
 MAX_STEPS = 14
 
 
@@ -34,7 +35,7 @@ def _chance(draw, p_true):
 
 def _literal(values):
     if np.ndim(values) == 0:
-        return repr(float(values))
+        return repr(values.item() if isinstance(values, np.generic) else values)
     return "[" + ", ".join(_literal(v) for v in values) + "]"
 
 
@@ -58,10 +59,11 @@ def _leaf_shape(draw, s):
 
 def leaf(draw, s):
     shape = _leaf_shape(draw, s)
-    dtype = _pick(draw, DTYPES)
-    requires_grad = not _chance(draw, 0.3)
+    dtype = _pick(draw, OTHER_DTYPES) if _chance(draw, 0.1) else _pick(draw, DTYPES)
+    requires_grad = dtype in FLOATS and not _chance(draw, 0.3)
     seed = draw(st.integers(0, 2 ** 16))
-    values = np.random.default_rng(seed).integers(-8, 9, size=shape) / 4
+    values = np.random.default_rng(seed).integers(-8, 9, size=shape)
+    values = values / 4 if dtype in FLOATS else values > 0 if dtype == "bool" else values // 2
     name = s.fresh()
     s.add(Var(name, shape, dtype, requires_grad, True, root=name,
               leaves=frozenset({name}) if requires_grad else frozenset()))
@@ -84,7 +86,8 @@ UNARY_KINKED = {"{x}.abs()", "{x}.relu()", "{x}.clamp(min=-1.0, max=1.0)", "{x}.
 def unary(draw, s):
     x = _pick(draw, list(s.vars.values()))
     template = _pick(draw, allowed(UNARY, UNARY_KINKED, x))
-    dtype = {"{x}.double()": "float64", "{x}.float()": "float32"}.get(template, x.dtype)
+    dtype = {"{x}.double()": "float64", "{x}.float()": "float32"}.get(
+        template, floating(x.dtype) if template in UNARY_ROUNDS else x.dtype)
     name = s.fresh()
     s.result(name, x.shape, dtype, [x], rounds=template in UNARY_ROUNDS)
     return f"{name} = " + template.format(x=x.name)
@@ -97,26 +100,20 @@ BINARY_KINKED = {"torch.maximum({a}, {b})", "torch.minimum({a}, {b})", "torch.wh
 POWERS_OF_TWO = {2, -1, 0.5, -2.0}   # (dividing by the other scalars rounds)
 
 
-def _promote(a, b):
-    """PyTorch's result dtype for two float tensors: a 0-d tensor does not widen a dimensioned one."""
-    if (a.shape == ()) != (b.shape == ()):
-        return b.dtype if a.shape == () else a.dtype
-    return "float64" if "float64" in (a.dtype, b.dtype) else "float32"
-
-
 def binary(draw, s):
     pool = list(s.vars.values())
     a = _pick(draw, pool)
     name = s.fresh()
     if _chance(draw, 0.3):
         template, c = _pick(draw, WITH_SCALAR), _pick(draw, SCALARS)
-        s.result(name, a.shape, a.dtype, [a], rounds="/" in template and c not in POWERS_OF_TWO)
+        dtype = floating(a.dtype) if "/" in template or isinstance(c, float) else a.dtype
+        s.result(name, a.shape, dtype, [a], rounds="/" in template and c not in POWERS_OF_TWO)
         return f"{name} = " + template.format(a=a.name, c=c)
     fits = [b for b in pool if broadcast(a.shape, b.shape) is not None]
     misfits = [b for b in pool if b not in fits]
     b = _pick(draw, misfits) if misfits and _chance(draw, 0.05) else _pick(draw, fits)
     shape = broadcast(a.shape, b.shape) or a.shape
-    s.result(name, shape, _promote(a, b), [a, b])
+    s.result(name, shape, promote(a, b), [a, b])
     return f"{name} = " + _pick(draw, allowed(BINARY, BINARY_KINKED, a, b)).format(a=a.name, b=b.name)
 
 
@@ -155,7 +152,7 @@ def matmul(draw, s):
     same = [(a, b) for a, b in pairs if a.dtype == b.dtype]
     a, b = _pick(draw, same) if same and not _chance(draw, 0.05) else _pick(draw, pairs)
     name = s.fresh()
-    s.result(name, matmul_shape(a.shape, b.shape), "float64" if "float64" in (a.dtype, b.dtype) else "float32",
+    s.result(name, matmul_shape(a.shape, b.shape), promote(a, b),
              [a, b])
     return f"{name} = {a.name} @ {b.name}"
 
