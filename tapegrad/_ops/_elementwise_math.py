@@ -107,6 +107,12 @@ def _integer_pow_jvp(k, primals, tangents):
     return out, da * (k * _integer_pow(a, k - 1))
 
 
+def rsqrt(a):
+    """1 / sqrt(a), each step rounded as PyTorch's kernels compute it (XLA's rsqrt, and the form it folds
+    1 / sqrt(a) into, differs in the last bit for a third of float32 values)."""
+    return 1 / jax.lax.optimization_barrier(jnp.sqrt(a))
+
+
 def _trunc_div(a, b):
     return jnp.trunc(_true_div(a, b)) if _is_float(a) else jnp.sign(a) * jnp.sign(b) * (jnp.abs(a) // jnp.abs(b))
 

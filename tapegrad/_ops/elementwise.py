@@ -11,7 +11,7 @@ from ._cast import written_as
 from ._elementwise_math import (
     _atan2, _clamp, _copysign, _digamma_op, _fmax, _floor_div, _frexp, _heaviside, _hypot, _i0, _integer_pow,
     _is_float, _ldexp, _ldexp_integer, _lgamma, _logaddexp, _logaddexp2, _logit, _max_split, _mvlgamma, _nextafter,
-    _polygamma, _pow, _scalar_pow, _true_div, _trunc_div, _xlogy_op, xlogy_reverse)
+    _polygamma, _pow, _scalar_pow, _true_div, _trunc_div, _xlogy_op, rsqrt as _rsqrt, xlogy_reverse)
 from ._registry import Op, defop, named_formula, overload, FLOAT, COMPARE, KEEP
 from ._stride_rules import same_strides
 
@@ -245,7 +245,7 @@ log10 = defop("log10", lambda a: jnp.log10(a), dtype_rule=FLOAT)
 log1p = defop("log1p", lambda a: jnp.log1p(a), dtype_rule=FLOAT)
 sqrt = defop("sqrt", lambda a: jnp.sqrt(a), dtype_rule=FLOAT, saves_inputs=(),
              result_backward=lambda g, y, a: g / (2 * jnp.conj(y)))
-rsqrt = defop("rsqrt", lambda a: jax.lax.rsqrt(a), dtype_rule=FLOAT, saves_inputs=(),
+rsqrt = defop("rsqrt", lambda a: _rsqrt(a), dtype_rule=FLOAT, saves_inputs=(),
               result_backward=lambda g, y, a: -0.5 * g * jnp.conj(y ** 3))
 reciprocal = defop("reciprocal", lambda a: 1 / a, dtype_rule=FLOAT, saves_inputs=(),
                    result_backward=lambda g, y, a: -g * jnp.conj(y * y))
