@@ -1492,10 +1492,20 @@ def test_a_0d_mask_indexes_and_writes_as_torch(torch, index):
     "torch.cumsum(-z, 0, dtype=torch.float64)",
     "(-z).sum(1)",
     "F.group_norm(-z.view(1, 3, 2), 1)",
+    "(-z).relu()",                             # max(-0.0, 0): PyTorch's value is -0.0
+    "(-z).clamp(min=0.0)",
+    "(-z).clamp(min=float('-inf'))",
+    "(-z).clamp(-1.0, 0.0)",
+    "torch.maximum(-z, z)",                    # a tie: PyTorch's value is its first argument
+    "torch.minimum(-z, z)",
+    "torch.maximum(z, -z)",
+    "F.relu6(-z)",
+    "F.hardtanh(-z, 0.0, 1.0)",
 ])
 def test_signed_zeros_as_torch(torch, code):
-    """PyTorch's kernels that start from or add +0.0 (cumsum, layer_norm without a bias) leave no -0.0, which
-    atan2, division and copysign then tell apart."""
+    """PyTorch's kernels that start from or add +0.0 (cumsum, layer_norm without a bias) leave no -0.0, and
+    those that pick (max, clamp, relu) keep the -0.0 they pick, which atan2, division and copysign then tell
+    apart."""
     def build(lib):
         x = lib.tensor([[1.5, 0.5, 0.0], [-1.0, -0.75, -2.0]])
         z = lib.zeros(2, 3)

@@ -147,11 +147,23 @@ def _floor_div_floating(a, b):
 
 
 def _max_split(a, b, pick):
-    # PyTorch splits the gradient evenly between a and b where they tie; NaN propagates, and where a
-    # NaN makes them unordered both get the whole gradient.
+    # PyTorch splits the gradient evenly between a and b where they tie (its value a: -0.0 of max(-0.0, 0.0));
+    # NaN propagates, and where a NaN makes them unordered both get the whole gradient.
     if not _is_float(a):
         return jnp.where(pick(a, b), a, b)
-    return jnp.where(pick(a, b), a, jnp.where(pick(b, a), b, jnp.where(a == b, a * 0.5 + b * 0.5, a + b)))
+    a, b = jnp.broadcast_arrays(a, b)
+    return jnp.where(pick(a, b), a, jnp.where(pick(b, a), b, jnp.where(a == b, _tie(a, b), a + b)))
+
+
+@jax.custom_jvp
+def _tie(a, b):
+    """a, where a == b: its derivative half a's and half b's."""
+    return a
+
+
+@_tie.defjvp
+def _tie_jvp(primals, tangents):
+    return primals[0], 0.5 * tangents[0] + 0.5 * tangents[1]
 
 
 def _fmax(a, b, pick):
@@ -178,8 +190,8 @@ def _clamp(a, lo, hi):
         out = jnp.where((a < lo) if hi is None else (a < lo) & (lo < hi), lo, out)
     if hi is not None:
         out = jnp.where((a > hi) if lo is None else (a > hi) | (hi < lo), hi, out)
-    if _is_float(a):
-        out = out + jnp.where(jnp.isnan(value), value, jnp.zeros((), a.dtype))
+    if _is_float(a):   # (NaN where the value is, the gradient still the branch's; not out + 0.0 elsewhere,
+        out = jnp.where(jnp.isnan(value), out + value, out)   # which would turn -0.0 into +0.0)
     return out
 
 

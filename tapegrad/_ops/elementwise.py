@@ -278,7 +278,9 @@ erfinv = defop("erfinv", lambda a: jss.erfinv(a), dtype_rule=FLOAT)
 lgamma = defop("lgamma", lambda a: _lgamma(a), dtype_rule=FLOAT)
 digamma = defop("digamma", lambda a: _digamma_op(a), dtype_rule=FLOAT)
 # where(a <= 0): NaN stays NaN and keeps its gradient, as PyTorch's threshold_backward
-relu = defop("relu", lambda a: jnp.where(a <= 0, jnp.zeros((), a.dtype), a), dtype_rule=KEEP,
+# (-0.0 stays -0.0, as PyTorch's max(a, 0); the gradient is 0 at either zero, as its threshold_backward)
+relu = defop("relu", lambda a: jnp.where(a < 0, jnp.zeros((), a.dtype), jnp.where(a == 0, jax.lax.stop_gradient(a), a)),
+             dtype_rule=KEEP,
              saves_inputs=(), fused_backward=True,
              result_backward=named_formula("ThresholdBackwardBackward0",
                                            lambda g, y, a: jnp.where(y <= 0, jnp.zeros((), g.dtype), g)))

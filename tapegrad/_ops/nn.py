@@ -45,8 +45,11 @@ def _gelu(x, approximate):
 
 def _hardtanh(x, lo, hi):
     # PyTorch passes the gradient only strictly inside (lo, hi): the bounds are constants at the ends
-    # (clip's gradient there is split in half); NaN stays NaN.
-    return jnp.where(x <= lo, jnp.asarray(lo, x.dtype), jnp.where(x >= hi, jnp.asarray(hi, x.dtype), x))
+    # (clip's gradient there is split in half); NaN stays NaN; its value is min(max(x, lo), hi), so x at a
+    # bound keeps its own bits (relu6 of -0.0 is -0.0)
+    at_bound = jax.lax.stop_gradient(x)
+    inside = jnp.where((x == lo) | (x == hi), at_bound, x)
+    return jnp.where(x < lo, jnp.asarray(lo, x.dtype), jnp.where(x > hi, jnp.asarray(hi, x.dtype), inside))
 
 
 def _nan_or_zero(x):
