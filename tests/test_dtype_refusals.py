@@ -29,10 +29,19 @@ torch.linalg.vecdot(b,b) torch.linalg.vecdot(i1,f) torch.linalg.vecdot(f,i1) b.t
 torch.nn.functional.mse_loss(i1,i1) torch.nn.functional.mse_loss(b,b) torch.nn.functional.smooth_l1_loss(i1,i1)
 torch.nn.functional.huber_loss(i1,b) torch.nn.functional.normalize(i,dim=0) b.addcmul(b,b) torch.addcmul(b,b,b,value=0)
 torch.nn.functional.silu(i) torch.nn.functional.softplus(i) torch.nn.functional.elu(i) torch.nn.functional.mish(i)
-i1.clamp_(0.5) i1.clamp_min_(0.5) b.clamp_(0.5) i1.clamp_(f) i1.addcdiv(i1,i1)""".split()
+i1.clamp_(0.5) i1.clamp_min_(0.5) b.clamp_(0.5) i1.clamp_(f) i1.addcdiv(i1,i1)
+torch.nn.functional.binary_cross_entropy_with_logits(i1,f) torch.nn.functional.binary_cross_entropy_with_logits(f,i1)
+torch.nn.functional.binary_cross_entropy_with_logits(b,f) torch.nn.functional.binary_cross_entropy_with_logits(f,b)
+torch.nn.functional.hardtanh(b) torch.nn.functional.relu6(b) torch.nn.functional.threshold(b,0.5,1.0)
+torch.nn.functional.softshrink(i1) torch.nn.functional.softshrink(b) torch.nn.functional.glu(i1) torch.nn.functional.glu(b)
+b.div(b,rounding_mode='floor') b.div(b,rounding_mode='trunc') b.div(True,rounding_mode='floor') b.clamp(min=True)
+b.clamp(max=True) b.clamp(True,True) b.clamp(b,b) b.clamp_min(False) b.clamp_max(True) b.clip(False,True)
+b.clamp_(min=True)""".split()
 # (PyTorch's integer pow of a negative exponent; a bool sum with alpha stays bool, alpha cast to bool)
 COMPUTED = """i1**torch.tensor([3,-2]) 2**i1 (-1)**i1 torch.tensor([1,-1,0,2])**torch.tensor([-3,-3,-1,-1]) b.add(b,alpha=2)
-b.add(b,alpha=0) b.add(True,alpha=2) torch.addcmul(b,b,i1) i1.add(b,alpha=2) I@I i1@i1""".split()
+b.add(b,alpha=0) b.add(True,alpha=2) torch.addcmul(b,b,i1) i1.add(b,alpha=2) I@I i1@i1
+i1.addcmul(i1,i1,value=0.5) i1.addcmul(i1,i1,value=1.9) i1.addcmul(i1,i1,value=-1.9) i1.addcmul_(i1,i1,value=0.5)
+b.addcmul(i1,i1,value=0.5) torch.nn.functional.threshold(i1,1,0) b.clamp(min=b) b.clamp(0,1) b.div(i1,rounding_mode='floor')""".split()
 
 
 def _outcome(lib, code, values=False):

@@ -99,6 +99,8 @@ def div(input, other, *, rounding_mode=None, out=None):
     other = scalar_or_tensor(other)
     if rounding_mode is None:
         return _apply(E.div, input, other)
+    if rounding_mode in ("trunc", "floor"):
+        _check_kernel(f"div_{rounding_mode}_cpu", input, other)
     _check_integer_division(input, other)
     if rounding_mode == "trunc":
         return _apply(E.div_trunc, input, other)
@@ -243,6 +245,9 @@ def lerp(input, end, weight, *, out=None):
 
 def addcmul(input, tensor1, tensor2, *, value=1, out=None):
     _check_kernel("addcmul_cpu_out", input, tensor1, tensor2)
+    dtype = result_dtype(input, tensor1, tensor2)
+    if isinstance(value, builtins.float) and not (dtype.is_floating_point or dtype.is_complex):
+        value = builtins.int(value)   # (PyTorch casts the value to the integer dtype: 1.9 is 1, 0.5 is 0)
     return _apply(E.addcmul, input, tensor1, tensor2, scalar_or_tensor(value))
 
 
@@ -264,7 +269,18 @@ def clamp(input, min=None, max=None, *, out=None):
     refuse_complex(input, message="clamp is not supported for complex types")
     bounds = [None if b is None else scalar_or_tensor(b) for b in (min, max)]
     check_operands_fit([input] + [b for b in bounds if b is not None])
+    _check_clamp_kernel(input, *bounds)
     return _apply(E.clamp, input, *bounds)
+
+
+def _check_clamp_kernel(input, min, max):
+    """PyTorch's clamp has no bool kernel, but for one tensor bound (its maximum or minimum)."""
+    tensors = [b for b in (min, max) if isinstance(b, Tensor)]
+    if tensors and (min is None or max is None):
+        return
+    kernel = ("clamp_cpu" if tensors else "clamp_scalar_cpu" if min is not None and max is not None
+              else "clamp_min_scalar_cpu" if min is not None else "clamp_max_scalar_cpu")
+    _check_kernel(kernel, input, *(b for b in (min, max) if b is not None))
 
 
 clip = clamp
@@ -273,12 +289,14 @@ clip = clamp
 def clamp_min(input, min):
     min = scalar_or_tensor(min)
     check_operands_fit((input, min))
+    _check_clamp_kernel(input, min, None)
     return _apply(E.clamp_min, input, min)
 
 
 def clamp_max(input, max):
     max = scalar_or_tensor(max)
     check_operands_fit((input, max))
+    _check_clamp_kernel(input, None, max)
     return _apply(E.clamp_max, input, max)
 
 

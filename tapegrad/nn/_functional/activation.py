@@ -3,7 +3,7 @@ import warnings
 
 import jax
 
-from ... import _functional as TF
+from ... import _dtypes as D, _functional as TF
 from ..._argument_errors import reraise
 from ..._dispatch import apply
 from ..._ops import nn as K
@@ -75,6 +75,8 @@ def softplus(input, beta=1.0, threshold=20.0):
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
+    if input.dtype is D.bool_:
+        raise RuntimeError("Bool inputs not supported for hardtanh. Convert first, e.g. x.float().")
     return maybe_inplace(input, apply(K.hardtanh, input, min_val, max_val), inplace)
 
 
@@ -82,11 +84,19 @@ def relu6(input, inplace=False):
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
+def _refuse_bool(input, kernel):
+    """PyTorch's kernels with integer versions but no bool one."""
+    if input.dtype is D.bool_:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'. Convert first, e.g. x.int().")
+
+
 def threshold(input, threshold, value, inplace=False):
+    _refuse_bool(input, "threshold_cpu")
     return maybe_inplace(input, apply(K.threshold, input, threshold, value, **_kernel(inplace)), inplace)
 
 
 def threshold_(input, threshold, value):
+    _refuse_bool(input, "threshold_cpu")
     return maybe_inplace(input, apply(K.threshold, input, threshold, value, **_kernel(True)), True)
 
 
@@ -108,6 +118,7 @@ def _check_lambd(input, lambd):
 
 def softshrink(input, lambd=0.5):
     _check_lambd(input, lambd)
+    check_float_kernel(input, "softshrink_check")
     return apply(K.softshrink, input, float(lambd))
 
 
@@ -176,6 +187,7 @@ def glu(input, dim=-1):
     d = _wrap_dim(dim, input.ndim)
     if input.shape[d] % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {input.shape[d]}")
+    check_float_kernel(input, "glu_cpu")
     return apply(K.glu, input, dim=d)
 
 

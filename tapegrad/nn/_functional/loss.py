@@ -268,6 +268,21 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     return _bce_with_logits(input, target, weight, pos_weight, _reduction(size_average, reduce, reduction))
 
 
+def _check_bce_with_logits_dtypes(input, target):
+    """PyTorch's composite takes log_sigmoid(input) (no integer kernel), then writes into 1 - target in place
+    (no bool subtraction; an integer one cannot hold the loss)."""
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise NotImplementedError(f"\"log_sigmoid_cpu\" not implemented for '{SCALAR_NAMES[input.dtype.name]}'. "
+                                  "Convert the input (the logits) to a floating dtype first, e.g. x.float().")
+    if target.dtype is D.bool_:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+                           "`logical_xor()` operator instead. Convert the target first, e.g. target.float().")
+    if not (target.dtype.is_floating_point or target.dtype.is_complex):
+        wide = result_dtype(input, target)
+        raise RuntimeError(f"result type {SCALAR_NAMES[wide.name]} can't be cast to the desired output type "
+                           f"{SCALAR_NAMES[target.dtype.name]}. Convert the target first, e.g. target.float().")
+
+
 def refuse_grad(function, name, t):
     """PyTorch's error for an argument its kernel does not differentiate (a class weight, a target)."""
     if t is not None and t.requires_grad and is_grad_enabled():
@@ -278,6 +293,7 @@ def refuse_grad(function, name, t):
 def _bce_with_logits(input, target, weight, pos_weight, reduction):
     for name, t in (("weight", weight), ("pos_weight", pos_weight)):
         refuse_grad("binary_cross_entropy_with_logits", name, t)
+    _check_bce_with_logits_dtypes(input, target)
     return apply(L.binary_cross_entropy_with_logits, input, target, *present(weight, pos_weight),
                  reduction=reduction, has_weight=weight is not None,
                  has_pos_weight=pos_weight is not None)
