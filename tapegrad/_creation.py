@@ -282,6 +282,9 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     if dtype is None:
         dtype = D.get_default_dtype() if any(isinstance(v, builtins.float) for v in vals) else D.int64
     dtype = D.as_dtype(dtype)
+    if dtype is D.bool_:
+        raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'. Make the range in integers, then "
+                                  "convert it, e.g. arange(n).bool().")
     start, end, step = vals
     n = builtins.max(0, math.ceil((end - start) / step))
     # Computed as start + i*step in float64 then cast, as PyTorch does, to avoid drift.

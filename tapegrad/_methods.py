@@ -16,7 +16,7 @@ from ._functional import _random
 from ._broadcast_errors import broadcast_error as _broadcast_error
 from ._functional._arith import _floor_divide
 from ._indexing import getitem, setitem
-from ._functional._put import _parse_indices
+from ._functional._put import _parse_indices, _check_put_values
 from ._inplace import inplace, commit, check_inplace, name_as_inplace, _untracked_write, warn_complex_to_real
 from ._overlap import check_overlap, loop_reads
 from ._scalar_range import check_fits
@@ -338,6 +338,7 @@ def copy_(self, src, non_blocking=False):
 
 def index_put_(self, indices, values, accumulate=False):
     spec, arrays = _parse_indices(self, indices, argument=0)
+    _check_put_values(self, values)
     values = F.scalar_or_tensor(values)
     return inplace(self, I.index_put, values, *(Tensor._wrap(a) for a in arrays), spec=spec,
                    accumulate=builtins.bool(accumulate), whole=True)

@@ -265,7 +265,10 @@ def masked_scatter(input, mask, source):
     xp, value = read_on_host(mask._value)
     if builtins.int(xp.count_nonzero(value)) * (input.numel() // builtins.max(mask.numel(), 1)) > source.numel():
         raise RuntimeError("Number of elements of source < number of ones in mask")
-    _check_same_dtype(input, source, "masked_scatter_")
+    if source.dtype is not input.dtype:   # (PyTorch's text, its missing space too)
+        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but got"
+                           f"{SCALAR_NAME[input.dtype.name]} and {SCALAR_NAME[source.dtype.name]}. Convert the "
+                           "source first, e.g. source.to(input.dtype).")
     return apply(I.masked_scatter, input, mask, source)
 
 

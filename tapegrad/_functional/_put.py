@@ -18,11 +18,20 @@ _INDEX_REDUCTIONS = ("prod", "mean", "amax", "amin")
 def index_put(input, indices, values, accumulate=False):
     # one IndexPutBackward0 on input and values (as PyTorch), not a clone written in place
     spec, arrays = _parse_indices(input, indices)
+    _check_put_values(input, values)
     out = apply(I.index_put, input, scalar_or_tensor(values), *(Tensor._wrap(a) for a in arrays), spec=spec,
                 accumulate=builtins.bool(accumulate), whole=True)
     if out.dtype is not input.dtype:
         out = apply(E.to_dtype, out, dtype=input.dtype.np)
     return out
+
+
+def _check_put_values(input, values):
+    """index_put's values have input's dtype (t[i] = v converts them, index_put does not)."""
+    if isinstance(values, Tensor) and values.dtype is not input.dtype:
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{SCALAR_NAME[input.dtype.name]} for the destination and {SCALAR_NAME[values.dtype.name]} "
+                           "for the source. Convert the values first, e.g. values.to(input.dtype).")
 
 
 def _parse_indices(input, indices, argument=1):

@@ -70,7 +70,8 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     dtype = D.as_dtype(dtype)
     d = dtype or input.dtype
     if not (d.is_floating_point or d.is_complex):
-        raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point "
+        which = "Input" if dtype is None else "Optional"
+        raise RuntimeError(f"mean(): could not infer output dtype. {which} dtype must be either a floating point "
                            f"or complex dtype. Got: {SCALAR_NAME[d.name]}. Convert first, e.g. x.float().mean().")
     keepdim = as_bool(keepdim, "keepdim")
     return apply(R.mean, input, dim=_rdims(dim, input), keepdim=keepdim,
