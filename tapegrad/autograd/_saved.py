@@ -92,10 +92,14 @@ def plan(op, static, cast, diff, values, kinds, out_avals=None):
         # reads nothing: a sort of an empty tensor made every later sort's backward read a placeholder index.
         empty = any(type(k) is tuple and 0 in k[0] for k in kinds) or (
             out_avals is not None and any(0 in shape for shape, _ in out_avals))
-        dkey = key if empty else (op, static, cast, diff,
-                                  tuple((len(k[0]), k[1]) if type(k) is tuple else k for k in kinds))
+        rank_key = (op, static, cast, diff, tuple((len(k[0]), k[1]) if type(k) is tuple else k for k in kinds))
+        dkey = key if empty else rank_key
         needed = _needed.get(dkey)
         traced = None
+        if needed is None and empty:
+            # PyTorch saves (and version-checks) what its formula reads, empty or not: what the VJP reads at
+            # shapes of the same rank with data, where the op takes them
+            needed = _needed.get(rank_key) or _reads_with_data(op, static, cast, diff, values)
         if needed is None:
             needed, traced = _analyse(op, static, cast, diff, values, out_avals=out_avals)
             saves = op.saves_inputs_for(static, kinds)
@@ -112,6 +116,17 @@ def plan(op, static, cast, diff, values, kinds, out_avals=None):
                      and (op.diff is None or i in op.diff) for i, k in enumerate(kinds))
         p = _plans[key] = (needed, sid, mask, _frees(op, static, cast, diff, values, kinds, dkey, needed))
     return p
+
+
+def _reads_with_data(op, static, cast, diff, values):
+    """Which arguments the VJP reads at the shapes of `values` with every empty dim made 1, or None where the
+    op does not take those shapes (its statics name the empty size: a view to (0, 3))."""
+    filled = [jax.ShapeDtypeStruct(tuple(d or 1 for d in v.shape), v.dtype) if hasattr(v, "dtype") else v
+              for v in values]
+    try:
+        return _analyse(op, static, cast, diff, filled)[0]
+    except Exception:   # (any error of the op at the made-up shapes: the empty analysis stands)
+        return None
 
 
 def _frees(op, static, cast, diff, values, kinds, dkey, needed):

@@ -90,6 +90,10 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 def huber_loss(input, target, reduction="mean", delta=1.0):
     input, target = _broadcast(input, target, "huber_loss")
     _check_float_kernel(input, target, "huber_cpu")
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):   # (its loss has input's dtype)
+        raise RuntimeError(f"result type {SCALAR_NAMES[result_dtype(input, target).name]} can't be cast to the "
+                           f"desired output type {SCALAR_NAMES[input.dtype.name]}. Convert the input first, e.g. "
+                           "input.float().")
     names = SCALAR_NAMES[input.dtype.name], SCALAR_NAMES[target.dtype.name]
     mixed = None if input.dtype is target.dtype else names   # (its backward then raises: L.huber_loss)
     return apply(L.huber_loss, input, target, reduction=_reduction(None, None, reduction), delta=float(delta),
