@@ -175,8 +175,7 @@ def aminmax(input, *, dim=None, keepdim=False):
                                "identity.")
         if input.ndim and input.shape[wrap_dim(dim, input.ndim)] == 0:
             raise IndexError(f"aminmax: Expected reduction dim {wrap_dim(dim, input.ndim)} to have non-zero size.")
-    return RT.aminmax(amin(input, () if dim is None else dim, keepdim), amax(input, () if dim is None else dim,
-                                                                             keepdim))
+    return RT.aminmax(*apply(R.aminmax, input, dim=_rdims(dim, input), keepdim=as_bool(keepdim, "keepdim")))
 
 
 def _arg(op, name):

@@ -179,6 +179,10 @@ amax = defop("amax", lambda a, dim, keepdim: _scaled_by_count(jnp.max, dim, keep
              **SELF_AND_RESULT)
 amin = defop("amin", lambda a, dim, keepdim: _scaled_by_count(jnp.min, dim, keepdim)(a), dtype_rule=KEEP,
              **SELF_AND_RESULT)
+# one node for both results (AminmaxBackward0), each gradient shared among the elements equal to its extreme
+aminmax = defop("aminmax", lambda a, dim, keepdim: (_scaled_by_count(jnp.min, dim, keepdim)(a),
+                                                     _scaled_by_count(jnp.max, dim, keepdim)(a)),
+                dtype_rule=KEEP, nout=2, saves_inputs=(0,), saves_output=(0, 1))
 
 
 def _evenly_distributed(reduce):
