@@ -37,7 +37,8 @@ torch.nn.functional.softshrink(i1) torch.nn.functional.softshrink(b) torch.nn.fu
 b.div(b,rounding_mode='floor') b.div(b,rounding_mode='trunc') b.div(True,rounding_mode='floor') b.clamp(min=True)
 b.clamp(max=True) b.clamp(True,True) b.clamp(b,b) b.clamp_min(False) b.clamp_max(True) b.clip(False,True)
 b.clamp_(min=True) f.mean(dtype=torch.int64) i1.mean() torch.arange(3,dtype=torch.bool) i1.masked_scatter(i1>0,f)
-i1.index_put_((torch.tensor([0]),),torch.tensor([9.5])) torch.index_put(f,(torch.tensor([0]),),torch.tensor([9]))""".split()
+i1.index_put_((torch.tensor([0]),),torch.tensor([9.5])) torch.index_put(f,(torch.tensor([0]),),torch.tensor([9]))
+B[None]@I[None] I[None]@B[None] B[None].bmm(f2[None]) B@I B@i1 I@b""".split()
 # (PyTorch's integer pow of a negative exponent; a bool sum with alpha stays bool, alpha cast to bool)
 COMPUTED = """i1**torch.tensor([3,-2]) 2**i1 (-1)**i1 torch.tensor([1,-1,0,2])**torch.tensor([-3,-3,-1,-1]) b.add(b,alpha=2)
 b.add(b,alpha=0) b.add(True,alpha=2) torch.addcmul(b,b,i1) i1.add(b,alpha=2) I@I i1@i1

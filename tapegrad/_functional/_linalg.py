@@ -89,10 +89,6 @@ def _should_fold(a, b):
     return all(strides[i] == strides[i + 1] * t1_shape[i + 1] for i in range(len(t1_shape) - 2))
 
 
-_TYPE = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
-         "int32": "Int", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
-
-
 def _check_matmul(input, other):
     """PyTorch's matmul errors, raised by the kernel it dispatches to (dot, mv, mm or bmm, the larger operand
     folded into rows when should_fold says so) as that kernel sees its operands: folded, transposed, expanded."""
@@ -151,7 +147,7 @@ def _check_mv_operands(mat, t_mat, vec, t_vec):
     if mat[1] != vec[0]:
         raise RuntimeError(f"size mismatch, got input ({mat[0]}), mat ({mat[0]}x{mat[1]}), vec ({vec[0]})")
     if t_mat is not t_vec:
-        tm, tv = _TYPE.get(t_mat.name, t_mat.name), _TYPE.get(t_vec.name, t_vec.name)
+        tm, tv = SCALAR_NAME[t_mat.name], SCALAR_NAME[t_vec.name]
         raise RuntimeError(f"addmv input tensors must have the same dtype, but got {tv}, {tm}, and {tv}")
     _refuse_bool(t_mat, "addmv_impl_cpu")
 
@@ -161,10 +157,9 @@ def _check_bmm_operands(s1, t1, s2, t2):
     if s1[0] != s2[0] or s1[2] != s2[1]:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{s1[0]}, {s1[2]}] "
                            f"but got: [{s2[0]}, {s2[1]}].")
+    _refuse_bool(t1, "bmm")   # (its kernel is chosen by the first operand's dtype, before the second is read)
     if t1 is not t2:
-        raise RuntimeError(f"expected scalar type {_TYPE.get(t1.name, t1.name)} but found "
-                           f"{_TYPE.get(t2.name, t2.name)}")
-    _refuse_bool(t1, "bmm")
+        raise RuntimeError(f"expected scalar type {SCALAR_NAME[t1.name]} but found {SCALAR_NAME[t2.name]}")
 
 
 @policy("mm")
@@ -320,8 +315,8 @@ def _check_addmm(input, mat1, mat2):
     dtype = mat2.dtype
     for name, t in (("self", input), ("mat1", mat1)):
         if t.dtype is not dtype:
-            raise RuntimeError(f"{name} and mat2 must have the same dtype, but got {_TYPE.get(t.dtype.name)} and "
-                               f"{_TYPE.get(dtype.name)}")
+            raise RuntimeError(f"{name} and mat2 must have the same dtype, but got {SCALAR_NAME[t.dtype.name]} and "
+                               f"{SCALAR_NAME[dtype.name]}")
     s1, s2 = mat1.shape, mat2.shape
     for name, s in (("mat1", s1), ("mat2", s2)):
         if len(s) != 2:

@@ -70,8 +70,8 @@ def _refuse_constructor_backward(grad_outputs):
 
 
 def _dtype_name(t):
-    from .._functional._linalg import _TYPE
-    return _TYPE.get(t.dtype.name, t.dtype.name)
+    from .._functional._common import SCALAR_NAME
+    return SCALAR_NAME[t.dtype.name]
 
 
 def _check_shapes(cls, size, nb, dense, blocksize, compressed, plain, values):

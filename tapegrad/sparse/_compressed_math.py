@@ -13,8 +13,8 @@ from ._coo import SparseTensor, _as_tensor
 
 
 def _type(dtype):
-    from .._functional._linalg import _TYPE
-    return _TYPE.get(dtype.name, dtype.name)
+    from .._functional._common import SCALAR_NAME
+    return SCALAR_NAME.get(dtype.name, dtype.name)
 
 
 def compressed_add(a, b, alpha, node):

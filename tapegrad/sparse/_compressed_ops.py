@@ -297,9 +297,9 @@ def addmm(input, mat1, mat2, beta=1, alpha=1, via="mm"):
                            "Multiply mat2^T @ mat1^T, or .to_dense() one operand, instead.")
     product = sparse_mm(mat1, mat2, via=via)
     if input.dtype is not product.dtype:
-        from .._functional._linalg import _TYPE
-        raise RuntimeError(f"expected scalar type {_TYPE.get(input.dtype.name)} but found "
-                           f"{_TYPE.get(product.dtype.name)}. Convert the input (.to(dtype)) first.")
+        from .._functional._common import SCALAR_NAME
+        raise RuntimeError(f"expected scalar type {SCALAR_NAME.get(input.dtype.name)} but found "
+                           f"{SCALAR_NAME.get(product.dtype.name)}. Convert the input (.to(dtype)) first.")
     shape = tuple(product.shape)
     if any(n != 1 and n != m for n, m in zip(reversed(input.shape), reversed(shape))) or input.dim() > 2:
         raise RuntimeError(f"The expanded size of the tensor ({shape[-1] if input.dim() < 2 else shape[0]}) must match "
@@ -326,8 +326,8 @@ def addmv(input, mat, vec, beta=1, alpha=1):
     if not isinstance(mat, SparseTensor) or isinstance(input, SparseTensor) or isinstance(vec, SparseTensor):
         return addmm(input, mat, vec, beta, alpha, via="mv")
     if not input.dtype is mat.dtype is vec.dtype:
-        from .._functional._linalg import _TYPE
-        a, b, c = (_TYPE.get(t.dtype.name) for t in (input, mat, vec))
+        from .._functional._common import SCALAR_NAME
+        a, b, c = (SCALAR_NAME.get(t.dtype.name) for t in (input, mat, vec))
         raise RuntimeError(f"addmv input tensors must have the same dtype, but got {a}, {b}, and {c}. Convert them "
                            "(.to(dtype)) first.")
     _check_sparse_dense(mat, vec)

@@ -4,7 +4,7 @@ product's pattern by torch.mm; see _routes.py for gradients outside an operand's
 import numpy as np
 
 from .._dispatch import apply
-from .._functional._linalg import _TYPE
+from .._functional._common import SCALAR_NAME
 from .._layout import sparse_bsc, sparse_bsr, sparse_csc
 from .._grad_mode import is_grad_enabled
 from .._ops import shape as S, sparse as K
@@ -15,7 +15,7 @@ from ._routes import dense_term, routes, sparse_term
 
 
 def _type(t):
-    return _TYPE.get(t.dtype.name, t.dtype.name)
+    return SCALAR_NAME[t.dtype.name]
 
 
 def sparse_mm(a, b, via="sparse_addmm"):

@@ -19,8 +19,8 @@ def sparse_softmax(input, dim, *, dtype=None, log=False):
     c = input.coalesce()
     values = c._sp_values if dtype is None else c._sp_values.to(dtype)
     if not (values.dtype.is_floating_point or values.dtype.is_complex):
-        from .._functional._linalg import _TYPE
-        kind = _TYPE.get(values.dtype.name)
+        from .._functional._common import SCALAR_NAME
+        kind = SCALAR_NAME.get(values.dtype.name)
         raise NotImplementedError(f"\"{'log_' if log else ''}softmax\" not implemented for '{kind}'. Pass "
                                   "dtype=tapegrad.float32 (or convert the values) first.")
     nsparse = c.sparse_dim()

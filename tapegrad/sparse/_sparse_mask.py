@@ -60,11 +60,11 @@ def sampled_addmm(input, mat1, mat2, *, beta=1., alpha=1., out=None):
     if input._layout_name != "SparseCsr":
         raise RuntimeError(f"sampled_addmm: Expected result to have sparse csr layout, but got {input._layout_name}. "
                            "Convert the input with .to_sparse_csr() first.")
-    from .._functional._linalg import _TYPE
+    from .._functional._common import SCALAR_NAME
     if mat1.dtype is not mat2.dtype or mat1.dtype is not input.dtype:
         a, b = (mat1, mat2) if mat1.dtype is not mat2.dtype else (input, mat1)
         raise RuntimeError(f"sampled_addmm: Expected {'mat1 and mat2' if a is mat1 else 'self and mat1'} to have the "
-                           f"same dtype, but got {_TYPE[a.dtype.name]} and {_TYPE[b.dtype.name]}")
+                           f"same dtype, but got {SCALAR_NAME[a.dtype.name]} and {SCALAR_NAME[b.dtype.name]}")
     if input.dim() != 2 or mat1.dim() != 2 or mat2.dim() != 2:
         raise RuntimeError("sampled_addmm: tapegrad takes 2-D matrices. Multiply batched ones matrix by matrix.")
     for a, b, what in ((input.shape[0], mat1.shape[0], "self.shape[-2] must match mat1.shape[-2]"),
