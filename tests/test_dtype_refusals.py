@@ -16,8 +16,9 @@ x.sign() x//2 x%2 x.floor_divide(2) x.remainder(2) x.fmod(2)""".split()
 
 # Softmax's kernel is named after the dim (the last one or another); lerp's after its weight (a number or a
 # tensor); histc makes its edges (linspace) and, without a range, reads the data's (aminmax) before it counts.
-KERNEL_CASES = """x2.softmax(0) x2.softmax(1) x2.log_softmax(0) x2.log_softmax(-1) x0.softmax(0) i.softmax(0) i.softmax(1)
-i.log_softmax(0) i0.softmax(0) b.softmax(0) torch.nn.functional.softmin(i,0) torch.nn.functional.softmin(x2,1)
+KERNEL_CASES = """x2.softmax(0) x2.softmax(1) x2.log_softmax(0) x2.log_softmax(-1) x0.softmax(0) i.softmax(0)
+i.softmax(1) i.log_softmax(0) i0.softmax(0) b.softmax(0) torch.nn.functional.softmin(i,0)
+torch.nn.functional.softmin(x2,1)
 torch.nn.functional.softmax(f2,0,dtype=torch.int32) i.softmax(5) x2.softmax(5) torch.special.log_softmax(x2,0)
 i.lerp(i,0.5) torch.lerp(i,i,i) torch.lerp(i,i,torch.tensor(1)) b.lerp(b,0.5) torch.lerp(b,b,b) i.lerp_(i,0.5)
 torch.lerp(c,c,1) b.bincount() torch.bincount(b2) torch.bincount(b,weights=torch.ones(3)) ~f ~x ~h f.__invert__()
@@ -33,17 +34,20 @@ i1.clamp_(0.5) i1.clamp_min_(0.5) b.clamp_(0.5) i1.clamp_(f) i1.addcdiv(i1,i1)
 torch.nn.functional.binary_cross_entropy_with_logits(i1,f) torch.nn.functional.binary_cross_entropy_with_logits(f,i1)
 torch.nn.functional.binary_cross_entropy_with_logits(b,f) torch.nn.functional.binary_cross_entropy_with_logits(f,b)
 torch.nn.functional.hardtanh(b) torch.nn.functional.relu6(b) torch.nn.functional.threshold(b,0.5,1.0)
-torch.nn.functional.softshrink(i1) torch.nn.functional.softshrink(b) torch.nn.functional.glu(i1) torch.nn.functional.glu(b)
+torch.nn.functional.softshrink(i1) torch.nn.functional.softshrink(b) torch.nn.functional.glu(i1)
+torch.nn.functional.glu(b)
 b.div(b,rounding_mode='floor') b.div(b,rounding_mode='trunc') b.div(True,rounding_mode='floor') b.clamp(min=True)
 b.clamp(max=True) b.clamp(True,True) b.clamp(b,b) b.clamp_min(False) b.clamp_max(True) b.clip(False,True)
 b.clamp_(min=True) f.mean(dtype=torch.int64) i1.mean() torch.arange(3,dtype=torch.bool) i1.masked_scatter(i1>0,f)
 i1.index_put_((torch.tensor([0]),),torch.tensor([9.5])) torch.index_put(f,(torch.tensor([0]),),torch.tensor([9]))
 B[None]@I[None] I[None]@B[None] B[None].bmm(f2[None]) B@I B@i1 I@b""".split()
 # (PyTorch's integer pow of a negative exponent; a bool sum with alpha stays bool, alpha cast to bool)
-COMPUTED = """i1**torch.tensor([3,-2]) 2**i1 (-1)**i1 torch.tensor([1,-1,0,2])**torch.tensor([-3,-3,-1,-1]) b.add(b,alpha=2)
+COMPUTED = """i1**torch.tensor([3,-2]) 2**i1 (-1)**i1 torch.tensor([1,-1,0,2])**torch.tensor([-3,-3,-1,-1])
+b.add(b,alpha=2)
 b.add(b,alpha=0) b.add(True,alpha=2) torch.addcmul(b,b,i1) i1.add(b,alpha=2) I@I i1@i1
 i1.addcmul(i1,i1,value=0.5) i1.addcmul(i1,i1,value=1.9) i1.addcmul(i1,i1,value=-1.9) i1.addcmul_(i1,i1,value=0.5)
-b.addcmul(i1,i1,value=0.5) torch.nn.functional.threshold(i1,1,0) b.clamp(min=b) b.clamp(0,1) b.div(i1,rounding_mode='floor')""".split()
+b.addcmul(i1,i1,value=0.5) torch.nn.functional.threshold(i1,1,0) b.clamp(min=b) b.clamp(0,1)
+b.div(i1,rounding_mode='floor')""".split()
 
 
 def _outcome(lib, code, values=False):

@@ -254,12 +254,13 @@ def addcmul(input, tensor1, tensor2, *, value=1, out=None):
 def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
     check_tensors("addcdiv", (input, "input"), (tensor1, "tensor1"), (tensor2, "tensor2"))
     if not any(t.dtype.is_floating_point or t.dtype.is_complex for t in (tensor1, tensor2)):
+        # (PyTorch's text, its double space too)
         raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future  release "
                            "addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv "
                            "behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2))."
                            "to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for "
                            "float inputs. The future addcdiv behavior is just the latter implementation: "
-                           "(input + value * tensor1 / tensor2), for all dtypes.")   # (PyTorch's text, its double space too)
+                           "(input + value * tensor1 / tensor2), for all dtypes.")
     return _apply(E.addcdiv, input, tensor1, tensor2, scalar_or_tensor(value))
 
 

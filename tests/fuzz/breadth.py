@@ -4,8 +4,9 @@ joins, index-driven ops (index_select, gather, masked_fill, advanced indexing) a
 Each writes one step's code and records its result in the abstract State, as strategy.py's generators do.
 Values are quarters in [-2, 2], so ties, zeros and negative inputs (log, sqrt, pow) come up often: both
 libraries must agree there too. Each list names the templates whose result may differ in the last bits
-(*_ROUNDS) and those that need operands that do not (*_KINKED: see state.py). (Not copysign: it reads a NaN's sign bit, which each library's log of a
-negative number sets its own way; the op table's tests check copysign on numbers.)
+(*_ROUNDS) and those that need operands that do not (*_KINKED: see state.py). (Not copysign: it reads a
+NaN's sign bit, which each library's log of a negative number sets its own way; the op table's tests check
+copysign on numbers.)
 """
 from hypothesis import strategies as st
 
