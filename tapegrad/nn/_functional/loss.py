@@ -167,6 +167,9 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
 
 
 def _nll_loss_nd(input, target, weight, reduction, ignore_index):
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise NotImplementedError(f"\"nll_loss_out_frame\" not implemented for '{SCALAR_NAMES[input.dtype.name]}'. "
+                                  "nll_loss takes log-probabilities: convert first, e.g. x.float().")
     # As PyTorch's nll_loss_nd: inputs of 3 or more than 4 dims are viewed as 4-d for nll_loss2d, and an
     # unreduced result viewed back to the target's shape.
     if input.ndim == 1 and target.ndim == 1:   # (a target of one class for an input without a batch dim)

@@ -13,7 +13,6 @@ from ._util import check_float, check_mixed_params, check_same_dtype, present
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
                eps=1e-5):
-    check_float(input, "batch_norm")
     if input.ndim < 2:
         raise ValueError(f"expected 2D or 3D input (got {input.ndim}D input)")
     return _batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps, verify=True)
@@ -21,7 +20,6 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 
 def aten_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled):
     """torch.batch_norm: ATen's argument order, without nn.functional's check of the batch size."""
-    check_float(input, "batch_norm")
     if input.ndim < 2:
         raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
     return _batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps, verify=False)
@@ -29,13 +27,19 @@ def aten_batch_norm(input, weight, bias, running_mean, running_var, training, mo
 
 def _batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps, verify):
     _check_channels(input, weight, bias, running_mean, running_var)
-    mixed = check_mixed_params(input, weight, bias, running_mean, running_var)
     if training:
         # (PyTorch's _verify_batch_size: exactly one value per channel is refused, an empty batch is not)
         per_channel = input.shape[0] * math.prod(input.shape[2:])
         if verify and per_channel == 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input size "
                              f"{input.shape}")
+    else:
+        for name, stat in (("running_mean", running_mean), ("running_var", running_var)):
+            if stat is None:
+                raise RuntimeError(f"{name} must be defined in evaluation mode. Pass the running statistics or "
+                                   "use training=True.")
+    check_float(input, "batch_norm")   # (its kernel's dtype, after those checks)
+    mixed = check_mixed_params(input, weight, bias, running_mean, running_var)
     if input.numel() == 0:   # (PyTorch's batch norm of nothing: a clone, scaled and shifted by the first parameters)
         out = input.clone()
         out = out if weight is None else out * weight[0]
@@ -51,10 +55,6 @@ def _batch_norm(input, running_mean, running_var, weight, bias, training, moment
                 running_mean.mul_(1 - momentum).add_(mean, alpha=momentum)
                 running_var.mul_(1 - momentum).add_(var, alpha=momentum)
         return out
-    for name, stat in (("running_mean", running_mean), ("running_var", running_var)):
-        if stat is None:
-            raise RuntimeError(f"{name} must be defined in evaluation mode. Pass the running statistics or use "
-                               "training=True.")
     affine = _affine(weight, bias, input)
     return apply(K.batch_norm_eval, input, running_mean, running_var, *affine, eps=float(eps))
 

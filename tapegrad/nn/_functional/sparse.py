@@ -40,12 +40,28 @@ def dropout(input, p=0.5, training=True, inplace=False):
     if not training or p == 0.0 or input.numel() == 0:
         return input
     if p == 1.0:   # PyTorch multiplies by a zero tensor: a wrapped 0 records the same node, on any device
-        return maybe_inplace(input, input * 0.0, inplace)
+        return maybe_inplace(input, _zeroed(input), inplace)
+    _refuse_integers(input)
     if _fused_kernel(input):
         out = apply(K.dropout, input, keep_mask(input.shape, p, input.device), 1.0 / (1.0 - p))
     else:
         out = input * _noise(input.shape, p, input.dtype, input.device)
     return maybe_inplace(input, out, inplace)
+
+
+def _zeroed(input):
+    """Dropout of everything: the input times a zero of its dtype (a wrapped 0.0 for floating input)."""
+    if input.dtype.is_floating_point or input.dtype.is_complex:
+        return input * 0.0
+    return input * zeros((), dtype=input.dtype)
+
+
+def _refuse_integers(input):
+    """PyTorch multiplies by floating noise in place of the input's dtype: integers cannot hold it."""
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                           f"{SCALAR_NAMES[input.dtype.name]}. Dropout takes floating tensors: convert first, e.g. "
+                           "x.float().")
 
 
 def _fused_kernel(input):
@@ -97,7 +113,8 @@ def _alpha_dropout(input, p, train, feature):
     if not train or p == 0.0 or input.numel() == 0:
         return input
     if p == 1.0:
-        return input * 0.0
+        return _zeroed(input)
+    _refuse_integers(input)
     shape = tuple(input.shape)
     if feature:
         if input.ndim < 2:
@@ -117,7 +134,8 @@ def _feature_dropout(input, p, training, inplace, spatial):
     if not training or p == 0.0 or input.numel() == 0:
         return input
     if p == 1.0:
-        return maybe_inplace(input, input * 0.0, inplace)
+        return maybe_inplace(input, _zeroed(input), inplace)
+    _refuse_integers(input)
     batched = input.ndim == spatial + 2
     shape = tuple(input.shape[:2 if batched else 1]) + (1,) * (input.ndim - (2 if batched else 1))
     return maybe_inplace(input, input * _noise(shape, p, input.dtype, input.device), inplace)
