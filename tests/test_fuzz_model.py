@@ -68,3 +68,15 @@ def test_discontinuous_ops_are_still_drawn_on_exact_operands():
         _leaf(s, "x", exact=True)
         return draw(st.sampled_from([strategy.unary, breadth.more_unary, breadth.reorder]))(draw, s)
     assert _kinked(find(st.composite(on_an_exact_leaf)(), _kinked, settings=settings(database=None)))
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.data())
+def test_adam_steps_no_gradient_of_rounding_noise(data):
+    """Adam divides a gradient by its own size: a gradient that is zero up to rounding steps by ±lr either way."""
+    s = State()
+    _leaf(s, "w", exact=True)
+    s.optimizers["opt"], s.adams = ["w"], {"opt"}
+    s.noisy_grads.add("w")
+    assert strategy.optimizer_step(data.draw, s) == "opt.zero_grad()"
+    assert not s.noisy_grads

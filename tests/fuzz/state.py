@@ -70,6 +70,8 @@ class State:
     freed: set = field(default_factory=set)          # op ids whose saved values a backward freed
     with_grad: set = field(default_factory=set)      # leaves whose .grad is (probably) set
     optimizers: dict = field(default_factory=dict)   # name -> parameter names
+    adams: set = field(default_factory=set)          # the optimizers that are Adam
+    noisy_grads: set = field(default_factory=set)    # leaves whose .grad may be rounding noise (of a rounded root)
     retained: set = field(default_factory=set)
     backward_roots: list = field(default_factory=list)
     counter: int = 0

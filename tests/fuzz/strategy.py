@@ -322,6 +322,8 @@ def backward(draw, s):
     retain = _chance(draw, 0.5)
     s.backward_roots.append(x.name)
     s.with_grad |= x.leaves
+    if not x.exact:   # (a gradient that is zero up to rounding, say: Adam's step would turn it into ±lr)
+        s.noisy_grads |= x.leaves
     if not retain:
         s.freed |= x.nodes
     loss = x.name if x.shape == () else f"{x.name}.sum()"
@@ -369,6 +371,7 @@ def zero_grad(draw, s):
     if not candidates:
         return None
     x = _pick(draw, candidates)
+    s.noisy_grads.discard(x)
     if _chance(draw, 0.5):
         s.with_grad.discard(x)
         return f"{x}.grad = None"
@@ -385,6 +388,7 @@ def make_optimizer(draw, s):
     plist = ", ".join(params)
     if _chance(draw, 0.5):
         return f"{name} = torch.optim.SGD([{plist}], lr=0.1, momentum=0.9)"
+    s.adams.add(name)
     return f"{name} = torch.optim.Adam([{plist}], lr=0.1)"
 
 
@@ -392,8 +396,11 @@ def optimizer_step(draw, s):
     if not s.optimizers:
         return None
     name = _pick(draw, sorted(s.optimizers))
-    if _chance(draw, 0.25):
+    # (Adam divides a gradient by its own size: one that is rounding noise steps by ±lr either way)
+    noisy = name in s.adams and any(p in s.noisy_grads for p in s.optimizers[name])
+    if noisy or _chance(draw, 0.25):
         s.with_grad -= set(s.optimizers[name])
+        s.noisy_grads -= set(s.optimizers[name])
         return f"{name}.zero_grad()"
     for param in s.optimizers[name]:   # (lr 0.1, Adam's square root: the parameters are rounded)
         if param in s.vars:
