@@ -107,7 +107,8 @@ _REFLECTED = {"add": _forward(F.add), "mul": _forward(F.mul),
 for _name, _fn in _OPERATORS.items():
     setattr(Tensor, f"__{_name}__", _forward(_fn))
     setattr(Tensor, f"__r{_name}__", _REFLECTED.get(_name) or _reflected(_fn))
-    setattr(Tensor, f"__i{_name}__", _inplace_method(_forward(_fn), f"__i{_name}__", _name != "matmul"))
+    if _name != "matmul":   # (PyTorch's Tensor has no __imatmul__: a @= b rebinds a to a @ b)
+        setattr(Tensor, f"__i{_name}__", _inplace_method(_forward(_fn), f"__i{_name}__", True))
 Tensor.__rsub__ = lambda self, other: F.rsub(self, other)
 for _name, _fn in {"eq": F.eq, "ne": F.ne, "lt": F.lt, "le": F.le, "gt": F.gt, "ge": F.ge}.items():
     setattr(Tensor, f"__{_name}__", _forward(_fn))

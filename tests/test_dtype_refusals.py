@@ -45,14 +45,16 @@ torch.nn.functional.dropout(i) torch.nn.functional.dropout(b) torch.nn.functiona
 torch.nn.functional.alpha_dropout(i,training=True) torch.nn.functional.feature_alpha_dropout(i[None],training=True)
 torch.nn.functional.nll_loss(I,torch.tensor([0,1])) torch.nn.functional.nll_loss(B,torch.tensor([0,1]))
 torch.nn.functional.batch_norm(i,None,None,training=True) torch.nn.functional.batch_norm(I,None,None,training=False)
-torch.nn.functional.batch_norm(I,torch.zeros(2),torch.ones(2))""".split()
+torch.nn.functional.batch_norm(I,torch.zeros(2),torch.ones(2)) f<<1 f.__ilshift__(1) 1<<f f>>1 f.bitwise_right_shift_(1)
+i1<<f""".split()
 # (PyTorch's integer pow of a negative exponent; a bool sum with alpha stays bool, alpha cast to bool)
 COMPUTED = """i1**torch.tensor([3,-2]) 2**i1 (-1)**i1 torch.tensor([1,-1,0,2])**torch.tensor([-3,-3,-1,-1])
 b.add(b,alpha=2)
 b.add(b,alpha=0) b.add(True,alpha=2) torch.addcmul(b,b,i1) i1.add(b,alpha=2) I@I i1@i1
 i1.addcmul(i1,i1,value=0.5) i1.addcmul(i1,i1,value=1.9) i1.addcmul(i1,i1,value=-1.9) i1.addcmul_(i1,i1,value=0.5)
 b.addcmul(i1,i1,value=0.5) torch.nn.functional.threshold(i1,1,0) b.clamp(min=b) b.clamp(0,1)
-b.div(i1,rounding_mode='floor') torch.nn.functional.dropout(i1,1.0) torch.nn.functional.dropout(b,1.0)""".split()
+b.div(i1,rounding_mode='floor') torch.nn.functional.dropout(i1,1.0) torch.nn.functional.dropout(b,1.0)
+i1.__matmul__(i1) I.matmul(I)""".split()
 
 
 def _outcome(lib, code, values=False):
@@ -117,3 +119,16 @@ def test_a_complex_tensor_cast_to_real_keeps_its_real_part_and_warns_as_torch(co
 def test_integer_and_bool_arithmetic_as_torch(code):
     torch = require("torch")
     assert _outcome(tapegrad, code, values=True) == _outcome(torch, code, values=True)
+
+
+def test_matmul_in_place_rebinds_as_torch():
+    """PyTorch's Tensor has no __imatmul__: a @= b makes a new tensor a @ b, the old one unchanged."""
+    torch = require("torch")
+    for lib in (tapegrad, torch):
+        a = lib.ones(2, 2)
+        before = a
+        a @= lib.full((2, 2), 2.0)
+        assert a is not before and before.tolist() == [[1.0, 1.0], [1.0, 1.0]] and a.tolist() == [[4.0, 4.0]] * 2
+        v = lib.tensor([3, -2])
+        v @= v
+        assert v.ndim == 0 and v.item() == 13

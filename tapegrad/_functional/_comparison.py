@@ -19,14 +19,16 @@ logical_or = _binary(E.logical_or)
 logical_xor = _binary(E.logical_xor)
 
 
-def _bitwise(op):
+def _bitwise(op, kernel=None):
+    kernel = kernel or op.name   # (PyTorch's shifts run its lshift / rshift kernels)
+
     def f(input, other, *, out=None):
         other = scalar_or_tensor(other)
         for x in (input, other):
             if isinstance(x, Tensor):
-                _check_integral(x, op.name)
+                _check_integral(x, kernel)
             elif isinstance(x, builtins.float):
-                raise NotImplementedError(f"\"{op.name}_cpu\" not implemented for 'Float'")
+                raise NotImplementedError(f"\"{kernel}_cpu\" not implemented for 'Float'")
         return _apply(op, input, other)
     f.__name__ = op.name
     return f
@@ -35,8 +37,8 @@ def _bitwise(op):
 bitwise_and = _bitwise(E.bitwise_and)
 bitwise_or = _bitwise(E.bitwise_or)
 bitwise_xor = _bitwise(E.bitwise_xor)
-bitwise_left_shift = _bitwise(E.bitwise_left_shift)
-bitwise_right_shift = _bitwise(E.bitwise_right_shift)
+bitwise_left_shift = _bitwise(E.bitwise_left_shift, "lshift")
+bitwise_right_shift = _bitwise(E.bitwise_right_shift, "rshift")
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
