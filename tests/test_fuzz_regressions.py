@@ -1657,3 +1657,20 @@ def test_huber_loss_of_integer_input_as_torch(torch):
     for o, t in zip(ours[:2], theirs[:2]):
         assert o[0] is t[0] and t[1] in o[1]
     assert ours[2] == theirs[2]
+
+
+@pytest.mark.parametrize("code", ["F.elu(x)", "F.selu(x)", "F.celu(x, 0.5)", "F.elu(x, 2.0)",
+                                  "F.elu(x.clone(), inplace=True)"])
+def test_elu_derivatives_at_zero_as_torch(torch, code):
+    """(fuzzer seed 81) PyTorch's elu derivative at 0 is its negative branch's, but its second derivative is masked
+    by x < 0: 0 at 0. Its first gradient recorded with create_graph prints EluBackwardBackward0."""
+    def build(lib):
+        x = lib.tensor([1.5, 0.5, 0.0, -0.0, -0.5, -2.0], dtype=lib.float64, requires_grad=True)
+        g1, = lib.autograd.grad(eval(code, {"F": lib.nn.functional, "x": x}).sum(), [x], create_graph=True)
+        g2, = lib.autograd.grad(g1.sum(), [x], create_graph=True)
+        g3, = lib.autograd.grad(g2.sum(), [x])
+        return g1.grad_fn.name(), [g.detach().numpy() for g in (g1, g2, g3)]
+    ours, theirs = both(build)
+    assert ours[0] == theirs[0]
+    for o, t in zip(ours[1], theirs[1]):
+        np.testing.assert_allclose(o, t, rtol=1e-12, atol=1e-15)

@@ -40,9 +40,10 @@ class Op:
     fused_backward True when PyTorch's backward is a kernel that takes the input as a recorded argument
                 (relu's threshold_backward): a gradient recorded through it (create_graph) depends on the
                 input, with a zero derivative, and so requires grad where JAX's formula would not. A
-                function of the node's kept arrays when that holds for some calls only (prod). The name of
-                the node PyTorch records for that kernel (NativeLayerNormBackwardBackward0) where the gradients
-                recorded through it print it: they then depend on every kept value (saves_inputs: PyTorch's).
+                function of the node's kept arrays when that holds for some calls only (prod).
+    backward_name the node PyTorch records for the op's backward kernel under create_graph
+                (NativeLayerNormBackwardBackward0), which the gradients recorded through it print (else the
+                name of their formula's last op: autograd._backward_names).
     reverse_fn  fn with the same values whose VJP is PyTorch's backward, for the ops whose backward is not the
                 derivative of their forward (embedding's padding_idx and scale_grad_by_freq, the repeated
                 indices of index_put, put, index_copy and scatter): the backward walk and reverse-mode transforms
@@ -100,12 +101,13 @@ class Op:
                  "node_name", "node_class", "wraps_scalars", "overloads", "_node_classes", "fused_backward",
                  "custom", "value_view", "stride_rule", "no_derivative", "no_derivative_at", "result_backward",
                  "pointwise", "result_order", "elements_from", "several_views", "hands_grad", "reverse_fn",
-                 "scalar_opmath", "__weakref__")
+                 "scalar_opmath", "backward_name", "__weakref__")
 
     def __init__(self, name, fn, dtype_rule=SAME, diff=None, view=False, saves_output=False, nout=1,
                  node=None, node_name=None, wraps_scalars=False, overloads=(), saves_inputs=None,
                  fused_backward=False, value_view=None, stride_rule=None, no_derivative=None, node_wraps=None,
-                 result_backward=None, reverse_fn=None, no_derivative_at=None, scalar_opmath=False):
+                 result_backward=None, reverse_fn=None, no_derivative_at=None, scalar_opmath=False,
+                 backward_name=None):
         self.name = name
         self.fn = fn
         self.scalar_opmath = scalar_opmath
@@ -117,6 +119,7 @@ class Op:
         self.result_backward = result_backward
         self.saves_inputs = saves_inputs
         self.fused_backward = fused_backward
+        self.backward_name = backward_name
         self.custom = None
         self.value_view = value_view
         self.stride_rule = stride_rule

@@ -58,11 +58,38 @@ def _nan_or_zero(x):
 
 
 def _elu(x, alpha, scale, input_scale, celu=False, inplace=False):
-    # where(), not minimum(): PyTorch's derivative at 0 is the negative branch's, whole
-    # NaN takes the positive branch, as PyTorch's backward (its test is x <= 0)
+    return _elu_value(x, alpha, scale, input_scale)
+
+
+# PyTorch's derivative at 0 is the negative branch's (its test is x <= 0; NaN takes the positive one), and its
+# second derivative (elu_double_backward) is masked by x < 0: 0 at 0, where the negative branch's is not.
+@partial(jax.custom_jvp, nondiff_argnums=(1, 2, 3))
+def _elu_value(x, alpha, scale, input_scale):
     positive = (x > 0) | jnp.isnan(x)
     neg = alpha * jnp.expm1(jnp.where(positive, jnp.zeros((), x.dtype), x) * input_scale)
     return scale * jnp.where(positive, x, neg)
+
+
+@_elu_value.defjvp
+def _elu_value_jvp(alpha, scale, input_scale, primals, tangents):
+    (x,), (dx,) = primals, tangents
+    return _elu_value(x, alpha, scale, input_scale), _elu_slope(x, alpha, scale, input_scale) * dx
+
+
+@partial(jax.custom_jvp, nondiff_argnums=(1, 2, 3))
+def _elu_slope(x, alpha, scale, input_scale):
+    positive = (x > 0) | jnp.isnan(x)
+    curve = input_scale * (alpha * scale) * jnp.exp(jnp.where(positive, jnp.zeros((), x.dtype), x) * input_scale)
+    return jnp.where(positive, jnp.asarray(scale, x.dtype), curve)
+
+
+@_elu_slope.defjvp
+def _elu_slope_jvp(alpha, scale, input_scale, primals, tangents):
+    (x,), (dx,) = primals, tangents
+    negative = x < 0
+    bend = input_scale * input_scale * (alpha * scale) * jnp.exp(jnp.where(negative, x, jnp.zeros((), x.dtype))
+                                                                   * input_scale)
+    return _elu_slope(x, alpha, scale, input_scale), jnp.where(negative, bend, jnp.zeros((), x.dtype)) * dx
 
 
 # inplace=True: PyTorch's in-place kernels (elu_, leaky_relu_...), whose nodes are named *Backward1 and (but
@@ -74,7 +101,7 @@ def _in_place(name, **statics):
 leaky_relu = _nn("leaky_relu", lambda x, slope, inplace=False: jnp.where(x > 0, x, x * slope), fused_backward=True,
                  overloads=[_in_place("LeakyReluBackward1")])
 elu = _nn("elu", _elu, overloads=[_in_place("CeluBackward1", celu=True), overload("CeluBackward0", celu=True),
-                                  _in_place("EluBackward1")])
+                                  _in_place("EluBackward1")], backward_name="EluBackwardBackward0")
 gelu = _nn("gelu", _gelu)
 silu = _nn("silu", lambda x: x * jax.nn.sigmoid(x))
 mish = _nn("mish", lambda x: x * jnp.tanh(_softplus(x, 1.0, 20.0)))

@@ -80,9 +80,9 @@ def _group_norm(x, *rest, groups, eps):
 
 # (their backwards are fused kernels reading the input, the weight and the statistics: Op.fused_backward)
 batch_norm_train = _nn("batch_norm_train", _batch_norm_train, nout=3, node="native_batch_norm",
-                       fused_backward="NativeBatchNormBackwardBackward0", saves_inputs=(0, 1))
+                       fused_backward=True, backward_name="NativeBatchNormBackwardBackward0", saves_inputs=(0, 1))
 batch_norm_eval = _nn("batch_norm_eval", _batch_norm_eval, diff=(0, 3, 4), node="native_batch_norm",
-                      fused_backward="NativeBatchNormBackwardBackward0", saves_inputs=(0, 1, 2, 3))
+                      fused_backward=True, backward_name="NativeBatchNormBackwardBackward0", saves_inputs=(0, 1, 2, 3))
 layer_norm = _nn("layer_norm", _layer_norm, node="native_layer_norm",
-                 fused_backward="NativeLayerNormBackwardBackward0", saves_inputs=(0, 1, 2))
+                 fused_backward=True, backward_name="NativeLayerNormBackwardBackward0", saves_inputs=(0, 1, 2))
 group_norm = _nn("group_norm", _group_norm, node="native_group_norm")

@@ -244,14 +244,15 @@ def _result_input(node, kept):
 # A gradient through an op whose PyTorch backward is a fused kernel reading the input (Op.fused_backward)
 # depends on that input; JAX's where() formula reads it through a comparison only (or not at all: prod
 # over one element), which output_dependencies cuts: tie the gradient to the kept values, values unchanged.
-# A formula on the result (relu's) is tied to the result it reads instead. A fused kernel named after
-# PyTorch's node (layer_norm's NativeLayerNormBackwardBackward0) names every gradient it computes.
+# A formula on the result (relu's) is tied to the result it reads instead. An op whose PyTorch backward is
+# one kernel of its own (layer_norm's: NativeLayerNormBackwardBackward0) names every gradient it computes.
 def _tied(sid, grads, kept, read=None):
-    fused = _saved.SIGNATURES[sid][0].fused_backward
-    if fused is True or isinstance(fused, str) or (fused and fused(*kept)):
+    op = _saved.SIGNATURES[sid][0]
+    fused = op.fused_backward
+    if fused is True or (fused and fused(*kept)):
         grads = jax.lax.optimization_barrier((tuple(grads), tuple(kept if read is None else read)))[0]
-    if isinstance(fused, str):
-        grads = named_formula(fused, lambda *g: g)(*grads)
+    if op.backward_name is not None:
+        grads = named_formula(op.backward_name, lambda *g: g)(*grads)
     return grads
 
 
