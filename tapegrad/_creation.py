@@ -107,8 +107,35 @@ def _to_numpy(data):
     if isinstance(data, Tensor):
         return np.asarray(data._value)
     if isinstance(data, (list, tuple)):
-        return np.array([_to_numpy(x) if isinstance(x, (Tensor, list, tuple)) else x for x in data])
+        return np.array([_element(x) if isinstance(x, Tensor) else _to_numpy(x) if isinstance(x, (list, tuple))
+                         else x for x in data])
     return np.asarray(data)
+
+
+def _element(t):
+    """A tensor inside a sequence: PyTorch reads it as one number, and refuses one of another size."""
+    if t.numel() != 1:
+        if t.dtype.is_floating_point or t.dtype.is_complex:
+            raise ValueError("only one element tensors can be converted to Python scalars. Stack tensors with "
+                             "torch.stack instead.")
+        raise TypeError("only integer tensors of a single element can be converted to an index. Stack tensors "
+                        "with torch.stack instead.")
+    return np.asarray(t._value).reshape(())
+
+
+def _check_fits_dtype(raw, dtype):
+    """PyTorch's torch.tensor refuses a Python number its integer dtype cannot hold (NumPy would wrap it)."""
+    if not raw.size or dtype is D.bool_ or dtype.is_floating_point or dtype.is_complex \
+            or raw.dtype.kind not in "iufb":
+        return
+    info = np.iinfo(dtype.np)
+    # (an integer below an unsigned type's range wraps around, as two's complement, down to -max)
+    low = -info.max if info.min == 0 and raw.dtype.kind != "f" else info.min
+    with np.errstate(invalid="ignore"):
+        bad = ~np.isfinite(raw) if raw.dtype.kind == "f" else np.zeros(raw.shape, bool)
+        bad |= (raw < low) | (raw > info.max)
+    if bad.any():
+        raise RuntimeError(f"value cannot be converted to type {dtype.name} without overflow")
 
 
 def _array(data, dtype, device):
@@ -127,6 +154,8 @@ def _array(data, dtype, device):
     if isinstance(data, (np.ndarray, np.generic)):   # NumPy scalars keep their dtype, as in PyTorch
         if dtype is None:
             dtype = D.from_jax(data.dtype)
+        if isinstance(data, np.generic):   # (a NumPy scalar is read as a number; an array is cast as it is)
+            _check_fits_dtype(np.asarray(data), dtype)
         # np.array copies: jax.device_put of an aligned NumPy buffer on CPU is zero-copy, so later writes
         # to that buffer (e.g. a torch tensor's .numpy()) would leak into this immutable value.
         return put(np.array(data, dtype.np), _jax_device(device))
@@ -135,6 +164,7 @@ def _array(data, dtype, device):
     if isinstance(data, (list, tuple)):
         _check_nested(data)
     raw = _to_numpy(data)
+    _check_fits_dtype(raw, dtype)
     if raw.dtype.kind in "uO" and dtype.name == "int64" and raw.size and (
             np.any(raw > np.iinfo(np.int64).max) or np.any(raw < np.iinfo(np.int64).min)):
         raise ValueError("Overflow when unpacking long long")   # NumPy would wrap it around silently

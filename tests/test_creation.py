@@ -472,3 +472,30 @@ def test_filled_numbers_convert_as_torch(maker, value, dtype):
     if theirs is None:
         _same(build)
         assert not ours_warned, [str(w.message) for w in ours_warned]   # PyTorch converts it silently
+
+
+@pytest.mark.parametrize("code", [
+    "torch.tensor([300], dtype=torch.int8)", "torch.tensor(256, dtype=torch.uint8)", "torch.tensor([-1], dtype=torch.uint8)",
+    "torch.tensor([-256], dtype=torch.uint8)", "torch.tensor([1e20], dtype=torch.int64)", "torch.tensor([-0.5], dtype=torch.uint8)",
+    "torch.tensor([float('nan')], dtype=torch.int64)", "torch.tensor([[1, 2], [3, 2**40]], dtype=torch.int32)",
+    "torch.tensor([np.int64(300)], dtype=torch.int8)", "torch.tensor(np.float64(1e10), dtype=torch.int32)",
+    "torch.tensor(np.array([300]), dtype=torch.int8)", "torch.as_tensor([300], dtype=torch.int8)",
+    "torch.tensor([1.7, -1.7], dtype=torch.int64)", "torch.tensor([3, 2.5], dtype=torch.bool)",
+    "torch.tensor([torch.tensor([[1]]), torch.tensor([2])])", "torch.tensor([torch.tensor([1.5]), 2])",
+    "torch.tensor([[torch.tensor(1), 2], [3, torch.tensor([4])]])", "torch.tensor([torch.tensor(1, dtype=torch.int8), 2.5])",
+    "torch.tensor([torch.tensor([1, 2]), torch.tensor([3, 4])])", "torch.tensor([torch.tensor([1.5, 2.5])])",
+])
+def test_numbers_and_tensors_in_data_as_torch(code):
+    """torch.tensor refuses a Python number its integer dtype cannot hold (an integer wraps into an unsigned
+    type down to -max; a NumPy array is cast as it is), and reads a tensor inside a sequence as one number."""
+    torch = require("torch")
+
+    def outcome(lib):
+        try:
+            t = eval(code, {"torch": lib, "np": np})
+        except Exception as e:   # noqa: BLE001 - the type and text are compared
+            return type(e).__name__, str(e)
+        return str(t.dtype).split(".")[-1], t.tolist()
+    ours, theirs = outcome(tapegrad), outcome(torch)
+    assert ours[0] == theirs[0]
+    assert ours[1] == theirs[1] or (isinstance(theirs[1], str) and theirs[1] in ours[1]), (ours, theirs)
