@@ -50,12 +50,16 @@ MORE_BINARY = ["{a} / {b}", "torch.atan2({a}, {b})", "{a}.pow({b})", "torch.hypo
                "torch.fmod({a}, {b})", "torch.remainder({a}, {b})", "torch.lerp({a}, {b}, 0.25)",
                "torch.xlogy({a}, {b})", "{a}.div({b}, rounding_mode='floor')",
                "{a}.clamp(min={b})", "torch.maximum({a}, {b}.detach())", "{a}.addcmul({b}, {b}, value=0.5)",
-               "{a}.addcdiv({a}, {b}, value=-2)"]
+               "{a}.addcdiv({a}, {b}, value=-2)", "{a} // {b}", "{a} % {b}", "{a} & {b}", "{a} | {b}", "{a} ^ {b}",
+               "({a} == {b})", "({a} < {b}).float()", "torch.where({a} >= {b}, {a}, {b} * 2)"]
+COMPARES = {"({a} == {b})", "({a} < {b}).float()"}   # (their results: bool, float32)
 MORE_BINARY_ROUNDS = {"{a} / {b}", "torch.atan2({a}, {b})", "{a}.pow({b})", "torch.hypot({a}, {b})",
                       "torch.xlogy({a}, {b})", "{a}.addcdiv({a}, {b}, value=-2)"}
 MORE_BINARY_KINKED = MORE_BINARY_ROUNDS | {"torch.fmod({a}, {b})", "torch.remainder({a}, {b})",
                                            "{a}.div({b}, rounding_mode='floor')", "{a}.clamp(min={b})",
-                                           "torch.maximum({a}, {b}.detach())"}
+                                           "torch.maximum({a}, {b}.detach())", "{a} // {b}", "{a} % {b}",
+                                           "({a} == {b})", "({a} < {b}).float()",
+                                           "torch.where({a} >= {b}, {a}, {b} * 2)"}
 
 
 def more_binary(draw, s):
@@ -70,7 +74,8 @@ def more_binary(draw, s):
             return None
         shape = a.shape
     name = s.fresh()
-    s.result(name, shape, promote(a, b), [a, b], rounds=template in MORE_BINARY_ROUNDS)
+    dtype = {"({a} == {b})": "bool", "({a} < {b}).float()": "float32"}.get(template, promote(a, b))
+    s.result(name, shape, dtype, [] if template in COMPARES else [a, b], rounds=template in MORE_BINARY_ROUNDS)
     return f"{name} = " + template.format(a=a.name, b=b.name)
 
 
