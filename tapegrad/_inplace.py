@@ -102,6 +102,14 @@ _CAST_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bflo
                "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
 
 
+def refused_cast(result, desired, cpp_names=False, hint=""):
+    """PyTorch's error for a result of dtype `result` written into a tensor of dtype `desired`, which cannot hold
+    it (cpp_names: the desired type named as C++ does, 'long int')."""
+    name = D.cpp_name(desired) if cpp_names else _CAST_NAMES[desired.name]
+    return RuntimeError(f"result type {_CAST_NAMES[result.name]} can't be cast to the desired output type "
+                        f"{name}{hint}")
+
+
 def inplace(t, op, *rest, **static):
     """t.op_(*rest): run op(t, *rest) and write the result into t."""
     check_inplace(t, rest)
@@ -158,9 +166,7 @@ def commit(t, out, value=None, name=None, cpp_names=False):
     computed = out._grad_fn   # the op's own node, which read t's old value
     if out.dtype is not tdtype:
         if not _can_cast(out.dtype, tdtype):
-            desired = D.cpp_name(tdtype) if cpp_names else _CAST_NAMES[tdtype.name]
-            raise RuntimeError(f"result type {_CAST_NAMES[out.dtype.name]} can't be cast to the desired output "
-                               f"type {desired}")
+            raise refused_cast(out.dtype, tdtype, cpp_names)
         out = apply(E.to_dtype, out, dtype=tdtype.np)
     if tuple(out.shape) != tuple(t.shape):
         raise RuntimeError(f"output with shape {list(t.shape)} doesn't match the broadcast shape "

@@ -10,7 +10,9 @@ from ... import _value_checks
 from ..._ops import elementwise as E, nn_loss as L
 from ._util import present, SCALAR_NAMES
 from ..._autocast import policy
+from ..._functional._arith import _check_kernel
 from ..._functional._common import check_tensors, result_dtype
+from ..._inplace import refused_cast
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -61,7 +63,7 @@ def _check_sizes(input, target, name, strict=False, stacklevel=3):
 @policy("mse_loss")
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     input, target = _broadcast(input, target, "mse_loss")
-    _check_float_kernel(input, target, "mse_cpu")
+    _check_kernel("mse_cpu", input, target, floating_only=True)
     return apply(L.mse_loss, input, target, reduction=_reduction(size_average, reduce, reduction))
 
 
@@ -79,7 +81,7 @@ def _reduced(loss, reduction):
 @policy("smooth_l1_loss")
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     input, target = _broadcast(input, target, "smooth_l1_loss")
-    _check_float_kernel(input, target, "smooth_l1_cpu")
+    _check_kernel("smooth_l1_cpu", input, target, floating_only=True)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     return apply(L.smooth_l1_loss, input, target, reduction=_reduction(size_average, reduce, reduction),
@@ -89,23 +91,14 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 @policy("huber_loss")
 def huber_loss(input, target, reduction="mean", delta=1.0):
     input, target = _broadcast(input, target, "huber_loss")
-    _check_float_kernel(input, target, "huber_cpu")
+    _check_kernel("huber_cpu", input, target, floating_only=True)
     if not (input.dtype.is_floating_point or input.dtype.is_complex):   # (its loss has input's dtype)
-        raise RuntimeError(f"result type {SCALAR_NAMES[result_dtype(input, target).name]} can't be cast to the "
-                           f"desired output type {SCALAR_NAMES[input.dtype.name]}. Convert the input first, e.g. "
-                           "input.float().")
+        raise refused_cast(result_dtype(input, target), input.dtype, hint=". Convert the input first, e.g. "
+                                                                          "input.float().")
     names = SCALAR_NAMES[input.dtype.name], SCALAR_NAMES[target.dtype.name]
     mixed = None if input.dtype is target.dtype else names   # (its backward then raises: L.huber_loss)
     return apply(L.huber_loss, input, target, reduction=_reduction(None, None, reduction), delta=float(delta),
                  mixed=mixed)
-
-
-def _check_float_kernel(input, target, kernel):
-    """PyTorch's pointwise loss kernels have floating versions only (of input and target promoted)."""
-    dtype = result_dtype(input, target)
-    if not (dtype.is_floating_point or dtype.is_complex):
-        raise NotImplementedError(f"\"{kernel}\" not implemented for '{SCALAR_NAMES[dtype.name]}'. Convert the "
-                                  "input and target first, e.g. x.float().")
 
 
 def _check_class_weight(input, weight):
@@ -285,9 +278,8 @@ def _check_bce_with_logits_dtypes(input, target):
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
                            "`logical_xor()` operator instead. Convert the target first, e.g. target.float().")
     if not (target.dtype.is_floating_point or target.dtype.is_complex):
-        wide = result_dtype(input, target)
-        raise RuntimeError(f"result type {SCALAR_NAMES[wide.name]} can't be cast to the desired output type "
-                           f"{SCALAR_NAMES[target.dtype.name]}. Convert the target first, e.g. target.float().")
+        raise refused_cast(result_dtype(input, target), target.dtype,
+                           hint=". Convert the target first, e.g. target.float().")
 
 
 def refuse_grad(function, name, t):

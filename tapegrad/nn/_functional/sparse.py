@@ -8,6 +8,7 @@ from ..._creation import _leaf, zeros
 from ..._grad_mode import no_grad
 from ..._dispatch import apply
 from ..._functional._common import check_tensors
+from ..._inplace import refused_cast
 from ..._ops import nn as K
 from ...device import MIXED_DEVICES
 from ...random import bernoulli
@@ -59,9 +60,8 @@ def _zeroed(input):
 def _refuse_integers(input):
     """PyTorch multiplies by floating noise in place of the input's dtype: integers cannot hold it."""
     if not (input.dtype.is_floating_point or input.dtype.is_complex):
-        raise RuntimeError(f"result type Float can't be cast to the desired output type "
-                           f"{SCALAR_NAMES[input.dtype.name]}. Dropout takes floating tensors: convert first, e.g. "
-                           "x.float().")
+        raise refused_cast(D.float32, input.dtype, hint=". Dropout takes floating tensors: convert first, e.g. "
+                                                          "x.float().")
 
 
 def _fused_kernel(input):
