@@ -1674,3 +1674,15 @@ def test_elu_derivatives_at_zero_as_torch(torch, code):
     assert ours[0] == theirs[0]
     for o, t in zip(ours[1], theirs[1]):
         np.testing.assert_allclose(o, t, rtol=1e-12, atol=1e-15)
+
+
+def test_frac_hands_its_gradient_on_as_torch(torch):
+    """(fuzzer seed 95) PyTorch's frac backward is the incoming gradient itself: d(x.frac().sum())/dx is the
+    expanded seed, whose elements share memory, so writing into it in place raises."""
+    def build(lib):
+        t0 = lib.tensor([1.5, 0.5], requires_grad=True)
+        t2 = lib.autograd.grad(t0.frac().sum(), [t0], create_graph=True)[0]
+        return t2.requires_grad, tuple(t2.stride()), _raises(lambda lib: t2.add_(t0), lib)
+    ours, theirs = both(build)
+    assert ours[:2] == theirs[:2]
+    assert ours[2][0] is theirs[2][0] and theirs[2][1][:60] in ours[2][1]

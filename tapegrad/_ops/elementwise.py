@@ -227,6 +227,7 @@ round = defop("round", lambda a, decimals=None: jnp.round(a, decimals or 0) if _
               overloads=[overload("RoundBackward1", decimals=int)])
 trunc = defop("trunc", lambda a: jnp.trunc(a) if _is_float(a) else a, dtype_rule=KEEP)
 frac = defop("frac", lambda a: a - jnp.trunc(a), dtype_rule=KEEP)
+frac.hands_grad = (0,)   # (PyTorch's FracBackward0 is `self: grad`)
 # PyTorch's square is pow(x, 2), differentiated as such (see _pow_scalar)
 square = defop("square", lambda a: _integer_pow(a, 2) if _is_float(a) else a * a, dtype_rule=KEEP,
                node="pow")
