@@ -164,10 +164,10 @@ def _array(data, dtype, device):
     if isinstance(data, (list, tuple)):
         _check_nested(data)
     raw = _to_numpy(data)
-    _check_fits_dtype(raw, dtype)
     if raw.dtype.kind in "uO" and dtype.name == "int64" and raw.size and (
             np.any(raw > np.iinfo(np.int64).max) or np.any(raw < np.iinfo(np.int64).min)):
         raise ValueError("Overflow when unpacking long long")   # NumPy would wrap it around silently
+    _check_fits_dtype(raw, dtype)
     return put(np.asarray(raw, dtype=dtype.np), _jax_device(device))
 
 

@@ -96,12 +96,13 @@ def plan(op, static, cast, diff, values, kinds, out_avals=None):
         dkey = key if empty else rank_key
         needed = _needed.get(dkey)
         traced = None
-        if needed is None and empty:
-            # PyTorch saves (and version-checks) what its formula reads, empty or not: what the VJP reads at
-            # shapes of the same rank with data, where the op takes them
-            needed = _needed.get(rank_key) or _reads_with_data(op, static, cast, diff, values)
         if needed is None:
-            needed, traced = _analyse(op, static, cast, diff, values, out_avals=out_avals)
+            if empty:
+                # PyTorch saves (and version-checks) what its formula reads, empty or not: what the VJP reads at
+                # shapes of the same rank with data, where the op takes them
+                needed = _needed.get(rank_key) or _reads_with_data(op, static, cast, diff, values)
+            if needed is None:
+                needed, traced = _analyse(op, static, cast, diff, values, out_avals=out_avals)
             saves = op.saves_inputs_for(static, kinds)
             if saves:   # PyTorch saves these whatever the VJP reads: keep them to check them
                 needed = tuple(n or i in saves for i, n in enumerate(needed))
