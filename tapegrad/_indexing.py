@@ -2,6 +2,7 @@
 import builtins
 import functools
 import operator
+import warnings
 
 import jax.numpy as jnp
 import numpy as np
@@ -132,7 +133,7 @@ def _consumes(x):
 
 def _index_array(x):
     if isinstance(x, Tensor):
-        if x.dtype.is_floating_point or x.dtype.is_complex:
+        if x.dtype not in (D.int64, D.int32, D.uint8, D.bool_):
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
         return x._value
     arr = np.asarray(x)
@@ -144,7 +145,20 @@ def _index_array(x):
 _VIEW_OPS = {"select": I.select, "slice": I.slice_, "unsqueeze": I.index_unsqueeze, "alias": I.index_alias}
 
 
+def _bytes_as_masks(index):
+    """PyTorch reads a uint8 index tensor as a mask (deprecated, with its warning)."""
+    items = index if isinstance(index, tuple) else (index,)
+    if not any(isinstance(x, Tensor) and x.dtype is D.uint8 for x in items):
+        return index
+    from ._recompiles import user_frame
+    warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead.",
+                  UserWarning, stacklevel=user_frame()[1])
+    items = tuple(x.bool() if isinstance(x, Tensor) and x.dtype is D.uint8 else x for x in items)
+    return items if isinstance(index, tuple) else items[0]
+
+
 def getitem(t, index):
+    index = _bytes_as_masks(index)
     try:
         spec, arrays, kind = parse(t, index)
     except BoolScalarIndex:

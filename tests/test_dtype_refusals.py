@@ -46,7 +46,8 @@ torch.nn.functional.alpha_dropout(i,training=True) torch.nn.functional.feature_a
 torch.nn.functional.nll_loss(I,torch.tensor([0,1])) torch.nn.functional.nll_loss(B,torch.tensor([0,1]))
 torch.nn.functional.batch_norm(i,None,None,training=True) torch.nn.functional.batch_norm(I,None,None,training=False)
 torch.nn.functional.batch_norm(I,torch.zeros(2),torch.ones(2)) f<<1 f.__ilshift__(1) 1<<f f>>1 f.bitwise_right_shift_(1)
-i1<<f""".split()
+i1<<f f2[torch.tensor([0,1],dtype=torch.int8)] f2[torch.tensor([0],dtype=torch.int16)]
+f2.take(torch.tensor([0],dtype=torch.int32)) f2.take(torch.tensor([True]))""".split()
 # (PyTorch's integer pow of a negative exponent; a bool sum with alpha stays bool, alpha cast to bool)
 COMPUTED = """i1**torch.tensor([3,-2]) 2**i1 (-1)**i1 torch.tensor([1,-1,0,2])**torch.tensor([-3,-3,-1,-1])
 b.add(b,alpha=2)
@@ -54,7 +55,7 @@ b.add(b,alpha=0) b.add(True,alpha=2) torch.addcmul(b,b,i1) i1.add(b,alpha=2) I@I
 i1.addcmul(i1,i1,value=0.5) i1.addcmul(i1,i1,value=1.9) i1.addcmul(i1,i1,value=-1.9) i1.addcmul_(i1,i1,value=0.5)
 b.addcmul(i1,i1,value=0.5) torch.nn.functional.threshold(i1,1,0) b.clamp(min=b) b.clamp(0,1)
 b.div(i1,rounding_mode='floor') torch.nn.functional.dropout(i1,1.0) torch.nn.functional.dropout(b,1.0)
-i1.__matmul__(i1) I.matmul(I)""".split()
+i1.__matmul__(i1) I.matmul(I) I[torch.tensor([1,0],dtype=torch.uint8)] I[:,torch.tensor([0,1],dtype=torch.uint8)]""".split()
 
 
 def _outcome(lib, code, values=False):

@@ -273,6 +273,9 @@ def masked_scatter(input, mask, source):
 
 
 def take(input, index):
+    if isinstance(index, Tensor) and index.dtype is not D.int64:
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got {SCALAR_NAME[index.dtype.name]}. "
+                           "Convert it first, e.g. index.long().")
     _check_index(index, "take")
     n = input.numel()
     if n == 0 and index.numel():
