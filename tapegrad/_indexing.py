@@ -374,6 +374,12 @@ def setitem(t, index, value):
     from ._overlap import has_internal_overlap
     from ._scalar_range import check_fits
     from ._views import outside_base, shares_addresses
+    tensors = [x for x in (index if isinstance(index, tuple) else (index,)) if isinstance(x, Tensor)]
+    if len(tensors) == 1 and tensors[0].dtype is D.uint8 and (not isinstance(value, Tensor) or not value.ndim):
+        # (PyTorch fills through a lone uint8 mask with masked_fill_, which takes bool masks only)
+        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype unsigned char. Use a "
+                           "bool mask, e.g. mask.bool().")
+    index = _bytes_as_masks(index)
     try:
         spec, arrays, _ = parse(t, index)
     except BoolScalarIndex:   # PyTorch writes into the view its unsqueeze makes

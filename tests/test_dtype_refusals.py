@@ -133,3 +133,20 @@ def test_matmul_in_place_rebinds_as_torch():
         v = lib.tensor([3, -2])
         v @= v
         assert v.ndim == 0 and v.item() == 13
+
+
+@pytest.mark.parametrize("code", ["x[m] = 0", "x[m] = torch.tensor(5.)", "x[m] = torch.ones(2, 4)", "x[m, 1:] = 7",
+                                  "x[torch.tensor([0, 2], dtype=torch.int8)] = 0"])
+def test_writes_through_byte_and_small_integer_indices_as_torch(code):
+    """A uint8 index is a mask to PyTorch; alone with a number it fills through masked_fill_, which refuses it."""
+    torch = require("torch")
+
+    def outcome(lib):
+        x, m = lib.arange(12.).reshape(3, 4), lib.tensor([1, 0, 1], dtype=lib.uint8)
+        try:
+            exec(code, {"torch": lib, "x": x, "m": m})
+        except Exception as e:   # noqa: BLE001 - the type and text are compared
+            return type(e).__name__, str(e)
+        return x.tolist()
+    ours, theirs = outcome(tapegrad), outcome(torch)
+    assert ours == theirs or (isinstance(theirs, tuple) and ours[0] == theirs[0] and theirs[1] in ours[1])
