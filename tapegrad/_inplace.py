@@ -164,13 +164,13 @@ def commit(t, out, value=None, name=None, cpp_names=False):
         out = out.to_dense()
     tdtype = t.dtype
     computed = out._grad_fn   # the op's own node, which read t's old value
+    if tuple(out.shape) != tuple(t.shape):   # (PyTorch's TensorIterator checks shapes before dtypes)
+        raise RuntimeError(f"output with shape {list(t.shape)} doesn't match the broadcast shape "
+                           f"{list(out.shape)}")
     if out.dtype is not tdtype:
         if not _can_cast(out.dtype, tdtype):
             raise refused_cast(out.dtype, tdtype, cpp_names)
         out = apply(E.to_dtype, out, dtype=tdtype.np)
-    if tuple(out.shape) != tuple(t.shape):
-        raise RuntimeError(f"output with shape {list(t.shape)} doesn't match the broadcast shape "
-                           f"{list(out.shape)}")
     if _dispatch.OBSERVERS:
         from .autograd import forward_ad
         forward_ad.inplace(t, out)

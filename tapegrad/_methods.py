@@ -5,6 +5,7 @@ import inspect
 import types
 
 import jax.numpy as jnp
+import numpy as np
 
 from . import _dtypes as D
 from . import _functional
@@ -17,7 +18,8 @@ from ._broadcast_errors import broadcast_error as _broadcast_error
 from ._functional._arith import _floor_divide
 from ._indexing import getitem, setitem
 from ._functional._put import _parse_indices, _check_put_values
-from ._inplace import inplace, commit, check_inplace, name_as_inplace, _untracked_write, warn_complex_to_real
+from ._inplace import (inplace, commit, check_inplace, name_as_inplace, _can_cast, _untracked_write, refused_cast,
+                       warn_complex_to_real)
 from ._overlap import check_overlap, loop_reads
 from ._scalar_range import check_fits
 from ._ops import elementwise as E, indexing as I
@@ -49,6 +51,27 @@ def _forward(fn):
 
 
 _CPP_NAMED_CASTS = {"clamp_", "clamp_min_", "clamp_max_", "clip_"}   # (with number bounds)
+_SCALED = {"add_", "sub_", "subtract_", "__iadd__", "__isub__"}
+
+
+def _check_scaled_cast(self, other, subtract):
+    """In place, PyTorch refuses a result self cannot hold before it reads alpha (out of place, alpha first);
+    a subtraction refuses bools before either."""
+    from ._functional._arith import _check_bool_subtraction
+    from ._functional._common import result_dtype
+    other = F.scalar_or_tensor(other)
+    if subtract:
+        _check_bool_subtraction(self, other)
+    if not isinstance(other, Tensor):
+        return   # (a number: the op words its errors)
+    try:
+        if tuple(np.broadcast_shapes(tuple(self.shape), tuple(other.shape))) != tuple(self.shape):
+            return   # (a shape error: the commit words it first, as PyTorch)
+    except ValueError:
+        return
+    dtype = result_dtype(self, other)
+    if dtype is not self.dtype and not _can_cast(dtype, self.dtype):
+        raise refused_cast(dtype, self.dtype)
 
 
 def _inplace_method(fn, name, elementwise=False, scalar_arg=None):
@@ -56,6 +79,8 @@ def _inplace_method(fn, name, elementwise=False, scalar_arg=None):
     once, as a number, before its loop: it is neither checked for overlap nor read again."""
     def method(self, *args, **kwargs):
         check_inplace(self, args)
+        if name in _SCALED:
+            _check_scaled_cast(self, args[0] if args else kwargs.get("other"), "sub" in name)
         looped = args if scalar_arg is None else args[:scalar_arg] + args[scalar_arg + 1:]
         shared = check_overlap(self, looped)
         result = fn(self, *args, **kwargs)
