@@ -115,6 +115,8 @@ class _NodePlan:
 
     def analyse(self, op, static, cast, values, kinds, avals):
         needed, self.sig, self.mask, self.saves = _saved.plan(op, static, cast, self.diff, values, kinds, avals)
+        if op.node_class_for(static, kinds).__name__ == "CopySlices":
+            self.saves = True   # (PyTorch's CopySlices drops the node it wraps in a backward: a second one fails)
         saves = op.saves_inputs_for(static, kinds)
         # per argument the backward reads: (position, is a tensor, whether its version is checked)
         self.kept = tuple((i, type(kinds[i]) is tuple, saves is None or i in saves)

@@ -1686,3 +1686,19 @@ def test_frac_hands_its_gradient_on_as_torch(torch):
     ours, theirs = both(build)
     assert ours[:2] == theirs[:2]
     assert ours[2][0] is theirs[2][0] and theirs[2][1][:60] in ours[2][1]
+
+
+@pytest.mark.parametrize("write", ["t2[0] = 2", "t2[0:1].mul_(2)", "t2[:] = 2.0", "t2[torch.tensor([0])] = 2.0"])
+def test_a_second_backward_through_copy_slices_raises_as_torch(torch, write):
+    """(fuzzer seed 101) PyTorch's CopySlices drops the node it wraps in a backward without retain_graph, so a
+    second backward through it fails, though nothing it wraps saves a tensor."""
+    def build(lib):
+        t0 = lib.tensor([1.5, 2.5], requires_grad=True)
+        t2 = t0.unsqueeze(0).squeeze(0) + 2
+        exec(write, {"torch": lib, "t2": t2})
+        t2.sum().backward()
+        return _raises(lambda lib: t2.sum().backward(), lib)
+    ours, theirs = both(build)
+    assert (ours is None) == (theirs is None)
+    if theirs is not None:
+        assert ours[0] is theirs[0] and theirs[1][:60] in ours[1]
