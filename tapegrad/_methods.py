@@ -59,11 +59,10 @@ def _check_scaled_cast(self, other, subtract):
     a subtraction refuses bools before either."""
     from ._functional._arith import _check_bool_subtraction
     from ._functional._common import result_dtype
-    other = F.scalar_or_tensor(other)
+    if not isinstance(other, Tensor):
+        return   # (a number or a list: the op words its errors)
     if subtract:
         _check_bool_subtraction(self, other)
-    if not isinstance(other, Tensor):
-        return   # (a number: the op words its errors)
     try:
         if tuple(np.broadcast_shapes(tuple(self.shape), tuple(other.shape))) != tuple(self.shape):
             return   # (a shape error: the commit words it first, as PyTorch)
