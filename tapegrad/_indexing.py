@@ -147,6 +147,8 @@ _VIEW_OPS = {"select": I.select, "slice": I.slice_, "unsqueeze": I.index_unsquee
 
 def _bytes_as_masks(index):
     """PyTorch reads a uint8 index tensor as a mask (deprecated, with its warning)."""
+    if type(index) is not tuple and not isinstance(index, Tensor):
+        return index   # (an int or a slice: the common case, nothing to look at)
     items = index if isinstance(index, tuple) else (index,)
     if not any(isinstance(x, Tensor) and x.dtype is D.uint8 for x in items):
         return index

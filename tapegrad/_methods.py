@@ -59,8 +59,8 @@ def _check_scaled_cast(self, other, subtract):
     a subtraction refuses bools before either."""
     from ._functional._arith import _check_bool_subtraction
     from ._functional._common import result_dtype
-    if not isinstance(other, Tensor):
-        return   # (a number or a list: the op words its errors)
+    if not isinstance(other, Tensor) or other.dtype is self.dtype:
+        return   # (a number or a list: the op words its errors; one dtype: nothing to refuse, the hot path)
     if subtract:
         _check_bool_subtraction(self, other)
     try:

@@ -10,6 +10,7 @@ from ..._ops import nn as K
 from ...random import _key
 from ._util import check_float, check_float_kernel, maybe_inplace
 from ..._autocast import policy
+from ..._functional._arith import _check_kernel
 from ..._functional._common import check_tensors
 
 
@@ -84,19 +85,13 @@ def relu6(input, inplace=False):
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
-def _refuse_bool(input, kernel):
-    """PyTorch's kernels with integer versions but no bool one."""
-    if input.dtype is D.bool_:
-        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'. Convert first, e.g. x.int().")
-
-
 def threshold(input, threshold, value, inplace=False):
-    _refuse_bool(input, "threshold_cpu")
+    _check_kernel("threshold_cpu", input)   # (integer versions, no bool one)
     return maybe_inplace(input, apply(K.threshold, input, threshold, value, **_kernel(inplace)), inplace)
 
 
 def threshold_(input, threshold, value):
-    _refuse_bool(input, "threshold_cpu")
+    _check_kernel("threshold_cpu", input)   # (integer versions, no bool one)
     return maybe_inplace(input, apply(K.threshold, input, threshold, value, **_kernel(True)), True)
 
 
