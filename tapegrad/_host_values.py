@@ -16,7 +16,7 @@ import threading
 
 import numpy as np
 
-from . import _numpy_eval
+from . import _numpy_eval, _numpy_template
 
 
 class HostArray(np.ndarray):
@@ -68,7 +68,7 @@ def on_device(v):
     key = (v.shape, v.dtype)
     aval = _avals.get(key)
     if aval is None:
-        aval = _avals[key] = _numpy_eval._core.ShapedArray(v.shape, v.dtype)
+        aval = _avals[key] = _numpy_template._core.ShapedArray(v.shape, v.dtype)
     return _numpy_eval.to_device([v.view(np.ndarray)], [aval])[0]
 
 

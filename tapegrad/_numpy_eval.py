@@ -17,24 +17,8 @@ import weakref
 
 import numpy as np
 
-from . import _host_put, _numpy_lowered, _numpy_random
-from ._numpy_rules import (_HALF, _RULES, CALL_SECONDS, COSTS, DRAW_NAMES, ELEMENT_SECONDS, STEP_SECONDS,
-                           _numel, _Unsupported)
-from ._shape_poly import concrete
-
-try:  # private but long-stable: the jaxpr classes
-    from jax._src import core as _core
-    _Literal = _core.Literal
-    _ClosedJaxpr = _core.ClosedJaxpr
-except ImportError:  # pragma: no cover
-    _core = None
-
-
-# ---- jaxpr -> flat program --------------------------------------------------------------------
-
-_CALLS = {"pjit": "jaxpr", "jit": "jaxpr", "closed_call": "call_jaxpr", "core_call": "call_jaxpr",
-          "custom_jvp_call": "call_jaxpr", "custom_vjp_call": "call_jaxpr",
-          "custom_vjp_call_jaxpr": "fun_jaxpr", "remat": "jaxpr", "remat2": "jaxpr", "checkpoint": "jaxpr"}
+from . import _host_put, _numpy_template
+from ._numpy_rules import _Unsupported
 
 
 STRAIGHT_AFTER = 64
@@ -241,9 +225,8 @@ _CONTROL = {"scan": _scan, "while": _while, "custom_linear_solve": _linear_solve
 
 # A jitted function's jaxpr is one object in every trace that calls it (jax.jit caches its trace), so its
 # evaluator is made once: flattening a recurrent kernel (see nn_rnn's length buckets) into every program
-# that calls it cost more than running it. Small calls (jnp's helpers) are inlined as before.
+# that calls it cost more than running it. Small calls (jnp's helpers) are inlined (_numpy_template).
 _shared = weakref.WeakKeyDictionary()   # ClosedJaxpr -> its evaluator (None: unsupported)
-SHARED_CALL_EQNS = 24
 
 
 def _shared_evaluator(closed):
@@ -256,130 +239,25 @@ def _shared_evaluator(closed):
         return compile_jaxpr(closed)
 
 
+_templates = weakref.WeakKeyDictionary()   # symbolic ClosedJaxpr -> its _numpy_template.Template (None: unsupported)
+
+
 def compile_jaxpr(closed, dims=None):
     """A Compiled evaluator for a ClosedJaxpr, or None when a primitive has no NumPy rule.
-    dims: the values of the jaxpr's symbolic dimensions (see _shape_poly), evaluated into its parameters."""
-    if _core is None:
+    dims: the values of the jaxpr's symbolic dimensions (see _shape_poly), evaluated into its parameters; the
+    jaxpr is flattened once for all of them (_numpy_template)."""
+    if dims is None:
+        template = _numpy_template.build(closed, False, _CONTROL, _shared_evaluator)
+    else:
+        try:
+            template = _templates[closed]
+        except KeyError:
+            template = _templates[closed] = _numpy_template.build(closed, True, _CONTROL, _shared_evaluator)
+        except TypeError:   # (not weakly referable)
+            template = _numpy_template.build(closed, True, _CONTROL, _shared_evaluator)
+    if template is None:
         return None
-    c = Compiled()
-    c.steps, c.consts = [], []
-    c.draws = False   # it draws random bits: see _numpy_rent for why such kernels never change tier
-    counter = [0]
-    work = [CALL_SECONDS]
-
-    def slot():
-        counter[0] += 1
-        return counter[0] - 1
-
-    def shaped(aval):
-        return aval if dims is None else aval.update(shape=concrete(aval.shape, dims))
-
-    def numel(aval):
-        return _numel(shaped(aval))
-
-    def aval_ok(aval):
-        dt = getattr(aval, "dtype", None)
-        return dt is not None and np.dtype(dt) not in _HALF and not str(dt).startswith(("key", "float0"))
-
-    def np_dtype(aval):   # keys are held as their uint32 data
-        return _numpy_random.KEY_DTYPE if _numpy_random.is_threefry_key(aval) else np.dtype(aval.dtype)
-
-    def avals_ok(name, avals):
-        if any(_numpy_random.is_threefry_key(a) for a in avals):
-            return name in _numpy_random.KEY_PRIMITIVES and all(
-                _numpy_random.is_threefry_key(a) or aval_ok(a) for a in avals)
-        return all(aval_ok(a) for a in avals)
-
-    def flatten(jaxpr, consts, in_slots):
-        env = {}
-        for v, s in zip(jaxpr.invars, in_slots):
-            env[v] = s
-        for v, value in zip(jaxpr.constvars, consts):
-            s = slot()
-            c.consts.append((s, np.asarray(value)))
-            env[v] = s
-
-        def read(v):
-            if type(v) is _Literal:
-                s = slot()
-                c.consts.append((s, np.asarray(v.val, dtype=v.aval.dtype)))
-                return s
-            return env[v]
-
-        for eqn in jaxpr.eqns:
-            name = eqn.primitive.name
-            if not avals_ok(name, [v.aval for v in list(eqn.invars) + list(eqn.outvars)]):
-                raise _Unsupported
-            ins = [read(v) for v in eqn.invars]
-            sub = _CALLS.get(name)
-            if sub is not None:
-                inner = eqn.params[sub]
-                if isinstance(inner, _ClosedJaxpr):
-                    inner_jaxpr, inner_consts = inner.jaxpr, inner.consts
-                else:
-                    inner_jaxpr, inner_consts = inner, ()
-                if (dims is not None or len(inner_jaxpr.eqns) < SHARED_CALL_EQNS or inner_jaxpr is inner
-                        or not avals_ok("", [v.aval for v in list(inner_jaxpr.invars) + list(inner_jaxpr.outvars)])):
-                    outs = flatten(inner_jaxpr, inner_consts, ins)
-                    for v, s in zip(eqn.outvars, outs):
-                        env[v] = s
-                    continue
-                shared = _shared_evaluator(inner)   # a large jitted function: one step, evaluated as made once
-                if shared is None:
-                    raise _Unsupported
-                fn = shared if len(eqn.outvars) != 1 else (lambda call: lambda *xs: call(*xs)[0])(shared)
-                work[0] += shared.seconds
-                c.draws = c.draws or shared.draws
-                outs = [slot() for _ in eqn.outvars]
-                for v, s in zip(eqn.outvars, outs):
-                    env[v] = s
-                c.steps.append((fn, tuple(ins), tuple(outs), tuple(np_dtype(v.aval) for v in eqn.outvars)))
-                continue
-            params = eqn.params if dims is None else concrete(eqn.params, dims)
-            if name in _numpy_lowered.FUNCTIONS:   # JAX lowers it as a function of primitives: inline that
-                inner = _numpy_lowered.jaxpr(name, tuple(sorted(params.items())),
-                                             tuple((tuple(shaped(v.aval).shape), np.dtype(v.aval.dtype))
-                                                   for v in eqn.invars))
-                for v, s in zip(eqn.outvars, flatten(inner.jaxpr, inner.consts, ins)):
-                    env[v] = s
-                continue
-            control = _CONTROL.get(name)
-            if control is not None:
-                if dims is not None:   # (their bodies' shapes would need the symbols too)
-                    raise _Unsupported
-                fn, seconds, draws = control(params, eqn.outvars)
-                work[0] += seconds
-                c.draws = c.draws or draws
-            else:
-                make = _RULES.get(name)
-                if make is None:
-                    raise _Unsupported
-                fn = make(params)
-                cost = COSTS.get(name)
-                if cost is not None:
-                    work[0] += cost(params, [shaped(v.aval) for v in eqn.invars],
-                                    [shaped(v.aval) for v in eqn.outvars])
-            work[0] += STEP_SECONDS + sum(numel(v.aval) for v in eqn.outvars) * ELEMENT_SECONDS
-            if name in DRAW_NAMES:
-                c.draws = True
-            outs = [slot() for _ in eqn.outvars]
-            for v, s in zip(eqn.outvars, outs):
-                env[v] = s
-            if eqn.primitive.multiple_results and len(outs) == 1:   # (unstack of one, a scan with one output)
-                fn = (lambda rule: lambda *xs: rule(*xs)[0])(fn)
-            c.steps.append((fn, tuple(ins), tuple(outs), tuple(np_dtype(v.aval) for v in eqn.outvars)))
-        return [read(v) for v in jaxpr.outvars]
-
     try:
-        jaxpr = closed.jaxpr
-        if not all(aval_ok(v.aval) for v in jaxpr.invars):
-            return None
-        in_slots = [slot() for _ in jaxpr.invars]
-        c.inputs = tuple((s, np.dtype(v.aval.dtype)) for s, v in zip(in_slots, jaxpr.invars))
-        c.outputs = tuple(flatten(jaxpr, closed.consts, in_slots))
-        c.out_avals = tuple(shaped(a) for a in closed.out_avals)
-        c.seconds = work[0]
-    except (_Unsupported, KeyError, TypeError, ValueError):
+        return template.instance(Compiled(), dims)
+    except (_Unsupported, KeyError, TypeError, ValueError):   # a rule that refuses the sizes' parameters
         return None
-    c.nslots = counter[0]
-    return c

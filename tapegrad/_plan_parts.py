@@ -9,7 +9,8 @@ tier with no trace: the same primitives on the same values as that first run.
 import jax
 import numpy as np
 
-from . import _numpy_eval
+from . import _numpy_eval, _numpy_template
+from ._numpy_rules import CALL_SECONDS
 
 
 class Assembled:
@@ -112,11 +113,11 @@ def assemble(plan_key, args, kernels):
     a.run, a.sources = _fused(parts, outputs)
     a.steps, a.draws = a.run.steps, a.run.draws
     a.out_avals = a.run.out_avals = tuple(_aval(out_kinds[i][k]) for i, k in outputs)
-    a.seconds -= _numpy_eval.CALL_SECONDS * (len(parts) - 1)   # one call, not one per op
+    a.seconds -= CALL_SECONDS * (len(parts) - 1)   # one call, not one per op
     a.run.seconds = a.seconds
     return a, ([0] * len(slots), [0] * len(live))   # (the outputs' tree)
 
 
 def _aval(kind):
     shape, dtype, weak = kind
-    return _numpy_eval._core.ShapedArray(shape, dtype, weak_type=weak)
+    return _numpy_template._core.ShapedArray(shape, dtype, weak_type=weak)

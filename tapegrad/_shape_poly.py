@@ -136,20 +136,39 @@ def traced(families, kinds, trace):
     return result, family.bind_one(names, fixed, shapes)
 
 
-def concrete(x, env):
-    """`x` (a shape, a primitive's parameters) with each symbolic dimension evaluated for `env`."""
+def concrete(x, env, memo=None):
+    """`x` (a shape, a primitive's parameters) with each symbolic dimension evaluated for `env`.
+    memo: a dict kept by a caller that evaluates many parts under one env (JAX's evaluation of an expression
+    costs microseconds; a jaxpr holds the same few expressions many times)."""
     t = type(x)
     if t is _DimExpr:
-        return int(x._evaluate(env))
+        if memo is None:
+            return int(x._evaluate(env))
+        value = memo.get(x)
+        if value is None:
+            value = memo[x] = int(x._evaluate(env))
+        return value
     if t is tuple or t is list:
-        items = [concrete(v, env) for v in x]
+        items = [concrete(v, env, memo) for v in x]
         return x if all(a is b for a, b in zip(items, x)) else t(items)
     if t is dict:
-        return {k: concrete(v, env) for k, v in x.items()}
+        return {k: concrete(v, env, memo) for k, v in x.items()}
     if isinstance(x, tuple) and hasattr(x, "_fields"):   # a NamedTuple (gather's dimension numbers)
-        items = [concrete(v, env) for v in x]
+        items = [concrete(v, env, memo) for v in x]
         return x if all(a is b for a, b in zip(items, x)) else t(*items)
     return x
+
+
+def symbolic(x):
+    """Whether `x` (a shape, a primitive's parameters) holds a symbolic dimension that `concrete` evaluates."""
+    t = type(x)
+    if t is _DimExpr:
+        return True
+    if t is tuple or t is list or (isinstance(x, tuple) and hasattr(x, "_fields")):
+        return any(symbolic(v) for v in x)
+    if t is dict:
+        return any(symbolic(v) for v in x.values())
+    return False
 
 
 _eval_families = LRU(4096)   # (op, static, cast, where arrays and scalars sit) -> {pattern: [Family]}
