@@ -31,6 +31,25 @@ CALLS = {
     "batch_norm, a double input": lambda lib, F: F.batch_norm(lib.ones(2, 3, dtype=lib.float64), lib.zeros(3), lib.ones(3)),
     "batch_norm training, a double weight": lambda lib, F: F.batch_norm(lib.ones(2, 3), None, None,
                                                                         lib.ones(3, dtype=lib.float64), training=True),
+    # an integer input with float parameters is a mixed call, refused before the kernel's dtype and (layer_norm)
+    # the shapes are looked at
+    "layer_norm, a long input": lambda lib, F: F.layer_norm(lib.tensor([3]), (1,), lib.ones(1), lib.ones(1)),
+    "layer_norm, a bool input and a bias": lambda lib, F: F.layer_norm(lib.tensor([True]), (1,), None, lib.ones(1)),
+    "layer_norm, a long input and a weight of another shape": lambda lib, F: F.layer_norm(lib.tensor([3]), (2,),
+                                                                                          lib.ones(1)),
+    "nn.LayerNorm, a long input": lambda lib, F: lib.nn.LayerNorm(2)(lib.tensor([[3, 4]])),
+    "layer_norm, a long input and long parameters": lambda lib, F: F.layer_norm(lib.tensor([3]), (1,),
+                                                                                lib.tensor([1]), lib.tensor([1])),
+    "layer_norm, a long bias": lambda lib, F: F.layer_norm(lib.ones(1), (1,), lib.ones(1), lib.tensor([1])),
+    "layer_norm, a float bias beside half": lambda lib, F: F.layer_norm(lib.ones(1, dtype=lib.half), (1,),
+                                                                        lib.ones(1, dtype=lib.half), lib.ones(1)),
+    "group_norm, a long input": lambda lib, F: F.group_norm(lib.tensor([[3, 4]]), 1, None, lib.ones(2)),
+    "group_norm, a long input and a weight of another size": lambda lib, F: F.group_norm(lib.tensor([[3, 4]]), 1,
+                                                                                         lib.ones(3)),
+    "group_norm, a long input of one dimension": lambda lib, F: F.group_norm(lib.tensor([3, 4]), 1, lib.ones(2)),
+    "nn.GroupNorm, a long input": lambda lib, F: lib.nn.GroupNorm(1, 2)(lib.tensor([[3, 4]])),
+    "group_norm, a double bias beside a float weight": lambda lib, F: F.group_norm(
+        lib.ones(1, 2), 1, lib.ones(2), lib.ones(2, dtype=lib.float64)),
 }
 
 
@@ -47,6 +66,31 @@ def test_mixed_dtypes_are_refused_as_torch_does(case, torch):
     ours = _first_sentence(raised(lambda: call(tapegrad, tapegrad.nn.functional)))
     theirs = _first_sentence(raised(lambda: call(torch, torch.nn.functional)))
     assert ours == theirs
+
+
+@pytest.mark.filterwarnings("ignore:Mismatch dtype between input and weight")
+@pytest.mark.parametrize("input_dtype, weight_dtype", [("float32", "float32"), ("float32", "float64"),
+                                                       ("float16", "float16"), ("float16", "float32"),
+                                                       ("bfloat16", "float64"), ("float16", None)])
+def test_rms_norm_computes_in_float32_and_returns_the_input_dtype_as_torch(input_dtype, weight_dtype, torch):
+    """PyTorch's composite: half and bfloat16 inputs normalised in float32, the weight multiplied in before the
+    one cast back to the input's dtype (so a float32 weight's gradient is not rounded to half)."""
+    def run(lib):
+        x = lib.tensor([[3., 1., -2.], [0.5, 0.25, 4.]], dtype=getattr(lib, input_dtype), requires_grad=True)
+        w = None if weight_dtype is None else lib.tensor([1., 2., 0.5], dtype=getattr(lib, weight_dtype),
+                                                         requires_grad=True)
+        out = lib.nn.functional.rms_norm(x, (3,), w)
+        (out * lib.arange(6.).reshape(2, 3)).sum().backward()
+        return (str(out.dtype).split(".")[1], out.grad_fn.name(), out.detach().double().flatten().tolist(),
+                x.grad.double().flatten().tolist(),
+                None if w is None else (str(w.grad.dtype).split(".")[1], w.grad.double().tolist()))
+    (dtype, name, out, x_grad, w_grad), theirs = run(tapegrad), run(torch)
+    assert (dtype, name) == theirs[:2]
+    assert (w_grad is None) == (theirs[4] is None)
+    tol = 1e-6 if input_dtype == "float32" else 1e-2
+    assert out == pytest.approx(theirs[2], rel=tol, abs=tol) and x_grad == pytest.approx(theirs[3], rel=tol, abs=tol)
+    if w_grad is not None:   # (float32 and float64 weights: their gradient is not rounded to the input's dtype)
+        assert w_grad[0] == theirs[4][0] and w_grad[1] == pytest.approx(theirs[4][1], rel=1e-6)
 
 
 # Kernels PyTorch has no bool (or integer) version of refuse those dtypes with its errors

@@ -59,11 +59,13 @@ def check_mixed_params(input, *params):
     return True
 
 
-def check_conv_weight(input, weight):
-    """PyTorch's CPU convolutions refuse a weight of another dtype than the input with this message."""
-    if weight.dtype is not input.dtype:
-        raise RuntimeError(f"expected scalar type {SCALAR_NAMES[input.dtype.name]} but found "
-                           f"{SCALAR_NAMES[weight.dtype.name]}")
+def check_param_dtypes(input, *params):
+    """PyTorch's CPU kernels (convolutions, normalisations) refuse a parameter of another dtype than the input
+    with this message."""
+    for p in params:
+        if p is not None and p.dtype is not input.dtype:
+            raise RuntimeError(f"expected scalar type {SCALAR_NAMES[input.dtype.name]} but found "
+                               f"{SCALAR_NAMES[p.dtype.name]}")
 
 
 def present(*tensors):

@@ -2,7 +2,7 @@
 from ..._dispatch import apply
 from ..._ops import nn as K
 from ..._ops import shape as SHAPE
-from ._util import check_conv_weight, check_same_dtype, present, widened
+from ._util import check_param_dtypes, check_same_dtype, present, widened
 from ..._dtypes import cpp_name
 from ..._arg_types import as_int, int_lists
 from ..._autocast import policy
@@ -107,7 +107,7 @@ def _conv(nd, input, weight, bias, stride, padding, dilation, groups):
     stride, dilation, padding = parsed["stride"], parsed["dilation"], parsed.get("padding", padding)
     groups = as_int(groups, "groups", name, 7)
     input, unbatched = _batched(input, nd, name)
-    check_conv_weight(input, weight)
+    check_param_dtypes(input, weight)
     check_same_dtype(input, bias, what="bias")
     pads = _conv_padding(padding, nd, weight, dilation, stride)
     cin = input.shape[1]
@@ -149,7 +149,7 @@ def _conv_transpose(nd, input, weight, bias, stride, padding, output_padding, gr
                                                  for (n, _, _), v in zip(lists, int_lists(name, lists)))
     groups = as_int(groups, "groups", name, 7)
     input, unbatched = _batched(input, nd, name)
-    check_conv_weight(input, weight)
+    check_param_dtypes(input, weight)
     if input.shape[1] != weight.shape[0]:
         raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected "
                            f"input{list(input.shape)} to have {weight.shape[0]} channels, but got "

@@ -1,14 +1,17 @@
 """batch_norm, layer_norm, group_norm, rms_norm, normalize."""
 import math
+import warnings
 
 import numpy as np
 
 from ..._arg_types import int_list
 from ..._dispatch import apply
+from ..._dtypes import cpp_name, float32
+from ..._flags import warn_once
 from ..._functional._common import check_tensors
 from ..._grad_mode import no_grad
 from ..._ops import elementwise as K_E, nn_normalization as K
-from ._util import check_float, check_mixed_params, check_same_dtype, present
+from ._util import check_float, check_mixed_params, check_param_dtypes, present
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
@@ -77,7 +80,7 @@ def _affine(weight, bias, input):
     if weight is None and bias is not None:
         weight = bias.new_ones(bias.shape)
     if not mixed:   # (half or bfloat16 input with float32 parameters is PyTorch's mixed case: the kernel's)
-        check_same_dtype(input, weight, bias)
+        check_param_dtypes(input, weight, bias)
     return present(weight, bias)
 
 
@@ -97,6 +100,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     if not shape:
         raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
                            "element, but got normalized_shape = []")
+    check_mixed_params(input, weight, bias)   # (PyTorch's first check: an integer input with float parameters)
     check_float(input, "LayerNormKernelImpl")
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and list(t.shape) != shape:
@@ -108,7 +112,6 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     check_tensors("group_norm", (input, "input"), (weight, "weight", 3), (bias, "bias", 4), optional=("weight", "bias"))
-    check_float(input, "GroupNormKernelImpl")
     if input.ndim < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.ndim}")
     if input.shape[1] % num_groups:
@@ -121,18 +124,29 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
             shown = list(t.shape) if name == "weight" else list(weight.shape) if weight is not None else [0]
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, "
                                f"but got {name} of shape {shown} and input of shape {list(input.shape)}")
+    check_mixed_params(input, weight, bias)   # (after the shapes, before the kernel's dtype: PyTorch's order)
+    check_float(input, "GroupNormKernelImpl")
     return apply(K.group_norm, input, *_affine(weight, bias, input), groups=int(num_groups), eps=float(eps))
+
+
+_warned = set()
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     check_float(input, "rms_norm")
     ndim = _normalized_ndim(input, normalized_shape, "rms_norm")
+    if weight is not None and weight.dtype is not input.dtype and warn_once(_warned, "rms_norm"):   # (once per process)
+        warnings.warn(f"Mismatch dtype between input and weight: input dtype = {cpp_name(input.dtype)}, weight dtype = "
+                      f"{cpp_name(weight.dtype)}, Cannot dispatch to fused implementation.", UserWarning, stacklevel=2)
+    # PyTorch's composite: x * rsqrt(mean(x ** 2) + eps), times the weight, computed in float32 for half and
+    # bfloat16 input and cast back to the input's dtype once
+    opmath = float32 if input.dtype.itemsize < 4 else input.dtype
     if eps is None:
-        eps = float(np.finfo(input.dtype.np).eps)
-    # PyTorch's composite: x * rsqrt(mean(x ** 2) + eps), times the weight
+        eps = float(np.finfo(opmath.np).eps)
+    x = input.to(opmath)
     dims = tuple(range(input.ndim - ndim, input.ndim))
-    out = input * apply(K_E.add_scalar, input.pow(2).mean(dims, keepdim=True), float(eps)).rsqrt()
-    return out if weight is None else out * weight
+    out = x * apply(K_E.add_scalar, x.pow(2).mean(dims, keepdim=True), float(eps)).rsqrt()
+    return (out if weight is None else out * weight).type_as(input)
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
