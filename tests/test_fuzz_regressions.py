@@ -1702,3 +1702,18 @@ def test_a_second_backward_through_copy_slices_raises_as_torch(torch, write):
     assert (ours is None) == (theirs is None)
     if theirs is not None:
         assert ours[0] is theirs[0] and theirs[1][:60] in ours[1]
+
+
+@pytest.mark.parametrize("code", ["x.pow(torch.tensor(True))", "x ** torch.tensor([True, False])",
+                                  "torch.pow(x, torch.tensor(False)).pow(2)", "x.clone().pow_(torch.tensor(True))",
+                                  "torch.tensor(True).pow(x)", "x.pow(True)", "torch.float_power(x, torch.tensor(True))"])
+def test_a_bool_tensor_exponent_as_torch(torch, code):
+    """(fuzzer seed 110) PyTorch's PowBackward1 computes `exponent - 1` for the input's gradient, which refuses a
+    bool tensor: a tensor to a bool tensor's power records, and backward raises sub's error."""
+    def build(lib):
+        x = lib.tensor([1.5, 0.5], requires_grad=True)
+        y = eval(code, {"torch": lib, "x": x})
+        raised = _raises(lambda lib: y.sum().backward(), lib)
+        return y.grad_fn.name(), raised, None if raised else x.grad.tolist()
+    ours, theirs = both(build)
+    assert ours == theirs

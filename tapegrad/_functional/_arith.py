@@ -62,8 +62,7 @@ def _check_bool_subtraction(input, other):
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
                            "Use the `^` or `logical_xor()` operator instead.")
     if any(isinstance(t, Tensor) and t.dtype is D.bool_ for t in (input, other)):
-        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
-                           "to invert a mask, use the `~` or `logical_not()` operator instead.")
+        raise RuntimeError(E.BOOL_SUBTRACTION)
 
 
 def _check_alpha(input, other, alpha):
@@ -187,6 +186,8 @@ def _pow(input, exponent):
     if isinstance(input, Tensor) and input.dtype.is_floating_point and type(exponent) in (builtins.int, builtins.float):
         integer = builtins.int(exponent) if builtins.float(exponent).is_integer() and builtins.abs(exponent) < 2 ** 31 else None
         return _apply(E.pow_scalar, input, exponent, integer=integer)
+    if isinstance(exponent, Tensor) and exponent.dtype is D.bool_ and isinstance(input, Tensor):
+        return _apply(E.pow_bool_exponent, input, exponent)
     return _apply(E.pow, input, exponent)
 
 

@@ -135,6 +135,12 @@ fmod = defop("fmod", lambda a, b: jnp.fmod(a, b), overloads=[overload("FmodBackw
 pow = defop("pow", lambda a, b: _pow(a, b),
             overloads=[overload("PowBackward1", "tt", saves_output=True), overload("PowBackward2", "st", saves_output=True)])
 pow_scalar = defop("pow_scalar", _pow_scalar, node_name="PowBackward0", saves_inputs=(0,))
+# PyTorch's sub refuses a bool tensor with this text, also inside PowBackward1, whose input gradient computes
+# `exponent - 1`: a tensor to a bool tensor's power records, and its backward raises for the input
+BOOL_SUBTRACTION = ("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a "
+                    "mask, use the `~` or `logical_not()` operator instead.")
+pow_bool_exponent = defop("pow_bool_exponent", lambda a, b: _pow(a, b), node_name="PowBackward1", saves_output=True,
+                          no_derivative_at={0: (RuntimeError, BOOL_SUBTRACTION)})
 maximum = defop("maximum", lambda a, b: _max_split(a, b, jnp.greater))
 minimum = defop("minimum", lambda a, b: _max_split(a, b, jnp.less))
 fmax = defop("fmax", lambda a, b: _fmax(a, b, jnp.greater))
