@@ -316,10 +316,27 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'. Make the range in integers, then "
                                   "convert it, e.g. arange(n).bool().")
     start, end, step = vals
-    n = builtins.max(0, math.ceil((end - start) / step))
-    # Computed as start + i*step in float64 then cast, as PyTorch does, to avoid drift.
-    value = (start + np.arange(n, dtype=np.float64 if dtype.is_floating_point else np.int64) * step)
+    if dtype.is_floating_point or dtype.is_complex:
+        n = builtins.max(0, math.ceil((end - start) / step))
+        # Computed as start + i*step in float64 then cast, as PyTorch does, to avoid drift.
+        value = start + np.arange(n, dtype=np.float64) * step
+    else:
+        value = _integer_range(start, end, step, dtype)
     return _leaf(put(value.astype(dtype.np), _jax_device(device)), requires_grad)
+
+
+def _integer_range(start, end, step, dtype):
+    """PyTorch's CPU arange of an integer dtype: start and step truncated to int64 (its accumulate type), the
+    values start + i * step wrapped to the dtype; the length from the truncated bounds for int64, from the
+    given ones (in double) for the narrower types, whose truncated step may be zero."""
+    first, stride = builtins.int(start), builtins.int(step)
+    if dtype is D.int64:
+        if stride == 0:
+            raise ValueError("step must be nonzero")
+        n = -(-(builtins.int(end) - first) // stride)
+    else:
+        n = math.ceil((end - start) / step)
+    return first + np.arange(builtins.max(0, n), dtype=np.int64) * stride
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, out=None):

@@ -128,6 +128,21 @@ def test_arange_dtype(dtype):
     _same(lambda lib: lib.arange(0, 6, 2, dtype=getattr(lib, dtype)))
 
 
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int16", "int8", "uint8"])
+@pytest.mark.parametrize("args", [(0, 5, 1.5), (0, 5, 0.5), (0.5, 5.7), (-3.5, 3, 1.7), (0, -5, -1.5), (2.9, 9.9, 2.9),
+                                  (1, 0.5, -0.2), (5.5,)])
+def test_arange_of_an_integer_dtype_with_fractional_bounds_as_torch(args, dtype, torch):
+    """PyTorch truncates start and step to int64; int64's length comes from the truncated bounds (a step that
+    truncates to zero is a ValueError), the narrower types' from the given ones (a zero step repeats start)."""
+    def build(lib):
+        try:
+            return lib.arange(*args, dtype=getattr(lib, dtype)).tolist()
+        except ValueError as e:
+            return str(e)
+    ours, theirs = both(build)
+    assert ours == theirs
+
+
 @pytest.mark.parametrize("args", [(0, 1, 5), (-1, 1, 1), (2, 2, 3), (0, 10, 0), (1.5, -3.5, 7)])
 def test_linspace(args):
     _same(lambda lib: lib.linspace(*args))
