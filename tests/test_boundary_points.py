@@ -79,7 +79,6 @@ KNOWN = {
     "cdist:1": "p=inf distances with infinite coordinates: PyTorch gives inf, tapegrad NaN (inf - inf)",
     "pdist:1": "p=inf with NaN/inf coordinates: PyTorch's gradient is NaN throughout, tapegrad's goes to the tied maxima",
     "cumprod:0": "gradient after a zero followed by inf: PyTorch's is NaN, tapegrad's -inf",
-    "lerp:1": "an infinite endpoint: PyTorch's weight gradient is inf, tapegrad's NaN",
     "remainder:0": "divisor inf: PyTorch's divisor gradient is NaN, tapegrad's inf",
     "trilinear:0": "inf times 0 in the contraction: PyTorch's gradient is NaN where tapegrad's is inf",
     "trilinear:1": "inf times 0 in the contraction: PyTorch's gradient is NaN where tapegrad's is inf",

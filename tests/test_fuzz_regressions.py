@@ -1717,3 +1717,23 @@ def test_a_bool_tensor_exponent_as_torch(torch, code):
         return y.grad_fn.name(), raised, None if raised else x.grad.tolist()
     ours, theirs = both(build)
     assert ours == theirs
+
+
+def test_lerp_and_logsigmoid_at_infinities_as_torch(torch):
+    """(fuzzer seed 117) PyTorch's LerpBackward hands grad * (1 - w) and grad * w to the endpoints, so an infinite
+    gradient stays infinite (the formula's own derivative made inf - inf = NaN); its log_sigmoid is +0 at +inf
+    and its derivative sigmoid(-x), 1/2 at 0, also under create_graph."""
+    def build(lib):
+        a = lib.tensor([0.0, 1.0], requires_grad=True)
+        w = lib.tensor([0.25, 0.5], requires_grad=True)
+        ga = lib.autograd.grad(lib.lerp(a, a, 0.25).log().sum(), a)[0]
+        gw = lib.autograd.grad(lib.lerp(a, a * 3, w).log().sum(), [a, w])
+        x = lib.tensor([float("inf"), -float("inf"), 0.0, -2.0, 3.0], dtype=lib.float64, requires_grad=True)
+        y = lib.nn.functional.logsigmoid(x)
+        (g,) = lib.autograd.grad(y.sum(), x, create_graph=True)
+        (gg,) = lib.autograd.grad(g.sum(), x)
+        return ga.tolist(), [str(v) for t in gw for v in t.tolist()], [str(v) for v in y.tolist()], g.tolist(), gg.tolist()
+    ours, theirs = both(build)
+    assert ours[:3] == theirs[:3]
+    np.testing.assert_allclose(ours[3], theirs[3], rtol=1e-15)
+    np.testing.assert_allclose(ours[4], theirs[4], rtol=1e-12)

@@ -86,9 +86,18 @@ def _nan_to_num(a, nan, posinf, neginf):
     return jnp.where(a == -jnp.inf, jnp.asarray(neginf, a.dtype), a)
 
 
+@jax.custom_jvp
 def _lerp(a, b, w):
     # PyTorch's formula, exact at w == 1.
     return jnp.where(jnp.abs(w) < 0.5, a + w * (b - a), b - (b - a) * (1 - w))
+
+
+@_lerp.defjvp
+def _lerp_jvp(primals, tangents):
+    # PyTorch's LerpBackward: grad * (1 - weight) to the start, grad * weight to the end, grad * (end - start)
+    # to the weight (the formula's own derivative, 1 - w + ..., made inf - inf = NaN of an infinite gradient)
+    (a, b, w), (ta, tb, tw) = primals, tangents
+    return _lerp(a, b, w), ta * (1 - w) + tb * w + tw * (b - a)
 
 
 def _isclose(a, b, rtol, atol, equal_nan):

@@ -144,13 +144,28 @@ def _hardswish(x):
     return jnp.where(x <= -3, x * 0, jnp.where(x < 3, inner * (inner + 3) / 6, x))
 
 
+@jax.custom_jvp
+def _log_sigmoid(x):
+    # PyTorch's min(0, x) - log1p(exp(-|x|)): +0 at +inf, where JAX's -softplus(-x) gives -0
+    return jnp.minimum(0, x) - jnp.log1p(jnp.exp(-jnp.abs(x)))
+
+
+@_log_sigmoid.defjvp
+def _log_sigmoid_jvp(primals, tangents):
+    # PyTorch's log_sigmoid_backward: (x < 0) - sign * z / (1 + z) with z = exp(-|x|), sign -1 from 0 up
+    (x,), (t,) = primals, tangents
+    z = jnp.exp(-jnp.abs(x))
+    q = z / (1 + z)
+    return _log_sigmoid(x), jnp.where(x < 0, 1 - q, q) * t
+
+
 def _glu(x, dim):
     a, b = jnp.split(x, 2, axis=dim)
     return a * jax.nn.sigmoid(b)
 
 
 hardswish = _nn("hardswish", _hardswish)
-logsigmoid = _nn("logsigmoid", lambda x: jax.nn.log_sigmoid(x), node="log_sigmoid")
+logsigmoid = _nn("logsigmoid", _log_sigmoid, node="log_sigmoid")
 glu = _nn("glu", _glu)
 # the weight arrives reshaped to broadcast over the input's channel dim (PyTorch's _prelu_kernel)
 prelu = _nn("prelu", lambda x, w: jnp.where(x > 0, x, w * x), node="_prelu_kernel")
