@@ -1737,3 +1737,20 @@ def test_lerp_and_logsigmoid_at_infinities_as_torch(torch):
     assert ours[:3] == theirs[:3]
     np.testing.assert_allclose(ours[3], theirs[3], rtol=1e-15)
     np.testing.assert_allclose(ours[4], theirs[4], rtol=1e-12)
+
+
+@pytest.mark.parametrize("code", ["torch.cat([torch.tensor([1.0]), e], 0)", "torch.cat([e, torch.tensor([[1.0]])])",
+                                  "torch.cat([e, e])", "torch.cat([torch.tensor([1.0]), x[:0]])",
+                                  "torch.cat([torch.ones(2, 2), e.double()])", "torch.cat([e, torch.zeros(2, 3)], 1)"])
+def test_cat_keeps_legacy_empty_inputs_in_its_graph_as_torch(torch, code):
+    """(fuzzer seed 119) PyTorch's cat skips 1-d empty inputs when it joins, but they are edges of its node and
+    take part in the dtype promotion."""
+    def build(lib):
+        x = lib.tensor([1.5], requires_grad=True)
+        e = x.diff(dim=0)
+        r = eval(code, {"torch": lib, "x": x, "e": e})
+        edges = [(f.name() if f is not None else None, i) for f, i in r.grad_fn.next_functions]
+        (g,) = lib.autograd.grad((r * 2).sum(), x, allow_unused=True)
+        return str(r.dtype).split(".")[1], tuple(r.shape), r.grad_fn.name(), edges, g.tolist()
+    ours, theirs = both(build)
+    assert ours == theirs

@@ -19,7 +19,7 @@ def _tensor_list(tensors, name):
 @policy("cat")
 def cat(tensors, dim=0, *, out=None):
     tensors = _tensor_list(tensors, "cat")
-    # PyTorch skips legacy empty 1-d tensors (shape [0]) when joining.
+    # PyTorch skips legacy empty 1-d tensors (shape [0]) in its shape checks and when joining (S.cat).
     kept = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or tensors[:1]
     ref = kept[0]
     if ref.ndim == 0:
@@ -32,7 +32,7 @@ def cat(tensors, dim=0, *, out=None):
             if k != d and x.shape[k] != ref.shape[k]:
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size "
                                    f"{ref.shape[k]} but got size {x.shape[k]} for tensor number {i} in the list.")
-    return apply(S.cat, *kept, dim=d)
+    return apply(S.cat, *tensors, dim=d)
 
 
 concat = concatenate = cat

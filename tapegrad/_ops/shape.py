@@ -127,7 +127,14 @@ roll = defop("roll", lambda a, shifts, dims: jnp.roll(a, shifts if dims is not N
              dtype_rule=KEEP)
 tril = defop("tril", lambda a, diagonal: jnp.tril(a, diagonal), dtype_rule=KEEP)
 triu = defop("triu", lambda a, diagonal: jnp.triu(a, diagonal), dtype_rule=KEEP)
-cat = defop("cat", lambda *xs, dim: jnp.concatenate(xs, dim), dtype_rule=SAME)
+def _cat(*xs, dim):
+    # PyTorch skips legacy empty 1-d inputs (shape [0]) when joining; they still promote the dtype and are edges
+    # of the node (their gradient is empty)
+    joined = [x for x in xs if not (x.ndim == 1 and x.shape[0] == 0)] or xs[:1]
+    return jnp.concatenate(joined, dim)
+
+
+cat = defop("cat", _cat, dtype_rule=SAME)
 stack = defop("stack", lambda *xs, dim: jnp.stack(xs, dim), dtype_rule=SAME)
 block_diag = defop("block_diag", _block_diag, dtype_rule=SAME)
 repeat = defop("repeat", lambda a, repeats: jnp.tile(a, repeats), dtype_rule=KEEP)
