@@ -114,6 +114,8 @@ KNOWN = {
     "householder_product:0": "NaN/inf entries: LAPACK's orgqr leaves finite the columns its reflectors never reach",
     "ldl_factor:0": "NaN/inf entries: sytrf's pivot search (comparisons with NaN) picks other pivots in PyTorch's "
                     "LAPACK (MKL) than in SciPy's (OpenBLAS), which tapegrad calls",
+    "ldl_solve:0": "NaN/inf entries: sytrs spreads NaN over the solution as SciPy's OpenBLAS build does (all of it with "
+                   "SciPy 1.17; PyTorch's MKL leaves some entries finite, as older SciPy builds did)",
     # attention's fused CPU kernel: an online softmax over blocks of keys
     "attention:0": "NaN/inf in q, k, v: PyTorch's fused kernel (blockwise online softmax) spreads NaN to other outputs",
     "attention:1": "NaN/inf in q, k, v: PyTorch's fused kernel's gradient is NaN where tapegrad's is 0 (masked keys)",
@@ -212,8 +214,10 @@ def _mismatch(name, index, variant):
 
 
 # Entries where either library's answer is one choice among equally right ones (a basis of a degenerate
-# eigen- or singular subspace): the LAPACK build on each side picks it, so they may also happen to agree.
-BASIS_CHOICE = {"eigh:0", "eigvalsh:0", "eig:0", "qr:0", "qr:1", "svd:0", "svdvals:0", "svdvals_uv:0", "svdvals_uv:2"}
+# eigen- or singular subspace, NaN spread by a solver over non-finite input): the LAPACK build on each side
+# picks it, so they may also happen to agree.
+BASIS_CHOICE = {"eigh:0", "eigvalsh:0", "eig:0", "qr:0", "qr:1", "svd:0", "svdvals:0", "svdvals_uv:0", "svdvals_uv:2",
+                "ldl_solve:0"}
 
 
 def _mismatches(name, index):
