@@ -67,7 +67,8 @@ class Template:
 
     def instance(self, c, dims):
         """Fill the Compiled `c` for the symbols' values `dims` (None: a concrete jaxpr)."""
-        c.inputs, c.outputs, c.consts, c.nslots, c.draws = self.inputs, self.outputs, self.consts, self.nslots, self.draws
+        c.inputs, c.outputs, c.consts = self.inputs, self.outputs, self.consts
+        c.nslots, c.draws = self.nslots, self.draws
         if dims is None:
             c.steps, c.out_avals, c.seconds = self.steps, self.out_avals, self.seconds
             return c
@@ -142,7 +143,8 @@ def build(closed, is_symbolic, control, shared):
             sub = _CALLS.get(name)
             if sub is not None:
                 inner = eqn.params[sub]
-                inner_jaxpr, inner_consts = (inner.jaxpr, inner.consts) if isinstance(inner, _ClosedJaxpr) else (inner, ())
+                closed_inner = isinstance(inner, _ClosedJaxpr)
+                inner_jaxpr, inner_consts = (inner.jaxpr, inner.consts) if closed_inner else (inner, ())
                 if (is_symbolic or len(inner_jaxpr.eqns) < SHARED_CALL_EQNS or inner_jaxpr is inner
                         or not _avals_ok("", [v.aval for v in list(inner_jaxpr.invars) + list(inner_jaxpr.outvars)])):
                     for v, s in zip(eqn.outvars, flatten(inner_jaxpr, inner_consts, ins)):

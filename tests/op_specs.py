@@ -144,7 +144,8 @@ SPECS = {
     "pow": cases(Case(lambda lib, a, b: a ** b, F(2, 3, **POS), F(3)), Case(lambda lib, a: 2 ** a, F(4)),
                  Case(lambda lib, a: a.pow(2), D("int64", 4)), Case(lambda lib, a: a ** 2, C(3))),
     # a tensor to a bool tensor's power (its input's gradient raises, as PyTorch's: tests/test_no_derivative.py)
-    "pow_bool_exponent": cases(Case(lambda lib, a: a ** lib.tensor([True, False, True]), F(2, 3), grad=False, fd=False),
+    "pow_bool_exponent": cases(Case(lambda lib, a: a ** lib.tensor([True, False, True]), F(2, 3), grad=False,
+                                    fd=False),
                                Case(lambda lib, a: a.pow(lib.tensor(False)), D("int64", 3), grad=False, fd=False)),
     # a floating tensor to a Python number
     "pow_scalar": cases(Case(lambda lib, a: a ** 3, F(4)), Case(lambda lib, a: lib.pow(a, 0.5), F(3, **POS)),

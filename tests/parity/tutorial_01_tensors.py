@@ -72,4 +72,5 @@ print(a.permute(1, 0).is_contiguous(), a.squeeze().shape, a[None].shape, a.repea
 b = a.clone()
 b[b > 5] = -1
 print(b, b.float().dtype, b.int(), b.bool().any(), b.numpy().dtype)
-print(torch.sort(torch.tensor([3, 1, 2])), torch.topk(torch.tensor([3., 1., 2.]), 2), torch.unique(torch.tensor([1, 1, 2])))
+print(torch.sort(torch.tensor([3, 1, 2])), torch.topk(torch.tensor([3., 1., 2.]), 2))
+print(torch.unique(torch.tensor([1, 1, 2])))
