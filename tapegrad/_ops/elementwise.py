@@ -149,7 +149,7 @@ pow_scalar = defop("pow_scalar", _pow_scalar, node_name="PowBackward0", saves_in
 BOOL_SUBTRACTION = ("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a "
                     "mask, use the `~` or `logical_not()` operator instead.")
 pow_bool_exponent = defop("pow_bool_exponent", lambda a, b: _pow(a, b), node_name="PowBackward1", saves_output=True,
-                          no_derivative_at={0: (RuntimeError, BOOL_SUBTRACTION)})
+                          saves_inputs=(0, 1), no_derivative_at={0: (RuntimeError, BOOL_SUBTRACTION)})
 maximum = defop("maximum", lambda a, b: _max_split(a, b, jnp.greater))
 minimum = defop("minimum", lambda a, b: _max_split(a, b, jnp.less))
 fmax = defop("fmax", lambda a, b: _fmax(a, b, jnp.greater))

@@ -177,7 +177,9 @@ def _analyse(op, static, cast, diff, values, scalars_traced=False, out_avals=Non
             jax.ShapeDtypeStruct((), np.dtype(type(v)), weak_type=True) if scalars_traced and type(v) in _SCALARS
             else v for v in values]
     if _missing_derivative(op, static, diff) is not None:
-        return tuple(False for _ in values), None   # a backward that only raises reads nothing
+        # a backward that only raises reads nothing, but checks the inputs PyTorch's node saves before it does
+        saves = op.saves_inputs or ()
+        return tuple(i in saves for i in range(len(values))), None
     if dce_jaxpr is None:
         return tuple(True for _ in values), None
     backward = vjp_fn(op, static, cast, diff, len(values))

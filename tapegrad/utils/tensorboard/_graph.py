@@ -26,7 +26,7 @@ _ATEN_NAMES = {
     "inv": "linalg_inv", "pinv": "linalg_pinv", "solve": "linalg_solve", "eigh": "linalg_eigh",
     "eigvalsh": "linalg_eigvalsh", "svdvals": "linalg_svdvals", "vector_norm": "linalg_vector_norm",
     "solve_triangular": "linalg_solve_triangular", "svdvals_uv": "linalg_svd", "normal_tensor": "normal",
-    "safe_softmax": "_safe_softmax", "sparse_addmv": "addmv", "pow_scalar": "pow",
+    "safe_softmax": "_safe_softmax", "sparse_addmv": "addmv", "pow_scalar": "pow", "pow_bool_exponent": "pow",
     "histogramdd_bin_edges": "_histogramdd_bin_edges",
     "remainder_scalar_self": "remainder", "neg_view": "_neg_view", "nanmedian_all": "nanmedian",
     "unfold_windows": "unfold", "fft_r2c": "_fft_r2c", "fft_c2c": "_fft_c2c", "fft_c2r": "_fft_c2r",
