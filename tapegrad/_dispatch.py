@@ -261,8 +261,10 @@ def _record(op, static, sig, values, args, kinds, requiring, lazy, where):
             t = args[i]
             if t._inference:
                 raise RuntimeError(
-                    "Inference tensors cannot be saved for backward. To work around you can make a clone "
-                    "to get a normal tensor and use it in autograd.")
+                    "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference "
+                    "mode in computation tracked by autograd. To work around this, you can make a clone to get a "
+                    "normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
+                    "`torch.inference_mode()`.")
             if checked:
                 counter = t._storage.counter
                 checks.append((counter, counter.value, i))
