@@ -1754,3 +1754,19 @@ def test_cat_keeps_legacy_empty_inputs_in_its_graph_as_torch(torch, code):
         return str(r.dtype).split(".")[1], tuple(r.shape), r.grad_fn.name(), edges, g.tolist()
     ours, theirs = both(build)
     assert ours == theirs
+
+
+@pytest.mark.parametrize("code", ["z.real", "z.abs()", "z.abs().pow(2)", "z[0]", "torch.linalg.vector_norm(z)",
+                                  "z.real * 0", "z * w", "z.exp()"])
+def test_complex_gradients_keep_a_positive_zero_imaginary_part_as_torch(torch, code):
+    """(the left-open x.real case of stop 43) tapegrad's complex gradient is the conjugate of JAX's, whose exact
+    zero imaginary parts the conjugation made -0.0; PyTorch's formulas leave them +0.0."""
+    def build(lib):
+        z = lib.tensor([1 + 0j, 2 + 0j], requires_grad=True)
+        w = lib.tensor([0.5 + 0j, -1 + 0j])
+        r = eval(code, {"torch": lib, "z": z, "w": w})
+        r = lib.view_as_real(r) if r.is_complex() else r
+        (g,) = lib.autograd.grad(r.sum(), z)
+        return [str(v) for v in lib.view_as_real(g).flatten().tolist()]
+    ours, theirs = both(build)
+    assert ours == theirs

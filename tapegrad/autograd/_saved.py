@@ -72,7 +72,8 @@ def _missing_derivative(op, static, diff):
 
 
 def _conj(x):
-    return jnp.conj(x) if jnp.iscomplexobj(x) else x
+    # 0 - imag, not -imag: an exact zero imaginary part stays +0, as PyTorch's formulas leave it (XLA keeps 0 - x)
+    return jax.lax.complex(jnp.real(x), 0 - jnp.imag(x)) if jnp.iscomplexobj(x) else x
 
 
 # Backward signatures (op, static, cast, diff, placeholders) are interned to small ints so that
