@@ -1770,3 +1770,16 @@ def test_complex_gradients_keep_a_positive_zero_imaginary_part_as_torch(torch, c
         return [str(v) for v in lib.view_as_real(g).flatten().tolist()]
     ours, theirs = both(build)
     assert ours == theirs
+
+
+@pytest.mark.parametrize("code", ["torch.tensor([], dtype=torch.int64).cummax(1).values", "f.cummin(-3).indices",
+                                  "f.cummax(5).values", "f.roll(1, 4)", "torch.tensor([]).roll(1, 1)", "f.cummax(1).values"])
+def test_cummax_and_roll_of_an_empty_tensor_take_any_dim_as_torch(torch, code):
+    """(fuzzer seed 121) PyTorch's cummax, cummin and roll return an empty input's empty result before they read
+    the dim, so a dim out of range is not an error there."""
+    def build(lib):
+        f = lib.zeros(0, 2, requires_grad=True)
+        r = eval(code, {"torch": lib, "f": f})
+        return tuple(r.shape), str(r.dtype).split(".")[1], r.grad_fn.name() if r.grad_fn is not None else None
+    ours, theirs = both(build)
+    assert ours == theirs

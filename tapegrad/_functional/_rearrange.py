@@ -39,6 +39,8 @@ def roll(input, shifts, dims=None):
     shifts, dims = int_lists("roll", [("shifts", shifts, 1), ("dims", dims, 2)])
     if len(shifts) != len(dims):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
+    if input.numel() == 0 and len(dims) == 1:   # (PyTorch's roll clones an empty input before it reads the dim)
+        return apply(S.roll, input, shifts=shifts, dims=(0,))
     return apply(S.roll, input, shifts=shifts, dims=tuple(wrap_dim(d, input.ndim) for d in dims))
 
 

@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _dtypes as D
-from .._arg_types import as_bool
+from .._arg_types import as_bool, as_int
 from .._dispatch import apply
 from .._ops import reduction as R, sorting as S
 from .._tensor import Tensor
@@ -230,7 +230,10 @@ def logcumsumexp(input, dim, *, out=None):
 def _cumulative_extreme(indices_op, values_op, name):
     def f(input, dim, *, out=None):
         refuse_complex(input, f"{name}_cpu")
-        d = wrap_dim(dim, input.ndim)
+        if input.numel() == 0 and not -input.ndim <= as_int(dim) < input.ndim:
+            d = 0   # (PyTorch returns an empty input's empty results before it reads the dim)
+        else:
+            d = wrap_dim(dim, input.ndim)
         if input.ndim == 0:
             return _scalar_pair(input, name)
         idx = apply(indices_op, input, dim=d)
