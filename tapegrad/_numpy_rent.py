@@ -5,7 +5,7 @@ import os
 import jax
 import numpy as np
 
-from . import _host_values, _numpy_eval, _plan_parts, _shape_poly
+from . import _host_values, _inline_trace, _numpy_eval, _plan_parts, _shape_poly
 from ._equation import SIGNATURES
 from ._program_stats import _stats
 
@@ -136,7 +136,8 @@ def _evaluator(program, args, leaves, tree, kinds):
         shapes = iter(shapes)
         specs = [jax.ShapeDtypeStruct(next(shapes), k[1], weak_type=k[2]) if type(k) is tuple else a
                  for a, k in zip(leaves, kinds)]
-        return jax.make_jaxpr(program.fn, return_shape=True)(*jax.tree_util.tree_unflatten(tree, specs))
+        return _inline_trace.make_jaxpr(program.fn, *jax.tree_util.tree_unflatten(tree, specs),
+                                        ops=_ops_of(program.key))
     found = _shape_poly.traced(families, kinds, trace)
     if found is not None:
         (closed, shapes), dims = found
@@ -144,8 +145,18 @@ def _evaluator(program, args, leaves, tree, kinds):
         if run is not None:
             return run, shapes
     _shape_poly.traces[0] += 1
-    closed, shapes = jax.make_jaxpr(program.fn, return_shape=True)(*args)
+    closed, shapes = _inline_trace.make_jaxpr(program.fn, *args, ops=_ops_of(program.key))
     return _numpy_eval.compile_jaxpr(closed), shapes
+
+
+def _ops_of(key):
+    """The table ops a program runs, from its key (a forward kernel's op, a plan's), or None when it does not
+    say: whether its trace may inline jnp's jits depends on them (_inline_trace)."""
+    if type(key) is tuple and key and key[0] == "forward":
+        return key[1:2]
+    if type(key) is tuple and key and key[0] == "plan":
+        return tuple({SIGNATURES[sid][0] for sid, _ in key[1][0]})
+    return None
 
 
 def _kept_jaxpr(key, kinds):

@@ -16,6 +16,7 @@ import gc
 
 from jax import export
 
+from . import _inline_trace
 from ._lru import LRU
 
 try:  # private but long-stable: the symbolic dimension type
@@ -189,14 +190,13 @@ def eval_shape(key, kinds, fn, args):
 
     def trace(shapes):
         shapes = iter(shapes)
-        return jax.make_jaxpr(fn, return_shape=True)(*[
-            jax.ShapeDtypeStruct(next(shapes), a.dtype, weak_type=a.weak_type)
-            if type(a) is jax.ShapeDtypeStruct else a for a in args])
+        return _inline_trace.make_jaxpr(fn, *[jax.ShapeDtypeStruct(next(shapes), a.dtype, weak_type=a.weak_type)
+                                              if type(a) is jax.ShapeDtypeStruct else a for a in args], ops=key[:1])
     found = traced(families, tuple((a.shape, a.dtype, a.weak_type) if type(a) is jax.ShapeDtypeStruct
                                    else type(a) for a in args), trace)
     if found is None:
         traces[0] += 1
-        closed, out = jax.make_jaxpr(fn, return_shape=True)(*args)
+        closed, out = _inline_trace.make_jaxpr(fn, *args, ops=key[:1])
         _jaxprs.put(key + (kinds,), (closed, None, out))
         return out
     (closed, out), dims = found

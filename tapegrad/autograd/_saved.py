@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.extend.core import ClosedJaxpr
 
-from .. import _shape_poly
+from .. import _inline_trace, _shape_poly
 from .._op_functions import pure_fn
 
 try:  # private but long-stable; without it every argument counts as used
@@ -197,7 +197,7 @@ def _analyse(op, static, cast, diff, values, scalars_traced=False, out_avals=Non
             full[i] = a
         return backward(full, cts)
 
-    closed, out_shapes = jax.make_jaxpr(bwd_on_arrays, return_shape=True)([args[i] for i in traced], cts)
+    closed, out_shapes = _inline_trace.make_jaxpr(bwd_on_arrays, [args[i] for i in traced], cts, ops=(op,))
     used_outputs = [True] * len(closed.jaxpr.outvars)
     _, used_inputs = dce_jaxpr(closed.jaxpr, used_outputs)
     needed = [True] * len(values)
