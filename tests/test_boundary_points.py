@@ -114,8 +114,8 @@ KNOWN = {
     "householder_product:0": "NaN/inf entries: LAPACK's orgqr leaves finite the columns its reflectors never reach",
     "ldl_factor:0": "NaN/inf entries: sytrf's pivot search (comparisons with NaN) picks other pivots in PyTorch's "
                     "LAPACK (MKL) than in SciPy's (OpenBLAS), which tapegrad calls",
-    "ldl_solve:0": "NaN/inf entries: sytrs spreads NaN over the solution as SciPy's OpenBLAS build does (all of it with "
-                   "SciPy 1.17; PyTorch's MKL leaves some entries finite, as older SciPy builds did)",
+    "ldl_solve:0": "NaN/inf entries: sytrs spreads NaN over the solution as SciPy's OpenBLAS build does (all of it "
+                   "with SciPy 1.17; PyTorch's MKL leaves some entries finite, as older SciPy builds did)",
     # attention's fused CPU kernel: an online softmax over blocks of keys
     "attention:0": "NaN/inf in q, k, v: PyTorch's fused kernel (blockwise online softmax) spreads NaN to other outputs",
     "attention:1": "NaN/inf in q, k, v: PyTorch's fused kernel's gradient is NaN where tapegrad's is 0 (masked keys)",

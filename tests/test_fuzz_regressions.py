@@ -1706,7 +1706,8 @@ def test_a_second_backward_through_copy_slices_raises_as_torch(torch, write):
 
 @pytest.mark.parametrize("code", ["x.pow(torch.tensor(True))", "x ** torch.tensor([True, False])",
                                   "torch.pow(x, torch.tensor(False)).pow(2)", "x.clone().pow_(torch.tensor(True))",
-                                  "torch.tensor(True).pow(x)", "x.pow(True)", "torch.float_power(x, torch.tensor(True))"])
+                                  "torch.tensor(True).pow(x)", "x.pow(True)",
+                                  "torch.float_power(x, torch.tensor(True))"])
 def test_a_bool_tensor_exponent_as_torch(torch, code):
     """(fuzzer seed 110) PyTorch's PowBackward1 computes `exponent - 1` for the input's gradient, which refuses a
     bool tensor: a tensor to a bool tensor's power records, and backward raises sub's error."""
@@ -1732,7 +1733,8 @@ def test_lerp_and_logsigmoid_at_infinities_as_torch(torch):
         y = lib.nn.functional.logsigmoid(x)
         (g,) = lib.autograd.grad(y.sum(), x, create_graph=True)
         (gg,) = lib.autograd.grad(g.sum(), x)
-        return ga.tolist(), [str(v) for t in gw for v in t.tolist()], [str(v) for v in y.tolist()], g.tolist(), gg.tolist()
+        return (ga.tolist(), [str(v) for t in gw for v in t.tolist()], [str(v) for v in y.tolist()], g.tolist(),
+                gg.tolist())
     ours, theirs = both(build)
     assert ours[:3] == theirs[:3]
     np.testing.assert_allclose(ours[3], theirs[3], rtol=1e-15)
@@ -1773,7 +1775,8 @@ def test_complex_gradients_keep_a_positive_zero_imaginary_part_as_torch(torch, c
 
 
 @pytest.mark.parametrize("code", ["torch.tensor([], dtype=torch.int64).cummax(1).values", "f.cummin(-3).indices",
-                                  "f.cummax(5).values", "f.roll(1, 4)", "torch.tensor([]).roll(1, 1)", "f.cummax(1).values"])
+                                  "f.cummax(5).values", "f.roll(1, 4)", "torch.tensor([]).roll(1, 1)",
+                                  "f.cummax(1).values"])
 def test_cummax_and_roll_of_an_empty_tensor_take_any_dim_as_torch(torch, code):
     """(fuzzer seed 121) PyTorch's cummax, cummin and roll return an empty input's empty result before they read
     the dim, so a dim out of range is not an error there."""

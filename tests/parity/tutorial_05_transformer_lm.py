@@ -98,7 +98,8 @@ def train(model: nn.Module) -> None:
         if batch % log_interval == 0 and batch > 0:
             lr = scheduler.get_last_lr()[0]
             cur_loss = total_loss / log_interval
-            print(f'| epoch {epoch:3d} | {batch:5d}/{num_batches:5d} batches | lr {lr:02.2f} | loss {cur_loss:5.2f} | ppl {math.exp(cur_loss):8.2f}')
+            print(f'| epoch {epoch:3d} | {batch:5d}/{num_batches:5d} batches | '
+                  f'lr {lr:02.2f} | loss {cur_loss:5.2f} | ppl {math.exp(cur_loss):8.2f}')
             total_loss = 0
 
 
