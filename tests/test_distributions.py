@@ -88,6 +88,30 @@ SCORES = [
         D.MultivariateNormal(m, precision_matrix=L @ L.mT)), ([0.1, 0.0, -0.2], L3)),
     ("independent", lambda lib, D, m, s: (lambda d: d.log_prob(_v(lib, [[0.3, -1.2], [2.0, 0.1]])) + d.entropy())(
         D.Independent(D.Normal(m, s), 1)), ([[0.1, 0.2], [-0.3, 0.0]], [[1.0, 2.0], [0.5, 1.5]])),
+    ("log-normal", lambda lib, D, m, s: (lambda d, v: d.log_prob(v) + d.entropy() + d.cdf(v) + d.icdf(_v(lib, 0.3))
+                                         + d.mean + d.mode + d.variance)(D.LogNormal(m, s), _v(lib, [0.3, 1.2, 2.0])),
+     ([0.1, 0.2, -0.3], [1.0, 2.0, 0.5])),
+    ("half-normal", lambda lib, D, s: (lambda d, v: d.log_prob(v) + d.entropy() + d.cdf(v) + d.icdf(_v(lib, 0.3))
+                                       + d.mean + d.variance)(D.HalfNormal(s), _v(lib, [0.3, 1.2, 2.0])),
+     ([1.0, 2.0, 0.5],)),
+    ("gumbel", lambda lib, D, m, s: (lambda d, v: d.log_prob(v) + d.entropy() + d.cdf(v) + d.icdf(_v(lib, 0.3))
+                                     + d.mean + d.stddev)(D.Gumbel(m, s), _v(lib, [0.3, -1.2, 2.0])),
+     ([0.1, 0.2, -0.3], [1.0, 2.0, 0.5])),
+    ("cauchy", lambda lib, D, m, s: (lambda d, v: d.log_prob(v) + d.entropy() + d.cdf(v) + d.icdf(_v(lib, 0.3))
+                                     + d.mode)(D.Cauchy(m, s), _v(lib, [0.3, -1.2, 2.0])),
+     ([0.1, 0.2, -0.3], [1.0, 2.0, 0.5])),
+    # PyTorch's docstring example: a logistic distribution from a uniform one
+    ("transformed-logistic", lambda lib, D, a, b: (lambda d, v: d.log_prob(v) + d.cdf(v) + d.icdf(_v(lib, 0.3)))(
+        D.TransformedDistribution(D.Uniform(_v(lib, 0.0), _v(lib, 1.0)),
+                                  [D.SigmoidTransform().inv, D.AffineTransform(loc=a, scale=b)]),
+        _v(lib, [0.3, -1.2, 2.0])), ([0.1, 0.2, -0.3], [1.0, 2.0, 0.5])),
+    ("transformed-tanh-power", lambda lib, D, m, s: (lambda d, v: d.log_prob(v) + d.cdf(v))(
+        D.TransformedDistribution(D.Normal(m, s), [D.TanhTransform(), D.AffineTransform(2.0, 1.5),
+                                                   D.PowerTransform(_v(lib, 2.0))]), _v(lib, [0.5, 4.0, 6.0])),
+     ([0.1, 0.2, -0.3], [1.0, 2.0, 0.5])),
+    ("transformed-softplus-event", lambda lib, D, m, s: D.TransformedDistribution(
+        D.Independent(D.Normal(m, s), 1), D.ComposeTransform([D.SoftplusTransform(), D.ExpTransform().inv])).log_prob(
+        _v(lib, [[0.3, -1.2], [2.0, 0.1]])), ([[0.1, 0.2], [-0.3, 0.0]], [[1.0, 2.0], [0.5, 1.5]])),
 ]
 
 
@@ -196,6 +220,55 @@ def test_samples_have_pytorchs_shapes_and_dtypes_and_moments_on_large_draws():
             np.testing.assert_allclose(centred.T @ centred / n, theirs.covariance_matrix.numpy(), atol=0.06)
         np.testing.assert_allclose(mean, theirs.mean.numpy(), rtol=0.03, atol=0.03, err_msg=name)
         np.testing.assert_allclose(var, theirs.variance.numpy(), rtol=0.06, atol=0.01, err_msg=name)
+
+
+@pytest.mark.parametrize("build", [
+    lambda D, T: D.LogNormal(T([0.1, -0.3]), T([1.0, 0.5])), lambda D, T: D.HalfNormal(T([1.0, 2.0])),
+    lambda D, T: D.Gumbel(T([0.1, -0.3]), T([1.0, 0.5])), lambda D, T: D.Gumbel(0.5, 2.0),
+    lambda D, T: D.Cauchy(T([0.1, -0.3]), T([1.0, 0.5])),
+    lambda D, T: D.TransformedDistribution(D.Normal(T([0.0, 1.0]), T([1.0, 2.0])),
+                                           [D.TanhTransform(), D.AffineTransform(T([1.0, 0.0]), 3.0)])],
+    ids=["log-normal", "half-normal", "gumbel", "gumbel-numbers", "cauchy", "transformed"])
+def test_new_families_draw_pytorchs_samples_and_rsample_gradients(build):
+    """After manual_seed, samples and reparameterised samples are PyTorch's (the transforms apply to its base
+    draws), and so are rsample's gradients, shapes, supports and reprs of their transforms."""
+    def run(lib, D):
+        lib.manual_seed(3)
+        params = []
+
+        def T(values):
+            params.append(lib.tensor(values, dtype=lib.float64, requires_grad=True))
+            return params[-1]
+        d = build(D, T)
+        sample, rsample = d.sample((3,)), d.rsample((2,))
+        if rsample.requires_grad:   # (Gumbel of numbers has no parameter to differentiate)
+            rsample.sum().backward()
+        return (sample.numpy(), rsample.detach().numpy(), [p.grad.numpy() for p in params], tuple(d.batch_shape),
+                tuple(d.event_shape), repr(d.support), fold_repr(getattr(d, "transforms", "")))
+    ours, theirs = run(tapegrad, TD), run(torch, PD)
+    for o, t in zip(ours[:2], theirs[:2]):   # (float32 for parameters given as numbers: its last bits differ)
+        np.testing.assert_allclose(o, t, rtol=1e-12 if o.dtype == np.float64 else 1e-5)
+    for o, t in zip(ours[2], theirs[2]):
+        np.testing.assert_allclose(o, t, rtol=1e-10)
+    assert ours[3:] == theirs[3:]
+
+
+def test_transforms_invert_compose_and_cache_as_pytorchs():
+    def run(lib, D):
+        x = lib.tensor([-1.5, 0.2, 2.0], dtype=lib.float64)
+        t = D.ComposeTransform([D.AffineTransform(0.5, -2.0), D.SigmoidTransform(), D.PowerTransform(
+            lib.tensor(3.0, dtype=lib.float64))])
+        y = t(x)
+        cached = D.ExpTransform(cache_size=1)
+        ey = cached(x)
+        return (y.numpy(), t.inv(y).numpy(), t.log_abs_det_jacobian(x, y).numpy(), t.sign.item(), t.bijective,
+                cached.inv(ey) is x, t.inv.inv is t, D.ExpTransform() == D.ExpTransform(),
+                D.ExpTransform().inv == D.ExpTransform().inv, repr(t.codomain), repr(D.TanhTransform().inv),
+                D.identity_transform(x) is x)
+    ours, theirs = run(tapegrad, TD), run(torch, PD)
+    for o, t in zip(ours[:3], theirs[:3]):
+        np.testing.assert_allclose(o, t, rtol=1e-12)
+    assert ours[3:] == theirs[3:]
 
 
 def test_seeded_sampling_is_reproducible():
