@@ -63,8 +63,6 @@ class Transform:
     def __ne__(self, other):
         return not self.__eq__(other)
 
-    __hash__ = object.__hash__
-
     def __call__(self, x):
         if self._cache_size == 0:
             return self._call(x)
@@ -135,8 +133,6 @@ class _InverseTransform(Transform):
     def __eq__(self, other):
         return isinstance(other, _InverseTransform) and self._inv == other._inv
 
-    __hash__ = object.__hash__
-
     def __repr__(self):
         return f"{self.__class__.__name__}({self._inv!r})"
 
@@ -164,8 +160,6 @@ class ComposeTransform(Transform):
 
     def __eq__(self, other):
         return isinstance(other, ComposeTransform) and self.parts == other.parts
-
-    __hash__ = object.__hash__
 
     @constraints.dependent_property(is_discrete=False)
     def domain(self):
@@ -256,8 +250,6 @@ class _Elementwise(Transform):
     def __eq__(self, other):
         return isinstance(other, type(self))
 
-    __hash__ = object.__hash__
-
 
 class ExpTransform(_Elementwise):
     domain = constraints.real
@@ -327,8 +319,6 @@ class AbsTransform(Transform):
     def __eq__(self, other):
         return isinstance(other, AbsTransform)
 
-    __hash__ = object.__hash__
-
     def _call(self, x):
         return x.abs()
 
@@ -355,8 +345,6 @@ class PowerTransform(Transform):
 
     def __eq__(self, other):
         return isinstance(other, PowerTransform) and bool(self.exponent.eq(other.exponent).all().item())
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return x.pow(self.exponent)
@@ -406,8 +394,6 @@ class AffineTransform(Transform):
             elif not bool((mine == theirs).all().item()):
                 return False
         return True
-
-    __hash__ = object.__hash__
 
     @property
     def sign(self):
