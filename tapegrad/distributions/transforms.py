@@ -64,24 +64,23 @@ class Transform:
         return not self.__eq__(other)
 
     def __call__(self, x):
-        if self._cache_size == 0:
-            return self._call(x)
-        x_old, y_old = self._cached_x_y
-        if x is x_old:
-            return y_old
-        y = self._call(x)
-        self._cached_x_y = x, y
-        return y
+        return self._through_cache(x, 0)
 
     def _inv_call(self, y):
+        return self._through_cache(y, 1)
+
+    def _through_cache(self, value, side):
+        """The other end of the pair (x, y) whose `side` (0: x, 1: y) is value: the kept pair's, when value is
+        its very tensor (cache_size=1), else computed (and kept)."""
+        compute = self._inverse if side else self._call
         if self._cache_size == 0:
-            return self._inverse(y)
-        x_old, y_old = self._cached_x_y
-        if y is y_old:
-            return x_old
-        x = self._inverse(y)
-        self._cached_x_y = x, y
-        return x
+            return compute(value)
+        kept = self._cached_x_y
+        if value is kept[side]:
+            return kept[1 - side]
+        other = compute(value)
+        self._cached_x_y = (other, value) if side else (value, other)
+        return other
 
     def _call(self, x):
         raise NotImplementedError
