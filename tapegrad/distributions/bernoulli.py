@@ -1,41 +1,23 @@
 """Bernoulli(probs=... or logits=...)."""
-import numbers
-
 from . import constraints
 from .distribution import ExponentialFamily
-from .utils import _tg, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import BinaryParameter, _tg, broadcast_all
 
 
-class Bernoulli(ExponentialFamily):
+class Bernoulli(BinaryParameter, ExponentialFamily):
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean
     has_enumerate_support = True
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        given = probs if probs is not None else logits
-        (param,) = broadcast_all(given)
-        if probs is not None:
-            self.probs = param
-        else:
-            self.logits = param
-        self._param = param
-        super().__init__(() if isinstance(given, numbers.Number) else param.size(), validate_args=validate_args)
+        self._param, batch_shape = self._take_probs_or_logits(probs, logits)
+        super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         shape = _tg().Size(batch_shape)
         given = "probs" if "probs" in self.__dict__ else "logits"
         param = getattr(self, given).expand(shape)
         return self._expanded(Bernoulli, shape, _instance, **{given: param, "_param": param})
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self):

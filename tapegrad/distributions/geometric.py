@@ -1,25 +1,16 @@
 """Geometric(probs=... or logits=...): the number of failures before the first success."""
-import numbers
-
 from . import constraints
 from .distribution import Distribution
-from .utils import _tg, broadcast_all, finfo, lazy_property, logits_to_probs, probs_to_logits
+from .utils import BinaryParameter, _tg, broadcast_all, finfo
 
 
-class Geometric(Distribution):
+class Geometric(BinaryParameter, Distribution):
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.nonnegative_integer
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        given = probs if probs is not None else logits
-        (param,) = broadcast_all(given)
-        if probs is not None:
-            self.probs = param
-        else:
-            self.logits = param
-        super().__init__(() if isinstance(given, numbers.Number) else param.size(), validate_args=validate_args)
+        _, batch_shape = self._take_probs_or_logits(probs, logits)
+        super().__init__(batch_shape, validate_args=validate_args)
         if self._validate_args and probs is not None and not bool((self.probs > 0).all()):
             value = self.probs
             raise ValueError(f"Expected parameter probs ({type(value).__name__} of shape {tuple(value.shape)}) of "
@@ -42,14 +33,6 @@ class Geometric(Distribution):
     @property
     def variance(self):
         return (1.0 / self.probs - 1.0) / self.probs
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     def sample(self, sample_shape=()):
         tg = _tg()

@@ -77,3 +77,25 @@ class lazy_property:
             value = self.wrapped(instance)
         setattr(instance, self.wrapped.__name__, value)
         return value
+
+
+class BinaryParameter:
+    """What the families of one success probability share (Bernoulli, Geometric): given `probs` or `logits`
+    (exactly one), the other computed on first use."""
+
+    def _take_probs_or_logits(self, probs, logits):
+        """Sets the one given; returns it (broadcast to a tensor) and the batch shape it makes."""
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        given = probs if probs is not None else logits
+        (param,) = broadcast_all(given)
+        setattr(self, "probs" if probs is not None else "logits", param)
+        return param, (() if isinstance(given, numbers.Number) else param.size())
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
