@@ -6,6 +6,8 @@ of a new batch size's first run on the NumPy tier. The template keeps what the s
 constants, and the rules whose parameters hold no symbol; an instance evaluates only the parameters and
 cost estimates that hold one. A concrete jaxpr is a template with nothing left to evaluate.
 """
+import math
+
 import numpy as np
 
 from . import _numpy_lowered, _numpy_random
@@ -50,13 +52,6 @@ def _np_dtype(aval):   # keys are held as their uint32 data
     return _numpy_random.KEY_DTYPE if _numpy_random.is_threefry_key(aval) else np.dtype(aval.dtype)
 
 
-def _numel(shape):
-    n = 1
-    for d in shape:
-        n *= d
-    return n
-
-
 class Template:
     """steps: [fn, input slots, output slots, dtypes], fn None where `deferred` makes it per instance;
     deferred: (step index, make(concrete params) -> fn, params); sized: (output shapes, cost function, params,
@@ -77,7 +72,7 @@ class Template:
             steps[i] = (make(concrete(params, dims, memo)), *steps[i][1:])
         seconds = self.seconds
         for shapes, cost, params, ins, outs in self.sized:
-            seconds += sum(_numel(concrete(s, dims, memo)) for s in shapes) * ELEMENT_SECONDS
+            seconds += sum(math.prod(concrete(s, dims, memo)) for s in shapes) * ELEMENT_SECONDS
             if cost is not None:
                 seconds += cost(concrete(params, dims, memo), [_shaped(a, dims, memo) for a in ins],
                                 [_shaped(a, dims, memo) for a in outs])
@@ -188,7 +183,7 @@ def build(closed, is_symbolic, control, shared):
             if sized:
                 t.sized.append((out_shapes, cost, params, [v.aval for v in eqn.invars], [v.aval for v in eqn.outvars]))
             else:
-                work[0] += sum(_numel(s) for s in out_shapes) * ELEMENT_SECONDS
+                work[0] += sum(math.prod(s) for s in out_shapes) * ELEMENT_SECONDS
             if name in DRAW_NAMES:
                 t.draws = True
             if eqn.primitive.multiple_results and len(eqn.outvars) == 1:   # (unstack of one, a one-output scan)

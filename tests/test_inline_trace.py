@@ -8,6 +8,8 @@ import pytest
 import tapegrad
 from tapegrad import _inline_trace
 
+from conftest import require
+
 CALLS = {"jit", "pjit"}   # (the nested jit's primitive, by its name in this JAX and older ones)
 
 
@@ -64,7 +66,7 @@ def test_an_unknown_function_is_traced_as_before():
 def test_a_recurrent_layer_over_new_lengths_keeps_its_scan(length):
     """nn.LSTM's kernel is a scan: a new length is traced with it kept (a NumPy-tier run of an unrolled trace
     took ~30 times longer)."""
-    torch = pytest.importorskip("torch")
+    torch = require("torch")
     tapegrad.manual_seed(0)
     lstm = tapegrad.nn.LSTM(4, 5, batch_first=True)
     x = np.random.default_rng(length).standard_normal((2, length, 4)).astype(np.float32)

@@ -20,7 +20,7 @@ def _tensor_list(tensors, name):
 def cat(tensors, dim=0, *, out=None):
     tensors = _tensor_list(tensors, "cat")
     # PyTorch skips legacy empty 1-d tensors (shape [0]) in its shape checks and when joining (S.cat).
-    kept = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or tensors[:1]
+    kept = [t for t in tensors if not S.legacy_empty(t.shape)] or tensors[:1]
     ref = kept[0]
     if ref.ndim == 0:
         raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")

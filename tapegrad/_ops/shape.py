@@ -127,10 +127,14 @@ roll = defop("roll", lambda a, shifts, dims: jnp.roll(a, shifts if dims is not N
              dtype_rule=KEEP)
 tril = defop("tril", lambda a, diagonal: jnp.tril(a, diagonal), dtype_rule=KEEP)
 triu = defop("triu", lambda a, diagonal: jnp.triu(a, diagonal), dtype_rule=KEEP)
+def legacy_empty(shape):
+    """A 1-d empty shape ([0]): PyTorch's cat skips such inputs in its shape checks and when it joins; they still
+    promote the dtype and are edges of the node (their gradient is empty)."""
+    return len(shape) == 1 and shape[0] == 0
+
+
 def _cat(*xs, dim):
-    # PyTorch skips legacy empty 1-d inputs (shape [0]) when joining; they still promote the dtype and are edges
-    # of the node (their gradient is empty)
-    joined = [x for x in xs if not (x.ndim == 1 and x.shape[0] == 0)] or xs[:1]
+    joined = [x for x in xs if not legacy_empty(x.shape)] or xs[:1]
     return jnp.concatenate(joined, dim)
 
 
@@ -195,9 +199,9 @@ def _permute_back(static, shape, out_shape):
 def _cat_back(static, shapes, position):
     # cat_tensors_backward: each input's gradient narrows the output's (a legacy empty 1-d input: a fresh one)
     shape, dim = shapes[position], static["dim"]
-    if len(shape) == 1 and shape[0] == 0:
+    if legacy_empty(shape):
         return None
-    start = sum(s[dim] for s in shapes[:position] if not (len(s) == 1 and s[0] == 0))
+    start = sum(s[dim] for s in shapes[:position] if not legacy_empty(s))
     return [("narrow", dim, start, shape[dim])]
 
 

@@ -48,7 +48,7 @@ def _batch_norm(input, running_mean, running_var, weight, bias, training, moment
         out = out if weight is None else out * weight[0]
         return out if bias is None else out + bias[0]
     if training:
-        affine = _affine(weight, bias, input)
+        affine = _affine(weight, bias, input, mixed)
         # half or bfloat16 statistics of the input's dtype, unless its parameters are float32
         reduced = input.dtype.name in ("float16", "bfloat16")
         rounded = {"stats_dtype": input.dtype.name} if reduced and not mixed else {}
@@ -58,7 +58,7 @@ def _batch_norm(input, running_mean, running_var, weight, bias, training, moment
                 running_mean.mul_(1 - momentum).add_(mean, alpha=momentum)
                 running_var.mul_(1 - momentum).add_(var, alpha=momentum)
         return out
-    affine = _affine(weight, bias, input)
+    affine = _affine(weight, bias, input, mixed)
     return apply(K.batch_norm_eval, input, running_mean, running_var, *affine, eps=float(eps))
 
 
@@ -74,9 +74,9 @@ def _check_channels(input, weight, bias, running_mean, running_var):
             raise RuntimeError(f"TensorAccessor expected 1 dims but tensor has {stat.ndim}")
 
 
-def _affine(weight, bias, input):
-    # The kernel takes (weight[, bias]); a bias without weight is passed with a weight of ones.
-    mixed = check_mixed_params(input, weight, bias)
+def _affine(weight, bias, input, mixed):
+    # The kernel takes (weight[, bias]); a bias without weight is passed with a weight of ones. mixed: the caller's
+    # check_mixed_params, made where PyTorch makes it.
     if weight is None and bias is not None:
         weight = bias.new_ones(bias.shape)
     if not mixed:   # (half or bfloat16 input with float32 parameters is PyTorch's mixed case: the kernel's)
@@ -100,14 +100,14 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     if not shape:
         raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
                            "element, but got normalized_shape = []")
-    check_mixed_params(input, weight, bias)   # (PyTorch's first check: an integer input with float parameters)
+    mixed = check_mixed_params(input, weight, bias)   # (PyTorch's first check: integer input, float parameters)
     check_float(input, "LayerNormKernelImpl")
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and list(t.shape) != shape:
             raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
                                f"{list(t.shape)} and normalized_shape = {shape}")
     ndim = _normalized_ndim(input, normalized_shape, "layer_norm")
-    return apply(K.layer_norm, input, *_affine(weight, bias, input), ndim=ndim, eps=float(eps))
+    return apply(K.layer_norm, input, *_affine(weight, bias, input, mixed), ndim=ndim, eps=float(eps))
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
@@ -124,9 +124,9 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
             shown = list(t.shape) if name == "weight" else list(weight.shape) if weight is not None else [0]
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, "
                                f"but got {name} of shape {shown} and input of shape {list(input.shape)}")
-    check_mixed_params(input, weight, bias)   # (after the shapes, before the kernel's dtype: PyTorch's order)
+    mixed = check_mixed_params(input, weight, bias)   # (after the shapes, before the kernel's dtype: PyTorch's order)
     check_float(input, "GroupNormKernelImpl")
-    return apply(K.group_norm, input, *_affine(weight, bias, input), groups=int(num_groups), eps=float(eps))
+    return apply(K.group_norm, input, *_affine(weight, bias, input, mixed), groups=int(num_groups), eps=float(eps))
 
 
 _warned = set()
