@@ -1786,3 +1786,22 @@ def test_cummax_and_roll_of_an_empty_tensor_take_any_dim_as_torch(torch, code):
         return tuple(r.shape), str(r.dtype).split(".")[1], r.grad_fn.name() if r.grad_fn is not None else None
     ours, theirs = both(build)
     assert ours == theirs
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+@pytest.mark.parametrize("code", ["torch.sigmoid(x)", "F.silu(x)", "F.glu(torch.cat([x, x]), 0)",
+                                  "torch.special.expit(x)"])
+def test_logistic_kernels_far_from_zero_as_torch(torch, code, dtype):
+    """(fuzzer seed 129) PyTorch computes 1 / (1 + exp(-x)), in float32 for half types: 0 once exp(-x)
+    overflows (float32 below about -88.7), where XLA's logistic went on down through exp(x); silu is
+    x / (1 + exp(-x)) (-0.0 there) and its backward s * (1 + x * (1 - s)); glu's backward reads sigmoid(b)
+    rounded to the input's dtype."""
+    def build(lib):
+        x = lib.tensor([-1000.0, -100.0, -89.0, -88.5, -20.0, -11.0, 0.0, 11.0, 100.0],
+                       dtype=getattr(lib, dtype), requires_grad=True)
+        y = eval(code, {"torch": lib, "F": lib.nn.functional, "x": x})
+        (g,) = lib.autograd.grad(y.sum(), x)
+        # values that are not XLA:CPU denormals (it flushes those in compiled programs)
+        return [str(v) for v in y.tolist()], [str(v) for v in g.tolist()]
+    ours, theirs = both(build)
+    assert ours == theirs

@@ -406,3 +406,68 @@ def _i0(a):
 
 # PyTorch's derivative i1(a); JAX's, through i0e(a) * exp(|a|), gives 1 at 0
 _i0.defjvp(lambda primals, tangents: (_i0(primals[0]), jss.i1(primals[0]) * tangents[0]))
+
+
+# ---- PyTorch's logistic kernels ---------------------------------------------------------------
+# PyTorch computes 1 / (1 + exp(-x)), in float32 for half types: 0 once exp(-x) overflows (float32 below about
+# -88.7), where XLA's logistic goes on down through exp(x). silu and glu are written over the same formula.
+
+_HALF = (jnp.float16, jnp.bfloat16)
+
+
+def _in_opmath(fn):
+    """fn computed in float32 for half-precision inputs, rounded once at the end (PyTorch's opmath)."""
+    @functools.wraps(fn)
+    def opmath(*xs):
+        if xs[0].dtype in _HALF:
+            return fn(*(x.astype(jnp.float32) for x in xs)).astype(xs[0].dtype)
+        return fn(*xs)
+    return opmath
+
+
+def _logistic(x):
+    return 1 / (1 + jnp.exp(-x))
+
+
+@jax.custom_jvp
+def sigmoid(x):
+    return _in_opmath(_logistic)(x)
+
+
+@sigmoid.defjvp
+def _sigmoid_jvp(primals, tangents):
+    # PyTorch's sigmoid_backward, (1 - y) * y from the result in its own dtype (exp(-x)'s derivative overflows
+    # to inf / inf far below 0), in float32 for half types
+    y = sigmoid(primals[0])
+    return y, _in_opmath(lambda t, y: t * ((1 - y) * y))(tangents[0], y)
+
+
+@jax.custom_jvp
+def _silu(x):
+    return x / (1 + jnp.exp(-x))
+
+
+@_silu.defjvp
+def _silu_jvp(primals, tangents):
+    # PyTorch's silu_backward: s * (1 + x * (1 - s)) with s = 1 / (1 + exp(-x)), which keeps -0.0 far below 0
+    (x,), (t,) = primals, tangents
+    s = _logistic(x)
+    return _silu(x), t * (s * (1 + x * (1 - s)))
+
+
+silu = _in_opmath(_silu)
+
+
+@jax.custom_jvp
+def glu(a, b):
+    return _in_opmath(lambda a, b: a * _logistic(b))(a, b)
+
+
+@glu.defjvp
+def _glu_jvp(primals, tangents):
+    # PyTorch's glu_backward: sigmoid(b) stored in the input's dtype first; d/db = (1 - s) * s * a in float32
+    # for half types
+    (a, b), (ta, tb) = primals, tangents
+    s = sigmoid(b)
+    db = _in_opmath(lambda s, a, tb: (1 - s) * s * a * tb)(s, a, tb)
+    return glu(a, b), ta * s + db

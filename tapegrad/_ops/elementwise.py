@@ -11,7 +11,8 @@ from ._cast import written_as
 from ._elementwise_math import (
     _atan2, _clamp, _copysign, _digamma_op, _fmax, _floor_div, _frexp, _heaviside, _hypot, _i0, _integer_pow,
     _is_float, _ldexp, _ldexp_integer, _lgamma, _logaddexp, _logaddexp2, _logit, _max_split, _mvlgamma, _nextafter,
-    _polygamma, _pow, _scalar_pow, _true_div, _trunc_div, _xlogy_op, rsqrt as _rsqrt, xlogy_reverse)
+    _polygamma, _pow, _scalar_pow, _true_div, _trunc_div, _xlogy_op, rsqrt as _rsqrt, sigmoid as _sigmoid,
+    xlogy_reverse)
 from ._registry import Op, defop, named_formula, overload, FLOAT, COMPARE, KEEP
 from ._stride_rules import same_strides
 
@@ -283,7 +284,7 @@ acosh = defop("acosh", lambda a: jnp.arccosh(a), dtype_rule=FLOAT)
 atanh = defop("atanh", lambda a: jnp.arctanh(a), dtype_rule=FLOAT)
 
 # ---- unary: special functions and activations ----------------------------------------------
-sigmoid = defop("sigmoid", lambda a: jax.nn.sigmoid(a), dtype_rule=FLOAT, saves_inputs=(),
+sigmoid = defop("sigmoid", lambda a: _sigmoid(a), dtype_rule=FLOAT, saves_inputs=(),
                 result_backward=named_formula("SigmoidBackwardBackward0", lambda g, y, a: g * jnp.conj((1 - y) * y)))
 logit = defop("logit", lambda a, eps=None: _logit(a, eps), dtype_rule=FLOAT)
 erf = defop("erf", lambda a: jss.erf(a), dtype_rule=FLOAT)

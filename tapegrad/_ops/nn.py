@@ -14,6 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from ._elementwise_math import glu as _glu_halves, silu as _silu
 from ._registry import defop, named_formula, overload, KEEP
 
 
@@ -103,7 +104,7 @@ leaky_relu = _nn("leaky_relu", lambda x, slope, inplace=False: jnp.where(x > 0, 
 elu = _nn("elu", _elu, overloads=[_in_place("CeluBackward1", celu=True), overload("CeluBackward0", celu=True),
                                   _in_place("EluBackward1")], backward_name="EluBackwardBackward0")
 gelu = _nn("gelu", _gelu)
-silu = _nn("silu", lambda x: x * jax.nn.sigmoid(x))
+silu = _nn("silu", lambda x: _silu(x))
 mish = _nn("mish", lambda x: x * jnp.tanh(_softplus(x, 1.0, 20.0)))
 softplus = _nn("softplus", _softplus)
 hardtanh = _nn("hardtanh", _hardtanh, fused_backward=True)
@@ -161,7 +162,7 @@ def _log_sigmoid_jvp(primals, tangents):
 
 def _glu(x, dim):
     a, b = jnp.split(x, 2, axis=dim)
-    return a * jax.nn.sigmoid(b)
+    return _glu_halves(a, b)
 
 
 hardswish = _nn("hardswish", _hardswish)

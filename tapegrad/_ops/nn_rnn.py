@@ -21,6 +21,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
+from ._elementwise_math import sigmoid
 from ._registry import defop, KEEP
 
 
@@ -51,8 +52,8 @@ def _cell(mode, nonlinearity, proj=False):
         w, w_hr = (w[:-1], w[-1]) if proj else (w, None)
         gi, gh = x, _hidden_gates(h, w)
         i, f, g, o = jnp.split(gi + gh, 4, axis=-1)
-        c = jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g)
-        h = jax.nn.sigmoid(o) * jnp.tanh(c)
+        c = sigmoid(f) * c + sigmoid(i) * jnp.tanh(g)
+        h = sigmoid(o) * jnp.tanh(c)
         if proj:
             h = h @ w_hr.T
         return (h, c), h
@@ -62,8 +63,8 @@ def _cell(mode, nonlinearity, proj=False):
         gi, gh = x, _hidden_gates(h, w)
         ir, iz, in_ = jnp.split(gi, 3, axis=-1)
         hr, hz, hn = jnp.split(gh, 3, axis=-1)
-        r = jax.nn.sigmoid(ir + hr)
-        z = jax.nn.sigmoid(iz + hz)
+        r = sigmoid(ir + hr)
+        z = sigmoid(iz + hz)
         n = jnp.tanh(in_ + r * hn)
         h = (1 - z) * n + z * h
         return (h,), h
