@@ -1805,3 +1805,23 @@ def test_logistic_kernels_far_from_zero_as_torch(torch, code, dtype):
         return [str(v) for v in y.tolist()], [str(v) for v in g.tolist()]
     ours, theirs = both(build)
     assert ours == theirs
+
+
+@pytest.mark.parametrize("code", ["F.layer_norm(x, (n,))", "F.layer_norm(x.reshape(2, 1, n), (1, n), w, b)",
+                                  "F.group_norm(x.reshape(2, n, 1), 1)", "F.group_norm(x.reshape(1, 2 * n), 2)",
+                                  "F.layer_norm(x.double(), (n,))"])
+@pytest.mark.parametrize("n", [3, 7, 64, 1000])
+def test_layer_and_group_norm_of_a_constant_row_are_zero_as_torch(torch, code, n):
+    """(fuzzer seed 137) PyTorch's layer_norm and group_norm take a row's moments with Welford's algorithm,
+    exact for a constant row: the result is 0, where a mean of sum / n an ulp off scaled up to ~1e-5. (Not half
+    types: PyTorch's kernel for those leaves its rounding error, ~3e-6.)"""
+    def build(lib):
+        x = lib.tensor([[0.7615941762924194] * n, [1 / 3] * n], requires_grad=True)
+        w, b = lib.linspace(0.5, 2.0, n).reshape(1, n), lib.zeros(1, n)
+        y = eval(code, {"F": lib.nn.functional, "x": x, "n": n, "w": w, "b": b})
+        (g,) = lib.autograd.grad((y * lib.arange(y.numel()).reshape(y.shape)).sum(), x)
+        return y.abs().max().item(), g.tolist()
+    ours, theirs = both(build)
+    assert ours[0] == theirs[0] == 0.0
+    # (the gradient sums thousands of terms of ~1e4 that cancel: float32's rounding, relative to the largest)
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=0, atol=1e-6 * np.abs(theirs[1]).max())

@@ -59,11 +59,24 @@ def _batch_norm_eval(x, running_mean, running_var, *rest, eps):
     return _affine(y, rest, shape)
 
 
+def _row_moments(x, axes):
+    """Mean and biased variance over `axes`, taken about each slice's first value: exact for a constant slice
+    (mean that value, variance 0), as PyTorch's Welford kernels of layer and group norm are, where sum / n may
+    miss the value by an ulp that the normalisation then scales up (a constant row gave 1e-5 instead of 0).
+    The shift is a constant to autograd: the moments do not depend on it."""
+    if any(x.shape[a] == 0 for a in axes):
+        shift = jnp.zeros((), x.dtype)
+    else:
+        shift = lax.stop_gradient(x[tuple(slice(0, 1) if a in axes else slice(None) for a in range(x.ndim))])
+    centred = jnp.mean(x - shift, axis=axes, keepdims=True)
+    mean = shift + centred
+    return mean, jnp.mean(jnp.square(x - mean), axis=axes, keepdims=True)
+
+
 @_in_float32
 def _layer_norm(x, *rest, ndim, eps):
     axes = tuple(range(x.ndim - ndim, x.ndim))
-    mean = jnp.mean(x, axis=axes, keepdims=True)
-    var = jnp.mean(jnp.square(x - mean), axis=axes, keepdims=True)
+    mean, var = _row_moments(x, axes)
     y = _affine((x - mean) * lax.rsqrt(var + eps), rest, x.shape[x.ndim - ndim:])
     return y if len(rest) > 1 else plus_zero(y)   # (PyTorch's kernel adds a bias of +0 when there is none)
 
@@ -72,8 +85,7 @@ def _layer_norm(x, *rest, ndim, eps):
 def _group_norm(x, *rest, groups, eps):
     n = x.shape[0]
     g = x.reshape((n, groups, math.prod(x.shape[1:]) // groups))   # (not -1: an empty batch leaves it open)
-    mean = jnp.mean(g, axis=2, keepdims=True)
-    var = jnp.mean(jnp.square(g - mean), axis=2, keepdims=True)
+    mean, var = _row_moments(g, (2,))
     y = ((g - mean) * lax.rsqrt(var + eps)).reshape(x.shape)
     return _affine(y, rest, _channel_shape(x))
 
