@@ -87,6 +87,25 @@ def where_recorded():
 
 
 RUNTIME_ERRORS = (jax.errors.JaxRuntimeError,)
+_JAX_NOTE = "JAX has removed its internal frames"
+
+
+def drop_jax_note(e):
+    """`e` (raised in a function JAX traced: the user's code, a backward PyTorch does not implement) without
+    the note or the chained unfiltered trace that JAX's API boundaries attach: the user sees the error as
+    PyTorch raises it."""
+    notes = getattr(e, "__notes__", None)
+    if notes:
+        kept = [n for n in notes if _JAX_NOTE not in n]
+        if kept:
+            e.__notes__ = kept
+        else:
+            del e.__notes__
+    cause = e.__cause__
+    if type(cause).__name__ == "UnfilteredStackTrace":
+        e.__cause__, e.__context__ = cause.__cause__, cause.__context__
+        e.__suppress_context__ = cause.__suppress_context__
+    return e
 
 
 def failed(exc, where):

@@ -10,6 +10,7 @@ import contextlib
 
 import jax
 
+from . import _faults
 from .autograd._tracing import TRACER_ERRORS
 
 _DICTS = (dict, collections.OrderedDict, collections.defaultdict)
@@ -293,6 +294,9 @@ def explained(kind):
             "tapegrad.func transforms trace the function: it cannot read tensor values in Python (.item(), "
             ".tolist(), .numpy(), bool() or a data-dependent if). Compute with tensor ops instead (torch.where)."
         ) from e
+    except Exception as e:   # (the user's function raised it, through JAX's transform)
+        _faults.drop_jax_note(e)
+        raise
     finally:
         _RUNNING.pop()
 

@@ -140,9 +140,13 @@ class Program:
             except ValueError as e:   # single-device arguments meet a replicated module: see _placement
                 spread = _placement.spread(args) if "incompatible devices" in str(e) else None
                 if spread is None:
+                    _faults.drop_jax_note(e)
                     raise
                 self.spreads = True
                 out = self.jitted(*spread)
+            except Exception as e:   # (raised while the program was traced: by the user's code, or PyTorch's)
+                _faults.drop_jax_note(e)
+                raise
             if (self.sync and not defer) or wait:
                 _wait(out)
             return out

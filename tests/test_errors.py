@@ -121,3 +121,33 @@ def test_error_matches_torch(name):
     if hint is not None:
         assert hint in str(ours.value), f"{str(ours.value)!r} gives no fix ({hint!r})"
 
+
+
+def _raise_in(lib, where):
+    def f(x):
+        (x * 2).sum()
+        raise ValueError("raised by the user's function")
+    if where == "func.grad":
+        lib.func.grad(f)(lib.ones(()))
+    elif where == "func.vmap":
+        lib.func.vmap(f)(lib.ones(3))
+    elif where == "compile":
+        lib.compile(f)(lib.ones(3))
+    elif where == "functional.jacobian":
+        lib.autograd.functional.jacobian(f, lib.ones(3))
+    else:   # a backward PyTorch does not implement
+        a = lib.tensor([0.5, 2.0], dtype=lib.float64, requires_grad=True)
+        lib.special.gammainc(a, a.detach()).sum().backward()
+
+
+@pytest.mark.parametrize("where", ["func.grad", "func.vmap", "compile", "functional.jacobian", "backward"])
+def test_errors_raised_through_a_transform_carry_no_jax_note(where):
+    """An error raised in a function JAX traces reaches the user as PyTorch raises it: JAX's API boundaries
+    add a note ("JAX has removed its internal frames ...") or chain an unfiltered trace, which tapegrad drops."""
+    errors = []
+    for lib in (tapegrad, torch):
+        with pytest.raises(Exception) as info:
+            _raise_in(lib, where)
+        e = info.value
+        errors.append((type(e), str(e), getattr(e, "__notes__", None), type(e.__cause__)))
+    assert errors[0] == errors[1]

@@ -19,7 +19,7 @@ import weakref
 import jax
 import numpy as np
 
-from .. import _dispatch, _value_checks, _views
+from .. import _dispatch, _faults, _value_checks, _views
 from ..device import TRACED_ON, device_of
 from .. import random as _random
 from .._tensor import Tensor
@@ -192,6 +192,9 @@ def trace(fn, args, kwargs, walk, drawn=None):
         raise GraphBreak("random numbers whose count or shapes depend on tensor values", None) from None
     except TRACER_ERRORS + (_Printed,) as e:
         raise GraphBreak(_reason(e), _user_line(e)) from e
+    except Exception as e:   # (the user's function raised it while traced)
+        _faults.drop_jax_note(e)
+        raise
     finally:
         TRACED_ON[0] = traced_on
         _value_checks.collector = None
