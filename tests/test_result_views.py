@@ -82,3 +82,14 @@ def test_recurrent_output_views_are_pytorchs(mode, batch_first, shape, layers, b
         seen.append(_layout(output, ()))
     layout_steps = batch_first or len(shape) == 2
     assert seen[0] == seen[1] if layout_steps else seen[0][:5] == seen[1][:5]
+
+
+@pytest.mark.parametrize("shapes", [((2,), (2,)), ((2,), (3, 1)), ((3, 1), (3, 2), (2,)), ((2, 2),)])
+def test_broadcast_tensors_returns_inputs_already_of_the_shape(shapes, torch):
+    """PyTorch's broadcast_tensors hands back the very tensor that already has the broadcast shape (its
+    expand_outplace borrows it); the others are expanded views."""
+    def run(lib):
+        inputs = [lib.ones(s, requires_grad=i == 0) for i, s in enumerate(shapes)]
+        out = lib.broadcast_tensors(*inputs)
+        return [(o is x, None if o.grad_fn is None else o.grad_fn.name()) for o, x in zip(out, inputs)]
+    assert run(tapegrad) == run(torch)

@@ -287,4 +287,5 @@ def broadcast_shapes(*shapes):
 
 def broadcast_tensors(*tensors):
     shape = tuple(broadcast_shapes(*(t.shape for t in tensors)))
-    return tuple(expand(t, shape) for t in tensors)
+    # (a tensor of the broadcast shape already is returned itself, as PyTorch's expand_outplace borrows it)
+    return tuple(t if tuple(t.shape) == shape else expand(t, shape) for t in tensors)
