@@ -4,11 +4,14 @@
 """
 import builtins
 
+import numpy as np
+
 __all__ = ["Constraint", "boolean", "dependent", "dependent_property", "greater_than", "greater_than_eq",
            "independent", "integer_interval", "interval", "half_open_interval", "is_dependent", "less_than",
            "lower_cholesky", "lower_triangular", "nonnegative", "nonnegative_integer", "one_hot", "positive",
            "positive_definite", "positive_integer", "real", "real_vector", "simplex", "square", "symmetric",
-           "unit_interval"]
+           "unit_interval",
+           "MixtureSameFamilyConstraint", "cat", "corr_cholesky", "positive_semidefinite", "stack", "multinomial"]
 
 
 class Constraint:
@@ -89,6 +92,34 @@ class _IndependentConstraint(Constraint):
 
     def __repr__(self):
         return f"{self.__class__.__name__[1:]}({self.base_constraint!r}, {self.reinterpreted_batch_ndims})"
+
+
+class MixtureSameFamilyConstraint(Constraint):
+    """A component distribution's support checked at each component (the mixture's value broadcast back over the
+    component dim)."""
+
+    def __init__(self, base_constraint):
+        if not isinstance(base_constraint, Constraint):
+            raise AssertionError(f"base_constraint must be a Constraint, got {type(base_constraint).__name__}")
+        self.base_constraint = base_constraint
+
+    @property
+    def is_discrete(self):
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self):
+        return self.base_constraint.event_dim
+
+    def check(self, value):
+        result = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))
+        if value.dim() < self.event_dim:
+            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.dim()}")
+        result = result.reshape(tuple(result.shape[:value.dim() - self.event_dim]) + (-1,))
+        return result.all(-1)
+
+    def __repr__(self):
+        return f"{self.__class__.__name__}({self.base_constraint!r})"
 
 
 class _Boolean(Constraint):
@@ -175,6 +206,18 @@ class _HalfOpenInterval(_Bounded):
         return (self.lower_bound <= value) & (value < self.upper_bound)
 
 
+class _Multinomial(Constraint):
+    """Nonnegative counts summing to at most upper_bound (PyTorch checks this weaker condition, not == )."""
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+
+    def check(self, x):
+        return (x >= 0).all(dim=-1) & (x.sum(dim=-1) <= self.upper_bound)
+
+
 class _Simplex(Constraint):
     event_dim = 1
 
@@ -198,6 +241,17 @@ class _LowerCholesky(Constraint):
 
     def check(self, value):
         return _all_last_two(value.tril() == value) & (value.diagonal(dim1=-2, dim2=-1) > 0).all(-1)
+
+
+class _CorrCholesky(Constraint):
+    """Lower Cholesky factors whose rows have unit length (Cholesky factors of correlation matrices)."""
+    event_dim = 2
+
+    def check(self, value):
+        from .. import linalg
+        tol = float(np.finfo(value.dtype.np).eps) * value.size(-1) * 10   # (PyTorch's fudge factor)
+        unit_row_norm = (linalg.norm(value.detach(), dim=-1) - 1.0).abs().le(tol).all(dim=-1)
+        return _LowerCholesky().check(value) & unit_row_norm
 
 
 class _Square(Constraint):
@@ -226,6 +280,75 @@ class _PositiveDefinite(_Symmetric):
         return linalg.eigvalsh(value).gt(0).all(-1)
 
 
+class _PositiveSemidefinite(_Symmetric):
+    def check(self, value):
+        symmetric = super().check(value)
+        if not builtins.bool(symmetric.all()):
+            return symmetric
+        from .. import linalg
+        return linalg.eigvalsh(value).ge(0).all(-1)
+
+
+def _check_dim(dim, value):
+    if not (-value.dim() <= dim < value.dim()):
+        raise AssertionError(f"dim {dim} out of range for value with {value.dim()} dimensions")
+
+
+class _Cat(Constraint):
+    """The constraints `cseq` on consecutive slices (of `lengths`) along `dim`, as cat joins them."""
+
+    def __init__(self, cseq, dim=0, lengths=None):
+        if not all(isinstance(c, Constraint) for c in cseq):
+            raise AssertionError("All elements of cseq must be Constraint instances")
+        self.cseq = list(cseq)
+        self.lengths = [1] * len(self.cseq) if lengths is None else list(lengths)
+        if len(self.lengths) != len(self.cseq):
+            raise AssertionError(f"lengths ({len(self.lengths)}) must match cseq ({len(self.cseq)})")
+        self.dim = dim
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self):
+        return max(c.event_dim for c in self.cseq)
+
+    def check(self, value):
+        from .. import cat
+        _check_dim(self.dim, value)
+        checks, start = [], 0
+        for constraint, length in zip(self.cseq, self.lengths):
+            checks.append(constraint.check(value.narrow(self.dim, start, length)))
+            start = start + length
+        return cat(checks, self.dim)
+
+
+class _Stack(Constraint):
+    """The constraints `cseq` on the slices along `dim`, as stack joins them."""
+
+    def __init__(self, cseq, dim=0):
+        if not all(isinstance(c, Constraint) for c in cseq):
+            raise AssertionError("All elements of cseq must be Constraint instances")
+        self.cseq = list(cseq)
+        self.dim = dim
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self):
+        dim = max(c.event_dim for c in self.cseq)
+        return dim + 1 if self.dim + dim < 0 else dim
+
+    def check(self, value):
+        from .. import stack
+        _check_dim(self.dim, value)
+        slices = [value.select(self.dim, i) for i in range(value.size(self.dim))]
+        return stack([c.check(v) for v, c in zip(slices, self.cseq)], self.dim)
+
+
 def _bool():
     from .. import bool as bool_dtype
     return bool_dtype
@@ -250,8 +373,13 @@ unit_interval = _Interval(0.0, 1.0)
 interval = _Interval
 half_open_interval = _HalfOpenInterval
 simplex = _Simplex()
+multinomial = _Multinomial
 lower_triangular = _LowerTriangular()
 lower_cholesky = _LowerCholesky()
+corr_cholesky = _CorrCholesky()
 square = _Square()
 symmetric = _Symmetric()
+positive_semidefinite = _PositiveSemidefinite()
 positive_definite = _PositiveDefinite()
+cat = _Cat
+stack = _Stack

@@ -46,6 +46,11 @@ class Gamma(ExponentialFamily):
         return (self.concentration.xlogy(self.rate) + (self.concentration - 1).xlogy(value)
                 - self.rate * value - self.concentration.lgamma())
 
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return _tg().special.gammainc(self.concentration, self.rate * value)
+
     def entropy(self):
         return (self.concentration - self.rate.log() + self.concentration.lgamma()
                 + (1.0 - self.concentration) * self.concentration.digamma())

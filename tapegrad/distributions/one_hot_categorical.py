@@ -1,4 +1,5 @@
-"""OneHotCategorical(probs=... or logits=...): a Categorical whose samples are one-hot vectors."""
+"""OneHotCategorical(probs=... or logits=...): a Categorical whose samples are one-hot vectors; and its
+straight-through reparameterised variant."""
 from . import constraints
 from .categorical import Categorical
 from .distribution import Distribution
@@ -65,3 +66,14 @@ class OneHotCategorical(Distribution):
         values = _tg().eye(n, dtype=self._param.dtype, device=self._param.device)
         values = values.view((n,) + (1,) * len(self.batch_shape) + (n,))
         return values.expand((n,) + tuple(self.batch_shape) + (n,)) if expand else values
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """A OneHotCategorical whose rsample passes gradients straight through: the one-hot draw in value, the
+    probabilities' gradient (Bengio et al., 2013)."""
+    has_rsample = True
+
+    def rsample(self, sample_shape=()):
+        samples = self.sample(sample_shape)
+        probs = self._categorical.probs
+        return samples + (probs - probs.detach())

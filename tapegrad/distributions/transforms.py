@@ -3,7 +3,8 @@ TransformedDistribution applies to a base distribution's samples, with their inv
 
 Here: the elementwise ones (Exp, Power, Sigmoid, Softplus, Tanh, Abs, Affine) and their compositions; a
 transform's `.inv` is its inverse, and cache_size=1 keeps the last (x, y) pair so that y's inverse is x
-itself, as PyTorch's.
+itself, as PyTorch's. Those acting on whole events (Softmax, StickBreaking, the Cholesky ones, Reshape,
+Independent, Cat, Stack, CumulativeDistribution) live in transforms_structured and are re-exported here.
 """
 import functools
 import math
@@ -13,8 +14,11 @@ import operator
 from . import constraints
 from .utils import _sum_rightmost, _tg, broadcast_all, finfo, lazy_property
 
-__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform", "PowerTransform",
-           "SigmoidTransform", "SoftplusTransform", "TanhTransform", "Transform", "identity_transform"]
+__all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform", "CorrCholeskyTransform",
+           "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform", "LowerCholeskyTransform",
+           "PositiveDefiniteTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftplusTransform",
+           "TanhTransform", "SoftmaxTransform", "StackTransform", "StickBreakingTransform", "Transform",
+           "identity_transform"]
 
 
 class Transform:
@@ -421,3 +425,9 @@ class AffineTransform(Transform):
         return _tg().broadcast_shapes(shape, getattr(self.loc, "shape", ()), getattr(self.scale, "shape", ()))
 
     inverse_shape = forward_shape
+
+
+# (imported last: they subclass Transform, defined above)
+from .transforms_structured import (CatTransform, CorrCholeskyTransform, CumulativeDistributionTransform,  # noqa: E402
+                                    IndependentTransform, LowerCholeskyTransform, PositiveDefiniteTransform,
+                                    ReshapeTransform, SoftmaxTransform, StackTransform, StickBreakingTransform)

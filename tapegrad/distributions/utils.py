@@ -4,7 +4,8 @@ from functools import update_wrapper
 
 import numpy as np
 
-__all__ = ["broadcast_all", "logits_to_probs", "clamp_probs", "probs_to_logits", "lazy_property"]
+__all__ = ["broadcast_all", "logits_to_probs", "clamp_probs", "probs_to_logits", "lazy_property", "tril_matrix_to_vec",
+           "vec_to_tril_matrix"]
 
 euler_constant = 0.57721566490153286060  # Euler Mascheroni Constant
 
@@ -61,6 +62,32 @@ def probs_to_logits(probs, is_binary=False):
     if is_binary:
         return ps_clamped.log() - (-ps_clamped).log1p()
     return ps_clamped.log()
+
+
+def _tril_mask(n, diag, device):
+    arange = _tg().arange(n, device=device)
+    return arange < arange.view(-1, 1) + (diag + 1)
+
+
+def tril_matrix_to_vec(mat, diag=0):
+    """The entries on and below diagonal `diag` of each D x D matrix, in row order."""
+    n = mat.shape[-1]
+    if diag < -n or diag >= n:
+        raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
+    return mat[..., _tril_mask(n, diag, mat.device)]
+
+
+def vec_to_tril_matrix(vec, diag=0):
+    """D x D matrices holding the vectors on and below diagonal `diag` (row order), zeros elsewhere."""
+    # the positive root of D**2 + (1 + 2 diag) D - |diag| (diag + 1) - 2 len(vec) = 0
+    n = (-(1 + 2 * diag) + ((1 + 2 * diag) ** 2 + 8 * vec.shape[-1] + 4 * abs(diag) * (diag + 1)) ** 0.5) / 2
+    if round(n) - n > float(finfo(vec.dtype).eps):
+        raise ValueError(f"The size of last dimension is {vec.shape[-1]} which cannot be expressed as "
+                         "the lower triangular part of a square D x D matrix.")
+    n = round(n)
+    mat = vec.new_zeros(tuple(vec.shape[:-1]) + (n, n))
+    mat[..., _tril_mask(n, diag, vec.device)] = vec
+    return mat
 
 
 class lazy_property:
