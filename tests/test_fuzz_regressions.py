@@ -1825,3 +1825,64 @@ def test_layer_and_group_norm_of_a_constant_row_are_zero_as_torch(torch, code, n
     assert ours[0] == theirs[0] == 0.0
     # (the gradient sums thousands of terms of ~1e4 that cancel: float32's rounding, relative to the largest)
     np.testing.assert_allclose(ours[1], theirs[1], rtol=0, atol=1e-6 * np.abs(theirs[1]).max())
+
+
+@pytest.mark.parametrize("code", ["x.cumsum(0)", "x.cumsum(1)", "x[0, :1].cumsum(0)", "x.cumsum(-2) * 2"])
+def test_cumsum_hands_on_the_gradient_along_a_trivial_dim_as_torch(torch, code):
+    """(fuzzer seed 143) PyTorch's cumsum_backward returns the incoming gradient itself where the sums are
+    trivial (a dim of size 1, one element): after sum()'s expand, an in-place op on that gradient is refused
+    (its elements share memory)."""
+    def build(lib):
+        x = lib.tensor([[1.5, 0.5]], requires_grad=True)
+        (g,) = lib.autograd.grad(eval(code, {"x": x}).sum(), [x], create_graph=True)
+        layout = (g.requires_grad, g.stride(), g._base is not None)
+        try:
+            g.add_(x)
+            return layout, None
+        except RuntimeError as e:
+            return layout, str(e)
+    ours, theirs = both(build)
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("code", ["t0.addcdiv(t0, t1, value=-2)", "t0.addcdiv(t2, t1)", "t0.addcdiv(t1, t0)",
+                                  "t0.addcdiv(t0, t3)", "t0.addcdiv(t3, t0)", "(t0 * 1).addcdiv_(t0, t1)"])
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_addcdiv_by_an_integer_tensor_refuses_tensor1s_gradient_as_torch(torch, code, create_graph):
+    """(fuzzer seed 145) PyTorch's derivative for tensor1 computes value / tensor2 into a tensor of tensor2's
+    dtype: with an integer or bool tensor2 its backward raises, when that gradient is needed."""
+    def build(lib):
+        t0, t2 = lib.tensor(1.5, requires_grad=True), lib.tensor(2.0, requires_grad=True)
+        t1, t3 = t0 == t0, lib.tensor(2)
+        try:
+            return lib.autograd.grad(eval(code), [t0], create_graph=create_graph)[0].item()
+        except RuntimeError as e:
+            return str(e)
+    ours, theirs = both(build)
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("how", ["grad", "backward_inputs"])
+def test_a_missing_derivative_raises_only_when_its_gradient_is_needed_as_torch(torch, how):
+    """PyTorch's engine computes only the gradients a backward needs: autograd.grad(igamma(a, x), [x]) runs,
+    though igamma has no derivative in a (and a's .grad is left alone)."""
+    def build(lib):
+        a = lib.tensor([0.5, 2.0], dtype=lib.float64, requires_grad=True)
+        x = lib.tensor([0.3, 1.0], dtype=lib.float64, requires_grad=True)
+        y = lib.special.gammainc(a, x).sum() + lib.special.gammaincc(a, x * 2).sum()
+        if how == "grad":
+            got = lib.autograd.grad(y, [x])[0]
+        else:
+            y.backward(inputs=[x])
+            got = x.grad
+        try:
+            y2 = lib.special.gammainc(a, x).sum()
+            y2.backward()
+            whole = None
+        except NotImplementedError as e:
+            whole = str(e)
+        return got.tolist(), a.grad, whole
+    ours, theirs = both(build)
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-12)
+    assert ours[1] is None and theirs[1] is None
+    assert ours[2] == theirs[2]

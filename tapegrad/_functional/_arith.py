@@ -262,7 +262,11 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
                            "to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for "
                            "float inputs. The future addcdiv behavior is just the latter implementation: "
                            "(input + value * tensor1 / tensor2), for all dtypes.")
-    return _apply(E.addcdiv, input, tensor1, tensor2, scalar_or_tensor(value))
+    if tensor2.dtype.is_floating_point or tensor2.dtype.is_complex:
+        return _apply(E.addcdiv, input, tensor1, tensor2, scalar_or_tensor(value))
+    from .._inplace import refused_cast
+    refused = str(refused_cast(D.get_default_dtype(), tensor2.dtype))
+    return _apply(E.addcdiv, input, tensor1, tensor2, scalar_or_tensor(value), divisor_refused=refused)
 
 
 def clamp(input, min=None, max=None, *, out=None):

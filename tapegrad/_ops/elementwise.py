@@ -171,7 +171,11 @@ clamp = defop("clamp", lambda a, lo, hi: _clamp(a, lo, hi), node_name="ClampBack
 clamp_min = defop("clamp_min", lambda a, lo: _clamp(a, lo, None), overloads=[overload("ClampMinBackward1", "tt")])
 clamp_max = defop("clamp_max", lambda a, hi: _clamp(a, None, hi), overloads=[overload("ClampMaxBackward1", "tt")])
 addcmul = defop("addcmul", lambda a, b, c, value: a + value * b * c, diff=(0, 1, 2), scalar_opmath=True)
-addcdiv = defop("addcdiv", lambda a, b, c, value: a + value * _true_div(b, c), diff=(0, 1, 2), scalar_opmath=True)
+# divisor_refused: PyTorch's error when tensor2 is an integer or bool tensor, which tensor1's derivative
+# (value / tensor2, written into a tensor of tensor2's dtype) raises when it is needed
+addcdiv = defop("addcdiv", lambda a, b, c, value, divisor_refused=None: a + value * _true_div(b, c), diff=(0, 1, 2),
+                scalar_opmath=True, no_derivative=lambda divisor_refused=None: (
+                    None if divisor_refused is None else {1: (RuntimeError, divisor_refused)}))
 where = defop("where", lambda c, a, b: jnp.where(c, a, b), diff=(1, 2), dtype_rule=KEEP)
 
 # ---- log-sum-exp of two tensors, heaviside, gcd, lcm, ldexp, nextafter, frexp, polygamma, mvlgamma, i0 ------

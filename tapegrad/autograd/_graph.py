@@ -202,15 +202,15 @@ def targets_of(wanted):
 
 
 def _prune(nodes, leaves, targets):
-    """(nodes on a path to a target, the leaves they reach or that are targets, capture nodes)."""
+    """(nodes on a path to a target, the leaves that are targets, capture nodes)."""
     needed = set()
     for n in reversed(nodes):   # oldest first: a node's edges lead to nodes already decided
         if any(e is not None and (e[0] in targets or e[0] in needed) for e in n.edges):
             needed.add(n)
     capture = frozenset(n for n in nodes if n in targets and n not in needed)
-    reached = {e[0] for n in needed for e in n.edges if e is not None}
-    return ([n for n in nodes if n in needed or n in capture],
-            [leaf for leaf in leaves if leaf in reached or leaf in targets], capture)
+    # (a leaf that is not a target gets no gradient: its edges are wired to None, as PyTorch's engine runs
+    # no AccumulateGrad but the inputs')
+    return [n for n in nodes if n in needed or n in capture], [leaf for leaf in leaves if leaf in targets], capture
 
 
 _seq = operator.attrgetter("seq")

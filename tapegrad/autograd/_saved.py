@@ -36,10 +36,12 @@ def vjp_fn(op, static, cast, diff, nargs):
     if op.custom is not None:
         from ._function_backward import traced_vjp
         return traced_vjp(op, static, diff)
-    missing = _missing_derivative(op, static, diff)
-    if missing is not None:
+    missing = _missing_derivatives(op, static, diff)
+    if len(missing) == len(diff):   # (nothing it could compute: the walk raises before it runs, see missing_at)
+        first = missing[0]
+
         def raises(args, cts):
-            raise missing[0](missing[1])
+            raise first[0](first[1])
         return raises
     f = pure_fn(op, static, cast, reverse=True)
     single = op.nout == 1
@@ -47,8 +49,9 @@ def vjp_fn(op, static, cast, diff, nargs):
     def backward(args, cts):
         def on_diff(*d):
             full = list(args)
-            for i, v in zip(diff, d):
-                full[i] = v
+            for k, (i, v) in enumerate(zip(diff, d)):
+                # (an argument without a derivative gets none: its gradient is asked for by no one)
+                full[i] = jax.lax.stop_gradient(v) if k in missing else v
             return f(*full)
         _, pullback = jax.vjp(on_diff, *(args[i] for i in diff))
         # PyTorch's complex gradient is the conjugate of JAX's: conjugate around the pullback
@@ -58,17 +61,27 @@ def vjp_fn(op, static, cast, diff, nargs):
     return backward
 
 
-def _missing_derivative(op, static, diff):
-    """(exception type, message) when PyTorch's backward of this call (differentiating the inputs at the
-    positions `diff`) raises, else None."""
-    if op.no_derivative_at is not None:
-        missing = next((op.no_derivative_at[i] for i in diff if i in op.no_derivative_at), None)
+def _missing_derivatives(op, static, diff):
+    """{k: (exception type, message)} for the differentiated arguments (k: the place in `diff`) whose derivative
+    PyTorch's backward of this call does not implement: it raises when one of their gradients is needed."""
+    whole = None if op.no_derivative is None else op.no_derivative(**dict(static))
+    found = {}
+    for k, i in enumerate(diff):
+        missing = (op.no_derivative_at or {}).get(i)
+        if missing is None and whole is not None:
+            missing = whole.get(i) if isinstance(whole, dict) else whole
         if missing is not None:
-            return missing
-    missing = None if op.no_derivative is None else op.no_derivative(**dict(static))
-    if isinstance(missing, dict):   # (by argument: the first differentiated one's)
-        return next((missing[i] for i in diff if i in missing), None)
-    return missing
+            found[k] = missing
+    return found
+
+
+@functools.lru_cache(maxsize=None)
+def missing_at(sid):
+    """((k, (exception type, message)), ...) for a node signature's differentiated arguments without a
+    derivative: PyTorch's engine raises only when the backward needs the gradient of one of them (the walk
+    checks its wiring), as it computes no other (autograd.grad(out, [x]) of igamma(a, x) runs)."""
+    op, static, _, diff, _ = SIGNATURES[sid]
+    return tuple(sorted(_missing_derivatives(op, static, diff).items()))
 
 
 def _conj(x):
@@ -177,7 +190,7 @@ def _analyse(op, static, cast, diff, values, scalars_traced=False, out_avals=Non
     args = [jax.ShapeDtypeStruct(v.shape, v.dtype) if hasattr(v, "dtype") else
             jax.ShapeDtypeStruct((), np.dtype(type(v)), weak_type=True) if scalars_traced and type(v) in _SCALARS
             else v for v in values]
-    if _missing_derivative(op, static, diff) is not None:
+    if len(_missing_derivatives(op, static, diff)) == len(diff):
         # a backward that only raises reads nothing, but checks the inputs PyTorch's node saves before it does
         saves = op.saves_inputs or ()
         return tuple(i in saves for i in range(len(values))), None

@@ -142,6 +142,9 @@ def walk(key, saved, seeds, existing, call_node, arith, hooks_for=None, node_hoo
         if wiring is None:
             continue   # a capture node (see Graph): its incoming gradient is all that is wanted of it
         sig = _saved.SIGNATURES[sid]
+        for k, (error, message) in _saved.missing_at(sid):
+            if wiring[k] is not None:   # a gradient PyTorch's backward cannot compute is needed
+                raise error(message)
         nkept = len(_saved.kept_positions(sid))
         kept = saved[pos:pos + nkept]
         pos += nkept
