@@ -2,10 +2,11 @@
 
 Everything is written with public tensor ops, so gradients of log_prob, entropy, KL and rsample come
 from the ordinary autograd; samples draw from tapegrad's CPU generator, PyTorch's: after manual_seed they
-are PyTorch's values (README, "Differences from PyTorch worth knowing"). Of PyTorch's distributions, those
-imported below are here, with TransformedDistribution, PyTorch's transforms (elementwise and structured),
-biject_to and transform_to; the relaxed families' log-space bases (LogitRelaxedBernoulli, ExpRelaxedCategorical)
-are in their modules, as PyTorch's.
+are PyTorch's values (README, "Differences from PyTorch worth knowing"). Every name of PyTorch's
+torch.distributions is here: its distributions (LKJCholesky and Wishart among them), TransformedDistribution,
+its transforms (elementwise and structured), biject_to and transform_to, and kl_divergence with every pair
+PyTorch registers (the ExponentialFamily Bregman-divergence fallback included); the relaxed families' log-space
+bases (LogitRelaxedBernoulli, ExpRelaxedCategorical) are in their modules, as PyTorch's.
 """
 from . import constraints, transforms
 from .bernoulli import Bernoulli
@@ -31,6 +32,7 @@ from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
 from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
+from .lkj_cholesky import LKJCholesky
 from .log_normal import LogNormal
 from .logistic_normal import LogisticNormal
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
@@ -54,16 +56,17 @@ from .transforms import (CatTransform, CorrCholeskyTransform, CumulativeDistribu
 from .uniform import Uniform
 from .von_mises import VonMises
 from .weibull import Weibull
+from .wishart import Wishart
 
-__all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "CatTransform", "Categorical",
-           "Cauchy", "Chi2", "ComposeTransform", "ContinuousBernoulli", "CorrCholeskyTransform",
+__all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "CatTransform", "Categorical", "Cauchy",
+           "Chi2", "ComposeTransform", "ContinuousBernoulli", "CorrCholeskyTransform",
            "CumulativeDistributionTransform", "Dirichlet", "Distribution", "ExpTransform", "Exponential",
            "ExponentialFamily", "FisherSnedecor", "Gamma", "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy",
-           "HalfNormal", "Independent", "IndependentTransform", "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal",
-           "LogisticNormal", "LowRankMultivariateNormal", "LowerCholeskyTransform", "MixtureSameFamily",
+           "HalfNormal", "Independent", "IndependentTransform", "InverseGamma", "Kumaraswamy", "LKJCholesky", "Laplace",
+           "LogNormal", "LogisticNormal", "LowRankMultivariateNormal", "LowerCholeskyTransform", "MixtureSameFamily",
            "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical",
            "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "PositiveDefiniteTransform", "PowerTransform",
            "RelaxedBernoulli", "RelaxedOneHotCategorical", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
            "SoftplusTransform", "StackTransform", "StickBreakingTransform", "StudentT", "TanhTransform", "Transform",
-           "TransformedDistribution", "Uniform", "VonMises", "Weibull", "biject_to", "constraints",
+           "TransformedDistribution", "Uniform", "VonMises", "Weibull", "Wishart", "biject_to", "constraints",
            "identity_transform", "kl_divergence", "register_kl", "transform_to", "transforms"]

@@ -8,6 +8,7 @@ class Bernoulli(BinaryParameter, ExponentialFamily):
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean
     has_enumerate_support = True
+    _mean_carrier_measure = 0
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         self._param, batch_shape = self._take_probs_or_logits(probs, logits)
@@ -54,3 +55,10 @@ class Bernoulli(BinaryParameter, ExponentialFamily):
         values = _tg().arange(2, dtype=self._param.dtype, device=self._param.device)
         values = values.view((-1,) + (1,) * len(self._batch_shape))
         return values.expand((-1,) + tuple(self._batch_shape)) if expand else values
+
+    @property
+    def _natural_params(self):
+        return (_tg().logit(self.probs),)
+
+    def _log_normalizer(self, x):
+        return x.exp().log1p()

@@ -73,3 +73,10 @@ class Beta(ExponentialFamily):
         total = c.sum(-1)
         return (c.lgamma().sum(-1) - total.lgamma() - (2 - total) * total.digamma()
                 - ((c - 1.0) * c.digamma()).sum(-1))
+
+    @property
+    def _natural_params(self):
+        return (self.concentration1, self.concentration0)
+
+    def _log_normalizer(self, x, y):
+        return x.lgamma() + y.lgamma() - (x + y).lgamma()

@@ -168,7 +168,35 @@ class Distribution:
 
 
 class ExponentialFamily(Distribution):
-    """Marks the exponential families (PyTorch's ExponentialFamily); each one here computes its entropy directly."""
+    """The exponential families (PyTorch's ExponentialFamily): p(x) = exp(<t(x), theta> - F(theta) + k(x)).
+
+    Each family here computes its entropy directly; the natural parameters theta, the log normaliser F and the
+    mean carrier measure E[k(x)] serve the Bregman-divergence entropy below and KL(p || q) between two members
+    of one family with no closed form registered (kl.py).
+    """
+
+    @property
+    def _natural_params(self):
+        raise NotImplementedError
+
+    def _log_normalizer(self, *natural_params):
+        raise NotImplementedError
+
+    @property
+    def _mean_carrier_measure(self):
+        raise NotImplementedError
+
+    def entropy(self):
+        """H = F(theta) - <theta, grad F(theta)> - E[k(x)], the gradient taken by autograd (as PyTorch's)."""
+        tg = _tg()
+        result = -self._mean_carrier_measure
+        nparams = [p.detach().requires_grad_() for p in self._natural_params]
+        lg_normal = self._log_normalizer(*nparams)
+        gradients = tg.autograd.grad(lg_normal.sum(), nparams, create_graph=True)
+        result += lg_normal
+        for np_, g in zip(nparams, gradients):
+            result -= (np_ * g).reshape(self._batch_shape + (-1,)).sum(-1)
+        return result
 
 
 class LocationScale:

@@ -10,6 +10,7 @@ class Gamma(ExponentialFamily):
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
+    _mean_carrier_measure = 0
 
     def __init__(self, concentration, rate, validate_args=None):
         self.concentration, self.rate = broadcast_all(concentration, rate)
@@ -54,6 +55,14 @@ class Gamma(ExponentialFamily):
     def entropy(self):
         return (self.concentration - self.rate.log() + self.concentration.lgamma()
                 + (1.0 - self.concentration) * self.concentration.digamma())
+
+
+    @property
+    def _natural_params(self):
+        return (self.concentration - 1, -self.rate)
+
+    def _log_normalizer(self, x, y):
+        return (x + 1).lgamma() + (x + 1) * (-y.reciprocal()).log()
 
 
 def _clamp_above_zero(value):
