@@ -18,6 +18,7 @@ from ._scalar_range import check_fits
 from ._tensor import Tensor
 from ._pointwise_layout import lay_out_like
 from ._value_checks import check_storage_size
+from ._meta import META, MetaArray
 from .device import device as _device, to_jax_device
 from ._host_put import put
 
@@ -224,6 +225,8 @@ def _filled(shape, fill, dtype, device, requires_grad):
     dtype = D.as_dtype(dtype) or D.get_default_dtype()
     check_storage_size(shape, dtype.np.itemsize)
     target = _jax_device(device)
+    if target is META:
+        return _leaf(MetaArray(shape, dtype.np), requires_grad)
     if target.platform == "cpu" and not isinstance(fill, Tensor):
         # NumPy fills it and hands it over: jnp.full would compile an XLA program for every new shape
         value = put(np.full(shape, _as_fill(fill, dtype.np), dtype.np), target)
@@ -380,7 +383,7 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
         if v is not None and v < 0:
             raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
     target = _jax_device(device)
-    if target.platform == "cpu":   # NumPy builds it (jnp.eye compiles XLA programs for every new size)
+    if target.platform in ("cpu", "meta"):   # NumPy builds it (jnp.eye compiles XLA programs for every new size)
         return _leaf(put(np.eye(n, m, dtype=dtype.np), target), requires_grad)
     return _leaf(jnp.eye(n, m, dtype=dtype.np, device=target), requires_grad)
 

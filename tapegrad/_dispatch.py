@@ -9,7 +9,7 @@ import numpy as np
 
 from . import _dtypes as D
 from ._dtypes import DIFFERENTIABLE
-from . import _broadcast_errors, _faults, _lazy
+from . import _broadcast_errors, _faults, _lazy, _meta
 from ._equation import Equation
 from ._op_functions import Opmath, forward_fn, pure_fn  # noqa: F401 (re-exported: the op table's functions)
 from . import _segment
@@ -52,6 +52,9 @@ def compute(op, static, values):
 
 def compute_all(op, static, values):
     """As compute(), for every output of the op (a tuple)."""
+    if _meta.USED[0] and _meta.among(values):   # (a meta value: no data, only the result's shape and dtype)
+        kinds = tuple((v.shape, v.dtype) if hasattr(v, "dtype") else type(v) for v in values)
+        return _meta.outputs(_lazy.abstract_eval(op, static, None, kinds))
     if LAZY[0]:
         kinds = tuple((v.shape, v.dtype) if hasattr(v, "dtype") else type(v) for v in values)
         outs = _lazy.record(_lazy.forward_signature(op, static, None), values,
@@ -156,7 +159,10 @@ def apply(op, *args, **static):
     except Redirect as r:   # a tensor subclass that runs ops itself (no cost to the ordinary path)
         return r.handler(op, args, static)
     kinds = tuple(kinds)
-    if MIXED_DEVICES[0]:
+    meta = _meta.USED[0] and _meta.among(values)
+    if meta:
+        _meta.check_devices([a for a in args if isinstance(a, Tensor)])
+    elif MIXED_DEVICES[0]:
         check_same_device([a for a in args if isinstance(a, Tensor)])
     key = (op, static, kinds)
     sig = _signatures.get(key)
@@ -175,7 +181,9 @@ def apply(op, *args, **static):
     node = None
     if requiring and _state.grad_enabled and (op.nout > 1 or sig.differentiable[0]):
         node = _record(op, static, sig, values, args, kinds, requiring, lazy, where)
-    if lazy:
+    if meta:   # (no kernel runs: see _meta)
+        outs = _meta.outputs(sig.avals)
+    elif lazy:
         # the node, if any, is the call's equation
         eq = node if node is not None else Equation(sig.sid, values, sig.avals, where)
         outs = _lazy.outputs(eq)
@@ -212,7 +220,7 @@ def apply(op, *args, **static):
                 for i in (range(len(result)) if saved is True else saved):
                     counter = result[i]._storage.counter
                     node.checks.append((counter, counter.value, -1 - i))
-    if lazy:
+    if lazy and not meta:
         _segment.add(eq, values, node)
     if OBSERVERS:
         for observe in tuple(OBSERVERS):

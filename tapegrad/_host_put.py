@@ -9,6 +9,8 @@ the same committed array, copied or not as jax.device_put would.
 import jax
 import numpy as np
 
+from ._meta import META, MetaArray
+
 try:  # private but long-stable: what jax.device_put ends in, and the abstract value it is given
     from jax._src import core as _core
     from jax._src.lib import xla_client as _xc
@@ -27,6 +29,8 @@ _shardings = {}
 def put(value, device, aval=None):
     """`value` on the JAX `device` as jax.device_put(value, device) makes it: committed, and not weakly typed
     unless `aval` (its abstract value, when the caller has it: a kernel's output) says so."""
+    if device is META:
+        return MetaArray(np.shape(value), value.dtype)
     if batched_device_put is None or device is None or not isinstance(value, np.ndarray) or value.dtype not in _PLAIN:
         return jax.device_put(value, device)
     sharding = _shardings.get(device)

@@ -211,3 +211,17 @@ def tensor_repr(values, *, dtype_name, default_float_dtype_name="float32", requi
         suffixes.append(f"tangent={tangent}")
     text = _add_suffixes(prefix + tensor_str, suffixes, indent).replace("dtype=torch.", "dtype=tapegrad.")
     return "Parameter containing:\n" + text if is_parameter else text
+
+
+def meta_repr(shape, *, dtype_name, default_float_dtype_name="float32", requires_grad=False, grad_fn_name=None,
+              is_parameter=False):
+    """PyTorch's repr of a meta tensor: no values, its device and size (and dtype where not the default)."""
+    suffixes = ["device='meta'", f"size={shape}"]
+    if dtype_name != default_float_dtype_name:
+        suffixes.append(f"dtype=torch.{dtype_name}")
+    if grad_fn_name is not None:
+        suffixes.append(f"grad_fn=<{grad_fn_name}>")
+    elif requires_grad:
+        suffixes.append("requires_grad=True")
+    text = _add_suffixes("tensor(...", suffixes, len("tensor(")).replace("dtype=torch.", "dtype=tapegrad.")
+    return "Parameter containing:\n" + text if is_parameter else text

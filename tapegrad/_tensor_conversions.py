@@ -1,9 +1,11 @@
 """Tensor as a Python value: conversions to numbers, lists and NumPy, len and iteration, hashing, pickling,
 deepcopy and printing; attached to the class as _methods.py attaches the maths."""
+import warnings
+
 import jax
 import numpy as np
 
-from . import _dtypes as D
+from . import _dtypes as D, _meta
 from . import _printing
 from . import _tracer_warnings
 from ._tracer_warnings import TRACING as _TRACING
@@ -23,6 +25,9 @@ def numpy(self, *, force=False):
                            "Use tensor.resolve_neg().numpy() instead.")
     if _TRACING[0]:
         _tracer_warnings.converting("NumPy array")
+    if _meta.is_meta(self):
+        raise TypeError("can't convert meta device type tensor to numpy. Use Tensor.cpu() to copy the tensor to "
+                        "host memory first.")
     return _writable_numpy(self)
 
 
@@ -42,6 +47,8 @@ def item(self):
 
 
 def _host_scalar(self, boolean=False):
+    if _meta.is_meta(self):
+        raise RuntimeError("Tensor.item() cannot be called on meta tensors")
     try:
         return _read_scalar(self)
     except jax.errors.TracerArrayConversionError:   # (a transform traces: no value yet; func names the read)
@@ -67,9 +74,16 @@ def tolist(self):
     return np.asarray(self._value).tolist()
 
 
+_FLOAT_OF_GRAD_WARNED = [False]
+
+
 def __float__(self):
     if _TRACING[0]:
         _tracer_warnings.converting("Python float")
+    if self._requires_grad and not _FLOAT_OF_GRAD_WARNED[0]:   # (PyTorch's warning, once per process)
+        _FLOAT_OF_GRAD_WARNED[0] = True
+        warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
+                      "Consider using tensor.detach() first.", UserWarning, stacklevel=2)
     return float(self._scalar("float"))
 
 
@@ -147,6 +161,12 @@ def __deepcopy__(self, memo):
 # ---- printing -------------------------------------------------------------------
 
 def __repr__(self, *, tensor_contents=None):
+    if _meta.is_meta(self):
+        return _printing.meta_repr(tuple(self.shape), dtype_name=self.dtype.name,
+                                   default_float_dtype_name=D.get_default_dtype().name,
+                                   requires_grad=self._requires_grad,
+                                   grad_fn_name=type(self._grad_fn).__name__ if self._grad_fn is not None else None,
+                                   is_parameter=getattr(self, "_is_parameter", False))
     value = np.asarray(self._value)
     dev = self.device
     tangent = None

@@ -3,7 +3,7 @@ dtype and device; attached to the class after `_methods` (over its functional me
 import builtins
 
 from . import _dtypes as D
-from . import _memory_format
+from . import _memory_format, _meta
 from ._dispatch import apply
 from ._inplace import warn_complex_to_real
 from ._methods import F
@@ -31,8 +31,14 @@ def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, mem
             with no_grad():
                 out = apply(E.to_dtype, out, dtype=dtype.np)
     if device is not None and device_cls(device) != self.device:
-        import jax
-        moved = Tensor._wrap(jax.device_put(out._value, to_jax_device(device)), out._inference)
+        if _meta.is_meta(self):
+            raise NotImplementedError(_meta.NO_DATA)
+        target = to_jax_device(device)
+        if target is _meta.META:   # (its shape and dtype only)
+            moved = Tensor._wrap(_meta.MetaArray(out.shape, out.dtype.np), out._inference)
+        else:
+            import jax
+            moved = Tensor._wrap(jax.device_put(out._value, target), out._inference)
         out = moved if not out._requires_grad else _recorded_move(out, moved)
     if copy and out is self:
         out = F.clone(self)

@@ -1,6 +1,7 @@
 """Tensor's layout as PyTorch reports it: strides, storage offset, contiguity, data_ptr, _base, and the
 transposed views T, mT, H, mH; attached to the class after `_methods` (over its functional methods)."""
 from . import _memory_format, _views
+from ._meta import MetaArray
 from ._methods import F
 from ._tensor import Tensor
 
@@ -19,7 +20,9 @@ Tensor.storage_offset = lambda self: _views.layout(self)[1]
 Tensor.is_contiguous = lambda self, memory_format=None: _memory_format.is_contiguous(self, memory_format)
 Tensor.contiguous = contiguous
 # A stable fake address per storage: views of one base differ by their offset, as in PyTorch.
-Tensor.data_ptr = lambda self: id(self._storage) * 64 + _views.layout(self)[1] * self.dtype.itemsize
+# (a meta tensor has no memory: PyTorch's data_ptr is 0)
+Tensor.data_ptr = lambda self: 0 if type(self._storage._raw) is MetaArray else (
+    id(self._storage) * 64 + _views.layout(self)[1] * self.dtype.itemsize)
 # a view made by a non-differentiable view op (view(dtype)) shares storage but has no _base, as in PyTorch
 Tensor._base = property(lambda self: self._view.base if self._view is not None and self._view.steps[-1][0].diff != ()
                         else None)

@@ -21,6 +21,7 @@ from jax.experimental import checkify
 
 from . import _faults
 from ._equation import SIGNATURES, Pending
+from ._meta import MetaArray
 from ._ops._registry import ALL_INPUTS
 
 collector = None   # a list while tapegrad.compile traces: (flag, [first offending value, position], make_error)
@@ -34,6 +35,8 @@ def check(t, bad, make_error, key=None):
     taken from arrays that passed the same check needs no value of its own: a loop that slices a dataset
     at new offsets each step (`Y[i:i+bs]`, nanoGPT's `torch.stack([data[i:i+block] for i in ix])`)
     checks the dataset once, and the batch stays pending, computed inside the step's program."""
+    if type(t._storage._raw) is MetaArray:   # (no values to check, as PyTorch's meta kernels check none)
+        return
     if _faults._in_flight[0] is not None:   # the arrays read below may be a program's results not yet awaited
         _faults.confirm()
     if key is not None and _taken_from_passing(t._peek(), bad, key):
@@ -46,6 +49,8 @@ def check_array(value, bad, make_error, strict=False):
     JAX's tracer error rather than going unchecked."""
     if isinstance(value, jax.core.Tracer):
         _check_traced(value, bad, make_error, strict)
+        return
+    if type(value) is MetaArray:   # (no values to check, as PyTorch's meta kernels check none)
         return
     if _faults._in_flight[0] is not None:   # the array may be a program's result not yet awaited
         _faults.confirm()

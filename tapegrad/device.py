@@ -81,6 +81,9 @@ MIXED_DEVICES = [False]
 def to_jax_device(dev):
     """The jax.Device for a tapegrad device, with PyTorch's error when it is missing."""
     dev = device(dev) if not isinstance(dev, device) else dev
+    if dev.type == "meta":   # (no data, no JAX device: see _meta)
+        from ._meta import META
+        return META
     platform = _JAX_PLATFORM.get(dev.type)
     if platform is None:
         raise RuntimeError(f"tapegrad is not linked with support for {dev.type} devices: it places tensors on JAX's "

@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _dtypes as D
+from . import _dtypes as D, _meta
 from ._cpu_generator import MASK64, CpuStream
 from ._host_put import put
 from ._pointwise_layout import lay_out_like
@@ -269,6 +269,12 @@ def _make(value, requires_grad, device):
     return _leaf(placed(value, device), requires_grad)
 
 
+def _no_draws(shape, dtype, requires_grad):
+    """A tensor of draws on the meta device: no data, so nothing is drawn (the generators stay where they are)."""
+    from ._creation import _leaf
+    return _leaf(_meta.MetaArray(shape, dtype.np), requires_grad)
+
+
 _KERNEL_TYPE_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
                       "int64": "Long", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
 
@@ -295,6 +301,8 @@ def _size(size, fname=None):
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
     from ._ops.random_fill import uniform_values
     d, shape = _float_dtype(dtype), _size(size, "rand")
+    if _meta.named(device):
+        return _no_draws(shape, d, requires_grad)
     stream = host_stream(generator, device)
     if stream is not None:
         return _make(host_values(stream, "uniform", shape, d), requires_grad, device)
@@ -323,6 +331,8 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
         size = _size((size,), "randint")
     d = D.as_dtype(dtype) or D.int64
     _check_random_bounds(d)
+    if _meta.named(device):
+        return _no_draws(tuple(size), d, requires_grad)
     stream = host_stream(generator, device)
     if stream is not None:
         return _make(host_values(stream, "integers", tuple(size), d, int(low), int(high)), requires_grad, device)
@@ -337,6 +347,8 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
         raise NotImplementedError(f"\"randperm\" not implemented for '{_KERNEL_TYPE_NAMES[d.name]}'. Pass a real "
                                   "dtype, e.g. dtype=torch.int64.")
     _size((n,))
+    if _meta.named(device):
+        return _no_draws((int(n),), d, requires_grad)
     stream = host_stream(generator, device)
     if stream is not None:
         return _make(stream.permutation(int(n)).astype(d.np), requires_grad, device)
@@ -376,6 +388,8 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     shape = _size(size)
+    if _meta.named(device):
+        return _no_draws(shape, d, requires_grad)
     stream = host_stream(generator, device)
     if stream is not None:
         return _make(host_values(stream, "normal", shape, d, float(mean), float(std)), requires_grad, device)
@@ -385,15 +399,18 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
 
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False, generator=None, memory_format=None):
+    device = input.device if device is None else device   # (the input's device, as PyTorch's *_like)
     return lay_out_like(rand(*input.shape, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad,
                              generator=generator), input, memory_format)
 
 
 def randn_like(input, *, dtype=None, device=None, requires_grad=False, generator=None, memory_format=None):
+    device = input.device if device is None else device
     return lay_out_like(randn(*input.shape, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad,
                               generator=generator), input, memory_format)
 
 
 def randint_like(input, low, high=None, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    device = input.device if device is None else device
     return lay_out_like(randint(low, high, tuple(input.shape), dtype=dtype or input.dtype, device=device), input,
                         memory_format)

@@ -151,3 +151,17 @@ def test_errors_raised_through_a_transform_carry_no_jax_note(where):
         e = info.value
         errors.append((type(e), str(e), getattr(e, "__notes__", None), type(e.__cause__)))
     assert errors[0] == errors[1]
+
+
+def test_float_of_a_tensor_that_requires_grad_warns_once_per_process():
+    """PyTorch 2.x warns (once per process: TORCH_WARN_ONCE) when float() converts a tensor that requires
+    grad; item(), int() and bool() do not warn."""
+    import subprocess
+    import sys
+    code = ("import warnings, {lib} as t\nwarnings.simplefilter('always')\n"
+            "x = t.tensor(1.5, requires_grad=True)\nwith warnings.catch_warnings(record=True) as w:\n"
+            "    warnings.simplefilter('always'); x.item(); int(x); bool(x); float(x); float(x * 2)\n"
+            "print([str(m.message).split(' (Triggered')[0] for m in w])")
+    out = [subprocess.run([sys.executable, "-c", code.format(lib=lib)], capture_output=True, text=True,
+                          check=True).stdout for lib in ("tapegrad", "torch")]
+    assert out[0] == out[1]

@@ -4,7 +4,7 @@ import builtins
 import jax
 import numpy as np
 
-from .. import _dtypes as D, _value_checks
+from .. import _dtypes as D, _meta, _value_checks
 from .._dispatch import apply
 from .._inplace import check_inplace, inplace
 from .._ops import random_fill as RF
@@ -36,6 +36,9 @@ def _fill(self, generator, kind, op, *params):
     """self filled in place by the op with draws of `kind` (Python float parameters). A fill PyTorch refuses
     (a leaf that requires grad) draws nothing."""
     check_inplace(self)
+    if _meta.is_meta(self):   # (no data: nothing to draw)
+        self._storage.bump()
+        return self
     source, drawn = _drawn(self, generator, kind, *params)
     return inplace(self, op, source, *(builtins.float(v) for v in params), **drawn)
 

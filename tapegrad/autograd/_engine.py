@@ -11,7 +11,7 @@ import contextlib
 import jax
 
 from . import _saved, anomaly_mode
-from .. import _chunks, _faults, _host_values, _lazy, _programs, _segment
+from .. import _chunks, _faults, _host_values, _lazy, _meta, _programs, _segment
 from .._tensor import Tensor
 from .._memory_format import grad_like
 from . import _chunked, _fast
@@ -153,6 +153,8 @@ def _general_backward(roots, seeds, retain_graph, wanted, accumulate, fast_first
     implicit = ([(t.shape, t.dtype.np) for t in roots], [s is None for s in seeds])
     graph = Graph(root_edges, implicit, targets_of(wanted), summed_roots(roots, root_edges))
     nodes, leaves = graph.nodes, graph.leaves
+    if _meta.USED[0] and (_meta.among(graph.saved) or _meta.among([t._peek() for t in roots])):
+        return _meta_backward(graph, wanted, accumulate, retain_graph)
 
     # Targets whose grads come back: leaves, retained non-leaves, and `wanted` tensors.
     existing = {}
@@ -229,7 +231,8 @@ def _general_backward(roots, seeds, retain_graph, wanted, accumulate, fast_first
             results = {k: _host_values.on_device(g) for k, g in results.items()}
         jax.block_until_ready(list(results.values()))   # fail here, before any grad is written
 
-    graph.release(saved=not retain_graph)
+    from .._func_checks import free_after_transforms
+    graph.release(saved=not retain_graph and not free_after_transforms(graph))
 
     if wanted is not None and not accumulate:
         _accumulate_retained(results, nodes)   # PyTorch's retain_grad hooks fire in autograd.grad too
@@ -237,6 +240,22 @@ def _general_backward(roots, seeds, retain_graph, wanted, accumulate, fast_first
     _write_grads(results, leaves, nodes, hooked)
     if wanted is not None:
         return [results.get(k) if k is not None else None for k in want_keys]
+
+
+def _meta_backward(graph, wanted, accumulate, retain_graph):
+    """A backward through meta tensors: no values, so every gradient is a meta tensor of its tensor's shape
+    and dtype (hooks do not run)."""
+    nodes, leaves = graph.nodes, graph.leaves
+    results = {-1 - j: _meta.MetaArray(leaf.variable.shape, leaf.variable.dtype.np) for j, leaf in enumerate(leaves)}
+    for i, n in enumerate(nodes):
+        for k, (shape, dtype) in enumerate(n.avals):
+            results[(i, k)] = _meta.MetaArray(shape, dtype)
+    graph.release(saved=not retain_graph)
+    if wanted is not None:
+        reached = set(nodes) | {leaf.variable for leaf in leaves}
+        return [_meta.MetaArray(t.shape, t.dtype.np) if (t._grad_fn or t) in reached else None for t in wanted]
+    _write_grads(results, leaves, nodes, False)
+    return None
 
 
 def _keep_root_values(roots, values):

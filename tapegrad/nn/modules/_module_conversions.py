@@ -1,6 +1,6 @@
 """A Module's modes and conversions: train/eval, requires_grad_, zero_grad, and to() and the dtype and
 device casts, applied to every parameter and buffer in place of their data. A base of Module."""
-from ... import _dtypes as D
+from ... import _dtypes as D, _meta
 from ..._grad_mode import no_grad
 from ..._tensor import Tensor
 
@@ -65,8 +65,23 @@ class _ModuleConversions:
 
         def convert(t):
             target = dtype if dtype is not None and (t.is_floating_point() or t.is_complex()) else None
-            return t.to(device=device, dtype=target)
+            try:
+                return t.to(device=device, dtype=target)
+            except NotImplementedError as e:
+                if str(e) != _meta.NO_DATA:
+                    raise
+                raise NotImplementedError(f"{_meta.NO_DATA} Please use torch.nn.Module.to_empty() instead of "
+                                          "torch.nn.Module.to() when moving module from meta to a different "
+                                          "device.") from None
         return self._apply(convert)
+
+    def to_empty(self, *, device, recurse=True):
+        """Parameters and buffers moved to `device` without their values (zeros here: JAX has no uninitialised
+        memory); how a model built on the meta device gets real storage."""
+        from ..._creation import empty_like
+        if not recurse:
+            raise NotImplementedError("to_empty(recurse=False) is not supported by tapegrad: move every submodule")
+        return self._apply(lambda t: empty_like(t, device=device))
 
     def _cast_floats(self, dtype):
         return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
