@@ -269,6 +269,18 @@ def results(out, dims, func):
 
 # The transforms running now, outermost first: a value read in Python inside a vmap is vmap's error.
 _RUNNING = []
+# Graphs from outside a transform that a backward inside it ran without retain_graph: a transform traces its
+# function more than once (to find what it reads, then to compile it), where PyTorch runs it once; their
+# saved values are freed when the outermost transform returns.
+_FREED_AFTER = []
+
+
+def free_after_transforms(graph):
+    """Whether a transform is running, then `graph` is freed when the outermost one returns."""
+    if not _RUNNING:
+        return False
+    _FREED_AFTER.append(graph)
+    return True
 
 
 @contextlib.contextmanager
@@ -299,6 +311,8 @@ def explained(kind):
         raise
     finally:
         _RUNNING.pop()
+        while not _RUNNING and _FREED_AFTER:
+            _FREED_AFTER.pop().release()
 
 
 def _dynamic_shape_message(op):

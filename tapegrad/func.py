@@ -285,8 +285,9 @@ def _tangent_shapes(primals, tangents):
 
 def _tangents_cast(primals, tangents):
     """Tangents in their primals' dtypes (JAX requires it; PyTorch's dual tensors convert them too)."""
-    return jax.tree_util.tree_map(lambda t, p: t if t.dtype is p.dtype else t.to(p.dtype), tangents, primals,
-                                  is_leaf=_is_tensor)
+    # (as _InOrder: JAX's dict node would hand the dicts back with their keys sorted)
+    return _as_dicts(jax.tree_util.tree_map(lambda t, p: t if t.dtype is p.dtype else t.to(p.dtype),
+                                            _in_order(tangents), _in_order(primals), is_leaf=_is_tensor))
 
 
 def _jacobian(transform, api):

@@ -184,3 +184,36 @@ def test_functionalize_debug_unwrap_and_batch_norm_replacement(torch):
     assert tapegrad.func.functionalize(lambda x: x)(tapegrad.ones(1)).tolist() == [1.0]
     assert raised(lambda: tapegrad.func.functionalize(abs, remove="x")) == raised(
         lambda: torch.func.functionalize(abs, remove="x"))
+
+
+def test_vmap_over_autograd_grad_of_a_graph_recorded_outside(torch):
+    """(the Jacobians tutorial) vmap over autograd.grad of a graph recorded before the transform: PyTorch runs
+    the function once, tapegrad traces it more than once, so the graph is freed only when vmap returns."""
+    from functools import partial
+
+    def build(lib):
+        w, b, x = _data(lib, 5, 5), _data(lib, 5, seed=1), _data(lib, 5, seed=2).requires_grad_()
+        y = lib.nn.functional.linear(x, w, b).tanh()
+        (jac,) = lib.func.vmap(partial(lib.autograd.grad, y, x))(lib.eye(5, dtype=lib.float64))
+        rows = lib.stack([lib.autograd.grad(lib.nn.functional.linear(x, w, b).tanh(), x, v)[0]
+                          for v in lib.eye(5, dtype=lib.float64)])
+        freed = raised(lambda: lib.autograd.grad(y, x, lib.ones(5, dtype=lib.float64)))
+        return jac, rows, freed
+    ours, theirs = both(build)
+    assert_close(ours[0], theirs[0])
+    assert_close(ours[1], theirs[1])
+    assert ours[2] == theirs[2]
+
+
+def test_jvp_takes_dict_tangents_in_their_primals_order(torch):
+    """(the neural tangent kernel tutorial) tangents given as a dict keep their keys' order: JAX's dict node
+    sorts them, which made them differ from the primals' structure."""
+    def build(lib):
+        params = {"weight": _data(lib, 3, 2), "bias": _data(lib, 3, seed=1)}
+        f = lambda p: lib.tanh(_data(lib, 4, 2, seed=2) @ p["weight"].t() + p["bias"])
+        out, vjp_fn = lib.func.vjp(f, params)
+        (tangents,) = vjp_fn(lib.ones_like(out))
+        return list(tangents), lib.func.jvp(f, (params,), (tangents,))[1]
+    ours, theirs = both(build)
+    assert ours[0] == theirs[0]
+    assert_close(ours[1], theirs[1])
