@@ -27,6 +27,11 @@ def forward_signature(op, static, cast):
     return sid
 
 
+def next_seq():
+    """The sequence number the next recorded op gets (taken: later ops get larger ones)."""
+    return next(_seq)
+
+
 class Equation:
     """One recorded op call. Its forward inputs are dropped once no output is left to compute."""
 

@@ -11,6 +11,7 @@ import contextlib
 import jax
 
 from . import _faults
+from ._equation import next_seq
 from .autograd._tracing import TRACER_ERRORS
 
 _DICTS = (dict, collections.OrderedDict, collections.defaultdict)
@@ -269,16 +270,22 @@ def results(out, dims, func):
 
 # The transforms running now, outermost first: a value read in Python inside a vmap is vmap's error.
 _RUNNING = []
-# Graphs from outside a transform that a backward inside it ran without retain_graph: a transform traces its
-# function more than once (to find what it reads, then to compile it), where PyTorch runs it once; their
-# saved values are freed when the outermost transform returns.
+# Graphs that a backward inside a transform ran without retain_graph: a transform traces its function more
+# than once (to find what it reads, then to compile it), where PyTorch runs it once; their saved values are
+# freed when the outermost transform returns.
 _FREED_AFTER = []
+_STARTED_AT = [0]            # the sequence number of the first op the outermost running transform may record
+OUTSIDE_BACKWARDS = [0]      # backwards run inside a transform over a graph recorded before it
 
 
 def free_after_transforms(graph):
-    """Whether a transform is running, then `graph` is freed when the outermost one returns."""
+    """Whether a transform is running, then `graph` is freed when the outermost one returns. A graph recorded
+    before the transform is counted: its saved values are constants of the trace, so a trace that runs one
+    cannot be kept for another call (autograd._tracing.discover)."""
     if not _RUNNING:
         return False
+    if any(n.seq < _STARTED_AT[0] for n in graph.nodes):
+        OUTSIDE_BACKWARDS[0] += 1
     _FREED_AFTER.append(graph)
     return True
 
@@ -287,6 +294,8 @@ def free_after_transforms(graph):
 def explained(kind):
     """Run a transform of `kind`; a value read in Python while it traces becomes PyTorch's error (the outermost
     transform raises it, vmap's own where a vmap was running)."""
+    if not _RUNNING:
+        _STARTED_AT[0] = next_seq()
     _RUNNING.append(kind)
     try:
         yield

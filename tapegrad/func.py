@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.experimental import checkify
 
-from . import _dispatch, _func_checks, _programs, _value_checks
+from . import _dispatch, _func_checks, _func_tape, _programs, _value_checks
 from . import random as _random
 from .autograd import _function_transforms
 from .autograd._tracing import TRACER_ERRORS, Identity, Untraceable, discover, swapped, tracing
@@ -139,6 +139,13 @@ def _transformed(name, func, kwargs, args, make, check=None):
         jitted, places, keys, reading, _ = entry
         captured = reading[0] = state.recapture(places)   # (should JAX trace it again: this call's tensors)
         error, out = jitted([t._value for t in captured], *arrays)
+        _value_checks.raise_failed(error, keys)
+        if _func_tape.wanted(captured, args):   # (transparent to autograd, as torch.func's transforms)
+            def program(values, *xs):
+                reading[0] = state.recapture(places)   # (the tensors func reads when the op is traced)
+                return make(_on_arrays(func, kwargs, reading[0], values, kinds=kinds, check=check))(*xs)
+            return _func_tape.recorded(key, name[0], program, captured, _in_order(args), out)
+        return out
     _value_checks.raise_failed(error, keys)
     return out
 

@@ -217,3 +217,54 @@ def test_jvp_takes_dict_tangents_in_their_primals_order(torch):
     ours, theirs = both(build)
     assert ours[0] == theirs[0]
     assert_close(ours[1], theirs[1])
+
+
+def test_transforms_are_transparent_to_autograd(torch):
+    """torch.func's transforms compose with autograd: vmap's results require grad when what they are computed
+    from does, and backward reaches those tensors (model ensembling trained with one backward); a gradient
+    that does not depend on a tensor (a linear function's) does not require grad."""
+    def build(lib):
+        lib.manual_seed(0)
+        models = [lib.nn.Linear(3, 2).double() for _ in range(3)]
+        params, buffers = lib.func.stack_module_state(models)
+        x = _data(lib, 4, 3)
+
+        def fmodel(p, b, x):
+            return lib.func.functional_call(models[0], (p, b), (x,))
+        out = lib.func.vmap(fmodel, in_dims=(0, 0, None))(params, buffers, x)
+        (out ** 2).mean().backward()
+        w = _data(lib, 3, 2, seed=3).requires_grad_()
+        captured = lib.func.vmap(lambda xi: lib.tanh(xi @ w).sum())(x)
+        captured.sum().backward()
+        g = lib.func.grad(lambda w: (lib.tanh(x @ w) ** 2).sum())(w)
+        (hvp,) = lib.autograd.grad(g.sum(), w)
+        linear = lib.func.grad(lambda w: (x @ w).sum())(w)
+        with lib.no_grad():
+            quiet = lib.func.vmap(lambda xi: (xi @ w).sum())(x)
+        flags = (out.requires_grad, captured.requires_grad, g.requires_grad, linear.requires_grad,
+                 quiet.requires_grad)
+        return [params[k].grad for k in params], w.grad, hvp, flags
+    ours, theirs = both(build)
+    for o, t in zip(ours[0], theirs[0]):
+        assert_close(o, t)
+    assert_close(ours[1], theirs[1])
+    assert_close(ours[2], theirs[2])
+    assert ours[3] == theirs[3]
+
+
+def test_vmap_over_autograd_grad_at_new_points_reads_each_graph(torch):
+    """A transform whose function runs a backward over a graph recorded outside it reads that graph's saved
+    values as constants: it is traced again for every call (never a cached program of another graph), and
+    the graph's pending values are computed outside the trace."""
+    from functools import partial
+
+    def build(lib):
+        rows = []
+        for k in range(4):
+            x = lib.full((3,), float(k + 1), dtype=lib.float64, requires_grad=True)
+            y = (x ** 2).sin()
+            (jac,) = lib.func.vmap(partial(lib.autograd.grad, y, x))(lib.eye(3, dtype=lib.float64))
+            rows.append(jac)
+        return lib.stack(rows)
+    ours, theirs = both(build)
+    assert_close(ours, theirs)

@@ -203,7 +203,10 @@ def _general_backward(roots, seeds, retain_graph, wanted, accumulate, fast_first
     # the next one only the step. Its own program is therefore looked up, and so compiled when it comes
     # back, only from its second such sighting on: a loop over a changing segment still compiles it.
     remember = not fast_first_sight or _programs.seen_before(("after first sight", key))
-    if plain and not long_graph and remember:
+    # (seeds a transform traces, vmap's batch of grad_outputs: a program would hand tracers back as the values
+    # of the graph's pending tensors, which live outside the trace; node by node, those are computed as they are)
+    traced = any(isinstance(s, jax.core.Tracer) for s in seeds)
+    if plain and not long_graph and remember and not traced:
         program = _programs.lookup(key, _programs.shapes_of(plan.inputs[0]),
                                    lambda: _compile(graph.key, existing_keys, seed_pattern, plan.key))
     if program is not None:
@@ -213,7 +216,13 @@ def _general_backward(roots, seeds, retain_graph, wanted, accumulate, fast_first
         # nodes the values pass between kernels in host memory (see _host_values) until the grads leave.
         host = plain
         with _host_values.op_by_op() if host else contextlib.nullcontext():
-            resolved = plan.run(count=False, host=host, remember=remember)
+            if traced:   # (the graph's own values computed outside the trace; the traced seeds as they are)
+                own = graph.saved + [existing[k] for k in existing_keys]
+                with jax.ensure_compile_time_eval():
+                    computed = _lazy.resolve_all(own + [t._peek() for t in roots])
+                resolved = computed[:len(own)] + [s for s in seeds if s is not None] + computed[len(own):]
+            else:
+                resolved = plan.run(count=False, host=host, remember=remember)
             _keep_root_values(roots, resolved[len(resolved) - len(roots):])
             saved, existing_values, seeds = _split(resolved, len(graph.saved), len(existing_keys), seed_pattern)
             existing = dict(zip(existing_keys, existing_values))
@@ -232,7 +241,8 @@ def _general_backward(roots, seeds, retain_graph, wanted, accumulate, fast_first
         jax.block_until_ready(list(results.values()))   # fail here, before any grad is written
 
     from .._func_checks import free_after_transforms
-    graph.release(saved=not retain_graph and not free_after_transforms(graph))
+    freed_later = free_after_transforms(graph)   # (inside a transform: see there)
+    graph.release(saved=not retain_graph and not freed_later)
 
     if wanted is not None and not accumulate:
         _accumulate_retained(results, nodes)   # PyTorch's retain_grad hooks fire in autograd.grad too

@@ -108,7 +108,8 @@ class Identity:
 
 
 class Untraceable(Exception):
-    """The function draws random numbers or writes tensors in place: a trace would freeze that."""
+    """The function draws random numbers, writes tensors from outside in place or runs a backward over a graph
+    recorded outside: a trace would freeze that."""
 
 
 def discover(trace, structs):
@@ -116,22 +117,24 @@ def discover(trace, structs):
 
     trace runs the function under `tracing(on_arguments=...)` given by the caller through `capture`."""
     from .. import random as _random
-    from .._storage import Storage
-    found = {}
+    found = {}   # id -> (tensor, its version when first read)
 
     def capture(op_args):
         for a in op_args:
             if isinstance(a, Tensor) and id(a) not in found and not isinstance(a._storage._raw, jax.core.Tracer):
-                found[id(a)] = a
-    counter, writes = _random.default_generator._counter, Storage.writes
+                found[id(a)] = (a, a._storage.version)
+    from .._func_checks import OUTSIDE_BACKWARDS
+    counter, backwards = _random.default_generator._counter, OUTSIDE_BACKWARDS[0]
     try:
         out = jax.eval_shape(lambda *xs: trace(capture, *xs), *structs)
     finally:
         drew = _random.default_generator._counter != counter
         _random.default_generator._counter = counter   # the trace's draws are not the function's
-    if drew or Storage.writes != writes:
+    # (in-place ops on tensors the function makes are its own business; on tensors from outside, the program
+    # could not write them back; a backward over a graph from outside reads its saved values as constants)
+    if drew or OUTSIDE_BACKWARDS[0] != backwards or any(t._storage.version != v for t, v in found.values()):
         raise Untraceable
-    captured = list(found.values())
+    captured = [t for t, _ in found.values()]
     if any(t._view is not None for t in captured):
         raise Untraceable
     return out, captured
