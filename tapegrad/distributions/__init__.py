@@ -50,9 +50,9 @@ from .studentT import StudentT
 from .transformed_distribution import TransformedDistribution
 from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTransform, PowerTransform,
                          SigmoidTransform, SoftplusTransform, TanhTransform, Transform, identity_transform)
-from .transforms import (CatTransform, CorrCholeskyTransform, CumulativeDistributionTransform, IndependentTransform,
-                         LowerCholeskyTransform, PositiveDefiniteTransform, ReshapeTransform, SoftmaxTransform,
-                         StackTransform, StickBreakingTransform)
+from .transforms_structured import (CatTransform, CorrCholeskyTransform, CumulativeDistributionTransform,
+                                    IndependentTransform, LowerCholeskyTransform, PositiveDefiniteTransform,
+                                    ReshapeTransform, SoftmaxTransform, StackTransform, StickBreakingTransform)
 from .uniform import Uniform
 from .von_mises import VonMises
 from .weibull import Weibull

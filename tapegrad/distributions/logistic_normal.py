@@ -3,7 +3,7 @@ log(X / (1 - X.cumsum(-1)))[..., :-1] ~ Normal(loc, scale)."""
 from . import constraints
 from .normal import Normal
 from .transformed_distribution import TransformedDistribution
-from .transforms import StickBreakingTransform
+from .transforms_structured import StickBreakingTransform
 
 
 class LogisticNormal(TransformedDistribution):

@@ -427,7 +427,14 @@ class AffineTransform(Transform):
     inverse_shape = forward_shape
 
 
-# (imported last: they subclass Transform, defined above)
-from .transforms_structured import (CatTransform, CorrCholeskyTransform, CumulativeDistributionTransform,  # noqa: E402
-                                    IndependentTransform, LowerCholeskyTransform, PositiveDefiniteTransform,
-                                    ReshapeTransform, SoftmaxTransform, StackTransform, StickBreakingTransform)
+_STRUCTURED = frozenset({"CatTransform", "CorrCholeskyTransform", "CumulativeDistributionTransform",
+                         "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
+                         "ReshapeTransform", "SoftmaxTransform", "StackTransform", "StickBreakingTransform"})
+
+
+def __getattr__(name):
+    # (the structured transforms live in transforms_structured, which subclasses Transform from here)
+    if name in _STRUCTURED:
+        from . import transforms_structured
+        return getattr(transforms_structured, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -131,7 +131,8 @@ print(jacfwd_jacobian.sum(0))
 hess_api = hessian(predict, argnums=2)(weight, bias, x)
 hess_fwdfwd = jacfwd(jacfwd(predict, argnums=2), argnums=2)(weight, bias, x)
 hess_revrev = jacrev(jacrev(predict, argnums=2), argnums=2)(weight, bias, x)
-print(hess_api.shape, torch.allclose(hess_api, hess_fwdfwd, atol=1e-6), torch.allclose(hess_api, hess_revrev, atol=1e-6))
+print(hess_api.shape, torch.allclose(hess_api, hess_fwdfwd, atol=1e-6),
+      torch.allclose(hess_api, hess_revrev, atol=1e-6))
 
 batch_size = 4
 in_features = 8
