@@ -84,4 +84,5 @@ def _op(name, program, tree, consts, n_captured, out_tree):
         args = jax.tree_util.tree_unflatten(tree, [next(rest) if c is _TENSOR else c for c in consts])
         out = jax.tree_util.tree_leaves(program(list(values), *args))
         return tuple(out) if nout > 1 else out[0]
-    return Op(name, fn, dtype_rule=KEEP, nout=nout, node_name=name[:1].upper() + name[1:] + "Backward0")
+    # (named as from_jax's ops: `<Transform>Backward`, without PyTorch's 0, never read as a built-in op)
+    return Op(name, fn, dtype_rule=KEEP, nout=nout, node_name=name[:1].upper() + name[1:] + "Backward")
