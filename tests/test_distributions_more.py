@@ -13,31 +13,10 @@ import tapegrad
 import tapegrad.distributions as TD
 
 from conftest import fold_repr, require
+from distribution_checks import flat as _flat, run as _run, same_as_torch as _same_as_torch, v as _v  # noqa: F401
 
 torch = require("torch")
 PD = torch.distributions
-
-
-def _run(lib, fn, arrays, dtype):
-    tensors = [lib.tensor(np.asarray(a, dtype=dtype), requires_grad=True) for a in arrays]
-    out = fn(lib, TD if lib is tapegrad else PD, *tensors)
-    out.sum().backward()
-    grads = [None if t.grad is None else t.grad.numpy() for t in tensors]
-    return out.detach().numpy(), grads
-
-
-def _same_as_torch(fn, *arrays, rtol=1e-7, dtype=np.float64):
-    ours, our_grads = _run(tapegrad, fn, arrays, dtype)
-    theirs, their_grads = _run(torch, fn, arrays, dtype)
-    np.testing.assert_allclose(ours, theirs, rtol=rtol, atol=1e-10)
-    for k, (o, t) in enumerate(zip(our_grads, their_grads)):
-        assert (o is None) == (t is None), f"input {k}: gradient {o} vs PyTorch's {t}"
-        if t is not None:
-            np.testing.assert_allclose(o, t, rtol=rtol * 10, atol=1e-9, err_msg=f"gradient of input {k}")
-
-
-def _v(lib, values):
-    return lib.tensor(values, dtype=lib.float64)
 
 
 def _scored(d, v, extra=0.0):
