@@ -241,16 +241,29 @@ def vjp(func, *primals, has_aux=False):
         out, pullback, (error, aux) = jax.vjp(pure, *_to_arrays(primals), has_aux=True)
     _value_checks.raise_failed(error, keys)
 
+    def forward(*xs):   # (the function's output alone: what the tape records)
+        result = _on_arrays(func, kinds=("reverse",))(*xs)
+        return result[0] if has_aux else result
+
     def vjp_fn(*cotangents):
         given = cotangents[0] if len(cotangents) == 1 else cotangents
         cts = _to_arrays(given)
         if not _same_structure(cts, out):
             raise RuntimeError("Expected pytree structure of cotangents to be the same as pytree structure of "
                                f"outputs to the function. cotangents: {_spec(given)}, primal output: {_spec(out)}")
-        return _to_tensors(pullback(_as_outputs(cts, out)))
+        grads = pullback(_as_outputs(cts, out))
+        if _func_tape.wanted((), (primals, given)):
+            def backward(values, primal_arrays, ct_arrays):
+                return jax.vjp(forward, *primal_arrays)[1](_as_outputs(ct_arrays, out))
+            # (a fresh key per call: the function's closure is read as constants when the op is traced)
+            grads = _func_tape.recorded(object(), "vjp", backward, [], _in_order((primals, given)), grads)
+        return _to_tensors(grads)
+    result = out
+    if _func_tape.wanted((), primals):   # (transparent to autograd, as torch.func.vjp)
+        result = _func_tape.recorded(object(), "vjp", lambda values, *xs: forward(*xs), [], _in_order(primals), out)
     if has_aux:
-        return _to_tensors(out), vjp_fn, _to_tensors(aux)
-    return _to_tensors(out), vjp_fn
+        return _to_tensors(result), vjp_fn, _to_tensors(aux)
+    return _to_tensors(result), vjp_fn
 
 
 def _as_outputs(cotangents, outputs):

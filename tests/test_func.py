@@ -268,3 +268,22 @@ def test_vmap_over_autograd_grad_at_new_points_reads_each_graph(torch):
         return lib.stack(rows)
     ours, theirs = both(build)
     assert_close(ours, theirs)
+
+
+def test_vjp_and_its_pullback_are_transparent_to_autograd(torch):
+    """func.vjp's output and the gradients its vjp_fn returns stay on the tape: a loss made of them
+    differentiates back to the primals and to the cotangents."""
+    def build(lib):
+        w = _data(lib, 3).requires_grad_()
+        out, vjp_fn = lib.func.vjp(lambda x: (x * x).sin(), w)
+        (g,) = vjp_fn(lib.ones(3, dtype=lib.float64))
+        (out.sum() + g.sum()).backward()
+        ct = _data(lib, 3, seed=1).requires_grad_()
+        out2, vjp_fn2 = lib.func.vjp(lambda x: x.exp(), _data(lib, 3, seed=2))
+        (g2,) = vjp_fn2(ct)
+        g2.sum().backward()
+        return w.grad, ct.grad, (out.requires_grad, g.requires_grad, out2.requires_grad, g2.requires_grad)
+    ours, theirs = both(build)
+    assert_close(ours[0], theirs[0])
+    assert_close(ours[1], theirs[1])
+    assert ours[2] == theirs[2]
