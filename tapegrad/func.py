@@ -400,7 +400,21 @@ def linearize(func, *primals):
     with _func_checks.explained("jvp"):
         out, f_jvp, (error, _) = jax.linearize(pure, *_to_arrays(primals), has_aux=True)
     _value_checks.raise_failed(error, keys)
-    return _to_tensors(out), lambda *tangents: _to_tensors(f_jvp(*_to_arrays(tangents)))
+    forward = _on_arrays(func, kinds=("forward",))   # (what the tape records: transparent to autograd)
+
+    at = _to_arrays(primals)
+
+    def jvp_fn(*tangents):
+        result = f_jvp(*_to_arrays(tangents))
+        if _func_tape.wanted((), tangents):   # (linear in the tangents; the primals are the point, constants)
+            def pushforward(values, *tangent_arrays):
+                return jax.jvp(forward, tuple(at), tuple(tangent_arrays))[1]
+            result = _func_tape.recorded(object(), "linearize", pushforward, [], _in_order(tangents), result)
+        return _to_tensors(result)
+    if _func_tape.wanted((), primals):
+        out = _func_tape.recorded(object(), "linearize", lambda values, *xs: forward(*xs), [], _in_order(primals),
+                                  out)
+    return _to_tensors(out), jvp_fn
 
 
 def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):

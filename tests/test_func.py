@@ -287,3 +287,21 @@ def test_vjp_and_its_pullback_are_transparent_to_autograd(torch):
     assert_close(ours[0], theirs[0])
     assert_close(ours[1], theirs[1])
     assert ours[2] == theirs[2]
+
+
+def test_linearize_is_on_the_tape_at_its_point(torch):
+    """func.linearize's output differentiates back to the primals; its jvp_fn is linear in the tangents, the
+    point's primals its constants, as PyTorch's (whose result's gradient does not reach the primals)."""
+    def build(lib):
+        w = _data(lib, 3).requires_grad_()
+        out, jvp_fn = lib.func.linearize(lambda x: (x * x).sin(), w)
+        t = jvp_fn(lib.ones(3, dtype=lib.float64))
+        (out.sum() + t.sum()).backward()
+        tangent = _data(lib, 3, seed=1).requires_grad_()
+        _, jvp_fn2 = lib.func.linearize(lambda x: x.exp(), _data(lib, 3, seed=2))
+        jvp_fn2(tangent).sum().backward()
+        return w.grad, tangent.grad, out.requires_grad
+    ours, theirs = both(build)
+    assert_close(ours[0], theirs[0])
+    assert_close(ours[1], theirs[1])
+    assert ours[2] == theirs[2]
