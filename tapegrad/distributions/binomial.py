@@ -1,7 +1,7 @@
 """Binomial(total_count, probs=... or logits=...): successes in total_count Bernoulli trials."""
 from . import constraints
 from .distribution import Distribution
-from .utils import _tg, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import BinaryParameter, _tg, broadcast_all
 
 
 def _clamp_by_zero(x):
@@ -30,7 +30,7 @@ def _expand_count_and_param(dist, new, batch_shape):
             new._param = getattr(new, name)
 
 
-class Binomial(Distribution):
+class Binomial(BinaryParameter, Distribution):   # (probs from logits, or logits from probs)
     arg_constraints = {"total_count": constraints.nonnegative_integer, "probs": constraints.unit_interval,
                        "logits": constraints.real}
     has_enumerate_support = True
@@ -62,14 +62,6 @@ class Binomial(Distribution):
     @property
     def variance(self):
         return self.total_count * self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self):

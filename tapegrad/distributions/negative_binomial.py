@@ -3,10 +3,10 @@ from . import constraints
 from .binomial import _expand_count_and_param, _take_count_and_param
 from .distribution import Distribution
 from .gamma import Gamma
-from .utils import _tg, lazy_property, logits_to_probs, probs_to_logits
+from .utils import BinaryParameter, _tg, lazy_property
 
 
-class NegativeBinomial(Distribution):
+class NegativeBinomial(BinaryParameter, Distribution):   # (probs from logits, or logits from probs)
     arg_constraints = {"total_count": constraints.greater_than_eq(0),
                        "probs": constraints.half_open_interval(0.0, 1.0), "logits": constraints.real}
     support = constraints.nonnegative_integer
@@ -34,14 +34,6 @@ class NegativeBinomial(Distribution):
     @property
     def variance(self):
         return self.mean / (-self.logits).sigmoid()
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self):

@@ -107,8 +107,8 @@ class lazy_property:
 
 
 class BinaryParameter:
-    """What the families of one success probability share (Bernoulli, Geometric): given `probs` or `logits`
-    (exactly one), the other computed on first use."""
+    """What the families of one success probability share (Bernoulli, Geometric, Binomial, ...): given `probs`
+    or `logits` (exactly one), the other computed on first use."""
 
     def _take_probs_or_logits(self, probs, logits):
         """Sets the one given; returns it (broadcast to a tensor) and the batch shape it makes."""
