@@ -99,3 +99,12 @@ def test_functional_call_runs_a_meta_skeleton_on_real_parameters():
         return out.detach().tolist()
     ours, theirs = run(tapegrad), run(torch)
     assert tapegrad.allclose(tapegrad.tensor(ours), tapegrad.tensor(theirs), atol=1e-6)
+
+
+@pytest.mark.parametrize("code", ["m.nonzero()", "m[m > 0]", "lib.unique(m)", "m.masked_select(m > 0)",
+                                  "lib.nonzero(m, as_tuple=True)"])
+def test_ops_whose_size_depends_on_values_refuse_meta_tensors_as_torch(code):
+    """PyTorch's meta kernels have no data-independent size for these: NotImplementedError, in both."""
+    for lib in (tapegrad, torch):
+        with pytest.raises(NotImplementedError):
+            eval(code, {"lib": lib, "m": lib.zeros(3, device="meta")})

@@ -9,6 +9,7 @@ from jax.export import is_symbolic_dim
 
 from .. import _dtypes as D, _faults, _value_checks
 from .._arg_types import as_size, check_lone_size, int_list
+from .._meta import MetaArray
 from .._tensor import Tensor, _wrap_dim
 
 _SCALARS = (builtins.bool, builtins.int, builtins.float, builtins.complex)
@@ -33,6 +34,9 @@ def sized_by(value, op):
     value (inside tapegrad.compile a graph break, inside a vmap PyTorch's error)."""
     if isinstance(value, jax.core.Tracer):
         raise DynamicShape(value, op)
+    if type(value) is MetaArray:   # (PyTorch's meta kernels refuse these too: the size needs the values)
+        raise NotImplementedError(f"{op} on a meta tensor: the size of its result depends on the values, and a "
+                                  "meta tensor holds none. Run it on a tensor with data.")
     return read_on_host(value)
 
 
