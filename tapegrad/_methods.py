@@ -59,10 +59,12 @@ def _check_scaled_cast(self, other, subtract):
     a subtraction refuses bools before either."""
     from ._functional._arith import _check_bool_subtraction
     from ._functional._common import result_dtype
-    if not isinstance(other, Tensor) or other.dtype is self.dtype:
-        return   # (a number or a list: the op words its errors; one dtype: nothing to refuse, the hot path)
-    if subtract:
-        _check_bool_subtraction(self, other)
+    if not isinstance(other, Tensor):
+        return   # (a number or a list: the op words its errors)
+    if subtract and (self.dtype is D.bool_ or other.dtype is D.bool_):
+        _check_bool_subtraction(self, other)   # (before the overlap check, as PyTorch's sub_check)
+    if other.dtype is self.dtype:
+        return   # (one dtype: nothing to refuse, the hot path)
     try:
         if tuple(np.broadcast_shapes(tuple(self.shape), tuple(other.shape))) != tuple(self.shape):
             return   # (a shape error: the commit words it first, as PyTorch)

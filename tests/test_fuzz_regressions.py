@@ -1886,3 +1886,22 @@ def test_a_missing_derivative_raises_only_when_its_gradient_is_needed_as_torch(t
     np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-12)
     assert ours[1] is None and theirs[1] is None
     assert ours[2] == theirs[2]
+
+
+@pytest.mark.parametrize("code", ["t1.sub_(t0)", "t1 -= t0", "t1.sub_(True)", "f.sub_(True)", "b - True",
+                                  "True - b", "f - True", "torch.sub(f, True, alpha=2)", "torch.rsub(b, True)",
+                                  "f - b", "b.sub_(1)"])
+def test_bool_subtraction_is_refused_first_and_for_python_bools_as_torch(torch, code):
+    """(fuzzer seed 165) PyTorch's sub_check refuses bool operands before the in-place overlap check, and
+    takes a Python bool as a bool tensor (`f - True` is refused too)."""
+    def build(lib):
+        t0 = lib.tensor(True)
+        scope = {"torch": lib, "t0": t0, "t1": t0.unsqueeze(0), "b": lib.tensor([True, False]),
+                 "f": lib.tensor([1.0, 2.0])}
+        try:
+            exec(code, scope)
+            return None
+        except RuntimeError as e:
+            return str(e)
+    ours, theirs = both(build)
+    assert ours == theirs

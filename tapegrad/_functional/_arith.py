@@ -3,6 +3,8 @@ broadcast errors the other elementwise functions share."""
 import builtins
 import warnings
 
+import numpy as np
+
 from .. import _dtypes as D
 from .._dispatch import apply
 from .._scalar_range import check_fits, check_operands_fit
@@ -55,13 +57,17 @@ def sub(input, other, *deprecated, alpha=1, out=None):
 subtract = sub
 
 
+def _is_bool(x):
+    # (a Python bool is wrapped as a bool tensor for PyTorch's check)
+    return isinstance(x, (builtins.bool, np.bool_)) or isinstance(x, Tensor) and x.dtype is D.bool_
+
+
 def _check_bool_subtraction(input, other):
-    """PyTorch's sub and rsub refuse bool tensors (its sub_check)."""
-    if isinstance(input, Tensor) and input.dtype is D.bool_ and isinstance(other, Tensor) \
-            and other.dtype is D.bool_:
+    """PyTorch's sub and rsub refuse bool tensors and Python bools (its sub_check)."""
+    if _is_bool(input) and _is_bool(other):
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
                            "Use the `^` or `logical_xor()` operator instead.")
-    if any(isinstance(t, Tensor) and t.dtype is D.bool_ for t in (input, other)):
+    if _is_bool(input) or _is_bool(other):
         raise RuntimeError(E.BOOL_SUBTRACTION)
 
 
