@@ -1905,3 +1905,17 @@ def test_bool_subtraction_is_refused_first_and_for_python_bools_as_torch(torch, 
             return str(e)
     ours, theirs = both(build)
     assert ours == theirs
+
+
+@pytest.mark.parametrize("code", ["e.softmax(0)", "e.log_softmax(-1)", "F.softmin(e, 0)", "b.log_softmax(1)",
+                                  "c.softmax(0)", "torch.softmax(e, 0, dtype=torch.float)"])
+def test_softmax_of_an_empty_integer_tensor_is_empty_as_torch(torch, code):
+    """(fuzzer seed 178) PyTorch's CPU softmax returns an empty input's empty result (of its dtype) before its
+    kernels' dtype check."""
+    def build(lib):
+        scope = {"torch": lib, "F": lib.nn.functional, "e": lib.zeros(0, 1, dtype=lib.int64),
+                 "b": lib.zeros(0, 3, dtype=lib.bool), "c": lib.zeros(0, 2, dtype=lib.complex64)}
+        r = eval(code, scope)
+        return tuple(r.shape), str(r.dtype).split(".")[1]
+    ours, theirs = both(build)
+    assert ours == theirs

@@ -229,6 +229,8 @@ def _softmax_like(op, name, input, dim, dtype, stacklevel=3):
         dim = _wrap_dim(dim, input.ndim)
     except TypeError as e:   # (PyTorch's calls input.softmax(dim[, dtype=]): that method's parser error)
         reraise(e, "method", method, (dim,), {} if dtype is None else {"dtype": dtype})
+    if input.numel() == 0 and not input.dtype.is_floating_point:
+        return input.clone()   # (PyTorch's CPU softmax returns an empty input's empty result before its dtype check)
     # PyTorch's CPU kernels: one along the last dim, one along others; neither for integers or complex
     along = "_lastdim" if dim == input.ndim - 1 or input.ndim == 0 else ""
     check_float_kernel(input, f"{method}{along}_kernel_impl", complex=False)
