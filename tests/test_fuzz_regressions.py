@@ -1919,18 +1919,3 @@ def test_softmax_of_an_empty_integer_tensor_is_empty_as_torch(torch, code):
         return tuple(r.shape), str(r.dtype).split(".")[1]
     ours, theirs = both(build)
     assert ours == theirs
-
-
-@pytest.mark.parametrize("code", ["x.prod(0, keepdim=True)", "x.prod(0)", "x.prod(-2)", "x.t().prod(1)", "s.prod()",
-                                  "s.prod(0)", "x.prod(1)"])
-def test_prod_hands_on_the_gradient_along_a_trivial_dim_as_torch(torch, code):
-    """(fuzzer seed 184) PyTorch's prod_backward returns the incoming gradient as it is for a 0-d input or a
-    reduced dim of size 1: a gradient taken with create_graph does not require grad there."""
-    def build(lib):
-        x = lib.tensor([[1.5, 0.5, 0.0]], requires_grad=True)
-        s = lib.tensor(2.0, requires_grad=True)
-        (g,) = lib.autograd.grad(eval(code, {"x": x, "s": s}).sum(), [s if code.startswith("s.") else x],
-                                 create_graph=True)
-        return g.requires_grad, g.stride(), g._base is not None, g.tolist()
-    ours, theirs = both(build)
-    assert ours == theirs

@@ -129,20 +129,6 @@ def _product_of_others(a, dim):
 prod = defop("prod", lambda a, dim, keepdim, dtype: _prod_as_torch(dim, keepdim, dtype)(a),
              dtype_rule=KEEP, overloads=[overload("ProdBackward1", dim=tuple)], saves_inputs=(0,),
              fused_backward=lambda a: a.ndim > 0, result_backward=_prod_backward)
-
-
-def _prod_back(static, shape, out_shape):
-    # prod_backward: a 0-d input, or one reduced along a dim of size 1, gets the gradient as it is (unsqueezed
-    # where the dim was dropped), which then depends on nothing else
-    if not shape:
-        return []
-    dim = static["dim"]
-    if static["dtype"] is not None or dim is None or shape[dim[0] % len(shape)] != 1:
-        return None
-    return [] if static["keepdim"] else [("unsqueeze", dim[0] % len(shape))]
-
-
-prod.hands_grad = _prod_back
 var = defop("var", _var, dtype_rule=KEEP)
 
 
