@@ -383,7 +383,9 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
         if v is not None and v < 0:
             raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
     target = _jax_device(device)
-    if target.platform in ("cpu", "meta"):   # NumPy builds it (jnp.eye compiles XLA programs for every new size)
+    if target is META:   # (a shape, not an n x m array)
+        return _leaf(MetaArray((n, n if m is None else m), dtype.np), requires_grad)
+    if target.platform == "cpu":   # NumPy builds it (jnp.eye compiles XLA programs for every new size)
         return _leaf(put(np.eye(n, m, dtype=dtype.np), target), requires_grad)
     return _leaf(jnp.eye(n, m, dtype=dtype.np, device=target), requires_grad)
 

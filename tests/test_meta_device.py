@@ -108,3 +108,12 @@ def test_ops_whose_size_depends_on_values_refuse_meta_tensors_as_torch(code):
     for lib in (tapegrad, torch):
         with pytest.raises(NotImplementedError):
             eval(code, {"lib": lib, "m": lib.zeros(3, device="meta")})
+
+
+def test_to_empty_without_recursion_moves_only_the_modules_own_tensors():
+    def run(lib):
+        model = lib.nn.Sequential(lib.nn.Linear(2, 3, device="meta"))
+        model.register_buffer("scale", lib.ones(3, device="meta"))
+        model.to_empty(device="cpu", recurse=False)
+        return model.scale.is_meta, model[0].weight.is_meta
+    assert run(tapegrad) == run(torch)

@@ -33,9 +33,10 @@ class _ModuleConversions:
                 p.grad.detach_()
                 p.grad.zero_()
 
-    def _apply(self, fn):
-        for module in self.children():
-            module._apply(fn)
+    def _apply(self, fn, recurse=True):
+        if recurse:   # (recurse=False: this module's own parameters and buffers only, as PyTorch's)
+            for module in self.children():
+                module._apply(fn)
         with no_grad():
             for p in self._parameters.values():
                 if p is None:
@@ -79,9 +80,7 @@ class _ModuleConversions:
         """Parameters and buffers moved to `device` without their values (zeros here: JAX has no uninitialised
         memory); how a model built on the meta device gets real storage."""
         from ..._creation import empty_like
-        if not recurse:
-            raise NotImplementedError("to_empty(recurse=False) is not supported by tapegrad: move every submodule")
-        return self._apply(lambda t: empty_like(t, device=device))
+        return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
 
     def _cast_floats(self, dtype):
         return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
