@@ -38,8 +38,8 @@ from ._creation import (  # noqa: E402
     arange, linspace, logspace, tril_indices, triu_indices, eye, scalar_tensor, set_default_device,
     get_default_device)
 from .random import (  # noqa: E402
-    manual_seed, seed, initial_seed, get_rng_state, set_rng_state, Generator, rand, randn, randint,
-    randperm, normal, rand_like, randn_like, randint_like)
+    manual_seed, seed, initial_seed, get_rng_state, set_rng_state, Generator, default_generator, rand, randn,
+    randint, randperm, normal, rand_like, randn_like, randint_like)
 from ._functional import (  # noqa: E402
     add, sub, subtract, rsub, mul, multiply, div, divide, true_divide, floor_divide, remainder, fmod, pow,
     maximum, minimum, atan2, clamp, clip, clamp_min, clamp_max, where, neg, negative, abs, absolute, sign, exp,

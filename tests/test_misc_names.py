@@ -414,3 +414,15 @@ def test_positive_is_same_size_and_clone_keeps_negative_zero(torch):
         ours = raised(lambda: tapegrad.addmv(*(tapegrad.zeros(*s) for s in args)))
         theirs = raised(lambda: torch.addmv(*(torch.zeros(*s) for s in args)))
         assert ours[0] is theirs[0] and ours[1].startswith(theirs[1]), args
+
+
+def test_default_generator(torch):
+    for lib in (tapegrad, torch):
+        assert lib.default_generator is lib.random.default_generator
+        assert type(lib.default_generator).__name__ == "Generator"
+        lib.manual_seed(3)
+        assert lib.default_generator.initial_seed() == 3
+        state = lib.default_generator.get_state()
+        first = lib.rand(2)
+        lib.default_generator.set_state(state)
+        assert lib.equal(lib.rand(2), first)
