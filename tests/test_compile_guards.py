@@ -265,3 +265,38 @@ def test_a_clone_taken_between_steady_calls_keeps_its_values():
     assert step._compiled.guard is not None
     np.testing.assert_array_equal(clone.detach().numpy(), expected)
     assert not np.array_equal(w.model[0].weight.detach().numpy(), expected)   # the step did update it
+
+
+_SCRIPT = """
+def step(x, y):
+    opt.zero_grad()
+    loss = lib.nn.functional.mse_loss(model(x), y)
+    loss.backward()
+    opt.step()          # `step` is also this function's global name: an attribute, not a global it reads
+    return loss
+
+
+def outer(x, y):
+    return step(x, y)   # a compiled function calling another: its programs are not state
+"""
+
+
+def test_a_script_level_step_that_calls_opt_step_compiles_once(torch):
+    losses = {}
+    for lib in (tapegrad, torch):
+        model = _mlp(lib)
+        namespace = {"__name__": "train_script", "lib": lib, "model": model,
+                     "opt": lib.optim.SGD(model.parameters(), lr=0.1)}
+        exec(_SCRIPT, namespace)
+        if lib is tapegrad:
+            namespace["step"] = tapegrad.compile(namespace["step"])
+            outer = tapegrad.compile(namespace["outer"])
+        else:
+            outer = namespace["outer"]
+        x, y = lib.tensor(_X), lib.tensor(_Y)
+        losses[lib] = [namespace["step"](x, y).item() for _ in range(12)] + [outer(x, y).item() for _ in range(6)]
+        if lib is tapegrad:
+            assert len(namespace["step"]._compiled.programs) <= 2   # (the first call runs eagerly: Adam-less SGD)
+            assert len(outer._compiled.programs) <= 2
+            assert namespace["step"]._compiled.broken is None and outer._compiled.broken is None   # no graph break
+    np.testing.assert_allclose(losses[tapegrad], losses[torch], rtol=1e-5)

@@ -16,7 +16,7 @@ import jax
 import jax.extend.core
 import numpy as np
 
-from .. import _faults, _programs
+from .. import _dispatch, _faults, _programs
 from .. import random as _random
 from .._grad_mode import _state
 from .._recompiles import RecompileWarning
@@ -62,7 +62,7 @@ class CompiledFunction:
         return roots
 
     def __call__(self, *args, **kwargs):
-        if self.broken is not None:
+        if self.broken is not None or _dispatch.CAPTURE[0] is not None:   # (called inside another's trace: inlined)
             return self.fn(*args, **kwargs)
         self.calls += 1
         if _faults._in_flight[0] is not None:   # its state may hold an eager step's results not yet awaited
@@ -306,3 +306,6 @@ def _user_level():
     while f is not None and f.f_globals.get("__name__", "").startswith("tapegrad"):
         f, level = f.f_back, level + 1
     return level
+
+
+_walk.walked_as[CompiledFunction] = lambda compiled: compiled.fn   # (reached from a function that calls it)

@@ -22,6 +22,7 @@ It yields, in a deterministic order:
 `split` roots (the call's arguments) are walked first and the lengths of every list at that point kept
 in `cut`, so `_guard` can walk the arguments alone at the next call and reuse the rest.
 """
+import dis
 import types
 from collections import OrderedDict, defaultdict
 
@@ -38,6 +39,7 @@ _EMPTIABLE = _DICTS | {list, set}   # an empty one is a token, not a walked cont
 _LIBRARIES = ("tapegrad", "jax", "jaxlib", "numpy", "builtins", "functools", "collections", "torch")
 _OPAQUE = (type, types.ModuleType, types.BuiltinFunctionType, types.BuiltinMethodType, types.CodeType,
            types.FrameType, types.GeneratorType)
+walked_as = {}   # tapegrad classes walked as what they stand for: a compiled function as the function it compiles
 
 
 _FUNCTION_RULES = ("forward", "setup_context", "backward", "jvp", "vmap")
@@ -56,17 +58,22 @@ _GLOBAL_NAMES = {}   # code -> its names (bounded: code made by exec would other
 
 
 def global_names(code):
-    """Names a code object (and the code nested in it: lambdas, comprehensions) may read as globals."""
+    """Names a code object (and the code nested in it: lambdas, comprehensions) reads or writes as globals:
+    not every name in `co_names`, which holds attribute names too (`opt.step()` names `step`, which may be
+    the compiled function's own global name)."""
     names = _GLOBAL_NAMES.get(code)
     if names is None:
         if len(_GLOBAL_NAMES) > 4096:
             _GLOBAL_NAMES.clear()
-        found = list(code.co_names)
+        found = [i.argval for i in dis.get_instructions(code) if i.opname in _GLOBAL_OPS]
         for c in code.co_consts:
             if isinstance(c, types.CodeType):
                 found.extend(global_names(c))
         names = _GLOBAL_NAMES[code] = tuple(dict.fromkeys(found))
     return names
+
+
+_GLOBAL_OPS = frozenset(("LOAD_GLOBAL", "LOAD_NAME", "STORE_GLOBAL", "DELETE_GLOBAL", "STORE_NAME", "DELETE_NAME"))
 
 
 _MISSING = object()
@@ -201,6 +208,9 @@ class Walk:
                 rule = rule.__func__ if isinstance(rule, (staticmethod, classmethod)) else rule
                 if isinstance(rule, types.FunctionType):
                     self.visit(rule)
+        elif t in walked_as:   # (not its programs: they are not state)
+            tokens.append(("as", t))
+            self.visit(walked_as[t](obj))
         elif isinstance(obj, _OPAQUE) or isinstance(obj, self._generator) or not hasattr(obj, "__dict__") or (
                 _is_library(t.__module__) and not t.__module__.startswith("tapegrad.")):
             tokens.append(("id", id(obj)))   # opaque: the same object, whatever it holds
