@@ -108,10 +108,11 @@ def drop_jax_note(e):
     return e
 
 
-def failed(exc, where):
+def failed(exc, where, place=None):
     """Undo uncommitted writes, and the PyTorch-typed error to raise for `exc` (a JAX runtime error).
 
-    where: [(file, line)] of the ops the failed program computes (the failing op first when known).
+    where: [(file, line)] of the ops the failed program computes (the failing op first when known);
+    place: what the program runs, where that is not recorded ops (a compiled function's call).
     """
     _recover()
     # The tape segment being recorded holds the failed ops: a later backward must not compile them into
@@ -119,7 +120,7 @@ def failed(exc, where):
     from . import _segment
     _segment.end()
     text = str(exc)
-    place = _describe(where)
+    place = place or _describe(where)
     if "RESOURCE_EXHAUSTED" in text or "out of memory" in text.lower():
         detail = text.split("RESOURCE_EXHAUSTED:", 1)[-1].strip()
         return OutOfMemoryError(
@@ -184,7 +185,7 @@ _in_flight = [None]
 class Flight:
     """What a launched program wrote, to commit or undo when it is awaited."""
 
-    __slots__ = ("outputs", "nodes", "state", "produced", "grads", "retained", "mark")
+    __slots__ = ("outputs", "nodes", "state", "produced", "grads", "retained", "mark", "undo", "place")
 
     def __init__(self, outputs, nodes):
         self.outputs = outputs      # (one of) the program's outputs: all are ready, or failed, together
@@ -194,6 +195,8 @@ class Flight:
         self.produced = []          # (storage ref, equation, output): the other values it computed
         self.grads = []             # (tensor, its .grad before, that grad's storage raw and version)
         self.retained = []          # (tensor, its .grad before): retained grads it set
+        self.undo = None            # lost -> {id(value it wrote): value put back}: a commit of its own to undo
+        self.place = None           # what it runs, for the error, where that is not `nodes` (see failed)
 
     def produce(self, pending, value):
         """Hand `value` (a device array) to `pending` and to the storage holding it (as _lazy._set_results),
@@ -236,7 +239,7 @@ def confirm():
         lost = _LostInputs(e)
         _undo(flight, lost)
         where = [n.where for n in (ref() for ref in flight.nodes) if n is not None]
-        lost.error = failed(e, where)
+        lost.error = failed(e, where, flight.place)
         raise lost.error from None
     from ._lazy import forget_inputs
     for p, _, _ in flight.state:   # (the backward's own equations dropped theirs at the launch)
@@ -267,7 +270,7 @@ def _undo(flight, lost):
     computed become pending again, so `failed` computes alone what it can (the previous step's update,
     which was to run in the same program) and rolls back the rest; its other values (the loss) become
     pending values that raise the program's error when read."""
-    back = {}
+    back = {} if flight.undo is None else flight.undo(lost)
     for p, s, value in reversed(flight.state):
         p.value = None
         if s._raw is value:

@@ -21,7 +21,7 @@ from .. import random as _random
 from .._grad_mode import _state
 from .._recompiles import RecompileWarning
 from .._tensor import Tensor
-from . import _checks, _draws, _guard, _snapshot, _trace, _walk
+from . import _checks, _deferred, _draws, _guard, _snapshot, _trace, _walk
 from .. import _autocast
 
 _OWNED = 3            # references to an array held by its storage alone: the storage, a list, getrefcount's argument
@@ -65,15 +65,15 @@ class CompiledFunction:
         if self.broken is not None or _dispatch.CAPTURE[0] is not None:   # (called inside another's trace: inlined)
             return self.fn(*args, **kwargs)
         self.calls += 1
-        if _faults._in_flight[0] is not None:   # its state may hold an eager step's results not yet awaited
-            _faults.confirm()
+        # (a step still in flight, the last call's or an eager one's, is awaited by the program's launch: the
+        # walk below reads no values, so it runs while XLA computes)
         roots = self._roots(args, kwargs)
         extra = (_state.grad_enabled, _state.inference, _autocast.key())
         guard, self.guard = self.guard, None   # kept again only by a call that succeeds
         if guard is not None:
             reached = guard.reach(roots, extra)
             if reached is not None and guard.program.constants_hold():
-                result = guard.program.run(reached, guard)
+                result = guard.program.run(reached, guard, self)
                 self.guard = guard
                 return result
         try:
@@ -107,9 +107,15 @@ class CompiledFunction:
         if program is _EAGER:
             return self.fn(*args, **kwargs)
         guard = _guard.Guard.make(walk, program.traced, program, extra, roots)
-        result = program.run(walk, guard)
+        result = program.run(walk, guard, self)
         self.guard = guard
         return result
+
+    def forget(self, guard):
+        """A deferred call's program failed: the state is no longer what `guard` expects."""
+        if self.guard is guard:
+            self.guard = None
+
 
     def _compile(self, key, walk, args, kwargs):
         try:
@@ -202,6 +208,10 @@ class _Program:
             return _checks.keep_old_values(outs, state, written, checked) if checked else outs
         self.program = _programs.Program(program, sync=True, key=("compiled", number))
         self.program.jitted = jax.jit(program, donate_argnums=(0,))
+        # Launched without waiting (see _deferred) unless the commit reads values: a check's flag, a
+        # learning rate the function computed.
+        self.deferred = not checked and not any(kind == "out" for _, kind, _ in traced.lr_outputs)
+        self.proven = False   # whether a launch succeeded (XLA allocates the same again)
 
     def constants_hold(self):
         """Tensors read but not walked still hold the values baked into the program."""
@@ -211,13 +221,19 @@ class _Program:
                 return False
         return True
 
-    def run(self, walk, guard=None):
-        """Run on the state `walk` reached and commit; `guard` (if any) is advanced past the commit."""
+    def run(self, walk, guard=None, owner=None):
+        """Run on the state `walk` reached and commit; `guard` (if any) is advanced past the commit. The
+        program may still be running when this returns (`_deferred`): should it fail, `owner` (the
+        CompiledFunction) forgets `guard`."""
         traced = self.traced
         storages = walk.storages
         donated = [storages[i].value for i in traced.written]
+        if donated and not self.proven:
+            # XLA frees a donated buffer even when the launch fails (an allocation refused for a new batch
+            # size): a program's first run is handed copies, so that a failure leaves the state as it was
+            donated = [jax.device_put(a, a.sharding, may_alias=False) for a in donated]
         # Donate only an array nothing else holds (a clone sharing it would lose its data).
-        if donated and max(map(sys.getrefcount, donated)) > _OWNED:
+        elif donated and max(map(sys.getrefcount, donated)) > _OWNED:
             donated = [a if sys.getrefcount(a) <= _OWNED + 1 else jax.device_put(a, a.sharding, may_alias=False)
                        for a in donated]   # (+1: the comprehension's own reference)
         kept = [storages[i].value for i in self.kept]
@@ -225,7 +241,15 @@ class _Program:
         # the draws from CPU streams the program takes as inputs, made now as the eager call would; a call
         # that fails puts its generators back
         if not traced.host_draws:
-            outs = self._call(walk, donated, kept, [])
+            defer = self.deferred and _faults.DEFER_STEPS[0]
+            outs = self._call(walk, donated, kept, [], defer)
+            if defer and not isinstance(_deferred._first(outs), jax.core.Tracer):
+                undo = _deferred.Undo(_random.default_generator, lambda: owner is not None and owner.forget(guard))
+                made = self._commit(walk, outs, undo)
+                _deferred.launched(outs, undo, _faults.where_recorded())
+                if guard is not None:
+                    guard.advance(made)
+                return _trace.build_result(traced.result, objects, made)
         else:
             before = [(g, g._snapshot()) for g in {id(g): g for g, _, _ in traced.host_draws}.values()]
             try:
@@ -239,8 +263,9 @@ class _Program:
             guard.advance(made)
         return _trace.build_result(traced.result, objects, made)
 
-    def _call(self, walk, donated, kept, drawn):
-        """The program's outputs (raising the error of a failed value check, with the old values back)."""
+    def _call(self, walk, donated, kept, drawn, defer=False):
+        """The program's outputs (raising the error of a failed value check, with the old values back);
+        defer: not waited for (the caller commits them with a `_deferred.Undo`)."""
         traced, storages, objects = self.traced, walk.storages, walk.objects
         rest = []
         if self.rest_read or self.host_checks is not None:
@@ -250,7 +275,15 @@ class _Program:
             if self.host_checks is not None:   # raises before anything is donated
                 self.host_checks.run(storages, rest)
             rest = [rest[j] for j in self.rest_read]
-        outs = self.program(donated, kept, rest)   # waits: nothing is committed if it failed
+        try:
+            if defer:
+                outs = self.program.launch(donated, kept, rest)
+                self.proven = True
+                return outs
+            outs = self.program(donated, kept, rest)   # waits: nothing is committed if it failed
+        except _faults.RUNTIME_ERRORS as e:
+            raise _faults.failed(e, (), _deferred.place(_faults.where_recorded())) from None
+        self.proven = True
         if traced.checks and self.host_checks is None:
             n = len(traced.checks)
             flags, firsts, outs = outs[-2 * n:-n], outs[-n:], outs[:-2 * n]
@@ -262,25 +295,35 @@ class _Program:
                     raise make_error(int(value) if value.is_integer() else value, int(at))   # (nan stays nan)
         return outs
 
-    def _commit(self, walk, outs):
+    def _commit(self, walk, outs, undo=None):
+        """Write the program's results into the state; `undo` (a `_deferred.Undo`), when given, records
+        what each write replaced."""
         traced = self.traced
         storages, objects = walk.storages, walk.objects
         n = len(traced.written)
         for (i, delta), value in zip(self.writes, outs):
             s = storages[i]
+            if undo is not None:
+                undo.storages.append((s, s._raw, s.counter.value, value))
             s._raw = value
             s.counter.value += delta
         for i, delta in self.bumps:
+            if undo is not None:
+                undo.bumps.append((storages[i], storages[i].counter.value))
             storages[i].counter.value += delta
         made = []
         for requires_grad, value in zip(traced.new, outs[n:n + len(traced.new)]):
             t = Tensor._wrap(value)
             t._requires_grad = requires_grad
             made.append(t)
-        _snapshot.replay(traced.changes, objects, made)
+        if undo is not None:
+            undo.made = [(t._storage, t._storage._raw) for t in made]
+        _snapshot.replay(traced.changes, objects, made, None if undo is None else undo.changes)
         computed = iter(outs[n + len(traced.new):])
         for slot, kind, value in traced.lr_outputs:
             pos, k = walk.lifted[slot]
+            if undo is not None:
+                undo.changes.append((objects[pos], k, objects[pos][k]))
             objects[pos][k] = float(next(computed)) if kind == "out" else value
         _random.default_generator._counter += traced.draws
         return made

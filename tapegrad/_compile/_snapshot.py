@@ -132,18 +132,40 @@ def resolve(spec, objects, made):
     return MISSING
 
 
-def replay(changes, objects, made):
+def replay(changes, objects, made, undo=None):
+    """Make the trace's changes on this call's objects; `undo` (a list), when given, receives what each
+    change replaced, for `put_back` (a call launched before its program is known to succeed)."""
     for pos, kind, key_spec, value_spec in changes:
         obj = objects[pos]
         key = resolve(key_spec, objects, made)
         value = resolve(value_spec, objects, made)
         if kind == DICT or kind == OBJECT:
             d = obj if kind == DICT else obj.__dict__
+            if undo is not None:
+                undo.append((d, key, d.get(key, MISSING)))
             if value is MISSING:
                 d.pop(key, None)
             else:
                 d[key] = value
         elif kind == LIST:
+            if undo is not None:
+                undo.append((obj, key, obj[key]))
             obj[key] = value
         else:
+            if undo is not None:
+                undo.append((obj, _ATTRIBUTE, (key, getattr(obj, key))))
             setattr(obj, key, value)
+
+
+_ATTRIBUTE = object()   # an undo entry of an attribute set on an object (not an item of a container)
+
+
+def put_back(undo):
+    """Undo what `replay` recorded in `undo`, newest change first."""
+    for target, key, previous in reversed(undo):
+        if key is _ATTRIBUTE:
+            setattr(target, *previous)
+        elif previous is MISSING:
+            target.pop(key, None)
+        else:
+            target[key] = previous
