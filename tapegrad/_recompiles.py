@@ -54,6 +54,8 @@ def _describe_kernel(key):
         return f"the kernel of {key[1].name}"
     if kind == "vjp":
         return f"the backward kernel of {SIGNATURES[key[1]][0].name}"
+    if kind == "compiled":
+        return "the program of a tapegrad.compile function"
     return f"the {kind} kernel" if isinstance(kind, str) else "a backward program"
 
 
