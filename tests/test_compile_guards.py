@@ -240,9 +240,9 @@ def test_a_steady_call_walks_only_its_arguments(monkeypatch):
     full = []
 
     class Counted(_walk.Walk):
-        def __init__(self, roots, split=None):
+        def __init__(self, roots, split=None, dynamic=False):
             full.append(split)
-            super().__init__(roots, split)
+            super().__init__(roots, split, dynamic)
     monkeypatch.setattr(_function._walk, "Walk", Counted)
     w = _training(tapegrad)
     step = tapegrad.compile(w.step)

@@ -69,7 +69,7 @@ def split(traced):
     """(the jaxpr the program runs, HostChecks or None). With HostChecks the jaxpr has no check outputs."""
     closed = traced.jaxpr
     n = len(traced.checks)
-    if not n or dce_jaxpr is None:
+    if not n or dce_jaxpr is None or traced.symbolic:   # (NumPy evaluates no symbolic shapes: in the program)
         return closed, None
     nmain = len(closed.out_avals) - 2 * n
     _, read = dce_jaxpr(closed.jaxpr, [False] * nmain + [True] * 2 * n)

@@ -21,12 +21,13 @@ from .. import random as _random
 from .._grad_mode import _state
 from .._recompiles import RecompileWarning
 from .._tensor import Tensor
-from . import _checks, _deferred, _draws, _guard, _snapshot, _trace, _walk
+from . import _checks, _deferred, _draws, _guard, _snapshot, _symbolic, _trace, _walk
 from .. import _autocast
 
 _OWNED = 3            # references to an array held by its storage alone: the storage, a list, getrefcount's argument
 RECOMPILE_LIMIT = 8   # programs per function; a key beyond that runs eagerly (PyTorch's cache_size_limit)
 _EAGER = "eager"      # a key whose calls run eagerly (the state it creates, or a graph for the caller)
+_PER_SIZE = "per size"  # dynamic=True: the symbolic trace failed, the call walks and traces again per size
 
 
 class Unsupported(RuntimeError):
@@ -44,6 +45,7 @@ class CompiledFunction:
         self.warned_limit = False
         self.calls = 0
         self.guard = None      # the last call's _guard.Guard: a steady call skips the full walk
+        self.symbolic_failed = None   # dynamic=True: why its first dims could not be symbols (see _symbolic)
         target = getattr(fn, "__func__", fn)
         self.code_roots = isinstance(target, type(_walk.function_roots)) and not _walk._is_library(
             target.__module__)
@@ -77,7 +79,7 @@ class CompiledFunction:
                 self.guard = guard
                 return result
         try:
-            walk = _walk.Walk(roots, split=2)
+            walk = _walk.Walk(roots, split=2, dynamic=bool(self.dynamic) and self.symbolic_failed is None)
         except _walk.TooLarge:
             return self._break(_trace.GraphBreak(f"the function reaches more than {_walk.MAX_OBJECTS} objects",
                                                  None), args, kwargs)
@@ -97,6 +99,9 @@ class CompiledFunction:
                 return self._eager_then_trace(args, kwargs, undo=_snapshot.Snapshot(walk))
             try:
                 program = self._compile(key, walk, args, kwargs)
+                if program is _PER_SIZE:   # (dynamic=True, where its trace cannot serve every size)
+                    self.calls -= 1
+                    return self(*args, **kwargs)
             except _trace.GraphBreak as e:
                 if self.calls > 1:
                     return self._break(e, args, kwargs)
@@ -118,6 +123,17 @@ class CompiledFunction:
 
 
     def _compile(self, key, walk, args, kwargs):
+        if walk.symbolic:
+            try:
+                traced = _trace.trace(self.fn, args, kwargs, walk)
+                _symbolic.check(traced)
+                program = _Program(traced, self.compiled + 1)
+            except Exception as e:   # (a failure that is not the symbols' shows again in the trace per size)
+                self.symbolic_failed = f"{type(e).__name__}: {e}"
+                return _PER_SIZE
+            self.compiled += 1
+            self.programs[key] = program
+            return program
         try:
             traced = _trace.trace(self.fn, args, kwargs, walk)
         except (_trace.ReturnsGraph, _snapshot.Unreplayable):
@@ -199,6 +215,8 @@ class _Program:
         state_read = [i for i in range(nstate) if read[i]]
         self.rest_read = [j for j, r in enumerate(read[nstate:]) if r]   # of `rest` (see run), those passed
         run = jax.extend.core.jaxpr_as_fun(jaxpr)
+        if traced.symbolic:   # (dynamic=True: a program for every size its symbols stand for)
+            run = _symbolic.exported(run, jaxpr.in_avals)
         checked = len(traced.checks) if self.host_checks is None else 0   # checks left in the program
 
         def program(donated, kept, rest):

@@ -63,7 +63,7 @@ class Guard:
         if plan is None:
             return None
         guard = cls()
-        guard.program, guard.extra = program, extra
+        guard.program, guard.extra, guard.dynamic = program, extra, walk.dynamic
         guard.key_args = walk.key[:cut["tokens"]]
         guard.roots = roots[2:]
         guard.objects = walk.objects[n:]
@@ -129,7 +129,7 @@ class Guard:
         if extra != self.extra or len(kept) != len(self.roots) or not all(map(_is, kept, self.roots)):
             return None
         try:
-            walk = Walk(roots[:2])
+            walk = Walk(roots[:2], dynamic=self.dynamic)
         except TooLarge:
             return None
         if walk.grad_fns or walk.key != self.key_args or not self.ids.isdisjoint(walk.index) \

@@ -24,7 +24,7 @@ from ..device import TRACED_ON, device_of
 from .. import random as _random
 from .._tensor import Tensor
 from ..autograd._tracing import TRACER_ERRORS, _computed
-from . import _draws
+from . import _draws, _symbolic
 from ._snapshot import Snapshot, Unreplayable, new_tensor
 from ._walk import TENSOR
 
@@ -100,6 +100,7 @@ class Traced:
         self.host_draws = []      # (generator, distribution, arguments) of each draw from a CPU stream: inputs
         self.constants = []       # (storage ref, value) of tensors read but not walked: unchanged or retrace
         self.checks = []          # make_error of each value check (its flag and value are the last outputs)
+        self.symbolic = False     # traced with symbolic first dims (compile(dynamic=True), see _symbolic)
 
 
 @contextlib.contextmanager
@@ -123,6 +124,7 @@ def trace(fn, args, kwargs, walk, drawn=None):
     their specs and values) as inputs (see _draws)."""
     storages = walk.storages
     inputs = [s.value for s in storages]   # pending values are computed first, outside the program
+    traced_inputs = _symbolic.abstract_inputs(inputs, walk.symbolic)   # (dynamic=True: symbolic first dims)
     objects = walk.objects
     lr_objects = [objects[pos][k] for pos, k in walk.lifted]
     lrs = [np.float64(v) for v in lr_objects]
@@ -186,7 +188,7 @@ def trace(fn, args, kwargs, walk, drawn=None):
     TRACED_ON[0] = next((device_of(v) for v in inputs if hasattr(v, "devices")), None)
     try:
         offsets = [np.int64(p) for _, _, _, old in views for p in old]
-        closed = jax.make_jaxpr(pure)(inputs, lrs, key, np.int64(counter), offsets,
+        closed = jax.make_jaxpr(pure)(traced_inputs, lrs, key, np.int64(counter), offsets,
                                       [] if drawn is None else drawn[1])
     except _draws.RandomDrawsChanged:
         raise GraphBreak("random numbers whose count or shapes depend on tensor values", None) from None
@@ -213,6 +215,7 @@ def trace(fn, args, kwargs, walk, drawn=None):
     if traced.host_draws and drawn is None:
         return trace(fn, args, kwargs, walk, (traced.host_draws, first_values))
     traced.jaxpr = closed
+    traced.symbolic = bool(walk.symbolic)
     traced.constants = list(seen.values())
     return traced
 

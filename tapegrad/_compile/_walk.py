@@ -99,7 +99,7 @@ def function_roots(fn):
 class Walk:
     _optimizer = _generator = _function = None   # the classes, imported at the first walk (they import tapegrad.nn)
 
-    def __init__(self, roots, split=None):
+    def __init__(self, roots, split=None, dynamic=False):
         if Walk._optimizer is None:
             from ..optim.optimizer import Optimizer
             from ..random import Generator
@@ -125,6 +125,10 @@ class Walk:
         self.optimizers = []   # optimizers reached (one whose first step is coming runs eagerly: _function)
         self.shared = []       # storage indices met again (a view or detach of a walked tensor)
         self.opaque = []       # objects met as opaque: their key token is their id
+        # compile(dynamic=True): the first dim of the argument tensors is a symbol, not a size (_symbolic)
+        self.dynamic = dynamic
+        self.symbolic = {}     # storage index -> its first dim's symbol (sizes equal here share one)
+        self._sizes = {}       # first-dim size -> symbol
         self._groups = set()
         self.cut = None
         for i, r in enumerate(roots):
@@ -230,7 +234,8 @@ class Walk:
     def _tensor(self, t, pos):
         s = t._storage
         si = self.storage_index.get(id(s))
-        if si is None:
+        new = si is None
+        if new:
             si = self.storage_index[id(s)] = len(self.storages)
             self.storages.append(s)
         else:
@@ -239,7 +244,12 @@ class Walk:
         view = t._view
         if t._grad_fn is not None:
             self.grad_fns = True
-        self.tokens.append((type(t), raw.shape, raw.dtype, si, t._requires_grad, t._grad_fn is not None))
+        shape = raw.shape
+        if self.dynamic and new and self.cut is None and view is None and len(shape) and shape[0] > 1:
+            # (0 and 1 stay sizes, as PyTorch's dynamic shapes specialise them: 1 broadcasts)
+            symbol = self.symbolic[si] = self._sizes.setdefault(shape[0], len(self._sizes))
+            shape = (("dim", symbol),) + tuple(shape[1:])
+        self.tokens.append((type(t), shape, raw.dtype, si, t._requires_grad, t._grad_fn is not None))
         if view is not None:
             self.views.append(t)
             self.tokens.append(("view", view.steps))
