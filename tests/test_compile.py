@@ -478,3 +478,39 @@ def test_optimizer_reached_only_through_an_unwalked_object_breaks_and_keeps_its_
     for t in [w, w.grad, *[v for v in state.values() if isinstance(v, tapegrad.Tensor)]]:
         assert np.all(np.isfinite(np.asarray(t.detach().numpy())))   # concrete values, not leaked tracers
     assert state["step"].item() == 3
+
+
+def test_a_step_broken_by_a_read_runs_as_programs_around_it(torch):
+    """After a graph break the step runs through the tape: its ops before the read and after it are compiled
+    as programs of their own once they repeat (PyTorch compiles the graphs around a break)."""
+    results = {}
+    for lib in (tapegrad, torch):
+        model = _mlp(lib)
+        opt = lib.optim.Adam(model.parameters(), lr=0.01)
+        x, y = lib.ones(6, 4), lib.zeros(6, 2)
+        logged = []
+
+        def step(x, y):
+            opt.zero_grad()
+            loss = lib.nn.functional.mse_loss(model(x), y)
+            logged.append(loss.item())   # the break
+            loss.backward()
+            opt.step()
+            return loss
+        run = tapegrad.compile(step) if lib is tapegrad else step
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for _ in range(6):
+                run(x, y)
+        if lib is tapegrad:
+            before = tapegrad.autograd.backward_cache_info()
+            for _ in range(5):
+                run(x, y)
+            after = tapegrad.autograd.backward_cache_info()
+            assert after["compiles"] == before["compiles"]
+            assert after["executions"] - before["executions"] <= 2 * 5   # the forward's, the backward + update's
+        else:
+            for _ in range(5):
+                run(x, y)
+        results[lib] = logged
+    np.testing.assert_allclose(results[tapegrad], results[torch], rtol=1e-5)

@@ -181,8 +181,10 @@ class CompiledFunction:
                               "(torch.where for a branch), or move the Python read out of the compiled function.") \
                 from e.__cause__
         self.broken = e
-        warnings.warn(message + " The function runs eagerly from now on; move the Python read out of the "
-                      "compiled function to compile it.", UserWarning, stacklevel=_user_level())
+        warnings.warn(message + " The function runs eagerly from now on, split at the read: its ops before and "
+                      "after it run through the tape, compiled as programs of their own once they repeat. Move the "
+                      "Python read out of the compiled function to compile it whole.", UserWarning,
+                      stacklevel=_user_level())
         return None if args is None else self.fn(*args, **kwargs)
 
     def _warn_limit(self):
