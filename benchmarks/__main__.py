@@ -1,6 +1,7 @@
 """tapegrad vs PyTorch eager vs hand-written jax.jit, side by side; see docs/benchmarks.md.
 
-    python -m benchmarks                    # full run; writes benchmarks/results/<device>.json and .md
+    python -m benchmarks                    # full run; writes benchmarks/results/<device>.json and .md,
+                                            # and a plot per workload in benchmarks/results/plots/<device>/
     python -m benchmarks --quick            # every workload, small and under short budgets; writes nothing
     python -m benchmarks --only mlp_sgd,generate_40    # chosen workloads (a full run merges them into
                                                        # the results file of this device)
@@ -130,18 +131,24 @@ def main(argv=None):
         chosen = [catalog.BY_ID[n] for n in names]
     device = report.device_name()
     print(f"device: {device}; mode: {'quick' if args.quick else 'full'}; workloads: {len(chosen)}", flush=True)
+    from tqdm import tqdm
     results, t0 = [], time.perf_counter()
-    for w in chosen:
+    bar = tqdm(chosen, desc="benchmarks", unit="workload", file=sys.stderr)
+    for w in bar:
+        bar.set_postfix_str(w.id)
         started = time.perf_counter()
         res = report.assemble(w, collect(w, args.quick, args.isolate, args.budget))
         res["wall_s"] = time.perf_counter() - started
         results.append(res)
-        print(report.format_workload(res), flush=True)
+        bar.write(report.format_workload(res), file=sys.stdout)
+    bar.close()
     print(f"total {time.perf_counter() - t0:.0f} s", flush=True)
     if args.out or not args.quick:
+        from . import plots
         out_dir = args.out or os.path.join(HERE, "results")
         path = report.write(results, out_dir, device, quick=args.quick, merge=bool(args.only))
-        print(f"wrote {os.path.relpath(path, ROOT)} and .md")
+        folder = plots.write_all(path)
+        print(f"wrote {os.path.relpath(path, ROOT)} and .md, and the plots in {os.path.relpath(folder, ROOT)}")
 
 
 if __name__ == "__main__":
