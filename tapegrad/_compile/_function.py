@@ -121,7 +121,6 @@ class CompiledFunction:
         if self.guard is guard:
             self.guard = None
 
-
     def _compile(self, key, walk, args, kwargs):
         if walk.symbolic:
             try:
