@@ -153,3 +153,29 @@ def test_a_step_whose_launch_runs_out_of_memory_keeps_the_state():
         assert tapegrad.equal(v, state[k])
     step(x, y, 2)[0].item()   # and training goes on
     assert not tapegrad.equal(model.weight.detach(), params[0])
+
+
+def test_an_in_place_write_after_a_failed_call_is_rolled_back_to_the_state_before_it(monkeypatch):
+    """The failing call is its program's first run (a new batch size), so the state it was handed is a copy:
+    an in-place op recorded on a parameter after the call is rolled back to the value before the call."""
+    tapegrad.manual_seed(0)
+    model = nn.Linear(4, 1)
+    opt = tapegrad.optim.SGD(model.parameters(), lr=0.1)
+
+    @tapegrad.compile
+    def step(x, y):
+        opt.zero_grad()
+        loss = nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    for _ in range(4):
+        step(tapegrad.randn(8, 4), tapegrad.randn(8, 1)).item()
+    before = model.weight.detach().clone()
+    _fail_next_launch(monkeypatch)
+    loss = step(tapegrad.randn(5, 4), tapegrad.randn(5, 1))   # a new size: a new program's first run
+    with tapegrad.no_grad():
+        model.weight.mul_(2)   # recorded on the failed step's value
+    with pytest.raises(tapegrad.OutOfMemoryError):
+        loss.item()
+    assert tapegrad.equal(model.weight.detach(), before)

@@ -30,9 +30,9 @@ class Undo:
     def __call__(self, lost):
         back = {}
         for s, before, version, written in reversed(self.storages):
-            if s._raw is written:
-                s._raw = before if not _deleted(before) else _lost_value(s, written, lost)
-                back[id(written)] = s._raw
+            back[id(written)] = before if not _deleted(before) else _lost_value(s, written, lost)
+            if s._raw is written:   # (else an in-place op wrote since: the journal's rollback puts it back)
+                s._raw = back[id(written)]
             s.counter.value = version
         for s, version in reversed(self.bumps):
             s.counter.value = version
