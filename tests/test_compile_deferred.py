@@ -12,13 +12,7 @@ import pytest
 
 import tapegrad
 from tapegrad import _faults, nn
-
-
-class _FailsWhenAwaited:
-    """An output of a program that failed while it ran: XLA reports it when the result is awaited."""
-
-    def block_until_ready(self):
-        raise jax.errors.JaxRuntimeError("RESOURCE_EXHAUSTED: Out of memory allocating 68719476736 bytes.")
+from test_faults import _FailsWhenAwaited
 
 
 def _fail_next_launch(monkeypatch):

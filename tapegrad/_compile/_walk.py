@@ -73,7 +73,8 @@ def global_names(code):
     return names
 
 
-_GLOBAL_OPS = frozenset(("LOAD_GLOBAL", "LOAD_NAME", "STORE_GLOBAL", "DELETE_GLOBAL", "STORE_NAME", "DELETE_NAME"))
+_GLOBAL_OPS = frozenset(("LOAD_GLOBAL", "LOAD_NAME", "LOAD_FROM_DICT_OR_GLOBALS", "STORE_GLOBAL", "DELETE_GLOBAL",
+                         "STORE_NAME", "DELETE_NAME"))
 
 
 _MISSING = object()
