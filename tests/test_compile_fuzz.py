@@ -2,7 +2,7 @@
 
 Hypothesis draws the model (widths, activation), the optimizer, the loss, the batch sizes of each step,
 `dynamic`, and what the loop does between calls (reading the loss or not, reading a gradient, scaling the
-parameters in place, zero_grad outside the step). Every loss and the final parameters must match PyTorch:
+parameters in place, zero_grad outside the step, a learning rate changed, an eager forward). Every loss and the final parameters must match PyTorch:
 compiled calls return while their program runs, and what the caller does next must see their results.
 """
 import hypothesis
@@ -25,7 +25,8 @@ def loops(draw):
         loss=draw(st.sampled_from(("mse", "cross_entropy"))),
         sizes=draw(st.lists(st.integers(2, 7), min_size=3, max_size=7)),
         dynamic=draw(st.booleans()),
-        between=draw(st.lists(st.sampled_from(("read_loss", "read_grad", "scale", "zero_grad", "nothing")),
+        between=draw(st.lists(st.sampled_from(("read_loss", "read_grad", "scale", "zero_grad", "lr", "evaluate",
+                                               "nothing")),
                               min_size=3, max_size=7)),
         seed=draw(st.integers(0, 2 ** 16)),
     )
@@ -73,6 +74,12 @@ def _run(lib, spec, compiled):
                     p.mul_(0.99)
         elif what == "zero_grad":
             opt.zero_grad()
+        elif what == "lr":   # (as a scheduler does)
+            for group in opt.param_groups:
+                group["lr"] *= 0.5
+        elif what == "evaluate":   # an eager forward on the parameters the call wrote
+            with lib.no_grad():
+                seen.append(float(model(x).sum()))
     return [loss.item() for loss in losses], seen, [p.detach().numpy() for p in model.parameters()]
 
 
