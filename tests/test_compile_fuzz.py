@@ -1,6 +1,6 @@
 """Random training loops compiled with tapegrad.compile against the same loops run eagerly in PyTorch.
 
-Hypothesis draws the model (widths, activation), the optimizer, the loss, the batch sizes of each step,
+Hypothesis draws the model (widths, activation, a dropout or BatchNorm layer), the optimizer, the loss, the batch sizes of each step,
 `dynamic`, and what the loop does between calls (reading the loss or not, reading a gradient, scaling the
 parameters in place, zero_grad outside the step, a learning rate changed, an eager forward). Every loss and the final parameters must match PyTorch:
 compiled calls return while their program runs, and what the caller does next must see their results.
@@ -21,6 +21,7 @@ def loops(draw):
     return dict(
         widths=draw(st.lists(st.integers(2, 6), min_size=2, max_size=4)),
         activation=draw(st.sampled_from(ACTIVATIONS)),
+        extra=draw(st.sampled_from((None, "Dropout", "BatchNorm1d"))),   # after the first activation
         optimizer=draw(st.sampled_from(sorted(OPTIMIZERS))),
         loss=draw(st.sampled_from(("mse", "cross_entropy"))),
         sizes=draw(st.lists(st.integers(2, 7), min_size=3, max_size=7)),
@@ -38,11 +39,16 @@ def _run(lib, spec, compiled):
     layers = []
     for a, b in zip(widths[:-1], widths[1:]):
         layers += [lib.nn.Linear(a, b), getattr(lib.nn, spec["activation"])()]
+    if spec["extra"] == "Dropout":
+        layers.insert(2, lib.nn.Dropout(0.3))
+    elif spec["extra"] == "BatchNorm1d":
+        layers.insert(2, lib.nn.BatchNorm1d(widths[1]))
     model = lib.nn.Sequential(*layers[:-1])
     with lib.no_grad():
         for p in model.parameters():
             p.copy_(lib.tensor(rng.standard_normal(tuple(p.shape)).astype(np.float32) * 0.5))
     opt = getattr(lib.optim, spec["optimizer"])(model.parameters(), **OPTIMIZERS[spec["optimizer"]])
+    lib.manual_seed(spec["seed"])   # (dropout's masks: tapegrad draws PyTorch's CPU stream)
 
     def step(x, y):
         opt.zero_grad()
