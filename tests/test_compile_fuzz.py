@@ -21,7 +21,7 @@ def loops(draw):
     return dict(
         widths=draw(st.lists(st.integers(2, 6), min_size=2, max_size=4)),
         activation=draw(st.sampled_from(ACTIVATIONS)),
-        extra=draw(st.sampled_from((None, "Dropout", "BatchNorm1d"))),   # after the first activation
+        extra=draw(st.sampled_from((None, "Dropout", "BatchNorm1d"))),   # in the first layer
         optimizer=draw(st.sampled_from(sorted(OPTIMIZERS))),
         loss=draw(st.sampled_from(("mse", "cross_entropy"))),
         sizes=draw(st.lists(st.integers(2, 7), min_size=3, max_size=7)),
@@ -37,12 +37,14 @@ def _run(lib, spec, compiled):
     rng = np.random.default_rng(spec["seed"])
     widths = spec["widths"]
     layers = []
-    for a, b in zip(widths[:-1], widths[1:]):
-        layers += [lib.nn.Linear(a, b), getattr(lib.nn, spec["activation"])()]
+    for i, (a, b) in enumerate(zip(widths[:-1], widths[1:])):
+        # (a bias before BatchNorm has a zero gradient: Adam would turn its rounding noise into whole steps)
+        bias = not (i == 0 and spec["extra"] == "BatchNorm1d")
+        layers += [lib.nn.Linear(a, b, bias=bias), getattr(lib.nn, spec["activation"])()]
     if spec["extra"] == "Dropout":
         layers.insert(2, lib.nn.Dropout(0.3))
-    elif spec["extra"] == "BatchNorm1d":
-        layers.insert(2, lib.nn.BatchNorm1d(widths[1]))
+    elif spec["extra"] == "BatchNorm1d":   # (Linear without bias, BatchNorm, activation: the usual order)
+        layers.insert(1, lib.nn.BatchNorm1d(widths[1]))
     model = lib.nn.Sequential(*layers[:-1])
     with lib.no_grad():
         for p in model.parameters():
