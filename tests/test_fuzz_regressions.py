@@ -1919,3 +1919,27 @@ def test_softmax_of_an_empty_integer_tensor_is_empty_as_torch(torch, code):
         return tuple(r.shape), str(r.dtype).split(".")[1]
     ours, theirs = both(build)
     assert ours == theirs
+
+
+@pytest.mark.parametrize("code", ["i3 @ e3", "e3i @ f3", "torch.bmm(i3, e3)", "torch.bmm(k0, f03)", "k0 @ f03",
+                                  "torch.bmm(f03.mT, b0)", "torch.bmm(b0.mT, b0)", "i3 @ f3", "e3i @ f2",
+                                  "g @ e3i", "torch.bmm(g, k0i)", "z @ k0i"])
+def test_a_batched_product_that_reads_nothing_has_mat2s_dtype_as_torch(torch, code):
+    """(fuzzer seed 197) PyTorch's bmm kernel makes its result with mat2's dtype and returns it, empty or zeros
+    (a sum over nothing), before it checks the dtypes: mixed dtypes raise only for a product that reads
+    values; a gradient of mat2's integer dtype is refused."""
+    def build(lib):
+        scope = {"torch": lib, "i3": lib.ones(1, 1, 1, dtype=lib.int64), "e3": lib.zeros(0, 1, 1),
+                 "e3i": lib.zeros(0, 1, 1, dtype=lib.int64), "f3": lib.ones(1, 1, 1), "f2": lib.ones(1, 1),
+                 "k0": lib.ones(2, 1, 0, dtype=lib.int32), "f03": lib.ones(2, 0, 3, dtype=lib.float64),
+                 "b0": lib.ones(2, 0, 1, dtype=lib.bool), "g": lib.ones(2, 1, 0, requires_grad=True),
+                 "k0i": lib.ones(2, 0, 3, dtype=lib.int64), "z": lib.ones(2, 1, 3, requires_grad=True)}
+        try:
+            r = eval(code, scope)
+        except (RuntimeError, NotImplementedError) as e:
+            return type(e).__name__, str(e).split(".")[0]
+        if r.requires_grad:
+            r.sum().backward()
+        return tuple(r.shape), str(r.dtype).split(".")[1], r.flatten().tolist(), r.requires_grad
+    ours, theirs = both(build)
+    assert ours == theirs

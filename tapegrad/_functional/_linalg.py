@@ -11,6 +11,7 @@ from . import _shape as S
 from ._arith import _check_kernel
 from ._common import SCALAR_NAME, check_tensors, numel_of, wrap_dim
 from .._autocast import policy
+from .._grad_mode import _state
 from ._einsum import einsum  # noqa: F401  (PyTorch's pairwise contractions)
 
 
@@ -64,7 +65,7 @@ def _matmul_as_pytorch(a, b):
         b3 = S.unsqueeze(S.reshape(S.expand(b, batch + (m2,)), count, m2), 2)
     else:
         b3 = S.reshape(S.expand(b, batch + (m2, p)), count, m2, p)
-    out = apply(L.bmm, a3, b3)
+    out = apply(L.bmm, *_bmm_operands(a3, b3))
     if db == 1:
         out = S.squeeze(out, -1)
     return apply(S_OPS.reshape_copy, out, shape=batch + ((n,) if da > 1 else ()) + ((p,) if db > 1 else ()))
@@ -157,9 +158,27 @@ def _check_bmm_operands(s1, t1, s2, t2):
     if s1[0] != s2[0] or s1[2] != s2[1]:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{s1[0]}, {s1[2]}] "
                            f"but got: [{s2[0]}, {s2[1]}].")
+    if _bmm_reads_nothing(s1, s2):
+        return   # (PyTorch's kernel returns before its dtype checks: see _bmm_operands)
     _refuse_bool(t1, "bmm")   # (its kernel is chosen by the first operand's dtype, before the second is read)
     if t1 is not t2:
         raise RuntimeError(f"expected scalar type {SCALAR_NAME[t1.name]} but found {SCALAR_NAME[t2.name]}")
+
+
+def _bmm_reads_nothing(s1, s2):
+    """Whether bmm of batches shaped s1 and s2 has an empty result or sums over nothing."""
+    return s1[0] * s1[1] * s2[2] == 0 or s1[2] == 0
+
+
+def _bmm_operands(a, b):
+    """(a, b) as bmm computes them: PyTorch's CPU kernel makes its result with mat2's dtype and returns it
+    (empty, or zeros when it sums over nothing) before checking that the dtypes agree, so such a product
+    of mixed dtypes is mat2's dtype, where any other raises."""
+    if a.dtype is not b.dtype and _bmm_reads_nothing(tuple(a.shape), tuple(b.shape)):
+        if a.requires_grad and _state.grad_enabled and not (b.dtype.is_floating_point or b.dtype.is_complex):
+            raise RuntimeError(f"Autograd not support dtype: {SCALAR_NAME[b.dtype.name]}")
+        a = a.to(b.dtype)
+    return a, b
 
 
 @policy("mm")
@@ -186,7 +205,7 @@ def bmm(input, mat2, *, out=None):
     if input._sp_compressed or mat2._sp_compressed:   # PyTorch's refusals of batched, hybrid ones
         __import__("tapegrad.sparse._matmul", fromlist=["_"]).refuse_compressed_product(input, mat2, "bmm")
     _check_bmm(input, mat2)
-    return apply(L.bmm, input, mat2)
+    return apply(L.bmm, *_bmm_operands(input, mat2))
 
 
 def _check_bmm(input, mat2):
