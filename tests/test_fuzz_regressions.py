@@ -1943,3 +1943,29 @@ def test_a_batched_product_that_reads_nothing_has_mat2s_dtype_as_torch(torch, co
         return tuple(r.shape), str(r.dtype).split(".")[1], r.flatten().tolist(), r.requires_grad
     ours, theirs = both(build)
     assert ours == theirs
+
+
+@pytest.mark.parametrize("code", ["F.gelu(torch.full((2,), inf))", "F.gelu(torch.full((1,), inf))",
+                                  "F.gelu(torch.tensor([inf, 1.0, -inf, 2.0, inf]))", "F.gelu(v[1:3])",
+                                  "F.gelu(v[::2])", "F.gelu(torch.tensor([inf]).expand(3))",
+                                  "F.gelu(torch.full((2, 2), inf).t())", "F.gelu(torch.full((2, 1), inf))",
+                                  "F.gelu(torch.full((3,), inf, dtype=torch.bfloat16))",
+                                  "F.gelu(torch.full((3,), inf, dtype=torch.float64))",
+                                  "F.gelu(torch.full((3,), inf), approximate='tanh')",
+                                  "torch.nn.GELU()(torch.full((3,), inf))", "F.gelu(torch.tensor(inf))",
+                                  "F.gelu(torch.tensor([-0.0, 0.0]))"])
+def test_gelu_of_inf_follows_pytorchs_vectorised_and_scalar_kernels(torch, code):
+    """(fuzzer seeds 116, 151, 194) PyTorch's CPU gelu runs a vectorised loop over a contiguous float32 or
+    bfloat16 input of two or more elements, whose erf(+inf) is NaN, and a scalar loop otherwise (one element,
+    a strided or transposed input), whose erf(+inf) is 1; the gradient at +inf is NaN in both."""
+    def build(lib):
+        scope = {"torch": lib, "F": lib.nn.functional, "inf": math.inf,
+                 "v": lib.tensor([0.0, math.inf, math.inf, 0.0, math.inf])}
+        r = eval(code, scope)
+        x = lib.full((3,), math.inf, requires_grad=True)
+        lib.nn.functional.gelu(x).sum().backward()
+        values = r.float().flatten().tolist()
+        return [str(v) for v in values], str(r.dtype).split(".")[1], [str(v) for v in x.grad.tolist()], \
+            [math.copysign(1, v) for v in values if v == 0]
+    ours, theirs = both(build)
+    assert ours == theirs

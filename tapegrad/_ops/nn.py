@@ -37,11 +37,14 @@ def _softplus(x, beta, threshold):
     return jnp.where(bx > threshold, x, soft)
 
 
-def _gelu(x, approximate):
+def _gelu(x, approximate, vectorized=False):
     if approximate == "tanh":
         inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)
         return 0.5 * x * (1 + jnp.tanh(inner))
-    return 0.5 * x * (1 + lax.erf(x * (1 / math.sqrt(2))))
+    out = 0.5 * x * (1 + lax.erf(x * (1 / math.sqrt(2))))
+    if vectorized:   # PyTorch's vectorised float kernel: its erf of +inf is NaN (the scalar one's is 1)
+        out = out * jnp.where(x == jnp.inf, jnp.nan, 1).astype(x.dtype)   # (a product keeps -0.0 and the gradient)
+    return out
 
 
 def _hardtanh(x, lo, hi):

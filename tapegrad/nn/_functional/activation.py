@@ -49,12 +49,18 @@ def celu(input, alpha=1.0, inplace=False):
                          inplace)
 
 
+_VECTORISED_GELU = (D.float32, D.bfloat16)   # (float64 and float16's vectorised erf keep erf(+inf) = 1)
+
+
 def gelu(input, approximate="none"):
     if not isinstance(approximate, str):
         raise TypeError(f"gelu(): argument 'approximate' must be str, not {type(approximate).__name__}")
     if approximate not in ("none", "tanh"):
         raise RuntimeError(f"approximate argument must be either none or tanh, got {approximate!r}.")
     check_float(input, "GeluKernelImpl")
+    if approximate == "none" and input.dtype in _VECTORISED_GELU and input.numel() > 1 and input.is_contiguous():
+        # (PyTorch's CPU kernel runs its vectorised loop over a contiguous input of two or more elements)
+        return apply(K.gelu, input, approximate=approximate, vectorized=True)
     return apply(K.gelu, input, approximate=approximate)
 
 
