@@ -2,7 +2,8 @@
 
 Hypothesis draws the model (widths, activation, a dropout or BatchNorm layer), the optimizer, the loss, the batch sizes of each step,
 `dynamic`, and what the loop does between calls (reading the loss or not, reading a gradient, scaling the
-parameters in place, zero_grad outside the step, a learning rate changed, an eager forward). Every loss and the final parameters must match PyTorch:
+parameters in place, zero_grad outside the step, a learning rate changed, an eager forward, the step run
+eagerly). Every loss and the final parameters must match PyTorch:
 compiled calls return while their program runs, and what the caller does next must see their results.
 """
 import hypothesis
@@ -27,7 +28,7 @@ def loops(draw):
         sizes=draw(st.lists(st.integers(2, 7), min_size=3, max_size=7)),
         dynamic=draw(st.booleans()),
         between=draw(st.lists(st.sampled_from(("read_loss", "read_grad", "scale", "zero_grad", "lr", "evaluate",
-                                               "nothing")),
+                                               "eager_step", "nothing")),
                               min_size=3, max_size=7)),
         seed=draw(st.integers(0, 2 ** 16)),
     )
@@ -88,6 +89,8 @@ def _run(lib, spec, compiled):
         elif what == "evaluate":   # an eager forward on the parameters the call wrote
             with lib.no_grad():
                 seen.append(float(model(x).sum()))
+        elif what == "eager_step":   # the same step, not compiled, between two compiled calls
+            seen.append(step(x, y).item())
     return [loss.item() for loss in losses], seen, [p.detach().numpy() for p in model.parameters()]
 
 
