@@ -58,7 +58,8 @@ def gelu(input, approximate="none"):
     if approximate not in ("none", "tanh"):
         raise RuntimeError(f"approximate argument must be either none or tanh, got {approximate!r}.")
     check_float(input, "GeluKernelImpl")
-    if approximate == "none" and input.dtype in _VECTORISED_GELU and input.numel() > 1 and input.is_contiguous():
+    if approximate == "none" and input.dtype in _VECTORISED_GELU and input.numel() > 1 and input.is_contiguous() \
+            and input.device.type == "cpu":
         # (PyTorch's CPU kernel runs its vectorised loop over a contiguous input of two or more elements)
         return apply(K.gelu, input, approximate=approximate, vectorized=True)
     return apply(K.gelu, input, approximate=approximate)
