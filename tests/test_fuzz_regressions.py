@@ -1969,3 +1969,16 @@ def test_gelu_of_inf_follows_pytorchs_vectorised_and_scalar_kernels(torch, code)
             [math.copysign(1, v) for v in values if v == 0]
     ours, theirs = both(build)
     assert ours == theirs
+
+
+@pytest.mark.parametrize("code", ["f & i", "i & f", "f | j", "j ^ f", "i << f", "torch.bitwise_and(f, i)",
+                                  "f & 1.5", "j & i", "i.bitwise_and_(f)", "f.__and__(i)"])
+def test_bitwise_ops_size_their_operands_before_refusing_floats_as_torch(torch, code):
+    """(fuzzer seed 211) PyTorch's TensorIterator broadcasts the operands before the kernel refuses a float:
+    shapes that do not broadcast raise the size error first."""
+    def build(lib):
+        scope = {"torch": lib, "f": lib.ones(1, 1, 2), "i": lib.ones(1, 0, dtype=lib.int64),
+                 "j": lib.ones(3, dtype=lib.int32)}
+        return _raises(lambda lib: eval(code, scope), lib)
+    ours, theirs = both(build)
+    assert ours[0].__name__ == theirs[0].__name__ and ours[1].split(".")[0] == theirs[1].split(".")[0]

@@ -1,6 +1,7 @@
 """Elementwise comparison and logic: eq, lt ..., logical_and ..., bitwise_and ..., isclose, allclose, equal."""
 import builtins
 
+from .._broadcast_errors import broadcast_error
 from .._ops import elementwise as E
 from .._tensor import Tensor
 from ._arith import _apply, _binary
@@ -24,6 +25,9 @@ def _bitwise(op, kernel=None):
 
     def f(input, other, *, out=None):
         other = scalar_or_tensor(other)
+        mismatch = broadcast_error((input, other))   # (PyTorch's TensorIterator sizes them before the kernel)
+        if mismatch is not None:
+            raise mismatch
         for x in (input, other):
             if isinstance(x, Tensor):
                 _check_integral(x, kernel)
