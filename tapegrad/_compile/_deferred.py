@@ -48,7 +48,7 @@ class Undo:
 
 def launched(outs, undo, where):
     """The call's program is running: its commit (recorded in `undo`) stands once it has succeeded."""
-    flight = _faults.Flight(_first(outs), ())
+    flight = _faults.Flight(first(outs), ())
     flight.undo = undo
     flight.place = place(where)
     flight.launched()
@@ -59,7 +59,8 @@ def place(where):
     return f"the compiled function called at {where[0]}:{where[1]}" if where is not None else "a compiled function"
 
 
-def _first(outs):
+def first(outs):
+    """One of a program's outputs: all are ready, or failed, together."""
     for value in outs:
         if value is not None:
             return value

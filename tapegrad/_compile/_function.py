@@ -122,25 +122,27 @@ class CompiledFunction:
             self.guard = None
 
     def _compile(self, key, walk, args, kwargs):
-        if walk.symbolic:
-            try:
-                traced = _trace.trace(self.fn, args, kwargs, walk)
-                _symbolic.check(traced)
-                program = _Program(traced, self.compiled + 1)
-            except Exception as e:   # (a failure that is not the symbols' shows again in the trace per size)
-                self.symbolic_failed = f"{type(e).__name__}: {e}"
-                return _PER_SIZE
-            self.compiled += 1
-            self.programs[key] = program
-            return program
         try:
             traced = _trace.trace(self.fn, args, kwargs, walk)
+            if walk.symbolic:
+                _symbolic.check(traced)
+            program = _Program(traced, self.compiled + 1)
         except (_trace.ReturnsGraph, _snapshot.Unreplayable):
+            if walk.symbolic:   # (said again by the trace per size, which decides)
+                return self._per_size("the function runs eagerly")
             self.programs[key] = _EAGER
             return _EAGER
+        except Exception as e:
+            if walk.symbolic:   # (a failure that is not the symbols' shows again in the trace per size)
+                return self._per_size(f"{type(e).__name__}: {e}")
+            raise
         self.compiled += 1
-        program = self.programs[key] = _Program(traced, self.compiled)
+        self.programs[key] = program
         return program
+
+    def _per_size(self, why):
+        self.symbolic_failed = why
+        return _PER_SIZE
 
     def _eager_then_trace(self, args, kwargs, undo=None):
         """The eager call, then a trace on the state it made. `undo`: a Snapshot put back if the call
@@ -259,16 +261,12 @@ class _Program:
         objects = walk.objects
         # the draws from CPU streams the program takes as inputs, made now as the eager call would; a call
         # that fails puts its generators back
+        undo = None   # (a launched call's: what its commit replaced, put back should the program fail)
         if not traced.host_draws:
             defer = self.deferred and _faults.DEFER_STEPS[0]
             outs = self._call(walk, donated, kept, [], defer)
-            if defer and not isinstance(_deferred._first(outs), jax.core.Tracer):
+            if defer and not isinstance(_deferred.first(outs), jax.core.Tracer):
                 undo = _deferred.Undo(_random.default_generator, lambda: owner is not None and owner.forget(guard))
-                made = self._commit(walk, outs, undo)
-                _deferred.launched(outs, undo, _faults.where_recorded())
-                if guard is not None:
-                    guard.advance(made)
-                return _trace.build_result(traced.result, objects, made)
         else:
             before = [(g, g._snapshot()) for g in {id(g): g for g, _, _ in traced.host_draws}.values()]
             try:
@@ -277,7 +275,9 @@ class _Program:
                 for g, snapshot in before:
                     g._restore(snapshot)
                 raise
-        made = self._commit(walk, outs)
+        made = self._commit(walk, outs, undo)
+        if undo is not None:
+            _deferred.launched(outs, undo, _faults.where_recorded())
         if guard is not None:
             guard.advance(made)
         return _trace.build_result(traced.result, objects, made)

@@ -25,14 +25,15 @@ def _bitwise(op, kernel=None):
 
     def f(input, other, *, out=None):
         other = scalar_or_tensor(other)
-        mismatch = broadcast_error((input, other))   # (PyTorch's TensorIterator sizes them before the kernel)
-        if mismatch is not None:
-            raise mismatch
-        for x in (input, other):
-            if isinstance(x, Tensor):
-                _check_integral(x, kernel)
-            elif isinstance(x, builtins.float):
-                raise NotImplementedError(f"\"{kernel}_cpu\" not implemented for 'Float'")
+        try:
+            for x in (input, other):
+                if isinstance(x, Tensor):
+                    _check_integral(x, kernel)
+                elif isinstance(x, builtins.float):
+                    raise NotImplementedError(f"\"{kernel}_cpu\" not implemented for 'Float'")
+        except NotImplementedError as refused:
+            # PyTorch's TensorIterator sizes the operands before the kernel refuses them
+            raise broadcast_error((input, other)) or refused from None
         return _apply(op, input, other)
     f.__name__ = op.name
     return f
