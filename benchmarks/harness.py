@@ -157,7 +157,7 @@ class Harness:
         """
         order = sorted(contestants, key=lambda s: s == "tapegrad")
         contestants = {s: contestants[s] for s in order if self.runs(s)}
-        warm_compiles, live = {}, {}
+        warm_compiles, warm_steps, live = {}, {}, {}
         for side, fn in contestants.items():
             self._begin(measure + " (warm-up)", side, warmup)
             before, over, i = COMPILES.count, False, 0
@@ -171,11 +171,18 @@ class Harness:
                 if self._progress(i) > self.budget_s:
                     over = i < warmup
                     break
-            warm_compiles[side] = COMPILES.count - before
+            warm_compiles[side], warm_steps[side] = COMPILES.count - before, i
             self._end({"value": None, "unit": "ms", "completed": i + 1, "of": warmup, "over_budget": over,
                        "compiles": warm_compiles[side], "warmup": True})
             if not over:
                 live[side] = fn
+        # every side at the same step before the clock starts, so that the losses they end on are comparable
+        # (tapegrad's warm-up runs on until its step settles)
+        most = max((warm_steps[s] for s in live), default=0)
+        for side, fn in live.items():
+            for _ in range(most - warm_steps[side]):
+                fn()
+            warm_steps[side] = most
         samples = {s: [] for s in live}
         compiles = {s: 0 for s in live}
         last = {}
@@ -203,7 +210,7 @@ class Harness:
                 res = {"value": None, "unit": "ms", "completed": 0, "of": rounds, "over_budget": True,
                        "compiles": 0, "warmup_compiles": warm_compiles[side], "note": "warm-up over budget"}
             out[side] = self._end(res)
-        steps_run = {s: len(samples[s]) for s in live}
+        steps_run = {s: warm_steps[s] + len(samples[s]) * steps_per_round for s in live}
         if last and len(set(steps_run.values())) == 1 and all(isinstance(v, float) for v in last.values()):
             # every side ran the same number of steps from the same start: their losses should agree
             self.info(f"{measure}: last loss per side", last)
