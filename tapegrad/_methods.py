@@ -57,14 +57,16 @@ _SCALED = {"add_", "sub_", "subtract_", "__iadd__", "__isub__"}
 def _check_scaled_cast(self, other, subtract):
     """In place, PyTorch refuses a result self cannot hold before it reads alpha (out of place, alpha first);
     a subtraction refuses bools before either."""
-    from ._functional._arith import _check_bool_subtraction
-    from ._functional._common import result_dtype
     if not isinstance(other, Tensor):
         return   # (a number or a list: the op words its errors)
+    if other.dtype is self.dtype and other.dtype is not D.bool_:
+        return   # (one dtype: nothing to refuse, the hot path, which imports nothing)
+    from ._functional._arith import _check_bool_subtraction
+    from ._functional._common import result_dtype
     if subtract and (self.dtype is D.bool_ or other.dtype is D.bool_):
         _check_bool_subtraction(self, other)   # (before the overlap check, as PyTorch's sub_check)
     if other.dtype is self.dtype:
-        return   # (one dtype: nothing to refuse, the hot path)
+        return
     try:
         if tuple(np.broadcast_shapes(tuple(self.shape), tuple(other.shape))) != tuple(self.shape):
             return   # (a shape error: the commit words it first, as PyTorch)

@@ -99,13 +99,13 @@ class Tensor:
 
     def _set_value(self, value):
         """Write a new value into this tensor (through its view, if any) and bump the version."""
-        from ._views import write
         if value.dtype != self.dtype.np or tuple(value.shape) != tuple(self.shape):
             from ._lazy import resolve
             value = jax.numpy.broadcast_to(resolve(value).astype(self.dtype.np), self.shape)
         if self._view is None:
             self._storage.write(value)
         else:
+            from ._views import write   # (a per-call import costs a microsecond: only on the colder path)
             write(self, value)
 
     # ---- metadata -------------------------------------------------------------------
