@@ -170,6 +170,7 @@ def apply(op, *args, **static):
         try:
             sig = _Signature(op, static, kinds)
         except (ValueError, TypeError) as e:   # JAX's "incompatible shapes for broadcasting": PyTorch's error
+            edges_before_kernel(args)
             error = _broadcast_errors.from_jax(e, args)
             if error is None:
                 raise
@@ -229,6 +230,17 @@ def apply(op, *args, **static):
 
 
 _INT64 = 1 << 63
+
+
+def edges_before_kernel(args):
+    """Before a kernel refuses its operands (their sizes, their dtypes), PyTorch's autograd has collected
+    their edges: a view made with grad mode off, whose base was modified in place since, raises its error
+    first (see _views.check_rebase). Called on those refusals' paths only."""
+    if not _state.grad_enabled or not any(isinstance(a, Tensor) and a._requires_grad for a in args):
+        return
+    for a in args:
+        if isinstance(a, Tensor) and a._view is not None and a._view.creation is not None:
+            a._edge()
 
 
 def _beyond_int64(a, args):

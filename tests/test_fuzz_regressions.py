@@ -1982,3 +1982,20 @@ def test_bitwise_ops_size_their_operands_before_refusing_floats_as_torch(torch, 
         return _raises(lambda lib: eval(code, scope), lib)
     ours, theirs = both(build)
     assert ours[0].__name__ == theirs[0].__name__ and ours[1].split(".")[0] == theirs[1].split(".")[0]
+
+
+@pytest.mark.parametrize("code", ["x & v", "v & x", "x + v", "torch.bitwise_or(x, v)", "v ^ 1.5", "x.add_(v)",
+                                  "x[:, :1] + v", "v + 1", "v * x.new_ones(4, 1, 1)"])
+def test_a_stale_no_grad_view_raises_before_the_kernel_refuses_its_operands(torch, code):
+    """(fuzzer seeds 230, 231) PyTorch's autograd collects an op's edges before its kernel sizes and checks
+    the operands: a view made under no_grad whose base was then changed in place raises its own error first,
+    before a size mismatch or a bitwise op's refusal of floats."""
+    def build(lib):
+        x = lib.tensor([[1.5, 0.5, 0.0], [-1.0, -0.75, -2.0]], requires_grad=True)
+        base = x.square()
+        with lib.no_grad():
+            v = base.unsqueeze(-1)
+            base.add_(1)
+        return _raises(lambda lib: eval(code, {"torch": lib, "x": x, "v": v}), lib)
+    ours, theirs = both(build)
+    assert ours[0] is theirs[0] and ours[1].startswith(theirs[1].rstrip("."))   # (tapegrad's may add a fix)

@@ -2,6 +2,7 @@
 import builtins
 
 from .._broadcast_errors import broadcast_error
+from .._dispatch import edges_before_kernel
 from .._ops import elementwise as E
 from .._tensor import Tensor
 from ._arith import _apply, _binary
@@ -32,7 +33,9 @@ def _bitwise(op, kernel=None):
                 elif isinstance(x, builtins.float):
                     raise NotImplementedError(f"\"{kernel}_cpu\" not implemented for 'Float'")
         except NotImplementedError as refused:
-            # PyTorch's TensorIterator sizes the operands before the kernel refuses them
+            # PyTorch's autograd takes the operands' edges, then its TensorIterator sizes them, before the
+            # kernel refuses them
+            edges_before_kernel((input, other))
             raise broadcast_error((input, other)) or refused from None
         return _apply(op, input, other)
     f.__name__ = op.name
