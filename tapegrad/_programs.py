@@ -34,7 +34,7 @@ MAX_PROGRAM_OPS = 1024
 
 # Renting is for structures whose future is unknown. One that comes back STEADY_STREAK times in a row
 # (no other structure of its kind in between: a training loop over fixed shapes, truncated BPTT's
-# chunks) is a steady loop, whose many later calls pay for the compile at once: it is compiled then.
+# chunks) is a steady loop, compiled then if its calls are dear enough on NumPy (_numpy_rent.STREAK_CALLS).
 STEADY_STREAK = 3
 
 profiler = None   # while a profile records: profiler(program, args) runs and times each call
@@ -72,7 +72,7 @@ class Program:
     """
 
     __slots__ = ("fn", "jitted", "layout", "sync", "key", "compiles", "spreads", "numpy", "ready", "announce",
-                 "bought", "shapes", "renting", "jobs", "bytes", "owner", "families", "assemble", "__weakref__")
+                 "bought", "shapes", "renting", "streak", "jobs", "bytes", "owner", "families", "assemble", "__weakref__")
 
     def __init__(self, fn, sync=False, key=None):
         self.fn = fn
@@ -89,6 +89,7 @@ class Program:
         self.bought = set()   # a whole program's input shapes whose rent is spent: XLA only, no NumPy check
         self.shapes = None    # the input shapes of the coming call (set by lookup)
         self.renting = True   # whether the coming call may run on NumPy
+        self.streak = False   # whether it comes on a steady streak (see STREAK_CALLS): _numpy_rent asks
         self.jobs = None      # a whole program's compiles off the caller's thread, by input shapes
         self.bytes = 0        # resident memory its compiles added (see _lru)
         self.owner = None     # (cache, key) it is cached under
@@ -294,8 +295,8 @@ def lookup(key, shapes, make, count=True, steady=None):
         p.ready.add(shapes)
     _stats["hits"] += 1
     p.shapes = shapes
-    if shapes not in p.bought and (_steady(key, p, shapes) if steady is None else steady):
-        p.bought.add(shapes)
+    # (on a streak it is bought by its NumPy tier, which knows what a call there costs: see _numpy_rent)
+    p.streak = _steady(key, p, shapes) if steady is None else steady
     p.renting = shapes not in p.bought
     return p
 
