@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import tapegrad
-from tapegrad import _programs, _segment, _shape_poly
+from tapegrad import _numpy_rent, _programs, _segment, _shape_poly
+from tapegrad.autograd import _numpy_step
 from tapegrad.autograd._numpy_step import StepEvaluator
 
 from conftest import assert_close, require
@@ -101,6 +102,34 @@ def test_a_step_that_comes_back_runs_on_numpy_without_a_trace_and_matches_torch(
     for call in range(3):
         for got, expected in zip(ours[call], theirs[call]):
             assert_close(got, expected, rtol=1e-10, atol=1e-12)
+
+
+def _calls(code, lib, n):
+    return [[g.detach().clone() if lib is not tapegrad else g.detach().numpy().copy() for g in code(lib, call % 3)]
+            for call in range(n)]
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_a_step_that_keeps_coming_back_runs_its_kernels_fused_and_matches_torch(case, monkeypatch):
+    """After FUSE_AFTER calls a step's kernels run as one fused evaluator (_numpy_step_fused): the values of
+    the unfused evaluator, bit for bit, and PyTorch's."""
+    torch = require("torch")
+    monkeypatch.setattr(_numpy_rent, "STREAK_CALLS", 0)   # (a streak of these small steps may buy a compile)
+    code = CASES[case]
+    n = 2 * _numpy_step.FUSE_AFTER + 4
+    theirs = _calls(code, torch, n)
+    tapegrad.autograd.clear_backward_cache()
+    fused = _calls(code, tapegrad, n)
+    steps = [p for key, p in _programs._programs.entries.items() if key[0] == "step"]
+    assert any(r.run.fused for p in steps for r in p.numpy.values())
+    assert tapegrad.autograd.backward_cache_info()["compiles"] == 0
+    monkeypatch.setattr(_numpy_step, "FUSE_AFTER", 1 << 30)
+    tapegrad.autograd.clear_backward_cache()
+    unfused = _calls(code, tapegrad, n)
+    for call in range(n):
+        for ours, plain, expected in zip(fused[call], unfused[call], theirs[call]):
+            np.testing.assert_array_equal(ours, plain)
+            assert_close(tapegrad.tensor(ours), expected, rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.parametrize("mode", ["LSTM", "GRU"])

@@ -44,8 +44,10 @@ def assemble(key, args):
     if array_kinds is None or extra_kinds is None:
         return None
     try:
-        return _Dry(step, array_kinds, {k: [type(x) for x in v.tolist()] for k, v in scalars.items()},
-                    extra_kinds).evaluator(len(arrays), tuple(sorted(scalars)))
+        scalar_types = {k: [type(x) for x in v.tolist()] for k, v in scalars.items()}
+        run, tree = _Dry(step, array_kinds, scalar_types, extra_kinds).evaluator(len(arrays), tuple(sorted(scalars)))
+        run.kinds = (array_kinds, scalar_types, extra_kinds)
+        return run, tree
     except Exception:   # _Missing, or anything the dry run did not foresee: the step is traced, as before
         return None
 
@@ -114,6 +116,7 @@ class _Dry:
         """(the step's evaluator, its outputs' tree) for leaves: `narrays` arrays, one packed array per scalar
         kind (sorted, as the flattened dict of kinds), then the extra values."""
         run = StepEvaluator()
+        run.calls, run.fused, run.kinds = 0, None, None
         run.step, run.forward, run.vjps = self.step, self.forward, self.vjps
         run.narrays, run.scalar_kinds = narrays, scalar_kinds
         run.seconds, run.steps, run.draws = self.seconds, tuple(self.steps), self.draws
@@ -121,12 +124,29 @@ class _Dry:
         return run, jax.tree_util.tree_map(lambda a: 0, self.grads)   # (the outputs' tree)
 
 
+# A step evaluator's calls before its kernels are fused into one (see _numpy_step_fused): a step that comes
+# back only a few times (a sequence length) keeps its kernels, which their many calls across steps have
+# made straight-line functions already, rather than pay for the recording and an interpreted fused run
+# (measured on the lstm_varlen benchmark: fusing at the third call cost about 8% of its repeated steps;
+# at the ninth, nothing; a small MLP step ran in 0.25 ms fused against 0.33 ms).
+FUSE_AFTER = 8
+
+
 class StepEvaluator:
     """Quacks like _numpy_eval.Compiled for _numpy_rent (seconds, steps, draws, out_avals)."""
 
-    __slots__ = ("step", "forward", "vjps", "narrays", "scalar_kinds", "seconds", "steps", "draws", "out_avals")
+    __slots__ = ("step", "forward", "vjps", "narrays", "scalar_kinds", "seconds", "steps", "draws", "out_avals",
+                 "kinds", "calls", "fused")
 
     def __call__(self, *leaves):
+        fused = self.fused
+        if fused is None:
+            self.calls += 1
+            if self.calls > FUSE_AFTER and self.kinds is not None:
+                from ._numpy_step_fused import fuse   # (it reads this module's wiring: imported once per step)
+                fused = self.fused = fuse(self, *self.kinds) or False
+        if fused:
+            return self._run_fused(fused, leaves)
         n = self.narrays
         arrays = iter(leaves[:n])
         scalars = {k: iter(np.asarray(v).tolist()) for k, v in zip(self.scalar_kinds, leaves[n:])}
@@ -145,6 +165,14 @@ class StepEvaluator:
                     tree, run(*[a for a in kept if a is not None], *[c for c in cts if c is not None]))
             grads = self.step.backward(results, args_of, extra, call, _NUMPY)
         return jax.tree_util.tree_leaves(grads)
+
+    def _run_fused(self, fused, leaves):
+        run, sources = fused
+        n, nk = self.narrays, len(self.scalar_kinds)
+        scalars = {k: np.asarray(v).tolist() for k, v in zip(self.scalar_kinds, leaves[n:n + nk])}
+        extra = leaves[n + nk:]
+        return run(*[leaves[i] if kind == "a" else extra[i] if kind == "x" else scalars[kind][i]
+                     for kind, i in sources])
 
 
 def _add(a, b):
