@@ -72,7 +72,8 @@ class Program:
     """
 
     __slots__ = ("fn", "jitted", "layout", "sync", "key", "compiles", "spreads", "numpy", "ready", "announce",
-                 "bought", "shapes", "renting", "streak", "jobs", "bytes", "owner", "families", "assemble", "__weakref__")
+                 "bought", "shapes", "renting", "streak", "jobs", "bytes", "owner", "families", "assemble",
+                 "__weakref__")
 
     def __init__(self, fn, sync=False, key=None):
         self.fn = fn
