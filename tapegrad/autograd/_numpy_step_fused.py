@@ -56,7 +56,7 @@ class _Recorder:
         self.c.steps, self.c.consts, self.c.draws = [], [], False
         self.inputs, self.sources = [], []   # fused inputs (slot, dtype); where each comes from
         self.nslots = 0
-        self.slot_of = {}    # id(stand-in aval) -> its slot
+        self.slot_of = {}    # id(stand-in) -> its slot
         self.external = {}   # id(stand-in) -> its source, for values from outside
         self.kept = []       # every stand-in made (their ids stay unique while recording)
 
