@@ -17,7 +17,7 @@ from .._lazy import Pending
 from .._memory_format import grad_like
 from .._storage import Storage
 from .._tensor import Tensor
-from ._graph import check_versions
+from ._graph import check_versions, stops_backward
 from ._step_program import StepProgram, reachable
 from ._walk import TRACED, traced_call
 from . import _numpy_step
@@ -134,6 +134,8 @@ def _check_versions(seg, root):
         n = refs[pos]()
         if n is not None:
             check_versions(n)
+            if stops_backward(n):
+                break
 
 
 def _one_of(outputs):

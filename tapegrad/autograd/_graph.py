@@ -10,7 +10,7 @@ import weakref
 
 from .._lazy import forget_inputs
 from ._node import AccumulateGrad, Node
-from ._saved import kept_positions
+from ._saved import SIGNATURES, kept_positions, missing_at
 from ._walk import sum_to_dims
 from .graph import unpacked
 
@@ -58,11 +58,14 @@ class Graph:
             nodes, leaves, capture = _prune(nodes, leaves, targets)
         # Node by node in backward order, as PyTorch's engine unpacks saved values: a freed graph, then
         # values modified in place (so an older node's freed values do not hide a newer node's change)
+        kept = set(nodes) | set(leaves)
         for n in nodes:
             if n not in capture:
                 if n.kept is None:
                     raise RuntimeError(FREED_GRAPH)
                 check_versions(n)
+                if stops_backward(n, kept):
+                    break
         self.capture = capture
         self.nodes = nodes
         self.leaves = leaves
@@ -223,6 +226,21 @@ def check_versions(node):
             raise RuntimeError(DETACHED_SAVED)
         if counter.value != version:
             raise RuntimeError(_modified_message(node, index, counter, version))
+
+
+def stops_backward(node, targets=None):
+    """Whether the walk raises at `node` for a gradient its op has no derivative for (`targets`: the nodes
+    the backward runs, None: all): PyTorch's engine raises there, and never reaches the nodes after it to
+    unpack their saved values (a floor_divide on the path hides an in-place change of an earlier value)."""
+    missing = missing_at(node.sig)
+    if not missing:
+        return False
+    diff = SIGNATURES[node.sig][3]
+    for k, _ in missing:
+        e = node.edges[diff[k]]
+        if e is not None and (targets is None or e[0] in targets):
+            return True
+    return False
 
 
 DETACHED_SAVED = ("Trying to use a saved tensor that has been detached in-place, i.e. with .detach_()."
