@@ -74,6 +74,19 @@ class Compiled:
                     slots[o] = v if v.dtype == dt else v.astype(dt)
 
 
+def inline(fused, run, bound, base):
+    """Append `run`'s consts and steps to the Compiled `fused` (a plan's or a step's kernels fused into one):
+    run's slot s becomes bound[s] where bound (an input wired to a value already in `fused`), else base + s.
+    Returns the fused slots of run's outputs."""
+    def moved(s):
+        return bound.get(s, base + s)
+    fused.consts += [(moved(s), value) for s, value in run.consts]
+    fused.steps += [(fn, tuple(map(moved, ins)), tuple(map(moved, outs)), dtypes)
+                    for fn, ins, outs, dtypes in run.steps]
+    fused.draws = fused.draws or run.draws
+    return [moved(s) for s in run.outputs]
+
+
 def _straight_line(c):
     """c's steps as one Python function of its inputs (a tuple), with the interpreter's semantics: inputs
     and every step's results cast to the jaxpr's dtypes. False when a step reads a slot nothing wrote."""

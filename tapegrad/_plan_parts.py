@@ -41,9 +41,6 @@ def _fused(parts, outputs):
     base = 0
     for run, codes in parts:
         wired = {}   # the part's input slots that read an earlier part's output
-
-        def moved(s, wired=wired, base=base):
-            return wired.get(s, base + s)
         leaves = iter(run.inputs)
         for c in codes:
             if c is None:
@@ -59,11 +56,7 @@ def _fused(parts, outputs):
             else:
                 sources.append((c, counted.get(c, 0)))
                 counted[c] = counted.get(c, 0) + 1
-        fused.consts += [(moved(s), value) for s, value in run.consts]
-        fused.steps += [(fn, tuple(map(moved, ins)), tuple(map(moved, outs)), dtypes)
-                        for fn, ins, outs, dtypes in run.steps]
-        produced.append([moved(s) for s in run.outputs])
-        fused.draws = fused.draws or run.draws
+        produced.append(_numpy_eval.inline(fused, run, wired, base))
         base += run.nslots
     fused.nslots = base
     fused.inputs = tuple(inputs)

@@ -184,19 +184,23 @@ def test_transformer_block_adamw_cosine_lambda_lr_clipping_compiled_matches_pyto
     assert run._compiled.compiled == 1   # the learning rate is an input: the schedule never recompiles
 
 
-@pytest.mark.usefixtures("fresh_program_caches")
-def test_steady_compiled_step_is_one_program_and_compiles_once():
-    model = _mlp(tapegrad)
-    opt = tapegrad.optim.Adam(model.parameters(), lr=0.01)
-    x, y = tapegrad.randn(6, 4), tapegrad.randn(6, 2)
-
-    @tapegrad.compile
+def compiled_mse_step(model, opt):
+    """A training step (zero_grad, MSE loss, backward, optimizer step) compiled with tapegrad.compile."""
     def step(x, y):
         opt.zero_grad()
         loss = nn.functional.mse_loss(model(x), y)
         loss.backward()
         opt.step()
         return loss
+    return tapegrad.compile(step)
+
+
+@pytest.mark.usefixtures("fresh_program_caches")
+def test_steady_compiled_step_is_one_program_and_compiles_once():
+    model = _mlp(tapegrad)
+    opt = tapegrad.optim.Adam(model.parameters(), lr=0.01)
+    x, y = tapegrad.randn(6, 4), tapegrad.randn(6, 2)
+    step = compiled_mse_step(model, opt)
     step(x, y)   # eager: creates the optimizer state
     before = info()
     step(x, y)   # traced and compiled

@@ -12,6 +12,7 @@ import pytest
 
 import tapegrad
 from tapegrad import _faults, nn
+from test_compile import compiled_mse_step
 from test_faults import _FailsWhenAwaited
 
 
@@ -22,16 +23,6 @@ def _fail_next_launch(monkeypatch):
         monkeypatch.undo()   # only this launch
         launch(flight, (outputs, _FailsWhenAwaited()), nodes)
     monkeypatch.setattr(_faults.Flight, "__init__", failing)
-
-
-def _compiled_mse_step(model, opt):
-    def step(x, y):
-        opt.zero_grad()
-        loss = nn.functional.mse_loss(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
-    return tapegrad.compile(step)
 
 
 def _grad_of_sin(x):
@@ -97,7 +88,7 @@ def test_a_failed_training_step_takes_back_what_it_can_and_never_shows_jax(monke
     model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
     opt = tapegrad.optim.SGD(model.parameters(), lr=0.1)
     x, y = tapegrad.randn(16, 4), tapegrad.randn(16, 1)
-    step = _compiled_mse_step(model, opt)
+    step = compiled_mse_step(model, opt)
     for _ in range(6):
         step(x, y).item()
     grads = [p.grad for p in model.parameters()]
@@ -158,7 +149,7 @@ def test_an_in_place_write_after_a_failed_call_is_rolled_back_to_the_state_befor
     tapegrad.manual_seed(0)
     model = nn.Linear(4, 1)
     opt = tapegrad.optim.SGD(model.parameters(), lr=0.1)
-    step = _compiled_mse_step(model, opt)
+    step = compiled_mse_step(model, opt)
     for _ in range(4):
         step(tapegrad.randn(8, 4), tapegrad.randn(8, 1)).item()
     before = model.weight.detach().clone()

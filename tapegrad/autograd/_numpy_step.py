@@ -44,10 +44,8 @@ def assemble(key, args):
     if array_kinds is None or extra_kinds is None:
         return None
     try:
-        scalar_types = {k: [type(x) for x in v.tolist()] for k, v in scalars.items()}
-        run, tree = _Dry(step, array_kinds, scalar_types, extra_kinds).evaluator(len(arrays), tuple(sorted(scalars)))
-        run.kinds = (array_kinds, scalar_types, extra_kinds)
-        return run, tree
+        return _Dry(step, array_kinds, {k: [type(x) for x in v.tolist()] for k, v in scalars.items()},
+                    extra_kinds).evaluator(len(arrays), tuple(sorted(scalars)))
     except Exception:   # _Missing, or anything the dry run did not foresee: the step is traced, as before
         return None
 
@@ -78,6 +76,7 @@ class _Dry:
 
     def __init__(self, step, array_kinds, scalar_types, extra_kinds):
         self.step = step
+        self.kinds = (array_kinds, scalar_types, extra_kinds)   # (what the step's fused evaluator records on)
         self.forward, self.vjps = [], {}
         self.seconds, self.steps, self.draws = 0.0, [], False
         arrays = iter([_aval(k) if type(k) is tuple else k for k in array_kinds])
@@ -116,7 +115,7 @@ class _Dry:
         """(the step's evaluator, its outputs' tree) for leaves: `narrays` arrays, one packed array per scalar
         kind (sorted, as the flattened dict of kinds), then the extra values."""
         run = StepEvaluator()
-        run.calls, run.fused, run.kinds = 0, None, None
+        run.calls, run.fused, run.kinds = 0, None, self.kinds
         run.step, run.forward, run.vjps = self.step, self.forward, self.vjps
         run.narrays, run.scalar_kinds = narrays, scalar_kinds
         run.seconds, run.steps, run.draws = self.seconds, tuple(self.steps), self.draws
@@ -142,7 +141,7 @@ class StepEvaluator:
         fused = self.fused
         if fused is None:
             self.calls += 1
-            if self.calls > FUSE_AFTER and self.kinds is not None:
+            if self.calls > FUSE_AFTER:
                 from ._numpy_step_fused import fuse   # (it reads this module's wiring: imported once per step)
                 fused = self.fused = fuse(self, *self.kinds) or False
         if fused:

@@ -100,28 +100,12 @@ class _Recorder:
 
     def inline(self, run, args):
         """run's steps on `args` (stand-ins, in run's input order): its outputs as stand-ins."""
-        if type(run) is not _numpy_eval.Compiled:
+        if type(run) is not _numpy_eval.Compiled or len(args) != len(run.inputs):
             raise _Unfusable
-        if len(args) != len(run.inputs):
-            raise _Unfusable
-        moved = {}
-        for (s, dtype), a in zip(run.inputs, args):
-            moved[s] = self.slot(a, np.dtype(dtype))
-        for s, value in run.consts:
-            moved[s] = self.new_slot()
-            self.c.consts.append((moved[s], value))
-
-        def at(s):
-            slot = moved.get(s)
-            if slot is None:
-                slot = moved[s] = self.new_slot()
-            return slot
-        for fn, ins, outs, dtypes in run.steps:
-            self.c.steps.append((fn, tuple(at(s) for s in ins), tuple(at(s) for s in outs), dtypes))
-        self.c.draws = self.c.draws or run.draws
-        if any(s not in moved for s in run.outputs):
-            raise _Unfusable   # (an output no step writes: the kernel's own evaluator refuses it too)
-        return [self.value(a, moved[s]) for a, s in zip(run.out_avals, run.outputs)]
+        bound = {s: self.slot(a, np.dtype(dtype)) for (s, dtype), a in zip(run.inputs, args)}
+        base, self.nslots = self.nslots, self.nslots + run.nslots
+        outs = _numpy_eval.inline(self.c, run, bound, base)
+        return [self.value(a, s) for a, s in zip(run.out_avals, outs)]
 
     def step(self, fn, ins, aval):
         """One NumPy step of the walk's own arithmetic: fn(*ins) as a value of `aval`."""
