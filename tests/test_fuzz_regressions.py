@@ -2017,3 +2017,63 @@ def test_a_node_without_a_derivative_raises_before_older_saved_values_are_checke
         return _raises(lambda lib: eval(code, {"torch": lib, "t0": t0, "t1": t1, "t2": t2}), lib)
     ours, theirs = both(build)
     assert ours[0] is theirs[0] and ours[1].split(".")[0] == theirs[1].split(".")[0]
+
+
+_NORMS = {
+    "layer_norm": "torch.nn.functional.layer_norm(x, (3,), w, b)",
+    "layer_norm_no_bias": "torch.nn.functional.layer_norm(x, (3,), w)",
+    "batch_norm_train": "torch.nn.functional.batch_norm(x, None, None, w, b, training=True)",
+    "batch_norm_eval": "torch.nn.functional.batch_norm(x, torch.zeros(3, dtype=x.dtype), torch.ones(3, dtype=x.dtype), w, b)",
+}
+_SECOND = {
+    "backward": "g.sum().backward(retain_graph=True)",
+    "grad": "torch.autograd.grad(g.sum(), [w], retain_graph=True)",
+    "grad_unused": "torch.autograd.grad(g.sum(), [w, b], retain_graph=True, allow_unused=True)",
+    "grad_materialized": "torch.autograd.grad(g.sum(), [w], retain_graph=True, allow_unused=True, "
+                         "materialize_grads=True)",
+    "beside_w": "(g * 2 + w).sum().backward(retain_graph=True)",
+    "input": "torch.autograd.grad((g * g).sum(), [x], retain_graph=True, allow_unused=True)",
+}
+
+
+@pytest.mark.parametrize("loss", ["y.sum()", "(y * y).sum()"])
+@pytest.mark.parametrize("second", sorted(_SECOND))
+@pytest.mark.parametrize("norm, of", [(norm, "w") for norm in sorted(_NORMS)] +
+                         [(norm, "w, b") for norm in sorted(_NORMS) if "no_bias" not in norm])
+def test_a_normalisation_weights_gradient_gives_the_weight_no_gradient_as_torch(torch, norm, of, second, loss):
+    """(fuzzer seed 252) PyTorch's double backward of layer_norm and batch_norm (one kernel with a formula of
+    its own) gives the weight no gradient from the weight's own gradient, nor the bias any: an undefined
+    gradient, so .grad stays None and autograd.grad calls the tensor unused, although the gradient requires
+    grad and its node lists them. tapegrad ties such gradients to what the kernel reads, but passes no
+    gradient back through the tie (autograd._higher._undefined_tie). A loss whose gradient depends on the
+    weight (y * y) gives it one through that gradient. Run three times: the backward's program is looked up
+    again."""
+    def build(lib):
+        out = []
+        for _ in range(3):
+            w = lib.tensor([1.5, 2.0, -0.5], dtype=lib.float64, requires_grad=True)
+            b = lib.tensor([0.25, -1.0, 0.5], dtype=lib.float64, requires_grad=True)
+            x = lib.tensor([[1.0, 3.0, -2.0], [0.5, -1.0, 4.0]], dtype=lib.float64, requires_grad=True)
+            scope = {"torch": lib, "x": x, "w": w, "b": b}
+            y = eval(_NORMS[norm], scope)
+            g = sum(lib.autograd.grad(eval(loss, dict(scope, y=y)), eval(f"[{of}]", scope), create_graph=True))
+            results = []
+            error = _raises(lambda lib: results.append(eval(_SECOND[second], dict(scope, g=g))), lib)
+            out.append((g.requires_grad, type(g.grad_fn).__name__, w.grad, b.grad, x.grad, error, results))
+        return out
+    ours, theirs = both(build)
+    for mine, its in zip(ours, theirs):
+        assert mine[:2] == its[:2]
+        assert (mine[5] is None) == (its[5] is None)
+        if its[5] is not None:
+            assert mine[5][0] is its[5][0] and mine[5][1].split(".")[0] == its[5][1].split(".")[0]
+        grads, expected = list(mine[2:5]), list(its[2:5])
+        for result, expect in zip(mine[6], its[6]):
+            if expect is not None:   # autograd.grad's gradients
+                grads += list(result)
+                expected += list(expect)
+        assert len(grads) == len(expected)
+        for a, t in zip(grads, expected):
+            assert (a is None) == (t is None)
+            if t is not None:
+                assert_close(a, t)

@@ -46,28 +46,37 @@ def output_names(closed_jaxpr):
     return [_name_of(jaxpr, v) for v in jaxpr.outvars]
 
 
-def output_dependencies(closed_jaxpr):
+def output_dependencies(closed_jaxpr, through_ties=True):
     """For each output, the positions of the inputs it is differentiably computed from.
 
     Values of integer or bool dtype carry no gradient (PyTorch's comparisons and masks are not
     differentiable), so a dependency through one is cut: max()'s backward, `where(x == max, g, 0)`,
-    depends on the incoming gradient alone and does not require grad."""
+    depends on the incoming gradient alone and does not require grad.
+    through_ties=False: the inputs a gradient flows back to. An UNDEFINED_TIE makes its gradients depend on
+    values whose derivative PyTorch's formula leaves undefined; it is followed only with through_ties."""
     jaxpr = closed_jaxpr.jaxpr
-    return _dependencies(jaxpr, [frozenset([i]) for i in range(len(jaxpr.invars))])
+    return _dependencies(jaxpr, [frozenset([i]) for i in range(len(jaxpr.invars))], through_ties)
 
 
 _EMPTY = frozenset()
 # call-like primitives whose body is differentiated as it is: look inside for exact dependencies
 _CALLS = {"pjit", "closed_call", "core_call", "remat", "checkpoint", "jit"}
+# The name of the call that ties a fused kernel's gradients to the values the kernel reads (see
+# autograd._higher._tied) where PyTorch's double backward gives those values no gradient (an undefined
+# tensor: layer_norm's weight gets none from the weight's own gradient): its inputs are the gradients,
+# then the tied values; its outputs are the gradients.
+UNDEFINED_TIE = "tapegrad_undefined_tie"
 
 
-def _dependencies(jaxpr, in_deps):
+def _dependencies(jaxpr, in_deps, through_ties=True):
     deps = dict(zip(jaxpr.invars, in_deps))
     for eqn in jaxpr.eqns:
         ins = [deps.get(v, _EMPTY) if isinstance(v, Var) else _EMPTY for v in eqn.invars]
         inner = _inner_jaxpr(eqn) if eqn.primitive.name in _CALLS else None
-        if inner is not None and len(inner.invars) == len(ins) and len(inner.outvars) == len(eqn.outvars):
-            outs = _dependencies(inner, ins)
+        if inner is not None and not through_ties and eqn.params.get("name") == UNDEFINED_TIE:
+            outs = ins[:len(eqn.outvars)]
+        elif inner is not None and len(inner.invars) == len(ins) and len(inner.outvars) == len(eqn.outvars):
+            outs = _dependencies(inner, ins, through_ties)
         else:
             outs = [_EMPTY.union(*ins)] * len(eqn.outvars)
         for o, d in zip(eqn.outvars, outs):

@@ -35,7 +35,7 @@ from .._memory_format import grad_like, keep_layout
 from .._ops._registry import KEEP, Op, named_formula
 from .._tensor import Tensor
 from . import _saved, forward_ad
-from ._backward_names import output_dependencies, output_names
+from ._backward_names import UNDEFINED_TIE, output_dependencies, output_names
 from ._engine import _hook_runner, _node_hooks, _with_retained
 from ._walk import TRACED, Arith, node_backward, reads_result, result_backward, sum_to_dims, traced_call, walk
 from ._graph import Graph, summed_roots, targets_of
@@ -65,6 +65,7 @@ class _Program:
         # the jaxpr's inputs are the arguments' leaves: a None argument (clamp's absent max) has none
         argument_of = [i for i, x in enumerate(examples) for _ in jax.tree_util.tree_leaves(x)]
         deps = [frozenset(argument_of[j] for j in d) for d in output_dependencies(closed)]
+        flows = [frozenset(argument_of[j] for j in d) for d in output_dependencies(closed, through_ties=False)]
         single = nout == 1
         whole = fn if not single else (lambda *xs: fn(*xs)[0])
         self.op = Op("backward", whole, dtype_rule=KEEP, nout=nout, node_name=names[0])
@@ -75,7 +76,7 @@ class _Program:
                 self.outputs.append(None)
                 continue
             op_k = Op("backward", _output(fn, k), dtype_rule=KEEP, diff=diff, node_name=names[k])
-            self.outputs.append((op_k, diff))
+            self.outputs.append((op_k, diff, tuple(i for i in diff if i in flows[k])))
         self.plans = [None] * nout
 
 
@@ -163,17 +164,25 @@ def _record(prog, inputs, edges, checks, kinds):
 
 
 def _node(prog, k, spec, inputs, edges, checks, kinds):
-    op_k, diff = spec
-    plan = prog.plans[k]
-    if plan is None:
-        plan = prog.plans[k] = _saved.plan(op_k, (), None, diff, inputs, kinds)
-    needed, sig, mask, _ = plan   # a recorded backward frees what it keeps, whatever the formula
-    saved = [v if keep else None for v, keep in zip(inputs, needed)]
+    """The node of gradient k. It lists every input the gradient depends on (PyTorch's node for the formula
+    has them all as inputs: spec's diff) and differentiates those a gradient flows back to (spec's flows):
+    through an undefined tie none does, and what lies behind gets no gradient from it (PyTorch's undefined
+    gradient: a leaf's .grad stays None, autograd.grad calls the input unused)."""
+    op_k, diff, flows = spec
+    plans = prog.plans[k]
+    if plans is None:
+        plans = prog.plans[k] = (_saved.plan(op_k, (), None, flows, inputs, kinds),
+                                 _saved.plan(op_k, (), None, diff, inputs, kinds)[0])
+    (_, sig, mask, _), needed = plans   # (a recorded backward frees what it keeps, whatever the formula)
+    saved = [v if keep else None for v, keep in zip(inputs, needed)]   # (all its formula reads: checked)
     node_edges = [None] * len(inputs)
-    for i in diff:
+    for i in flows:
         node_edges[i] = edges[i]
     node_checks = [c for c in checks if needed[c[2]]]
-    return op_k.node_class(op_k, saved, node_edges, (prog.avals[k],), sig, node_checks, True, mask)
+    node = op_k.node_class(op_k, saved, node_edges, (prog.avals[k],), sig, node_checks, True, mask)
+    if flows != diff:
+        node.listed = [edges[i] if i in diff else None for i in range(len(inputs))]
+    return node
 
 
 # ---- the graph's inputs: saved values with where they came from ------------------------------
@@ -250,10 +259,29 @@ def _tied(sid, grads, kept, read=None):
     op = _saved.SIGNATURES[sid][0]
     fused = op.fused_backward
     if fused is True or (fused and fused(*kept)):
-        grads = jax.lax.optimization_barrier((tuple(grads), tuple(kept if read is None else read)))[0]
+        tie = _undefined_tie if op.backward_name is not None else _tie
+        grads = tie(tuple(grads), tuple(kept if read is None else read))
     if op.backward_name is not None:
         grads = named_formula(op.backward_name, lambda *g: g)(*grads)
     return grads
+
+
+def _tie(grads, values):
+    """The gradients, depending on `values` too (their derivative: zeros, as PyTorch's formula gives)."""
+    return jax.lax.optimization_barrier((grads, values))[0]
+
+
+def _undefined_tie(grads, values):
+    """_tie, where PyTorch's double backward gives the values no gradient at all (a fused kernel with a
+    formula of its own: layer_norm's weight gets none from the weight's gradient): a call that
+    output_dependencies(through_ties=False) looks through (see _backward_names.UNDEFINED_TIE)."""
+    n = len(jax.tree_util.tree_leaves(grads))
+
+    def tie(*xs):
+        return _tie(xs[:n], xs[n:])
+    tie.__name__ = UNDEFINED_TIE
+    return jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(grads),
+                                        jax.jit(tie)(*jax.tree_util.tree_leaves(grads), *values))
 
 
 def _recorded_call(i, sid, out_avals, kept, cts):

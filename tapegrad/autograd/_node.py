@@ -53,7 +53,9 @@ class Node(Equation):
     """
 
     __slots__ = ("op", "kept", "edges", "checks", "retained", "hooks", "saves", "sig", "closed", "tensor_args",
-                 "fn_hooks", "view_nr")   # view_nr: set only on the k-th piece of unbind/split, k > 0 (_numbered)
+                 "fn_hooks", "view_nr", "listed")
+    # view_nr: set only on the k-th piece of unbind/split, k > 0 (_numbered); listed: set only on a recorded
+    # backward's node that lists inputs no gradient flows back to (autograd._higher._node), its edges as shown
 
     def __init__(self, op, kept, edges, avals, sig, checks, saves, tensor_args, sid=None, args=None, where=None):
         # sid, args, where: its forward part, when it is recorded lazily (else its outputs are computed already)
@@ -84,8 +86,9 @@ class Node(Equation):
         # One entry per tensor argument, as PyTorch (Python scalars are not graph inputs).
         from .._views import NOWHERE   # (a gradient dropped: PyTorch's node has no edge there)
         optional = self.optional_inputs
+        edges = getattr(self, "listed", self.edges)
         entries = tuple((e[0], e[1]) if e is not None and e[0] is not NOWHERE else (None, 0)
-                        for i, (e, is_tensor) in enumerate(zip(self.edges, self.tensor_args or ()))
+                        for i, (e, is_tensor) in enumerate(zip(edges, self.tensor_args or ()))
                         if (is_tensor or i in optional) and (e is not None or not self.differentiable_edges_only))
         if self.wraps is not None:
             # PyTorch's CopySlices runs the in-place op's node inside itself: its edges are the base's,

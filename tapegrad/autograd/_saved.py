@@ -36,6 +36,8 @@ def vjp_fn(op, static, cast, diff, nargs):
     if op.custom is not None:
         from ._function_backward import traced_vjp
         return traced_vjp(op, static, diff)
+    if not diff:   # (a recorded backward's gradient that gives its inputs none: see autograd._higher._node)
+        return lambda args, cts: ()
     missing = _missing_derivatives(op, static, diff)
     if len(missing) == len(diff):   # (nothing it could compute: the walk raises before it runs, see missing_at)
         first = missing[0]
