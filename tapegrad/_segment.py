@@ -17,7 +17,7 @@ graphs reaching older segments, autograd.grad) takes the general path.
 import threading
 import weakref
 
-from ._lazy import READS, Pending, SCALAR_KINDS, computed, live_outputs, resolve_all
+from ._lazy import READS, Pending, Plan, SCALAR_KINDS, computed, live_outputs, resolve_all, run_plan
 from ._storage import Storage
 from .autograd._node import AccumulateGrad as _AccumulateGrad
 
@@ -193,11 +193,89 @@ def structure(seg):
 def flush(seg):
     """Compute the segment's values that tensors still hold (one plan), then start a new segment."""
     nodes = [ref() for ref in seg.nodes]
-    live = [nodes[i].outs[k]() for i, k in live_outputs(nodes)]
+    codes = live_outputs(nodes)
+    live = [nodes[i].outs[k]() for i, k in codes]
+    plan = _window_plan(seg, nodes, codes, live) if live else None
     end()
-    if live:
+    if plan is not None:
+        run_plan(plan)
+    elif live:
         resolve_all(live)
+    if live:
         _current.segment.reads = READS[0]   # (computing a window is not a read of the loop's)
+
+
+# A loop's windows repeat exactly: the plan of a window's live values (what _lazy.Plan finds by walking the
+# graph back from them, ~1 us an op) follows from the segment's structure, once known. Per (structure, live
+# outputs, ops gone): the plan's key (hashed once) and which of the segment's ops, arrays and scalars it takes; None
+# where the walk found something the codes do not say (an op of an older segment).
+_window_plans = {}
+MAX_WINDOW_PLANS = 64
+
+
+def _window_plan(seg, nodes, codes, live):
+    """The Plan of `live` (the window's live values) as _lazy.Plan(live) makes it, built from the segment's
+    codes when every op of the window is pending and every input array computed; else None."""
+    gone = []   # ops nothing can ask for any more: the walk leaves them out
+    for i, n in enumerate(nodes):
+        if n is None:
+            gone.append(i)
+            continue
+        for ref in n.outs:
+            p = ref()
+            if p is not None and p.value is not None:
+                return None   # (computed already: the walk takes its value as an input)
+    arrays = [computed(a) if type(a) is Pending else a for a in seg.arrays]
+    if any(type(a) is Pending for a in arrays):
+        return None   # an older segment's pending value: its ops join the plan
+    key = (structure(seg), codes, tuple(gone))
+    known = _window_plans.get(key, False)
+    if known is False:
+        plan = Plan(live)
+        known = _derive(seg, nodes, arrays, plan)
+        if len(_window_plans) >= MAX_WINDOW_PLANS:
+            _window_plans.clear()
+        _window_plans[key] = known
+        return plan
+    if known is None:
+        return None
+    plan_key, positions, picked, scalars_picked = known
+    plan = Plan.__new__(Plan)
+    plan.values, plan.key, plan.slots, plan.live = live, plan_key, plan_key[1], plan_key[2]
+    plan.nodes = [nodes[i] for i in positions]
+    plan.inputs = ([arrays[j] for j in picked],
+                   {kind: [seg.scalars[kind][j] for j in js] for kind, js in scalars_picked.items()})
+    return plan
+
+
+def _derive(seg, nodes, arrays, plan):
+    """(hashed plan key, op positions, array and scalar picks) that rebuild `plan` from the segment, checked
+    against it; None if they do not."""
+    if any(n.seg is not seg for n in plan.nodes):
+        return None
+    uses = []   # per op: the segment's array indices, and (kind, index) of its scalars, in argument order
+    counts = {}
+    for _, codes, _ in decode(seg.flat):
+        used = []
+        for c in codes:
+            if c == -1 or type(c) is str:
+                used.append((c, counts.get(c, 0)))
+                counts[c] = counts.get(c, 0) + 1
+        uses.append(used)
+    positions = tuple(n.pos for n in plan.nodes)
+    picked, scalars_picked = [], {}
+    for i in positions:
+        for c, j in uses[i]:
+            (picked if c == -1 else scalars_picked.setdefault(c, [])).append(j)
+    plan_arrays, plan_scalars = plan.inputs
+    if len(picked) != len(plan_arrays) or any(arrays[j] is not a for j, a in zip(picked, plan_arrays)):
+        return None
+    if {k: [seg.scalars[k][j] for j in js] for k, js in scalars_picked.items()} != plan_scalars:
+        return None
+    key = Structure(plan.key)
+    key.hash = tuple.__hash__(key)
+    plan.key = key
+    return key, positions, tuple(picked), {k: tuple(js) for k, js in scalars_picked.items()}
 
 
 def where_recorded(seg):

@@ -47,3 +47,52 @@ def test_a_loop_after_setup_code_is_cut_into_alike_windows(torch, body_ops):
     # pending ops stay within a few windows, never MAX_NODES
     assert longest[0] <= 4 * _segment.FLUSH_MIN + 2 * per_iteration
     assert xla.compiles <= 1   # the windows share one program
+
+
+_BODIES = {
+    "linear": lambda lib, m, x, i: m(x).pow(2).mean(),
+    "unused value": lambda lib, m, x, i: (m(x).exp(), m(x).sum())[1],        # an op whose value nothing reads
+    "several outputs": lambda lib, m, x, i: m(x).max(dim=1)[0].sum() * 0.5,  # one output of two used
+    "scalars of kinds": lambda lib, m, x, i: ((m(x) + 1) * 2.5 > 0.25).sum() + (i % 3),
+    "a read": lambda lib, m, x, i: m(x).sum() + (m(x).sum().item() if i % 7 == 0 else 0.0),
+}
+
+
+@pytest.mark.parametrize("body", sorted(_BODIES))
+def test_a_windows_plan_built_from_its_codes_is_the_plan_the_graph_walk_finds(torch, monkeypatch, body):
+    """The plan of a window that repeats is rebuilt from the segment's codes (_segment._window_plan), not by
+    walking the graph back from its live values: it must be the very plan the walk finds (key, ops, inputs),
+    or not be used; and the loop's result is torch's."""
+    built = []
+    made = _segment._window_plan
+
+    def checked(seg, nodes, codes, live):
+        plan = made(seg, nodes, codes, live)
+        if plan is not None:
+            walked = tapegrad._lazy.Plan(live)
+            assert plan.key == walked.key and hash(plan.key) == hash(walked.key)
+            assert plan.nodes == walked.nodes and plan.slots == walked.slots and plan.live == walked.live
+            assert len(plan.inputs[0]) == len(walked.inputs[0])
+            assert all(a is b for a, b in zip(plan.inputs[0], walked.inputs[0]))
+            assert plan.inputs[1] == walked.inputs[1]
+            built.append(plan)
+        return plan
+    monkeypatch.setattr(_segment, "_window_plan", checked)
+
+    def run(lib):
+        rng = np.random.default_rng(0)
+        m = lib.nn.Linear(8, 8)
+        with lib.no_grad():
+            m.weight.copy_(lib.tensor(rng.standard_normal((8, 8)).astype(np.float32)) * 0.3)
+            m.bias.copy_(lib.tensor(rng.standard_normal(8).astype(np.float32)))
+        x = lib.tensor(rng.standard_normal((4, 8)).astype(np.float32))
+        total = 0.0
+        with lib.no_grad():
+            for i in range(300):
+                total = total + _BODIES[body](lib, m, x, i)
+        return float(total)
+
+    _segment.end()
+    assert run(tapegrad) == pytest.approx(run(torch), rel=1e-5)
+    if body != "a read":
+        assert len(built) > 10   # (the steady windows: the first of each structure is walked)
