@@ -1,6 +1,6 @@
 """create_graph=True against PyTorch where JAX's formula and PyTorch's differ in what they read: prod over
-one element (PyTorch's grad * (result / input) reads the input; JAX's reads nothing), a fused backward
-under a tensor hook (the node-by-node recording), and the grad_inputs a CopySlices post-hook sees."""
+one element (PyTorch's grad * (result / input) reads the input; JAX's reads nothing), the pools' backward
+kernels (which read the input where JAX's formula does not), a fused backward under a tensor hook (the node-by-node recording), and the grad_inputs a CopySlices post-hook sees."""
 import pytest
 
 import tapegrad
@@ -31,6 +31,21 @@ PRODS = {
     "multi_element_dim": ([[3.0, 2.0], [5.0, 4.0]], lambda lib, x: x.prod(0)),
     "relu": ([1.0, -2.0, 3.0], lambda lib, x: lib.relu(x)),
 }
+# PyTorch's backward kernels of the average pools and of the adaptive max pool read the input too (a zero
+# derivative): their gradients require grad, and print the kernel's node (AvgPool2DBackwardBackward0)
+_FOUR_D = [[[[0.3, -1.2, 0.7, 0.1], [1.5, 0.2, -0.4, 0.9]]]]
+POOLS = {
+    "avg_pool2d": (_FOUR_D, lambda lib, x: lib.nn.functional.avg_pool2d(x, 2)),
+    "avg_pool2d_padded": (_FOUR_D, lambda lib, x: lib.nn.functional.avg_pool2d(x, 2, padding=1,
+                                                                                 count_include_pad=False)),
+    "avg_pool3d": (_FOUR_D, lambda lib, x: lib.nn.functional.avg_pool3d(x, (1, 1, 2))),
+    "avg_pool1d": (_FOUR_D[0], lambda lib, x: lib.nn.functional.avg_pool1d(x, 2)),
+    "adaptive_avg_pool2d": (_FOUR_D, lambda lib, x: lib.nn.functional.adaptive_avg_pool2d(x, (1, 2))),
+    "adaptive_avg_pool3d": (_FOUR_D, lambda lib, x: lib.nn.functional.adaptive_avg_pool3d(x, (1, 1, 2))),
+    "adaptive_max_pool2d": (_FOUR_D, lambda lib, x: lib.nn.functional.adaptive_max_pool2d(x, (1, 2))),
+    "adaptive_max_pool1d": (_FOUR_D[0], lambda lib, x: lib.nn.functional.adaptive_max_pool1d(x, 2)),
+}
+PRODS.update(POOLS)
 
 
 @pytest.mark.parametrize("hooked", [False, True])

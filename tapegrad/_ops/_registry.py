@@ -43,7 +43,12 @@ class Op:
                 function of the node's kept arrays when that holds for some calls only (prod).
     backward_name the node PyTorch records for the op's backward kernel under create_graph
                 (NativeLayerNormBackwardBackward0), which the gradients recorded through it print (else the
-                name of their formula's last op: autograd._backward_names).
+                name of their formula's last op: autograd._backward_names). True: the op's own node's name
+                with "Backward" twice, as PyTorch names an x_backward kernel's node (AvgPool3DBackward0:
+                AvgPool3DBackwardBackward0).
+    tie_undefined with fused_backward: PyTorch's double backward formula gives an input that a gradient does
+                not depend on no gradient at all (an undefined tensor, not zeros: the normalisations' weight
+                from the weight's own gradient), so .grad stays None and autograd.grad calls it unused.
     reverse_fn  fn with the same values whose VJP is PyTorch's backward, for the ops whose backward is not the
                 derivative of their forward (embedding's padding_idx and scale_grad_by_freq, the repeated
                 indices of index_put, put, index_copy and scatter): the backward walk and reverse-mode transforms
@@ -101,13 +106,13 @@ class Op:
                  "node_name", "node_class", "wraps_scalars", "overloads", "_node_classes", "fused_backward",
                  "custom", "value_view", "stride_rule", "no_derivative", "no_derivative_at", "result_backward",
                  "pointwise", "result_order", "elements_from", "several_views", "hands_grad", "reverse_fn",
-                 "scalar_opmath", "backward_name", "__weakref__")
+                 "scalar_opmath", "backward_name", "tie_undefined", "__weakref__")
 
     def __init__(self, name, fn, dtype_rule=SAME, diff=None, view=False, saves_output=False, nout=1,
                  node=None, node_name=None, wraps_scalars=False, overloads=(), saves_inputs=None,
                  fused_backward=False, value_view=None, stride_rule=None, no_derivative=None, node_wraps=None,
                  result_backward=None, reverse_fn=None, no_derivative_at=None, scalar_opmath=False,
-                 backward_name=None):
+                 backward_name=None, tie_undefined=False):
         self.name = name
         self.fn = fn
         self.scalar_opmath = scalar_opmath
@@ -120,6 +125,7 @@ class Op:
         self.saves_inputs = saves_inputs
         self.fused_backward = fused_backward
         self.backward_name = backward_name
+        self.tie_undefined = tie_undefined
         self.custom = None
         self.value_view = value_view
         self.stride_rule = stride_rule

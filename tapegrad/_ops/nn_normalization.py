@@ -90,11 +90,15 @@ def _group_norm(x, *rest, groups, eps):
     return _affine(y, rest, _channel_shape(x))
 
 
-# (their backwards are fused kernels reading the input, the weight and the statistics: Op.fused_backward)
+# (their backwards are fused kernels reading the input, the weight and the statistics: Op.fused_backward,
+# whose double backward gives what a gradient does not depend on no gradient: Op.tie_undefined)
 batch_norm_train = _nn("batch_norm_train", _batch_norm_train, nout=3, node="native_batch_norm",
-                       fused_backward=True, backward_name="NativeBatchNormBackwardBackward0", saves_inputs=(0, 1))
+                       fused_backward=True, backward_name="NativeBatchNormBackwardBackward0", saves_inputs=(0, 1),
+                       tie_undefined=True)
 batch_norm_eval = _nn("batch_norm_eval", _batch_norm_eval, diff=(0, 3, 4), node="native_batch_norm",
-                      fused_backward=True, backward_name="NativeBatchNormBackwardBackward0", saves_inputs=(0, 1, 2, 3))
+                      fused_backward=True, backward_name="NativeBatchNormBackwardBackward0", saves_inputs=(0, 1, 2, 3),
+                      tie_undefined=True)
 layer_norm = _nn("layer_norm", _layer_norm, node="native_layer_norm",
-                 fused_backward=True, backward_name="NativeLayerNormBackwardBackward0", saves_inputs=(0, 1, 2))
+                 fused_backward=True, backward_name="NativeLayerNormBackwardBackward0", saves_inputs=(0, 1, 2),
+                 tie_undefined=True)
 group_norm = _nn("group_norm", _group_norm, node="native_group_norm")

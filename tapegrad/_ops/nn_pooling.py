@@ -113,9 +113,12 @@ def _three(window):   # PyTorch names the 3-d kernels' nodes apart (AvgPool3DBac
 
 max_pool = _nn("max_pool", _max_pool, node="max_pool2d_with_indices",
                overloads=[overload("MaxPool3DWithIndicesBackward0", kernel=_three)])
-avg_pool = _nn("avg_pool", _avg_pool, node="avg_pool2d", saves_inputs=(0,),
+# PyTorch's backward kernels of the average pools and of the adaptive max pool take the input as a recorded
+# argument (derivatives.yaml: `self: zeros_like(self)`): a gradient recorded through them depends on it
+# (Op.fused_backward), as max_pool's does through its formula
+avg_pool = _nn("avg_pool", _avg_pool, node="avg_pool2d", saves_inputs=(0,), fused_backward=True, backward_name=True,
                overloads=[overload("AvgPool3DBackward0", kernel=_three)])
 adaptive_avg_pool = _nn("adaptive_avg_pool", _adaptive_avg_pool, node="adaptive_avg_pool2d", saves_inputs=(0,),
-                        overloads=[overload("AdaptiveAvgPool3DBackward0", output_size=_three)])
-adaptive_max_pool = _nn("adaptive_max_pool", _adaptive_max_pool, node="adaptive_max_pool2d",
-                        overloads=[overload("AdaptiveMaxPool3DBackward0", output_size=_three)])
+                        fused_backward=True, backward_name=True, overloads=[overload("AdaptiveAvgPool3DBackward0", output_size=_three)])
+adaptive_max_pool = _nn("adaptive_max_pool", _adaptive_max_pool, node="adaptive_max_pool2d", fused_backward=True,
+                        backward_name=True, overloads=[overload("AdaptiveMaxPool3DBackward0", output_size=_three)])

@@ -254,15 +254,22 @@ def _result_input(node, kept):
 # depends on that input; JAX's where() formula reads it through a comparison only (or not at all: prod
 # over one element), which output_dependencies cuts: tie the gradient to the kept values, values unchanged.
 # A formula on the result (relu's) is tied to the result it reads instead. An op whose PyTorch backward is
-# one kernel of its own (layer_norm's: NativeLayerNormBackwardBackward0) names every gradient it computes.
+# one kernel of its own (layer_norm's: NativeLayerNormBackwardBackward0, avg_pool2d's) names every gradient it
+# computes after that kernel's node (Op.backward_name); Op.tie_undefined: its tie passes no gradient back.
 def _tied(sid, grads, kept, read=None):
     op = _saved.SIGNATURES[sid][0]
     fused = op.fused_backward
     if fused is True or (fused and fused(*kept)):
-        tie = _undefined_tie if op.backward_name is not None else _tie
+        tie = _undefined_tie if op.tie_undefined else _tie
         grads = tie(tuple(grads), tuple(kept if read is None else read))
-    if op.backward_name is not None:
-        grads = named_formula(op.backward_name, lambda *g: g)(*grads)
+    name = op.backward_name
+    if name is True:   # (the node of PyTorch's x_backward kernel: see Op.backward_name)
+        static, placeholders = _saved.SIGNATURES[sid][1], _saved.SIGNATURES[sid][4]
+        kinds = tuple(p if p is not None else (tuple(k.shape), k.dtype) if hasattr(k, "shape") else type(k)
+                      for p, k in zip(placeholders, kept))
+        name = op.node_class_for(static, kinds).__name__.replace("Backward", "BackwardBackward", 1)
+    if name is not None:
+        grads = named_formula(name, lambda *g: g)(*grads)
     return grads
 
 
