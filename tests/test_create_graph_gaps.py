@@ -31,10 +31,11 @@ PRODS = {
     "multi_element_dim": ([[3.0, 2.0], [5.0, 4.0]], lambda lib, x: x.prod(0)),
     "relu": ([1.0, -2.0, 3.0], lambda lib, x: lib.relu(x)),
 }
-# PyTorch's backward kernels of the average pools and of the adaptive max pool read the input too (a zero
-# derivative): their gradients require grad, and print the kernel's node (AvgPool2DBackwardBackward0)
+# PyTorch's backward kernels of the average pools, the adaptive max pool, reflection and replication padding
+# and prelu read the input too (a zero derivative): their gradients require grad, and print the kernel's node
+# (AvgPool2DBackwardBackward0); constant padding's backward reads nothing
 _FOUR_D = [[[[0.3, -1.2, 0.7, 0.1], [1.5, 0.2, -0.4, 0.9]]]]
-POOLS = {
+KERNELS = {
     "avg_pool2d": (_FOUR_D, lambda lib, x: lib.nn.functional.avg_pool2d(x, 2)),
     "avg_pool2d_padded": (_FOUR_D, lambda lib, x: lib.nn.functional.avg_pool2d(x, 2, padding=1,
                                                                                  count_include_pad=False)),
@@ -44,8 +45,14 @@ POOLS = {
     "adaptive_avg_pool3d": (_FOUR_D, lambda lib, x: lib.nn.functional.adaptive_avg_pool3d(x, (1, 1, 2))),
     "adaptive_max_pool2d": (_FOUR_D, lambda lib, x: lib.nn.functional.adaptive_max_pool2d(x, (1, 2))),
     "adaptive_max_pool1d": (_FOUR_D[0], lambda lib, x: lib.nn.functional.adaptive_max_pool1d(x, 2)),
+    "reflection_pad2d": (_FOUR_D, lambda lib, x: lib.nn.functional.pad(x, (1, 1, 1, 0), mode="reflect")),
+    "replication_pad2d": (_FOUR_D, lambda lib, x: lib.nn.functional.pad(x, (1, 1, 1, 0), mode="replicate")),
+    "replication_pad3d": (_FOUR_D, lambda lib, x: lib.nn.functional.pad(x.unsqueeze(0), (1, 1, 1, 1, 0, 1),
+                                                                          mode="replicate")),
+    "constant_pad": (_FOUR_D, lambda lib, x: lib.nn.functional.pad(x, (1, 1)) * 3),
+    "prelu": (_FOUR_D, lambda lib, x: lib.nn.functional.prelu(x, lib.tensor([0.25], dtype=x.dtype))),
 }
-PRODS.update(POOLS)
+PRODS.update(KERNELS)
 
 
 @pytest.mark.parametrize("hooked", [False, True])

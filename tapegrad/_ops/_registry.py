@@ -43,9 +43,9 @@ class Op:
                 function of the node's kept arrays when that holds for some calls only (prod).
     backward_name the node PyTorch records for the op's backward kernel under create_graph
                 (NativeLayerNormBackwardBackward0), which the gradients recorded through it print (else the
-                name of their formula's last op: autograd._backward_names). True: the op's own node's name
-                with "Backward" twice, as PyTorch names an x_backward kernel's node (AvgPool3DBackward0:
-                AvgPool3DBackwardBackward0).
+                name of their formula's last op: autograd._backward_names). True: where fused_backward holds,
+                the op's own node's name with "Backward" twice, as PyTorch names an x_backward kernel's node
+                (AvgPool3DBackward0: AvgPool3DBackwardBackward0).
     tie_undefined with fused_backward: PyTorch's double backward formula gives an input that a gradient does
                 not depend on no gradient at all (an undefined tensor, not zeros: the normalisations' weight
                 from the weight's own gradient), so .grad stays None and autograd.grad calls it unused.

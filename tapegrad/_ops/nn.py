@@ -172,7 +172,8 @@ hardswish = _nn("hardswish", _hardswish)
 logsigmoid = _nn("logsigmoid", _log_sigmoid, node="log_sigmoid")
 glu = _nn("glu", _glu)
 # the weight arrives reshaped to broadcast over the input's channel dim (PyTorch's _prelu_kernel)
-prelu = _nn("prelu", lambda x, w: jnp.where(x > 0, x, w * x), node="_prelu_kernel")
+prelu = _nn("prelu", lambda x, w: jnp.where(x > 0, x, w * x), node="_prelu_kernel", fused_backward=True,
+            backward_name=True)
 # PyTorch's _softmax_backward_data and _log_softmax_backward_data, on the result
 def _axis(x, dim):   # a 0-d tensor's dim 0 (or -1) is the whole of it
     return dim if x.ndim else None
@@ -404,8 +405,14 @@ def _interpolate_fixed_point(x, plan):
     return x
 
 
+def _kept_input(*kept):
+    # (reflection and replication padding keep their input, as PyTorch's backward kernels read it; constant
+    # padding keeps nothing)
+    return bool(kept) and hasattr(kept[0], "shape")
+
+
 # PyTorch names the node after the mode and the number of padded (spatial) dims: ReflectionPad2DBackward0.
-pad = _nn("pad", _pad, diff=(0,), node="constant_pad_nd",
+pad = _nn("pad", _pad, diff=(0,), node="constant_pad_nd", fused_backward=_kept_input, backward_name=True,
           overloads=[overload(f"{name}Pad{n}DBackward0", mode=mode, spatial=n, saves_inputs=(0,))
                      for mode, name in (("reflect", "Reflection"), ("replicate", "Replication")) for n in (1, 2, 3)])
 # kind: PyTorch's upsample kernel ("nearest2d", "bilinear2d"...), which names the node.

@@ -259,11 +259,14 @@ def _result_input(node, kept):
 def _tied(sid, grads, kept, read=None):
     op = _saved.SIGNATURES[sid][0]
     fused = op.fused_backward
-    if fused is True or (fused and fused(*kept)):
+    tied = fused is True or (fused and fused(*kept))
+    if tied:
         tie = _undefined_tie if op.tie_undefined else _tie
         grads = tie(tuple(grads), tuple(kept if read is None else read))
     name = op.backward_name
-    if name is True:   # (the node of PyTorch's x_backward kernel: see Op.backward_name)
+    if name is True:   # (the node of PyTorch's x_backward kernel, where one runs: see Op.backward_name)
+        if not tied:
+            return grads
         static, placeholders = _saved.SIGNATURES[sid][1], _saved.SIGNATURES[sid][4]
         kinds = tuple(p if p is not None else (tuple(k.shape), k.dtype) if hasattr(k, "shape") else type(k)
                       for p, k in zip(placeholders, kept))
