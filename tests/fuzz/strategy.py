@@ -79,8 +79,10 @@ UNARY = ["{x}.exp()", "{x}.tanh()", "{x}.sigmoid()", "{x}.sin()", "{x}.cos()", "
 # (see state.py: results that may differ in their last bits, and ops that need operands that do not)
 UNARY_ROUNDS = {"{x}.exp()", "{x}.tanh()", "{x}.sigmoid()", "{x}.sin()", "{x}.cos()", "torch.tanh({x})",
                 "{x}.log()", "{x}.sqrt()"}
+# (of exact operands only: kinks, and functions that blow a rounded operand's last bits up: log and sqrt near
+# 0, sin and cos of a large value, a sum of exps say, whose rounding is a sizeable share of a period)
 UNARY_KINKED = {"{x}.abs()", "{x}.relu()", "{x}.clamp(min=-1.0, max=1.0)", "{x}.clamp(min=0.5)", "{x}.log()",
-                "{x}.sqrt()"}
+                "{x}.sqrt()", "{x}.sin()", "{x}.cos()"}
 
 
 def unary(draw, s):
