@@ -168,3 +168,21 @@ def test_unused_input_error_names_its_index(torch, create_graph, order):
         return lambda: lib.autograd.grad((x * x).sum(), [inputs[i] for i in order], create_graph=create_graph)
     ours, theirs = raised(call(tapegrad)), raised(call(torch))
     assert ours == (RuntimeError, theirs[1]) and theirs[0] is RuntimeError
+
+
+@pytest.mark.parametrize("second", ["self", "other"])
+@pytest.mark.parametrize("fn", ["igamma", "igammac", "special.gammainc", "special.gammaincc"])
+def test_a_gradient_is_differentiated_through_an_argument_without_a_derivative(torch, fn, second):
+    """PyTorch implements igamma's derivative for `other` only, a formula that reads `self`: that gradient,
+    recorded with create_graph, differentiates with respect to `self` as any formula does (it was zero here:
+    the argument without a derivative was cut from the formula, not only from the gradients asked for)."""
+    def run(lib):
+        a = lib.tensor([[1.3, 2.6], [0.7, 1.45]], dtype=lib.float64, requires_grad=True)
+        x = lib.tensor([[0.9, 1.4], [2.3, 0.5]], dtype=lib.float64, requires_grad=True)
+        f = lib
+        for part in fn.split("."):
+            f = getattr(f, part)
+        (g,) = lib.autograd.grad(f(a, x).sum(), [x], create_graph=True)
+        return lib.autograd.grad((g * g).sum(), [a if second == "self" else x])[0]
+    ours, theirs = both(run)
+    assert_close(ours, theirs)

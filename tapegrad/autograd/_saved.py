@@ -48,18 +48,23 @@ def vjp_fn(op, static, cast, diff, nargs):
     f = pure_fn(op, static, cast, reverse=True)
     single = op.nout == 1
 
+    # An argument without a derivative gets none (zeros: its gradient is asked for by no one). It is not
+    # differentiated here, but stays an ordinary value of the formula: recorded with create_graph, the other
+    # arguments' gradients are differentiated through it as PyTorch's formulas are (igamma's gradient for
+    # `other` reads `self`, whose own derivative PyTorch does not implement).
+    computed = [k for k in range(len(diff)) if k not in missing]
+
     def backward(args, cts):
         def on_diff(*d):
             full = list(args)
-            for k, (i, v) in enumerate(zip(diff, d)):
-                # (an argument without a derivative gets none: its gradient is asked for by no one)
-                full[i] = jax.lax.stop_gradient(v) if k in missing else v
+            for k, v in zip(computed, d):
+                full[diff[k]] = v
             return f(*full)
-        _, pullback = jax.vjp(on_diff, *(args[i] for i in diff))
+        _, pullback = jax.vjp(on_diff, *(args[diff[k]] for k in computed))
         # PyTorch's complex gradient is the conjugate of JAX's: conjugate around the pullback
         # (a no-op at trace time for real dtypes).
-        grads = pullback(_conj(cts[0]) if single else tuple(_conj(c) for c in cts))
-        return tuple(_conj(g) for g in grads)
+        found = dict(zip(computed, pullback(_conj(cts[0]) if single else tuple(_conj(c) for c in cts))))
+        return tuple(_conj(found[k]) if k in found else jnp.zeros_like(args[i]) for k, i in enumerate(diff))
     return backward
 
 
