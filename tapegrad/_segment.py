@@ -207,8 +207,8 @@ def flush(seg):
 
 # A loop's windows repeat exactly: the plan of a window's live values (what _lazy.Plan finds by walking the
 # graph back from them, ~1 us an op) follows from the segment's structure, once known. Per (structure, live
-# outputs, ops gone): the plan's key (hashed once) and which of the segment's ops, arrays and scalars it takes; None
-# where the walk found something the codes do not say (an op of an older segment).
+# outputs, ops gone): the plan's key (hashed once) and which of the segment's ops, arrays and scalars it
+# takes; None where the walk found something the codes do not say (an op of an older segment).
 _window_plans = {}
 MAX_WINDOW_PLANS = 64
 
@@ -232,7 +232,7 @@ def _window_plan(seg, nodes, codes, live):
     known = _window_plans.get(key, False)
     if known is False:
         plan = Plan(live)
-        known = _derive(seg, nodes, arrays, plan)
+        known = _derive(seg, arrays, plan)
         if len(_window_plans) >= MAX_WINDOW_PLANS:
             _window_plans.clear()
         _window_plans[key] = known
@@ -248,7 +248,7 @@ def _window_plan(seg, nodes, codes, live):
     return plan
 
 
-def _derive(seg, nodes, arrays, plan):
+def _derive(seg, arrays, plan):
     """(hashed plan key, op positions, array and scalar picks) that rebuild `plan` from the segment, checked
     against it; None if they do not."""
     if any(n.seg is not seg for n in plan.nodes):

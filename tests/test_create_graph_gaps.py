@@ -1,6 +1,8 @@
 """create_graph=True against PyTorch where JAX's formula and PyTorch's differ in what they read: prod over
-one element (PyTorch's grad * (result / input) reads the input; JAX's reads nothing), the pools' backward
-kernels (which read the input where JAX's formula does not), a fused backward under a tensor hook (the node-by-node recording), and the grad_inputs a CopySlices post-hook sees."""
+one element (PyTorch's grad * (result / input) reads the input; JAX's reads nothing), the pools' and pads'
+backward kernels (which read the input where JAX's formula does not), a fused backward under a tensor hook
+(the node-by-node recording), the grad_inputs a CopySlices post-hook sees, and an argument without a
+derivative that a gradient's formula reads."""
 import pytest
 
 import tapegrad

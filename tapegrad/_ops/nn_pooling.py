@@ -119,6 +119,7 @@ max_pool = _nn("max_pool", _max_pool, node="max_pool2d_with_indices",
 avg_pool = _nn("avg_pool", _avg_pool, node="avg_pool2d", saves_inputs=(0,), fused_backward=True, backward_name=True,
                overloads=[overload("AvgPool3DBackward0", kernel=_three)])
 adaptive_avg_pool = _nn("adaptive_avg_pool", _adaptive_avg_pool, node="adaptive_avg_pool2d", saves_inputs=(0,),
-                        fused_backward=True, backward_name=True, overloads=[overload("AdaptiveAvgPool3DBackward0", output_size=_three)])
+                        fused_backward=True, backward_name=True,
+                        overloads=[overload("AdaptiveAvgPool3DBackward0", output_size=_three)])
 adaptive_max_pool = _nn("adaptive_max_pool", _adaptive_max_pool, node="adaptive_max_pool2d", fused_backward=True,
                         backward_name=True, overloads=[overload("AdaptiveMaxPool3DBackward0", output_size=_three)])
