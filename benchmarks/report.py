@@ -140,7 +140,10 @@ def fmt_ratio(measure, entry):
         return "-"
     if t.kind == "diff":
         return f"{entry['ratio']:+,.0f} MiB"
-    return f"{entry['ratio']:.2f}×"
+    ratio = entry["ratio"]
+    if round(ratio, 2) == t.max and ratio != t.max:   # (0.4003 is not within 0.4: say so)
+        return f"{ratio:.4f}×"
+    return f"{ratio:.2f}×"
 
 
 def format_workload(res):
