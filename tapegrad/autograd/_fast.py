@@ -59,7 +59,8 @@ def try_backward(root, seed, retain_graph):
             if t is not None:
                 retained.append((n.pos, k, None if t._grad is None else code_of(t._grad._peek())))
     seed_code = None if seed is None else code_of(seed)
-    live = _lazy.live_outputs([ref() for ref in seg.nodes])
+    nodes = [ref() for ref in seg.nodes]
+    live = _lazy.live_outputs(nodes)
     implicit = (tuple(root.shape), root.dtype.np) if seed is None else None
     key = ("step", _segment.structure(seg), node.pos, root._out_idx, seed_code, implicit, existing, tuple(retained),
            live)
@@ -101,18 +102,17 @@ def try_backward(root, seed, retain_graph):
         t = refs[pos]().retained[k]()
         flight.retained.append((t, t._grad))
         t._grad = Tensor._wrap(g)
-    _let_go(program.layout, refs, not retain_graph)
+    _let_go(program.layout, nodes if refs is seg.nodes else [ref() for ref in refs], not retain_graph)
     flight.launched()
     return True
 
 
-def _let_go(order, refs, free):
-    """Each node frees its saved values (free: no retain_graph) and drops its forward inputs once no output
-    can be asked for, in `order`: consumers first, so that what a node lets go of, its producers may then
-    drop. (One loop over every op of the step: the common cases inline.)"""
+def _let_go(order, nodes, free):
+    """Each node (of `nodes`, by position) frees its saved values (free: no retain_graph) and drops its forward
+    inputs once no output can be asked for, in `order`: consumers first, so that what a node lets go of, its
+    producers may then drop. (One loop over every op of the step: the common cases inline.)"""
     forget_inputs = _lazy.forget_inputs
-    for pos in order:
-        n = refs[pos]()
+    for n in [nodes[pos] for pos in order]:
         if n is None:
             continue
         if free and n.saves:
