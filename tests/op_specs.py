@@ -575,6 +575,15 @@ SPECS = {
                    Case(lambda lib, a, b: lib.cdist(a, b, p=float("inf")), F(2, 3, 2), F(2, 4, 2)),
                    # zero distances (gradient 0 there) and the p < 1 path
                    Case(lambda lib, a: lib.cdist(a, a, p=0.5), F(3, 2), fd=False)),
+    "dist": cases(Case(lambda lib, a, b: lib.dist(a, b), F(2, 3), F(3)),
+                  Case(lambda lib, a, b: a.dist(b, float("inf")), F(2, 3), F(2, 3)),
+                  Case(lambda lib, a, b: lib.dist(a, b, 2.5), F(3), F(3)),
+                  Case(lambda lib, a, b: lib.dist(a, b, 1), F(2, 3), F(2, 3), fd=False),
+                  # (PyTorch's gradient of the 0-"norm" is undefined, a None .grad; tapegrad's is zeros)
+                  Case(lambda lib, a, b: lib.dist(a, b, 0), F(3), F(3), grad=False),
+                  # a zero difference: the norm's gradient is 0 there
+                  Case(lambda lib, a: lib.dist(a, a * 1), F(2, 2), fd=False),
+                  Case(lambda lib, a, b: lib.dist(a, b), C(3), C(3))),
 
     # ---- random fills: shapes, dtypes, ranges and nodes here; values from the same seed in test_cpu_random_stream --
     "uniform": cases(Case(lambda lib, a: _bounded((a * 1).uniform_(-1, 2), lib, -1, 2), F(50), compare=False)),

@@ -70,6 +70,7 @@ KNOWN = {
     "index_reduce:3": "amin with ties/NaN: PyTorch's source gradient (NaN, even split) differs from tapegrad's",
     "index_reduce:4": "amax with NaN: PyTorch's gradient is NaN at the NaN-tied inputs, tapegrad's 0",
     "vector_norm:3": "inf-norm with NaN/inf: PyTorch's gradient is 0 at the non-maximal NaN, tapegrad's NaN",
+    "dist:1": "inf-norm with NaN/inf: PyTorch's gradient is 0 at the non-maximal NaN, tapegrad's NaN",
     # PyTorch's NaN gradient depends on the element's position (vectorised body vs scalar tail of its kernel)
     "hardtanh:0": "PyTorch's gradient at NaN is 0 in its vectorised kernel body and the full gradient in the scalar tail",
     "hardshrink:0": "PyTorch's gradient at NaN is 0 in its vectorised kernel body and the full gradient in the scalar tail",

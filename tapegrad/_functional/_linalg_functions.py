@@ -12,7 +12,7 @@ from .._grad_mode import is_grad_enabled
 from .._ops import linalg as L
 from . import _return_types as RT
 from .._broadcast_errors import broadcast_mismatch
-from ._common import SCALAR_NAME, dims as _dims, wrap_dim
+from ._common import SCALAR_NAME, dims as _dims, result_dtype, wrap_dim
 from .. import _value_checks
 from .._autocast import policy
 from ._linalg import matmul
@@ -379,7 +379,11 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
 
 
 def dist(input, other, p=2):
-    return vector_norm(input - other, p)
+    dtype = result_dtype(input, other)
+    if not (dtype.is_floating_point or dtype.is_complex):   # (at::norm's check, on the difference)
+        raise RuntimeError(f"norm(): input dtype should be either floating point or complex. Got "
+                           f"{SCALAR_NAME[dtype.name]} instead.")
+    return apply(L.dist, input, other, p=builtins.float(p) if isinstance(p, builtins.float) else p)
 
 
 def multi_dot(tensors, *, out=None):
