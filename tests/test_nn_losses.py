@@ -156,3 +156,38 @@ def test_loss_errors_match_torch():
         F.binary_cross_entropy_with_logits(x, tg.zeros(4))
     with pytest.warns(UserWarning, match="Using a target size"):
         F.mse_loss(x, tg.zeros(4))
+
+
+_WEIGHTED = {
+    "cross_entropy": lambda F, lib, a, w: F.cross_entropy(a, lib.tensor([0, 2]), weight=w),
+    "cross_entropy_smoothed": lambda F, lib, a, w: F.cross_entropy(a, lib.tensor([0, 2]), weight=w,
+                                                                   label_smoothing=0.1),
+    "cross_entropy_2d": lambda F, lib, a, w: F.cross_entropy(a.reshape(1, 3, 2, 1), lib.tensor([[[0], [2]]]), weight=w),
+    "cross_entropy_probabilities": lambda F, lib, a, w: F.cross_entropy(a, a.detach().softmax(-1), weight=w),
+    "nll_loss": lambda F, lib, a, w: F.nll_loss(a, lib.tensor([0, 2]), weight=w),
+    "nll_loss_3d": lambda F, lib, a, w: F.nll_loss(a.unsqueeze(-1).expand(2, 3, 2), lib.tensor([[0, 2], [1, 1]]),
+                                                    weight=w),
+    "nll_loss_bad_target": lambda F, lib, a, w: F.nll_loss(a, lib.tensor([0.0, 2.0]), weight=w),
+    "binary_cross_entropy": lambda F, lib, a, w: F.binary_cross_entropy(a.sigmoid(), a.detach().sigmoid(), weight=w),
+    "multi_margin_loss": lambda F, lib, a, w: F.multi_margin_loss(a, lib.tensor([0, 2]), weight=w),
+}
+
+
+@pytest.mark.parametrize("grad_mode", [True, False])
+@pytest.mark.parametrize("case", sorted(_WEIGHTED))
+def test_a_class_weight_that_requires_grad_is_refused_as_torch_refuses_it(case, grad_mode):
+    """PyTorch's nll_loss, nll_loss2d and binary_cross_entropy kernels do not differentiate their weight: with
+    grad mode on, a weight that requires grad is refused before the kernel checks anything else (the
+    class-probability cross entropy, a composite, differentiates it)."""
+    def run(lib, F):
+        a = lib.tensor([[0.3, -0.6, 0.7], [0.45, 0.2, -0.4]], dtype=lib.float64, requires_grad=True)
+        w = lib.tensor([0.5, 1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        try:
+            with lib.set_grad_enabled(grad_mode):
+                out = _WEIGHTED[case](F, lib, a, w)
+            return round(float(out), 10), out.requires_grad
+        except Exception as e:  # noqa: BLE001 - the error is what is compared
+            return type(e).__name__, str(e).split(". This input")[0]
+    ours, theirs = run(tg, F), run(torch, TF)
+    assert ours[0] == theirs[0]
+    assert ours[1] == theirs[1] or ours[1].startswith(theirs[1])   # (tapegrad's message may add a fix)

@@ -143,6 +143,8 @@ def _check_class_target(input, target, weight):
                                f"{list(target.shape)}")
     elif target.ndim > 1:
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    # (PyTorch's autograd refuses a class weight that requires grad before the kernel checks it)
+    refuse_grad("nll_loss_forward" if input.ndim <= 2 else "nll_loss2d_forward", "weight", weight)
     _check_class_weight(input, weight)
     if target.dtype not in (D.int64, D.uint8):
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {SCALAR_NAMES[target.dtype.name]}. "
@@ -250,6 +252,7 @@ def _cross_entropy_probs(input, target, weight, reduction, label_smoothing):
 @policy("binary_cross_entropy")
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     _check_sizes(input, target, "binary_cross_entropy", strict=True)
+    refuse_grad("binary_cross_entropy", "weight", weight)
     if target.dtype is not input.dtype:
         raise RuntimeError(f"Found dtype {SCALAR_NAMES[target.dtype.name]} but expected "
                            f"{SCALAR_NAMES[input.dtype.name]}. Convert the target first, e.g. "
