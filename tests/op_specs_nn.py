@@ -57,7 +57,9 @@ SPECS = {
                        F(4)),
                   Case(lambda lib, x, w: _f(lib).conv1d(x, w, dilation=2, groups=2), F(1, 4, 9), F(2, 2, 3))),
     "conv_transpose": cases(Case(lambda lib, x, w, b: _f(lib).conv_transpose2d(x, w, b, stride=2, output_padding=1),
-                                 F(1, 2, 3, 4), F(2, 3, 3, 2), F(3))),
+                                 F(1, 2, 3, 4), F(2, 3, 3, 2), F(3)),
+                            # without a bias: PyTorch's node lists it all the same (`Tensor? bias`)
+                            Case(lambda lib, x, w: _f(lib).conv_transpose1d(x, w, groups=2), F(1, 4, 5), F(4, 1, 2))),
     "max_pool": cases(Case(lambda lib, x: _f(lib).max_pool2d(x, 3, 2, 1, ceil_mode=True), F(2, 2, 7, 6)),
                       Case(lambda lib, x: _f(lib).max_pool1d(x, 2, dilation=2), F(2, 7))),
     "avg_pool": cases(Case(lambda lib, x: _f(lib).avg_pool2d(x, 3, 2, 1, count_include_pad=False), F(2, 2, 7, 6)),

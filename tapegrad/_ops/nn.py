@@ -224,7 +224,7 @@ def _conv(x, w, bias, stride, padding, dilation, groups):
     return y if bias is None else y + bias.reshape((-1,) + (1,) * nd)
 
 
-def _conv_transpose(x, w, *bias, stride, padding, output_padding, dilation, groups):
+def _conv_transpose(x, w, bias, stride, padding, output_padding, dilation, groups):
     # A transposed convolution is a convolution of the stride-dilated input with the flipped kernel,
     # whose (in, out/groups) weight layout is regrouped to (out, in/groups).
     nd = x.ndim - 2
@@ -237,12 +237,13 @@ def _conv_transpose(x, w, *bias, stride, padding, output_padding, dilation, grou
                  for kk, p, op, d in zip(k, padding, output_padding, dilation))
     y = lax.conv_general_dilated(x, w, (1,) * nd, pads, lhs_dilation=stride, rhs_dilation=dilation,
                                  feature_group_count=groups, dimension_numbers=_dimension_numbers(nd))
-    return y + bias[0].reshape((-1,) + (1,) * nd) if bias else y
+    return y if bias is None else y + bias.reshape((-1,) + (1,) * nd)
 
 
 # bias None: PyTorch's node still lists it (`Tensor? bias`).
 conv = _nn("conv", _conv, node="convolution", overloads=[overload("ConvolutionBackward0", optional=(2,))])
-conv_transpose = _nn("conv_transpose", _conv_transpose, node="convolution")
+conv_transpose = _nn("conv_transpose", _conv_transpose, node="convolution",
+                     overloads=[overload("ConvolutionBackward0", optional=(2,))])
 
 # ---- dropout, embedding -------------------------------------------------------------------------
 dropout = _nn("dropout", lambda x, mask, scale: x * mask.astype(x.dtype) * jnp.asarray(scale, x.dtype),

@@ -2,7 +2,7 @@
 from ..._dispatch import apply
 from ..._ops import nn as K
 from ..._ops import shape as SHAPE
-from ._util import check_param_dtypes, check_same_dtype, present, widened
+from ._util import check_param_dtypes, check_same_dtype, widened
 from ..._dtypes import cpp_name
 from ..._arg_types import as_int, int_lists
 from ..._autocast import policy
@@ -154,7 +154,7 @@ def _conv_transpose(nd, input, weight, bias, stride, padding, output_padding, gr
         raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected "
                            f"input{list(input.shape)} to have {weight.shape[0]} channels, but got "
                            f"{input.shape[1]} channels instead")
-    out = apply(K.conv_transpose, input, weight, *present(bias), stride=stride, padding=padding,
+    out = apply(K.conv_transpose, input, weight, bias, stride=stride, padding=padding,
                 output_padding=output_padding, dilation=dilation, groups=int(groups))
     return out.squeeze(0) if unbatched else out
 
