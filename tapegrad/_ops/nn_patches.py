@@ -1,4 +1,5 @@
-"""Sliding-block and channel rearrangements: im2col / col2im (nn.Unfold / nn.Fold) and channel_shuffle.
+"""Sliding-block and channel rearrangements: im2col / col2im (nn.Unfold / nn.Fold), channel_shuffle and
+pixel_shuffle / pixel_unshuffle.
 
 im2col's result is a selection of (zero-padded) input elements, so it is linear: col2im is its transpose,
 summing every block back onto the positions it was read from, and each one's gradient is the other.
@@ -51,6 +52,29 @@ def _channel_shuffle(x, groups):
 im2col = defop("im2col", _unbatched(_im2col, 4), dtype_rule=KEEP)
 col2im = defop("col2im", _unbatched(_col2im, 3), dtype_rule=KEEP)
 channel_shuffle = defop("channel_shuffle", _channel_shuffle, dtype_rule=KEEP)
+
+
+def _pixel_shuffle(x, r):
+    """(*, C r^2, H, W) -> (*, C, H r, W r)."""
+    *lead, c, h, w = x.shape
+    n = len(lead)
+    x = x.reshape(tuple(lead) + (c // (r * r), r, r, h, w))
+    x = jnp.transpose(x, tuple(range(n)) + (n, n + 3, n + 1, n + 4, n + 2))
+    return x.reshape(tuple(lead) + (c // (r * r), h * r, w * r))
+
+
+def _pixel_unshuffle(x, r):
+    """(*, C, H r, W r) -> (*, C r^2, H, W), the inverse of pixel_shuffle."""
+    *lead, c, h, w = x.shape
+    n = len(lead)
+    x = x.reshape(tuple(lead) + (c, h // r, r, w // r, r))
+    x = jnp.transpose(x, tuple(range(n)) + (n, n + 2, n + 4, n + 1, n + 3))
+    return x.reshape(tuple(lead) + (c * r * r, h // r, w // r))
+
+
+# one node each, as PyTorch records them (PixelShuffleBackward0), not the reshapes and permute they are
+pixel_shuffle = defop("pixel_shuffle", _pixel_shuffle, dtype_rule=KEEP)
+pixel_unshuffle = defop("pixel_unshuffle", _pixel_unshuffle, dtype_rule=KEEP)
 # PyTorch records native_channel_shuffle without a derivative: backward through it raises
 native_channel_shuffle = defop("native_channel_shuffle", _channel_shuffle, dtype_rule=KEEP, node_name=NOT_IMPLEMENTED,
                                no_derivative=_not_implemented("native_channel_shuffle"))

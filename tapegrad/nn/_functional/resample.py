@@ -4,40 +4,34 @@ from ..._ops import nn_patches as P
 
 
 def pixel_shuffle(input, upscale_factor):
-    """(*, C r^2, H, W) -> (*, C, H r, W r): a reshape, a permute and a reshape."""
+    """(*, C r^2, H, W) -> (*, C, H r, W r) (PixelShuffleBackward0)."""
     r = int(upscale_factor)
     if input.ndim < 3:
         raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got input with "
                            f"{input.ndim} dimension(s)")
     if r <= 0:
         raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
-    *lead, c, h, w = input.shape
+    c = input.shape[-3]
     if c % (r * r):
         raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
                            f"upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
-    n = len(lead)
-    x = input.reshape(*lead, c // (r * r), r, r, h, w)
-    x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
-    return x.reshape(*lead, c // (r * r), h * r, w * r)
+    return apply(P.pixel_shuffle, input, r=r)
 
 
 def pixel_unshuffle(input, downscale_factor):
-    """(*, C, H r, W r) -> (*, C r^2, H, W), the inverse of pixel_shuffle."""
+    """(*, C, H r, W r) -> (*, C r^2, H, W), the inverse of pixel_shuffle (PixelUnshuffleBackward0)."""
     r = int(downscale_factor)
     if input.ndim < 3:
         raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with "
                            f"{input.ndim} dimension(s)")
     if r <= 0:
         raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
-    *lead, c, h, w = input.shape
+    h, w = input.shape[-2:]
     for name, size, dim in (("height", h, -2), ("width", w, -1)):
         if size % r:
             raise RuntimeError(f"pixel_unshuffle expects {name} to be divisible by downscale_factor, but "
                                f"input.size({dim})={size} is not divisible by {r}")
-    n = len(lead)
-    x = input.reshape(*lead, c, h // r, r, w // r, r)
-    x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
-    return x.reshape(*lead, c * r * r, h // r, w // r)
+    return apply(P.pixel_unshuffle, input, r=r)
 
 
 def _check_channel_shuffle(input, groups):
