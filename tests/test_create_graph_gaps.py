@@ -188,3 +188,41 @@ def test_a_gradient_is_differentiated_through_an_argument_without_a_derivative(t
         return lib.autograd.grad((g * g).sum(), [a if second == "self" else x])[0]
     ours, theirs = both(run)
     assert_close(ours, theirs)
+
+
+_KERNEL_NAMED = {
+    "gelu": lambda lib, a, b: lib.nn.functional.gelu(a) * b,
+    "softplus": lambda lib, a, b: lib.nn.functional.softplus(a) * b,
+    "hardswish": lambda lib, a, b: lib.nn.functional.hardswish(a) * b,
+    "logsigmoid": lambda lib, a, b: lib.nn.functional.logsigmoid(a) * b,
+    "leaky_relu": lambda lib, a, b: lib.nn.functional.leaky_relu(a, 0.1) * b,
+    "leaky_relu_": lambda lib, a, b: lib.nn.functional.leaky_relu(a * 1, 0.1, inplace=True) * b,
+    "hardtanh": lambda lib, a, b: lib.nn.functional.hardtanh(a, -0.5, 0.5) * b,
+    "relu6": lambda lib, a, b: lib.nn.functional.relu6(a * 4) * b,
+    "threshold": lambda lib, a, b: lib.nn.functional.threshold(a, 0.1, 0.0) * b,
+    "softshrink": lambda lib, a, b: lib.nn.functional.softshrink(a, 0.25) * b,
+    "hardshrink": lambda lib, a, b: lib.nn.functional.hardshrink(a, 0.25) * b,
+    "rrelu": lambda lib, a, b: lib.nn.functional.rrelu(a, training=False) * b,
+    "mse_loss": lambda lib, a, b: lib.nn.functional.mse_loss(a, b),
+    "smooth_l1_loss": lambda lib, a, b: lib.nn.functional.smooth_l1_loss(a, b, beta=0.5),
+    "huber_loss": lambda lib, a, b: lib.nn.functional.huber_loss(a, b, delta=0.5),
+    "cdist": lambda lib, a, b: lib.cdist(a, b),
+    "pdist": lambda lib, a, b: lib.nn.functional.pdist(a) * b.sum(),
+}
+
+
+@pytest.mark.parametrize("wrt", ["a", "b"])
+@pytest.mark.parametrize("case", sorted(_KERNEL_NAMED))
+def test_a_gradient_through_a_backward_kernel_prints_that_kernels_node(torch, case, wrt):
+    """A gradient recorded with create_graph through an op whose PyTorch backward is a kernel of its own
+    (gelu_backward, mse_loss_backward, ...) prints that kernel's node (GeluBackwardBackward0), as PyTorch's."""
+    def run(lib):
+        a = lib.tensor([[0.3, -0.6, 0.7], [0.45, 0.2, -0.4]], dtype=lib.float64, requires_grad=True)
+        b = lib.tensor([[0.9, 0.4, -0.6], [-0.3, 1.1, 0.5]], dtype=lib.float64, requires_grad=True)
+        (g,) = lib.autograd.grad(_KERNEL_NAMED[case](lib, a, b).sum(), [a if wrt == "a" else b], create_graph=True,
+                                 allow_unused=True)
+        return g, _described(g)
+    (g, desc), (tg, tdesc) = both(run)
+    assert desc == tdesc
+    if g is not None:
+        assert_close(g, tg)

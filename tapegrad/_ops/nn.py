@@ -103,27 +103,29 @@ def _in_place(name, **statics):
 
 
 leaky_relu = _nn("leaky_relu", lambda x, slope, inplace=False: jnp.where(x > 0, x, x * slope), fused_backward=True,
-                 overloads=[_in_place("LeakyReluBackward1")])
+                 backward_name=True, overloads=[_in_place("LeakyReluBackward1")])
 elu = _nn("elu", _elu, overloads=[_in_place("CeluBackward1", celu=True), overload("CeluBackward0", celu=True),
                                   _in_place("EluBackward1")], backward_name="EluBackwardBackward0")
-gelu = _nn("gelu", _gelu)
+gelu = _nn("gelu", _gelu, backward_name="GeluBackwardBackward0")
 silu = _nn("silu", lambda x: _silu(x))
 mish = _nn("mish", lambda x: x * jnp.tanh(_softplus(x, 1.0, 20.0)))
-softplus = _nn("softplus", _softplus)
-hardtanh = _nn("hardtanh", _hardtanh, fused_backward=True)
+softplus = _nn("softplus", _softplus, backward_name="SoftplusBackwardBackward0")
+hardtanh = _nn("hardtanh", _hardtanh, fused_backward=True, backward_name=True)
 # PyTorch's backward kernels of these take the input as a recorded argument (fused_backward), and pass the
 # gradient only strictly inside each linear piece: where() sends none to the constant side of a bound.
 threshold = _nn("threshold", lambda x, th, value, inplace=False: jnp.where(x <= th, jnp.asarray(value, x.dtype), x),
-                fused_backward=True, overloads=[overload("ThresholdBackward1", inplace=True)])   # (saves its input)
+                fused_backward=True, backward_name=True,
+                overloads=[overload("ThresholdBackward1", inplace=True)])   # (saves its input)
 hardsigmoid = _nn("hardsigmoid", lambda x: _hardsigmoid(x), fused_backward=True)
 softshrink = _nn("softshrink", lambda x, lambd: jnp.where(x > lambd, x - lambd, jnp.where(x < -lambd, x + lambd,
                                                                                            _nan_or_zero(x))),
-                 fused_backward=True)
+                 fused_backward=True, backward_name=True)
 hardshrink = _nn("hardshrink", lambda x, lambd: jnp.where((x > lambd) | (x < -lambd), x, _nan_or_zero(x)),
-                 fused_backward=True)
+                 fused_backward=True, backward_name=True)
 # The slope is a Python scalar (evaluation: the mean of the bounds) or a tensor of drawn slopes (training).
 rrelu = _nn("rrelu", lambda x, slope, inplace=False: jnp.where(x > 0, x, x * slope), diff=(0,),
-            node="rrelu_with_noise", fused_backward=True, overloads=[_in_place("RreluWithNoiseBackward1")])
+            node="rrelu_with_noise", fused_backward=True, backward_name=True,
+            overloads=[_in_place("RreluWithNoiseBackward1")])
 
 
 @jax.custom_jvp
@@ -168,8 +170,8 @@ def _glu(x, dim):
     return _glu_halves(a, b)
 
 
-hardswish = _nn("hardswish", _hardswish)
-logsigmoid = _nn("logsigmoid", _log_sigmoid, node="log_sigmoid")
+hardswish = _nn("hardswish", _hardswish, backward_name="HardswishBackwardBackward0")
+logsigmoid = _nn("logsigmoid", _log_sigmoid, node="log_sigmoid", backward_name="LogSigmoidBackwardBackward0")
 glu = _nn("glu", _glu)
 # the weight arrives reshaped to broadcast over the input's channel dim (PyTorch's _prelu_kernel)
 prelu = _nn("prelu", lambda x, w: jnp.where(x > 0, x, w * x), node="_prelu_kernel", fused_backward=True,

@@ -54,9 +54,12 @@ def _inside(d, bound):
     return jnp.where((d < bound) | jnp.isnan(d), d, jnp.zeros((), d.dtype))
 
 
-mse_loss = _loss("mse_loss", lambda x, y, reduction: _reduce(jnp.square(x - y), reduction))
-smooth_l1_loss = _loss("smooth_l1_loss", _smooth_l1)
-huber_loss = _loss("huber_loss", _huber, no_derivative=_huber_mixed_derivative)
+# (backward_name: the node of PyTorch's x_backward kernel, which gradients recorded with create_graph print)
+mse_loss = _loss("mse_loss", lambda x, y, reduction: _reduce(jnp.square(x - y), reduction),
+                 backward_name="MseLossBackwardBackward0")
+smooth_l1_loss = _loss("smooth_l1_loss", _smooth_l1, backward_name="SmoothL1LossBackwardBackward0")
+huber_loss = _loss("huber_loss", _huber, no_derivative=_huber_mixed_derivative,
+                   backward_name="HuberLossBackwardBackward0")
 
 
 # ---- class-index losses: input (N, C, d1...) or (C,), target (N, d1...) or () --------------------

@@ -25,6 +25,7 @@ tangent of every gradient (forward-over-reverse: a Hessian-vector product), whic
 The tangents are outputs of the recorded op like the gradients, so they are differentiable in turn.
 """
 import operator
+import re
 
 import jax
 import jax.numpy as jnp
@@ -270,7 +271,7 @@ def _tied(sid, grads, kept, read=None):
         static, placeholders = _saved.SIGNATURES[sid][1], _saved.SIGNATURES[sid][4]
         kinds = tuple(p if p is not None else (tuple(k.shape), k.dtype) if hasattr(k, "shape") else type(k)
                       for p, k in zip(placeholders, kept))
-        name = op.node_class_for(static, kinds).__name__.replace("Backward", "BackwardBackward", 1)
+        name = re.sub(r"Backward\d+$", "BackwardBackward0", op.node_class_for(static, kinds).__name__)
     if name is not None:
         grads = named_formula(name, lambda *g: g)(*grads)
     return grads
