@@ -268,10 +268,11 @@ def _tied(sid, grads, kept, read=None):
     if name is True:   # (the node of PyTorch's x_backward kernel, where one runs: see Op.backward_name)
         if not tied:
             return grads
-        static, placeholders = _saved.SIGNATURES[sid][1], _saved.SIGNATURES[sid][4]
-        kinds = tuple(p if p is not None else (tuple(k.shape), k.dtype) if hasattr(k, "shape") else type(k)
-                      for p, k in zip(placeholders, kept))
-        name = re.sub(r"Backward\d+$", "BackwardBackward0", op.node_class_for(static, kinds).__name__)
+        kinds = list(_saved.SIGNATURES[sid][4])   # (the kinds of what the node does not keep)
+        for i, k in zip(_saved.kept_positions(sid), kept):
+            kinds[i] = (tuple(k.shape), k.dtype) if hasattr(k, "shape") else type(k)
+        static = _saved.SIGNATURES[sid][1]
+        name = re.sub(r"Backward\d+$", "BackwardBackward0", op.node_class_for(static, tuple(kinds)).__name__)
     if name is not None:
         grads = named_formula(name, lambda *g: g)(*grads)
     return grads
