@@ -2023,7 +2023,8 @@ _NORMS = {
     "layer_norm": "torch.nn.functional.layer_norm(x, (3,), w, b)",
     "layer_norm_no_bias": "torch.nn.functional.layer_norm(x, (3,), w)",
     "batch_norm_train": "torch.nn.functional.batch_norm(x, None, None, w, b, training=True)",
-    "batch_norm_eval": "torch.nn.functional.batch_norm(x, torch.zeros(3, dtype=x.dtype), torch.ones(3, dtype=x.dtype), w, b)",
+    "batch_norm_eval": "torch.nn.functional.batch_norm(x, torch.zeros(3, dtype=x.dtype), torch.ones(3, dtype=x.dtype), "
+                       "w, b)",
 }
 _SECOND = {
     "backward": "g.sum().backward(retain_graph=True)",
