@@ -58,14 +58,16 @@ class Graph:
             nodes, leaves, capture = _prune(nodes, leaves, targets)
         # Node by node in backward order, as PyTorch's engine unpacks saved values: a freed graph, then
         # values modified in place (so an older node's freed values do not hide a newer node's change)
-        kept = set(nodes) | set(leaves)
+        running = None   # the nodes and leaves it runs, once a node without a derivative asks (rare)
         for n in nodes:
             if n not in capture:
                 if n.kept is None:
                     raise RuntimeError(FREED_GRAPH)
                 check_versions(n)
-                if stops_backward(n, kept):
-                    break
+                if missing_at(n.sig):
+                    running = running or set(nodes) | set(leaves)
+                    if stops_backward(n, running):
+                        break
         self.capture = capture
         self.nodes = nodes
         self.leaves = leaves
