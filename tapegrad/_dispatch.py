@@ -120,7 +120,7 @@ class _NodePlan:
         needed, self.sig, self.mask, self.saves = _saved.plan(op, static, cast, self.diff, values, kinds, avals)
         if op.node_class_for(static, kinds).__name__ == "CopySlices":
             self.saves = True   # (PyTorch's CopySlices drops the node it wraps in a backward: a second one fails)
-        saves = op.saves_inputs_for(static, kinds)
+        saves = op.saves_inputs_for(static, kinds, self.diff)
         # per argument the backward reads: (position, is a tensor, whether its version is checked)
         self.kept = tuple((i, type(kinds[i]) is tuple, saves is None or i in saves)
                           for i, keep in enumerate(needed) if keep)

@@ -30,7 +30,9 @@ class Op:
                 outputs, True saves them all, a tuple the outputs at those positions.
     saves_inputs positions of the inputs PyTorch's backward saves (derivatives.yaml), whose in-place
                 change makes backward fail; None: those the JAX VJP reads. Kept values are
-                the VJP's in any case, plus these.
+                the VJP's in any case, plus these. A dict {position: guard} where PyTorch saves some only
+                for one gradient: a value that one input's formula alone reads is saved when that input
+                requires grad (guard: its position), one that several formulas read always (guard None).
     nout        number of outputs (fn returns a tuple when > 1).
     result_backward PyTorch's backward formula in terms of the result, for ops whose derivatives.yaml entry
                 reads `result` (exp: grad * result): f(grad, result, *args, **static) -> the gradient of
@@ -157,15 +159,23 @@ class Op:
             self._node_classes[key] = cls
         return cls
 
-    def saves_inputs_for(self, static, kinds):
-        """saves_inputs for this call signature: its PyTorch overload's where that one says (reflection
-        padding saves its input, constant padding does not); asked when a signature is first analysed."""
+    def saves_inputs_for(self, static, kinds, diff):
+        """saves_inputs for this call signature, differentiated at the positions `diff`: its PyTorch
+        overload's where that one says (reflection padding saves its input, constant padding does not);
+        asked when a signature is first analysed."""
         found = next((o.saves_inputs for o, _ in self.overloads if o.saves_inputs is not None
                       and o.matches(static, kinds)), None)
-        return self.saves_inputs if found is None else found
+        return guarded_saves(self.saves_inputs if found is None else found, diff)
 
     def __repr__(self):
         return f"Op({self.name})"
+
+
+def guarded_saves(saves, diff):
+    """The positions a saves_inputs value saves when the positions `diff` are differentiated."""
+    if type(saves) is dict:
+        return tuple(i for i, guard in saves.items() if guard is None or guard in diff)
+    return saves
 
 
 def _camel(name):

@@ -126,16 +126,19 @@ rsub = defop("rsub", lambda a, b, alpha=None: b - a if alpha is None else b - al
              overloads=[overload("RsubBackward0", "tt")], diff=(0, 1))
 mul = defop("mul", lambda a, b: a * b, wraps_scalars=True, scalar_opmath=True)
 div = defop("div", lambda a, b: _true_div(a, b), dtype_rule=FLOAT, wraps_scalars=True, scalar_opmath=True)
+# (self's gradient reads other, other's both: self is saved for other's alone)
 div_trunc = defop("div_trunc", lambda a, b: _trunc_div(a, b), node_name="DivBackward2", wraps_scalars=True,
-                  saves_inputs=(0, 1), scalar_opmath=True)
+                  saves_inputs={0: 1, 1: None}, scalar_opmath=True)
 div_floor = defop("div_floor", lambda a, b: _floor_div(a, b), node_name="DivBackward2", wraps_scalars=True,
-                  saves_inputs=(0, 1), scalar_opmath=True)
+                  saves_inputs={0: 1, 1: None}, scalar_opmath=True)
 floor_divide = defop("floor_divide", lambda a, b: _floor_div(a, b), node_name=NOT_IMPLEMENTED,
                      no_derivative=_not_implemented("floor_divide"), scalar_opmath=True)
 # x.floor_divide_(y) and x //= y: the same, but PyTorch's error names the in-place op
 floor_divide_ = defop("floor_divide_", lambda a, b: _floor_div(a, b), node_name=NOT_IMPLEMENTED,
                       no_derivative=_not_implemented("floor_divide_"), scalar_opmath=True)
-remainder = defop("remainder", _remainder, overloads=[overload("RemainderBackward1", "tt")])
+# (self's gradient is grad: only other's reads the inputs)
+remainder = defop("remainder", _remainder, saves_inputs=(),
+                  overloads=[overload("RemainderBackward1", "tt", saves_inputs={0: 1, 1: 1})])
 # remainder(number, tensor): PyTorch has no derivative for this overload
 remainder_scalar_self = defop("remainder_scalar_self", _remainder, node_name=NOT_IMPLEMENTED,
                               no_derivative=_not_implemented("remainder"))
@@ -157,13 +160,16 @@ fmax = defop("fmax", lambda a, b: _fmax(a, b, jnp.greater))
 fmin = defop("fmin", lambda a, b: _fmax(a, b, jnp.less))
 atan2 = defop("atan2", lambda a, b: _atan2(a, b) if _is_float(a) and _is_float(b) else jnp.arctan2(a, b),
               dtype_rule=FLOAT)
+# Each input's gradient reads that input and the result: PyTorch saves an input only where its gradient is wanted
 hypot = defop("hypot", lambda a, b: _hypot(a, b) if _is_float(a) and _is_float(b) else jnp.hypot(a, b),
-              saves_output=True)
+              saves_output=True, saves_inputs={0: 0, 1: 1})
 xlogy = defop("xlogy", lambda a, b: _xlogy_op(a, b), dtype_rule=FLOAT, reverse_fn=xlogy_reverse,
               overloads=[overload("XlogyBackward1", "st"), overload("XlogyBackward2", "ts")])
-copysign = defop("copysign", lambda a, b: _copysign(a, b), dtype_rule=FLOAT, saves_output=True,
+copysign = defop("copysign", lambda a, b: _copysign(a, b), dtype_rule=FLOAT, saves_output=True, saves_inputs={0: 0},
                  overloads=[overload("CopysignBackward1", "ts")])
-lerp = defop("lerp", _lerp, overloads=[overload("LerpBackward1", "..t")], scalar_opmath=True)
+# (the weight is read by the other two gradients, so saved always; they are read by the weight's alone)
+lerp = defop("lerp", _lerp, overloads=[overload("LerpBackward1", "..t", saves_inputs={0: 2, 1: 2, 2: None})],
+             scalar_opmath=True)
 # clamp(Tensor? min, Tensor? max) lists both bounds in next_functions, given or not; Scalar bounds neither.
 clamp = defop("clamp", lambda a, lo, hi: _clamp(a, lo, hi), node_name="ClampBackward1",
               overloads=[overload("ClampBackward0", ".t", optional=(1, 2)),
@@ -174,7 +180,7 @@ addcmul = defop("addcmul", lambda a, b, c, value: a + value * b * c, diff=(0, 1,
 # divisor_refused: PyTorch's error when tensor2 is an integer or bool tensor, which tensor1's derivative
 # (value / tensor2, written into a tensor of tensor2's dtype) raises when it is needed
 addcdiv = defop("addcdiv", lambda a, b, c, value, divisor_refused=None: a + value * _true_div(b, c), diff=(0, 1, 2),
-                scalar_opmath=True, no_derivative=lambda divisor_refused=None: (
+                scalar_opmath=True, saves_inputs={1: 2, 2: None}, no_derivative=lambda divisor_refused=None: (
                     None if divisor_refused is None else {1: (RuntimeError, divisor_refused)}))
 where = defop("where", lambda c, a, b: jnp.where(c, a, b), diff=(1, 2), dtype_rule=KEEP)
 
@@ -189,9 +195,9 @@ gcd = defop("gcd", lambda a, b: jnp.gcd(a, b))
 lcm = defop("lcm", lambda a, b: jnp.lcm(a, b))
 # PyTorch's backward reads 2 ** other and the result (other's gradient grad * result * ln 2)
 ldexp = defop("ldexp", lambda a, b, integer_exponent=False: (_ldexp_integer if integer_exponent else _ldexp)(a, b),
-              dtype_rule=FLOAT, saves_output=True, saves_inputs=(1,))
-nextafter = defop("nextafter", lambda a, b: _nextafter(a, b), saves_inputs=(0, 1))
-frexp = defop("frexp", lambda a: _frexp(a), dtype_rule=KEEP, nout=2, saves_output=(1,))
+              dtype_rule=FLOAT, saves_output=True, saves_inputs={1: 0})
+nextafter = defop("nextafter", lambda a, b: _nextafter(a, b), saves_inputs={0: 0, 1: 0})
+frexp = defop("frexp", lambda a: _frexp(a), dtype_rule=KEEP, nout=2, saves_output=(1,), saves_inputs=())
 polygamma = defop("polygamma", lambda a, n: _polygamma(a, n), dtype_rule=FLOAT)
 # x.polygamma_(n): the same, under PyTorch's node of the in-place overload
 polygamma_ = defop("polygamma_", lambda a, n: _polygamma(a, n), dtype_rule=FLOAT, node_name="PolygammaBackward1")
@@ -320,9 +326,11 @@ conj.hands_grad = lambda static, shape, out_shape: [("conj",)]
 # through it (_functional._complex.imag)
 neg_view = defop("neg_view", lambda a: jnp.negative(a), dtype_rule=KEEP, view=True,
                  value_view=(lambda x, new: jnp.negative(new).astype(x.dtype), lambda p: p), stride_rule=same_strides)
-complex = defop("complex", lambda re, im: jax.lax.complex(*jnp.broadcast_arrays(re, im)), dtype_rule=KEEP)
+complex = defop("complex", lambda re, im: jax.lax.complex(*jnp.broadcast_arrays(re, im)), dtype_rule=KEEP,
+                saves_inputs={0: 0, 1: 1})
+# (both gradients read the result alone)
 polar = defop("polar", lambda r, t: jax.lax.complex(r * jnp.cos(t), r * jnp.sin(t)), dtype_rule=KEEP,
-              saves_output=True)
+              saves_output=True, saves_inputs=())
 
 # ---- copies, casts, fills ---------------------------------------------------------------------
 # (complex to real: the real part, as PyTorch's copy)

@@ -374,8 +374,9 @@ scatter_reduce = defop("scatter_reduce", _scatter_reduce, dtype_rule=KEEP, diff=
 # (a 0-d input takes index [0]: itself, as PyTorch's)
 index_select = defop("index_select", lambda a, idx, dim: jnp.take(a, idx, axis=dim) if a.ndim else a, dtype_rule=KEEP,
                      diff=(0,))
+# (source's gradient reads index and source, self's nothing)
 index_add = defop("index_add", lambda a, idx, src, alpha, dim: _along(a, dim, idx, lambda at: at.add(alpha * src)),
-                  dtype_rule=KEEP, diff=(0, 2))
+                  dtype_rule=KEEP, diff=(0, 2), saves_inputs={1: 2, 2: 2})
 index_copy = defop("index_copy", lambda a, idx, src, dim: _along(a, dim, idx, lambda at: at.set(src)), dtype_rule=KEEP,
                    diff=(0, 2), reverse_fn=_index_copy_backward)
 index_fill = defop("index_fill", lambda a, idx, v, dim: _along(a, dim, idx,

@@ -174,25 +174,30 @@ cross = defop("cross", lambda a, b, dim: jnp.cross(a, b, axisa=dim, axisb=dim, a
 trace = defop("trace", lambda a: jnp.trace(a), dtype_rule=KEEP)
 
 # ---- tapegrad.linalg ----------------------------------------------------------------------
-inv = defop("inv", lambda a: jnp.linalg.inv(a), dtype_rule=KEEP, node="linalg_inv_ex", saves_output=True)
+# (The decompositions' and inv's backwards read their results, not the input: saves_inputs=())
+inv = defop("inv", lambda a: jnp.linalg.inv(a), dtype_rule=KEEP, node="linalg_inv_ex", saves_output=True,
+            saves_inputs=())
 # (an empty matrix's determinant is 1 without LAPACK, which has no half or bfloat16 kernel)
 det = defop("det", lambda a: jnp.linalg.det(a) if a.shape[-1] else jnp.ones(a.shape[:-2], a.dtype), dtype_rule=KEEP,
             node="linalg_det", saves_output=True)
 slogdet = defop("slogdet", lambda a: tuple(jnp.linalg.slogdet(a)), dtype_rule=KEEP, nout=2,
                 node="linalg_slogdet", saves_output=(0,))   # (PyTorch's backward reads the sign)
-solve = defop("solve", _solve, dtype_rule=KEEP, node="linalg_solve_ex", saves_output=True)
+# (B's gradient is a solve with A: B itself is not saved)
+solve = defop("solve", _solve, dtype_rule=KEEP, node="linalg_solve_ex", saves_output=True, saves_inputs=(0,))
 solve_triangular = defop("solve_triangular", _solve_triangular, dtype_rule=KEEP, node="linalg_solve_triangular",
-                        saves_output=True)
+                        saves_output=True, saves_inputs=(0,))
 # (PyTorch's backward reads the factor L, and inv's the inverse: changing them in place makes it fail)
 # legacy: torch.cholesky (deprecated), whose node is CholeskyBackward0
 cholesky = defop("cholesky", lambda a, upper, legacy=False: _cholesky_hermitian(a, upper), dtype_rule=KEEP,
-                 node="linalg_cholesky_ex", saves_output=True,
+                 node="linalg_cholesky_ex", saves_output=True, saves_inputs=(),
                  overloads=[overload("CholeskyBackward0", legacy=True)])
-qr = defop("qr", lambda a, mode: tuple(jnp.linalg.qr(a, mode=mode)), dtype_rule=KEEP, nout=2, node="linalg_qr")
+qr = defop("qr", lambda a, mode: tuple(jnp.linalg.qr(a, mode=mode)), dtype_rule=KEEP, nout=2, node="linalg_qr",
+           saves_output=True, saves_inputs=())
 svd = defop("svd", lambda a, full_matrices: tuple(jnp.linalg.svd(a, full_matrices=full_matrices)),
-            dtype_rule=KEEP, nout=3, node="linalg_svd", saves_output=True)
+            dtype_rule=KEEP, nout=3, node="linalg_svd", saves_output=True, saves_inputs=())
 matrix_exp = defop("matrix_exp", lambda a: jax.scipy.linalg.expm(a), dtype_rule=KEEP, node="linalg_matrix_exp")
-svdvals = defop("svdvals", lambda a: jnp.linalg.svd(a, compute_uv=False), dtype_rule=KEEP, node="linalg_svd")
+svdvals = defop("svdvals", lambda a: jnp.linalg.svd(a, compute_uv=False), dtype_rule=KEEP, node="linalg_svd",
+                saves_inputs=())
 
 
 def _svd_for_values(a):
@@ -203,11 +208,12 @@ def _svd_for_values(a):
 
 # svdvals where a gradient is wanted: PyTorch's _linalg_svd then computes U and Vh too, so S is output 1
 # of LinalgSvdBackward0 (JAX's derivative of the values computes them as well).
-svdvals_uv = defop("svdvals_uv", _svd_for_values, dtype_rule=KEEP, nout=3, node="linalg_svd", saves_output=True)
+svdvals_uv = defop("svdvals_uv", _svd_for_values, dtype_rule=KEEP, nout=3, node="linalg_svd", saves_output=True,
+                   saves_inputs=())
 eigh = defop("eigh", lambda a, UPLO: _eigh_hermitian(a, UPLO), dtype_rule=KEEP, nout=2, node="linalg_eigh",
-             saves_output=True)
+             saves_output=True, saves_inputs=())
 eigvalsh = defop("eigvalsh", lambda a, UPLO: _eigh_hermitian(a, UPLO)[0], dtype_rule=KEEP, node="linalg_eigh",
-                 saves_output=True)
+                 saves_output=True, saves_inputs=())
 
 
 def _tolerance(a, atol, rtol, largest):

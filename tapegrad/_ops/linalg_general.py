@@ -77,9 +77,11 @@ def _ormqr(a, tau, c, left, transpose):
     return c
 
 
-eig = defop("eig", _eig, dtype_rule=KEEP, nout=2, node="linalg_eig", saves_output=True)
-eigvals = defop("eigvals", lambda a: _eig(a)[0], dtype_rule=KEEP, node="linalg_eig", saves_output=True)
-lstsq = defop("lstsq", _lstsq, dtype_rule=KEEP, diff=(0, 1), nout=2, node="linalg_lstsq", saves_output=(0,))
+eig = defop("eig", _eig, dtype_rule=KEEP, nout=2, node="linalg_eig", saves_output=True, saves_inputs=())
+eigvals = defop("eigvals", lambda a: _eig(a)[0], dtype_rule=KEEP, node="linalg_eig", saves_output=True,
+                saves_inputs=())
+lstsq = defop("lstsq", _lstsq, dtype_rule=KEEP, diff=(0, 1), nout=2, node="linalg_lstsq", saves_output=(0,),
+              saves_inputs=(0, 1))
 householder_product = defop("householder_product", _householder_product, dtype_rule=KEEP, saves_output=True,
                             node="linalg_householder_product")
 ormqr = defop("ormqr", _ormqr, dtype_rule=KEEP, saves_output=True)

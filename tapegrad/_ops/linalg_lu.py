@@ -112,13 +112,16 @@ def _cholesky_inverse(factor, upper):
 
 
 lu_factor = defop("lu_factor", _lu_factor, dtype_rule=KEEP, diff=(0,), nout=3, node="linalg_lu_factor_ex",
-                  saves_output=(0, 1))
-lu = defop("lu", _lu, dtype_rule=KEEP, nout=3, node="linalg_lu", saves_output=(1, 2))
+                  saves_output=(0, 1), saves_inputs=())
+lu = defop("lu", _lu, dtype_rule=KEEP, nout=3, node="linalg_lu", saves_output=(1, 2), saves_inputs=())
 lu_unpack = defop("lu_unpack", lambda lu, pivots: (pivots,) + _unpacked(lu), dtype_rule=KEEP, diff=(0,), nout=3)
 lu_permutation = defop("lu_permutation", _lu_permutation, dtype_rule=KEEP, diff=())
-lu_solve = defop("lu_solve", _lu_solve, dtype_rule=KEEP, diff=(0, 2), node="linalg_lu_solve", saves_output=True)
-triangular_solve = defop("triangular_solve", _triangular_solve, dtype_rule=KEEP, nout=2, saves_output=(0,))
-cholesky_solve = defop("cholesky_solve", _cholesky_solve, dtype_rule=KEEP, saves_output=True)
+lu_solve = defop("lu_solve", _lu_solve, dtype_rule=KEEP, diff=(0, 2), node="linalg_lu_solve", saves_output=True,
+                 saves_inputs=(0, 1))
+# (one formula for both inputs: PyTorch saves both whichever requires grad)
+triangular_solve = defop("triangular_solve", _triangular_solve, dtype_rule=KEEP, nout=2, saves_output=(0,),
+                         saves_inputs=(0, 1))
+cholesky_solve = defop("cholesky_solve", _cholesky_solve, dtype_rule=KEEP, saves_output=True, saves_inputs=(0, 1))
 cholesky_inverse = defop("cholesky_inverse", _cholesky_inverse, dtype_rule=KEEP, saves_output=True)
 
 

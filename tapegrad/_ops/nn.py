@@ -175,7 +175,7 @@ logsigmoid = _nn("logsigmoid", _log_sigmoid, node="log_sigmoid", backward_name="
 glu = _nn("glu", _glu)
 # the weight arrives reshaped to broadcast over the input's channel dim (PyTorch's _prelu_kernel)
 prelu = _nn("prelu", lambda x, w: jnp.where(x > 0, x, w * x), node="_prelu_kernel", fused_backward=True,
-            backward_name=True)
+            backward_name=True, saves_inputs=(0, 1))
 # PyTorch's _softmax_backward_data and _log_softmax_backward_data, on the result
 def _axis(x, dim):   # a 0-d tensor's dim 0 (or -1) is the whole of it
     return dim if x.ndim else None
@@ -242,9 +242,10 @@ def _conv_transpose(x, w, bias, stride, padding, output_padding, dilation, group
     return y if bias is None else y + bias.reshape((-1,) + (1,) * nd)
 
 
-# bias None: PyTorch's node still lists it (`Tensor? bias`).
-conv = _nn("conv", _conv, node="convolution", overloads=[overload("ConvolutionBackward0", optional=(2,))])
-conv_transpose = _nn("conv_transpose", _conv_transpose, node="convolution",
+# bias None: PyTorch's node still lists it (`Tensor? bias`). One backward for all: input and weight always saved.
+conv = _nn("conv", _conv, node="convolution", overloads=[overload("ConvolutionBackward0", optional=(2,))],
+           saves_inputs=(0, 1))
+conv_transpose = _nn("conv_transpose", _conv_transpose, node="convolution", saves_inputs=(0, 1),
                      overloads=[overload("ConvolutionBackward0", optional=(2,))])
 
 # ---- dropout, embedding -------------------------------------------------------------------------
@@ -300,7 +301,9 @@ def _embedding_bag(weight, indices, segments, per_sample, bags, mode, padding_id
 
 embedding = _nn("embedding", _embedding, diff=(0,), reverse_fn=_embedding_backward)
 # per_sample None: PyTorch's node still lists it (`Tensor? per_sample_weights`).
+# (the weight is saved for per_sample_weights' gradient alone; they are saved always)
 embedding_bag = _nn("embedding_bag", _embedding_bag, diff=(0, 3), node="embedding_bag",
+                    saves_inputs={0: 3, 1: None, 3: None},
                     overloads=[overload("EmbeddingBagBackward0", optional=(3,))])
 
 # ---- attention --------------------------------------------------------------------------------

@@ -139,5 +139,8 @@ def _grid_sample(x, grid, mode, padding_mode, align_corners):
 
 
 affine_grid = defop("affine_grid", _affine_grid, dtype_rule=KEEP, node_name="AffineGridGeneratorBackward0")
-grid_sample_2d = defop("grid_sample_2d", _grid_sample, dtype_rule=KEEP, node_name="GridSampler2DBackward0")
-grid_sample_3d = defop("grid_sample_3d", _grid_sample, dtype_rule=KEEP, node_name="GridSampler3DBackward0")
+# (one backward for both: the input and the grid are saved whichever requires grad)
+grid_sample_2d = defop("grid_sample_2d", _grid_sample, dtype_rule=KEEP, node_name="GridSampler2DBackward0",
+                       saves_inputs=(0, 1))
+grid_sample_3d = defop("grid_sample_3d", _grid_sample, dtype_rule=KEEP, node_name="GridSampler3DBackward0",
+                       saves_inputs=(0, 1))

@@ -101,4 +101,4 @@ batch_norm_eval = _nn("batch_norm_eval", _batch_norm_eval, diff=(0, 3, 4), node=
 layer_norm = _nn("layer_norm", _layer_norm, node="native_layer_norm",
                  fused_backward=True, backward_name="NativeLayerNormBackwardBackward0", saves_inputs=(0, 1, 2),
                  tie_undefined=True)
-group_norm = _nn("group_norm", _group_norm, node="native_group_norm")
+group_norm = _nn("group_norm", _group_norm, node="native_group_norm", saves_inputs=(0, 1))

@@ -17,6 +17,7 @@ import numpy as np
 from jax.extend.core import ClosedJaxpr
 
 from .. import _inline_trace, _shape_poly
+from .._ops._registry import guarded_saves
 from .._op_functions import pure_fn
 
 try:  # private but long-stable; without it every argument counts as used
@@ -124,7 +125,7 @@ def plan(op, static, cast, diff, values, kinds, out_avals=None):
                 needed = _needed.get(rank_key) or _reads_with_data(op, static, cast, diff, values)
             if needed is None:
                 needed, traced = _analyse(op, static, cast, diff, values, out_avals=out_avals)
-            saves = op.saves_inputs_for(static, kinds)
+            saves = op.saves_inputs_for(static, kinds, diff)
             if saves:   # PyTorch saves these whatever the VJP reads: keep them to check them
                 needed = tuple(n or i in saves for i, n in enumerate(needed))
             _needed[dkey] = needed
@@ -199,7 +200,7 @@ def _analyse(op, static, cast, diff, values, scalars_traced=False, out_avals=Non
             else v for v in values]
     if len(_missing_derivatives(op, static, diff)) == len(diff):
         # a backward that only raises reads nothing, but checks the inputs PyTorch's node saves before it does
-        saves = op.saves_inputs or ()
+        saves = guarded_saves(op.saves_inputs, diff) or ()
         return tuple(i in saves for i in range(len(values))), None
     if dce_jaxpr is None:
         return tuple(True for _ in values), None
