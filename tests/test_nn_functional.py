@@ -171,3 +171,35 @@ def test_dropout_functional():
         F.dropout(x, 1.5)
     z = F.dropout2d(tg.ones(4, 8, 3, 3), 0.5).numpy()
     assert all(len(np.unique(z[i, c])) == 1 for i in range(4) for c in range(8))
+
+
+_RUNNING_STATS = {
+    "batch_norm_eval": lambda lib, x, m, v: lib.nn.functional.batch_norm(x, m, v, training=False),
+    "batch_norm_train": lambda lib, x, m, v: lib.nn.functional.batch_norm(x, m, v, training=True),
+    "batch_norm_empty": lambda lib, x, m, v: lib.nn.functional.batch_norm(x[:0], m, v, training=False),
+    "instance_norm": lambda lib, x, m, v: lib.nn.functional.instance_norm(x[None], m, v, use_input_stats=True),
+    "instance_norm_running": lambda lib, x, m, v: lib.nn.functional.instance_norm(x[None], m, v,
+                                                                                  use_input_stats=False),
+}
+
+
+@pytest.mark.parametrize("grad_mode", [True, False])
+@pytest.mark.parametrize("stat", ["mean", "var", "both"])
+@pytest.mark.parametrize("case", sorted(_RUNNING_STATS))
+def test_running_statistics_that_require_grad_are_refused_as_torch_refuses_them(case, stat, grad_mode):
+    """PyTorch's native_batch_norm does not differentiate its running statistics: with grad mode on, one that
+    requires grad is refused (running_mean first), whether the input requires grad or not; a batch norm of an
+    empty input returns before that kernel."""
+    def run(lib):
+        x = lib.tensor([[0.3, -0.6, 0.7], [0.45, 0.2, -0.4]], dtype=lib.float64)
+        p = lib.tensor([0.1, 0.2, 0.3], dtype=lib.float64, requires_grad=True)
+        m = p * 1 if stat in ("mean", "both") else p.detach().clone()
+        v = p + 1 if stat in ("var", "both") else p.detach() + 1
+        try:
+            with lib.set_grad_enabled(grad_mode):
+                out = _RUNNING_STATS[case](lib, x, m, v)
+            return out.detach().numpy().round(10).tolist(), out.requires_grad
+        except Exception as e:  # noqa: BLE001 - the error is what is compared
+            return type(e).__name__, str(e).split(". This input")[0]
+    ours, theirs = run(tg), run(torch)
+    assert ours == theirs

@@ -377,8 +377,9 @@ index_select = defop("index_select", lambda a, idx, dim: jnp.take(a, idx, axis=d
 # (source's gradient reads index and source, self's nothing)
 index_add = defop("index_add", lambda a, idx, src, alpha, dim: _along(a, dim, idx, lambda at: at.add(alpha * src)),
                   dtype_rule=KEEP, diff=(0, 2), saves_inputs={1: 2, 2: 2})
+# (the index is read by both gradients, the source by its own alone: PyTorch reshapes the gradient to it)
 index_copy = defop("index_copy", lambda a, idx, src, dim: _along(a, dim, idx, lambda at: at.set(src)), dtype_rule=KEEP,
-                   diff=(0, 2), reverse_fn=_index_copy_backward)
+                   diff=(0, 2), reverse_fn=_index_copy_backward, saves_inputs={1: None, 2: 2})
 index_fill = defop("index_fill", lambda a, idx, v, dim: _along(a, dim, idx,
                                                               lambda at: at.set(jnp.asarray(v, a.dtype))),
                    dtype_rule=KEEP, diff=(0, 2), overloads=[overload("IndexFillBackward1", "..t")])
@@ -398,7 +399,7 @@ def _put_backward(a, idx, src, accumulate):
 # put: the flat input with source written (or added) at flat indices
 put = defop("put", lambda a, idx, src, accumulate: getattr(a.reshape(-1).at[idx.reshape(-1)], "add" if accumulate
                                                             else "set")(src.reshape(-1)).reshape(a.shape),
-            dtype_rule=KEEP, diff=(0, 2), reverse_fn=_put_backward)
+            dtype_rule=KEEP, diff=(0, 2), reverse_fn=_put_backward, saves_inputs={1: None, 2: 2})
 # index_reduce: scatter_reduce along dim with the index vector spread over the source's shape
 index_reduce = defop("index_reduce", lambda a, idx, src, dim, reduce, include_self: _scatter_reduce(
     a, jnp.broadcast_to(jnp.expand_dims(idx, tuple(d for d in range(src.ndim) if d != dim)), src.shape), src, dim,

@@ -2,6 +2,7 @@
 
 from ..._arg_types import int_lists
 from ..._dtypes import cpp_name
+from ..._grad_mode import is_grad_enabled
 from ..._inplace import check_inplace, commit
 from ..._tensor import Tensor
 
@@ -87,3 +88,10 @@ def check_float_kernel(x, kernel, complex=True, without=()):
     if not (x.dtype.is_floating_point or complex and x.dtype.is_complex) or x.dtype.name in without:
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{SCALAR_NAMES[x.dtype.name]}'. "
                                   "Convert the input to a floating dtype first, e.g. x.float().")
+
+
+def refuse_grad(function, name, t):
+    """PyTorch's error for an argument its kernel does not differentiate (a class weight, a target)."""
+    if t is not None and t.requires_grad and is_grad_enabled():
+        raise RuntimeError(f"The function '{function}' is not differentiable with respect to argument '{name}'. "
+                           f"This input cannot have requires_grad True. Pass {name}.detach().")

@@ -4,11 +4,10 @@ import warnings
 
 from ... import _dtypes as D
 from ..._dispatch import apply
-from ..._grad_mode import is_grad_enabled
 from ..._functional import broadcast_shapes, expand
 from ... import _value_checks
 from ..._ops import elementwise as E, nn_loss as L
-from ._util import present, SCALAR_NAMES
+from ._util import present, refuse_grad, SCALAR_NAMES
 from ..._autocast import policy
 from ..._functional._arith import _check_kernel
 from ..._functional._common import check_tensors, result_dtype
@@ -283,13 +282,6 @@ def _check_bce_with_logits_dtypes(input, target):
     if not (target.dtype.is_floating_point or target.dtype.is_complex):
         raise refused_cast(result_dtype(input, target), target.dtype,
                            hint=". Convert the target first, e.g. target.float().")
-
-
-def refuse_grad(function, name, t):
-    """PyTorch's error for an argument its kernel does not differentiate (a class weight, a target)."""
-    if t is not None and t.requires_grad and is_grad_enabled():
-        raise RuntimeError(f"The function '{function}' is not differentiable with respect to argument '{name}'. "
-                           f"This input cannot have requires_grad True. Pass {name}.detach().")
 
 
 def _bce_with_logits(input, target, weight, pos_weight, reduction):

@@ -11,7 +11,7 @@ from ..._ops import nn_margin_loss as M
 from ..._tensor import Tensor
 from . import loss as L
 from .activation import logsigmoid
-from ._util import present, SCALAR_NAMES
+from ._util import present, refuse_grad, SCALAR_NAMES
 
 # ATen's reduction enum, which the composites take (PyTorch's _Reduction.get_enum / legacy_get_enum)
 _ENUM = {"none": 0, "mean": 1, "sum": 2}
@@ -65,7 +65,7 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     reduction = L._reduction(size_average, reduce, reduction)
-    L.refuse_grad("soft_margin_loss", "target", target)
+    refuse_grad("soft_margin_loss", "target", target)
     shape = tuple(broadcast_shapes(input.shape, target.shape))
     if reduction == "none" and shape != tuple(input.shape):
         raise RuntimeError(f"output with shape {list(input.shape)} doesn't match the broadcast shape {list(shape)}")
@@ -131,7 +131,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         if weight.dtype is not input.dtype:
             raise RuntimeError(f"expected scalar type {SCALAR_NAMES[input.dtype.name]} but found "
                                f"{SCALAR_NAMES[weight.dtype.name]}")
-        L.refuse_grad("multi_margin_loss", "weight", weight)
+        refuse_grad("multi_margin_loss", "weight", weight)
     _value_checks.check(target, lambda t, xp: (t < 0) | (t >= classes),
                         lambda v, at: RuntimeError("target out of range"), key=("class target", classes, None))
     return apply(M.multi_margin_loss, input, target, *present(weight), reduction=reduction, p=int(p),

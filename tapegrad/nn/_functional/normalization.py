@@ -11,7 +11,7 @@ from ..._flags import warn_once
 from ..._functional._common import check_tensors
 from ..._grad_mode import no_grad
 from ..._ops import elementwise as K_E, nn_normalization as K
-from ._util import check_float, check_mixed_params, check_param_dtypes, present
+from ._util import check_float, check_mixed_params, check_param_dtypes, present, refuse_grad
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
@@ -41,6 +41,9 @@ def _batch_norm(input, running_mean, running_var, weight, bias, training, moment
             if stat is None:
                 raise RuntimeError(f"{name} must be defined in evaluation mode. Pass the running statistics or "
                                    "use training=True.")
+    if input.numel():   # (PyTorch's batch norm of nothing returns before its kernel's autograd refuses)
+        for name, stat in (("running_mean", running_mean), ("running_var", running_var)):
+            refuse_grad("native_batch_norm", name, stat)
     check_float(input, "batch_norm")   # (its kernel's dtype, after those checks)
     mixed = check_mixed_params(input, weight, bias, running_mean, running_var)
     if input.numel() == 0:   # (PyTorch's batch norm of nothing: a clone, scaled and shifted by the first parameters)
