@@ -251,3 +251,33 @@ def _spec_expressions(name):
 @pytest.mark.parametrize("name", sorted(SPECS))
 def test_spec_cases_name_nodes_as_pytorch(name):
     _check(f"spec:{name}", _mismatches(f"spec:{name}", _spec_expressions(name)))
+
+
+# ---- calls with arguments the generated forms and the specs do not reach -----------------------------
+
+def _f(lib):
+    return lib.nn.functional
+
+
+CALLS = {   # name: (leaf shapes, the call)
+    # the norms without weight or bias: PyTorch's node lists both `Tensor?` arguments as (None, 0)
+    "batch_norm_train_plain": ([(4, 3, 5)], lambda lib, x: _f(lib).batch_norm(x, None, None, training=True)),
+    "batch_norm_eval_plain": ([(4, 3)], lambda lib, x: _f(lib).batch_norm(
+        x, lib.zeros(3, dtype=x.dtype), lib.ones(3, dtype=x.dtype))),
+    "batch_norm_bias_only": ([(4, 3), (3,)], lambda lib, x, b: _f(lib).batch_norm(x, None, None, bias=b,
+                                                                                   training=True)),
+    "instance_norm_plain": ([(2, 3, 4)], lambda lib, x: _f(lib).instance_norm(x)),
+    "layer_norm_plain": ([(2, 3, 4)], lambda lib, x: _f(lib).layer_norm(x, (3, 4))),
+    "layer_norm_weight_only": ([(2, 3, 4), (4,)], lambda lib, x, w: _f(lib).layer_norm(x, (4,), w)),
+    "group_norm_plain": ([(3, 4, 5)], lambda lib, x: _f(lib).group_norm(x, 2)),
+    # the Stirling term's products by a number are ATen's mul.Scalar (MulBackward1)
+    "poisson_nll_loss_full": ([(3, 4), (3, 4)], lambda lib, x, t: _f(lib).poisson_nll_loss(x, t * 2, log_input=False,
+                                                                                              full=True)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CALLS))
+def test_calls_name_nodes_as_pytorch(name):
+    shapes, call = CALLS[name]
+    expressions = [(name, lambda lib: call(lib, *_leaves(lib, shapes, zlib.crc32(name.encode()))))]
+    _check(f"call:{name}", _mismatches(f"call:{name}", expressions))

@@ -7,6 +7,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from ._signed_zero import plus_zero
+from ._registry import overload
 from .nn import _nn
 
 
@@ -18,7 +19,7 @@ def _in_float32(kernel):
     def run(x, *rest, **static):
         if x.dtype != jnp.bfloat16 and x.dtype != jnp.float16:
             return kernel(x, *rest, **static)
-        out = kernel(x.astype(jnp.float32), *(r.astype(jnp.float32) for r in rest), **static)
+        out = kernel(x.astype(jnp.float32), *(None if r is None else r.astype(jnp.float32) for r in rest), **static)
         return (out[0].astype(x.dtype),) + tuple(out[1:]) if type(out) is tuple else out.astype(x.dtype)
     return run
 
@@ -26,11 +27,11 @@ def _in_float32(kernel):
 # ---- normalisation ---------------------------------------------------------------------------
 
 
-def _affine(y, rest, shape):
-    if rest:
-        y = y * rest[0].reshape(shape)
-    if len(rest) > 1:
-        y = y + rest[1].reshape(shape)
+def _affine(y, weight, bias, shape):
+    if weight is not None:
+        y = y * weight.reshape(shape)
+    if bias is not None:
+        y = y + bias.reshape(shape)
     return y
 
 
@@ -39,7 +40,7 @@ def _channel_shape(x):
 
 
 @_in_float32
-def _batch_norm_train(x, *rest, eps, stats_dtype=None):
+def _batch_norm_train(x, weight, bias, *, eps, stats_dtype=None):
     axes = (0,) + tuple(range(2, x.ndim))
     mean = jnp.mean(x, axis=axes, keepdims=True)
     var = jnp.mean(jnp.square(x - mean), axis=axes, keepdims=True)
@@ -49,14 +50,14 @@ def _batch_norm_train(x, *rest, eps, stats_dtype=None):
     y = (x - centre) * scale
     n = x.shape[0] * math.prod(x.shape[2:])   # (values per channel, with no channel or no batch too)
     unbiased = var * (n / max(n - 1, 1))
-    return _affine(y, rest, _channel_shape(x)), mean.reshape(-1), unbiased.reshape(-1)
+    return _affine(y, weight, bias, _channel_shape(x)), mean.reshape(-1), unbiased.reshape(-1)
 
 
 @_in_float32
-def _batch_norm_eval(x, running_mean, running_var, *rest, eps):
+def _batch_norm_eval(x, running_mean, running_var, weight, bias, *, eps):
     shape = _channel_shape(x)
     y = (x - running_mean.reshape(shape)) * lax.rsqrt(running_var.reshape(shape) + eps)
-    return _affine(y, rest, shape)
+    return _affine(y, weight, bias, shape)
 
 
 def _row_moments(x, axes):
@@ -74,31 +75,33 @@ def _row_moments(x, axes):
 
 
 @_in_float32
-def _layer_norm(x, *rest, ndim, eps):
+def _layer_norm(x, weight, bias, *, ndim, eps):
     axes = tuple(range(x.ndim - ndim, x.ndim))
     mean, var = _row_moments(x, axes)
-    y = _affine((x - mean) * lax.rsqrt(var + eps), rest, x.shape[x.ndim - ndim:])
-    return y if len(rest) > 1 else plus_zero(y)   # (PyTorch's kernel adds a bias of +0 when there is none)
+    y = _affine((x - mean) * lax.rsqrt(var + eps), weight, bias, x.shape[x.ndim - ndim:])
+    return y if bias is not None else plus_zero(y)   # (PyTorch's kernel adds a bias of +0 when there is none)
 
 
 @_in_float32
-def _group_norm(x, *rest, groups, eps):
+def _group_norm(x, weight, bias, *, groups, eps):
     n = x.shape[0]
     g = x.reshape((n, groups, math.prod(x.shape[1:]) // groups))   # (not -1: an empty batch leaves it open)
     mean, var = _row_moments(g, (2,))
     y = ((g - mean) * lax.rsqrt(var + eps)).reshape(x.shape)
-    return _affine(y, rest, _channel_shape(x))
+    return _affine(y, weight, bias, _channel_shape(x))
 
 
 # (their backwards are fused kernels reading the input, the weight and the statistics: Op.fused_backward,
-# whose double backward gives what a gradient does not depend on no gradient: Op.tie_undefined)
+# whose double backward gives what a gradient does not depend on no gradient: Op.tie_undefined). The weight and
+# bias are `Tensor?` arguments: passed as None when absent, and listed in next_functions as (None, 0).
 batch_norm_train = _nn("batch_norm_train", _batch_norm_train, nout=3, node="native_batch_norm",
                        fused_backward=True, backward_name="NativeBatchNormBackwardBackward0", saves_inputs=(0, 1),
-                       tie_undefined=True)
+                       tie_undefined=True, overloads=[overload("NativeBatchNormBackward0", optional=(1, 2))])
 batch_norm_eval = _nn("batch_norm_eval", _batch_norm_eval, diff=(0, 3, 4), node="native_batch_norm",
                       fused_backward=True, backward_name="NativeBatchNormBackwardBackward0", saves_inputs=(0, 1, 2, 3),
-                      tie_undefined=True)
+                      tie_undefined=True, overloads=[overload("NativeBatchNormBackward0", optional=(3, 4))])
 layer_norm = _nn("layer_norm", _layer_norm, node="native_layer_norm",
                  fused_backward=True, backward_name="NativeLayerNormBackwardBackward0", saves_inputs=(0, 1, 2),
-                 tie_undefined=True)
-group_norm = _nn("group_norm", _group_norm, node="native_group_norm", saves_inputs=(0, 1))
+                 tie_undefined=True, overloads=[overload("NativeLayerNormBackward0", optional=(1, 2))])
+group_norm = _nn("group_norm", _group_norm, node="native_group_norm", saves_inputs=(0, 1),
+                 overloads=[overload("NativeGroupNormBackward0", optional=(1, 2))])

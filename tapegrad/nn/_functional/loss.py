@@ -396,6 +396,8 @@ def poisson_nll_loss(input, target, log_input, full, eps, reduction):
     else:
         loss = input - target * apply(E.add_scalar, input, float(eps)).log()
     if full:
-        stirling = target * target.log() - target + 0.5 * (2 * math.pi * target).log()
+        # (ATen's Tensor * double: mul.Scalar, MulBackward1)
+        half_log = apply(E.mul_scalar, apply(E.mul_scalar, target, 2 * math.pi).log(), 0.5)
+        stirling = target * target.log() - target + half_log
         loss = loss + stirling.masked_fill(target <= 1, 0)
     return _reduced(loss, reduction)

@@ -11,7 +11,7 @@ from ..._flags import warn_once
 from ..._functional._common import check_tensors
 from ..._grad_mode import no_grad
 from ..._ops import elementwise as K_E, nn_normalization as K
-from ._util import check_float, check_mixed_params, check_param_dtypes, present, refuse_grad
+from ._util import check_float, check_mixed_params, check_param_dtypes, refuse_grad
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
@@ -78,13 +78,13 @@ def _check_channels(input, weight, bias, running_mean, running_var):
 
 
 def _affine(weight, bias, input, mixed):
-    # The kernel takes (weight[, bias]); a bias without weight is passed with a weight of ones. mixed: the caller's
-    # check_mixed_params, made where PyTorch makes it.
+    # The kernel takes (weight, bias), None where absent; a bias without weight is passed with a weight of ones.
+    # mixed: the caller's check_mixed_params, made where PyTorch makes it.
     if weight is None and bias is not None:
         weight = bias.new_ones(bias.shape)
     if not mixed:   # (half or bfloat16 input with float32 parameters is PyTorch's mixed case: the kernel's)
         check_param_dtypes(input, weight, bias)
-    return present(weight, bias)
+    return weight, bias
 
 
 def _normalized_ndim(input, normalized_shape, name):
