@@ -76,19 +76,37 @@ def _scatter_common(input, dim, index, src, fn):
     return d
 
 
+def _short_index(index, src, node, reduce=None):
+    """{"refused": (positions, message)} where PyTorch's backward fails for an index smaller than src: src's
+    gradient, gathered in the index's shape, is not one of src's (the engine's check), and amax, amin and prod
+    compare src with the result gathered in that shape (a size mismatch, for both gradients); else {}."""
+    if reduce in ("amax", "amin", "prod"):
+        clash = [d for d, (s, i) in enumerate(zip(src.shape, index.shape)) if s != i and s != 1 and i != 1]
+        if clash:
+            d = clash[-1]
+            return {"refused": ((0, 2), f"The size of tensor a ({src.shape[d]}) must match the size of tensor b "
+                                        f"({index.shape[d]}) at non-singleton dimension {d}")}
+        return {}
+    if any(s != i and s != 1 for s, i in zip(src.shape, index.shape)):
+        return {"refused": ((2,), f"Function {node} returned an invalid gradient at index 1 - got "
+                                  f"{list(index.shape)} but expected shape compatible with {list(src.shape)}")}
+    return {}
+
+
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
     src = value if src is None else src
     d = _scatter_common(input, dim, index, src, "scatter")
     if reduce is not None and reduce not in ("add", "multiply"):
         raise RuntimeError(f"reduce argument must be either add or multiply. Got {reduce}")
     if isinstance(src, Tensor):
-        return apply(I.scatter, input, index, src, dim=d, reduce=reduce)
+        refused = {} if reduce is not None else _short_index(index, src, "ScatterBackward0")
+        return apply(I.scatter, input, index, src, dim=d, reduce=reduce, **refused)
     return apply(I.scatter_value, input, index, scalar_or_tensor(src), dim=d, reduce=reduce)
 
 
 def scatter_add(input, dim, index, src):
     d = _scatter_common(input, dim, index, src, "scatter_add")
-    return apply(I.scatter_add, input, index, src, dim=d)
+    return apply(I.scatter_add, input, index, src, dim=d, **_short_index(index, src, "ScatterAddBackward0"))
 
 
 _REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
@@ -98,7 +116,8 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     if reduce not in _REDUCTIONS:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
     d = _scatter_common(input, dim, index, src, "scatter_reduce")
-    return apply(I.scatter_reduce, input, index, src, dim=d, reduce=reduce, include_self=builtins.bool(include_self))
+    return apply(I.scatter_reduce, input, index, src, dim=d, reduce=reduce, include_self=builtins.bool(include_self),
+                 **_short_index(index, src, "ScatterReduceBackward0", reduce))
 
 
 def _check_index_vector(index, fn):

@@ -156,7 +156,7 @@ def _gather(a, idx, dim):
     return jnp.take_along_axis(a[crop], idx, axis=dim)
 
 
-def _scatter(a, idx, src, dim, reduce=None):
+def _scatter(a, idx, src, dim, reduce=None, refused=None):
     if idx.size == 0:
         return a
     if a.ndim == 0 or idx.ndim == 0:
@@ -171,7 +171,7 @@ def _scatter(a, idx, src, dim, reduce=None):
     return at.set(src)
 
 
-def _scatter_backward(a, idx, src, dim, reduce=None):
+def _scatter_backward(a, idx, src, dim, reduce=None, refused=None):
     """_scatter, differentiated as PyTorch's: every copy written to a repeated position gets its gradient
     (src's is grad.gather(dim, index))."""
     if reduce is not None or jnp.ndim(src) == 0 or idx.size == 0:
@@ -193,7 +193,7 @@ def _reduce_identity(reduce, dtype):
     return info.min if reduce == "amax" else info.max
 
 
-def _scatter_reduce(a, idx, src, dim, reduce, include_self):
+def _scatter_reduce(a, idx, src, dim, reduce, include_self, refused=None):
     if idx.size == 0:
         return a
     if a.ndim == 0 or idx.ndim == 0:
@@ -358,19 +358,27 @@ gather = defop("gather", _gather, dtype_rule=KEEP, diff=(0,), saves_inputs=(0, 1
 _SCATTER_REDUCE_GRAD = overload("torch::autograd::NotImplemented", reduce=str)
 
 
-def _scatter_reduce_derivative(reduce, **_):
-    return None if reduce is None else (RuntimeError, "derivative for aten::scatter is not implemented. "
-                                                      "Use scatter_reduce, which is differentiable, or detach the inputs.")
+def _scatter_reduce_derivative(reduce=None, refused=None, **_):
+    if reduce is not None:
+        return (RuntimeError, "derivative for aten::scatter is not implemented. Use scatter_reduce, which is "
+                              "differentiable, or detach the inputs.")
+    return _refused(refused)
+
+
+def _refused(refused=None, **_):
+    # (positions, message) that the caller found from the shapes of an index smaller than src, whose gradient
+    # PyTorch computes in the index's shape: its backward raises where one of those gradients is needed
+    return None if refused is None else {i: (RuntimeError, refused[1]) for i in refused[0]}
 
 
 scatter = defop("scatter", _scatter, dtype_rule=KEEP, diff=(0, 2), overloads=[_SCATTER_REDUCE_GRAD],
                 no_derivative=_scatter_reduce_derivative, reverse_fn=_scatter_backward)
 scatter_value = defop("scatter_value", _scatter, dtype_rule=KEEP, diff=(0,), node_name="ScatterBackward1",
                       overloads=[_SCATTER_REDUCE_GRAD], no_derivative=_scatter_reduce_derivative)
-scatter_add = defop("scatter_add", lambda a, idx, src, dim: _scatter(a, idx, src, dim, "add"), dtype_rule=KEEP,
-                    diff=(0, 2))
+scatter_add = defop("scatter_add", lambda a, idx, src, dim, refused=None: _scatter(a, idx, src, dim, "add"),
+                    dtype_rule=KEEP, diff=(0, 2), no_derivative=_refused)
 scatter_reduce = defop("scatter_reduce", _scatter_reduce, dtype_rule=KEEP, diff=(0, 2), saves_inputs=(0, 1, 2),
-                        saves_output=True)
+                        saves_output=True, no_derivative=_refused)
 # (a 0-d input takes index [0]: itself, as PyTorch's)
 index_select = defop("index_select", lambda a, idx, dim: jnp.take(a, idx, axis=dim) if a.ndim else a, dtype_rule=KEEP,
                      diff=(0,))
