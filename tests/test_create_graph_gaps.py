@@ -3,6 +3,8 @@ one element (PyTorch's grad * (result / input) reads the input; JAX's reads noth
 backward kernels (which read the input where JAX's formula does not), a fused backward under a tensor hook
 (the node-by-node recording), the grad_inputs a CopySlices post-hook sees, and an argument without a
 derivative that a gradient's formula reads."""
+import itertools
+
 import pytest
 
 import tapegrad
@@ -73,6 +75,54 @@ def test_gradient_requires_grad_and_differentiates_again(torch, case, hooked):
     if h is not None:
         assert_close(h, th)
 
+
+
+# Backward kernels of several inputs (convolution_backward, grid_sampler_2d_backward, nll_loss_backward): every
+# gradient they compute depends on the inputs they take, so it requires grad wherever one of those does, prints
+# the kernel's node, and gives an input it does not depend on an undefined gradient (None), or zeros (nll_loss)
+_IMAGE = [[[[0.3, -1.2, 0.7, 0.1], [1.5, 0.2, -0.4, 0.9], [0.6, -0.3, 1.1, 0.4]]]]
+_FILTER = [[[[0.5, -0.25], [0.75, 1.0]]]]
+_GRID = [[[[-0.8, -0.3], [0.4, 0.9]], [[0.1, -0.6], [0.7, 0.2]]]]
+MULTI_KERNELS = {
+    "conv2d": ([_IMAGE, _FILTER, [0.3]], lambda lib, x, w, b: lib.nn.functional.conv2d(x, w, b)),
+    "conv2d_no_bias": ([_IMAGE, _FILTER], lambda lib, x, w: lib.nn.functional.conv2d(x, w, padding=1)),
+    "conv_transpose2d": ([_IMAGE, _FILTER, [0.3]], lambda lib, x, w, b: lib.nn.functional.conv_transpose2d(x, w, b)),
+    "grid_sample": ([_IMAGE, _GRID], lambda lib, x, g: lib.nn.functional.grid_sample(x, g, align_corners=False)),
+    "nll_loss": ([[[0.3, -1.2, 0.7], [1.5, 0.2, -0.4]]],
+                 lambda lib, x: lib.nn.functional.nll_loss(x, lib.tensor([2, 0]))),
+    "cross_entropy": ([[[0.3, -1.2, 0.7], [1.5, 0.2, -0.4]]],
+                      lambda lib, x: lib.nn.functional.cross_entropy(x, lib.tensor([2, 0]))),
+}
+
+
+def _multi_calls():
+    for name, (values, _) in MULTI_KERNELS.items():
+        for requires in itertools.product((False, True), repeat=len(values)):
+            if any(requires):
+                yield pytest.param(name, requires, id=f"{name}-{''.join('TF'[not r] for r in requires)}")
+
+
+@pytest.mark.parametrize("name,requires", list(_multi_calls()))
+def test_kernel_gradients_of_several_inputs_as_pytorch(torch, name, requires):
+    values, build = MULTI_KERNELS[name]
+
+    def run(lib):
+        xs = [lib.tensor(v, dtype=lib.float64, requires_grad=r) for v, r in zip(values, requires)]
+        out = build(lib, *xs)
+        wanted = [x for x in xs if x.requires_grad]
+        grads = lib.autograd.grad((out * out).sum() if name.startswith("conv") else out.sum(), wanted,
+                                  create_graph=True)
+        live = [g for g in grads if g.requires_grad]
+        again = lib.autograd.grad(sum((g * g).sum() for g in live), wanted, allow_unused=True) if live else ()
+        return grads, [_described(g) for g in grads], again
+    (grads, desc, again), (tgrads, tdesc, tagain) = both(run)
+    for g, tg in zip(grads, tgrads):
+        assert_close(g, tg)
+    assert desc == tdesc
+    assert [h is None for h in again] == [h is None for h in tagain]
+    for h, th in zip(again, tagain):
+        if h is not None:
+            assert_close(h, th)
 
 def test_one_element_zero_prod_values(torch):
     # PyTorch picks its formula by value: with a zero input, its safe-zeros formula over one element reads no

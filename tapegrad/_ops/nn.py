@@ -243,9 +243,11 @@ def _conv_transpose(x, w, bias, stride, padding, output_padding, dilation, group
 
 
 # bias None: PyTorch's node still lists it (`Tensor? bias`). One backward for all: input and weight always saved.
+# Its backward is convolution_backward, a kernel of the input and the weight (ConvolutionBackwardBackward0).
 conv = _nn("conv", _conv, node="convolution", overloads=[overload("ConvolutionBackward0", optional=(2,))],
-           saves_inputs=(0, 1))
+           saves_inputs=(0, 1), fused_backward=True, backward_name=True, tie_undefined=True)
 conv_transpose = _nn("conv_transpose", _conv_transpose, node="convolution", saves_inputs=(0, 1),
+                     fused_backward=True, backward_name=True, tie_undefined=True,
                      overloads=[overload("ConvolutionBackward0", optional=(2,))])
 
 # ---- dropout, embedding -------------------------------------------------------------------------

@@ -139,8 +139,9 @@ def _grid_sample(x, grid, mode, padding_mode, align_corners):
 
 
 affine_grid = defop("affine_grid", _affine_grid, dtype_rule=KEEP, node_name="AffineGridGeneratorBackward0")
-# (one backward for both: the input and the grid are saved whichever requires grad)
+# (one backward kernel for both, of the input and the grid: saved whichever requires grad, and under create_graph
+# GridSampler2DBackwardBackward0's inputs)
 grid_sample_2d = defop("grid_sample_2d", _grid_sample, dtype_rule=KEEP, node_name="GridSampler2DBackward0",
-                       saves_inputs=(0, 1))
+                       saves_inputs=(0, 1), fused_backward=True, backward_name=True, tie_undefined=True)
 grid_sample_3d = defop("grid_sample_3d", _grid_sample, dtype_rule=KEEP, node_name="GridSampler3DBackward0",
-                       saves_inputs=(0, 1))
+                       saves_inputs=(0, 1), fused_backward=True, backward_name=True, tie_undefined=True)

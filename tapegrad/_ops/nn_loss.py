@@ -90,8 +90,9 @@ def _nll_loss(logp, target, *weight, reduction, ignore_index):
     return _nll(logp, target, weight[0] if weight else None, reduction, ignore_index)
 
 
-# A 4-d input is PyTorch's nll_loss2d (other ranks above 2 are viewed as 4-d first).
-nll_loss = _loss("nll_loss", _nll_loss, diff=(0,), saves_inputs=(0, 1, 2),
+# A 4-d input is PyTorch's nll_loss2d (other ranks above 2 are viewed as 4-d first). Its backward is a kernel
+# that takes the input (NllLossBackwardBackward0 under create_graph).
+nll_loss = _loss("nll_loss", _nll_loss, diff=(0,), saves_inputs=(0, 1, 2), fused_backward=True, backward_name=True,
                  overloads=[overload("NllLoss2DBackward0", "4")])
 
 
