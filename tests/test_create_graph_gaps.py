@@ -55,6 +55,15 @@ KERNELS = {
                                                                           mode="replicate")),
     "constant_pad": (_FOUR_D, lambda lib, x: lib.nn.functional.pad(x, (1, 1)) * 3),
     "prelu": (_FOUR_D, lambda lib, x: lib.nn.functional.prelu(x, lib.tensor([0.25], dtype=x.dtype))),
+    "max_pool2d": (_FOUR_D, lambda lib, x: lib.nn.functional.max_pool2d(x, 2)),
+    "max_pool2d_indices": (_FOUR_D, lambda lib, x: lib.nn.functional.max_pool2d(x, 2, return_indices=True)[0]),
+    "max_pool3d": (_FOUR_D, lambda lib, x: lib.nn.functional.max_pool3d(x, (1, 1, 2))),
+    "adaptive_max_pool2d_indices": (_FOUR_D, lambda lib, x: lib.nn.functional.adaptive_max_pool2d(
+        x, (1, 2), return_indices=True)[0]),
+    "fractional_max_pool2d": (_FOUR_D, lambda lib, x: lib.nn.functional.fractional_max_pool2d(
+        x, 2, output_size=(1, 2), _random_samples=lib.tensor([[[0.3, 0.6]]], dtype=x.dtype))),
+    "max_unpool2d": (_FOUR_D, lambda lib, x: lib.nn.functional.max_unpool2d(
+        *lib.nn.functional.max_pool2d(x, 2, return_indices=True), 2)),
 }
 PRODS.update(KERNELS)
 
@@ -123,6 +132,78 @@ def test_kernel_gradients_of_several_inputs_as_pytorch(torch, name, requires):
     for h, th in zip(again, tagain):
         if h is not None:
             assert_close(h, th)
+
+
+# Backward kernels PyTorch cannot differentiate (derivatives.yaml's not_implemented): a gradient recorded through
+# one requires grad, and raises PyTorch's error when differentiated toward an input whose path crosses the kernel;
+# toward one that reaches the gradient another way it works.
+_ROWS = [[0.3, -1.2, 0.7, 0.1], [1.5, 0.2, -0.4, 0.9], [0.6, -0.3, 1.1, 0.4]]
+UNDIFFERENTIATED = {
+    "pdist": lambda lib, x: lib.nn.functional.pdist(x),
+    "pdist_p1": lambda lib, x: lib.nn.functional.pdist(x, 1),
+    "cdist": lambda lib, x: lib.cdist(x, x.flip(0) * 0.7),
+    "cdist_inf": lambda lib, x: lib.cdist(x, x.flip(0) * 0.7, float("inf")),
+    "hardsigmoid": lambda lib, x: lib.nn.functional.hardsigmoid(x * 3),
+    "multi_margin_loss": lambda lib, x: lib.nn.functional.multi_margin_loss(x, lib.tensor([0, 2, 1])),
+    "multilabel_margin_loss": lambda lib, x: lib.nn.functional.multilabel_margin_loss(
+        x, lib.tensor([[0, -1, 1, 2]] * 3)),
+    "ctc_loss": lambda lib, x: lib.nn.functional.ctc_loss(x.log_softmax(1)[:, None], lib.tensor([[1]]),
+                                                          lib.tensor([3]), lib.tensor([1])),
+    "segment_reduce": lambda lib, x: lib.segment_reduce(x.flatten(), "sum", lengths=lib.tensor([5, 7])),
+}
+
+
+@pytest.mark.parametrize("case", sorted(UNDIFFERENTIATED))
+def test_second_derivative_pytorch_does_not_implement(torch, case):
+    def run(lib):
+        x = lib.tensor(_ROWS, dtype=lib.float64, requires_grad=True)
+        z = lib.tensor(_ROWS, dtype=lib.float64, requires_grad=True)
+        out = UNDIFFERENTIATED[case](lib, x)
+        gx, gz = lib.autograd.grad(out.sum() + (x * z).sum(), (x, z), create_graph=True)
+        off_path = lib.autograd.grad(gx.sum(), z, retain_graph=True)[0]   # z reaches gx without the kernel
+        crossing = raised(lambda: lib.autograd.grad((gx * gx).sum(), x))
+        return gx, _described(gx), off_path, crossing
+    (gx, desc, off, err), (tgx, tdesc, toff, terr) = both(run)
+    assert_close(gx, tgx)
+    assert desc == tdesc
+    assert_close(off, toff)
+    assert err == terr and err is not None
+
+
+# The gradients of views and indexing recorded under create_graph print the node of PyTorch's backward formula
+_CUBE = [[[0.3, -1.2, 0.7, 0.1], [1.5, 0.2, -0.4, 0.9], [0.6, -0.3, 1.1, 0.4]],
+         [[-0.5, 0.8, 0.25, -0.9], [1.2, -0.7, 0.35, 0.45], [0.15, 0.55, -1.1, 0.65]]]
+VIEW_GRADIENTS = {
+    "select": lambda lib, x: x[0], "select_negative": lambda lib, x: x[:, -1], "slice": lambda lib, x: x[1:],
+    "slice_step": lambda lib, x: x[:, :, ::2], "narrow": lambda lib, x: x.narrow(2, 1, 2),
+    "none_index": lambda lib, x: x[None], "trailing_none": lambda lib, x: x[..., None],
+    "index_tensor": lambda lib, x: x[lib.tensor([0, 1, 1])], "index_mask": lambda lib, x: x[x > 0],
+    "index_two": lambda lib, x: x[lib.tensor([0, 1]), lib.tensor([2, 0])],
+    "diagonal": lambda lib, x: x.diagonal(0, 1, 2), "unbind": lambda lib, x: x.unbind(1)[1],
+    "split": lambda lib, x: x.split(2, 2)[1], "chunk": lambda lib, x: x.chunk(2, 2)[0],
+    "as_strided": lambda lib, x: x.as_strided((2, 2), (1, 2)), "transpose": lambda lib, x: x.transpose(0, 2),
+    "mT": lambda lib, x: x.mT, "unsqueeze": lambda lib, x: x.unsqueeze(1), "unfold": lambda lib, x: x.unfold(2, 2, 1),
+    "index_select": lambda lib, x: x.index_select(1, lib.tensor([0, 2])),
+    "gather": lambda lib, x: x.gather(2, lib.tensor([[[0, 1]] * 3] * 2)),
+    "take": lambda lib, x: x.take(lib.tensor([0, 5, 7])),
+    "roll": lambda lib, x: x.roll(1, 2), "tril": lambda lib, x: x.tril(), "triu": lambda lib, x: x.triu(1),
+    "masked_select": lambda lib, x: x.masked_select(x > 0), "diag_embed": lambda lib, x: lib.diag_embed(x),
+    "rot90": lambda lib, x: x.rot90(1, (1, 2)), "permute": lambda lib, x: x.permute(2, 0, 1),
+    "view": lambda lib, x: x.view(6, 4), "flip": lambda lib, x: x.flip(1),
+}
+
+
+@pytest.mark.parametrize("case", sorted(VIEW_GRADIENTS))
+def test_view_gradient_nodes_under_create_graph(torch, case):
+    def run(lib):
+        x = lib.tensor(_CUBE, dtype=lib.float64, requires_grad=True)
+        y = VIEW_GRADIENTS[case](lib, x)
+        (g,) = lib.autograd.grad((y * y).sum(), x, create_graph=True)
+        return g, _described(g), lib.autograd.grad((g * g).sum(), x)[0]
+    (g, desc, h), (tg, tdesc, th) = both(run)
+    assert_close(g, tg)
+    assert desc == tdesc
+    assert_close(h, th)
 
 def test_one_element_zero_prod_values(torch):
     # PyTorch picks its formula by value: with a zero input, its safe-zeros formula over one element reads no

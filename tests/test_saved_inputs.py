@@ -68,6 +68,7 @@ CASES = {   # name: (number of tensor inputs, the op on them)
     "matrix_norm_nuc": (1, lambda l, a, b, c: l.linalg.matrix_norm(a, "nuc")),
     "eigh": (1, lambda l, a, b, c: l.linalg.eigh(a)[0]),
     "eigvals": (1, lambda l, a, b, c: l.linalg.eigvals(a).real),
+    "segment_reduce": (1, lambda l, a, b, c: l.segment_reduce(a.flatten(), "sum", lengths=l.tensor([4, 5]))),
 }
 
 

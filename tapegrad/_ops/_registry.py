@@ -51,6 +51,10 @@ class Op:
     tie_undefined with fused_backward: PyTorch's double backward formula gives an input that a gradient does
                 not depend on no gradient at all (an undefined tensor, not zeros: the normalisations' weight
                 from the weight's own gradient), so .grad stays None and autograd.grad calls it unused.
+    no_double_backward (exception type, message) for an op whose backward kernel PyTorch cannot differentiate
+                (derivatives.yaml's not_implemented for _pdist_backward, hardsigmoid_backward ...): a gradient
+                recorded through the kernel (create_graph; implies fused_backward) raises it when it is
+                differentiated toward an input whose path crosses the kernel (see autograd._higher._tied).
     reverse_fn  fn with the same values whose VJP is PyTorch's backward, for the ops whose backward is not the
                 derivative of their forward (embedding's padding_idx and scale_grad_by_freq, the repeated
                 indices of index_put, put, index_copy and scatter): the backward walk and reverse-mode transforms
@@ -108,13 +112,13 @@ class Op:
                  "node_name", "node_class", "wraps_scalars", "overloads", "_node_classes", "fused_backward",
                  "custom", "value_view", "stride_rule", "no_derivative", "no_derivative_at", "result_backward",
                  "pointwise", "result_order", "elements_from", "several_views", "hands_grad", "reverse_fn",
-                 "scalar_opmath", "backward_name", "tie_undefined", "__weakref__")
+                 "scalar_opmath", "backward_name", "tie_undefined", "no_double_backward", "__weakref__")
 
     def __init__(self, name, fn, dtype_rule=SAME, diff=None, view=False, saves_output=False, nout=1,
                  node=None, node_name=None, wraps_scalars=False, overloads=(), saves_inputs=None,
                  fused_backward=False, value_view=None, stride_rule=None, no_derivative=None, node_wraps=None,
                  result_backward=None, reverse_fn=None, no_derivative_at=None, scalar_opmath=False,
-                 backward_name=None, tie_undefined=False):
+                 backward_name=None, tie_undefined=False, no_double_backward=None):
         self.name = name
         self.fn = fn
         self.scalar_opmath = scalar_opmath
@@ -125,7 +129,8 @@ class Op:
         self.saves_output = saves_output or result_backward is not None
         self.result_backward = result_backward
         self.saves_inputs = saves_inputs
-        self.fused_backward = fused_backward
+        self.fused_backward = fused_backward or no_double_backward is not None
+        self.no_double_backward = no_double_backward
         self.backward_name = backward_name
         self.tie_undefined = tie_undefined
         self.custom = None

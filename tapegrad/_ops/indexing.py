@@ -290,10 +290,12 @@ def _take_along_dim(a, idx, dim):
 
 # ---- __getitem__ / __setitem__ -------------------------------------------------------------
 # Basic indexing is a view; PyTorch names the node after the last view op it applies.
-select = defop("select", _dynamic_getitem, dtype_rule=KEEP, diff=(0,), view=True, stride_rule=index_strides)
-slice_ = defop("slice", _dynamic_getitem, dtype_rule=KEEP, diff=(0,), view=True, stride_rule=index_strides)
+select = defop("select", _dynamic_getitem, dtype_rule=KEEP, diff=(0,), view=True, stride_rule=index_strides,
+               backward_name="SelectBackwardBackward0")
+slice_ = defop("slice", _dynamic_getitem, dtype_rule=KEEP, diff=(0,), view=True, stride_rule=index_strides,
+               backward_name="SliceBackwardBackward0")
 index_unsqueeze = defop("index_unsqueeze", _getitem, dtype_rule=KEEP, diff=(0,), view=True, node="unsqueeze",
-                        stride_rule=index_strides)
+                        stride_rule=index_strides, backward_name="SqueezeBackward1")
 index_alias = defop("index_alias", _getitem, dtype_rule=KEEP, diff=(0,), view=True, node="alias",
                     stride_rule=index_strides)
 index_alias.hands_grad = (0,)
@@ -323,7 +325,7 @@ def _unsqueeze_back(static, shape, out_shape):
 
 
 index_unsqueeze.hands_grad = _unsqueeze_back
-index = defop("index", _getitem, dtype_rule=KEEP, diff=(0,))
+index = defop("index", _getitem, dtype_rule=KEEP, diff=(0,), backward_name="IndexPutImplBackward0")
 # x[i] = v: PyTorch's index_put_ on x itself (IndexPutBackward0) when the index is only tensors, full slices
 # and `...` (`whole`), else on the view its other items make (CopySlices); a Python value is a wrapped scalar.
 index_put = defop("index_put", _setitem, dtype_rule=KEEP, diff=(0, 1), node_name="torch::autograd::CopySlices",
@@ -353,7 +355,7 @@ view_replay = defop("view_replay", _replay, dtype_rule=KEEP, node="as_strided")
 # ---- gather / scatter family -------------------------------------------------------------------
 # PyTorch's gather (and take) backward saves the input itself (for its sizes), so an in-place change of
 # it fails too
-gather = defop("gather", _gather, dtype_rule=KEEP, diff=(0,), saves_inputs=(0, 1))
+gather = defop("gather", _gather, dtype_rule=KEEP, diff=(0,), saves_inputs=(0, 1), backward_name="ScatterAddBackward0")
 # scatter with reduce=: PyTorch records a node that cannot be differentiated (NotImplemented)
 _SCATTER_REDUCE_GRAD = overload("torch::autograd::NotImplemented", reduce=str)
 
@@ -381,7 +383,7 @@ scatter_reduce = defop("scatter_reduce", _scatter_reduce, dtype_rule=KEEP, diff=
                         saves_output=True, no_derivative=_refused)
 # (a 0-d input takes index [0]: itself, as PyTorch's)
 index_select = defop("index_select", lambda a, idx, dim: jnp.take(a, idx, axis=dim) if a.ndim else a, dtype_rule=KEEP,
-                     diff=(0,))
+                     diff=(0,), backward_name="IndexAddBackward0")
 # (source's gradient reads index and source, self's nothing)
 index_add = defop("index_add", lambda a, idx, src, alpha, dim: _along(a, dim, idx, lambda at: at.add(alpha * src)),
                   dtype_rule=KEEP, diff=(0, 2), saves_inputs={1: 2, 2: 2})
@@ -412,7 +414,8 @@ put = defop("put", lambda a, idx, src, accumulate: getattr(a.reshape(-1).at[idx.
 index_reduce = defop("index_reduce", lambda a, idx, src, dim, reduce, include_self: _scatter_reduce(
     a, jnp.broadcast_to(jnp.expand_dims(idx, tuple(d for d in range(src.ndim) if d != dim)), src.shape), src, dim,
     reduce, include_self), dtype_rule=KEEP, diff=(0, 2), saves_inputs=(0, 1, 2), saves_output=True)
-take = defop("take", lambda a, idx: a.reshape(-1)[idx], dtype_rule=KEEP, diff=(0,), saves_inputs=(0, 1))
+take = defop("take", lambda a, idx: a.reshape(-1)[idx], dtype_rule=KEEP, diff=(0,), saves_inputs=(0, 1),
+             backward_name="PutBackward0")
 take_along_dim = defop("take_along_dim", _take_along_dim, dtype_rule=KEEP, diff=(0,), node="gather",
                        saves_inputs=(0, 1))
 index.elements_from = gather.elements_from = index_select.elements_from = take_along_dim.elements_from = (0,)
@@ -421,4 +424,5 @@ index.elements_from = gather.elements_from = index_select.elements_from = take_a
 nonzero = defop("nonzero", lambda a, size: jnp.argwhere(a, size=size).astype(jnp.int64), dtype_rule=KEEP)
 # PyTorch's result is column-major (strides (1, rows)), so its columns (as_tuple) are contiguous views
 nonzero.result_order = lambda static, shapes: ((1, 0) if len(shapes[0]) == 2 else None,)
-masked_select = defop("masked_select", _masked_select, dtype_rule=KEEP, diff=(0,), saves_inputs=(0, 1))
+masked_select = defop("masked_select", _masked_select, dtype_rule=KEEP, diff=(0,), saves_inputs=(0, 1),
+                      backward_name="MaskedScatterBackward0")

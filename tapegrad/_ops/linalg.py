@@ -293,13 +293,15 @@ def _vector_norm_backward(g, norm, a, ord, dim, keepdim, dtype=None, aten=False)
 vector_norm = defop("vector_norm", _vector_norm, dtype_rule=KEEP, node="linalg_vector_norm", saves_inputs=(0,),
                     result_backward=_vector_norm_backward, overloads=[overload("NormBackward1", aten=True)])
 cdist = defop("cdist", _cdist, dtype_rule=KEEP, node_name="CdistBackward0", saves_output=True,
-              backward_name="CdistBackwardBackward0")
+              backward_name="CdistBackwardBackward0",
+              no_double_backward=(NotImplementedError, "the derivative for '_cdist_backward' is not implemented."))
 # torch.dist: one node (DistBackward0) over the broadcast difference, whose backward is the norm's
 dist = defop("dist", lambda a, b, p: _vector_norm(a - b, p, None, False), dtype_rule=KEEP, saves_inputs=(0, 1),
              saves_output=True)
 # the distances of the pairs i < j of x's rows, in row-major order
 pdist = defop("pdist", lambda x, p: _cdist(x, x, p)[jnp.triu_indices(x.shape[0], 1)], dtype_rule=KEEP,
-              saves_output=True, saves_inputs=(0,), backward_name="PdistBackwardBackward0")
+              saves_output=True, saves_inputs=(0,), backward_name="PdistBackwardBackward0",
+              no_double_backward=(NotImplementedError, "the derivative for '_pdist_backward' is not implemented."))
 
 
 # LAPACK writes matrices column by column, and PyTorch hands those results on as they are

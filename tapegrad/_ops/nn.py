@@ -116,7 +116,8 @@ hardtanh = _nn("hardtanh", _hardtanh, fused_backward=True, backward_name=True)
 threshold = _nn("threshold", lambda x, th, value, inplace=False: jnp.where(x <= th, jnp.asarray(value, x.dtype), x),
                 fused_backward=True, backward_name=True,
                 overloads=[overload("ThresholdBackward1", inplace=True)])   # (saves its input)
-hardsigmoid = _nn("hardsigmoid", lambda x: _hardsigmoid(x), fused_backward=True)
+hardsigmoid = _nn("hardsigmoid", lambda x: _hardsigmoid(x), backward_name="torch::autograd::NotImplemented",
+                  no_double_backward=(RuntimeError, "derivative for aten::hardsigmoid_backward is not implemented"))
 softshrink = _nn("softshrink", lambda x, lambd: jnp.where(x > lambd, x - lambd, jnp.where(x < -lambd, x + lambd,
                                                                                            _nan_or_zero(x))),
                  fused_backward=True, backward_name=True)

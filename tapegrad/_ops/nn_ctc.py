@@ -185,4 +185,5 @@ def _ctc_loss_reverse(log_probs, targets, input_lengths, target_lengths, blank, 
 
 # PyTorch's node keeps its result (result0) and log_probs; the targets and lengths are never differentiable.
 ctc_loss = defop("ctc_loss", _ctc_loss, dtype_rule=KEEP, diff=(0,), saves_output=True,
-                 reverse_fn=_ctc_loss_reverse)
+                 reverse_fn=_ctc_loss_reverse, backward_name="torch::autograd::NotImplemented",
+                 no_double_backward=(RuntimeError, "derivative for aten::_ctc_loss_backward is not implemented"))

@@ -57,6 +57,11 @@ def _multi_margin(x, target, *weight, reduction, p, margin, batched):
 
 
 soft_margin_loss = defop("soft_margin_loss", _soft_margin, dtype_rule=KEEP, diff=(0,), saves_inputs=(0, 1))
+# (their backward kernels have no derivative in PyTorch)
 multilabel_margin_loss = defop("multilabel_margin_loss", _multilabel_margin, dtype_rule=KEEP, diff=(0,),
-                               saves_inputs=(0, 1))
-multi_margin_loss = defop("multi_margin_loss", _multi_margin, dtype_rule=KEEP, diff=(0,), saves_inputs=(0, 1, 2))
+                               saves_inputs=(0, 1), backward_name="torch::autograd::NotImplemented",
+                               no_double_backward=(RuntimeError, "derivative for aten::multilabel_margin_loss_backward "
+                                                                 "is not implemented"))
+multi_margin_loss = defop("multi_margin_loss", _multi_margin, dtype_rule=KEEP, diff=(0,), saves_inputs=(0, 1, 2),
+                          backward_name="torch::autograd::NotImplemented", no_double_backward=(
+                              RuntimeError, "derivative for aten::multi_margin_loss_backward is not implemented"))

@@ -111,7 +111,7 @@ def _three(window):   # PyTorch names the 3-d kernels' nodes apart (AvgPool3DBac
     return len(window) == 3
 
 
-max_pool = _nn("max_pool", _max_pool, node="max_pool2d_with_indices",
+max_pool = _nn("max_pool", _max_pool, node="max_pool2d_with_indices", fused_backward=True, backward_name=True,
                overloads=[overload("MaxPool3DWithIndicesBackward0", kernel=_three)])
 # PyTorch's backward kernels of the average pools and of the adaptive max pool take the input as a recorded
 # argument (derivatives.yaml: `self: zeros_like(self)`): a gradient recorded through them depends on it

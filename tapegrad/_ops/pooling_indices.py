@@ -143,17 +143,18 @@ def _max_unpool_jvp(size, primals, tangents):
 max_pool_indices = defop("max_pool_indices", _max_pool_indices, dtype_rule=KEEP, diff=())
 # The values at the indices: the gradient scatters to them, as PyTorch's backward kernels do.
 # 1-d pooling runs as PyTorch's does: unsqueezed to 2-d (the callers), so nodes are named by 2-d or 3-d.
+# PyTorch's backward kernels take the input: a gradient recorded through them depends on it (Op.fused_backward).
 max_pool_with_indices = defop("max_pool_with_indices", _take_flat, dtype_rule=KEEP, diff=(0,), saves_inputs=(0, 1),
-                              node="max_pool2d_with_indices",
+                              node="max_pool2d_with_indices", fused_backward=True, backward_name=True,
                               overloads=[overload("MaxPool3DWithIndicesBackward0", nd=3)])
 adaptive_max_pool_with_indices = defop("adaptive_max_pool_with_indices", _take_flat, dtype_rule=KEEP, diff=(0,),
-                                       saves_inputs=(0, 1),
+                                       saves_inputs=(0, 1), fused_backward=True, backward_name=True,
                                        node="adaptive_max_pool2d",
                                        overloads=[overload("AdaptiveMaxPool3DBackward0", nd=3)])
 fractional_max_pool_indices = defop("fractional_max_pool_indices", _fractional_max_pool_indices, dtype_rule=KEEP,
                                     diff=())
 fractional_max_pool_with_indices = defop("fractional_max_pool_with_indices", _take_flat, dtype_rule=KEEP, diff=(0,),
-                                         saves_inputs=(0, 1),
+                                         saves_inputs=(0, 1), fused_backward=True, backward_name=True,
                                          node="fractional_max_pool2d",
                                          overloads=[overload("FractionalMaxPool3DBackward0", nd=3)])
 max_unpool = defop("max_unpool", lambda x, index, size, nd: _max_unpool(x, index, size), dtype_rule=KEEP,

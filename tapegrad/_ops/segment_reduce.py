@@ -132,6 +132,9 @@ def _reverse(data, bounds, *, reduce, axis, initial, offsets):
     return _with_pytorch_vjp(data, bounds, reduce, axis, initial, offsets)
 
 
-# (PyTorch's node saves the result: an in-place change of it fails the backward)
+# (PyTorch's node saves the data and the result: an in-place change of either fails the backward; its backward
+# kernel takes the data and has no derivative)
 segment_reduce = defop("segment_reduce", _segment_reduce, dtype_rule=KEEP, diff=(0,), reverse_fn=_reverse,
-                       saves_output=True)
+                       saves_output=True, saves_inputs=(0,), backward_name="torch::autograd::NotImplemented",
+                       no_double_backward=(RuntimeError,
+                                           "derivative for aten::_segment_reduce_backward is not implemented"))

@@ -73,17 +73,18 @@ def _as_strided(a, size, stride, offset, source):
 
 
 # ---- views --------------------------------------------------------------------------
-as_strided = defop("as_strided", _as_strided, dtype_rule=KEEP, view=True, stride_rule=R.as_strided_strides)
+as_strided = defop("as_strided", _as_strided, dtype_rule=KEEP, view=True, stride_rule=R.as_strided_strides,
+                   backward_name="AsStridedBackward0")
 view = defop("view", lambda a, shape: jnp.reshape(a, shape), dtype_rule=KEEP, view=True, stride_rule=R.reshape_strides)
 expand = defop("expand", lambda a, shape: jnp.broadcast_to(a, shape), dtype_rule=KEEP, view=True,
                stride_rule=R.expand_strides)
 transpose = defop("transpose", lambda a, dim0, dim1: jnp.swapaxes(a, dim0, dim1), dtype_rule=KEEP, view=True,
-                  stride_rule=R.transpose_strides)
-t = defop("t", lambda a: a.T, dtype_rule=KEEP, view=True, stride_rule=R.transpose_strides)
+                  stride_rule=R.transpose_strides, backward_name="TransposeBackward0")
+t = defop("t", lambda a: a.T, dtype_rule=KEEP, view=True, stride_rule=R.transpose_strides, backward_name="TBackward0")
 permute = defop("permute", lambda a, dims: jnp.transpose(a, dims), dtype_rule=KEEP, view=True,
                 stride_rule=R.permute_strides)
 unsqueeze = defop("unsqueeze", lambda a, dim: jnp.expand_dims(a, dim), dtype_rule=KEEP, view=True,
-                  stride_rule=R.unsqueeze_strides)
+                  stride_rule=R.unsqueeze_strides, backward_name="SqueezeBackward1")
 squeeze = defop("squeeze", _squeeze, dtype_rule=KEEP, view=True, stride_rule=R.squeeze_strides,
                 overloads=[overload("SqueezeBackward1", dim=int), overload("SqueezeBackward2", dim=tuple)])
 # fw_primal: forward AD's unpack_dual(t).primal, PyTorch's Identity node
@@ -93,21 +94,24 @@ alias = defop("alias", lambda a, fw_primal=False: a, dtype_rule=KEEP, view=True,
 reshape_alias = defop("reshape_alias", lambda a, shape: jnp.reshape(a, shape), dtype_rule=KEEP, view=True,
                       node="_reshape_alias", stride_rule=R.reshape_strides)
 # Tensor.unfold (PyTorch's nn.functional.unfold is another op)
-unfold = defop("unfold_windows", _unfold, dtype_rule=KEEP, view=True, node="unfold", stride_rule=R.unfold_strides)
+unfold = defop("unfold_windows", _unfold, dtype_rule=KEEP, view=True, node="unfold", stride_rule=R.unfold_strides,
+               backward_name="UnfoldBackwardBackward0")
 diagonal = defop("diagonal", lambda a, offset, dim1, dim2: jnp.diagonal(a, offset, dim1, dim2), dtype_rule=KEEP,
-                 view=True, stride_rule=R.diagonal_strides)
+                 view=True, stride_rule=R.diagonal_strides, backward_name="DiagonalBackwardBackward0")
 # split/chunk/unbind pieces are basic-index views of the input (their own node names).
 # with_sizes: split by a list of sizes (PyTorch's split_with_sizes, its own node name).
 split = defop("split", lambda a, spec, with_sizes=False: _getitem(a, spec=spec), dtype_rule=KEEP, view=True,
-              stride_rule=R.index_strides, overloads=[overload("SplitWithSizesBackward0", with_sizes=True)])
-unbind = defop("unbind", _getitem, dtype_rule=KEEP, view=True, stride_rule=R.index_strides)
+              stride_rule=R.index_strides, overloads=[overload("SplitWithSizesBackward0", with_sizes=True)],
+              backward_name="CatBackward0")
+unbind = defop("unbind", _getitem, dtype_rule=KEEP, view=True, stride_rule=R.index_strides,
+               backward_name="StackBackward0")
 split.several_views = unbind.several_views = True
 
 # ---- copies -----------------------------------------------------------------------------
 reshape_copy = defop("reshape_copy", lambda a, shape: jnp.reshape(a, shape), dtype_rule=KEEP,
                      node="unsafe_view")
 flip = defop("flip", lambda a, dims: jnp.flip(a, dims) if a.ndim else a, dtype_rule=KEEP)   # (0-d: dims (0,))
-rot90 = defop("rot90", lambda a, k, dims: jnp.rot90(a, k, dims), dtype_rule=KEEP)
+rot90 = defop("rot90", lambda a, k, dims: jnp.rot90(a, k, dims), dtype_rule=KEEP, backward_name="Rot90Backward0")
 
 
 def _rot90_order(static, shapes):
@@ -124,9 +128,9 @@ def _rot90_order(static, shapes):
 rot90.result_order = _rot90_order
 # dims None: the flattened tensor is rolled (one node, as PyTorch's).
 roll = defop("roll", lambda a, shifts, dims: jnp.roll(a, shifts if dims is not None else shifts[0], dims),
-             dtype_rule=KEEP)
-tril = defop("tril", lambda a, diagonal: jnp.tril(a, diagonal), dtype_rule=KEEP)
-triu = defop("triu", lambda a, diagonal: jnp.triu(a, diagonal), dtype_rule=KEEP)
+             dtype_rule=KEEP, backward_name="RollBackward0")
+tril = defop("tril", lambda a, diagonal: jnp.tril(a, diagonal), dtype_rule=KEEP, backward_name="TrilBackward0")
+triu = defop("triu", lambda a, diagonal: jnp.triu(a, diagonal), dtype_rule=KEEP, backward_name="TriuBackward0")
 def legacy_empty(shape):
     """A 1-d empty shape ([0]): PyTorch's cat skips such inputs in its shape checks and when it joins; they still
     promote the dtype and are edges of the node (their gradient is empty)."""
@@ -149,7 +153,7 @@ repeat_interleave = defop("repeat_interleave", _repeat_interleave, dtype_rule=KE
 # PyTorch's diag is diag_embed of a vector, diagonal_copy of a matrix.
 diag = defop("diag", lambda a, diagonal: jnp.diag(a, diagonal), dtype_rule=KEEP, node_name="DiagonalBackward0_copy",
              overloads=[overload("DiagEmbedBackward0", "1")])
-diag_embed = defop("diag_embed", _diag_embed, dtype_rule=KEEP)
+diag_embed = defop("diag_embed", _diag_embed, dtype_rule=KEEP, backward_name="DiagonalBackward0")
 
 
 # ---- the inverses of select, slice and diagonal: input with src written where the view would read -----

@@ -66,6 +66,52 @@ _CALLS = {"pjit", "closed_call", "core_call", "remat", "checkpoint", "jit"}
 # tensor: layer_norm's weight gets none from the weight's own gradient): its inputs are the gradients,
 # then the tied values; its outputs are the gradients.
 UNDEFINED_TIE = "tapegrad_undefined_tie"
+# The name of the call around a backward kernel PyTorch cannot differentiate (Op.no_double_backward): this
+# prefix, then the index of its error in NO_DERIVATIVE_ERRORS. Its inputs are the gradients, then the values
+# the kernel reads; its outputs are the gradients.
+NO_DERIVATIVE = "tapegrad_no_derivative_"
+NO_DERIVATIVE_ERRORS = []
+# PyTorch's node for a backward kernel without a derivative of its own, as a recorded gradient prints it
+NOT_IMPLEMENTED = "torch::autograd::NotImplemented"
+
+
+def no_derivative_name(error):
+    """The name of the call marking a kernel whose derivative raises `error` (exception type, message)."""
+    if error not in NO_DERIVATIVE_ERRORS:
+        NO_DERIVATIVE_ERRORS.append(error)
+    return NO_DERIVATIVE + str(NO_DERIVATIVE_ERRORS.index(error))
+
+
+def output_crossings(closed_jaxpr):
+    """For each output, {input position: (exception type, message)} of the inputs whose dependency reaches it
+    through a call marked NO_DERIVATIVE: its derivative toward them raises that error."""
+    jaxpr = closed_jaxpr.jaxpr
+    n = len(jaxpr.invars)
+    outs = _crossings(jaxpr, [frozenset([i]) for i in range(n)], [_NONE] * n)
+    return [dict(crossed) for _, crossed in outs]
+
+
+_NONE = frozenset()
+
+
+def _crossings(jaxpr, in_deps, in_crossed):
+    """(dependencies, crossed) per output: crossed is a frozenset of (input position, error) pairs."""
+    state = dict(zip(jaxpr.invars, zip(in_deps, in_crossed)))
+    for eqn in jaxpr.eqns:
+        ins = [state.get(v, (_EMPTY, _NONE)) if isinstance(v, Var) else (_EMPTY, _NONE) for v in eqn.invars]
+        deps, crossed = _EMPTY.union(*(d for d, _ in ins)), _NONE.union(*(c for _, c in ins))
+        inner = _inner_jaxpr(eqn) if eqn.primitive.name in _CALLS else None
+        name = str(eqn.params.get("name", "")) if inner is not None else ""
+        if name.startswith(NO_DERIVATIVE):
+            error = NO_DERIVATIVE_ERRORS[int(name[len(NO_DERIVATIVE):])]
+            outs = [(deps, crossed | {(i, error) for i in deps})] * len(eqn.outvars)
+        elif inner is not None and len(inner.invars) == len(ins) and len(inner.outvars) == len(eqn.outvars):
+            outs = _crossings(inner, [d for d, _ in ins], [c for _, c in ins])
+        else:
+            outs = [(deps, crossed)] * len(eqn.outvars)
+        for o, dc in zip(eqn.outvars, outs):
+            state[o] = dc if _carries_gradient(o) else (_EMPTY, _NONE)
+    return [state.get(v, (_EMPTY, _NONE)) if isinstance(v, Var) else (_EMPTY, _NONE) for v in jaxpr.outvars]
 
 
 def _dependencies(jaxpr, in_deps, through_ties=True):
@@ -96,7 +142,7 @@ def _name_of(jaxpr, var, depth=0):
         return FALLBACK
     prim = eqn.primitive.name
     if prim in _TRANSPARENT:
-        if re.search(r"Backward\d+$", str(eqn.params.get("name", ""))):
+        if re.search(r"Backward\d+$", str(eqn.params.get("name", ""))) or eqn.params.get("name") == NOT_IMPLEMENTED:
             return eqn.params["name"]   # a formula named after PyTorch's node for it (_registry.named_formula)
         inner = _inner_jaxpr(eqn)
         if inner is not None:

@@ -36,7 +36,7 @@ from .._memory_format import grad_like, keep_layout
 from .._ops._registry import KEEP, Op, named_formula
 from .._tensor import Tensor
 from . import _saved, forward_ad
-from ._backward_names import UNDEFINED_TIE, output_dependencies, output_names
+from ._backward_names import UNDEFINED_TIE, no_derivative_name, output_crossings, output_dependencies, output_names
 from ._engine import _hook_runner, _node_hooks, _with_retained
 from ._walk import TRACED, Arith, node_backward, reads_result, result_backward, sum_to_dims, traced_call, walk
 from ._graph import Graph, summed_roots, targets_of
@@ -67,6 +67,7 @@ class _Program:
         argument_of = [i for i, x in enumerate(examples) for _ in jax.tree_util.tree_leaves(x)]
         deps = [frozenset(argument_of[j] for j in d) for d in output_dependencies(closed)]
         flows = [frozenset(argument_of[j] for j in d) for d in output_dependencies(closed, through_ties=False)]
+        crossings = [{argument_of[j]: error for j, error in c.items()} for c in output_crossings(closed)]
         single = nout == 1
         whole = fn if not single else (lambda *xs: fn(*xs)[0])
         self.op = Op("backward", whole, dtype_rule=KEEP, nout=nout, node_name=names[0])
@@ -76,7 +77,10 @@ class _Program:
             if not diff:
                 self.outputs.append(None)
                 continue
-            op_k = Op("backward", _output(fn, k), dtype_rule=KEEP, diff=diff, node_name=names[k])
+            # (where its path crosses a kernel PyTorch cannot differentiate, its derivative raises that error)
+            missing = {i: crossings[k][i] for i in diff if i in crossings[k]} or None
+            op_k = Op("backward", _output(fn, k), dtype_rule=KEEP, diff=diff, node_name=names[k],
+                      no_derivative_at=missing)
             self.outputs.append((op_k, diff, tuple(i for i in diff if i in flows[k])))
         self.plans = [None] * nout
 
@@ -262,8 +266,11 @@ def _tied(sid, grads, kept, read=None):
     fused = op.fused_backward
     tied = fused is True or (fused and fused(*kept))
     if tied:
-        tie = _undefined_tie if op.tie_undefined else _tie
-        grads = tie(tuple(grads), tuple(kept if read is None else read))
+        values = tuple(kept if read is None else read)
+        if op.no_double_backward is not None:
+            grads = _marked_tie(tuple(grads), values, no_derivative_name(op.no_double_backward))
+        else:
+            grads = (_undefined_tie if op.tie_undefined else _tie)(tuple(grads), values)
     name = op.backward_name
     if name is True:   # (the node of PyTorch's x_backward kernel, where one runs: see Op.backward_name)
         if not tied:
@@ -287,11 +294,16 @@ def _undefined_tie(grads, values):
     """_tie, where PyTorch's double backward gives the values no gradient at all (a fused kernel with a
     formula of its own: layer_norm's weight gets none from the weight's gradient): a call that
     output_dependencies(through_ties=False) looks through (see _backward_names.UNDEFINED_TIE)."""
+    return _marked_tie(grads, values, UNDEFINED_TIE)
+
+
+def _marked_tie(grads, values, name):
+    """_tie as a call named `name`, which the dependency walks of _backward_names recognise."""
     n = len(jax.tree_util.tree_leaves(grads))
 
     def tie(*xs):
         return _tie(xs[:n], xs[n:])
-    tie.__name__ = UNDEFINED_TIE
+    tie.__name__ = name
     return jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(grads),
                                         jax.jit(tie)(*jax.tree_util.tree_leaves(grads), *values))
 
