@@ -67,6 +67,12 @@ CASES = [
     ("RAdam", dict(lr=0.01)),
     ("RAdam", dict(lr=0.01, weight_decay=0.01, decoupled_weight_decay=True)),
     ("RAdam", dict(lr=0.01, weight_decay=0.01, maximize=True)),
+    ("ASGD", dict(lr=0.05)),
+    ("ASGD", dict(lr=0.05, lambd=0.01, alpha=0.5, t0=3, weight_decay=0.1)),
+    ("ASGD", dict(lr=0.02, t0=0, maximize=True)),
+    ("Rprop", dict(lr=0.01)),
+    ("Rprop", dict(lr=0.02, etas=(0.3, 1.5), step_sizes=(1e-4, 0.05))),
+    ("Rprop", dict(lr=0.01, maximize=True)),
 ]
 
 
@@ -79,7 +85,7 @@ def test_trajectory_matches_torch(name, kwargs):
         np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-9)
 
 
-@pytest.mark.parametrize("name", ["SGD", "Adam", "RMSprop", "NAdam"])
+@pytest.mark.parametrize("name", ["SGD", "Adam", "RMSprop", "NAdam", "ASGD", "Rprop"])
 def test_float32_and_param_groups(name):
     kwargs = dict(lr=0.01, momentum=0.9) if name in ("SGD", "RMSprop") else dict(lr=0.01)
     want, want_params, _ = run(torch, name, kwargs, steps=20, dtype="float32", groups=True)

@@ -6,9 +6,11 @@ op on the tape (see `_foreach.py`), so it runs inside the step's program.
 from . import lr_scheduler
 from .adam import Adam, Adamax, AdamW, NAdam, RAdam
 from .adaptive import Adadelta, Adagrad, RMSprop
+from .asgd import ASGD
 from .lbfgs import LBFGS
 from .optimizer import Optimizer
+from .rprop import Rprop
 from .sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
-           "LBFGS", "lr_scheduler"]
+           "LBFGS", "ASGD", "Rprop", "lr_scheduler"]
