@@ -73,6 +73,9 @@ CASES = [
     ("Rprop", dict(lr=0.01)),
     ("Rprop", dict(lr=0.02, etas=(0.3, 1.5), step_sizes=(1e-4, 0.05))),
     ("Rprop", dict(lr=0.01, maximize=True)),
+    ("Adafactor", dict(lr=0.05)),
+    ("Adafactor", dict(lr=0.02, beta2_decay=-0.5, eps=(1e-20, 1e-2), d=1.5, weight_decay=0.1)),
+    ("Adafactor", dict(lr=0.01, maximize=True)),
 ]
 
 
@@ -85,7 +88,7 @@ def test_trajectory_matches_torch(name, kwargs):
         np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-9)
 
 
-@pytest.mark.parametrize("name", ["SGD", "Adam", "RMSprop", "NAdam", "ASGD", "Rprop"])
+@pytest.mark.parametrize("name", ["SGD", "Adam", "RMSprop", "NAdam", "ASGD", "Rprop", "Adafactor"])
 def test_float32_and_param_groups(name):
     kwargs = dict(lr=0.01, momentum=0.9) if name in ("SGD", "RMSprop") else dict(lr=0.01)
     want, want_params, _ = run(torch, name, kwargs, steps=20, dtype="float32", groups=True)
@@ -349,3 +352,24 @@ def test_one_program_per_step_over_twenty_params(name):
     assert after[0] == before[0], "lr changes (StepLR) must not recompile"
     assert after[1] - before[1] == 5, "one XLA program per step for all 20 tensors"
     assert optim.Optimizer.step_cache_info()["calls"] >= 8
+
+
+@pytest.mark.parametrize("name,kwargs,message", [
+    ("Adafactor", dict(beta2_decay=0.5), "beta2_decay should be <= 0"),
+    ("Adafactor", dict(d=0.5), "Clipping threshold d should be >= 1"),
+    ("Adafactor", dict(eps=(-1.0, 1e-3)), "epsilon1 should be >= 0"),
+    ("Rprop", dict(etas=(1.5, 1.2)), "Invalid eta values"),
+    ("ASGD", dict(weight_decay=-1), "Invalid weight_decay value"),
+])
+def test_new_optimizers_refuse_bad_hyperparameters_as_torch(name, kwargs, message):
+    for lib in (tapegrad, torch):
+        with pytest.raises(ValueError, match=message):
+            getattr(lib.optim, name)([lib.zeros(2, requires_grad=True)], **kwargs)
+
+
+def test_adafactor_refuses_complex_parameters_as_torch():
+    for lib in (tapegrad, torch):
+        z = lib.tensor([1 + 2j], requires_grad=True)
+        z.grad = lib.tensor([1 + 0j])
+        with pytest.raises(RuntimeError, match="Adafactor does not support complex parameters"):
+            lib.optim.Adafactor([z]).step()

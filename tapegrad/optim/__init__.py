@@ -5,6 +5,7 @@ op on the tape (see `_foreach.py`), so it runs inside the step's program.
 """
 from . import lr_scheduler
 from .adam import Adam, Adamax, AdamW, NAdam, RAdam
+from .adafactor import Adafactor
 from .adaptive import Adadelta, Adagrad, RMSprop
 from .asgd import ASGD
 from .lbfgs import LBFGS
@@ -13,4 +14,4 @@ from .rprop import Rprop
 from .sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
-           "LBFGS", "ASGD", "Rprop", "lr_scheduler"]
+           "LBFGS", "ASGD", "Rprop", "Adafactor", "lr_scheduler"]

@@ -32,9 +32,11 @@ class _ForeachOptimizer(Optimizer):
 
     def _step_group(self, group):
         params = [p for p in group["params"] if p._grad is not None]
-        if not params:
-            return
-        keys = self._state_keys(group)
+        if params:
+            self._step_params(group, params, self._state_keys(group))
+
+    def _step_params(self, group, params, keys):
+        """Record the update of `params` (of one group), whose state buffers are `keys`."""
         states = []
         for p in params:
             # Optimizers without state (plain SGD) leave self.state empty, as in PyTorch.
