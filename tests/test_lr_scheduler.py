@@ -18,6 +18,12 @@ SCHEDULERS = [
     ("PolynomialLR", dict(total_iters=8, power=2.0)),
     ("MultiplicativeLR", dict(lr_lambda=lambda e: 0.97)),
     ("CosineAnnealingWarmRestarts", dict(T_0=4, T_mult=2, eta_min=0.01)),
+    ("CyclicLR", dict(base_lr=0.01, max_lr=0.1, step_size_up=4)),
+    ("CyclicLR", dict(base_lr=[0.01, 0.02], max_lr=0.2, step_size_up=3, step_size_down=5, mode="triangular2",
+                      base_momentum=0.7, max_momentum=0.95)),
+    ("CyclicLR", dict(base_lr=0.01, max_lr=0.1, step_size_up=2, mode="exp_range", gamma=0.9)),
+    ("CyclicLR", dict(base_lr=0.01, max_lr=0.1, step_size_up=3, scale_fn=lambda x: 1 / (1 + x),
+                      scale_mode="iterations", cycle_momentum=False)),
 ]
 
 
@@ -144,3 +150,25 @@ def test_errors_match_torch():
             build(torch, _optimizer(torch))
         with pytest.raises(type(want.value), match=str(want.value)[:30].replace("(", r"\(").replace("[", r"\[")):
             build(tapegrad, _optimizer(tapegrad))
+
+
+def test_cyclic_lr_state_dict_and_refusals_as_torch():
+    def run(lib):
+        opt = _optimizer(lib, "Adam")
+        sched = lib.optim.lr_scheduler.CyclicLR(opt, base_lr=0.01, max_lr=0.1, step_size_up=3, mode="triangular2")
+        for _ in range(4):
+            opt.step()
+            sched.step()
+        state = sched.state_dict()
+        again = lib.optim.lr_scheduler.CyclicLR(opt, base_lr=0.01, max_lr=0.1, step_size_up=3, mode="triangular2")
+        again.load_state_dict(state)
+        opt.step()
+        again.step()
+        return sorted(state), state["last_epoch"], again.get_last_lr(), opt.param_groups[0]["betas"]
+    assert run(tapegrad) == run(torch)
+    for lib in (tapegrad, torch):
+        with pytest.raises(ValueError, match="mode is invalid and scale_fn is None"):
+            lib.optim.lr_scheduler.CyclicLR(_optimizer(lib), 0.01, 0.1, mode="saw")
+        opt = lib.optim.Adagrad([lib.zeros(2, requires_grad=True)])
+        with pytest.raises(ValueError, match="optimizer must support momentum or beta1"):
+            lib.optim.lr_scheduler.CyclicLR(opt, 0.01, 0.1)

@@ -10,11 +10,12 @@ from collections import Counter
 
 from ._composite_schedulers import (  # noqa: F401
     ChainedScheduler, CosineAnnealingWarmRestarts, OneCycleLR, ReduceLROnPlateau, SequentialLR)
+from ._cyclic_lr import CyclicLR  # noqa: F401
 from ._lr_scheduler_base import EPOCH_DEPRECATION_WARNING, LRScheduler, _LRScheduler  # noqa: F401
 
 __all__ = ["LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR",
            "ExponentialLR", "SequentialLR", "PolynomialLR", "CosineAnnealingLR", "ChainedScheduler",
-           "ReduceLROnPlateau", "CosineAnnealingWarmRestarts", "OneCycleLR"]
+           "ReduceLROnPlateau", "CosineAnnealingWarmRestarts", "OneCycleLR", "CyclicLR"]
 
 
 class _LambdaBase(LRScheduler):
