@@ -62,6 +62,10 @@ MORE_BINARY_KINKED = MORE_BINARY_ROUNDS | {"torch.fmod({a}, {b})", "torch.remain
                                            "torch.where({a} >= {b}, {a}, {b} * 2)"}
 
 
+# (a tie of +0.0 and -0.0 between two tensors: see strategy.SIGNED_ZERO_TIES)
+MORE_BINARY_ZERO_TIES = {"{a}.clamp(min={b})", "torch.maximum({a}, {b}.detach())"}
+
+
 def more_binary(draw, s):
     pool = list(s.vars.values())
     a = _pick(draw, pool)
@@ -75,7 +79,8 @@ def more_binary(draw, s):
         shape = a.shape
     name = s.fresh()
     dtype = {"({a} == {b})": "bool", "({a} < {b}).float()": "float32"}.get(template, promote(a, b))
-    s.result(name, shape, dtype, [] if template in COMPARES else [a, b], rounds=template in MORE_BINARY_ROUNDS)
+    s.result(name, shape, dtype, [] if template in COMPARES else [a, b],
+             rounds=template in MORE_BINARY_ROUNDS or template in MORE_BINARY_ZERO_TIES)
     return f"{name} = " + template.format(a=a.name, b=b.name)
 
 
