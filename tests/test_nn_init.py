@@ -101,3 +101,36 @@ def test_generator_makes_draws_reproducible():
     c = nn.Linear(4, 2).weight.detach().numpy()
     tg.manual_seed(3)
     np.testing.assert_array_equal(nn.Linear(4, 2).weight.detach().numpy(), c)
+
+
+@pytest.mark.parametrize("shape,groups", [((4, 2, 3), 1), ((6, 3, 3, 3), 2), ((4, 4, 3, 2, 5), 2), ((2, 5, 3, 3), 1),
+                                          ((6, 2, 4), 3)])
+def test_dirac_is_pytorchs_identity_kernel(shape, groups):
+    ours, theirs = tg.empty(shape), torch.empty(shape)
+    assert tg.nn.init.dirac_(ours, groups) is ours
+    torch.nn.init.dirac_(theirs, groups)
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+@pytest.mark.parametrize("shape,groups,message", [((3, 3), 1, "Only tensors with 3, 4, or 5 dimensions"),
+                                                  ((3, 3, 3), 2, "dim 0 must be divisible by groups")])
+def test_dirac_refuses_as_pytorch(shape, groups, message):
+    for lib in (tg, torch):
+        with pytest.raises(ValueError, match=message):
+            lib.nn.init.dirac_(lib.empty(shape), groups)
+
+
+@pytest.mark.parametrize("name", ["uniform", "normal", "constant", "eye", "dirac", "xavier_uniform", "xavier_normal",
+                                  "kaiming_uniform", "kaiming_normal", "orthogonal", "sparse"])
+def test_deprecated_names_warn_and_fill_as_pytorch(name):
+    args = {"constant": (0.5,), "sparse": (0.5,)}.get(name, ())
+    shape = {"eye": (3, 4), "sparse": (4, 3), "dirac": (2, 2, 3)}.get(name, (3, 4))
+    results = []
+    for lib in (tg, torch):
+        lib.manual_seed(0)
+        t = lib.empty(shape)
+        with pytest.warns(FutureWarning, match=f"`nn.init.{name}` is now deprecated in favor of `nn.init.{name}_`"):
+            out = getattr(lib.nn.init, name)(t, *args)
+        assert out is t
+        results.append(t.numpy())
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-6, atol=1e-7)

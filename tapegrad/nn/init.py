@@ -200,3 +200,47 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
         for col in range(cols):
             tensor[randperm(rows)[:num_zeros], col] = 0   # PyTorch draws these from the default generator
     return tensor
+
+
+def dirac_(tensor, groups=1):
+    """The identity of a convolution: 1 at the centre of each kernel that maps a channel to itself (per group)."""
+    if tensor.ndim not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    if tensor.shape[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    per_group = tensor.shape[0] // groups
+    identity = jnp.zeros(tuple(tensor.shape))
+    centre = tuple(size // 2 for size in tensor.shape[2:])
+    for g in range(groups):
+        for d in range(min(per_group, tensor.shape[1])):
+            identity = identity.at[(g * per_group + d, d) + centre].set(1)
+    with no_grad():
+        return _fill_with(tensor, identity)
+
+
+# ---- PyTorch's deprecated names without the trailing underscore ------------------------------------------
+
+def _deprecated(init):
+    new_name = init.__name__
+    old_name = new_name[:-1]
+
+    def deprecated_init(*args, **kwargs):
+        warnings.warn(f"`nn.init.{old_name}` is now deprecated in favor of `nn.init.{new_name}`.", FutureWarning,
+                      stacklevel=2)
+        return init(*args, **kwargs)
+    deprecated_init.__name__ = old_name
+    deprecated_init.__doc__ = f"{old_name}(...): deprecated in favor of nn.init.{new_name}."
+    return deprecated_init
+
+
+uniform = _deprecated(uniform_)
+normal = _deprecated(normal_)
+constant = _deprecated(constant_)
+eye = _deprecated(eye_)
+dirac = _deprecated(dirac_)
+xavier_uniform = _deprecated(xavier_uniform_)
+xavier_normal = _deprecated(xavier_normal_)
+kaiming_uniform = _deprecated(kaiming_uniform_)
+kaiming_normal = _deprecated(kaiming_normal_)
+orthogonal = _deprecated(orthogonal_)
+sparse = _deprecated(sparse_)
