@@ -59,3 +59,19 @@ def test_fusion_refuses_as_pytorch():
         linear, bn = lib.nn.Linear(6, 5).eval(), lib.nn.BatchNorm1d(3).eval()
         with pytest.raises(AssertionError, match="linear.out_features == bn.num_features"):
             lib.nn.utils.fuse_linear_bn_eval(linear, bn)
+
+
+def test_skip_init_as_pytorch():
+    """nn.utils.skip_init (in this file with the other nn.utils helpers for deployment): the module without its
+    initialisers run, and PyTorch's refusals."""
+    for lib in (tapegrad, torch):
+        m = lib.nn.utils.skip_init(lib.nn.Conv2d, in_channels=2, out_channels=3, kernel_size=3)
+        assert type(m).__name__ == "Conv2d" and tuple(m.weight.shape) == (3, 2, 3, 3)
+        assert str(m.weight.device) == "cpu" and m.weight.requires_grad and type(m.weight).__name__ == "Parameter"
+
+        class NoDevice(lib.nn.Module):
+            pass
+        with pytest.raises(RuntimeError, match="Module must support a 'device' arg to skip initialization"):
+            lib.nn.utils.skip_init(NoDevice)
+        with pytest.raises(RuntimeError, match="Expected a Module; got <class 'int'>"):
+            lib.nn.utils.skip_init(int)
