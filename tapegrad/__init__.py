@@ -93,7 +93,8 @@ from ._memory_format import (  # noqa: E402,F401
     memory_format, contiguous_format, channels_last, channels_last_3d, preserve_format)
 from ._flags import (  # noqa: E402
     set_float32_matmul_precision, get_float32_matmul_precision, use_deterministic_algorithms,
-    are_deterministic_algorithms_enabled, is_deterministic_algorithms_warn_only_enabled)
+    are_deterministic_algorithms_enabled, is_deterministic_algorithms_warn_only_enabled,
+    set_deterministic_debug_mode, get_deterministic_debug_mode)
 from ._flags import set_warn_always, is_warn_always_enabled, set_flush_denormal  # noqa: E402
 from . import cuda, accelerator, backends  # noqa: E402
 from . import profiler  # noqa: E402,F401

@@ -79,6 +79,31 @@ def is_deterministic_algorithms_warn_only_enabled():
     return _deterministic["warn_only"]
 
 
+_DEBUG_MODES = ("default", "warn", "error")
+
+
+def set_deterministic_debug_mode(debug_mode):
+    """use_deterministic_algorithms by a level: 0 / "default" off, 1 / "warn" warn only, 2 / "error" on."""
+    if isinstance(debug_mode, str):
+        if debug_mode not in _DEBUG_MODES:
+            raise RuntimeError(f"invalid value of debug_mode, expected one of `default`, `warn`, `error`, but got "
+                               f"{debug_mode}")
+        debug_mode = _DEBUG_MODES.index(debug_mode)
+    elif isinstance(debug_mode, int):
+        if debug_mode not in (0, 1, 2):
+            raise RuntimeError(f"invalid value of debug_mode, expected 0, 1, or 2, but got {debug_mode}")
+    else:
+        raise TypeError(f"debug_mode must be str or int, but got {type(debug_mode)}")
+    use_deterministic_algorithms(debug_mode != 0, warn_only=debug_mode == 1)
+
+
+def get_deterministic_debug_mode():
+    """0, 1 or 2: see set_deterministic_debug_mode."""
+    if not _deterministic["mode"]:
+        return 0
+    return 1 if _deterministic["warn_only"] else 2
+
+
 # ---- one-argument builtins: PyTorch's METH_O / METH_NOARGS errors ----------------------------------------------
 
 def one_argument(name, args, kwargs):

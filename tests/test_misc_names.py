@@ -426,3 +426,28 @@ def test_default_generator(torch):
         first = lib.rand(2)
         lib.default_generator.set_state(state)
         assert lib.equal(lib.rand(2), first)
+
+
+def test_deterministic_debug_mode_as_pytorch(torch):
+    for lib in (tapegrad, torch):
+        try:
+            assert lib.get_deterministic_debug_mode() == 0
+            for mode, level, on, warn in (("warn", 1, True, True), (2, 2, True, False), ("default", 0, False, False)):
+                lib.set_deterministic_debug_mode(mode)
+                assert lib.get_deterministic_debug_mode() == level
+                assert lib.are_deterministic_algorithms_enabled() is on
+                assert lib.is_deterministic_algorithms_warn_only_enabled() is warn
+            with pytest.raises(RuntimeError, match="expected one of `default`, `warn`, `error`, but got bad"):
+                lib.set_deterministic_debug_mode("bad")
+            with pytest.raises(RuntimeError, match="expected 0, 1, or 2, but got 3"):
+                lib.set_deterministic_debug_mode(3)
+            with pytest.raises(TypeError, match="debug_mode must be str or int"):
+                lib.set_deterministic_debug_mode(1.5)
+        finally:
+            lib.use_deterministic_algorithms(False)
+
+
+def test_nonzero_static_refuses_a_negative_size_as_pytorch(torch):
+    for lib in (tapegrad, torch):
+        with pytest.raises(RuntimeError, match="'size' must be an non-negative integer"):
+            lib.nonzero_static(lib.ones(3), size=-1)

@@ -347,3 +347,10 @@ def nonzero(input, *, out=None, as_tuple=False):
 
 def argwhere(input):
     return nonzero(input)
+
+
+def nonzero_static(input, *, size, fill_value=-1):
+    """nonzero with exactly `size` rows: the first hits, then rows of fill_value (no host sync)."""
+    if not isinstance(size, builtins.int) or size < 0:
+        raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
+    return apply(I.nonzero_static, input, size=size, fill_value=builtins.int(fill_value))

@@ -424,5 +424,9 @@ index.elements_from = gather.elements_from = index_select.elements_from = take_a
 nonzero = defop("nonzero", lambda a, size: jnp.argwhere(a, size=size).astype(jnp.int64), dtype_rule=KEEP)
 # PyTorch's result is column-major (strides (1, rows)), so its columns (as_tuple) are contiguous views
 nonzero.result_order = lambda static, shapes: ((1, 0) if len(shapes[0]) == 2 else None,)
+# nonzero with a fixed number of rows: cut, or padded with fill_value (row-major, as PyTorch's)
+nonzero_static = defop("nonzero_static", lambda a, size, fill_value: (
+    jnp.argwhere(a, size=size, fill_value=fill_value) if a.ndim else jnp.zeros((size, 0))).astype(jnp.int64),
+    dtype_rule=KEEP, diff=())
 masked_select = defop("masked_select", _masked_select, dtype_rule=KEEP, diff=(0,), saves_inputs=(0, 1),
                       backward_name="MaskedScatterBackward0")
