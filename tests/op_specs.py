@@ -496,7 +496,8 @@ SPECS = {
                      Case(lambda lib, a: lib.argwhere(a), F(2, 2))),
     "nonzero_static": cases(Case(lambda lib, a: lib.nonzero_static(a, size=5), D("int64", 3, 4, low=-1, high=2)),
                             Case(lambda lib, a: lib.nonzero_static(a, size=2, fill_value=7), B(2, 3)),
-                            Case(lambda lib, a: lib.nonzero_static(a, size=3), F(4))),
+                            Case(lambda lib, a: lib.nonzero_static(a, size=3), F(4)),
+                            Case(lambda lib, a: a.nonzero_static(size=1), F(2, 2))),
     "masked_select": cases(Case(lambda lib, a, m: a.masked_select(m), F(2, 3), B(3)),
                            Case(lambda lib, a, m: lib.masked_select(a, m), F(3), B(2, 3))),
 

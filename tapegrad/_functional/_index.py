@@ -349,7 +349,7 @@ def argwhere(input):
     return nonzero(input)
 
 
-def nonzero_static(input, *, size, fill_value=-1):
+def nonzero_static(input, *, size, fill_value=-1, out=None):
     """nonzero with exactly `size` rows: the first hits, then rows of fill_value (no host sync)."""
     if not isinstance(size, builtins.int) or size < 0:
         raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
