@@ -1517,6 +1517,24 @@ def test_signed_zeros_as_torch(torch, code):
         assert_close(ours, theirs)
 
 
+@pytest.mark.parametrize("shape,dim,dtype", [((1,), 0, None), ((1, 3), 0, None), ((3, 1), 1, None), ((0,), 0, None),
+                                             ((2, 3), 1, None), ((1,), 0, "float64")])
+@pytest.mark.parametrize("op", ["cumprod", "cumsum"])
+def test_a_trivial_cumulation_hands_the_gradient_on_as_torch(torch, op, shape, dim, dtype):
+    """(fuzzer seed 316) PyTorch's cumprod and cumsum backwards return the incoming gradient itself where the
+    cumulation is trivial (one element, a dim of size 1): the gradient of their sum is then sum's expand, a
+    view made in no_grad mode, which an in-place change with grad mode on refuses."""
+    def build(lib):
+        t0 = (lib.ones(shape) * 1.5).requires_grad_()
+        out = getattr(t0, op)(dim, dtype=None if dtype is None else getattr(lib, dtype))
+        g = lib.autograd.grad(out.sum(), [t0])[0]
+        return g.detach().clone(), g._base is not None, _raises(lambda lib: g.add_(t0), lib)
+    ours, theirs = both(build)
+    assert_close(ours[0], theirs[0])
+    assert ours[1] == theirs[1]
+    assert (ours[2] is None) == (theirs[2] is None)
+
+
 @pytest.mark.parametrize("code", [
     "torch.cat([t0, t0.detach() * 2])",              # (fuzzer seed 65: cat's gradient narrows the seed)
     "torch.cat([t0, t0.detach() * 2]) * 3",

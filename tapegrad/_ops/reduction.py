@@ -230,12 +230,12 @@ logsumexp = defop("logsumexp", lambda a, dim, keepdim: _logsumexp(dim, keepdim)(
                       _unreduced(g, dim, keepdim) * jnp.conj(jnp.exp(a - _unreduced(result, dim, keepdim)))))
 # (PyTorch's sum runs from +0: a run of -0.0 sums to +0.0, which XLA's prefix sum does not start from)
 cumsum = defop("cumsum", lambda a, dim, dtype: plus_zero(jnp.cumsum(a, axis=dim, dtype=dtype)), dtype_rule=KEEP)
-# (PyTorch's cumsum_backward hands the gradient on as it is where the sums are trivial: one element, or a
-# cumulated dim of size 1)
-cumsum.hands_grad = lambda static, shape, out_shape: (
-    [] if static["dtype"] is None and (math.prod(shape) <= 1 or shape[static["dim"] % len(shape)] == 1) else None)
 cumprod = defop("cumprod", lambda a, dim, dtype: jnp.cumprod(a, axis=dim, dtype=dtype), dtype_rule=KEEP,
                 **SELF_AND_RESULT)
+# (PyTorch's cumsum_backward and cumprod_backward hand the gradient on as it is where the cumulation is
+# trivial: one element at most, or a cumulated dim of size 1)
+cumsum.hands_grad = cumprod.hands_grad = lambda static, shape, out_shape: (
+    [] if static["dtype"] is None and (math.prod(shape) <= 1 or shape[static["dim"] % len(shape)] == 1) else None)
 all = defop("all", lambda a, dim, keepdim: _bool_reduce(jnp.all, a, dim, keepdim), dtype_rule=KEEP)
 any = defop("any", lambda a, dim, keepdim: _bool_reduce(jnp.any, a, dim, keepdim), dtype_rule=KEEP)
 count_nonzero = defop("count_nonzero", lambda a, dim: jnp.sum(a != 0, axis=dim, dtype=jnp.int64),
