@@ -133,7 +133,8 @@ def _check_mm_operands(s1, t1, s2, t2):
     if t1 is not t2:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {D.cpp_name(t1)} != "
                            f"{D.cpp_name(t2)}")
-    _refuse_bool(t1, "addmm_impl_cpu_")
+    if s1[0] * s1[1] * s2[1]:   # (PyTorch's kernel returns before its dtype dispatch when it reads nothing)
+        _refuse_bool(t1, "addmm_impl_cpu_")
 
 
 def _refuse_bool(dtype, kernel):
@@ -150,7 +151,8 @@ def _check_mv_operands(mat, t_mat, vec, t_vec):
     if t_mat is not t_vec:
         tm, tv = SCALAR_NAME[t_mat.name], SCALAR_NAME[t_vec.name]
         raise RuntimeError(f"addmv input tensors must have the same dtype, but got {tv}, {tm}, and {tv}")
-    _refuse_bool(t_mat, "addmv_impl_cpu")
+    if mat[0] * mat[1]:   # (an empty matrix: PyTorch's kernel returns before its dtype dispatch)
+        _refuse_bool(t_mat, "addmv_impl_cpu")
 
 
 def _check_bmm_operands(s1, t1, s2, t2):
@@ -294,7 +296,7 @@ def _tensordot_as_pytorch(a, b, dims1, dims2):
     free2 = [d for d in range(b.ndim) if d not in dims2]
     t1, t2 = S.permute(a, (*free1, *dims1)), S.permute(b, (*dims2, *free2))   # (a tuple: 0-d operands permute by ())
     sizes = tuple(a.shape[d] for d in free1) + tuple(b.shape[d] for d in free2)
-    if a.dtype is b.dtype:
+    if a.dtype is b.dtype and (not free1 and not free2 or numel_of(a.shape) * numel_of(b.shape)):
         _refuse_bool(a.dtype, "dot" if not free1 and not free2 else "addmm_impl_cpu_")
     if not free1 and not free2:
         return S.view(apply(L.dot, S.flatten(t1), S.flatten(t2)), sizes)
