@@ -54,6 +54,18 @@ _CPP_NAMED_CASTS = {"clamp_", "clamp_min_", "clamp_max_", "clip_"}   # (with num
 _SCALED = {"add_", "sub_", "subtract_", "__iadd__", "__isub__"}
 
 
+def _check_bound_cast(self, args, kwargs):
+    """clamp_ with number bounds: PyTorch's clamp refuses a result self cannot hold (an integer tensor, a float
+    bound) in its meta function, before its loop checks for overlapping memory."""
+    bounds = [b for b in (*args, *kwargs.values()) if b is not None]
+    if not bounds or any(isinstance(b, Tensor) for b in bounds):
+        return
+    from ._functional._common import result_dtype
+    dtype = result_dtype(self, *bounds)
+    if dtype is not self.dtype and not _can_cast(dtype, self.dtype):
+        raise refused_cast(dtype, self.dtype, True)
+
+
 def _check_scaled_cast(self, other, subtract):
     """In place, PyTorch refuses a result self cannot hold before it reads alpha (out of place, alpha first);
     a subtraction refuses bools before either."""
@@ -84,6 +96,8 @@ def _inplace_method(fn, name, elementwise=False, scalar_arg=None):
         check_inplace(self, args)
         if name in _SCALED:
             _check_scaled_cast(self, args[0] if args else kwargs.get("other"), "sub" in name)
+        elif name in _CPP_NAMED_CASTS:
+            _check_bound_cast(self, args, kwargs)
         looped = args if scalar_arg is None else args[:scalar_arg] + args[scalar_arg + 1:]
         shared = check_overlap(self, looped)
         result = fn(self, *args, **kwargs)

@@ -2117,3 +2117,16 @@ def test_bool_products_that_read_nothing_as_torch(torch, code):
         assert_close(*both(build))
     else:
         assert ours[0] is theirs[0] and ours[1].startswith(theirs[1])
+
+
+@pytest.mark.parametrize("code", [
+    "t.expand(2).clamp_(min=-1.0, max=1.0)",     # (fuzzer seed 320)
+    "t.expand(2).clamp_(-1, 1)", "t.expand(2).clamp_min_(0.5)", "t.expand(2).clip_(max=2.5)",
+    "t.expand(2).clamp_(min=None, max=1.0)", "t.bool().expand(2).clamp_(0, 1)", "t.expand(2).clamp_(min=t.float())",
+    "t.float().expand(2).clamp_(0, 1)",
+])
+def test_clamp_in_place_refuses_a_cast_before_overlap_as_torch(torch, code):
+    """PyTorch's clamp with number bounds refuses a result its tensor cannot hold in its meta function, before
+    its loop refuses a written-to tensor whose elements share memory."""
+    ours, theirs = both(lambda lib: _raises(lambda lib: eval(code, {"t": lib.tensor(3, dtype=lib.int64)}), lib))
+    assert ours == theirs
