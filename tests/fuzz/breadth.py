@@ -242,9 +242,11 @@ def layer_norm(draw, s):
     weights = [w for w in s.vars.values() if w.shape == x.shape[-1:] and w.dtype == x.dtype]
     name = s.fresh()
     if weights and draw(st.booleans()):
+        # (a weight alone: a bias can cancel the scaled normalised value, and a row of two normalises to
+        # +-(1 - eps/var) where float32 rounding then decides the difference's leading digits, seed 322)
         w = _pick(draw, weights)
         s.result(name, x.shape, floating(x.dtype), [x, w], rounds=True)
-        return f"{name} = torch.nn.functional.layer_norm({x.name}, {x.shape[-1:]}, {w.name}, {w.name})"
+        return f"{name} = torch.nn.functional.layer_norm({x.name}, {x.shape[-1:]}, {w.name})"
     s.result(name, x.shape, floating(x.dtype), [x], rounds=True)
     return f"{name} = torch.nn.functional.layer_norm({x.name}, {x.shape[-1:]})"
 
