@@ -373,3 +373,18 @@ def test_adafactor_refuses_complex_parameters_as_torch():
         z.grad = lib.tensor([1 + 0j])
         with pytest.raises(RuntimeError, match="Adafactor does not support complex parameters"):
             lib.optim.Adafactor([z]).step()
+
+
+@pytest.mark.parametrize("foreach", [None, True])
+@pytest.mark.parametrize("name", ["Adam", "AdamW", "Adamax", "NAdam", "RAdam", "RMSprop", "Adadelta", "ASGD", "Rprop"])
+def test_capturable_is_refused_off_an_accelerator_as_torch(name, foreach):
+    """PyTorch's capturable optimizers refuse CPU parameters at their first step, naming the devices their
+    single-tensor or foreach path supports."""
+    def message(lib):
+        p = lib.zeros(2, requires_grad=True)
+        p.grad = lib.ones(2)
+        opt = getattr(lib.optim, name)([p], lr=0.1, capturable=True, foreach=foreach)
+        with pytest.raises(AssertionError) as caught:
+            opt.step()
+        return str(caught.value), p.tolist()
+    assert message(tapegrad) == message(torch)

@@ -30,13 +30,27 @@ class _ForeachOptimizer(Optimizer):
                 self._step_group(group)
         return loss
 
+    # PyTorch's refusal of capturable=True for parameters off an accelerator, by its single-tensor and foreach
+    # paths: the operands it names, and whether the devices it lists include xla
+    _capturable_operands = ("params and state_steps", "params and state_steps")
+    _capturable_xla = (True, False)
+
     def _step_group(self, group):
         params = [p for p in group["params"] if p._grad is not None]
         if params:
             self._step_params(group, params, self._state_keys(group))
 
+    def _check_capturable(self, group, params):
+        if not group.get("capturable") or all(p.device.type == "cuda" for p in params):
+            return
+        path = 1 if group.get("foreach") else 0   # (foreach=None takes the single-tensor path off a GPU)
+        devices = ["cuda", "xpu", "hpu", "privateuseone"] + (["xla"] if self._capturable_xla[path] else [])
+        raise AssertionError(f"If capturable=True, {self._capturable_operands[path]} must be on supported devices: "
+                             f"{devices}.")
+
     def _step_params(self, group, params, keys):
         """Record the update of `params` (of one group), whose state buffers are `keys`."""
+        self._check_capturable(group, params)
         states = []
         for p in params:
             # Optimizers without state (plain SGD) leave self.state empty, as in PyTorch.

@@ -143,6 +143,7 @@ class NAdam(_AdamBase):
     """NAdam: Adam with Nesterov momentum (momentum_decay schedules mu)."""
 
     _keys = ("step", "mu_product", "exp_avg", "exp_avg_sq")
+    _capturable_operands = ("params, mu_products and state_steps", "params, mu_products, and state_steps")
 
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3,
                  decoupled_weight_decay=False, *, foreach=None, maximize=False, capturable=False,

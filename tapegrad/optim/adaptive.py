@@ -17,6 +17,8 @@ def _prologue(p, g, h, maximize, weight_decay):
 class RMSprop(_ForeachOptimizer):
     """RMSprop, optionally centered and with momentum."""
 
+    _capturable_xla = (True, True)
+
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,
                  capturable=False, foreach=None, maximize=False, differentiable=False):
         check_lr(lr)
@@ -110,6 +112,8 @@ class Adagrad(_ForeachOptimizer):
 
 class Adadelta(_ForeachOptimizer):
     """Adadelta."""
+
+    _capturable_xla = (False, False)
 
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *, capturable=False,
                  maximize=False, differentiable=False):

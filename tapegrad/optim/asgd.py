@@ -14,6 +14,8 @@ from ._hyperparameter_checks import check_lr, check_nonnegative
 class ASGD(_ForeachOptimizer):
     """Averaged SGD: the parameter follows SGD with a decaying step size; `ax` keeps its running average."""
 
+    _capturable_operands = ("params, mus, etas, and state_steps",) * 2
+
     def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0, foreach=None,
                  maximize=False, differentiable=False, capturable=False):
         check_lr(lr)

@@ -10,6 +10,8 @@ from ._hyperparameter_checks import check_lr
 class Rprop(_ForeachOptimizer):
     """Rprop with step-size factors `etas` (shrink, grow) and bounds `step_sizes` (min, max)."""
 
+    _capturable_xla = (True, True)
+
     def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *, capturable=False, foreach=None,
                  maximize=False, differentiable=False):
         check_lr(lr)
