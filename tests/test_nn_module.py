@@ -274,3 +274,76 @@ def test_functional_module_interplay():
     lin = nn.Linear(3, 2)
     x = tg.randn(4, 3)
     np.testing.assert_allclose(lin(x).detach().numpy(), F.linear(x, lin.weight, lin.bias).detach().numpy())
+
+
+def _state_dict_story(lib):
+    """Every state-dict hook and a module's extra state through a save, loads strict and not, and refusals."""
+    log = []
+
+    class WithExtra(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = lib.nn.Linear(2, 2)
+            self.count = 3
+
+        def get_extra_state(self):
+            return {"count": self.count}
+
+        def set_extra_state(self, state):
+            self.count = state["count"]
+    m = lib.nn.Sequential(WithExtra(), lib.nn.Sequential(lib.nn.ReLU(), lib.nn.Linear(2, 1)))
+    m.register_state_dict_pre_hook(lambda mod, prefix, keep: log.append(("pre", type(mod).__name__, prefix, keep)))
+    m[0].register_state_dict_post_hook(lambda mod, sd, prefix, meta: log.append(("post", prefix, sorted(sd), meta)))
+    m.register_load_state_dict_pre_hook(lambda mod, sd, prefix, meta, strict, missing, unexpected, errors: log.append(
+        ("load pre", type(mod).__name__, prefix, strict, sorted(sd))))
+    inner = m[1].register_load_state_dict_post_hook(lambda mod, keys: log.append(("inner", list(keys.missing_keys))))
+    outer = m.register_load_state_dict_post_hook(lambda mod, keys: log.append(("outer", list(keys.unexpected_keys))))
+    sd = m.state_dict()
+    log += [sorted(sd), sd["0._extra_state"]]
+    sd["0._extra_state"] = {"count": 7}
+    log.append((str(m.load_state_dict(sd)), m[0].count))
+    partial = {k: v for k, v in sd.items() if k != "0._extra_state"}
+    partial["extra"] = lib.zeros(1)
+    log.append(str(m.load_state_dict(partial, strict=False)))
+    try:
+        m.load_state_dict(partial)
+    except RuntimeError as e:
+        log.append(str(e).replace("tapegrad", "torch"))
+    inner.remove()
+    outer.remove()
+    bad = m.register_load_state_dict_post_hook(lambda mod, keys: 1)
+    try:
+        m.load_state_dict(sd)
+    except AssertionError as e:
+        log.append(str(e))
+    bad.remove()
+    m.register_state_dict_post_hook(lambda mod, sd, prefix, meta: sd)
+    try:
+        m.state_dict()
+    except RuntimeError as e:
+        log.append(str(e))
+    return log
+
+
+def test_state_dict_hooks_and_extra_state_as_pytorch():
+    assert [str(x) for x in _state_dict_story(tg)] == [str(x) for x in _state_dict_story(torch)]
+
+
+def test_get_buffer_and_set_submodule_as_pytorch():
+    def story(lib):
+        m = lib.nn.Sequential(lib.nn.Linear(2, 2), lib.nn.BatchNorm1d(2))
+        out = [tuple(m.get_buffer("1.running_mean").shape)]
+        for f in [lambda: m.get_buffer("1.weight"), lambda: m.get_buffer("1.nothing"), lambda: m.get_buffer("2.x"),
+                  lambda: m.set_submodule("", lib.nn.ReLU()), lambda: m.set_submodule("0", 3),
+                  lambda: m.set_submodule("1.running_mean", lib.nn.ReLU()),
+                  lambda: m.set_submodule("5", lib.nn.ReLU(), strict=True),
+                  lambda: m.set_submodule("0.weight", lib.nn.ReLU()), lambda: m.set_submodule("3.a", lib.nn.ReLU())]:
+            try:
+                f()
+                out.append("ok")
+            except (AttributeError, ValueError) as e:
+                out.append((type(e).__name__, str(e)))
+        m.set_submodule("0", lib.nn.Tanh())
+        m.set_submodule("2", lib.nn.ReLU())
+        return out + [repr(m)]
+    assert story(tg) == story(torch)

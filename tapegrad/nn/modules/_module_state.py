@@ -1,10 +1,15 @@
 """A Module's state dict: state_dict() in registration order and load_state_dict() with PyTorch's key checks and
-error messages. A base of Module."""
+error messages, its hooks and a module's extra state (`_extra_state`). A base of Module."""
+import itertools
 from collections import OrderedDict, namedtuple
 
 from ..._grad_mode import no_grad
 from ..._tensor import Tensor
+from ...autograd._hooks import RemovableHandle
 from ..parameter import Parameter
+
+_EXTRA_STATE = "_extra_state"
+_hook_ids = itertools.count()
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -26,10 +31,15 @@ class _ModuleState:
             keep_vars = args[2] if len(args) > 2 else keep_vars
         if destination is None:
             destination = OrderedDict()
+        for hook in self._hooks_of("_state_dict_pre_hooks"):
+            hook(self, prefix, keep_vars)
         self._save_to_state_dict(destination, prefix, keep_vars)
         for name, module in self._modules.items():
             if module is not None:
                 module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
+        for hook in self._hooks_of("_state_dict_hooks"):
+            if hook(self, destination, prefix, {"version": getattr(self, "_version", 1)}) is not None:
+                raise RuntimeError("state_dict post-hook must return None")
         return destination
 
     def _save_to_state_dict(self, destination, prefix, keep_vars):
@@ -39,22 +49,83 @@ class _ModuleState:
         for name, b in self._buffers.items():
             if b is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = b if keep_vars else b.detach()
+        if self._has_extra_state("get_extra_state"):
+            destination[prefix + _EXTRA_STATE] = self.get_extra_state()
+
+    def get_extra_state(self):
+        """The state a subclass adds to its state_dict (under `_extra_state`); only called where overridden."""
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be called. Please "
+                           "file an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml "
+                           "to report this bug.")
+
+    def set_extra_state(self, state):
+        """Load what get_extra_state returned; only called where overridden."""
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never be called. Please "
+                           "file an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml "
+                           "to report this bug.")
+
+    def _has_extra_state(self, method):
+        return getattr(type(self), method) is not getattr(_ModuleState, method)
+
+    # ---- hooks --------------------------------------------------------------------------------
+
+    def _hooks_of(self, table):
+        hooks = self.__dict__.get(table)
+        return list(hooks.values()) if hooks else []
+
+    def _register_state_hook(self, table, hook):
+        hooks = self.__dict__.get(table)
+        if hooks is None:
+            hooks = self.__dict__[table] = OrderedDict()
+        key = next(_hook_ids)
+        hooks[key] = hook
+        return RemovableHandle(hooks, key)
+
+    def register_state_dict_pre_hook(self, hook):
+        """hook(module, prefix, keep_vars) before state_dict() saves this module."""
+        return self._register_state_hook("_state_dict_pre_hooks", hook)
+
+    def register_state_dict_post_hook(self, hook):
+        """hook(module, state_dict, prefix, local_metadata) after state_dict() saved this module; returns None."""
+        return self._register_state_hook("_state_dict_hooks", hook)
+
+    def register_load_state_dict_pre_hook(self, hook):
+        """hook(module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
+        before this module loads its entries."""
+        return self._register_state_hook("_load_state_dict_pre_hooks", hook)
+
+    def register_load_state_dict_post_hook(self, hook):
+        """hook(module, incompatible_keys) after load_state_dict(); it may change the key lists in place."""
+        return self._register_state_hook("_load_state_dict_post_hooks", hook)
 
     def load_state_dict(self, state_dict, strict=True, assign=False):
         if not hasattr(state_dict, "keys"):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
         missing, unexpected, errors = [], [], []
         expected = set()
-        for module_prefix, module in self.named_modules():
+        modules = list(self.named_modules())
+        for module_prefix, module in modules:
             prefix = module_prefix + "." if module_prefix else ""
+            for hook in module._hooks_of("_load_state_dict_pre_hooks"):   # (strict: PyTorch passes True always)
+                hook(module, state_dict, prefix, {"version": getattr(module, "_version", 1)}, True, missing,
+                     unexpected, errors)
             module._load_from_state_dict(state_dict, prefix, strict, missing, errors, assign)
             for name in module._state_names():
                 expected.add(prefix + name)
+            if module._has_extra_state("set_extra_state"):
+                expected.add(prefix + _EXTRA_STATE)
             for name in module._modules:
                 expected.add(prefix + name)  # a child prefix, never a key itself
         for key in state_dict.keys():
             if key not in expected:
                 unexpected.append(key)
+        keys = _IncompatibleKeys(missing, unexpected)
+        for module in _children_first(self, set()):   # (a module's hooks after its children's, as PyTorch's)
+            for hook in module._hooks_of("_load_state_dict_post_hooks"):
+                if hook(module, keys) is not None:
+                    raise AssertionError("Hooks registered with ``register_load_state_dict_post_hook`` are not "
+                                         "expected to return new values, if incompatible_keys need to be modified, "
+                                         "it should be done inplace.")
         if strict:
             if unexpected:
                 errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
@@ -64,7 +135,7 @@ class _ModuleState:
         if errors:
             raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
                 type(self).__name__, "\n\t".join(errors)))
-        return _IncompatibleKeys(missing, unexpected)
+        return keys
 
     def _state_names(self):
         names = [n for n, p in self._parameters.items() if p is not None]
@@ -95,3 +166,18 @@ class _ModuleState:
                 continue
             with no_grad():
                 current.copy_(value)
+        if self._has_extra_state("set_extra_state"):
+            if prefix + _EXTRA_STATE in state_dict:
+                self.set_extra_state(state_dict[prefix + _EXTRA_STATE])
+            else:
+                missing.append(prefix + _EXTRA_STATE)
+
+
+def _children_first(module, seen):
+    """The modules below and including `module`, each after its children (each once)."""
+    for child in module._modules.values():
+        if child is not None and id(child) not in seen:
+            yield from _children_first(child, seen)
+    if id(module) not in seen:
+        seen.add(id(module))
+        yield module

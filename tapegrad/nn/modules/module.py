@@ -56,6 +56,9 @@ class Module(_ModuleCall, _ModuleState, _ModuleConversions):
         s(self, "_forward_hooks_always_called", set())
         s(self, "_backward_hooks", OrderedDict())
         s(self, "_backward_pre_hooks", OrderedDict())
+        for table in ("_state_dict_pre_hooks", "_state_dict_hooks", "_load_state_dict_pre_hooks",
+                      "_load_state_dict_post_hooks"):
+            s(self, table, OrderedDict())
 
     def forward(self, *input):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function. '
@@ -195,6 +198,38 @@ class Module(_ModuleCall, _ModuleState, _ModuleConversions):
         if name not in module._parameters:
             raise AttributeError(f"{module._get_name()} has no parameter `{name}`")
         return module._parameters[name]
+
+    def get_buffer(self, target):
+        module_path, _, name = target.rpartition(".")
+        module = self.get_submodule(module_path)
+        if not hasattr(module, name):
+            raise AttributeError(f"{module._get_name()} has no attribute `{name}`")
+        if name not in module._buffers:
+            raise AttributeError(f"`{name}` is not a buffer")
+        return module._buffers[name]
+
+    def set_submodule(self, target, module, strict=False):
+        """Put `module` at the dotted path `target` (strict: only where a module is already)."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        atoms = target.split(".")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        parent = self
+        for item in atoms[:-1]:
+            if not hasattr(parent, item):
+                raise AttributeError(f"{parent._get_name()} has no attribute `{item}`")
+            parent = getattr(parent, item)
+            if not isinstance(parent, Module):
+                raise AttributeError(f"`{item}` is not an nn.Module")
+        if len(atoms) == 1:
+            parent = self
+        name = atoms[-1]
+        if strict and not hasattr(parent, name):
+            raise AttributeError(f"{parent._get_name()} has no attribute `{name}`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError(f"`{name}` is not an nn.Module")
+        setattr(parent, name, module)
 
     # ---- traversal -----------------------------------------------------------------------------
 
