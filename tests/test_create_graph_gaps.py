@@ -1,8 +1,10 @@
 """create_graph=True against PyTorch where JAX's formula and PyTorch's differ in what they read: prod over
 one element (PyTorch's grad * (result / input) reads the input; JAX's reads nothing), the pools' and pads'
 backward kernels (which read the input where JAX's formula does not), a fused backward under a tensor hook
-(the node-by-node recording), the grad_inputs a CopySlices post-hook sees, and an argument without a
-derivative that a gradient's formula reads."""
+(the node-by-node recording), the grad_inputs a CopySlices post-hook sees, an argument without a
+derivative that a gradient's formula reads, backward kernels of several inputs (convolution, grid_sample,
+nll_loss), kernels PyTorch cannot differentiate (pdist, cdist, hardsigmoid, the margin losses, ctc_loss,
+segment_reduce), and the node names of view and indexing gradients."""
 import itertools
 
 import pytest
