@@ -60,10 +60,17 @@ def _check_bound_cast(self, args, kwargs):
     bounds = [b for b in (*args, *kwargs.values()) if b is not None]
     if not bounds or any(isinstance(b, Tensor) for b in bounds):
         return
+    if self.dtype.is_complex or self.dtype.is_floating_point and not any(isinstance(b, complex) for b in bounds):
+        return   # (a float tensor holds any real bound: the hot path)
+    _refuse_cast(self, bounds, cpp_names=True)
+
+
+def _refuse_cast(self, operands, cpp_names=False):
+    """PyTorch's refusal of an in-place result (self promoted with `operands`) that self cannot hold."""
     from ._functional._common import result_dtype
-    dtype = result_dtype(self, *bounds)
+    dtype = result_dtype(self, *operands)
     if dtype is not self.dtype and not _can_cast(dtype, self.dtype):
-        raise refused_cast(dtype, self.dtype, True)
+        raise refused_cast(dtype, self.dtype, cpp_names)
 
 
 def _check_scaled_cast(self, other, subtract):
@@ -74,7 +81,6 @@ def _check_scaled_cast(self, other, subtract):
     if other.dtype is self.dtype and other.dtype is not D.bool_:
         return   # (one dtype: nothing to refuse, the hot path, which imports nothing)
     from ._functional._arith import _check_bool_subtraction
-    from ._functional._common import result_dtype
     if subtract and (self.dtype is D.bool_ or other.dtype is D.bool_):
         _check_bool_subtraction(self, other)   # (before the overlap check, as PyTorch's sub_check)
     if other.dtype is self.dtype:
@@ -84,9 +90,7 @@ def _check_scaled_cast(self, other, subtract):
             return   # (a shape error: the commit words it first, as PyTorch)
     except ValueError:
         return
-    dtype = result_dtype(self, other)
-    if dtype is not self.dtype and not _can_cast(dtype, self.dtype):
-        raise refused_cast(dtype, self.dtype)
+    _refuse_cast(self, (other,))
 
 
 def _inplace_method(fn, name, elementwise=False, scalar_arg=None):

@@ -36,7 +36,8 @@ from .._memory_format import grad_like, keep_layout
 from .._ops._registry import KEEP, Op, named_formula
 from .._tensor import Tensor
 from . import _saved, forward_ad
-from ._backward_names import UNDEFINED_TIE, no_derivative_name, output_crossings, output_dependencies, output_names
+from ._backward_names import (NO_DERIVATIVE_ERRORS, UNDEFINED_TIE, no_derivative_name, output_crossings,
+                              output_dependencies, output_names)
 from ._engine import _hook_runner, _node_hooks, _with_retained
 from ._walk import TRACED, Arith, node_backward, reads_result, result_backward, sum_to_dims, traced_call, walk
 from ._graph import Graph, summed_roots, targets_of
@@ -67,7 +68,8 @@ class _Program:
         argument_of = [i for i, x in enumerate(examples) for _ in jax.tree_util.tree_leaves(x)]
         deps = [frozenset(argument_of[j] for j in d) for d in output_dependencies(closed)]
         flows = [frozenset(argument_of[j] for j in d) for d in output_dependencies(closed, through_ties=False)]
-        crossings = [{argument_of[j]: error for j, error in c.items()} for c in output_crossings(closed)]
+        crossings = [{argument_of[j]: error for j, error in c.items()} for c in output_crossings(closed)] \
+            if NO_DERIVATIVE_ERRORS else [{}] * nout   # (no kernel without a derivative traced yet: no marks)
         single = nout == 1
         whole = fn if not single else (lambda *xs: fn(*xs)[0])
         self.op = Op("backward", whole, dtype_rule=KEEP, nout=nout, node_name=names[0])

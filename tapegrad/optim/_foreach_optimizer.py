@@ -100,8 +100,9 @@ def zeros_state(p):
     return full_state(p, 0)
 
 
-def full_state(p, value):
-    return Tensor._wrap(_foreach.full_on(p, tuple(p.shape), value, p.dtype.np))
+def full_state(p, value, shape=None):
+    """A buffer of `value` placed like parameter p, of p's shape unless `shape` is given."""
+    return Tensor._wrap(_foreach.full_on(p, tuple(p.shape if shape is None else shape), value, p.dtype.np))
 
 
 def scalar_state(p, value, dtype=None):

@@ -8,13 +8,8 @@ vectors keep different state, so each kind is recorded as its own update.
 import jax.numpy as jnp
 
 from ._foreach import lerp, scalar
-from ._foreach_optimizer import _ForeachOptimizer, scalar_state
+from ._foreach_optimizer import _ForeachOptimizer, full_state, scalar_state
 from .._tensor import Tensor
-from . import _foreach
-
-
-def _zeros(p, shape):
-    return Tensor._wrap(_foreach.full_on(p, tuple(shape), 0, p.dtype.np))
 
 
 class Adafactor(_ForeachOptimizer):
@@ -59,10 +54,10 @@ class Adafactor(_ForeachOptimizer):
         state = {"step": scalar_state(p, 0.0)}
         if p.ndim > 1:
             shape = list(p.shape)
-            state["row_var"] = _zeros(p, shape[:-1] + [1])
-            state["col_var"] = _zeros(p, shape[:-2] + [1, shape[-1]])
+            state["row_var"] = full_state(p, 0, shape[:-1] + [1])
+            state["col_var"] = full_state(p, 0, shape[:-2] + [1, shape[-1]])
         else:
-            state["variance"] = _zeros(p, p.shape)
+            state["variance"] = full_state(p, 0)
         return state
 
     def _state_keys(self, group):

@@ -56,9 +56,6 @@ class Module(_ModuleCall, _ModuleState, _ModuleConversions):
         s(self, "_forward_hooks_always_called", set())
         s(self, "_backward_hooks", OrderedDict())
         s(self, "_backward_pre_hooks", OrderedDict())
-        for table in ("_state_dict_pre_hooks", "_state_dict_hooks", "_load_state_dict_pre_hooks",
-                      "_load_state_dict_post_hooks"):
-            s(self, table, OrderedDict())
 
     def forward(self, *input):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function. '
