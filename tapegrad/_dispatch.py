@@ -96,6 +96,8 @@ class _Signature:
             self.cast = _computation_dtype(rule, promo)
             if op.scalar_opmath and self.cast in _REDUCED and any(k is float or k is int for k in kinds):
                 self.cast = Opmath(np.dtype(np.float32), self.cast)   # (PyTorch takes the scalar in float32)
+        if op.no_complex is not None:
+            _refuse_complex(op, static, self.cast, kinds)
         self.avals = _lazy.abstract_eval(op, static, self.cast, kinds)
         self.differentiable = tuple(dt in DIFFERENTIABLE for _, dt in self.avals)
         self.sid = _lazy.forward_signature(op, static, self.cast)
@@ -105,6 +107,15 @@ class _Signature:
         self.candidates = tuple(i for i, k in enumerate(kinds) if type(k) is tuple and k[1] in DIFFERENTIABLE
                                 and (allowed is None or i in allowed))
         self.plans = {}   # which arguments require grad (bit i for argument i) -> _NodePlan
+
+
+def _refuse_complex(op, static, cast, kinds):
+    """PyTorch's error for a call that computes in a complex dtype (the computation dtype, or for an op that does
+    not promote its first complex input's) with a kernel it has no complex version of (Op.no_complex)."""
+    dtype = cast if cast is not None else next((k[1] for k in kinds if type(k) is tuple and k[1].kind == "c"), None)
+    if getattr(dtype, "kind", None) == "c":
+        message = op.no_complex if type(op.no_complex) is str else op.no_complex(dict(static), kinds)
+        raise NotImplementedError(message.format(D.SCALAR_NAMES[dtype.name]))
 
 
 class _NodePlan:

@@ -62,6 +62,13 @@ ALIASES = {"half": float16, "float": float32, "double": float64, "short": int16,
            "cfloat": complex64, "cdouble": complex128, "bool": bool_}
 
 
+# PyTorch's scalar type names (c10::ScalarType's), as its kernels' messages print them: '"lt_cpu" not
+# implemented for 'ComplexFloat'', "expected scalar type Long but found Float"
+SCALAR_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+                "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+                "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
 # The C++ type names PyTorch's messages print for a dtype (caffe2::TypeMeta's)
 _CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
               "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",

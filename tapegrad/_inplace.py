@@ -97,9 +97,7 @@ def _can_cast(src, dst):
     return True
 
 
-_CAST_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-               "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-               "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+_CAST_NAMES = D.SCALAR_NAMES
 
 
 def refused_cast(result, desired, cpp_names=False, hint=""):

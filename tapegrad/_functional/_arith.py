@@ -278,7 +278,6 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
 def clamp(input, min=None, max=None, *, out=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    refuse_complex(input, message="clamp is not supported for complex types")
     bounds = [None if b is None else scalar_or_tensor(b) for b in (min, max)]
     check_operands_fit([input] + [b for b in bounds if b is not None])
     _check_clamp_kernel(input, *bounds)

@@ -15,9 +15,7 @@ from .._tensor import Tensor, _wrap_dim
 _SCALARS = (builtins.bool, builtins.int, builtins.float, builtins.complex)
 
 # PyTorch's C++ scalar-type names, used in its error messages.
-SCALAR_NAME = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-               "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-               "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+SCALAR_NAME = D.SCALAR_NAMES
 
 
 class DynamicShape(jax.errors.ConcretizationTypeError):

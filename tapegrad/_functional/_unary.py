@@ -7,18 +7,16 @@ from .._ops import elementwise as E
 from .._pointwise_layout import lay_out_like
 from .._tensor import Tensor
 from ._arith import _apply, _check_kernel, _scalar_name, pow
-from ._common import check_tensors, refuse_complex, scalar_or_tensor
+from ._common import check_tensors, scalar_or_tensor
 
 
-def _unary(op, name=None, kernel=None, integers=False, complex_kernel=None, complex_message=None):
+def _unary(op, name=None, kernel=None, integers=False):
     """The function of a unary op; kernel: PyTorch's CPU kernel, which has no bool version (nor integer
-    ones when `integers`), named in its NotImplementedError. PyTorch has no complex version either where
-    complex_kernel (the kernel its error names) or complex_message (its whole error) is given."""
+    ones when `integers`), named in its NotImplementedError. (A kernel without a complex version says so in
+    the op table: Op.no_complex.)"""
     def f(input, *, out=None):
         if kernel is not None:
             _check_kernel(kernel, input, floating_only=integers)
-        if complex_kernel is not None or complex_message is not None:
-            refuse_complex(input, complex_kernel, complex_message)
         return _apply(op, input)
     f.__name__ = name or op.name
     return f
@@ -33,8 +31,7 @@ def neg(input, *, out=None):
 
 negative = neg
 abs = absolute = _unary(E.abs, kernel="abs_cpu")
-sign = _unary(E.sign, complex_message="Unlike NumPy, torch.sign is not intended to support complex numbers. Please "
-                                           "use torch.sgn instead.")
+sign = _unary(E.sign)
 sgn = _unary(E.sgn)
 exp = _unary(E.exp)
 exp2 = _unary(E.exp2)
@@ -58,11 +55,11 @@ asinh = arcsinh = _unary(E.asinh)
 acosh = arccosh = _unary(E.acosh)
 atanh = arctanh = _unary(E.atanh)
 sigmoid = _unary(E.sigmoid)
-erf = _unary(E.erf, complex_kernel="erf_vml_cpu")
-erfc = _unary(E.erfc, complex_kernel="erfc_vml_cpu")
-erfinv = _unary(E.erfinv, complex_kernel="erfinv_vml_cpu")
-lgamma = _unary(E.lgamma, complex_kernel="lgamma_vml_cpu")
-digamma = _unary(E.digamma, complex_kernel="digamma")
+erf = _unary(E.erf)
+erfc = _unary(E.erfc)
+erfinv = _unary(E.erfinv)
+lgamma = _unary(E.lgamma)
+digamma = _unary(E.digamma)
 def relu(input, *, out=None):
     if input.dtype is D.bool_:
         raise RuntimeError("Boolean inputs not supported for relu")
@@ -73,10 +70,10 @@ def square(input, *, out=None):
     if input.dtype is D.bool_:
         return pow(input, 2)
     return _apply(E.square, input)
-floor = _unary(E.floor, kernel="floor_vml_cpu", complex_message="floor is not supported for complex inputs")
-ceil = _unary(E.ceil, kernel="ceil_vml_cpu", complex_message="ceil is not supported for complex inputs")
-trunc = fix = _unary(E.trunc, kernel="trunc_vml_cpu", complex_message="trunc is not supported for complex inputs")
-frac = _unary(E.frac, kernel="frac_cpu", integers=True, complex_kernel="frac_cpu")
+floor = _unary(E.floor, kernel="floor_vml_cpu")
+ceil = _unary(E.ceil, kernel="ceil_vml_cpu")
+trunc = fix = _unary(E.trunc, kernel="trunc_vml_cpu")
+frac = _unary(E.frac, kernel="frac_cpu", integers=True)
 isnan = _unary(E.isnan)
 isfinite = _unary(E.isfinite)
 isinf = _unary(E.isinf)
@@ -125,12 +122,10 @@ def _check_integral(t, name):
 
 def round(input, *, decimals=None, out=None):
     _check_kernel("round_vml_cpu" if decimals is None else "round_cpu", input)
-    refuse_complex(input, "round_vml_cpu" if decimals is None else "round_cpu")
     return _apply(E.round, input, decimals=decimals)
 
 
 def logit(input, eps=None, *, out=None):
-    refuse_complex(input, "logit_cpu")
     return _apply(E.logit, input, eps=None if eps is None else builtins.float(eps))
 
 

@@ -13,7 +13,7 @@ from ._elementwise_math import (
     _is_float, _ldexp, _ldexp_integer, _lgamma, _logaddexp, _logaddexp2, _logit, _max_split, _mvlgamma, _nextafter,
     _polygamma, _pow, _scalar_pow, _true_div, _trunc_div, _xlogy_op, rsqrt as _rsqrt, sigmoid as _sigmoid,
     xlogy_reverse)
-from ._registry import Op, defop, named_formula, overload, FLOAT, COMPARE, KEEP
+from ._registry import CLAMP_COMPLEX, Op, defop, missing_kernel, named_formula, overload, FLOAT, COMPARE, KEEP
 from ._stride_rules import same_strides
 
 # PyTorch's node for an op whose backward it does not implement: reaching it in backward raises.
@@ -352,3 +352,26 @@ for _op in [v for v in list(globals().values()) if isinstance(v, Op)]:
     _op.pointwise = _op not in (copy, fill, clone, conj, neg_view)
 # pow of a Python scalar base: PyTorch's pow.Scalar allocates its result contiguous
 pow.pointwise = lambda args: not isinstance(args[0], (int, float, builtins.bool, builtins.complex))
+
+# PyTorch's CPU kernels without a complex version (Op.no_complex); ordering ops and rounding have none
+for _op, _kernel in ((lt, "lt_cpu"), (le, "le_cpu"), (gt, "gt_cpu"), (ge, "ge_cpu"), (atan2, "atan2_cpu"),
+                     (hypot, "hypot_cpu"), (xlogy, "xlogy_cpu"), (copysign, "copysign_cpu"),
+                     (nextafter, "nextafter_cpu"), (logaddexp2, "logaddexp2_cpu"), (i0, "i0_vml_cpu"),
+                     (div_trunc, "div_trunc_cpu"), (div_floor, "div_floor_cpu"), (floor_divide, "div_floor_cpu"),
+                     (floor_divide_, "div_floor_cpu"), (erf, "erf_vml_cpu"), (erfc, "erfc_vml_cpu"),
+                     (erfinv, "erfinv_vml_cpu"), (lgamma, "lgamma_vml_cpu"), (digamma, "digamma"),
+                     (mvlgamma, "arange_cpu"), (frac, "frac_cpu"), (logit, "logit_cpu"), (gcd, "gcd_cpu"),
+                     (lcm, "lcm_cpu")):
+    _op.no_complex = missing_kernel(_kernel)
+for _op in (clamp, relu):
+    _op.no_complex = CLAMP_COMPLEX
+# (a tensor bound is PyTorch's maximum or minimum kernel's; the in-place polygamma_ too picks its kernel by n)
+clamp_min.no_complex = lambda static, kinds: missing_kernel("maximum_cpu") if type(kinds[1]) is tuple else CLAMP_COMPLEX
+clamp_max.no_complex = lambda static, kinds: missing_kernel("minimum_cpu") if type(kinds[1]) is tuple else CLAMP_COMPLEX
+polygamma.no_complex = polygamma_.no_complex = lambda static, kinds: missing_kernel(
+    ("digamma", "trigamma")[static["n"]] if static["n"] < 2 else "polygamma")
+round.no_complex = lambda static, kinds: missing_kernel("round_vml_cpu" if static.get("decimals") is None
+                                                        else "round_cpu")
+for _op in (floor, ceil, trunc):
+    _op.no_complex = f"{_op.name} is not supported for complex inputs"
+sign.no_complex = "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use torch.sgn instead."

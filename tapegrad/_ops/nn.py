@@ -15,7 +15,7 @@ import numpy as np
 from jax import lax
 
 from ._elementwise_math import glu as _glu_halves, silu as _silu
-from ._registry import defop, named_formula, overload, KEEP
+from ._registry import CLAMP_COMPLEX, defop, missing_kernel, named_formula, overload, KEEP
 
 
 def _nn(name, fn, **meta):
@@ -439,3 +439,12 @@ one_hot = _nn("one_hot", lambda x, num_classes: jax.nn.one_hot(x, num_classes, d
 for _op in (leaky_relu, elu, gelu, silu, mish, softplus, hardtanh, threshold, hardsigmoid, softshrink, hardshrink,
             hardswish):   # (not logsigmoid: PyTorch's log_sigmoid_forward allocates its result contiguous)
     _op.pointwise = True
+
+# PyTorch's CPU kernels without a complex version (Op.no_complex)
+for _op, _kernel in ((leaky_relu, "leaky_relu_cpu"), (rrelu, "leaky_relu_cpu"), (elu, "elu_cpu"),
+                     (gelu, "GeluKernelImpl"), (mish, "mish_cpu"), (softplus, "softplus_cpu"),
+                     (threshold, "threshold_cpu"), (hardsigmoid, "hardsigmoid_cpu"), (softshrink, "softshrink_check"),
+                     (hardshrink, "hardshrink_cpu"), (hardswish, "hardswish_cpu"), (logsigmoid, "log_sigmoid_cpu"),
+                     (glu, "glu_cpu"), (prelu, "prelu_cpu")):
+    _op.no_complex = missing_kernel(_kernel)
+hardtanh.no_complex = CLAMP_COMPLEX

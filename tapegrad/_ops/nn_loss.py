@@ -5,7 +5,7 @@ are trailing inputs flagged by statics.
 """
 import jax.numpy as jnp
 
-from ._registry import defop, overload, KEEP
+from ._registry import defop, missing_kernel, overload, KEEP
 
 
 def _loss(name, fn, **meta):
@@ -127,3 +127,7 @@ def _bce_with_logits(x, y, *extra, reduction, has_weight, has_pos_weight):
 binary_cross_entropy = _loss("binary_cross_entropy", _bce, diff=(0, 1))
 # weight and pos_weight are not differentiable in PyTorch (nor inputs of its node).
 binary_cross_entropy_with_logits = _loss("binary_cross_entropy_with_logits", _bce_with_logits, diff=(0, 1))
+
+# PyTorch's CPU kernels without a complex version (Op.no_complex)
+for _op, _kernel in ((mse_loss, "mse_cpu"), (smooth_l1_loss, "smooth_l1_cpu"), (huber_loss, "huber_cpu")):
+    _op.no_complex = missing_kernel(_kernel)

@@ -7,7 +7,7 @@ for sort, topk, max(dim)...) and no op has an integer output to differentiate.
 import jax
 import jax.numpy as jnp
 
-from ._registry import defop, overload, KEEP
+from ._registry import defop, missing_kernel, overload, KEEP
 
 
 def _argsort(a, dim, descending):
@@ -148,4 +148,5 @@ def _searchsorted(sequence, values, side, dtype):
     return flat.reshape(values.shape).astype(dtype)
 
 
-searchsorted = defop("searchsorted", _searchsorted, dtype_rule=KEEP, diff=())
+searchsorted = defop("searchsorted", _searchsorted, dtype_rule=KEEP, diff=(),
+                     no_complex=missing_kernel("searchsorted_out_cpu"))

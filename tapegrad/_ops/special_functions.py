@@ -6,7 +6,7 @@ import jax.scipy.special as jss
 
 from . import _bessel as B
 from . import _orthogonal_polynomials as P
-from ._registry import Op, defop, overload, FLOAT, SAME
+from ._registry import Op, defop, missing_kernel, overload, FLOAT, SAME
 from ._special_math import (
     _entr, _erfcx, _i0e, _i1, _i1e, _igamma, _igammac, _log_ndtr, _ndtri, _spherical_bessel_j0, _xlog1py, _zeta)
 
@@ -75,6 +75,7 @@ special_hermite_polynomial_he = _value_only("special_hermite_polynomial_he", lam
 special_laguerre_polynomial_l = _value_only("special_laguerre_polynomial_l", lambda x, n: P.laguerre_l(x, n))
 special_legendre_polynomial_p = _value_only("special_legendre_polynomial_p", lambda x, n: P.legendre_p(x, n))
 
-# PyTorch computes them all with TensorIterator
+# PyTorch computes them all with TensorIterator, in kernels without a complex version (named without "special_")
 for _op in [v for v in list(globals().values()) if isinstance(v, Op)]:
     _op.pointwise = True
+    _op.no_complex = missing_kernel(_op.name.removeprefix("special_") + "_cpu")

@@ -1,15 +1,10 @@
 """Argument parsing shared by the functional API: tuples, dtype checks, in-place results."""
 
 from ..._arg_types import int_lists
-from ..._dtypes import cpp_name
+from ..._dtypes import SCALAR_NAMES, cpp_name  # noqa: F401 (SCALAR_NAMES: the functional modules' import)
 from ..._grad_mode import is_grad_enabled
 from ..._inplace import check_inplace, commit
 from ..._tensor import Tensor
-
-SCALAR_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-                "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-                "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
-
 
 def ntuple(value, n, name="argument", fname=None, position=None):
     """An int, or a list of one or n ints, as n ints (a convolution's stride, padding, dilation); anything that is

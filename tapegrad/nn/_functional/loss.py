@@ -7,7 +7,7 @@ from ..._dispatch import apply
 from ..._functional import broadcast_shapes, expand
 from ... import _value_checks
 from ..._ops import elementwise as E, nn_loss as L
-from ._util import present, refuse_grad, SCALAR_NAMES
+from ._util import check_float_kernel, present, refuse_grad, SCALAR_NAMES
 from ..._autocast import policy
 from ..._functional._arith import _check_kernel
 from ..._functional._common import check_tensors, result_dtype
@@ -256,6 +256,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         raise RuntimeError(f"Found dtype {SCALAR_NAMES[target.dtype.name]} but expected "
                            f"{SCALAR_NAMES[input.dtype.name]}. Convert the target first, e.g. "
                            "target.to(input.dtype).")
+    check_float_kernel(input, "binary_cross_entropy", complex=False)   # (before the values are checked)
     _check_probabilities(input, "input")
     _check_probabilities(target, "target")
     return apply(L.binary_cross_entropy, input, target, *present(weight),
@@ -273,9 +274,9 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 def _check_bce_with_logits_dtypes(input, target):
     """PyTorch's composite takes log_sigmoid(input) (no integer kernel), then writes into 1 - target in place
     (no bool subtraction; an integer one cannot hold the loss)."""
-    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+    if not input.dtype.is_floating_point:   # (nor a complex one)
         raise NotImplementedError(f"\"log_sigmoid_cpu\" not implemented for '{SCALAR_NAMES[input.dtype.name]}'. "
-                                  "Convert the input (the logits) to a floating dtype first, e.g. x.float().")
+                                  "Convert the input (the logits) to a real floating dtype first, e.g. x.float().")
     if target.dtype is D.bool_:
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
                            "`logical_xor()` operator instead. Convert the target first, e.g. target.float().")
@@ -296,6 +297,8 @@ def _bce_with_logits(input, target, weight, pos_weight, reduction):
 @policy("kl_div")
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     check_tensors("kl_div", (input, "input"), (target, "target"))
+    if input.dtype.is_complex or target.dtype.is_complex:
+        raise RuntimeError("kl_div: Complex inputs not supported. Compare the distributions of real values.")
     reduction = _reduction(size_average, reduce, reduction, _REDUCTIONS + ("batchmean",))
     if reduction == "mean":
         warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."

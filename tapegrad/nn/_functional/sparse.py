@@ -42,7 +42,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
         return input
     if p == 1.0:   # PyTorch multiplies by a zero tensor: a wrapped 0 records the same node, on any device
         return maybe_inplace(input, _zeroed(input), inplace)
-    _refuse_integers(input)
+    _check_noise_dtype(input)
     if _fused_kernel(input):
         out = apply(K.dropout, input, keep_mask(input.shape, p, input.device), 1.0 / (1.0 - p))
     else:
@@ -57,9 +57,14 @@ def _zeroed(input):
     return input * zeros((), dtype=input.dtype)
 
 
-def _refuse_integers(input):
-    """PyTorch multiplies by floating noise in place of the input's dtype: integers cannot hold it."""
-    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+def _check_noise_dtype(input):
+    """PyTorch draws the noise in the input's dtype, with bernoulli_, which has no complex kernel, and multiplies by
+    it in place of the input's dtype: integers cannot hold it."""
+    if input.dtype.is_complex:
+        raise NotImplementedError(f"\"bernoulli_scalar_cpu_\" not implemented for '{SCALAR_NAMES[input.dtype.name]}'. "
+                                  "Dropout takes real tensors: apply it to .real and .imag, or to a real view "
+                                  "(torch.view_as_real).")
+    if not input.dtype.is_floating_point:
         raise refused_cast(D.float32, input.dtype, hint=". Dropout takes floating tensors: convert first, e.g. "
                                                           "x.float().")
 
@@ -114,7 +119,7 @@ def _alpha_dropout(input, p, train, feature):
         return input
     if p == 1.0:
         return _zeroed(input)
-    _refuse_integers(input)
+    _check_noise_dtype(input)
     shape = tuple(input.shape)
     if feature:
         if input.ndim < 2:
@@ -135,7 +140,7 @@ def _feature_dropout(input, p, training, inplace, spatial):
         return input
     if p == 1.0:
         return maybe_inplace(input, _zeroed(input), inplace)
-    _refuse_integers(input)
+    _check_noise_dtype(input)
     batched = input.ndim == spatial + 2
     shape = tuple(input.shape[:2 if batched else 1]) + (1,) * (input.ndim - (2 if batched else 1))
     return maybe_inplace(input, input * _noise(shape, p, input.dtype, input.device), inplace)
