@@ -1,4 +1,6 @@
 """Devices: PyTorch's names ('cpu', 'cuda', 'cuda:1') for JAX devices."""
+import re
+
 import jax
 
 _JAX_PLATFORM = {"cpu": "cpu", "cuda": "gpu", "gpu": "gpu", "tpu": "tpu"}
@@ -7,6 +9,8 @@ _JAX_PLATFORM = {"cpu": "cpu", "cuda": "gpu", "gpu": "gpu", "tpu": "tpu"}
 DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia",
                 "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
 _TORCH_TYPE = {"cpu": "cpu", "gpu": "cuda", "cuda": "cuda", "rocm": "cuda", "tpu": "tpu"}
+# c10::Device's grammar: a type of letters and underscores, then optionally ':' and an index without leading zeros
+_DEVICE_STRING = re.compile(r"([a-zA-Z_]+)(?::([1-9]\d*|0))?")
 
 
 class device:
@@ -20,9 +24,17 @@ class device:
                 raise RuntimeError("Cannot access accelerator device when none is available. Pass "
                                    "device='cpu', or use an index only where torch.cuda.is_available().")
             type, index = "cuda", type
-        elif ":" in type:
-            type, idx = type.split(":")
-            index = int(idx)
+        elif isinstance(type, str):
+            match = _DEVICE_STRING.fullmatch(type)
+            if match is None:
+                raise RuntimeError(f"Invalid device string: '{type}'. Name a device as 'cpu', 'cuda' or 'cuda:1'.")
+            if match.group(2) is not None and index is not None:
+                raise RuntimeError(f"type (string) must not include an index because index was passed explicitly: "
+                                   f"{type}")
+            type, idx = match.groups()
+            index = index if idx is None else int(idx)
+        if index is not None and index < 0:
+            raise RuntimeError("Device index must not be negative")
         if type not in _JAX_PLATFORM and type not in DEVICE_TYPES:
             raise RuntimeError(f"Expected one of {', '.join(DEVICE_TYPES)} device type at start of device string: "
                                f"{type}")

@@ -102,6 +102,16 @@ def test_device_objects():
     assert tg.device("gpu").type == "gpu" and tg.device("tpu").type == "tpu"
 
 
+@pytest.mark.parametrize("call", [
+    lambda L: L.device("float32"), lambda L: L.device("cpu:x"), lambda L: L.device("cpu:-1"),
+    lambda L: L.device("cuda:01"), lambda L: L.device("cpu:0", 1), lambda L: L.device("cpu", -1),
+    lambda L: L.randn(2).to("float32"), lambda L: L.zeros(2, device="cpu:-1"), lambda L: L.device("cpux")])
+def test_device_strings_parse_as_torch(call):
+    """c10::Device's grammar: a string that is not a type and an optional index is an invalid device string; an
+    unknown type lists the known ones; an index given twice or negative is refused."""
+    same_error(outcome(lambda: call(tg)), outcome(lambda: call(torch)))
+
+
 @pytest.mark.parametrize("kind", ["mps", "xla", "hip", "xpu", "mps:1"])   # (meta: test_meta_device)
 def test_every_pytorch_device_type_names_a_device(kind):
     # a device object is a name, as PyTorch's: code that only names one (a fallback chain, a comparison) runs;
