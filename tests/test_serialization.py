@@ -87,6 +87,20 @@ def test_failing_save_leaves_the_existing_file_intact(tmp_path):
     assert buf.getvalue() == b"keep"
 
 
+@pytest.mark.parametrize("where", ["missing/x.pt", "."])
+def test_save_to_a_missing_directory_or_a_directory_raises_as_torch(where, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    errors = []
+    for lib in (tapegrad, torch):
+        with pytest.raises(Exception) as raised:
+            lib.save({"a": 1}, where)
+        errors.append(raised.value)
+    assert type(errors[0]) is type(errors[1]) is RuntimeError
+    if where != ".":   # (PyTorch's text for a directory is its C++ assertion's)
+        assert str(errors[1]) in str(errors[0])
+    assert sorted(p.name for p in tmp_path.iterdir()) == []   # (nothing written, no temporary file left)
+
+
 def test_map_location(tmp_path):
     path = tmp_path / "t.pt"
     tapegrad.save({"a": tapegrad.ones(2)}, path)

@@ -177,6 +177,11 @@ def save(obj, f, protocol=DEFAULT_PROTOCOL):
         return
     path = os.fspath(f)
     directory, name = os.path.split(os.path.abspath(path))
+    if not os.path.isdir(directory):   # (PyTorch's words, its parent as written)
+        raise RuntimeError(f"Parent directory {os.path.dirname(path)} does not exist. Create it first, e.g. "
+                           "os.makedirs(directory, exist_ok=True).")
+    if not name or os.path.isdir(path):
+        raise RuntimeError(f"open file failed with strerror: Is a directory: {path!r}. Name a file to save to.")
     stem = os.path.splitext(name)[0] or "archive"
     fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
     try:
