@@ -43,6 +43,19 @@ CALLS = {
     "pinv of long, atol number": lambda lib: lib.linalg.pinv(lib.ones(2, 2, dtype=lib.long), atol=1),
     "pinv of half, atol tensor": lambda lib: lib.linalg.pinv(lib.ones(2, 2, dtype=lib.half), atol=lib.tensor(1.0)),
     "pinverse of a vector": lambda lib: lib.ones(3).pinverse(),
+    # LinAlgError (torch._C._LinAlgError), its text from LAPACK's info: which pivot or minor, which batch element
+    "inv of a singular matrix": lambda lib: lib.linalg.inv(lib.tensor([[1.0, 2.0], [2.0, 4.0]])),
+    "inv of a batch with a singular matrix": lambda lib: lib.linalg.inv(lib.stack([lib.eye(2), lib.zeros(2, 2)])),
+    "Tensor.inverse of zeros": lambda lib: lib.zeros(3, 3).inverse(),
+    "solve with a singular A": lambda lib: lib.linalg.solve(lib.zeros(2, 2), lib.ones(2)),
+    "solve with a batch of singular A": lambda lib: lib.linalg.solve(lib.stack([lib.eye(2), lib.zeros(2, 2)]),
+                                                                     lib.ones(2, 2)),
+    "linalg.cholesky of -I": lambda lib: lib.linalg.cholesky(-lib.eye(2)),
+    "linalg.cholesky, second minor": lambda lib: lib.linalg.cholesky(lib.tensor([[1.0, 2.0], [2.0, 1.0]])),
+    "linalg.cholesky of a batch": lambda lib: lib.linalg.cholesky(lib.stack([lib.eye(3), -lib.eye(3)])),
+    "linalg.cholesky upper, reads the upper triangle": lambda lib: lib.linalg.cholesky(
+        lib.tensor([[1.0, 5.0], [0.0, 1.0]]), upper=True),
+    "cholesky of -I": lambda lib: lib.cholesky(-lib.eye(2, dtype=lib.float64)),
 }
 for _dt in ("float16", "bfloat16"):
     CALLS.update({

@@ -18,8 +18,12 @@ from .._autocast import policy
 from ._linalg import matmul
 
 
-class LinAlgError(RuntimeError):
-    """Raised when a matrix is singular or not positive-definite (PyTorch's torch.linalg.LinAlgError)."""
+class _LinAlgError(RuntimeError):
+    """Raised when a matrix is singular or not positive-definite (PyTorch's torch.linalg.LinAlgError, whose class
+    is torch._C._LinAlgError: tracebacks and type(e).__name__ print that name)."""
+
+
+LinAlgError = _LinAlgError
 
 
 def _check_square(a, name):
@@ -65,24 +69,38 @@ def _check_full_precision(a, prefix):
                            "Convert the input first, e.g. A.float().")
 
 
-def _check_finite(result, name, message, prefix=None):
-    # XLA returns inf/NaN for singular input; PyTorch raises. Checking needs a host sync, as PyTorch's does.
+def _check_finite(result, name, message, prefix=None, exact=None, fix=""):
+    """result, checked: XLA returns inf/NaN for a singular input where PyTorch raises (a host sync, as PyTorch's).
+    exact() -> PyTorch's own text from the input's LAPACK info (which matrix of a batch, which pivot or minor),
+    asked on failure; where it cannot tell (a traced program's input), '{prefix}: {message}'. `fix` follows."""
     def make_error(value, at):
-        return LinAlgError(f"{prefix or 'linalg.' + name}: {message}")
+        try:
+            found = exact() if exact is not None else None
+        except Exception:   # (the input is a traced value, or no longer what the program read)
+            found = None
+        return LinAlgError((found or f"{prefix or 'linalg.' + name}: {message}") + fix)
     for v in result if isinstance(result, tuple) else (result,):
         _value_checks.check_array(v._value, lambda x, xp: ~xp.isfinite(x), make_error, strict=True)
     return result
 
 
-_SINGULAR = "The input matrix is singular, so the operation could not be completed. Check it with " \
-            "torch.linalg.matrix_rank or use torch.linalg.pinv instead."
+_SINGULAR = "The input matrix is singular, so the operation could not be completed."
+_SINGULAR_FIX = " Check it with torch.linalg.matrix_rank or use torch.linalg.pinv instead."
+
+
+def _lapack_message(info, name, describe):
+    """PyTorch's LinAlgError text for the LAPACK info that info() computes (see _linalg_lu.info_message)."""
+    from ._linalg_lu import info_message
+    return lambda: info_message(info(), name, describe)
 
 
 @policy("inv")
 def inv(A, *, out=None):
     _check_square(A, "inv")
     _check_full_precision(A, "linalg.inv")
-    return _check_finite(apply(L.inv, A), "inv", _SINGULAR)
+    from ._linalg_solvers import _lu_info, _singular
+    return _check_finite(apply(L.inv, A), "inv", _SINGULAR, exact=_lapack_message(
+        lambda: _lu_info(A), "linalg.inv", _singular), fix=_SINGULAR_FIX)
 
 
 def det(A, *, out=None):
@@ -112,7 +130,10 @@ def logdet(A):
 
 
 def solve(A, B, *, left=True, out=None):
-    return _check_finite(_solve_unchecked(A, B, left), "solve", _SINGULAR)
+    from ._linalg_solvers import _lu_info
+    return _check_finite(_solve_unchecked(A, B, left), "solve", _SINGULAR, exact=_lapack_message(
+        lambda: _lu_info(A), "torch.linalg.solve", lambda i: "The solver failed because the input matrix is "
+        "singular."), fix=_SINGULAR_FIX)
 
 
 def _solve_unchecked(A, B, left):
@@ -162,7 +183,8 @@ _NOT_POSITIVE_DEFINITE = "The factorization could not be completed because the i
 def linalg_cholesky(A, *, upper=False, out=None):
     _check_square(A, "cholesky")
     _check_lapack_kernel(A, "cholesky_cpu")
-    return _check_finite(apply(L.cholesky, A, upper=builtins.bool(upper)), "cholesky", _NOT_POSITIVE_DEFINITE)
+    return _check_finite(apply(L.cholesky, A, upper=builtins.bool(upper)), "cholesky", _NOT_POSITIVE_DEFINITE,
+                         exact=_minor_message(A, upper, "linalg.cholesky"))
 
 
 _CHOLESKY_DEPRECATED = (
@@ -185,7 +207,15 @@ def cholesky(input, upper=False, *, out=None):
     _check_square_shape(input, "cholesky")
     _check_lapack_kernel(input, "cholesky_cpu")
     return _check_finite(apply(L.cholesky, input, upper=upper, legacy=True), "cholesky", _NOT_POSITIVE_DEFINITE,
-                         prefix="cholesky")
+                         prefix="cholesky", exact=_minor_message(input, upper, "cholesky"))
+
+
+def _minor_message(A, upper, name):
+    """PyTorch's text for a matrix that is not positive-definite: which leading minor (of the triangle its kernel
+    reads) fails first."""
+    from ._linalg_solvers import _cholesky_info
+    return _lapack_message(lambda: _cholesky_info((A.detach().mH if upper else A.detach()).numpy()), name, lambda i: (
+        f"{_NOT_POSITIVE_DEFINITE[:-1]} (the leading minor of order {i} is not positive-definite)."))
 
 
 def qr(A, mode="reduced", *, out=None):

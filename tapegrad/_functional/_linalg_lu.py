@@ -16,15 +16,23 @@ from ._linalg_functions import LinAlgError, _check_lapack_kernel, _check_square_
 
 
 def raise_for_info(info, error, name, describe):
-    """PyTorch's error for a nonzero LAPACK info (a tensor or an array): '{name}: {describe(info)}', with
-    '(Batch element k): ' after the name for a batch (the first failing one)."""
+    """PyTorch's error for a nonzero LAPACK info (a tensor or an array), with info_message's text."""
+    message = info_message(info, name, describe)
+    if message is not None:
+        raise error(message)
+
+
+def info_message(info, name, describe):
+    """'{name}: {describe(info)}' for the first nonzero LAPACK info (a tensor or an array), with '(Batch element
+    k): ' after the name for a batch; None where every info is 0."""
     info = np.asarray(info._value if hasattr(info, "_value") else info)
     values = info.reshape(-1)
     failed = np.flatnonzero(values)
-    if failed.size:
-        k = int(failed[0])
-        where = f"(Batch element {k}): " if info.ndim else ""
-        raise error(f"{name}: {where}{describe(int(values[k]))}")
+    if not failed.size:
+        return None
+    k = int(failed[0])
+    where = f"(Batch element {k}): " if info.ndim else ""
+    return f"{name}: {where}{describe(int(values[k]))}"
 
 
 def check_batches(first, second):
