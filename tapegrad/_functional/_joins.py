@@ -68,17 +68,27 @@ def column_stack(tensors, *, out=None):
     return hstack([t.reshape(-1, 1) if t.ndim <= 1 else t for t in _tensor_list(tensors, "column_stack")])
 
 
-def atleast_1d(t):
-    return reshape(t, 1) if t.ndim == 0 else t
+def _at_least(name, one):
+    """torch.atleast_Nd: of one tensor, a tensor; of several, or of a list or tuple of them, a tuple."""
+    def f(*tensors):
+        if len(tensors) == 1 and isinstance(tensors[0], Tensor):
+            return one(tensors[0])
+        if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+            tensors = tensors[0]
+        elif len(tensors) == 1:
+            raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                            f"({type(tensors[0]).__name__}), but expected one of:\n * (Tensor input)\n * (tuple "
+                            "of Tensors tensors)\n")
+        for k, t in enumerate(tensors):
+            if not isinstance(t, Tensor):
+                raise TypeError(f"expected Tensor as element {k} in argument 0, but got {type(t).__name__}")
+        return tuple(one(t) for t in tensors)
+    f.__name__ = name
+    return f
 
 
-def atleast_2d(t):
-    return reshape(t, 1, 1) if t.ndim == 0 else (unsqueeze(t, 0) if t.ndim == 1 else t)
-
-
-def atleast_3d(t):
-    if t.ndim == 0:
-        return reshape(t, 1, 1, 1)
-    if t.ndim == 1:
-        return reshape(t, 1, -1, 1)
-    return unsqueeze(t, -1) if t.ndim == 2 else t
+atleast_1d = _at_least("atleast_1d", lambda t: reshape(t, 1) if t.ndim == 0 else t)
+atleast_2d = _at_least("atleast_2d", lambda t: reshape(t, 1, 1) if t.ndim == 0 else
+                       (unsqueeze(t, 0) if t.ndim == 1 else t))
+atleast_3d = _at_least("atleast_3d", lambda t: reshape(t, 1, 1, 1) if t.ndim == 0 else
+                       reshape(t, 1, -1, 1) if t.ndim == 1 else (unsqueeze(t, -1) if t.ndim == 2 else t))
