@@ -365,6 +365,9 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
         from ._functional._random import _key as key_tensor
         from ._ops import random_fill as RF
         dtype = (mean if isinstance(mean, Tensor) else std).dtype
+        if not (dtype.is_floating_point or dtype.is_complex):   # (the result has the tensor's dtype)
+            raise NotImplementedError(f"\"normal_kernel_cpu\" not implemented for '{D.SCALAR_NAMES[dtype.name]}'. "
+                                      "Pass a floating mean or std, e.g. mean.float().")
         mean = mean if isinstance(mean, Tensor) else float(mean)
         std = std if isinstance(std, Tensor) else float(std)
         if isinstance(std, Tensor):

@@ -1,12 +1,13 @@
 """Elementwise comparison and logic: eq, lt ..., logical_and ..., bitwise_and ..., isclose, allclose, equal."""
 import builtins
 
+from .. import _dtypes as D
 from .._broadcast_errors import broadcast_error
 from .._dispatch import edges_before_kernel
 from .._ops import elementwise as E
 from .._tensor import Tensor
 from ._arith import _apply, _binary
-from ._common import check_tensors, scalar_or_tensor
+from ._common import SCALAR_NAME, check_tensors, result_dtype, scalar_or_tensor
 from ._unary import _check_integral
 
 
@@ -21,12 +22,16 @@ logical_or = _binary(E.logical_or)
 logical_xor = _binary(E.logical_xor)
 
 
-def _bitwise(op, kernel=None):
+def _bitwise(op, kernel=None, bools=True):
+    """bools: whether PyTorch's kernel takes a bool computation dtype (its shifts do not, for bool << bool)."""
     kernel = kernel or op.name   # (PyTorch's shifts run its lshift / rshift kernels)
 
     def f(input, other, *, out=None):
         other = scalar_or_tensor(other)
         try:
+            if not bools and result_dtype(input, other) is D.bool_:
+                raise NotImplementedError(f"\"{kernel}_cpu\" not implemented for 'Bool'. Shift integer tensors: "
+                                          "convert first, e.g. x.long().")
             for x in (input, other):
                 if isinstance(x, Tensor):
                     _check_integral(x, kernel)
@@ -45,14 +50,15 @@ def _bitwise(op, kernel=None):
 bitwise_and = _bitwise(E.bitwise_and)
 bitwise_or = _bitwise(E.bitwise_or)
 bitwise_xor = _bitwise(E.bitwise_xor)
-bitwise_left_shift = _bitwise(E.bitwise_left_shift, "lshift")
-bitwise_right_shift = _bitwise(E.bitwise_right_shift, "rshift")
+bitwise_left_shift = _bitwise(E.bitwise_left_shift, "lshift", bools=False)
+bitwise_right_shift = _bitwise(E.bitwise_right_shift, "rshift", bools=False)
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     check_tensors("isclose", (input, "input"), (other, "other"))
     if input.dtype is not other.dtype:
-        raise RuntimeError(f"{input.dtype} did not match {other.dtype}")
+        raise RuntimeError(f"{SCALAR_NAME[input.dtype.name]} did not match {SCALAR_NAME[other.dtype.name]}. "
+                           "Convert one first, e.g. other.to(input.dtype).")
     return _apply(E.isclose, input, other, rtol=builtins.float(rtol), atol=builtins.float(atol),
                  equal_nan=builtins.bool(equal_nan))
 

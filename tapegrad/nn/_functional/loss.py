@@ -299,6 +299,9 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     check_tensors("kl_div", (input, "input"), (target, "target"))
     if input.dtype.is_complex or target.dtype.is_complex:
         raise RuntimeError("kl_div: Complex inputs not supported. Compare the distributions of real values.")
+    if not (input.dtype.is_floating_point and target.dtype.is_floating_point):
+        raise RuntimeError("kl_div: Integral inputs not supported. Convert the input and target to a floating dtype "
+                           "first, e.g. x.float().")
     reduction = _reduction(size_average, reduce, reduction, _REDUCTIONS + ("batchmean",))
     if reduction == "mean":
         warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."

@@ -6,7 +6,9 @@ import math
 from ... import _value_checks
 from ..._dispatch import apply
 from ..._functional import broadcast_shapes, minimum
-from ..._functional._common import check_tensors
+from ... import _dtypes as D
+from ..._functional._common import check_tensors, result_dtype
+from ..._inplace import refused_cast
 from ..._ops import nn_margin_loss as M
 from ..._tensor import Tensor
 from . import loss as L
@@ -69,6 +71,10 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     shape = tuple(broadcast_shapes(input.shape, target.shape))
     if reduction == "none" and shape != tuple(input.shape):
         raise RuntimeError(f"output with shape {list(input.shape)} doesn't match the broadcast shape {list(shape)}")
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):   # (PyTorch's loss takes input's dtype)
+        computed = result_dtype(input, target)
+        computed = computed if computed.is_floating_point or computed.is_complex else D.get_default_dtype()
+        raise refused_cast(computed, input.dtype, hint=". Convert the input first, e.g. input.float().")
     return apply(M.soft_margin_loss, input, target, reduction=reduction)
 
 

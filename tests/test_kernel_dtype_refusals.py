@@ -1,7 +1,8 @@
-"""Complex inputs to the ops whose CPU kernel PyTorch has no complex version of: PyTorch's NotImplementedError (or
-its RuntimeError) and its words, never a computed result (JAX orders, rounds or compares complex values) nor JAX's
-own TypeError. The op table says it once per op (Op.no_complex), so every way in refuses alike: the function, the
-method, the in-place method, nn.functional and torch.special."""
+"""Inputs of a dtype PyTorch's CPU kernel has no version of: PyTorch's NotImplementedError (or its RuntimeError)
+and its words, never a computed result (JAX orders, rounds or compares complex values, shifts bools) nor JAX's own
+TypeError. For complex values the op table says it once per op (Op.no_complex), so every way in refuses alike: the
+function, the method, the in-place method, nn.functional and torch.special. Bool and integer inputs: the few
+kernels found computing what PyTorch refuses, and isclose of bools, which PyTorch computes."""
 import numpy as np
 import pytest
 import torch
@@ -123,6 +124,22 @@ CALLS = {
 }
 
 
+# bool and integer inputs
+CALLS.update({
+    "lshift_bools": lambda L: L.tensor([True, False]) << L.tensor([True, True]),
+    "rshift_bool_scalar": lambda L: L.tensor([True, False]) >> True,
+    "searchsorted_bools": lambda L: L.searchsorted(L.tensor([False, True]), L.tensor([True])),
+    "normal_long_mean": lambda L: L.normal(L.tensor([1, 2]), 1.0),
+    "normal_bool_std": lambda L: L.normal(1.0, L.tensor([True])),
+    "kl_div_long": lambda L: F(L).kl_div(L.tensor([1, 2]), _r(L)[0], reduction="sum"),
+    "kl_div_bool_target": lambda L: F(L).kl_div(_r(L)[0], L.tensor([True, False]), reduction="sum"),
+    "soft_margin_loss_long": lambda L: F(L).soft_margin_loss(L.tensor([1, -1]), L.tensor([1, 1])),
+    "soft_margin_loss_long_double": lambda L: F(L).soft_margin_loss(L.tensor([1, -1]), L.tensor([1.0, 1.0],
+                                                                                                dtype=L.float64)),
+    "isclose_mixed": lambda L: L.isclose(L.tensor([True]), L.tensor([1])),
+})
+
+
 def _raised(call):
     try:
         call()
@@ -163,3 +180,17 @@ def test_refusal_leaves_no_node_and_no_state():
     w = torch.tensor(X, requires_grad=True)
     (w * w).abs().sum().backward()
     np.testing.assert_allclose(z.grad.numpy(), w.grad.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("call", [
+    lambda L: L.isclose(L.tensor([True, False, True]), L.tensor([True, True, False])),
+    lambda L: L.isclose(L.tensor([True, False]), L.tensor([True, True]), atol=2),
+    lambda L: L.isclose(L.tensor([True, False]), L.tensor([False, True]), rtol=0.5, atol=0.6),
+    lambda L: L.tensor([L.allclose(L.tensor([True, False]), L.tensor([True, False]))]),
+    lambda L: L.tensor([True, False]) << 1, lambda L: L.tensor([4, 2]) >> L.tensor([True, False]),
+    lambda L: L.searchsorted(L.tensor([1, 2]), L.tensor([True, False])),
+])
+def test_bool_inputs_pytorch_computes(call):
+    ours, theirs = call(tg), call(torch)
+    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+    assert ours.tolist() == theirs.tolist()
