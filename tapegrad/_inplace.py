@@ -194,12 +194,14 @@ def commit(t, out, value=None, name=None, cpp_names=False):
             refresh_views(t)
         else:
             _untracked_write(t)
+        _aliases_written(t, t)
         return
     base = t._view.base
     steps, positions = relative_steps(t)
     if node is None and not base._requires_grad:
         write(t, written)
         _untracked_write(base)
+        _aliases_written(t, base)
         return
     whole = base._view is not None and outside_base(t)
     error = storage_error(t) if whole else None
@@ -227,6 +229,24 @@ def commit(t, out, value=None, name=None, cpp_names=False):
             t._view.value, t._view.version = view._peek(), storage.version
         if view._grad_fn is not None:
             t._attach(view._grad_fn, 0)
+    _aliases_written(t, base)
+
+
+def _aliases_written(t, base):
+    """A write through t (of `base`'s storage) moves the version that base's detach()ed aliases share with it: the
+    views made from an alias take a new history through it (AsStridedBackward0), as PyTorch regenerates a view's
+    grad_fn once the version moved. (Regenerated at the write, as tapegrad regenerates every view's history;
+    PyTorch does it when the view's grad_fn is next read, which only a retained grad can tell apart.)"""
+    views = grad_views.get(t._storage)
+    if not views:
+        return
+    aliases = {}
+    for v in list(views):
+        other = v._view.base if v._view is not None else None
+        if other is not None and other is not base and other is not t:
+            aliases[id(other)] = other
+    for alias in aliases.values():
+        _untracked_write(alias, skip=t)
 
 
 def _untracked_write(base, skip=None):

@@ -2130,3 +2130,35 @@ def test_clamp_in_place_refuses_a_cast_before_overlap_as_torch(torch, code):
     its loop refuses a written-to tensor whose elements share memory."""
     ours, theirs = both(lambda lib: _raises(lambda lib: eval(code, {"t": lib.tensor(3, dtype=lib.int64)}), lib))
     assert ours == theirs
+
+
+@pytest.mark.parametrize("variant", ["fuzzer", "grad_fn read", "view of an alias written", "history written"])
+def test_a_write_through_a_detached_alias_regenerates_the_bases_views_as_torch(torch, variant):
+    """(fuzzer seed 342) detach() shares the version counter: a write through the alias moves the version of the
+    base's views, whose grad_fn PyTorch regenerates as AsStridedBackward0 of the base, moving retain_grad to the
+    new node; a gradient through the old node then leaves the view's .grad unset."""
+    def build(lib):
+        t0 = lib.tensor(1.5, dtype=lib.float32, requires_grad=True)
+        t1 = t0.detach()
+        t2 = t0.t() if variant != "view of an alias written" else t0.unsqueeze(0)
+        t2.retain_grad()
+        if variant == "view of an alias written":
+            t1.unsqueeze(0).mul_(2)
+        elif variant == "history written":
+            t1.add_(lib.tensor(2.0, requires_grad=True))
+        else:
+            t1.add_(t2)
+        if variant == "fuzzer":
+            t2.exp()
+        name = t2.grad_fn.name()
+        (t2 * 3).sum().backward(retain_graph=True)
+        out = [name, t0.grad, t2.grad]
+        if t1.requires_grad:
+            out.append(lib.autograd.grad(t1, [t0], create_graph=True, allow_unused=True)[0])
+        return out
+    ours, theirs = both(build)
+    assert ours[0] == theirs[0]
+    for a, t in zip(ours[1:], theirs[1:]):
+        assert (a is None) == (t is None)
+        if t is not None:
+            assert_close(a, t)
