@@ -96,8 +96,8 @@ class _Signature:
             self.cast = _computation_dtype(rule, promo)
             if op.scalar_opmath and self.cast in _REDUCED and any(k is float or k is int for k in kinds):
                 self.cast = Opmath(np.dtype(np.float32), self.cast)   # (PyTorch takes the scalar in float32)
-        if op.no_complex is not None:
-            _refuse_complex(op, static, self.cast, kinds)
+        if op.no_kernel_for is not None:
+            _refuse_kernel_dtype(op, static, self.cast, kinds)
         self.avals = _lazy.abstract_eval(op, static, self.cast, kinds)
         self.differentiable = tuple(dt in DIFFERENTIABLE for _, dt in self.avals)
         self.sid = _lazy.forward_signature(op, static, self.cast)
@@ -109,13 +109,21 @@ class _Signature:
         self.plans = {}   # which arguments require grad (bit i for argument i) -> _NodePlan
 
 
-def _refuse_complex(op, static, cast, kinds):
-    """PyTorch's error for a call that computes in a complex dtype (the computation dtype, or for an op that does
-    not promote its first complex input's) with a kernel it has no complex version of (Op.no_complex)."""
-    dtype = cast if cast is not None else next((k[1] for k in kinds if type(k) is tuple and k[1].kind == "c"), None)
-    if getattr(dtype, "kind", None) == "c":
-        message = op.no_complex if type(op.no_complex) is str else op.no_complex(dict(static), kinds)
-        raise NotImplementedError(message.format(D.SCALAR_NAMES[dtype.name]))
+_KERNEL_GROUPS = {"complex64": "complex", "complex128": "complex", "float16": "half", "bfloat16": "half"}
+_KERNEL_FIXES = {"complex": ". Take .real, .imag or .abs() first.",
+                 "half": ". Convert the input first, e.g. x.float()."}
+
+
+def _refuse_kernel_dtype(op, static, cast, kinds):
+    """PyTorch's error for a call that computes in a dtype its kernel has no version of (Op.no_kernel_for): the
+    computation dtype, or for an op that does not promote, its first input's of such a dtype."""
+    names = [getattr(cast, "name", None)] if cast is not None else [k[1].name for k in kinds if type(k) is tuple]
+    for name in names:
+        group = _KERNEL_GROUPS.get(name)
+        text = op.no_kernel_for.get(group) if group is not None else None
+        if text is not None:
+            text = text if type(text) is str else text(dict(static), kinds)
+            raise NotImplementedError(text.format(D.SCALAR_NAMES[name]) + _KERNEL_FIXES[group])
 
 
 class _NodePlan:

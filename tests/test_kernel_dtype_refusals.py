@@ -1,8 +1,8 @@
 """Inputs of a dtype PyTorch's CPU kernel has no version of: PyTorch's NotImplementedError (or its RuntimeError)
 and its words, never a computed result (JAX orders, rounds or compares complex values, shifts bools) nor JAX's own
-TypeError. For complex values the op table says it once per op (Op.no_complex), so every way in refuses alike: the
-function, the method, the in-place method, nn.functional and torch.special. Bool and integer inputs: the few
-kernels found computing what PyTorch refuses, and isclose of bools, which PyTorch computes."""
+TypeError. For complex and half-precision values the op table says it once per op (Op.no_kernel_for), so every way
+in refuses alike: the function, the method, the in-place method, nn.functional and torch.special. Bool and integer
+inputs: the few kernels found computing what PyTorch refuses, and isclose of bools, which PyTorch computes."""
 import numpy as np
 import pytest
 import torch
@@ -124,6 +124,28 @@ CALLS = {
 }
 
 
+# half precision (float16 and bfloat16)
+def _h(L, dtype="float16"):
+    return L.tensor([[0.5, 1.5], [1.0, 2.0]], dtype=getattr(L, dtype))
+
+
+for _dt in ("float16", "bfloat16"):
+    CALLS.update({
+        f"special_ndtri_{_dt}": lambda L, d=_dt: L.special.ndtri(_h(L, d) / 4),
+        f"special_bessel_j0_{_dt}": lambda L, d=_dt: L.special.bessel_j0(_h(L, d)),
+        f"special_erfcx_{_dt}": lambda L, d=_dt: L.special.erfcx(_h(L, d)),
+        f"special_log_ndtr_{_dt}": lambda L, d=_dt: L.special.log_ndtr(_h(L, d)),
+        f"special_zeta_{_dt}": lambda L, d=_dt: L.special.zeta(_h(L, d), _h(L, d)),
+        f"special_legendre_polynomial_p_{_dt}": lambda L, d=_dt: L.special.legendre_polynomial_p(_h(L, d), 2),
+        f"special_modified_bessel_i0_{_dt}": lambda L, d=_dt: L.special.modified_bessel_i0(_h(L, d)),
+        f"special_spherical_bessel_j0_{_dt}": lambda L, d=_dt: L.special.spherical_bessel_j0(_h(L, d)),
+        f"pdist_{_dt}": lambda L, d=_dt: L.pdist(_h(L, d)),
+        f"cdist_{_dt}": lambda L, d=_dt: L.cdist(_h(L, d), _h(L, d)),
+        f"polar_{_dt}": lambda L, d=_dt: L.polar(_h(L, d), _h(L, d)),
+    })
+CALLS["complex_bfloat16"] = lambda L: L.complex(_h(L, "bfloat16"), _h(L, "bfloat16"))
+CALLS["complex_half_float"] = lambda L: L.complex(_h(L), _h(L, "float32"))
+
 # bool and integer inputs
 CALLS.update({
     "lshift_bools": lambda L: L.tensor([True, False]) << L.tensor([True, True]),
@@ -194,3 +216,33 @@ def test_bool_inputs_pytorch_computes(call):
     ours, theirs = call(tg), call(torch)
     assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
     assert ours.tolist() == theirs.tolist()
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("call", [lambda L, d: L.special.i0e(_h(L, d)), lambda L, d: L.special.i1(_h(L, d)),
+                                  lambda L, d: L.special.entr(_h(L, d)),
+                                  lambda L, d: L.special.gammainc(_h(L, d), _h(L, d))])
+def test_half_precision_special_functions_pytorch_computes(call, dtype):
+    ours, theirs = call(tg, dtype), call(torch, dtype)
+    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+    # (within two units in the last place: PyTorch's bfloat16 kernels round their intermediates)
+    np.testing.assert_allclose(ours.float().numpy(), theirs.float().numpy(), rtol=2e-2 if dtype == "bfloat16" else 2e-3)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_precision_matrix_exp_is_the_float32_one_rounded(dtype):
+    """JAX's expm takes no half precision (its TypeError reached the user): computed in float32, rounded once.
+    (PyTorch 2.13's CPU kernel returns values like -21072 for exp of [[0.1, 0.2], [0, 0.1]] in float16: not
+    compared.)"""
+    a = [[0.1, 0.2], [0.0, 0.1]]
+    ours = tg.matrix_exp(tg.tensor(a, dtype=getattr(tg, dtype)))
+    expected = torch.matrix_exp(torch.tensor(a, dtype=getattr(torch, dtype)).float()).to(getattr(torch, dtype))
+    assert str(ours.dtype).split(".")[-1] == dtype
+    np.testing.assert_array_equal(ours.float().numpy(), expected.float().numpy())
+
+
+def test_complex_of_half_tensors_is_refused_plainly():
+    """PyTorch makes a complex32 (ComplexHalf) tensor, a dtype JAX and tapegrad do not have: refused with a
+    RuntimeError that says so, not JAX's TypeError."""
+    with pytest.raises(RuntimeError, match="complex32"):
+        tg.complex(_h(tg), _h(tg))

@@ -70,11 +70,17 @@ def angle(input, *, out=None):
 
 def _check_real_pair(a, b, name):
     if a.dtype is not b.dtype:
-        raise RuntimeError(f"Expected object of scalar type {a.dtype.name} but got scalar type {b.dtype.name} "
-                           f"for second argument")
+        raise RuntimeError(f"Expected object of scalar type {SCALAR_NAME[a.dtype.name]} but got scalar type "
+                           f"{SCALAR_NAME[b.dtype.name]} for second argument")
     if a.dtype not in (D.float32, D.float64, D.float16):
-        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got {a.dtype.name} and "
-                           f"{b.dtype.name}")
+        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
+                           f"{SCALAR_NAME[a.dtype.name]} and {SCALAR_NAME[b.dtype.name]}")
+    if a.dtype is D.float16:   # (PyTorch's polar has no half kernel; its complex makes a ComplexHalf tensor)
+        if name == "polar":
+            raise NotImplementedError("\"polar_cpu\" not implemented for 'Half'. Convert the inputs first, e.g. "
+                                      "abs.float().")
+        raise RuntimeError(f"{name} of half tensors makes a complex32 (ComplexHalf) tensor, a dtype tapegrad does "
+                           "not have. Convert them first, e.g. real.float().")
 
 
 def complex(real, imag, *, out=None):

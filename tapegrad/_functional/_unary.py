@@ -13,7 +13,7 @@ from ._common import check_tensors, scalar_or_tensor
 def _unary(op, name=None, kernel=None, integers=False):
     """The function of a unary op; kernel: PyTorch's CPU kernel, which has no bool version (nor integer
     ones when `integers`), named in its NotImplementedError. (A kernel without a complex version says so in
-    the op table: Op.no_complex.)"""
+    the op table: Op.no_kernel_for.)"""
     def f(input, *, out=None):
         if kernel is not None:
             _check_kernel(kernel, input, floating_only=integers)

@@ -103,11 +103,12 @@ class Op:
                 None; or {input position: (exception type, message)} where the error depends on which input
                 is differentiated (the first of those the backward differentiates raises). The node is
                 recorded (its output requires grad); reaching it in backward raises.
-    no_complex  for ops whose CPU kernel PyTorch has no complex version of: its NotImplementedError text, with {}
-                where the computation dtype's C++ name goes (missing_kernel), raised when a call computes in a
-                complex dtype (checked once per call signature: _dispatch); or a function (statics as a dict,
-                input kinds) -> that text, where PyTorch's kernel depends on the call. JAX would order, round
-                or compare complex values, or refuse them with its own error.
+    no_kernel_for for ops whose CPU kernel PyTorch has no version of for some dtypes: {"complex": text, "half":
+                text} (half: float16 and bfloat16), the text of its NotImplementedError with {} where the
+                computation dtype's name goes (missing_kernel), raised when a call computes in such a dtype
+                (checked once per call signature: _dispatch); or a function (statics as a dict, input kinds) ->
+                that text, where PyTorch's kernel depends on the call. JAX would order, round or compare complex
+                values, compute where PyTorch refuses, or refuse with its own error.
     no_derivative_at for ops whose derivative PyTorch implements for some inputs only (igamma's input, zeta's
                 order): {input position: (exception type, message)}; a backward that differentiates one of
                 those inputs raises it, one that differentiates only the others runs.
@@ -117,16 +118,16 @@ class Op:
                  "node_name", "node_class", "wraps_scalars", "overloads", "_node_classes", "fused_backward",
                  "custom", "value_view", "stride_rule", "no_derivative", "no_derivative_at", "result_backward",
                  "pointwise", "result_order", "elements_from", "several_views", "hands_grad", "reverse_fn",
-                 "scalar_opmath", "backward_name", "tie_undefined", "no_double_backward", "no_complex",
+                 "scalar_opmath", "backward_name", "tie_undefined", "no_double_backward", "no_kernel_for",
                  "__weakref__")
 
     def __init__(self, name, fn, dtype_rule=SAME, diff=None, view=False, saves_output=False, nout=1,
                  node=None, node_name=None, wraps_scalars=False, overloads=(), saves_inputs=None,
                  fused_backward=False, value_view=None, stride_rule=None, no_derivative=None, node_wraps=None,
                  result_backward=None, reverse_fn=None, no_derivative_at=None, scalar_opmath=False,
-                 backward_name=None, tie_undefined=False, no_double_backward=None, no_complex=None):
+                 backward_name=None, tie_undefined=False, no_double_backward=None, no_kernel_for=None):
         self.name = name
-        self.no_complex = no_complex
+        self.no_kernel_for = no_kernel_for
         self.fn = fn
         self.scalar_opmath = scalar_opmath
         self.reverse_fn = reverse_fn
@@ -247,8 +248,8 @@ def named_formula(node_name, formula):
 
 
 def missing_kernel(kernel):
-    """Op.no_complex's text for PyTorch's CPU kernel `kernel` that has no complex version."""
-    return f'"{kernel}" not implemented for ' + "'{}'. Take .real, .imag or .abs() first."
+    """Op.no_kernel_for's text for PyTorch's CPU kernel `kernel` that has no version of the dtype."""
+    return f'"{kernel}" not implemented for ' + "'{}'"
 
 
 # PyTorch's clamp kernels (relu's, hardtanh's) refuse complex values with their own words

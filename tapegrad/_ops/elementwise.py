@@ -355,7 +355,7 @@ for _op in [v for v in list(globals().values()) if isinstance(v, Op)]:
 # pow of a Python scalar base: PyTorch's pow.Scalar allocates its result contiguous
 pow.pointwise = lambda args: not isinstance(args[0], (int, float, builtins.bool, builtins.complex))
 
-# PyTorch's CPU kernels without a complex version (Op.no_complex); ordering ops and rounding have none
+# PyTorch's CPU kernels without a complex version (Op.no_kernel_for); ordering ops and rounding have none
 for _op, _kernel in ((lt, "lt_cpu"), (le, "le_cpu"), (gt, "gt_cpu"), (ge, "ge_cpu"), (atan2, "atan2_cpu"),
                      (hypot, "hypot_cpu"), (xlogy, "xlogy_cpu"), (copysign, "copysign_cpu"),
                      (nextafter, "nextafter_cpu"), (logaddexp2, "logaddexp2_cpu"), (i0, "i0_vml_cpu"),
@@ -364,16 +364,19 @@ for _op, _kernel in ((lt, "lt_cpu"), (le, "le_cpu"), (gt, "gt_cpu"), (ge, "ge_cp
                      (erfinv, "erfinv_vml_cpu"), (lgamma, "lgamma_vml_cpu"), (digamma, "digamma"),
                      (mvlgamma, "arange_cpu"), (frac, "frac_cpu"), (logit, "logit_cpu"), (gcd, "gcd_cpu"),
                      (lcm, "lcm_cpu")):
-    _op.no_complex = missing_kernel(_kernel)
+    _op.no_kernel_for = {"complex": missing_kernel(_kernel)}
 for _op in (clamp, relu):
-    _op.no_complex = CLAMP_COMPLEX
+    _op.no_kernel_for = {"complex": CLAMP_COMPLEX}
 # (a tensor bound is PyTorch's maximum or minimum kernel's; the in-place polygamma_ too picks its kernel by n)
-clamp_min.no_complex = lambda static, kinds: missing_kernel("maximum_cpu") if type(kinds[1]) is tuple else CLAMP_COMPLEX
-clamp_max.no_complex = lambda static, kinds: missing_kernel("minimum_cpu") if type(kinds[1]) is tuple else CLAMP_COMPLEX
-polygamma.no_complex = polygamma_.no_complex = lambda static, kinds: missing_kernel(
-    ("digamma", "trigamma")[static["n"]] if static["n"] < 2 else "polygamma")
-round.no_complex = lambda static, kinds: missing_kernel("round_vml_cpu" if static.get("decimals") is None
-                                                        else "round_cpu")
+clamp_min.no_kernel_for = {"complex": lambda static, kinds: missing_kernel("maximum_cpu") if type(kinds[1]) is tuple
+                           else CLAMP_COMPLEX}
+clamp_max.no_kernel_for = {"complex": lambda static, kinds: missing_kernel("minimum_cpu") if type(kinds[1]) is tuple
+                           else CLAMP_COMPLEX}
+polygamma.no_kernel_for = polygamma_.no_kernel_for = {"complex": lambda static, kinds: missing_kernel(
+    ("digamma", "trigamma")[static["n"]] if static["n"] < 2 else "polygamma")}
+round.no_kernel_for = {"complex": lambda static, kinds: missing_kernel(
+    "round_vml_cpu" if static.get("decimals") is None else "round_cpu")}
 for _op in (floor, ceil, trunc):
-    _op.no_complex = f"{_op.name} is not supported for complex inputs"
-sign.no_complex = "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use torch.sgn instead."
+    _op.no_kernel_for = {"complex": f"{_op.name} is not supported for complex inputs"}
+sign.no_kernel_for = {"complex": "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
+                                 "torch.sgn instead"}

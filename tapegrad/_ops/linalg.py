@@ -5,7 +5,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from ._registry import column_major, defop, overload, SAME, KEEP
+from ._registry import column_major, defop, missing_kernel, overload, SAME, KEEP
 from .elementwise import abs_real
 from .reduction import _safe_sqrt, _unreduced
 
@@ -195,7 +195,10 @@ qr = defop("qr", lambda a, mode: tuple(jnp.linalg.qr(a, mode=mode)), dtype_rule=
            saves_output=True, saves_inputs=())
 svd = defop("svd", lambda a, full_matrices: tuple(jnp.linalg.svd(a, full_matrices=full_matrices)),
             dtype_rule=KEEP, nout=3, node="linalg_svd", saves_output=True, saves_inputs=())
-matrix_exp = defop("matrix_exp", lambda a: jax.scipy.linalg.expm(a), dtype_rule=KEEP, node="linalg_matrix_exp")
+# (JAX's expm takes no half precision: computed in float32, rounded once, where PyTorch's kernel takes it)
+matrix_exp = defop("matrix_exp", lambda a: jax.scipy.linalg.expm(a) if a.dtype not in (jnp.float16, jnp.bfloat16)
+                   else jax.scipy.linalg.expm(a.astype(jnp.float32)).astype(a.dtype), dtype_rule=KEEP,
+                   node="linalg_matrix_exp")
 svdvals = defop("svdvals", lambda a: jnp.linalg.svd(a, compute_uv=False), dtype_rule=KEEP, node="linalg_svd",
                 saves_inputs=())
 
@@ -314,3 +317,7 @@ qr.result_order = lambda static, shapes: tuple(column_major(s) for s in shapes)
 svd.result_order = svdvals_uv.result_order = lambda static, shapes: (column_major(shapes[0]), None,
                                                                      column_major(shapes[2]))
 eigh.result_order = lambda static, shapes: (None, column_major(shapes[1]))
+
+# PyTorch's distance kernels have no half-precision versions (Op.no_kernel_for)
+cdist.no_kernel_for = {"half": missing_kernel("cdist")}
+pdist.no_kernel_for = {"half": missing_kernel("pdist")}

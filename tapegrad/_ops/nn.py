@@ -440,11 +440,11 @@ for _op in (leaky_relu, elu, gelu, silu, mish, softplus, hardtanh, threshold, ha
             hardswish):   # (not logsigmoid: PyTorch's log_sigmoid_forward allocates its result contiguous)
     _op.pointwise = True
 
-# PyTorch's CPU kernels without a complex version (Op.no_complex)
+# PyTorch's CPU kernels without a complex version (Op.no_kernel_for)
 for _op, _kernel in ((leaky_relu, "leaky_relu_cpu"), (rrelu, "leaky_relu_cpu"), (elu, "elu_cpu"),
                      (gelu, "GeluKernelImpl"), (mish, "mish_cpu"), (softplus, "softplus_cpu"),
                      (threshold, "threshold_cpu"), (hardsigmoid, "hardsigmoid_cpu"), (softshrink, "softshrink_check"),
                      (hardshrink, "hardshrink_cpu"), (hardswish, "hardswish_cpu"), (logsigmoid, "log_sigmoid_cpu"),
                      (glu, "glu_cpu"), (prelu, "prelu_cpu")):
-    _op.no_complex = missing_kernel(_kernel)
-hardtanh.no_complex = CLAMP_COMPLEX
+    _op.no_kernel_for = {"complex": missing_kernel(_kernel)}
+hardtanh.no_kernel_for = {"complex": CLAMP_COMPLEX}

@@ -128,6 +128,6 @@ binary_cross_entropy = _loss("binary_cross_entropy", _bce, diff=(0, 1))
 # weight and pos_weight are not differentiable in PyTorch (nor inputs of its node).
 binary_cross_entropy_with_logits = _loss("binary_cross_entropy_with_logits", _bce_with_logits, diff=(0, 1))
 
-# PyTorch's CPU kernels without a complex version (Op.no_complex)
+# PyTorch's CPU kernels without a complex version (Op.no_kernel_for)
 for _op, _kernel in ((mse_loss, "mse_cpu"), (smooth_l1_loss, "smooth_l1_cpu"), (huber_loss, "huber_cpu")):
-    _op.no_complex = missing_kernel(_kernel)
+    _op.no_kernel_for = {"complex": missing_kernel(_kernel)}

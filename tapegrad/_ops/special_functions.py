@@ -75,7 +75,10 @@ special_hermite_polynomial_he = _value_only("special_hermite_polynomial_he", lam
 special_laguerre_polynomial_l = _value_only("special_laguerre_polynomial_l", lambda x, n: P.laguerre_l(x, n))
 special_legendre_polynomial_p = _value_only("special_legendre_polynomial_p", lambda x, n: P.legendre_p(x, n))
 
-# PyTorch computes them all with TensorIterator, in kernels without a complex version (named without "special_")
+# PyTorch computes them all with TensorIterator, in kernels without a complex version (named without "special_"),
+# most without half-precision ones either
+_WITH_HALF = ("special_i0e", "special_i1", "special_i1e", "special_entr", "special_xlog1py", "igamma", "igammac")
 for _op in [v for v in list(globals().values()) if isinstance(v, Op)]:
     _op.pointwise = True
-    _op.no_complex = missing_kernel(_op.name.removeprefix("special_") + "_cpu")
+    _text = missing_kernel(_op.name.removeprefix("special_") + "_cpu")
+    _op.no_kernel_for = {"complex": _text} if _op.name in _WITH_HALF else {"complex": _text, "half": _text}
