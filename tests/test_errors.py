@@ -101,6 +101,13 @@ CASES = {
                                       RuntimeError, None, None),
     "class_weight_wrong_length": (lambda L: L.nn.functional.cross_entropy(L.ones(2, 3), L.tensor([0, 1]),
                                                                           weight=L.ones(4)), RuntimeError, None, None),
+    # bad input that crashed inside tapegrad (a Python IndexError)
+    "instance_norm_of_a_vector": (lambda L: L.nn.functional.instance_norm(L.ones(0)), ValueError, None,
+                                  "Expected more than 1 spatial element when training"),
+    "instance_norm_of_a_matrix": (lambda L: L.nn.functional.instance_norm(L.ones(2, 3)), ValueError, None,
+                                  "Expected more than 1 spatial element when training"),
+    "spmm_of_a_vector": (lambda L: L.spmm(L.ones(3), L.ones(3, 2)), RuntimeError, None, None),
+    "spmm_by_a_vector": (lambda L: L.spmm(L.ones(2, 3), L.ones(3)), RuntimeError, None, None),
 }
 
 

@@ -39,7 +39,11 @@ def sparse_mm(a, b, via="sparse_addmm"):
             return out
     if not (sparse_a or sparse_b):   # PyTorch's sparse.mm of dense tensors: (b^T @ a^T)^T
         from .._functional._linalg import mm
-        return mm(b.transpose(0, 1), a.transpose(0, 1)).transpose(0, 1)
+        if via == "mm":   # (torch.spmm is torch.mm: its checks come first)
+            for t, name in ((a, "self"), (b, "mat2")):
+                if t.ndim != 2:
+                    raise RuntimeError(f"{name} must be a matrix")
+        return mm(b.transpose(-2, -1), a.transpose(-2, -1)).transpose(-2, -1)
     if sparse_a and sparse_b:
         if a._sp_compressed is not b._sp_compressed:
             kinds = [t._layout_name for t in (a, a, b)]

@@ -160,7 +160,7 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
                   momentum=0.1, eps=1e-5):
-    if use_input_stats and input.ndim >= 2 and math.prod(input.shape[2:]) == 1:
+    if use_input_stats and math.prod(input.shape[2:]) == 1:   # (as PyTorch: below 3 dims too)
         raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
     return aten_instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, True)
 
