@@ -27,7 +27,7 @@ def _total_key(x):
     if x.dtype.kind != "f" or x.dtype.itemsize not in _SIGNED:
         raise _Unordered(x.dtype)
     signed = _SIGNED[x.dtype.itemsize]
-    bits = np.ascontiguousarray(x).view(signed)
+    bits = np.ascontiguousarray(x).view(signed).reshape(x.shape)   # (ascontiguousarray makes 0-d arrays 1-d)
     return np.where(bits < 0, bits ^ np.iinfo(signed).max, bits)
 
 

@@ -161,6 +161,12 @@ CASES = {
     "sort_integers_and_complex": (lambda i, z: (jnp.sort(i, 1), jnp.argsort(z)), (I32, COMPLEX_TIES)),
     "total_order_compares": (lambda x: (lax.lt_to_p.bind(x, x[::-1]), lax.le_to_p.bind(x, x[::-1]),
                                         lax.eq_to_p.bind(x, x[::-1])), (SIGNED_ZEROS_AND_NANS,)),
+    # 0-d operands keep their shape (a scalar searched for in a one-element sequence: its scan compares scalars)
+    "total_order_compares_of_scalars": (lambda x: (lax.lt_to_p.bind(x[0], x[1]), lax.le_to_p.bind(x[2], x[3]),
+                                                   lax.eq_to_p.bind(x[1], x[1])), (SIGNED_ZEROS_AND_NANS,)),
+    "searchsorted_of_a_scalar": (lambda s, x: (jnp.searchsorted(s[:1], x[0]),
+                                               jnp.searchsorted(s, x[4], side="right")),
+                                 (np.sort(SIGNED_ZEROS_AND_NANS), SIGNED_ZEROS_AND_NANS)),
     "tile": (lambda x: jnp.tile(x, (2, 1, 3)), (F32,)),
     # linear algebra: a batch of factors where one matrix is not positive definite (all nan, as XLA's),
     # triangular solves in every orientation (a zero pivot gives inf/nan, not an error), LU's permutation
@@ -237,6 +243,14 @@ def test_rule_matches_xla(name):
         if g.dtype.kind in "fc":   # -0 and +0 compare equal; where they sit (a sort) must match too
             zeros = np.real(w) == 0
             np.testing.assert_array_equal(np.signbit(np.real(g))[zeros], np.signbit(np.real(w))[zeros])
+
+
+@pytest.mark.parametrize("sequence", [[1.0], [1.0, 2.0, 3.0]])
+def test_searchsorted_of_a_scalar_is_a_scalar_as_torch(torch, sequence):
+    """(its first sight runs on NumPy, whose total-order comparison of two scalars returned a 1-element array)"""
+    ours = tapegrad.searchsorted(tapegrad.tensor(sequence), tapegrad.tensor(1.5))
+    theirs = torch.searchsorted(torch.tensor(sequence), torch.tensor(1.5))
+    assert (repr(ours), tuple(ours.shape)) == (repr(theirs), tuple(theirs.shape))
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -351,7 +351,8 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
         from .. import _dtypes as D
         dtype = D.as_dtype(dtype)
         _check_norm_dtype(x, dtype)
-    d = None if x.ndim == 0 else _dims(dim, x.ndim)
+    d = _dims(dim, x.ndim)   # (checked for a 0-d tensor too: its dim is -1 or 0)
+    d = None if x.ndim == 0 else d
     if ord in (float("inf"), float("-inf")) and x.numel() == 0:
         raise RuntimeError("linalg.vector_norm cannot compute the inf norm on an empty tensor because the "
                            "operation does not have an identity")

@@ -183,13 +183,16 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
         raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, got side of left "
                            "while right was True")
     side = side or ("right" if right else "left")
+    if (not isinstance(input, Tensor) or input.ndim == 0) and sorted_sequence.ndim != 1:
+        raise RuntimeError("torch.searchsorted(): input value can be a scalar only when boundaries tensor "
+                           f"dimension is 1, but we got boundaries tensor dim({sorted_sequence.ndim}) and "
+                           "input value's dim(0) numel(1)")
     if not isinstance(input, Tensor):
-        if sorted_sequence.ndim != 1:
-            raise RuntimeError("torch.searchsorted(): input value can be a scalar only when boundaries tensor "
-                               f"dimension is 1, but we got boundaries tensor dim({sorted_sequence.ndim}) and "
-                               "input value's dim(0) numel(1)")
         from .._creation import tensor
         input = tensor(input)
+    if sorted_sequence.ndim == 0:
+        raise RuntimeError("torch.searchsorted(): boundaries tensor should have positive dimension, but got 0 "
+                           "dimension")
     if sorted_sequence.ndim != 1 and tuple(sorted_sequence.shape[:-1]) != tuple(input.shape[:-1]):
         raise RuntimeError("torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
                            "dimensions of boundaries tensor and input value tensor must match, but we got "
