@@ -108,6 +108,21 @@ CASES = {
                                   "Expected more than 1 spatial element when training"),
     "spmm_of_a_vector": (lambda L: L.spmm(L.ones(3), L.ones(3, 2)), RuntimeError, None, None),
     "spmm_by_a_vector": (lambda L: L.spmm(L.ones(2, 3), L.ones(3)), RuntimeError, None, None),
+    # convolution weights of the wrong rank reached JAX (its TypeError, or NumPy's axis error)
+    "conv1d_matrix_weight": (lambda L: L.nn.functional.conv1d(L.ones(1, 1, 4), L.ones(1, 1)), RuntimeError, None, None),
+    "conv_transpose1d_matrix_weight": (lambda L: L.nn.functional.conv_transpose1d(L.ones(1, 1, 4), L.ones(1, 1)),
+                                       RuntimeError, None, None),
+    "conv2d_3d_weight": (lambda L: L.nn.functional.conv2d(L.ones(1, 1, 4, 4), L.ones(1, 1, 3)), RuntimeError, None,
+                         None),
+    "conv2d_5d_weight": (lambda L: L.nn.functional.conv2d(L.ones(1, 1, 4, 4), L.ones(1, 1, 3, 3, 3)), RuntimeError,
+                         None, None),
+    "conv2d_5d_weight_same": (lambda L: L.nn.functional.conv2d(L.ones(1, 1, 4, 4), L.ones(1, 1, 3, 3, 3),
+                                                               padding="same"), RuntimeError, None, None),
+    "conv1d_4d_weight_tuple_dilation": (lambda L: L.nn.functional.conv1d(L.ones(1, 1, 4), L.ones(1, 1, 3, 3),
+                                                                         dilation=(2,)), RuntimeError, None, None),
+    "conv_transpose2d_5d_weight": (lambda L: L.nn.functional.conv_transpose2d(L.ones(1, 1, 4, 4),
+                                                                              L.ones(1, 1, 3, 3, 3)),
+                                   RuntimeError, None, None),
 }
 
 

@@ -1501,6 +1501,8 @@ def test_a_0d_mask_indexes_and_writes_as_torch(torch, index):
     "torch.maximum(z, -z)",
     "F.relu6(-z)",
     "F.hardtanh(-z, 0.0, 1.0)",
+    "F.softshrink(x * 0.5, 0.5)",              # between the thresholds: x * 0, -0.0 for a negative x
+    "F.softshrink(-x, 1.0)", "F.hardshrink(x * 0.5, 0.5)",
 ])
 def test_signed_zeros_as_torch(torch, code):
     """PyTorch's kernels that start from or add +0.0 (cumsum, layer_norm without a bias) leave no -0.0, and

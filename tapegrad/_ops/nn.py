@@ -56,9 +56,9 @@ def _hardtanh(x, lo, hi):
     return jnp.where(x < lo, jnp.asarray(lo, x.dtype), jnp.where(x > hi, jnp.asarray(hi, x.dtype), inside))
 
 
-def _nan_or_zero(x):
+def _nan_or_zero(x, zero=None):
     # PyTorch's shrink kernels keep NaN (its value, and the gradient of its scalar kernel)
-    return jnp.where(jnp.isnan(x), x, _zero(x))
+    return jnp.where(jnp.isnan(x), x, _zero(x) if zero is None else zero)
 
 
 def _elu(x, alpha, scale, input_scale, celu=False, inplace=False):
@@ -118,8 +118,9 @@ threshold = _nn("threshold", lambda x, th, value, inplace=False: jnp.where(x <= 
                 overloads=[overload("ThresholdBackward1", inplace=True)])   # (saves its input)
 hardsigmoid = _nn("hardsigmoid", lambda x: _hardsigmoid(x), backward_name="torch::autograd::NotImplemented",
                   no_double_backward=(RuntimeError, "derivative for aten::hardsigmoid_backward is not implemented"))
+# (between the thresholds PyTorch's kernel gives x * 0: -0.0 for a negative x)
 softshrink = _nn("softshrink", lambda x, lambd: jnp.where(x > lambd, x - lambd, jnp.where(x < -lambd, x + lambd,
-                                                                                           _nan_or_zero(x))),
+                                                                                           _nan_or_zero(x, x * 0))),
                  fused_backward=True, backward_name=True)
 hardshrink = _nn("hardshrink", lambda x, lambd: jnp.where((x > lambd) | (x < -lambd), x, _nan_or_zero(x)),
                  fused_backward=True, backward_name=True)

@@ -82,6 +82,24 @@ def _batched(input, nd, name):
     return input, False
 
 
+def _check_weight_dims(input, weight, params, padding_mode=False):
+    """PyTorch's _convolution checks, before JAX sees the operands: a weight of at least 3 dims, each list
+    parameter (`params`: (name, values) in its order) of one value or one per spatial dim of the weight, and an
+    input of as many dims as the weight (padding_mode: padding="same"'s path, which checks no list and prints
+    the weight's sizes without a space)."""
+    if weight.ndim < 3:
+        raise RuntimeError("weight should have at least three dimensions")
+    k = weight.ndim - 2
+    for name, values in () if padding_mode else params:
+        if not isinstance(values, str) and len(values) not in (1, k):
+            raise RuntimeError(f"expected {name} to be a single integer value or a list of {k} values to match the "
+                               f"convolution dimensions, but got {name}={list(values)}")
+    if input.ndim != weight.ndim:
+        raise RuntimeError(f"Expected {weight.ndim}-dimensional input for {weight.ndim}-dimensional weight"
+                           f"{'' if padding_mode else ' '}{list(weight.shape)}, but got {input.ndim}-dimensional "
+                           f"input of size {list(input.shape)} instead")
+
+
 def _conv_padding(padding, nd, weight, dilation, stride):
     if isinstance(padding, str):
         if padding == "valid":
@@ -107,6 +125,8 @@ def _conv(nd, input, weight, bias, stride, padding, dilation, groups):
     stride, dilation, padding = parsed["stride"], parsed["dilation"], parsed.get("padding", padding)
     groups = as_int(groups, "groups", name, 7)
     input, unbatched = _batched(input, nd, name)
+    _check_weight_dims(input, weight, [("stride", stride), ("padding", padding), ("dilation", dilation)],
+                       padding_mode=padding == "same")
     check_param_dtypes(input, weight)
     check_same_dtype(input, bias, what="bias")
     pads = _conv_padding(padding, nd, weight, dilation, stride)
@@ -149,6 +169,8 @@ def _conv_transpose(nd, input, weight, bias, stride, padding, output_padding, gr
                                                  for (n, _, _), v in zip(lists, int_lists(name, lists)))
     groups = as_int(groups, "groups", name, 7)
     input, unbatched = _batched(input, nd, name)
+    _check_weight_dims(input, weight, [("stride", stride), ("padding", padding), ("dilation", dilation),
+                                       ("output_padding", output_padding)])
     check_param_dtypes(input, weight)
     if input.shape[1] != weight.shape[0]:
         raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected "
