@@ -56,8 +56,8 @@ i1.clone().add_(f,alpha=-0.5) i1.clone().sub_(i1,alpha=0.5) i1.clone().mul_(torc
 b.clone().sub_(i1)""".split()
 # x complex, h and g half precision (float16, bfloat16), b bool, i1 integer
 TABLE_CASES = """x<x.flip(0) x<=1 x.gt(x) x.clone().ge_(x) f<1j torch.searchsorted(x,x) torch.bucketize(x,x)
-torch.relu(x) F.relu_(x.clone()) F.relu6(x) F.hardtanh(x) torch.clamp_min(x,0) torch.clamp_min(x,x) x.clone().clamp_max_(x)
-F.hinge_embedding_loss(x,x) torch.atan2(x,x) torch.arctan2(x,x) torch.hypot(x,x) torch.xlogy(x,x) x.clone().xlogy_(x)
+torch.relu(x) F.relu_(x.clone()) F.relu6(x) F.hardtanh(x) torch.clamp_min(x,0) torch.clamp_min(x,x)
+x.clone().clamp_max_(x) F.hinge_embedding_loss(x,x) torch.atan2(x,x) torch.arctan2(x,x) torch.hypot(x,x) torch.xlogy(x,x) x.clone().xlogy_(x)
 torch.copysign(x,x) torch.nextafter(x,x) torch.logaddexp2(x,x) x.div(x,rounding_mode='floor')
 x.div(x,rounding_mode='trunc') torch.igamma(x,x) torch.special.gammaincc(x,x) torch.i0(x) x.clone().i0_()
 x.to(torch.complex128).erfinv() torch.polygamma(1,x) torch.polygamma(3,x) x.clone().polygamma_(0) torch.mvlgamma(x,1)
