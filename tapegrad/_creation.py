@@ -3,7 +3,6 @@ import builtins
 import functools
 import math
 import numbers
-import warnings
 
 import jax
 import jax.numpy as jnp
@@ -21,6 +20,7 @@ from ._value_checks import check_storage_size
 from ._meta import META, MetaArray
 from .device import device as _device, to_jax_device
 from ._host_put import put
+from ._user_frames import warn_user
 
 _default_device = [None]  # None: the CPU, as PyTorch
 
@@ -176,9 +176,9 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     """A new leaf tensor copying `data` (PyTorch's torch.tensor)."""
     _warn_tracer(_CONSTANT)
     if isinstance(data, Tensor):
-        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
-                      "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).",
-                      UserWarning, stacklevel=2)
+        warn_user("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+                  "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).",
+                  UserWarning)
     if requires_grad:
         d = D.as_dtype(dtype) or (data.dtype if isinstance(data, Tensor) else None)
         if d is None and not isinstance(data, (np.ndarray, jax.Array)):

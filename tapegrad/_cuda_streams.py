@@ -5,6 +5,7 @@ what ran between two records. Without a GPU these raise what PyTorch's CPU build
 import time
 
 from ._cuda_devices import _gpu, _gpus, _require_gpu, synchronize
+from ._user_frames import warn_user
 
 
 class Stream:
@@ -100,9 +101,8 @@ def reset_peak_memory_stats(device=None):
 
 
 def reset_max_memory_allocated(device=None):
-    import warnings
-    warnings.warn("torch.cuda.reset_max_memory_allocated now calls torch.cuda.reset_peak_memory_stats, which "
-                  "resets /all/ peak memory stats.", FutureWarning, stacklevel=2)
+    warn_user("torch.cuda.reset_max_memory_allocated now calls torch.cuda.reset_peak_memory_stats, which "
+              "resets /all/ peak memory stats.", FutureWarning)
     reset_peak_memory_stats(device)
 
 

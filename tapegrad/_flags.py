@@ -28,9 +28,9 @@ it. XLA's CPU runtime runs compiled programs on its own threads and flushes deno
 import ctypes
 import platform
 import sys
-import warnings
 
 import jax
+from ._user_frames import warn_user
 
 _TO_JAX = {"highest": "float32", "high": "tensorfloat32", "medium": "bfloat16"}
 _FROM_JAX = {"float32": "highest", "highest": "highest", "F32_F32_F32": "highest",
@@ -44,8 +44,8 @@ def set_float32_matmul_precision(precision):
         raise RuntimeError(f"set_float32_matmul_precision expects a str, but got {type(precision).__name__}")
     if precision not in _TO_JAX:
         # PyTorch warns and keeps the current setting
-        warnings.warn(f"{precision} is not one of 'highest', 'high', or 'medium'; the current "
-                      "setFloat32MatmulPrecision call has no effect.", UserWarning, stacklevel=2)
+        warn_user(f"{precision} is not one of 'highest', 'high', or 'medium'; the current "
+                  "setFloat32MatmulPrecision call has no effect.", UserWarning)
         return
     jax.config.update("jax_default_matmul_precision", _TO_JAX[precision])
 

@@ -4,7 +4,6 @@
 Tensor of its dtype, and `isinstance(t, FloatTensor)` asks whether t is float32 (on its device type).
 """
 import builtins
-import warnings
 
 import numpy as np
 
@@ -13,6 +12,7 @@ from ._size import Size
 from ._storage import Storage
 from ._tensor import Tensor
 from ._host_put import put
+from ._user_frames import warn_user
 
 # PyTorch's type names: dtype -> "Float" in "torch.FloatTensor".
 _TYPE_NAMES = {D.bool_: "Bool", D.uint8: "Byte", D.int8: "Char", D.int16: "Short", D.int32: "Int",
@@ -198,9 +198,8 @@ def detach(input):
 
 def set_default_tensor_type(t):
     """Deprecated in PyTorch: the default dtype from a typed class or its name."""
-    warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
-                  "torch.set_default_dtype() and torch.set_default_device() as alternatives.", UserWarning,
-                  stacklevel=2)
+    warn_user("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+              "torch.set_default_dtype() and torch.set_default_device() as alternatives.", UserWarning)
     dtype, device = _target(t)
     D.set_default_dtype(dtype)
     if device == "cuda":

@@ -1,10 +1,10 @@
+from ._user_frames import warn_user
 """tapegrad.cuda.nccl (PyTorch's torch.cuda.nccl): tapegrad has no NCCL binding of its own.
 
 GPU collectives run inside XLA programs (JAX links NCCL there), through tapegrad.distributed; so this
 module answers as PyTorch's does in a build without NCCL: `is_available` warns and is False, and
 `version` raises AttributeError.
 """
-import warnings
 
 __all__ = ["is_available", "version", "SUM"]
 
@@ -12,7 +12,7 @@ SUM = 0   # PyTorch's ReduceOp code for a sum
 
 
 def is_available(tensors):
-    warnings.warn("tapegrad is not compiled with NCCL support", stacklevel=2)
+    warn_user("tapegrad is not compiled with NCCL support")
     return False
 
 

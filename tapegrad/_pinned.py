@@ -4,10 +4,10 @@ JAX stages host-to-device copies itself, so a pinned tensor is a copy of a CPU t
 pinned (its storage, so its views are pinned too); as in PyTorch, pinning needs an accelerator and a
 CPU tensor.
 """
-import warnings
 import weakref
 
 from ._tensor import Tensor
+from ._user_frames import warn_user
 
 PINNED = weakref.WeakSet()   # storages of pinned tensors
 
@@ -17,7 +17,7 @@ _DEVICE_ARGUMENT = "The argument 'device' of Tensor.{}() is deprecated. Please d
 def pin_memory(self, device=None):
     from . import accelerator
     if device is not None:
-        warnings.warn(_DEVICE_ARGUMENT.format("pin_memory"), DeprecationWarning, stacklevel=2)
+        warn_user(_DEVICE_ARGUMENT.format("pin_memory"), DeprecationWarning)
         if str(device).split(":")[0] == "cpu":
             raise RuntimeError("CPU device type not an accelerator.")
     if not accelerator.is_available():
@@ -34,7 +34,7 @@ def pin_memory(self, device=None):
 
 def is_pinned(self, device=None):
     if device is not None:
-        warnings.warn(_DEVICE_ARGUMENT.format("is_pinned"), DeprecationWarning, stacklevel=2)
+        warn_user(_DEVICE_ARGUMENT.format("is_pinned"), DeprecationWarning)
     return self._storage in PINNED
 
 

@@ -8,9 +8,9 @@ kind of churn once it has repeated WARN_AFTER times, naming the op and the user'
 """
 import logging
 import os
-import sys
-import warnings
 from collections import deque
+
+from ._user_frames import user_frame, user_line, warn_user  # noqa: F401 (user_frame, user_line: imported from here)
 
 logger = logging.getLogger("tapegrad")
 
@@ -26,25 +26,8 @@ class RecompileWarning(UserWarning):
     """tapegrad compiled the same code again and again (see tapegrad._recompiles)."""
 
 
-_INTERNAL = ("tapegrad", "jax", "jaxlib", "contextlib", "functools")
-
-
-def user_frame():
-    """The innermost frame outside tapegrad and JAX (the user's code), and how many frames up it is."""
-    f, level = sys._getframe(1), 1
-    while f is not None and f.f_globals.get("__name__", "").startswith(_INTERNAL):
-        f, level = f.f_back, level + 1
-    return f, level
-
-
-def user_line():
-    f, _ = user_frame()
-    return "an unknown line" if f is None else f"{f.f_code.co_filename}:{f.f_lineno}"
-
-
 def _warn(message):
-    _, level = user_frame()
-    warnings.warn(message, RecompileWarning, stacklevel=level)
+    warn_user(message, RecompileWarning)
 
 
 def _describe_kernel(key):

@@ -1,11 +1,11 @@
 """Tensor's autograd-facing attributes: requires_grad, grad, grad_fn, is_leaf, retain_grad, hooks,
 backward and detach; attached to the class as _methods.py attaches the maths."""
-import warnings
 import weakref
 
 from ._grad_mode import _state
 from ._tensor import Tensor, _check_rebase
 from ._view_info import gradless_base_histories
+from ._user_frames import warn_user
 
 _NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute "
@@ -71,7 +71,7 @@ def output_nr(self):
 @property
 def grad(self):
     if self._grad_fn is not None and not self._retains_grad:
-        warnings.warn(_NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+        warn_user(_NON_LEAF_GRAD_WARNING, UserWarning)
     return self._grad
 
 

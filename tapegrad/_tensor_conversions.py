@@ -1,6 +1,5 @@
 """Tensor as a Python value: conversions to numbers, lists and NumPy, len and iteration, hashing, pickling,
 deepcopy and printing; attached to the class as _methods.py attaches the maths."""
-import warnings
 
 import jax
 import numpy as np
@@ -10,6 +9,7 @@ from . import _printing
 from . import _tracer_warnings
 from ._tracer_warnings import TRACING as _TRACING
 from ._tensor import Tensor, _rebuild
+from ._user_frames import warn_user
 
 
 def numpy(self, *, force=False):
@@ -82,8 +82,8 @@ def __float__(self):
         _tracer_warnings.converting("Python float")
     if self._requires_grad and not _FLOAT_OF_GRAD_WARNED[0]:   # (PyTorch's warning, once per process)
         _FLOAT_OF_GRAD_WARNED[0] = True
-        warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
-                      "Consider using tensor.detach() first.", UserWarning, stacklevel=2)
+        warn_user("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
+                  "Consider using tensor.detach() first.", UserWarning)
     return float(self._scalar("float"))
 
 

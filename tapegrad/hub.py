@@ -16,11 +16,11 @@ import shutil
 import sys
 import tempfile
 import uuid
-import warnings
 import zipfile
 from urllib.error import HTTPError, URLError
 from urllib.parse import urlparse
 from urllib.request import Request, urlopen
+from ._user_frames import warn_user
 
 __all__ = ["download_url_to_file", "get_dir", "help", "list", "load", "load_state_dict_from_url", "set_dir"]
 
@@ -38,7 +38,7 @@ def _torch_home():
 def get_dir():
     """The hub cache directory: set_dir's, else $TORCH_HOME/hub ($TORCH_HOME defaults to ~/.cache/torch)."""
     if os.getenv("TORCH_HUB"):
-        warnings.warn("TORCH_HUB is deprecated, please use env TORCH_HOME instead", stacklevel=2)
+        warn_user("TORCH_HUB is deprecated, please use env TORCH_HOME instead")
     return _hub_dir if _hub_dir is not None else os.path.join(_torch_home(), "hub")
 
 
@@ -96,7 +96,7 @@ def load_state_dict_from_url(url, model_dir=None, map_location=None, progress=Tr
     check_hash: the file name's `-<sha256 prefix>.` part must match the download."""
     from .serialization import load
     if os.getenv("TORCH_MODEL_ZOO"):
-        warnings.warn("TORCH_MODEL_ZOO is deprecated, please use env TORCH_HOME instead", stacklevel=2)
+        warn_user("TORCH_MODEL_ZOO is deprecated, please use env TORCH_HOME instead")
     model_dir = model_dir or os.path.join(get_dir(), "checkpoints")
     os.makedirs(model_dir, exist_ok=True)
     filename = file_name or os.path.basename(urlparse(url).path)

@@ -5,12 +5,12 @@ data_ptr is the one Tensor.data_ptr() counts offsets from, so the usual test of 
 memory reads as in PyTorch. Its bytes are the base array's (little-endian, as PyTorch's on a CPU); a
 TypedStorage reads and writes the base's elements in order (a write is an in-place write of the base).
 """
-import warnings
 import weakref
 
 import numpy as np
 
 from . import _dtypes as D
+from ._user_frames import warn_user
 
 _untyped = weakref.WeakKeyDictionary()   # tapegrad Storage -> its UntypedStorage (one object, as PyTorch's)
 _TYPED_WARNED = [False]
@@ -154,10 +154,10 @@ def untyped_storage(self):
 def storage(self):
     if not _TYPED_WARNED[0]:   # (PyTorch's deprecation warning, once per process)
         _TYPED_WARNED[0] = True
-        warnings.warn("TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be the "
-                      "only storage class. This should only matter to you if you are using storages directly.  To "
-                      "access UntypedStorage directly, use tensor.untyped_storage() instead of tensor.storage()",
-                      UserWarning, stacklevel=2)
+        warn_user("TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be the "
+                  "only storage class. This should only matter to you if you are using storages directly.  To "
+                  "access UntypedStorage directly, use tensor.untyped_storage() instead of tensor.storage()",
+                  UserWarning)
     return TypedStorage._of(self._storage)
 
 

@@ -8,9 +8,9 @@ the numbers PyTorch prints.
 """
 import cmath
 import collections.abc
-import warnings
 
 import numpy as np
+from ._user_frames import warn_user
 
 __all__ = ["assert_close", "assert_allclose"]
 
@@ -54,10 +54,10 @@ def assert_allclose(actual, expected, rtol=None, atol=None, equal_nan=True, msg=
     """Deprecated in PyTorch 1.12: assert_close with looser float tolerances, dtypes not checked."""
     from ._creation import tensor
     from ._tensor import Tensor
-    warnings.warn(
+    warn_user(
         "`torch.testing.assert_allclose()` is deprecated since 1.12 and will be removed in a future release. "
         "Please use `torch.testing.assert_close()` instead. You can find detailed upgrade instructions in "
-        "https://github.com/pytorch/pytorch/issues/61844.", FutureWarning, stacklevel=2)
+        "https://github.com/pytorch/pytorch/issues/61844.", FutureWarning)
     if not isinstance(actual, Tensor):
         actual = tensor(actual)
     if not isinstance(expected, Tensor):

@@ -1,7 +1,6 @@
 """Elementwise arithmetic functions (add, div, pow, maximum, clamp, where ...), and the argument checks and
 broadcast errors the other elementwise functions share."""
 import builtins
-import warnings
 
 import numpy as np
 
@@ -11,6 +10,7 @@ from .._scalar_range import check_fits, check_operands_fit
 from .._ops import elementwise as E
 from .._tensor import Tensor
 from ._common import check_tensors, refuse_complex, result_dtype, scalar_or_tensor
+from .._user_frames import warn_user
 
 
 def _apply(op, *args, **static):
@@ -25,9 +25,9 @@ def _deprecated_alpha(name, other, deprecated):
     """PyTorch's deprecated overload `name(input, alpha, other)`: (alpha, other), with its warning."""
     if len(deprecated) != 1:
         raise TypeError(f"{name}() takes from 2 to 3 positional arguments but {2 + len(deprecated)} were given")
-    warnings.warn(f"This overload of {name} is deprecated:\n\t{name}(Tensor input, Number alpha, Tensor other, "
-                  f"*, Tensor out = None)\nConsider using one of the following signatures instead:\n\t{name}("
-                  "Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None)", UserWarning, stacklevel=3)
+    warn_user(f"This overload of {name} is deprecated:\n\t{name}(Tensor input, Number alpha, Tensor other, "
+              f"*, Tensor out = None)\nConsider using one of the following signatures instead:\n\t{name}("
+              "Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None)", UserWarning)
     return other, deprecated[0]
 
 

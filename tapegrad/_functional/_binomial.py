@@ -1,6 +1,5 @@
 """torch.binomial: PyTorch's checks, in its order, then draws as PyTorch's CPU sampler makes them (on the host,
 value by value), or from a jax.random key under a trace or on another device."""
-import warnings
 
 import numpy as np
 
@@ -10,6 +9,7 @@ from .._dispatch import apply
 from .._ops import random_binomial as RB
 from .._tensor import Tensor
 from ._common import SCALAR_NAME
+from .._user_frames import warn_user
 
 
 def binomial(count, prob, generator=None):
@@ -33,11 +33,11 @@ def binomial(count, prob, generator=None):
                                   "Convert count and prob to float32 or float64 first.")
     shape = tuple(np.broadcast_shapes(tuple(count.shape), tuple(prob.shape)))
     if shape != tuple(count.shape) and count.numel():   # (PyTorch resizes its result, made of count's shape)
-        warnings.warn(f"An output with one or more elements was resized since it had shape {list(count.shape)}, "
-                      f"which does not match the required output shape {list(shape)}. This behavior is "
-                      "deprecated, and in a future PyTorch release outputs will not be resized unless they have "
-                      "zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero "
-                      "elements with t.resize_(0).", UserWarning, stacklevel=2)
+        warn_user(f"An output with one or more elements was resized since it had shape {list(count.shape)}, "
+                  f"which does not match the required output shape {list(shape)}. This behavior is "
+                  "deprecated, and in a future PyTorch release outputs will not be resized unless they have "
+                  "zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero "
+                  "elements with t.resize_(0).", UserWarning)
     source, drawn = _draws(count, prob, shape, generator)
     return apply(RB.binomial, count, prob, source, **drawn)
 

@@ -1,11 +1,11 @@
 """Functions PyTorch composes from other ops, composed here the same way so that their grad_fn names are
 PyTorch's: inner, diagflat, vander, matrix_power, cov, corrcoef, hsplit / vsplit / dsplit."""
 import builtins
-import warnings
 
 from .. import _dtypes as D
 from .._tensor import Tensor
 from ._common import check_tensors
+from .._user_frames import warn_user
 
 
 def inner(input, other, *, out=None):
@@ -106,8 +106,8 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     else:
         norm_factor = w_sum - correction
     if builtins.bool(norm_factor <= 0):
-        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of "
-                      "observations.", UserWarning, stacklevel=2)
+        warn_user("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of "
+                  "observations.", UserWarning)
         norm_factor = norm_factor * 0
     x = x - avg.unsqueeze(1)
     c = x.mm((x if w is None else x * w).t().conj())

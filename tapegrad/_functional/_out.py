@@ -6,7 +6,6 @@ and writes that result into it, so that the functions themselves ignore the argu
 """
 import functools
 import inspect
-import warnings
 
 import jax.numpy as jnp
 
@@ -15,6 +14,7 @@ from .._grad_mode import _state, no_grad
 from .._inplace import commit
 from .._tensor import Tensor
 from ._return_types import out_type
+from .._user_frames import warn_user
 
 # PyTorch's error names the aten op whose out= overload refused; a function PyTorch writes through another
 # op's out= overload names that one.
@@ -123,11 +123,11 @@ def _write(t, r):
 def _resize(t, shape):
     # PyTorch resizes an out tensor of another shape (warning unless it was empty)
     if t.numel() != 0:
-        warnings.warn(f"An output with one or more elements was resized since it had shape {list(t.shape)}, "
-                      f"which does not match the required output shape {list(shape)}. This behavior is "
-                      "deprecated, and in a future PyTorch release outputs will not be resized unless they have "
-                      "zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero "
-                      "elements with t.resize_(0).", UserWarning, stacklevel=4)
+        warn_user(f"An output with one or more elements was resized since it had shape {list(t.shape)}, "
+                  f"which does not match the required output shape {list(shape)}. This behavior is "
+                  "deprecated, and in a future PyTorch release outputs will not be resized unless they have "
+                  "zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero "
+                  "elements with t.resize_(0).", UserWarning)
     if t._view is not None:
         raise RuntimeError(f"out= with a view of shape {list(t.shape)} that would need resizing to "
                            f"{list(shape)} is not supported; pass a tensor of that shape")

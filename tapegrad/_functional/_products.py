@@ -1,6 +1,5 @@
 """Products PyTorch keeps beside matmul: addr, addbmm, chain_matmul and torch.inverse."""
 import builtins
-import warnings
 
 from .. import _dtypes as D
 from .._dispatch import apply
@@ -9,6 +8,7 @@ from ._common import check_tensors, result_dtype, wrap_dim
 from ._linalg import _check_addmm
 from ._linalg_functions import inv, multi_dot
 from ._shape import _expanded_shape
+from .._user_frames import warn_user
 
 
 def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
@@ -48,9 +48,9 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
 
 
 def chain_matmul(*matrices, out=None):
-    warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
-                  "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than multiple "
-                  "parameters.", UserWarning, stacklevel=2)
+    warn_user("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
+              "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than multiple "
+              "parameters.", UserWarning)
     for m in matrices:
         if m.ndim != 2:
             raise RuntimeError(f"Tensor dimension is {m.ndim}, expected 2 instead.")

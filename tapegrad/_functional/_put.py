@@ -2,7 +2,6 @@
 import builtins
 import itertools
 import operator
-import warnings
 
 from .. import _dtypes as D
 from .._dispatch import apply
@@ -11,6 +10,7 @@ from .._ops import elementwise as E, indexing as I
 from .._tensor import Tensor
 from ._common import SCALAR_NAME, check_index_bounds, check_tensors, scalar_or_tensor, wrap_dim
 from ._index import _check_source
+from .._user_frames import warn_user
 
 _INDEX_REDUCTIONS = ("prod", "mean", "amax", "amin")
 
@@ -109,7 +109,7 @@ _warned = set()
 def _warn_beta():
     # once per process, as PyTorch's TORCH_WARN_ONCE
     if warn_once(_warned, "index_reduce"):
-        warnings.warn("index_reduce() is in beta and the API may change at any time.", UserWarning, stacklevel=3)
+        warn_user("index_reduce() is in beta and the API may change at any time.", UserWarning)
 
 
 def unravel_index(indices, shape):

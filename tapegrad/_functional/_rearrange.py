@@ -11,6 +11,7 @@ from .._pointwise_layout import lay_out_like
 from .._tensor import Tensor
 from ._common import SCALAR_NAME, dims as _dims, shape_args, sizes_argument, wrap_dim
 from ._shape import expand, flatten, unsqueeze, view
+from .._user_frames import warn_user
 
 
 def flip(input, *dims, **named):
@@ -165,9 +166,8 @@ def meshgrid(*tensors, indexing=None):
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     if indexing is None:
-        import warnings
-        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
-                      UserWarning, stacklevel=2)
+        warn_user("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
+                  UserWarning)
         indexing = "ij"
     if indexing not in ("ij", "xy"):
         raise ValueError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}")

@@ -1,5 +1,6 @@
 """Reductions and scans (sorting and selection: _sort.py)."""
 import builtins
+import math
 
 import jax.numpy as jnp
 import numpy as np
@@ -10,6 +11,7 @@ from .._dispatch import apply
 from .._ops import reduction as R, sorting as S
 from .._tensor import Tensor
 from . import _return_types as RT
+from .._user_frames import warn_user
 from ._common import SCALAR_NAME, dims as _dims, read_on_host, refuse_complex, wrap_dim
 from .._autocast import policy
 
@@ -78,7 +80,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
                  dtype=dtype.np if dtype is not None else None)
 
 
-def _var_args(input, dim, unbiased, keepdim, correction, name="std and var"):
+def _var_args(input, dim, unbiased, keepdim, correction, name="std and var", function="std"):
     if not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise RuntimeError(f"{name} only support floating point and complex dtypes. Convert first, "
                            "e.g. x.float().std().")
@@ -89,23 +91,30 @@ def _var_args(input, dim, unbiased, keepdim, correction, name="std and var"):
     if correction is None:
         correction = 1 if unbiased is None or unbiased else 0
     keepdim = as_bool(keepdim, "keepdim")
-    return dict(dim=_rdims(dim, input), correction=correction, keepdim=keepdim)
+    dims = _rdims(dim, input)
+    reduced = math.prod(input.shape[d] for d in (range(input.ndim) if dims is None else dims))
+    if reduced - correction <= 0:   # (PyTorch's warning, every call; the result is inf or nan)
+        warn_user(f"{function}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
+                  "factor (input numel divided by output numel).")
+    return dict(dim=dims, correction=correction, keepdim=keepdim)
 
 
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
-    return apply(R.var, input, **_var_args(input, dim, unbiased, keepdim, correction))
+    return apply(R.var, input, **_var_args(input, dim, unbiased, keepdim, correction, function="var"))
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
-    return apply(R.std, input, **_var_args(input, dim, unbiased, keepdim, correction))
+    return apply(R.std, input, **_var_args(input, dim, unbiased, keepdim, correction, function="std"))
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return tuple(apply(R.var_mean, input, **_var_args(input, dim, unbiased, keepdim, correction, "var_mean")))
+    return tuple(apply(R.var_mean, input, **_var_args(input, dim, unbiased, keepdim, correction, "var_mean",
+                                                      "var_mean")))
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return tuple(apply(R.std_mean, input, **_var_args(input, dim, unbiased, keepdim, correction, "std_mean")))
+    return tuple(apply(R.std_mean, input, **_var_args(input, dim, unbiased, keepdim, correction, "std_mean",
+                                                      "std_mean")))
 
 
 def _check_nonempty(input, name, dim=None):

@@ -1,7 +1,6 @@
 """Shape functions that view or reshape: reshape and view (of a dtype too), as_strided, flatten, transposes
 and permutes, squeeze, unsqueeze, expand and broadcasting."""
 import builtins
-import warnings
 
 import numpy as np
 
@@ -13,6 +12,7 @@ from ._complex import is_conj, is_neg
 from ._common import SCALAR_NAME, check_tensors, dims as _dims, numel_of, shape_args, sizes_argument, wrap_dim
 from .._memory_format import contiguous_format as _contiguous_format
 from .._arg_types import as_int, int_list, lone_error
+from .._user_frames import warn_user
 
 def _infer_shape(shape, numel):
     shape = list(shape)
@@ -176,7 +176,7 @@ def adjoint(input):
     if input.ndim == 1:
         raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of matrices. Got 1-D tensor.")
     if input.ndim == 0:
-        warnings.warn("adjoint() is deprecated on 0-D tensors. Consider using x.conj().", UserWarning, stacklevel=2)
+        warn_user("adjoint() is deprecated on 0-D tensors. Consider using x.conj().", UserWarning)
         return input.conj()
     return transpose(input, -2, -1).conj()
 

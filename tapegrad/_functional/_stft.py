@@ -1,7 +1,6 @@
 """stft and istft, composed as PyTorch composes them (torch.functional.stft and SpectralOps' stft, istft):
 frames are an as_strided view of the signal, windowed and transformed by the spectral kernels, and istft's
 overlap-add is unfold_backward, so gradients and grad_fn nodes follow the recorded ops."""
-import warnings
 
 from .._autocast import policy
 from .._dispatch import apply
@@ -11,6 +10,7 @@ from .._ops import spectral as K
 from ._common import SCALAR_NAME
 from ._complex import resolve_conj, view_as_complex, view_as_real
 from ._splits import _slice
+from .._user_frames import warn_user
 
 __all__ = ["stft", "istft"]
 
@@ -20,7 +20,7 @@ _warned = set()
 def _warn_once(message):
     # PyTorch's TORCH_WARN_ONCE: once per process
     if warn_once(_warned, message):
-        warnings.warn(message, UserWarning, stacklevel=3)
+        warn_user(message, UserWarning)
 
 
 _NO_STFT_WINDOW = ("A window was not provided. A rectangular window will be applied,which is known to cause spectral "

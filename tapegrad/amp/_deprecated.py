@@ -1,9 +1,9 @@
 """torch.cpu.amp and torch.cuda.amp: the older spellings of torch.amp, deprecated in PyTorch with a FutureWarning."""
-import warnings
 
 from .autocast_mode import autocast as _autocast
 from .grad_scaler import GradScaler as _GradScaler
 from .. import _dtypes as D
+from .._user_frames import warn_user
 
 
 def namespace(device_type, default_dtype):
@@ -12,15 +12,15 @@ def namespace(device_type, default_dtype):
 
     class autocast(_autocast):
         def __init__(self, enabled=True, dtype=default_dtype, cache_enabled=True):
-            warnings.warn(f"`torch.{device_type}.amp.autocast(args...)` is deprecated. Please use "
-                          f"`torch.amp.autocast('{device_type}', args...)` instead.", FutureWarning, stacklevel=2)
+            warn_user(f"`torch.{device_type}.amp.autocast(args...)` is deprecated. Please use "
+                      f"`torch.amp.autocast('{device_type}', args...)` instead.", FutureWarning)
             super().__init__(device_type, dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
 
     class GradScaler(_GradScaler):
         def __init__(self, init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000,
                      enabled=True):
-            warnings.warn(f"`torch.{device_type}.amp.GradScaler(args...)` is deprecated. Please use "
-                          f"`torch.amp.GradScaler('{device_type}', args...)` instead.", FutureWarning, stacklevel=2)
+            warn_user(f"`torch.{device_type}.amp.GradScaler(args...)` is deprecated. Please use "
+                      f"`torch.amp.GradScaler('{device_type}', args...)` instead.", FutureWarning)
             super().__init__(device_type, init_scale, growth_factor, backoff_factor, growth_interval, enabled)
 
     for cls in (autocast, GradScaler):

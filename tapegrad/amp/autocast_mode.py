@@ -7,11 +7,11 @@ fuses repeated casts, so there is nothing to cache. tapegrad.compile guards on t
 function called inside and outside autocast regions compiles one program for each.
 """
 import functools
-import warnings
 
 from .. import _autocast
 from .. import _dtypes as D
 from ..device import DEVICE_TYPES as _DEVICE_TYPES
+from .._user_frames import warn_user
 
 __all__ = ["autocast", "is_autocast_available", "is_autocast_enabled", "get_autocast_dtype", "custom_fwd", "custom_bwd"]
 
@@ -52,15 +52,15 @@ class autocast:
         if device_type == "cuda":
             from .. import cuda
             if not cuda.is_available():
-                warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.", stacklevel=2)
+                warn_user("CUDA is not available or torch_xla is imported. Disabling autocast.")
                 self._enabled = False
                 return
         supported = _SUPPORTED.get(device_type, ())
         if self.fast_dtype not in supported:
             name = device_type.upper()
             listed = ", ".join(f"torch.{d.name}" for d in supported[:2])
-            warnings.warn(f"In {name} autocast, but the target dtype is not supported. Disabling autocast.\n"
-                          f"{name} Autocast only supports dtypes of {listed} currently.", stacklevel=2)
+            warn_user(f"In {name} autocast, but the target dtype is not supported. Disabling autocast.\n"
+                      f"{name} Autocast only supports dtypes of {listed} currently.")
             self._enabled = False
 
     def __enter__(self):

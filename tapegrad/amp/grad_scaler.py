@@ -6,9 +6,9 @@ inverse scale in place and records whether any was inf or NaN, `step(optimizer)`
 `optimizer.step()` when one was, and `update()` backs the scale off after a skipped step or grows
 it after `growth_interval` clean ones. Deciding whether to step reads one value (a sync), as in PyTorch.
 """
-import warnings
 from collections import defaultdict
 from enum import Enum
+from .._user_frames import warn_user
 
 __all__ = ["GradScaler", "OptState"]
 
@@ -38,8 +38,7 @@ class GradScaler:
         if device == "cuda" and enabled:
             from .. import cuda
             if not cuda.is_available():
-                warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.",
-                              stacklevel=2)
+                warn_user("torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.")
                 self._enabled = False
         if self._enabled:
             if growth_factor <= 1.0:

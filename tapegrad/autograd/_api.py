@@ -4,7 +4,6 @@ Checks the seeds, then runs the engine (`_engine.run_backward`) or, with create_
 backward (`_higher`); grad() also gives an input's gradient PyTorch's identity and layout where PyTorch's
 backward formulas hand a gradient on as is or as a view (the seed itself, a view of it, a sum's expand).
 """
-import warnings
 
 import jax.numpy as jnp
 
@@ -16,6 +15,7 @@ from . import _higher, forward_ad
 from ._engine import run_backward
 from ._node import AccumulateGrad
 from ._saved import SIGNATURES
+from .._user_frames import warn_user
 
 
 def _as_list(x):
@@ -154,7 +154,7 @@ _warned = [False]
 
 def _backward_create_graph(outputs, seeds, retain, inputs):
     if inputs is None and warn_once(_warned, 0):   # once per process, as PyTorch
-        warnings.warn(_higher.REFERENCE_CYCLE, UserWarning, stacklevel=4)
+        warn_user(_higher.REFERENCE_CYCLE, UserWarning)
     graph, results, want_keys = _higher.run(outputs, seeds, retain, wanted=inputs)
     if inputs is None:
         _higher.write_grads(graph, results, graph.hooked)

@@ -8,7 +8,6 @@ checks what it returns as PyTorch does (count, shapes summed back from broadcast
 """
 import contextlib
 import io
-import warnings
 
 import jax
 
@@ -16,6 +15,7 @@ from .._ops._registry import KEEP, Op
 from .._tensor import Tensor
 from . import _saved
 from ._tracing import TRACER_ERRORS, Identity, tracing, unwrap, wrap
+from .._user_frames import warn_user
 
 MAX_TRACED_SIGNATURES = 8   # per Function: beyond, its ctx values change at every call; run it in Python
 _CTX_FIELDS = frozenset({"to_save", "saved_for_forward", "dirty_tensors", "non_differentiable",
@@ -109,8 +109,8 @@ def signature(ctx, saved_map, diff, values):
             return sid, op
     if reason and cls not in _warned:
         _warned.add(cls)
-        warnings.warn(f"{cls.__name__}.backward runs node by node in Python, outside the compiled backward: "
-                      f"{reason}.", UserWarning, stacklevel=6)
+        warn_user(f"{cls.__name__}.backward runs node by node in Python, outside the compiled backward: "
+                  f"{reason}.", UserWarning)
     op = _op(type(ctx), nout, True)
     return _saved.intern((op, (), None, diff, kinds)), op
 

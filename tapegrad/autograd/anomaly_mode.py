@@ -5,10 +5,10 @@ backward runs node by node (never compiled whole), so each node's gradients are 
 they are computed. A failing node raises PyTorch's error, after a warning that shows the forward line.
 """
 import traceback
-import warnings
 import weakref
 
 from .._grad_mode import _DecoratorContextManager
+from .._user_frames import warn_user
 
 __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled"]
 
@@ -36,8 +36,8 @@ class detect_anomaly(_DecoratorContextManager):
     def __init__(self, check_nan=True):
         self.check_nan = check_nan
         self.prev = None
-        warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime and should only be "
-                      "enabled for debugging.", UserWarning, stacklevel=2)
+        warn_user("Anomaly Detection has been enabled. This mode will increase the runtime and should only be "
+                  "enabled for debugging.", UserWarning)
 
     def clone(self):
         clone = object.__new__(type(self))
@@ -88,5 +88,5 @@ def checked(node, name, grads, output_positions):
 def report(node, name):
     stack = _forward_stacks.get(node)
     if stack is not None:
-        warnings.warn(f"Error detected in {name}. Traceback of forward call that caused the error:\n{stack}",
-                      UserWarning, stacklevel=2)
+        warn_user(f"Error detected in {name}. Traceback of forward call that caused the error:\n{stack}",
+                  UserWarning)

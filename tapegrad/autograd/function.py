@@ -17,12 +17,12 @@ With create_graph the backward always runs in Python in grad mode, so its own op
 and can be differentiated again, as in PyTorch.
 """
 import functools
-import warnings
 
 from .._grad_mode import _state, no_grad
 from . import _function_transforms, forward_ad
 from ._function_backward import FunctionCtx
 from ._function_node import FunctionNode, build_node
+from .._user_frames import warn_user
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable", "InplaceFunction", "NestedIOFunction"]
 
@@ -44,9 +44,9 @@ class Function(FunctionCtx, metaclass=_FunctionMeta):
     """
 
     def __init__(self, *args, **kwargs):
-        warnings.warn(f"{type(self)} should not be instantiated. Methods on autograd functions are all static, so "
-                      "you should invoke them on the class itself. Instantiating an autograd function will raise an "
-                      "error in a future version of PyTorch.", DeprecationWarning, stacklevel=2)
+        warn_user(f"{type(self)} should not be instantiated. Methods on autograd functions are all static, so "
+                  "you should invoke them on the class itself. Instantiating an autograd function will raise an "
+                  "error in a future version of PyTorch.", DeprecationWarning)
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError(

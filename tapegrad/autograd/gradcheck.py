@@ -10,11 +10,11 @@ Forward mode splits complex inputs instead: real and imaginary parts are perturb
 fast_mode compares projections v^T J u on random u, v (PyTorch's vectors are drawn by its own generator, so the
 projections it reports differ) and on a mismatch recomputes the full Jacobians for the message, as PyTorch does.
 """
-import warnings
 
 import numpy as np
 
 from ._gradcheck_jacobians import analytical, forward, numerical, numerical_along, vjp
+from .._user_frames import warn_user
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
@@ -46,9 +46,9 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     inputs = _as_tuple(inputs)
     for i, t in enumerate(inputs):
         if _requires_grad(t) and t.dtype.name not in ("float64", "complex128"):
-            warnings.warn(f"Input #{i} requires gradient and is not a double precision floating point or complex. "
-                          "This check will likely fail if all the inputs are not of double precision floating point "
-                          "or complex. ", UserWarning, stacklevel=2)
+            warn_user(f"Input #{i} requires gradient and is not a double precision floating point or complex. "
+                      "This check will likely fail if all the inputs are not of double precision floating point "
+                      "or complex. ", UserWarning)
     if not any(map(_requires_grad, inputs)):
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of them have "
                          "requires_grad=True.")

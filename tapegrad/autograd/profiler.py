@@ -48,13 +48,13 @@ import os
 import socket
 import threading
 import time
-import warnings
 import weakref
 
 import jax
 
 from .. import _program_stats, _programs
 from ._profiler_table import _Averages, _Average
+from .._user_frames import warn_user
 
 __all__ = ["profile", "record_function", "ProfilerActivity", "ProfilerAction", "schedule",
            "tensorboard_trace_handler", "supported_activities"]
@@ -93,7 +93,7 @@ def schedule(*, wait, warmup, active, repeat=0, skip_first=0, skip_first_wait=0)
             f"Invalid profiler schedule arguments. Got wait={wait} (need >= 0), warmup={warmup} (need >= 0), "
             f"active={active} (need > 0), repeat={repeat} (need >= 0), skip_first={skip_first} (need >= 0).")
     if warmup == 0:
-        warnings.warn("Profiler won't be using warmup, this can skew profiler results", stacklevel=2)
+        warn_user("Profiler won't be using warmup, this can skew profiler results")
 
     def schedule_fn(step):
         if step < skip_first:

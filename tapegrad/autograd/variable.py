@@ -1,8 +1,8 @@
+from .._user_frames import warn_user
 """Variable: PyTorch's pre-0.4 wrapper, now a function returning a Tensor (as PyTorch's since 0.4).
 
 `isinstance(t, Variable)` is true for every tensor, so old code that checks for it keeps working.
 """
-import warnings
 
 
 class _VariableMeta(type):
@@ -16,8 +16,8 @@ class _VariableMeta(type):
         if kwargs:
             raise TypeError(f"'{next(iter(kwargs))}' is an invalid keyword argument for this function")
         if volatile is not None:
-            warnings.warn("volatile was removed and now has no effect. Use `with torch.no_grad():` instead.",
-                          UserWarning, stacklevel=2)
+            warn_user("volatile was removed and now has no effect. Use `with torch.no_grad():` instead.",
+                      UserWarning)
         if data is None:
             return empty(0)
         if not isinstance(data, Tensor):

@@ -2,10 +2,10 @@
 flags (stored; they change nothing under XLA)."""
 import contextlib
 import enum
-import warnings
 
 from .. import _flags
 from ._probe import has_devices, has_plugin
+from .._user_frames import warn_user
 
 
 def is_built():
@@ -81,9 +81,9 @@ enable_cudnn_sdp, cudnn_sdp_enabled = _sdp_flag("cudnn")
 
 @contextlib.contextmanager
 def sdp_kernel(enable_flash=True, enable_math=True, enable_mem_efficient=True, enable_cudnn=True):
-    warnings.warn("`torch.backends.cuda.sdp_kernel()` is deprecated. In the future, this context manager will be "
-                  "removed. Please see `torch.nn.attention.sdpa_kernel()` for the new context manager, with updated "
-                  "signature.", FutureWarning, stacklevel=3)
+    warn_user("`torch.backends.cuda.sdp_kernel()` is deprecated. In the future, this context manager will be "
+              "removed. Please see `torch.nn.attention.sdpa_kernel()` for the new context manager, with updated "
+              "signature.", FutureWarning)
     saved = dict(_sdp)
     _sdp.update(flash=bool(enable_flash), math=bool(enable_math), mem_efficient=bool(enable_mem_efficient),
                 cudnn=bool(enable_cudnn))

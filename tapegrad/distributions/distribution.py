@@ -1,9 +1,9 @@
 """The base class of every distribution (PyTorch's torch.distributions.Distribution)."""
 import numbers
-import warnings
 
 from . import constraints
 from .utils import _tg, broadcast_all, lazy_property
+from .._user_frames import warn_user
 
 __all__ = ["Distribution", "ExponentialFamily", "LocationScale"]
 
@@ -39,9 +39,8 @@ class Distribution:
             arg_constraints = self.arg_constraints
         except NotImplementedError:
             arg_constraints = {}
-            warnings.warn(f"{self.__class__} does not define `arg_constraints`. Please set `arg_constraints = {{}}` "
-                          "or initialize the distribution with `validate_args=False` to turn off validation.",
-                          stacklevel=3)
+            warn_user(f"{self.__class__} does not define `arg_constraints`. Please set `arg_constraints = {{}}` "
+                      "or initialize the distribution with `validate_args=False` to turn off validation.")
         for param, constraint in arg_constraints.items():
             if constraints.is_dependent(constraint):
                 continue  # cannot be checked
@@ -136,9 +135,8 @@ class Distribution:
         try:
             support = self.support
         except NotImplementedError:
-            warnings.warn(f"{self.__class__} does not define `support` to enable sample validation. Please "
-                          "initialize the distribution with `validate_args=False` to turn off validation.",
-                          stacklevel=3)
+            warn_user(f"{self.__class__} does not define `support` to enable sample validation. Please "
+                      "initialize the distribution with `validate_args=False` to turn off validation.")
             return
         if not bool(support.check(value).all()):
             raise ValueError(f"Expected value argument ({type(value).__name__} of shape {tuple(value.shape)}) "

@@ -1,6 +1,5 @@
 """kl_divergence(p, q) and register_kl: closed forms looked up by the most specific pair of types."""
 import math
-import warnings
 from functools import total_ordering
 
 from .bernoulli import Bernoulli
@@ -28,6 +27,7 @@ from .poisson import Poisson
 from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
 from .utils import _sum_rightmost, _tg, euler_constant
+from .._user_frames import warn_user
 
 __all__ = ["register_kl", "kl_divergence"]
 
@@ -77,8 +77,8 @@ def _dispatch_kl(type_p, type_q):
     right_q, right_p = min(_Match(*reversed(m)) for m in matches).types
     left_fun, right_fun = _KL_REGISTRY[left_p, left_q], _KL_REGISTRY[right_p, right_q]
     if left_fun is not right_fun:
-        warnings.warn(f"Ambiguous kl_divergence({type_p.__name__}, {type_q.__name__}). "
-                      f"Please register_kl({left_p.__name__}, {right_q.__name__})", RuntimeWarning, stacklevel=3)
+        warn_user(f"Ambiguous kl_divergence({type_p.__name__}, {type_q.__name__}). "
+                  f"Please register_kl({left_p.__name__}, {right_q.__name__})", RuntimeWarning)
     return left_fun
 
 

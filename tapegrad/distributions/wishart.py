@@ -2,13 +2,13 @@
 matrices, sampled by the Bartlett decomposition."""
 import math
 import numbers
-import warnings
 
 from . import constraints
 from .chi2 import Chi2
 from .distribution import ExponentialFamily
 from .multivariate_normal import _precision_to_scale_tril
 from .utils import _tg, finfo, lazy_property
+from .._user_frames import warn_user
 
 __all__ = ["Wishart"]
 
@@ -65,8 +65,8 @@ class Wishart(ExponentialFamily):
             "covariance_matrix" if covariance_matrix is not None else "precision_matrix")
         setattr(self, name, param.expand(tuple(batch_shape) + (-1, -1)))
         if bool(self.df.lt(event_shape[-1]).any()):
-            warnings.warn("Low df values detected. Singular samples are highly likely to occur for ndim - 1 < df "
-                          "< ndim.", stacklevel=2)
+            warn_user("Low df values detected. Singular samples are highly likely to occur for ndim - 1 < df "
+                      "< ndim.")
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
         self._batch_dims = [-(x + 1) for x in range(len(self._batch_shape))]
         if scale_tril is not None:
@@ -152,7 +152,7 @@ class Wishart(ExponentialFamily):
         if self._batch_shape:
             is_singular = is_singular.amax(self._batch_dims)
         if bool(is_singular.any()):
-            warnings.warn("Singular sample detected.", stacklevel=2)
+            warn_user("Singular sample detected.")
             for _ in range(max_try_correction):
                 sample_new = self._bartlett_sampling(is_singular[is_singular].shape)
                 sample[is_singular] = sample_new

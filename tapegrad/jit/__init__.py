@@ -19,6 +19,7 @@ import typing
 
 from .._tracer_warnings import TRACING as _tracing, TracerWarning
 from ..nn import Module
+from .._user_frames import warn_user
 
 __all__ = ["trace", "trace_module", "script", "save", "load", "ignore", "unused", "export", "is_scripting",
            "is_tracing", "annotate", "Final", "ScriptModule", "ScriptFunction", "TracedModule", "TracerWarning"]
@@ -117,7 +118,6 @@ def _check_trace(draws, call, values, result, check_trace, strict, tolerance=1e-
     and containers at the output (a list warned about, a dict refused, unless strict=False). tapegrad's traced
     callable reruns the Python code, so only random draws can make the two differ: the check then compares the
     example's outputs with a second Python run, as PyTorch compares its trace's."""
-    import warnings
     if check_trace and draws:
         named = False   # PyTorch names the nondeterministic nodes once, at the first mismatch
         for i, (ours, again) in enumerate(zip(_tensors(result), _tensors(call(*values)))):
@@ -126,12 +126,12 @@ def _check_trace(draws, call, values, result, check_trace, strict, tolerance=1e-
                 continue
             if not named:
                 named = True
-                warnings.warn("Trace had nondeterministic nodes. Did you forget call .eval() on your model? "
-                              "Nodes:\n\trandom draws in the traced call\nThis may cause errors in trace checking. "
-                              "To disable trace checking, pass check_trace=False to torch.jit.trace()",
-                              TracerWarning, stacklevel=4)
-            warnings.warn(f"Output nr {i + 1}. of the traced function does not match the corresponding output of the "
-                          f"Python function. Detailed error:\n{message}", TracerWarning, stacklevel=4)
+                warn_user("Trace had nondeterministic nodes. Did you forget call .eval() on your model? "
+                          "Nodes:\n\trandom draws in the traced call\nThis may cause errors in trace checking. "
+                          "To disable trace checking, pass check_trace=False to torch.jit.trace()",
+                          TracerWarning)
+            warn_user(f"Output nr {i + 1}. of the traced function does not match the corresponding output of the "
+                      f"Python function. Detailed error:\n{message}", TracerWarning)
     if not strict:
         return
     found, todo = set(), [result]
@@ -152,7 +152,7 @@ def _check_trace(draws, call, values, result, check_trace, strict, tolerance=1e-
                    "to trace() to allow this behavior.")
         if kind == "dict":
             raise RuntimeError(message)
-        warnings.warn(message, TracerWarning, stacklevel=4)
+        warn_user(message, TracerWarning)
 
 
 def _tensors(value):

@@ -5,7 +5,6 @@ _dispatch.Redirect), as PyTorch's __torch_dispatch__ does: elementwise ops run o
 view and shape ops run on both, reductions are torch.masked's over the mask, softmax fills masked-out entries
 with zeros. Gradients are the data's: `mt.grad` is the data's gradient under the same mask.
 """
-import warnings
 
 import numpy as np
 
@@ -13,6 +12,7 @@ from .. import _dtypes as D
 from .._redirect import InnerAutograd, RedirectingStorage
 from .._tensor import PeekedMetadata, Tensor
 from . import _ops
+from .._user_frames import warn_user
 
 _PROTOTYPE_WARNING = ("The PyTorch API of MaskedTensors is in prototype stage and will change in the near future. "
                       "Please open a Github issue for features requests and see our documentation on the "
@@ -117,13 +117,13 @@ def _make_checked(data, mask, requires_grad=False):
         raise TypeError("data must be a Tensor")
     if isinstance(mask, MaskedTensor) or not isinstance(mask, Tensor):
         raise TypeError("mask must be a Tensor")
-    warnings.warn(_PROTOTYPE_WARNING, UserWarning, stacklevel=3)
+    warn_user(_PROTOTYPE_WARNING, UserWarning)
     if data.is_sparse or mask.is_sparse:
         raise TypeError(f"data layout of {data.layout} is not supported by tapegrad's MaskedTensor (PyTorch's "
                         "also takes sparse COO/CSR data). Pass dense data and mask: call .to_dense() on them.")
     if data.requires_grad:
-        warnings.warn("It is not recommended to create a MaskedTensor with a tensor that requires_grad. To avoid "
-                      "this, you can use data.detach().clone()", UserWarning, stacklevel=3)
+        warn_user("It is not recommended to create a MaskedTensor with a tensor that requires_grad. To avoid "
+                  "this, you can use data.detach().clone()", UserWarning)
     if mask.dtype is not D.bool_:
         raise TypeError("mask must have dtype bool.")
     if data.dtype.name not in _ALLOWED:

@@ -4,13 +4,13 @@ Each draws as PyTorch's does (the same fills in the same order), so after the sa
 gets PyTorch's values (see tapegrad.random).
 """
 import math
-import warnings
 
 import jax.numpy as jnp
 
 from .._creation import _leaf
 from .._grad_mode import no_grad
 from .._inplace import check_inplace, commit
+from .._user_frames import warn_user
 
 
 # ---- in-place fills of computed values --------------------------------------------------------------
@@ -77,8 +77,8 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     # PyTorch's sampler, step for step, so the same draws give the same values: rejection from the normal
     # when [a, b] holds much of it, else from the uniform on [a, b] accepted with the normal's density.
     if mean < a - 2 * std or mean > b + 2 * std:
-        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values "
-                      "may be incorrect.", stacklevel=2)
+        warn_user("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values "
+                  "may be incorrect.")
     from .. import empty_like, where
 
     def norm_cdf(x):
@@ -148,7 +148,7 @@ def xavier_normal_(tensor, gain=1.0, generator=None):
 
 def _kaiming_std(tensor, a, mode, nonlinearity):
     if 0 in tensor.shape:
-        warnings.warn("Initializing zero-element tensors is a no-op")
+        warn_user("Initializing zero-element tensors is a no-op")
         return None
     return calculate_gain(nonlinearity, a) / math.sqrt(_calculate_correct_fan(tensor, mode))
 
@@ -225,8 +225,7 @@ def _deprecated(init):
     old_name = new_name[:-1]
 
     def deprecated_init(*args, **kwargs):
-        warnings.warn(f"`nn.init.{old_name}` is now deprecated in favor of `nn.init.{new_name}`.", FutureWarning,
-                      stacklevel=2)
+        warn_user(f"`nn.init.{old_name}` is now deprecated in favor of `nn.init.{new_name}`.", FutureWarning)
         return init(*args, **kwargs)
     deprecated_init.__name__ = old_name
     deprecated_init.__doc__ = f"{old_name}(...): deprecated in favor of nn.init.{new_name}."

@@ -1,11 +1,11 @@
 """Schedulers that combine others or follow a metric or a cycle: SequentialLR, ChainedScheduler,
 ReduceLROnPlateau, CosineAnnealingWarmRestarts, OneCycleLR (re-exported by lr_scheduler)."""
 import math
-import warnings
 from bisect import bisect_right
 
 from ._lr_scheduler_base import EPOCH_DEPRECATION_WARNING, LRScheduler, _format_param, _group_values, _set_group_value
 from .optimizer import Optimizer
+from .._user_frames import warn_user
 
 
 def _check_schedulers(cls_name, optimizer, schedulers):
@@ -134,7 +134,7 @@ class ReduceLROnPlateau(LRScheduler):
         if epoch is None:
             epoch = self.last_epoch + 1
         else:
-            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+            warn_user(EPOCH_DEPRECATION_WARNING, UserWarning)
         self.last_epoch = epoch
         if self._is_better(current, self.best):
             self.best = current

@@ -1,12 +1,12 @@
 """LRScheduler, the base of every learning-rate scheduler, and the helpers its subclasses share: apart
 from lr_scheduler.py so that the combining schedulers (`_composite_schedulers`), which lr_scheduler
 re-exports, build on it without importing lr_scheduler."""
-import warnings
 import weakref
 from functools import wraps
 
 from .._tensor import Tensor
 from .optimizer import Optimizer
+from .._user_frames import warn_user
 
 EPOCH_DEPRECATION_WARNING = (
     "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where possible. Please use "
@@ -84,17 +84,17 @@ class LRScheduler:
     def step(self, epoch=None):
         if self._step_count == 1:
             if not hasattr(self.optimizer.step, "_wrapped_by_lr_sched"):
-                warnings.warn("Seems like `optimizer.step()` has been overridden after learning rate scheduler "
-                              "initialization. Please, make sure to call `optimizer.step()` before "
-                              "`lr_scheduler.step()`.", UserWarning, stacklevel=2)
+                warn_user("Seems like `optimizer.step()` has been overridden after learning rate scheduler "
+                          "initialization. Please, make sure to call `optimizer.step()` before "
+                          "`lr_scheduler.step()`.", UserWarning)
             elif not getattr(self.optimizer, "_opt_called", False):
-                warnings.warn("Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch 1.1.0 "
-                              "and later, you should call them in the opposite order: `optimizer.step()` before "
-                              "`lr_scheduler.step()`.  Failure to do this will result in PyTorch skipping the first "
-                              "value of the learning rate schedule.", UserWarning, stacklevel=2)
+                warn_user("Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch 1.1.0 "
+                          "and later, you should call them in the opposite order: `optimizer.step()` before "
+                          "`lr_scheduler.step()`.  Failure to do this will result in PyTorch skipping the first "
+                          "value of the learning rate schedule.", UserWarning)
         self._step_count += 1
         if epoch is not None:
-            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+            warn_user(EPOCH_DEPRECATION_WARNING, UserWarning)
         self._update_lr(epoch)
 
     def _update_lr(self, epoch=None):
@@ -117,8 +117,8 @@ class LRScheduler:
 
     def _warn_outside_step(self):
         if not self._get_lr_called_within_step:
-            warnings.warn("To get the last learning rate computed by the scheduler, please use `get_last_lr()`.",
-                          UserWarning, stacklevel=3)
+            warn_user("To get the last learning rate computed by the scheduler, please use `get_last_lr()`.",
+                      UserWarning)
 
 
 _LRScheduler = LRScheduler

@@ -5,7 +5,6 @@ Concrete optimizers describe their update as a pure per-parameter rule
 op on the tape); the base class keeps PyTorch's mutable bookkeeping around it.
 """
 import functools
-import warnings
 from collections import OrderedDict, defaultdict
 from copy import deepcopy
 from itertools import chain
@@ -15,6 +14,7 @@ from .. import _dtypes as D
 from .._ops import elementwise as E
 from .._tensor import Tensor
 from . import _foreach
+from .._user_frames import warn_user
 
 
 class _RequiredParameter:
@@ -160,9 +160,8 @@ class Optimizer:
 
         ids = [id(p) for p in tensors]
         if len(ids) != len(set(ids)):
-            warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will "
-                          "cause an error; see github.com/pytorch/pytorch/issues/40967 for more information",
-                          stacklevel=3)
+            warn_user("optimizer contains a parameter group with duplicate parameters; in future, this will "
+                      "cause an error; see github.com/pytorch/pytorch/issues/40967 for more information")
         seen = set()
         for group in self.param_groups:
             seen.update(id(p) for p in group["params"])

@@ -6,7 +6,6 @@ grad, is a leaf and has a grad_fn as its values do, and its gradient is its valu
 pattern -- PyTorch's masked sparse gradient. Dense code paths never see a sparse tensor: its storage is a
 stand-in that refuses, so an op without a sparse rule raises NotImplementedError pointing at to_dense().
 """
-import warnings
 
 import jax
 import numpy as np
@@ -21,6 +20,10 @@ from .._tensor import PeekedMetadata, Tensor
 from .._tensor_autograd import _NON_LEAF_GRAD_WARNING
 from . import _pattern as P
 from ._routes import combined, routes
+from .._flags import warn_once
+from .._user_frames import warn_user
+
+_warned = set()   # PyTorch's warnings given once per process
 
 _SUPPORTED = ("tapegrad's sparse COO tensors support to_dense(), coalesce(), sparse.sum and sum(), sparse +/- sparse, "
               "dense +/- sparse, products with sparse operands (sparse.mm, mm, addmm, matmul, @), mul, transpose, "
@@ -112,6 +115,9 @@ class SparseTensor(PeekedMetadata, InnerAutograd, Tensor):
 
     @classmethod
     def _make(cls, indices, values, size, coalesced):
+        if cls._sp_compressed and warn_once(_warned, "beta"):   # (PyTorch's TORCH_WARN_ONCE, its words)
+            warn_user("Sparse CSR tensor support is in beta state. If you miss a functionality in the sparse tensor "
+                      "support, please submit a feature request to https://github.com/pytorch/pytorch/issues.")
         self = object.__new__(cls)
         self._init(_NO_STORAGE, None, False)
         self._sp_indices, self._sp_values = indices, values
@@ -174,7 +180,7 @@ class SparseTensor(PeekedMetadata, InnerAutograd, Tensor):
         gave it on other patterns; dense when an op gave it a dense one (torch.mm, dense + sparse), as in
         PyTorch."""
         if not self.is_leaf:
-            warnings.warn(_NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+            warn_user(_NON_LEAF_GRAD_WARNING, UserWarning)
             return None
         sparse, extra = self._sparse_grad(), self._sp_extra
         if extra is not None:   # (kept as COO; a CSR or CSC leaf's gradient has its layout)

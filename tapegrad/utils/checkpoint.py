@@ -10,12 +10,12 @@ backward reruns the region in grad mode with the same random draws and backpropa
 fresh graph (parameters get their .grad from it, inputs through the node). That node runs in Python,
 node by node.
 """
-import warnings
 
 from .. import random as _random
 from .._grad_mode import enable_grad, is_grad_enabled
 from ..autograd.function import Function
 from . import _checkpoint_region
+from .._user_frames import warn_user
 
 __all__ = ["checkpoint", "checkpoint_sequential"]
 
@@ -76,7 +76,7 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism
                preserve_rng_state=True, **kwargs):
     """function(*args, **kwargs), keeping only the inputs for the backward (it reruns the function)."""
     if use_reentrant is None:
-        warnings.warn(_NO_REENTRANT_FLAG, UserWarning, stacklevel=2)
+        warn_user(_NO_REENTRANT_FLAG, UserWarning)
         use_reentrant = True
     if use_reentrant and (context_fn is not None or debug):
         raise ValueError("Passing `context_fn` or `debug` is only supported when use_reentrant=False.")
@@ -88,8 +88,7 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism
     if not is_grad_enabled():
         return function(*args)
     if use_reentrant and not any(_is_tensor(a) and a.requires_grad for a in args):
-        warnings.warn("None of the inputs have requires_grad=True. Gradients will be None", UserWarning,
-                      stacklevel=2)
+        warn_user("None of the inputs have requires_grad=True. Gradients will be None", UserWarning)
     out = _checkpoint_region.run(function, args)
     if out is not None:
         return out
@@ -102,7 +101,7 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism
 def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs):
     """Run a Sequential (or list of modules) in `segments` chunks, each but the last checkpointed."""
     if use_reentrant is None:
-        warnings.warn(_NO_REENTRANT_FLAG, UserWarning, stacklevel=2)
+        warn_user(_NO_REENTRANT_FLAG, UserWarning)
         use_reentrant = True
     modules = functions
     count = len(list(functions.children())) if hasattr(functions, "children") else len(functions)

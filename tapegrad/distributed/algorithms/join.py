@@ -7,11 +7,11 @@ collectives the others make in that iteration (with zeros), so that every collec
 the count reaches 0 all processes have joined: each hook's post_hook runs, told whether this process was
 among the last to join. The order of the collectives, the checks and the errors are PyTorch's.
 """
-import warnings
 from abc import ABC, abstractmethod
 from typing import NamedTuple
 
 from .. import _collectives, _group
+from ..._user_frames import warn_user
 
 __all__ = ["JoinHook", "Joinable", "Join"]
 
@@ -127,10 +127,9 @@ class Join:
         warn_threshold = 1000
         while not all_procs_joined:
             if i > warn_threshold:
-                warnings.warn(f"Detected uneven input skew of greater than {warn_threshold}. This means that rank "
-                              f"{self._rank} has at least {warn_threshold} fewer inputs than other currently-active "
-                              "ranks. This level of skew could lead to performance degradation during training.",
-                              stacklevel=2)
+                warn_user(f"Detected uneven input skew of greater than {warn_threshold}. This means that rank "
+                          f"{self._rank} has at least {warn_threshold} fewer inputs than other currently-active "
+                          "ranks. This level of skew could lead to performance degradation during training.")
             if self._get_num_nonjoined_procs() == 0:   # shadows the notify all-reduce of the others
                 all_procs_joined = True
             else:

@@ -8,7 +8,6 @@ another. Objects with state_dict()/load_state_dict() (Stateful) are saved and re
 several processes (each holding local tensors, as under DistributedDataParallel) rank 0 writes and every
 process reads.
 """
-import warnings
 
 import jax
 
@@ -17,6 +16,7 @@ from .default_planner import DefaultLoadPlanner
 from .filesystem import FileSystemReader, FileSystemWriter
 from .metadata import TensorStorageMetadata
 from .stateful import Stateful
+from ..._user_frames import warn_user
 
 __all__ = ["save", "load", "async_save", "save_state_dict", "load_state_dict"]
 
@@ -122,15 +122,15 @@ def async_save(state_dict, *, checkpoint_id=None, storage_writer=None, planner=N
 
 def save_state_dict(state_dict, storage_writer, process_group=None, coordinator_rank=0, no_dist=False, planner=None):
     """PyTorch's earlier name of save (deprecated there, with this warning)."""
-    warnings.warn("`save_state_dict` is deprecated and will be removed in future versions.Please use `save` instead.",
-                  FutureWarning, stacklevel=2)
+    warn_user("`save_state_dict` is deprecated and will be removed in future versions.Please use `save` instead.",
+              FutureWarning)
     return save(state_dict, storage_writer=storage_writer, planner=planner, no_dist=no_dist)
 
 
 def load_state_dict(state_dict, storage_reader, process_group=None, coordinator_rank=0, no_dist=False, planner=None):
     """PyTorch's earlier name of load (deprecated there, with this warning)."""
-    warnings.warn("`load_state_dict` is deprecated and will be removed in future versions. Please use `load` "
-                  "instead.", FutureWarning, stacklevel=2)
+    warn_user("`load_state_dict` is deprecated and will be removed in future versions. Please use `load` "
+              "instead.", FutureWarning)
     return load(state_dict, storage_reader=storage_reader, planner=planner, no_dist=no_dist)
 
 

@@ -5,7 +5,6 @@ The lengths are read on the host, as PyTorch's kernel reads them (`.to(kCPU)`): 
 values, and a concatenated target's longest length sizes the kernel. In a traced function that is a graph
 break, as for any value Python needs.
 """
-import warnings
 
 import numpy as np
 
@@ -15,6 +14,7 @@ from ..._dispatch import apply
 from ..._ops import nn_ctc as K
 from ._util import SCALAR_NAMES
 from .loss import _reduction
+from ..._user_frames import warn_user
 
 # torch.ctc_loss's overloads as PyTorch's parser lists them (the int-list form first): which one the call fits
 # decides how the lengths are read
@@ -27,8 +27,8 @@ _CHECKING = " (while checking arguments for ctc_loss_allocate_outputs)"
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
     """The Connectionist Temporal Classification loss, as torch.nn.functional.ctc_loss."""
     if reduction == "elementwise_mean":   # (PyTorch's _Reduction.get_enum still takes it)
-        warnings.warn("reduction='elementwise_mean' is deprecated. Please use reduction='mean' instead.",
-                      UserWarning, stacklevel=2)
+        warn_user("reduction='elementwise_mean' is deprecated. Please use reduction='mean' instead.",
+                  UserWarning)
         reduction = "mean"
     enum = _ENUM[_reduction(None, None, reduction)]
     # PyTorch's Python function passes everything to torch.ctc_loss positionally

@@ -1,11 +1,11 @@
 """nn.functional's remaining small functions: alpha and 3-d feature dropout, gumbel_softmax,
 local_response_norm, the in-place activations and the `_with_indices` pooling aliases. Each is composed of
 other functions as PyTorch's nn.functional composes it, so the recorded nodes are PyTorch's."""
-import warnings
 
 from . import activation as A, fractional_pooling as FP, pooling as P, sparse as S
 from ..._arg_types import as_bool
 from ._util import maybe_inplace
+from ..._user_frames import warn_user
 
 
 # ---- dropout ------------------------------------------------------------------------------------
@@ -28,11 +28,11 @@ def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
 def dropout3d(input, p=0.5, training=True, inplace=False):
     S._check_p(p)
     if input.ndim not in (4, 5):
-        warnings.warn(f"dropout3d: Received a {input.ndim}-D input to dropout3d, which is deprecated and will result "
-                      "in an error in a future release. To retain the behavior and silence this warning, please use "
-                      "dropout instead. Note that dropout3d exists to provide channel-wise dropout on inputs with 3 "
-                      "spatial dimensions, a channel dimension, and an optional batch dimension (i.e. 4D or 5D "
-                      "inputs).", stacklevel=2)
+        warn_user(f"dropout3d: Received a {input.ndim}-D input to dropout3d, which is deprecated and will result "
+                  "in an error in a future release. To retain the behavior and silence this warning, please use "
+                  "dropout instead. Note that dropout3d exists to provide channel-wise dropout on inputs with 3 "
+                  "spatial dimensions, a channel dimension, and an optional batch dimension (i.e. 4D or 5D "
+                  "inputs).")
     if input.ndim == 5:
         return S._feature_dropout(input, p, training, inplace, 3)
     # PyTorch's unbatched input: a batch of one (UnsqueezeBackward0 ... SqueezeBackward1); in place, the
@@ -47,7 +47,7 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
     from ..._creation import empty_like, zeros_like
     from ..._memory_format import contiguous_format
     if eps != 1e-10:
-        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+        warn_user("`eps` parameter is deprecated and has no effect.")
     # ~Gumbel(0, 1), drawn in a contiguous buffer as PyTorch's (legacy_contiguous_format)
     gumbels = -empty_like(logits, memory_format=contiguous_format).exponential_().log()
     y_soft = ((logits + gumbels) / tau).softmax(dim)

@@ -1,9 +1,9 @@
 """affine_grid and grid_sample (spatial transformer networks), with PyTorch's checks."""
-import warnings
 
 from ..._dispatch import apply
 from ..._ops import nn_grid as K
 from ._util import SCALAR_NAMES
+from ..._user_frames import warn_user
 
 _ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
                   "Please specify align_corners=True if the old behavior is desired. See the documentation of "
@@ -12,7 +12,7 @@ _ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to a
 
 def _align(align_corners):
     if align_corners is None:
-        warnings.warn(_ALIGN_WARNING)
+        warn_user(_ALIGN_WARNING)
         return False
     return bool(align_corners)
 
@@ -29,9 +29,9 @@ def affine_grid(theta, size, align_corners=None):
         raise ValueError(f"Expected a batch of {dims}D affine matrices of shape Nx{dims}x{dims + 1} for size "
                          f"{size}. Got {theta.shape}.")
     if align_corners and min(size[2:]) == 1:
-        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
-                      "align_corners=True. This is not an intended use case of affine_grid. See the "
-                      "documentation of affine_grid for details.", stacklevel=2)
+        warn_user("Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
+                  "align_corners=True. This is not an intended use case of affine_grid. See the "
+                  "documentation of affine_grid for details.")
     elif min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
     return apply(K.affine_grid, theta, size=tuple(int(s) for s in size), align_corners=align_corners)

@@ -1,7 +1,6 @@
 """F.interpolate / F.upsample: PyTorch's argument handling, then one gather-and-weight kernel whose
 per-axis plan (`_interp_plan`) holds PyTorch's indices and weights for the mode."""
 import operator
-import warnings
 
 from ... import _dtypes
 from ..._argument_errors import explained
@@ -11,6 +10,7 @@ from ..._ops import nn as K
 from . import _interp_fixed_point as FP
 from . import _interp_plan as P
 from ._util import check_float_kernel
+from ..._user_frames import warn_user
 
 _MODES = "nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact"
 _LINEAR = {"linear": 1, "bilinear": 2, "trilinear": 3}
@@ -161,7 +161,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
 
 
 def _deprecated(name):
-    warnings.warn(f"`nn.functional.{name}` is deprecated. Use `nn.functional.interpolate` instead.", stacklevel=3)
+    warn_user(f"`nn.functional.{name}` is deprecated. Use `nn.functional.interpolate` instead.")
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):

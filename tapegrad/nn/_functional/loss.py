@@ -1,6 +1,5 @@
 """Loss functions. Each is one kernel in `_ops/nn_loss.py`; this layer checks arguments as PyTorch does."""
 import math
-import warnings
 
 from ... import _dtypes as D
 from ..._dispatch import apply
@@ -12,6 +11,7 @@ from ..._autocast import policy
 from ..._functional._arith import _check_kernel
 from ..._functional._common import check_tensors, result_dtype
 from ..._inplace import refused_cast
+from ..._user_frames import warn_user
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -19,8 +19,8 @@ _REDUCTIONS = ("none", "mean", "sum")
 def legacy_reduction(size_average, reduce, emit_warning=True):
     """PyTorch's mapping of the deprecated size_average/reduce flags to `reduction`."""
     if emit_warning:
-        warnings.warn("size_average and reduce args will be deprecated, please use reduction='{}' instead.".format(
-            _legacy(size_average, reduce)), UserWarning, stacklevel=4)
+        warn_user("size_average and reduce args will be deprecated, please use reduction='{}' instead.".format(
+            _legacy(size_average, reduce)), UserWarning)
     return _legacy(size_average, reduce)
 
 
@@ -43,20 +43,20 @@ def _broadcast(input, target, name):
     (an ExpandBackward0 node in its graph), after _check_sizes' warning."""
     if tuple(target.shape) == tuple(input.shape):
         return input, target
-    _check_sizes(input, target, name, stacklevel=4)
+    _check_sizes(input, target, name)
     shape = tuple(broadcast_shapes(input.shape, target.shape))
     return tuple(t if tuple(t.shape) == shape else expand(t, shape) for t in (input, target))
 
 
-def _check_sizes(input, target, name, strict=False, stacklevel=3):
+def _check_sizes(input, target, name, strict=False):
     if tuple(target.shape) == tuple(input.shape):
         return
     if strict:
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
                          f"({input.shape}) is deprecated. Please ensure they have the same size.")
-    warnings.warn(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
-                  "This will likely lead to incorrect results due to broadcasting. Please ensure they have the "
-                  "same size.", UserWarning, stacklevel=stacklevel)
+    warn_user(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
+              "This will likely lead to incorrect results due to broadcasting. Please ensure they have the same "
+              "size.", UserWarning)
 
 
 @policy("mse_loss")
@@ -304,10 +304,10 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
                            "first, e.g. x.float().")
     reduction = _reduction(size_average, reduce, reduction, _REDUCTIONS + ("batchmean",))
     if reduction == "mean":
-        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
-                      "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
-                      "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
-                      UserWarning, stacklevel=2)
+        warn_user("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                  "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                  "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                  UserWarning)
     return _kl_div(input, target, reduction, log_target)
 
 

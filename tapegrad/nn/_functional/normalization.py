@@ -1,6 +1,5 @@
 """batch_norm, layer_norm, group_norm, rms_norm, normalize."""
 import math
-import warnings
 
 import numpy as np
 
@@ -12,6 +11,7 @@ from ..._functional._common import check_tensors
 from ..._grad_mode import no_grad
 from ..._ops import elementwise as K_E, nn_normalization as K
 from ._util import check_float, check_mixed_params, check_param_dtypes, refuse_grad
+from ..._user_frames import warn_user
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
@@ -139,8 +139,8 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     check_float(input, "rms_norm")
     ndim = _normalized_ndim(input, normalized_shape, "rms_norm")
     if weight is not None and weight.dtype is not input.dtype and warn_once(_warned, "rms_norm"):   # (once per process)
-        warnings.warn(f"Mismatch dtype between input and weight: input dtype = {cpp_name(input.dtype)}, weight dtype = "
-                      f"{cpp_name(weight.dtype)}, Cannot dispatch to fused implementation.", UserWarning, stacklevel=2)
+        warn_user(f"Mismatch dtype between input and weight: input dtype = {cpp_name(input.dtype)}, weight dtype = "
+                  f"{cpp_name(weight.dtype)}, Cannot dispatch to fused implementation.", UserWarning)
     # PyTorch's composite: x * rsqrt(mean(x ** 2) + eps), times the weight, computed in float32 for half and
     # bfloat16 input and cast back to the input's dtype once
     opmath = float32 if input.dtype.itemsize < 4 else input.dtype

@@ -14,6 +14,7 @@ from ...device import MIXED_DEVICES
 from ...random import bernoulli
 from ..._arg_types import as_bool, as_int
 from ._util import maybe_inplace, SCALAR_NAMES
+from ..._user_frames import warn_user
 
 
 def keep_mask(shape, p, device=None, generator=None):
@@ -151,7 +152,24 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
 
 
 def dropout2d(input, p=0.5, training=True, inplace=False):
-    return _feature_dropout(input, p, training, inplace, 2)
+    """As PyTorch's: any input is taken as (N, C, ...), one noise value per (sample, channel), with its warnings for
+    the ranks other than 4."""
+    _check_p(p)
+    if input.ndim not in (3, 4):
+        warn_user(f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is deprecated and will result in "
+                  "an error in a future release. To retain the behavior and silence this warning, please use dropout "
+                  "instead. Note that dropout2d exists to provide channel-wise dropout on inputs with 2 spatial "
+                  "dimensions, a channel dimension, and an optional batch dimension (i.e. 3D or 4D inputs).")
+    if input.ndim == 3:
+        warn_user("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout behavior is "
+                  "desired - input is interpreted as shape (N, C, L), where C is the channel dim. This behavior will "
+                  "change in a future release to interpret the input as one without a batch dimension, i.e. shape "
+                  "(C, H, W). To maintain the 1D channel-wise dropout behavior, please switch to using dropout1d "
+                  "instead.")
+    if input.ndim < 2 and training and 0.0 < p < 1.0 and input.numel():
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    # (no unbatched case: one noise value per element of the first two dims, whatever the rank)
+    return _feature_dropout(input, p, training, inplace, max(input.ndim - 2, 0))
 
 
 def _check_indices(input, name, position=1):

@@ -1,8 +1,8 @@
 """InstanceNorm1d/2d/3d: each sample's channels normalised over their own spatial extent."""
-import warnings
 
 from .. import functional as F
 from .normalization import _BatchNorm, _LazyNormBase
+from ..._user_frames import warn_user
 
 
 class _InstanceNorm(_BatchNorm):
@@ -19,8 +19,8 @@ class _InstanceNorm(_BatchNorm):
             if self.affine:
                 raise ValueError(f"expected input's size at dim={feature_dim} to match num_features "
                                  f"({self.num_features}), but got: {input.shape[feature_dim]}.")
-            warnings.warn(f"input's size at dim={feature_dim} does not match num_features. You can silence this "
-                          "warning by not passing in num_features, which is not used because affine=False")
+            warn_user(f"input's size at dim={feature_dim} does not match num_features. You can silence this "
+                      "warning by not passing in num_features, which is not used because affine=False")
         unbatched = input.ndim == self._no_batch_dim
         x = input.unsqueeze(0) if unbatched else input
         out = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,

@@ -1,7 +1,6 @@
 """RNN, LSTM, GRU: one kernel call per forward (every layer and direction inside it)."""
 import math
 import numbers
-import warnings
 
 from ... import _creation as C
 from ..._dispatch import apply
@@ -11,6 +10,7 @@ from .._functional.sparse import keep_mask
 from ..parameter import Parameter
 from .._packed_sequence import PackedSequence, _padded_sorted, _repack
 from .module import Module
+from ..._user_frames import warn_user
 
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 
@@ -28,9 +28,8 @@ class RNNBase(Module):
             raise ValueError("dropout should be a number in range [0, 1] representing the probability of an "
                              "element being zeroed")
         if dropout > 0 and num_layers == 1:
-            warnings.warn("dropout option adds dropout after all but last recurrent layer, so non-zero dropout "
-                          f"expects num_layers greater than 1, but got dropout={dropout} and num_layers={num_layers}",
-                          stacklevel=2)
+            warn_user("dropout option adds dropout after all but last recurrent layer, so non-zero dropout "
+                      f"expects num_layers greater than 1, but got dropout={dropout} and num_layers={num_layers}")
         _of_type("bias", bias, bool)
         _of_type("batch_first", batch_first, bool)
         _of_type("input_size", input_size, int)

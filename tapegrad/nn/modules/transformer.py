@@ -10,6 +10,7 @@ from .dropout import Dropout
 from .linear import Linear, NonDynamicallyQuantizableLinear
 from .module import Module
 from .normalization import LayerNorm
+from ..._user_frames import warn_user
 
 
 class MultiheadAttention(Module):
@@ -92,6 +93,10 @@ def _activation(name):
     raise RuntimeError(f"activation should be relu/gelu, not {name}")
 
 
+# the functions as the signatures' defaults bound them (a wrapper installed on nn.functional later is not them)
+_RELU, _GELU = F.relu, F.gelu
+
+
 class TransformerEncoderLayer(Module):
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation=F.relu, layer_norm_eps=1e-5,
                  batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
@@ -108,6 +113,11 @@ class TransformerEncoderLayer(Module):
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
         self.activation = _activation(activation) if isinstance(activation, str) else activation
+        # PyTorch's fast-path flag (1: relu, 2: gelu, else 0), which TransformerEncoder's warning reads
+        from .activation import GELU, ReLU
+        act = self.activation
+        self.activation_relu_or_gelu = (1 if act in (F.relu, _RELU) or isinstance(act, ReLU) else
+                                        2 if act in (F.gelu, _GELU) or isinstance(act, GELU) else 0)
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
         x = src
@@ -126,12 +136,37 @@ class TransformerEncoderLayer(Module):
         return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
 
 
+def _why_not_sparsity_fast_path(layer):
+    """PyTorch's reason (its order and words) why a TransformerEncoder of `layer` takes no nested-tensor path."""
+    name = "encoder_layer"
+    if not isinstance(layer, TransformerEncoderLayer):
+        return f"{name} was not TransformerEncoderLayer"
+    attn = layer.self_attn
+    reasons = [(layer.norm_first, f"{name}.norm_first was True"),
+               (not attn.batch_first, f"{name}.self_attn.batch_first was not True(use batch_first for better "
+                                      "inference performance)"),
+               (not attn._qkv_same_embed_dim, f"{name}.self_attn._qkv_same_embed_dim was not True"),
+               (attn.in_proj_bias is None, f"{name}.self_attn was passed bias=False"),
+               (not layer.activation_relu_or_gelu, f"{name}.activation_relu_or_gelu was not True"),
+               (layer.norm1.eps != layer.norm2.eps, f"{name}.norm1.eps was not equal to {name}.norm2.eps"),
+               (attn.num_heads % 2 == 1, f"{name}.self_attn.num_heads is odd")]
+    return next((why for failed, why in reasons if failed), "")
+
+
 class TransformerEncoder(Module):
     def __init__(self, encoder_layer, num_layers, norm=None, enable_nested_tensor=True, mask_check=True):
         super().__init__()
         self.layers = ModuleList([copy.deepcopy(encoder_layer) for _ in range(num_layers)])
         self.num_layers = num_layers
         self.norm = norm
+        # PyTorch's nested-tensor fast path (tapegrad has none: the flags are kept, and PyTorch's warning given
+        # where PyTorch's layer would not take it)
+        self.enable_nested_tensor = self.use_nested_tensor = enable_nested_tensor
+        self.mask_check = mask_check
+        why_not = _why_not_sparsity_fast_path(encoder_layer)
+        if enable_nested_tensor and why_not:
+            warn_user(f"enable_nested_tensor is True, but self.use_nested_tensor is False because {why_not}")
+            self.use_nested_tensor = False
 
     def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
         output = src

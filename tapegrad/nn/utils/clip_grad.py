@@ -1,12 +1,12 @@
 """Gradient clipping: each function reads and rewrites all gradients in one jitted call (foreach style)."""
 import functools
 import types
-import warnings
 
 import jax
 import jax.numpy as jnp
 
 from ..._tensor import Tensor
+from ..._user_frames import warn_user
 
 _NONFINITE = ("The total norm of order {} for gradients from `parameters` is non-finite, so it cannot be clipped. "
               "To disable this error and scale the gradients by the non-finite norm anyway, set "
@@ -61,7 +61,7 @@ def _as_list(parameters):
     is_generator = isinstance(parameters, types.GeneratorType)
     parameters = list(parameters)
     if is_generator and not parameters:
-        warnings.warn("`parameters` is an empty generator, no gradient clipping will occur.", stacklevel=3)
+        warn_user("`parameters` is an empty generator, no gradient clipping will occur.")
     return parameters
 
 
@@ -113,8 +113,8 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
 
 def clip_grad_norm(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
     """Deprecated alias of clip_grad_norm_."""
-    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of `torch.nn.utils.clip_grad_norm_`.",
-                  FutureWarning, stacklevel=2)
+    warn_user("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of `torch.nn.utils.clip_grad_norm_`.",
+              FutureWarning)
     return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 
 

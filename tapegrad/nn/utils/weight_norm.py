@@ -1,9 +1,9 @@
 """PyTorch's legacy torch.nn.utils.weight_norm: `<name>_g` and `<name>_v` parameters, a forward pre-hook
 recomputing `<name>` (deprecated in PyTorch in favour of parametrizations.weight_norm)."""
-import warnings
 
 from ..parameter import Parameter
 from .parametrizations import _norm_except_dim
+from ..._user_frames import warn_user
 
 __all__ = ["WeightNorm", "weight_norm", "remove_weight_norm"]
 
@@ -20,8 +20,8 @@ class WeightNorm:
 
     @staticmethod
     def apply(module, name, dim):
-        warnings.warn("`torch.nn.utils.weight_norm` is deprecated in favor of "
-                      "`torch.nn.utils.parametrizations.weight_norm`.", FutureWarning, stacklevel=3)
+        warn_user("`torch.nn.utils.weight_norm` is deprecated in favor of "
+                  "`torch.nn.utils.parametrizations.weight_norm`.", FutureWarning)
         for hook in module._forward_pre_hooks.values():
             if isinstance(hook, WeightNorm) and hook.name == name:
                 raise RuntimeError(f"Cannot register two weight_norm hooks on the same parameter {name}")

@@ -2,7 +2,7 @@
 import bisect
 import itertools
 import math
-import warnings
+from ..._user_frames import warn_user
 
 
 class Dataset:
@@ -145,8 +145,7 @@ def random_split(dataset, lengths, generator=None):
         lengths = subset_lengths
         for i, length in enumerate(lengths):
             if length == 0:
-                warnings.warn(f"Length of split at index {i} is 0. This might result in an empty dataset.",
-                              stacklevel=2)
+                warn_user(f"Length of split at index {i} is 0. This might result in an empty dataset.")
     if sum(lengths) != len(dataset):
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
     indices = randperm(sum(lengths), generator=generator).tolist()
