@@ -127,7 +127,6 @@ class Op:
                  result_backward=None, reverse_fn=None, no_derivative_at=None, scalar_opmath=False,
                  backward_name=None, tie_undefined=False, no_double_backward=None, no_kernel_for=None):
         self.name = name
-        self.no_kernel_for = no_kernel_for
         self.fn = fn
         self.scalar_opmath = scalar_opmath
         self.reverse_fn = reverse_fn
@@ -139,6 +138,7 @@ class Op:
         self.saves_inputs = saves_inputs
         self.fused_backward = fused_backward or no_double_backward is not None
         self.no_double_backward = no_double_backward
+        self.no_kernel_for = no_kernel_for
         self.backward_name = backward_name
         self.tie_undefined = tie_undefined
         self.custom = None

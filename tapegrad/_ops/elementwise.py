@@ -102,7 +102,8 @@ def _lerp_jvp(primals, tangents):
 
 
 def _isclose(a, b, rtol, atol, equal_nan):
-    if a.dtype == jnp.bool_:   # (PyTorch measures the error of bools in the default float dtype)
+    if a.dtype == jnp.bool_:   # (PyTorch measures the error of bools in the default dtype: float32 here, which
+                               # gives the same answer for 0 and 1 against any tolerance but at its last bit)
         a, b = a.astype(jnp.float32), b.astype(jnp.float32)
     close = jnp.abs(a - b) <= atol + rtol * jnp.abs(b)
     close = (a == b) | (close & jnp.isfinite(a) & jnp.isfinite(b))
