@@ -77,7 +77,9 @@ torch.special.log_ndtr(h) torch.special.zeta(g,g) torch.special.legendre_polynom
 torch.special.modified_bessel_i0(g) torch.special.spherical_bessel_j0(h) torch.pdist(h2) torch.cdist(g2,g2)
 torch.polar(h,h) torch.polar(g,g) torch.complex(g,g) torch.complex(h,f) b<<b b>>True torch.searchsorted(b,b)
 torch.normal(i1,1.0) torch.normal(1.0,b) F.kl_div(i1,f,reduction='sum') F.kl_div(f,b,reduction='sum')
-F.soft_margin_loss(i1,i1) F.soft_margin_loss(i1,f.double()) torch.isclose(b,i1)""".split()
+F.soft_margin_loss(i1,i1) F.soft_margin_loss(i1,f.double()) torch.isclose(b,i1)
+torch.special.round(i1,decimals=1) torch.special.round(i1) torch.round(b,decimals=1) i1.round(decimals=0)
+x.round(decimals=0)""".split()
 # (PyTorch's integer pow of a negative exponent; a bool sum with alpha stays bool, alpha cast to bool)
 COMPUTED = """i1**torch.tensor([3,-2]) 2**i1 (-1)**i1 torch.tensor([1,-1,0,2])**torch.tensor([-3,-3,-1,-1])
 b.add(b,alpha=2)
@@ -88,7 +90,8 @@ b.div(i1,rounding_mode='floor') torch.nn.functional.dropout(i1,1.0) torch.nn.fun
 i1.__matmul__(i1) I.matmul(I) I[torch.tensor([1,0],dtype=torch.uint8)]
 I[:,torch.tensor([0,1],dtype=torch.uint8)] torch.isclose(b,b.flip(0)) torch.isclose(b,b.flip(0),atol=2)
 torch.isclose(b,b.flip(0),rtol=0.5,atol=0.6) torch.allclose(b,b) b<<1 i1>>b torch.searchsorted(i1.sort().values,b)
-torch.relu(f) torch.atan2(f,f.flip(0)) torch.clamp_min(f,f.flip(0)) F.mse_loss(f,f.flip(0))""".split()
+torch.relu(f) torch.atan2(f,f.flip(0)) torch.clamp_min(f,f.flip(0)) F.mse_loss(f,f.flip(0)) torch.round(i1)
+i1.round_()""".split()
 
 
 def _outcome(lib, code, values=False):

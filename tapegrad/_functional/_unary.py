@@ -121,7 +121,9 @@ def _check_integral(t, name):
 
 
 def round(input, *, decimals=None, out=None):
-    _check_kernel("round_vml_cpu" if decimals is None else "round_cpu", input)
+    # PyTorch copies an integer tensor for round() alone; with decimals its kernels take floats only (decimals=0
+    # runs the plain one)
+    _check_kernel("round_cpu" if decimals else "round_vml_cpu", input, floating_only=decimals is not None)
     return _apply(E.round, input, decimals=decimals)
 
 

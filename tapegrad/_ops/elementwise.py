@@ -376,7 +376,7 @@ clamp_max.no_kernel_for = {"complex": lambda static, kinds: missing_kernel("mini
 polygamma.no_kernel_for = polygamma_.no_kernel_for = {"complex": lambda static, kinds: missing_kernel(
     ("digamma", "trigamma")[static["n"]] if static["n"] < 2 else "polygamma")}
 round.no_kernel_for = {"complex": lambda static, kinds: missing_kernel(
-    "round_vml_cpu" if static.get("decimals") is None else "round_cpu")}
+    "round_cpu" if static.get("decimals") else "round_vml_cpu")}
 for _op in (floor, ceil, trunc):
     _op.no_kernel_for = {"complex": f"{_op.name} is not supported for complex inputs"}
 sign.no_kernel_for = {"complex": "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
