@@ -8,7 +8,6 @@ not seen by the tensor, and copy=False for them is refused (PyTorch would share 
 reason PyTorch's warning that a non-writable array or buffer may be written through the tensor is not given.
 """
 import builtins
-import warnings
 
 import jax
 import numpy as np
@@ -19,7 +18,7 @@ from ._flags import warn_once
 from ._functional._common import SCALAR_NAME
 from ._tensor import Tensor
 from .device import device as _device
-from ._recompiles import user_frame   # (the warning names the user's line, past any wrapper)
+from ._user_frames import warn_user
 
 __all__ = ["asarray"]
 
@@ -40,7 +39,7 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
         if isinstance(obj, Tensor):
             tensor = obj
             if requires_grad is None and tensor._requires_grad and warn_once(_warned, "requires_grad"):
-                warnings.warn(_UNSPECIFIED, UserWarning, stacklevel=user_frame()[1])
+                warn_user(_UNSPECIFIED, UserWarning)
             if requires_grad is None:
                 requires_grad = obj._requires_grad   # (obj's, whatever the copy below records)
         else:

@@ -109,9 +109,11 @@ class _Signature:
         self.plans = {}   # which arguments require grad (bit i for argument i) -> _NodePlan
 
 
-_KERNEL_GROUPS = {"complex64": "complex", "complex128": "complex", "float16": "half", "bfloat16": "half"}
+_KERNEL_GROUPS = {"complex64": "complex", "complex128": "complex", "float16": "half", "bfloat16": "half",
+                  "bool": "bool"}
 _KERNEL_FIXES = {"complex": ". Take .real, .imag or .abs() first.",
-                 "half": ". Convert the input first, e.g. x.float()."}
+                 "half": ". Convert the input first, e.g. x.float().",
+                 "bool": ". Convert the input first, e.g. x.long()."}
 
 
 def _refuse_kernel_dtype(op, static, cast, kinds):

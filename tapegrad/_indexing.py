@@ -2,7 +2,6 @@
 import builtins
 import functools
 import operator
-import warnings
 
 import jax.numpy as jnp
 import numpy as np
@@ -11,6 +10,7 @@ from . import _dtypes as D, _value_checks
 from ._dispatch import apply
 from ._ops import indexing as I
 from ._tensor import Tensor
+from ._user_frames import warn_user
 
 
 def _bounds_error(i, dim, size):
@@ -152,9 +152,8 @@ def _bytes_as_masks(index):
     items = index if isinstance(index, tuple) else (index,)
     if not any(isinstance(x, Tensor) and x.dtype is D.uint8 for x in items):
         return index
-    from ._recompiles import user_frame
-    warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead.",
-                  UserWarning, stacklevel=user_frame()[1])
+    warn_user("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead.",
+              UserWarning)
     items = tuple(x.bool() if isinstance(x, Tensor) and x.dtype is D.uint8 else x for x in items)
     return items if isinstance(index, tuple) else items[0]
 
@@ -372,7 +371,7 @@ def _single_mask(index):
 def setitem(t, index, value):
     from ._functional import scalar_or_tensor
     from ._grad_mode import _state
-    from ._inplace import _CAST_NAMES, VIEW_OF_LEAF_ERROR, check_inplace, inplace, warn_complex_to_real
+    from ._inplace import VIEW_OF_LEAF_ERROR, check_inplace, inplace, warn_complex_to_real
     from ._overlap import has_internal_overlap
     from ._scalar_range import check_fits
     from ._views import outside_base, shares_addresses
@@ -409,7 +408,7 @@ def setitem(t, index, value):
         value = _value_as_written(t, spec, arrays, value)
         if value.dtype is not t.dtype and not (value.numel() == 1 and _single_mask(index)):
             raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
-                               f"{_CAST_NAMES[t.dtype.name]} for the destination and {_CAST_NAMES[value.dtype.name]} "
+                               f"{D.SCALAR_NAMES[t.dtype.name]} for the destination and {D.SCALAR_NAMES[value.dtype.name]} "
                                "for the source.")
     if whole and not arrays:
         # PyTorch writes t itself: fill_ with a 0-d value (a Python number made one), else copy_

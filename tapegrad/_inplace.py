@@ -4,7 +4,6 @@ Autograd sees an in-place op as the functional op followed by a rebase of the
 tensor's history onto the new node; on a view, as one CopySlices node on the
 base plus a rebased view. PyTorch's leaf checks apply while grad mode is on.
 """
-import warnings
 
 import jax
 
@@ -18,6 +17,7 @@ from ._ops import indexing as I
 from ._view_info import grad_views, gradless_base_histories
 from ._views import (no_grad_view_message, outside_base, refresh_views, relative_steps, replayed, storage_error,
                      write)
+from ._user_frames import warn_user
 
 LEAF_ERROR = ("a leaf Variable that requires grad is being used in an in-place operation. "
               "Wrap the update in `with torch.no_grad():` (as an optimizer step does), "
@@ -82,9 +82,7 @@ def warn_complex_to_real(src, dst):
     imaginary part is dropped (see _ops/_cast); once per process, as PyTorch's TORCH_WARN_ONCE.
     src, dst: tapegrad dtypes."""
     if src.is_complex and not dst.is_complex and warn_once(_warned, "complex_to_real"):
-        from ._recompiles import user_frame
-        warnings.warn("Casting complex values to real discards the imaginary part", UserWarning,
-                      stacklevel=user_frame()[1])
+        warn_user("Casting complex values to real discards the imaginary part", UserWarning)
 
 
 def _can_cast(src, dst):
@@ -97,14 +95,11 @@ def _can_cast(src, dst):
     return True
 
 
-_CAST_NAMES = D.SCALAR_NAMES
-
-
 def refused_cast(result, desired, cpp_names=False, hint=""):
     """PyTorch's error for a result of dtype `result` written into a tensor of dtype `desired`, which cannot hold
     it (cpp_names: the desired type named as C++ does, 'long int')."""
-    name = D.cpp_name(desired) if cpp_names else _CAST_NAMES[desired.name]
-    return RuntimeError(f"result type {_CAST_NAMES[result.name]} can't be cast to the desired output type "
+    name = D.cpp_name(desired) if cpp_names else D.SCALAR_NAMES[desired.name]
+    return RuntimeError(f"result type {D.SCALAR_NAMES[result.name]} can't be cast to the desired output type "
                         f"{name}{hint}")
 
 

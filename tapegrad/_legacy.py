@@ -15,9 +15,7 @@ from ._host_put import put
 from ._user_frames import warn_user
 
 # PyTorch's type names: dtype -> "Float" in "torch.FloatTensor".
-_TYPE_NAMES = {D.bool_: "Bool", D.uint8: "Byte", D.int8: "Char", D.int16: "Short", D.int32: "Int",
-               D.int64: "Long", D.float16: "Half", D.bfloat16: "BFloat16", D.float32: "Float",
-               D.float64: "Double", D.complex64: "ComplexFloat", D.complex128: "ComplexDouble"}
+_TYPE_NAMES = {d: D.SCALAR_NAMES[d.name] for d in D.ALL}
 _BY_TYPE_NAME = {f"{name}Tensor": d for d, name in _TYPE_NAMES.items()}
 # The classes PyTorch offers (torch.FloatTensor ...); complex types have a name but no class.
 _CLASSES = ("Float", "Double", "Half", "BFloat16", "Long", "Int", "Short", "Byte", "Char", "Bool")

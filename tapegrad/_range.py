@@ -5,7 +5,6 @@ float for half and bfloat16 ones, int64 for integer ones: 1.5 is 1 there), the s
 in that type, truncated, and element i is start + i * step in that type, cast to the result's dtype.
 """
 import math
-import warnings
 
 import numpy as np
 
@@ -15,7 +14,7 @@ from ._flags import type_name
 from ._functional._common import SCALAR_NAME
 from ._host_put import put
 from ._tensor import Tensor
-from ._recompiles import user_frame   # (the warning names the user's line, past any wrapper)
+from ._user_frames import warn_user
 
 __all__ = ["range"]
 
@@ -30,7 +29,7 @@ _ACC = {"float64": (np.float64, "double"), "float32": (np.float64, "double"), "f
 def range(start, end, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """Values from start to end inclusive, step apart (deprecated: use arange, whose end is excluded)."""
     values = [_number(v, name, i) for i, (v, name) in enumerate(((start, "start"), (end, "end"), (step, "step")), 1)]
-    warnings.warn(_DEPRECATED, UserWarning, stacklevel=user_frame()[1])
+    warn_user(_DEPRECATED, UserWarning)
     dtype = D.as_dtype(dtype)
     if out is not None and dtype is not None and dtype is not out.dtype:
         raise RuntimeError(f"dtype {SCALAR_NAME[dtype.name]} does not match dtype of out parameter "

@@ -12,7 +12,6 @@ new sizes bump the version (so a value saved for backward is stale), and the sam
 import functools
 import math
 import operator
-import warnings
 
 import jax.numpy as jnp
 
@@ -27,7 +26,7 @@ from ._view_info import ViewInfo
 from ._view_layout import contiguous_strides
 from .autograd import Function
 from ._pointwise_layout import _strides_in_order   # (dense, dims in an order: channels-last's)
-from ._recompiles import user_frame   # (the warning names the user's line, past any wrapper)
+from ._user_frames import warn_user
 
 __all__ = ["resize_", "resize_as_", "resize", "resize_as"]
 
@@ -154,13 +153,13 @@ def _rebind(self, storage, sizes, strides, offset):
 
 def resize(self, *sizes):
     """Deprecated: a tensor of self's elements in the given sizes (the same number of them), differentiable."""
-    warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=user_frame()[1])
+    warn_user("non-inplace resize is deprecated", UserWarning)
     return Resize.apply(self, sizes)
 
 
 def resize_as(self, tensor):
     """Deprecated: resize(*tensor.size())."""
-    warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=user_frame()[1])
+    warn_user("non-inplace resize_as is deprecated", UserWarning)
     return Resize.apply(self, tensor.size())
 
 

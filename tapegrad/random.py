@@ -275,10 +275,6 @@ def _no_draws(shape, dtype, requires_grad):
     return _leaf(_meta.MetaArray(shape, dtype.np), requires_grad)
 
 
-_KERNEL_TYPE_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
-                      "int64": "Long", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
-
-
 def _check_random_bounds(d):
     if d.is_complex:
         raise RuntimeError("check_random_bounds handles only integral, floating-point and boolean types. Draw "
@@ -288,7 +284,7 @@ def _check_random_bounds(d):
 def _float_dtype(dtype, kernel="check_uniform_bounds"):
     d = D.as_dtype(dtype) or D.get_default_dtype()
     if not d.is_floating_point and not d.is_complex:
-        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_KERNEL_TYPE_NAMES[d.name]}'. "
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{D.SCALAR_NAMES[d.name]}'. "
                                   "Pass a floating dtype, e.g. dtype=torch.float32.")
     return d
 
@@ -344,7 +340,7 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
     d = D.as_dtype(dtype) or D.int64
     if d.is_complex:
-        raise NotImplementedError(f"\"randperm\" not implemented for '{_KERNEL_TYPE_NAMES[d.name]}'. Pass a real "
+        raise NotImplementedError(f"\"randperm\" not implemented for '{D.SCALAR_NAMES[d.name]}'. Pass a real "
                                   "dtype, e.g. dtype=torch.int64.")
     _size((n,))
     if _meta.named(device):

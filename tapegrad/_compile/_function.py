@@ -10,7 +10,6 @@ trace created state (the first optimizer step), its result carries a graph for t
 break was found (then every later call runs eagerly too, after one warning).
 """
 import sys
-import warnings
 
 import jax
 import jax.extend.core
@@ -23,6 +22,7 @@ from .._recompiles import RecompileWarning
 from .._tensor import Tensor
 from . import _checks, _deferred, _draws, _guard, _snapshot, _symbolic, _trace, _walk
 from .. import _autocast
+from .._user_frames import warn_user
 
 _OWNED = 3            # references to an array held by its storage alone: the storage, a list, getrefcount's argument
 RECOMPILE_LIMIT = 8   # programs per function; a key beyond that runs eagerly (PyTorch's cache_size_limit)
@@ -182,21 +182,20 @@ class CompiledFunction:
                               "(torch.where for a branch), or move the Python read out of the compiled function.") \
                 from e.__cause__
         self.broken = e
-        warnings.warn(message + " The function runs eagerly from now on, split at the read: its ops before and "
-                      "after it run through the tape, compiled as programs of their own once they repeat. Move the "
-                      "Python read out of the compiled function to compile it whole.", UserWarning,
-                      stacklevel=_user_level())
+        warn_user(message + " The function runs eagerly from now on, split at the read: its ops before and "
+                  "after it run through the tape, compiled as programs of their own once they repeat. Move the "
+                  "Python read out of the compiled function to compile it whole.", UserWarning)
         return None if args is None else self.fn(*args, **kwargs)
 
     def _warn_limit(self):
         if not self.warned_limit:
             self.warned_limit = True
             name = getattr(self.fn, "__qualname__", repr(self.fn))
-            warnings.warn(
+            warn_user(
                 f"tapegrad.compile: {name} was compiled {RECOMPILE_LIMIT} times (recompile limit): its guards "
                 "(shapes, dtypes, requires_grad, grad presence, training, Python values) keep changing. Calls "
                 "with guards not compiled before run eagerly from now on. Keep them the same from call to call "
-                "(pad batches to a few fixed sizes).", RecompileWarning, stacklevel=_user_level())
+                "(pad batches to a few fixed sizes).", RecompileWarning)
 
 
 class _Program:
@@ -360,14 +359,6 @@ def _first_step_fills_state(optimizer):
         return any(keys(group) for group in optimizer.param_groups)
     except (KeyError, NotImplementedError):
         return True
-
-
-def _user_level():
-    """warnings' stacklevel of the user's call (the first frame outside tapegrad), seen from the caller."""
-    f, level = sys._getframe(2), 2
-    while f is not None and f.f_globals.get("__name__", "").startswith("tapegrad"):
-        f, level = f.f_back, level + 1
-    return level
 
 
 _walk.walked_as[CompiledFunction] = lambda compiled: compiled.fn   # (reached from a function that calls it)

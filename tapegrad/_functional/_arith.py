@@ -127,12 +127,11 @@ def _check_integer_division(input, other):
             raise RuntimeError("ZeroDivisionError")
 
 
-def _check_kernel(kernel, *operands, floating_only=False, complex=True):
-    """PyTorch has no bool (or, for some ops, integer; or, without `complex`, complex) kernel:
-    NotImplementedError, as it raises."""
+def _check_kernel(kernel, *operands, floating_only=False):
+    """PyTorch has no bool (or, for some ops, integer) kernel: NotImplementedError, as it raises. (A kernel without a
+    complex version says so in the op table: Op.no_kernel_for.)"""
     dtype = result_dtype(*operands)
-    if dtype is D.bool_ or (floating_only and not (dtype.is_floating_point or dtype.is_complex)) or (
-            not complex and dtype.is_complex):
+    if dtype is D.bool_ or (floating_only and not (dtype.is_floating_point or dtype.is_complex)):
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_scalar_name(dtype)}'. Convert the "
                                   "inputs first, e.g. x.float().")
 
@@ -144,14 +143,14 @@ def floor_divide(input, other, *, out=None):
 def _floor_divide(input, other, op):
     # op: E.floor_divide, or E.floor_divide_ for the in-place method (its backward error names it)
     other = scalar_or_tensor(other)
-    _check_kernel("div_floor_cpu", input, other, complex=False)
+    _check_kernel("div_floor_cpu", input, other)
     _check_integer_division(input, other)
     return _apply(op, input, other)
 
 
 def remainder(input, other, *, out=None):
     other = scalar_or_tensor(other)
-    _check_kernel("remainder_cpu", input, other, complex=False)
+    _check_kernel("remainder_cpu", input, other)
     _check_integer_division(input, other)
     op = E.remainder if isinstance(input, Tensor) else E.remainder_scalar_self
     return _apply(op, scalar_or_tensor(input), other)
@@ -159,7 +158,7 @@ def remainder(input, other, *, out=None):
 
 def fmod(input, other, *, out=None):
     other = scalar_or_tensor(other)
-    _check_kernel("fmod_cpu", input, other, complex=False)
+    _check_kernel("fmod_cpu", input, other)
     _check_integer_division(input, other)
     return _apply(E.fmod, input, other)
 

@@ -1,13 +1,12 @@
 """Elementwise comparison and logic: eq, lt ..., logical_and ..., bitwise_and ..., isclose, allclose, equal."""
 import builtins
 
-from .. import _dtypes as D
 from .._broadcast_errors import broadcast_error
 from .._dispatch import edges_before_kernel
 from .._ops import elementwise as E
 from .._tensor import Tensor
 from ._arith import _apply, _binary
-from ._common import SCALAR_NAME, check_tensors, result_dtype, scalar_or_tensor
+from ._common import SCALAR_NAME, check_tensors, scalar_or_tensor
 from ._unary import _check_integral
 
 
@@ -22,16 +21,12 @@ logical_or = _binary(E.logical_or)
 logical_xor = _binary(E.logical_xor)
 
 
-def _bitwise(op, kernel=None, bools=True):
-    """bools: whether PyTorch's kernel takes a bool computation dtype (its shifts do not, for bool << bool)."""
-    kernel = kernel or op.name   # (PyTorch's shifts run its lshift / rshift kernels)
+def _bitwise(op, kernel=None):
+    kernel = kernel or op.name   # (PyTorch's shifts run its lshift / rshift kernels; bool << bool: the op table)
 
     def f(input, other, *, out=None):
         other = scalar_or_tensor(other)
         try:
-            if not bools and result_dtype(input, other) is D.bool_:
-                raise NotImplementedError(f"\"{kernel}_cpu\" not implemented for 'Bool'. Shift integer tensors: "
-                                          "convert first, e.g. x.long().")
             for x in (input, other):
                 if isinstance(x, Tensor):
                     _check_integral(x, kernel)
@@ -50,8 +45,8 @@ def _bitwise(op, kernel=None, bools=True):
 bitwise_and = _bitwise(E.bitwise_and)
 bitwise_or = _bitwise(E.bitwise_or)
 bitwise_xor = _bitwise(E.bitwise_xor)
-bitwise_left_shift = _bitwise(E.bitwise_left_shift, "lshift", bools=False)
-bitwise_right_shift = _bitwise(E.bitwise_right_shift, "rshift", bools=False)
+bitwise_left_shift = _bitwise(E.bitwise_left_shift, "lshift")
+bitwise_right_shift = _bitwise(E.bitwise_right_shift, "rshift")
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):

@@ -1,7 +1,6 @@
 """The functions behind tapegrad.linalg (PyTorch's torch.linalg): inverses, determinants, solves, decompositions
 and norms, with PyTorch's checks and LinAlgError; torch.norm, torch.dist and torch.svd over them."""
 import builtins
-import warnings
 
 import numpy as np
 
@@ -16,6 +15,7 @@ from ._common import SCALAR_NAME, dims as _dims, result_dtype, wrap_dim
 from .. import _value_checks
 from .._autocast import policy
 from ._linalg import matmul
+from .._user_frames import warn_user
 
 
 class _LinAlgError(RuntimeError):
@@ -202,8 +202,7 @@ def cholesky(input, upper=False, *, out=None):
     if not isinstance(upper, builtins.bool):
         raise TypeError(f"cholesky(): argument 'upper' (position 2) must be bool, not {type(upper).__name__}")
     if warn_once(_warned, "cholesky"):
-        from .._recompiles import user_frame
-        warnings.warn(_CHOLESKY_DEPRECATED, UserWarning, stacklevel=user_frame()[1])
+        warn_user(_CHOLESKY_DEPRECATED, UserWarning)
     _check_square_shape(input, "cholesky")
     _check_lapack_kernel(input, "cholesky_cpu")
     return _check_finite(apply(L.cholesky, input, upper=upper, legacy=True), "cholesky", _NOT_POSITIVE_DEFINITE,

@@ -2,7 +2,6 @@
 legacy torch.lu, lu_unpack, lu_solve, triangular_solve, cholesky_solve, cholesky_inverse, with PyTorch's
 checks, messages and LinAlgError; info (LAPACK's) as PyTorch's _ex functions return it."""
 import builtins
-import warnings
 
 import numpy as np
 
@@ -13,6 +12,7 @@ from . import _return_types as RT
 from .._broadcast_errors import broadcast_mismatch
 from ._common import SCALAR_NAME, check_tensors
 from ._linalg_functions import LinAlgError, _check_lapack_kernel, _check_square_shape
+from .._user_frames import warn_user
 
 
 def raise_for_info(info, error, name, describe):
@@ -89,8 +89,7 @@ _warned = set()
 def _deprecated(name, message):
     """PyTorch's warning for a deprecated function, once per process."""
     if warn_once(_warned, name):
-        from .._recompiles import user_frame
-        warnings.warn(message, UserWarning, stacklevel=user_frame()[1])
+        warn_user(message, UserWarning)
 
 
 def lu_legacy(A, pivot=True, get_infos=False, out=None):

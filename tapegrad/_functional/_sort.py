@@ -201,8 +201,5 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     if sorter is not None:
         sorted_sequence = sorted_sequence.gather(-1, sorter)
     common = D.promote_types(sorted_sequence.dtype, input.dtype)
-    if common is D.bool_:   # (nor a complex one: the op's no_kernel_for)
-        raise NotImplementedError("\"searchsorted_out_cpu\" not implemented for 'Bool'. Search integer values: "
-                                  "convert first, e.g. x.long().")
     return apply(S.searchsorted, sorted_sequence.to(common), input.to(common), side=side,
                  dtype=jnp.int32 if out_int32 else jnp.int64)

@@ -104,7 +104,7 @@ class Op:
                 is differentiated (the first of those the backward differentiates raises). The node is
                 recorded (its output requires grad); reaching it in backward raises.
     no_kernel_for for ops whose CPU kernel PyTorch has no version of for some dtypes: {"complex": text, "half":
-                text} (half: float16 and bfloat16), the text of its NotImplementedError with {} where the
+                text, "bool": text} (half: float16 and bfloat16), the text of its NotImplementedError with {} where the
                 computation dtype's name goes (missing_kernel), raised when a call computes in such a dtype
                 (checked once per call signature: _dispatch); or a function (statics as a dict, input kinds) ->
                 that text, where PyTorch's kernel depends on the call. JAX would order, round or compare complex

@@ -364,8 +364,12 @@ for _op, _kernel in ((lt, "lt_cpu"), (le, "le_cpu"), (gt, "gt_cpu"), (ge, "ge_cp
                      (floor_divide_, "div_floor_cpu"), (erf, "erf_vml_cpu"), (erfc, "erfc_vml_cpu"),
                      (erfinv, "erfinv_vml_cpu"), (lgamma, "lgamma_vml_cpu"), (digamma, "digamma"),
                      (mvlgamma, "arange_cpu"), (frac, "frac_cpu"), (logit, "logit_cpu"), (gcd, "gcd_cpu"),
-                     (lcm, "lcm_cpu")):
+                     (lcm, "lcm_cpu"), (remainder, "remainder_cpu"), (remainder_scalar_self, "remainder_cpu"),
+                     (fmod, "fmod_cpu")):
     _op.no_kernel_for = {"complex": missing_kernel(_kernel)}
+# (a shift computed in bool: bool << bool; a bool shifted by a number is promoted)
+bitwise_left_shift.no_kernel_for = {"bool": missing_kernel("lshift_cpu")}
+bitwise_right_shift.no_kernel_for = {"bool": missing_kernel("rshift_cpu")}
 for _op in (clamp, relu):
     _op.no_kernel_for = {"complex": CLAMP_COMPLEX}
 # (a tensor bound is PyTorch's maximum or minimum kernel's; the in-place polygamma_ too picks its kernel by n)

@@ -149,4 +149,5 @@ def _searchsorted(sequence, values, side, dtype):
 
 
 searchsorted = defop("searchsorted", _searchsorted, dtype_rule=KEEP, diff=(),
-                     no_kernel_for={"complex": missing_kernel("searchsorted_out_cpu")})
+                     no_kernel_for={"complex": missing_kernel("searchsorted_out_cpu"),
+                                    "bool": missing_kernel("searchsorted_out_cpu")})

@@ -95,12 +95,12 @@ def _as_tensor(data, dtype=None):
 def in_place_values(out, dtype, refusal):
     """out's values in dtype for an in-place result, or PyTorch's RuntimeError (refusal, formatted with the two
     dtype names) when the result type cannot be cast into it."""
-    from .._inplace import _CAST_NAMES, _can_cast
+    from .._inplace import _can_cast
     values = out._sp_values
     if values.dtype is dtype:
         return values
     if not _can_cast(values.dtype, dtype):
-        raise RuntimeError(refusal.format(_CAST_NAMES[values.dtype.name], _CAST_NAMES[dtype.name]))
+        raise RuntimeError(refusal.format(_dtypes.SCALAR_NAMES[values.dtype.name], _dtypes.SCALAR_NAMES[dtype.name]))
     return values.to(dtype)
 
 

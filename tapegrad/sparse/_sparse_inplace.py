@@ -4,6 +4,7 @@ An in-place op computes the out-of-place result and rebinds the tensor's entries
 and cast checks, as add_ does."""
 import numpy as np
 
+from .. import _dtypes
 from .._grad_mode import is_grad_enabled
 from .._tensor import Tensor
 from ._coo import SparseTensor, _as_tensor, in_place_values
@@ -67,11 +68,10 @@ def _copy(self, src, non_blocking=False):
 
 
 def _mul_in_place(self, other):
-    from .._inplace import _CAST_NAMES
     if isinstance(other, (float, complex)) and not (self.dtype.is_floating_point or self.dtype.is_complex):
         wide = "ComplexDouble" if isinstance(other, complex) else "Double"   # (PyTorch's check of a Python number)
         raise RuntimeError(f"result type {wide} can't be cast to the desired output type "
-                           f"{_CAST_NAMES[self.dtype.name]}")
+                           f"{_dtypes.SCALAR_NAMES[self.dtype.name]}")
     return self * other
 
 

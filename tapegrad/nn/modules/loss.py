@@ -1,11 +1,10 @@
 """Loss modules: thin holders of a loss function's options."""
-import warnings
 
 from .. import functional as F
 from .._functional.loss import legacy_reduction
 from .distance import PairwiseDistance
 from .module import Module
-from ..._recompiles import user_frame   # (the warning names the user's line, past any wrapper)
+from ..._user_frames import warn_user
 
 
 class _Loss(Module):
@@ -66,7 +65,7 @@ class NLLLoss2d(NLLLoss):
                       "https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for more details.")
 
     def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
-        warnings.warn(self.__deprecated__, FutureWarning, stacklevel=user_frame()[1])
+        warn_user(self.__deprecated__, FutureWarning)
         super().__init__(weight, size_average, ignore_index, reduce, reduction)
 
 
