@@ -408,8 +408,8 @@ def setitem(t, index, value):
         value = _value_as_written(t, spec, arrays, value)
         if value.dtype is not t.dtype and not (value.numel() == 1 and _single_mask(index)):
             raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
-                               f"{D.SCALAR_NAMES[t.dtype.name]} for the destination and {D.SCALAR_NAMES[value.dtype.name]} "
-                               "for the source.")
+                               f"{D.SCALAR_NAMES[t.dtype.name]} for the destination and "
+                               f"{D.SCALAR_NAMES[value.dtype.name]} for the source.")
     if whole and not arrays:
         # PyTorch writes t itself: fill_ with a 0-d value (a Python number made one), else copy_
         from ._methods import fill_into
