@@ -53,6 +53,9 @@ def _leaf(value, requires_grad=False):
     return t
 
 
+_SEQUENCES = (list, tuple, range)   # the Python sequences torch.tensor reads element by element
+
+
 def _infer_dtype(data):
     """PyTorch's dtype inference for Python data: each element's own type (bool, int64, the default
     float or complex for Python numbers; their dtype for NumPy scalars and tensors), promoted together."""
@@ -71,12 +74,12 @@ def _infer_dtype(data):
             seen = D.get_default_dtype()
         elif isinstance(x, builtins.complex):
             seen = D._default_complex()
-        elif isinstance(x, (list, tuple)):
+        elif isinstance(x, _SEQUENCES):
             for y in x:
                 visit(y)
             return
-        elif isinstance(x, str):
-            raise TypeError(f"new(): invalid data type 'str'. Convert strings to numbers first.")
+        elif isinstance(x, (str, bytes)):
+            raise TypeError(f"new(): invalid data type '{type(x).__name__}'. Convert strings to numbers first.")
         else:
             raise RuntimeError(f"Could not infer dtype of {type(x).__name__}. Pass numbers, sequences of "
                                "numbers, NumPy arrays or tensors.")
@@ -85,11 +88,21 @@ def _infer_dtype(data):
     return D.get_default_dtype() if found[0] is None else found[0]
 
 
+def _check_first_elements(data):
+    """PyTorch sizes nested data along its first elements before it reads them: a string met there is a
+    sequence of strings without end."""
+    x = data
+    while isinstance(x, _SEQUENCES) and len(x):
+        x = x[0]
+        if isinstance(x, str):
+            raise ValueError("too many dimensions 'str'")
+
+
 def _check_nested(data, dim=0):
     """PyTorch's errors for ragged nested sequences (NumPy's would name its own internals)."""
     if not data:
         return
-    nested = [isinstance(x, (list, tuple)) for x in data]
+    nested = [isinstance(x, _SEQUENCES) for x in data]
     if not any(nested):
         return
     if not all(nested):
@@ -107,8 +120,8 @@ def _check_nested(data, dim=0):
 def _to_numpy(data):
     if isinstance(data, Tensor):
         return np.asarray(data._value)
-    if isinstance(data, (list, tuple)):
-        return np.array([_element(x) if isinstance(x, Tensor) else _to_numpy(x) if isinstance(x, (list, tuple))
+    if isinstance(data, _SEQUENCES):
+        return np.array([_element(x) if isinstance(x, Tensor) else _to_numpy(x) if isinstance(x, _SEQUENCES)
                          else x for x in data])
     return np.asarray(data)
 
@@ -160,9 +173,11 @@ def _array(data, dtype, device):
         # np.array copies: jax.device_put of an aligned NumPy buffer on CPU is zero-copy, so later writes
         # to that buffer (e.g. a torch tensor's .numpy()) would leak into this immutable value.
         return put(np.array(data, dtype.np), _jax_device(device))
+    if isinstance(data, _SEQUENCES):
+        _check_first_elements(data)
     if dtype is None:
         dtype = _infer_dtype(data)
-    if isinstance(data, (list, tuple)):
+    if isinstance(data, _SEQUENCES):
         _check_nested(data)
     raw = _to_numpy(data)
     if raw.dtype.kind in "uO" and dtype.name == "int64" and raw.size and (

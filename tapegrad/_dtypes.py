@@ -94,6 +94,10 @@ def from_jax(np_dtype):
     try:
         return _BY_NP[np.dtype(np_dtype)]
     except KeyError:
+        if np.dtype(np_dtype).kind in "USOVMm":   # text, objects, records, dates: no tensor holds them
+            raise TypeError(f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype).type.__name__}. The only "
+                            "supported types are: float64, float32, float16, complex64, complex128, int64, int32, "
+                            "int16, int8, uint64, uint32, uint16, uint8, and bool.") from None
         raise TypeError(f"tapegrad has no dtype for {np_dtype}") from None
 
 

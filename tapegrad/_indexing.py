@@ -1,6 +1,7 @@
 """Tensor.__getitem__ / __setitem__: parse PyTorch index expressions into a static spec + index arrays."""
 import builtins
 import functools
+import numbers
 import operator
 
 import jax.numpy as jnp
@@ -8,6 +9,7 @@ import numpy as np
 
 from . import _dtypes as D, _value_checks
 from ._dispatch import apply
+from ._index_read import index_values, list_index
 from ._ops import indexing as I
 from ._tensor import Tensor
 from ._user_frames import warn_user
@@ -59,7 +61,7 @@ def parse(t, index):
         elif isinstance(x, slice):
             spec.append(tuple(None if v is None else builtins.int(v) for v in (x.start, x.stop, x.step)))
             if x.step is not None and x.step <= 0:
-                raise ValueError("step must be greater than zero")
+                raise ValueError("slice step cannot be zero" if x.step == 0 else "step must be greater than zero")
             dim += 1
             if kind not in ("select", "index") and x != slice(None):
                 kind = "slice"
@@ -136,10 +138,7 @@ def _index_array(x):
         if x.dtype not in (D.int64, D.int32, D.uint8, D.bool_):
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
         return x._value
-    arr = np.asarray(x)
-    if arr.dtype.kind not in "biu":
-        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-    return jnp.asarray(arr if arr.dtype == np.bool_ else arr.astype(np.int64))
+    return jnp.asarray(index_values(x))
 
 
 _VIEW_OPS = {"select": I.select, "slice": I.slice_, "unsqueeze": I.index_unsqueeze, "alias": I.index_alias}
@@ -159,6 +158,8 @@ def _bytes_as_masks(index):
 
 
 def getitem(t, index):
+    if type(index) is list:
+        index = list_index(index)
     index = _bytes_as_masks(index)
     try:
         spec, arrays, kind = parse(t, index)
@@ -368,13 +369,26 @@ def _single_mask(index):
     return len(tensors) == 1 and _index_array(tensors[0]).dtype in (jnp.bool_, jnp.uint8)
 
 
+def _number_value(value):
+    """A value setitem takes as a number: Python's and NumPy's numbers (NumPy's bool is none, and PyTorch's
+    checks for an int, a float or a complex do not take it either); arrays and lists are refused."""
+    return type(value) in (builtins.int, builtins.float, builtins.bool, builtins.complex) or isinstance(
+        value, numbers.Number)
+
+
 def setitem(t, index, value):
+    if type(index) is list:
+        index = list_index(index)
     from ._functional import scalar_or_tensor
     from ._grad_mode import _state
     from ._inplace import VIEW_OF_LEAF_ERROR, check_inplace, inplace, warn_complex_to_real
     from ._overlap import has_internal_overlap
     from ._scalar_range import check_fits
     from ._views import outside_base, shares_addresses
+    if not isinstance(value, Tensor) and not _number_value(value):   # (checked first, as PyTorch's valueToTensor)
+        from ._argument_errors import _tp_name
+        from ._legacy import type_name
+        raise TypeError(f"can't assign a {_tp_name(value)} to a {type_name(t)}")
     tensors = [x for x in (index if isinstance(index, tuple) else (index,)) if isinstance(x, Tensor)]
     if len(tensors) == 1 and tensors[0].dtype is D.uint8 and (not isinstance(value, Tensor) or not value.ndim):
         # (PyTorch fills through a lone uint8 mask with masked_fill_, which takes bool masks only)
