@@ -32,6 +32,7 @@ from . import _views  # noqa: E402,F401  (binds view creation into dispatch)
 from . import _methods  # noqa: E402,F401  (attaches Tensor methods)
 from . import _tensor_extras  # noqa: E402,F401  (Tensor.unfold, sum_to_size, fill_diagonal_, new...)
 from . import _tensor_layout, _tensor_dtype_device  # noqa: E402,F401  (attach Tensor's layout, to() and new_*)
+from . import _tensor_readonly  # noqa: E402,F401  (after every property: PyTorch's words for x.shape = ...)
 from .storage import TypedStorage, UntypedStorage  # noqa: E402  (and Tensor.storage(), untyped_storage())
 from ._creation import (  # noqa: E402
     tensor, as_tensor, from_numpy, zeros, ones, empty, full, zeros_like, ones_like, empty_like, full_like,

@@ -2,6 +2,7 @@
 import builtins
 import functools
 import inspect
+import numbers
 import types
 
 import jax.numpy as jnp
@@ -30,20 +31,57 @@ from ._view_info import ViewInfo
 F = types.SimpleNamespace(**{**vars(_functional), **_functional.WITHOUT_OUT})
 
 
+def _operand(x):
+    """The other operand of an operator: a tensor or a number, else TypeError (the operator then returns
+    NotImplemented). A NumPy array too, as PyTorch's operators: Python then asks NumPy, which computes
+    `tensor op array` itself (a tensor of NumPy's result, see __array_wrap__) and refuses `array op tensor`."""
+    if isinstance(x, Tensor) or type(x) in _NUMBERS:
+        return x
+    if isinstance(x, np.ndarray):
+        raise TypeError
+    return F.scalar_or_tensor(x)
+
+
+_NUMBERS = {builtins.int, builtins.float, builtins.bool, builtins.complex}
+
+
 def _reflected(fn):
     def method(self, other):
         try:
-            other = F.scalar_or_tensor(other)
+            other = _operand(other)
         except TypeError:
             return NotImplemented
         return fn(other, self)
     return method
 
 
-def _forward(fn):
+def _forward(fn, operand=_operand):
     def method(self, other):
         try:
-            other = F.scalar_or_tensor(other)
+            other = operand(other)
+        except TypeError:
+            return NotImplemented
+        return fn(self, other)
+    return method
+
+
+def _reflected_division(self, other):
+    # PyTorch's other / x is x.reciprocal() * other, an array's product computed by NumPy
+    if isinstance(other, np.ndarray):
+        return F.reciprocal(self) * other
+    try:
+        other = _operand(other)
+    except TypeError:
+        return NotImplemented
+    return F.mul(F.reciprocal(self), other)
+
+
+def _power(fn):
+    def method(self, other, modulo=None):
+        if modulo is not None:   # pow(x, y, m): Python's TypeError, as for PyTorch
+            return NotImplemented
+        try:
+            other = _operand(other)
         except TypeError:
             return NotImplemented
         return fn(self, other)
@@ -96,7 +134,11 @@ def _check_scaled_cast(self, other, subtract):
 def _inplace_method(fn, name, elementwise=False, scalar_arg=None):
     """x.op_(...) / x op= y: the out-of-place function, then written into x. args[scalar_arg] PyTorch reads
     once, as a number, before its loop: it is neither checked for overlap nor read again."""
+    operator = name.startswith("__i")
+
     def method(self, *args, **kwargs):
+        if operator and isinstance(args[0], np.ndarray):
+            return NotImplemented   # x op= array: Python computes x op array and rebinds x, as for PyTorch
         check_inplace(self, args)
         if name in _SCALED:
             _check_scaled_cast(self, args[0] if args else kwargs.get("other"), "sub" in name)
@@ -148,18 +190,19 @@ _OPERATORS = {
 }
 # 2 + x, 2 * x and 2 / x: PyTorch computes x.add(2), x.mul(2) and x.reciprocal() * 2 (torch.add(2, x) keeps
 # the scalar first).
-_REFLECTED = {"add": _forward(F.add), "mul": _forward(F.mul),
-              "truediv": _forward(lambda self, other: F.mul(F.reciprocal(self), other))}
+_REFLECTED = {"add": _forward(F.add), "mul": _forward(F.mul), "truediv": _reflected_division,
+              "pow": _power(lambda self, other: F.pow(other, self))}
 for _name, _fn in _OPERATORS.items():
-    setattr(Tensor, f"__{_name}__", _forward(_fn))
+    setattr(Tensor, f"__{_name}__", _power(_fn) if _name == "pow" else _forward(_fn))
     setattr(Tensor, f"__r{_name}__", _REFLECTED.get(_name) or _reflected(_fn))
     if _name != "matmul":   # (PyTorch's Tensor has no __imatmul__: a @= b rebinds a to a @ b)
         setattr(Tensor, f"__i{_name}__", _inplace_method(_forward(_fn), f"__i{_name}__", True))
-Tensor.__rsub__ = lambda self, other: F.rsub(self, other)
+Tensor.__rsub__ = _forward(lambda self, other: F.rsub(self, other))
 for _name, _fn in {"eq": F.eq, "ne": F.ne, "lt": F.lt, "le": F.le, "gt": F.gt, "ge": F.ge}.items():
-    setattr(Tensor, f"__{_name}__", _forward(_fn))
+    # (x == array compares with the array as a tensor, as PyTorch's; the others leave it to NumPy)
+    setattr(Tensor, f"__{_name}__", _forward(_fn, F.scalar_or_tensor if _name == "eq" else _operand))
 Tensor.__neg__ = lambda self: F.neg(self)
-Tensor.__pos__ = lambda self: self
+Tensor.__pos__ = lambda self: F.positive(self)
 Tensor.__abs__ = lambda self: F.abs(self)
 
 
@@ -175,7 +218,20 @@ def _invert(self):
 Tensor.__invert__ = _invert
 Tensor.__getitem__ = getitem
 Tensor.__setitem__ = setitem
-Tensor.__contains__ = lambda self, item: builtins.bool((self == item).any())
+
+
+def _contains(self, element):
+    if not isinstance(element, (Tensor, numbers.Number)):
+        raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a {type(element)}.")
+    return builtins.bool((element == self).any())   # (element first: a size mismatch names it tensor a)
+
+
+def _reversed(self):
+    return self if self.ndim == 0 else F.flip(self, 0)
+
+
+Tensor.__contains__ = _contains
+Tensor.__reversed__ = _reversed
 
 # ---- methods that are the functional API with self first -----------------------------
 # Functions PyTorch offers only as torch.* (no Tensor method).
@@ -402,5 +458,6 @@ Tensor.index_put_ = index_put_
 Tensor.where = where
 Tensor.pinverse = F._linalg_functions.pinverse
 Tensor.conj = F.conj
-Tensor.real = property(F.real)
-Tensor.imag = property(F.imag)
+# x.real = v and x.imag = v write the part through its view, as PyTorch's (imag of a real tensor refuses)
+Tensor.real = property(F.real, lambda self, value: F.real(self).copy_(value))
+Tensor.imag = property(F.imag, lambda self, value: F.imag(self).copy_(value))

@@ -14,7 +14,7 @@ import jax
 from . import _dtypes as D
 from . import _faults
 from ._arg_types import as_int
-from ._size import Size
+from ._size import Size, new_size
 from ._storage import Storage
 from .autograd._node import AccumulateGrad
 from .device import device_of
@@ -113,7 +113,7 @@ class Tensor:
     # (these read the value as _peek does, inline: every check of every op reads them, often several times)
     @property
     def shape(self):
-        return Size((self._storage._raw if self._view is None else self._view_value()).shape)
+        return new_size(Size, (self._storage._raw if self._view is None else self._view_value()).shape)
 
     def size(self, dim=None):
         return _size((self._storage._raw if self._view is None else self._view_value()).shape, dim)
@@ -256,7 +256,11 @@ def _rebuild(array, requires_grad):
 
 def _size(shape, dim):
     """Tensor.size(dim) of a value of `shape`."""
-    return Size(shape) if dim is None else shape[_wrap_dim(dim, len(shape))]
+    if dim is None:
+        return new_size(Size, shape)
+    if type(dim) is not int:
+        dim = as_int(dim, "dim", "size", 1)
+    return shape[_wrap_dim(dim, len(shape))]
 
 
 def _wrap_dim(dim, ndim):

@@ -2,6 +2,8 @@
 backward and detach; attached to the class as _methods.py attaches the maths."""
 import weakref
 
+from . import _dtypes as D
+from ._arg_types import as_bool
 from ._grad_mode import _state
 from ._tensor import Tensor, _check_rebase
 from ._view_info import gradless_base_histories
@@ -22,10 +24,14 @@ def requires_grad(self):
 
 @requires_grad.setter
 def requires_grad(self, flag):
+    if type(flag) is not bool:
+        raise RuntimeError("requires_grad must be a bool")
     self.requires_grad_(flag)
 
 
 def requires_grad_(self, requires_grad=True):
+    if type(requires_grad) is not bool:
+        requires_grad = as_bool(requires_grad, "requires_grad", "requires_grad_", 1)
     if self._grad_fn is not None:
         if requires_grad:
             return self
@@ -86,8 +92,9 @@ def grad(self, value):
                                f"size '{list(self.shape)}'. Please ensure that the gradient and the tensor are "
                                "the same size")
         if value.dtype != self.dtype:
-            raise RuntimeError(f"attempting to assign a gradient with dtype '{value.dtype.name}' to a tensor "
-                               f"with grad_dtype '{self.dtype.name}'. Convert it first, e.g. "
+            raise RuntimeError(f"attempting to assign a gradient with dtype '{D.cpp_name(value.dtype)}' to a tensor "
+                               f"with grad_dtype '{D.SCALAR_NAMES[self.dtype.name]}'. The gradient must match the "
+                               "tensor's grad_dtype (defaults to the tensor's dtype). Convert it first, e.g. "
                                "x.grad = g.to(x.dtype).")
     self._grad = value
 
@@ -171,6 +178,8 @@ def data(self):
 @data.setter
 def data(self, value):
     # `.data = t` rebinds this tensor to t's storage without autograd knowing (as in PyTorch).
+    if not isinstance(value, Tensor):
+        raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
     self._storage = value._storage
     self._view = value._view
 

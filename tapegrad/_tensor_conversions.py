@@ -32,8 +32,18 @@ def numpy(self, *, force=False):
 
 
 def __array__(self, dtype=None, copy=None):
-    a = self.numpy(force=False) if not self._requires_grad else _writable_numpy(self)
-    return a.astype(dtype) if dtype is not None else a
+    """np.asarray(t) is t.numpy(), as PyTorch's: a tensor that requires grad refuses (a NumPy array would drop
+    its history without a word)."""
+    a = self.numpy()
+    return a.astype(dtype, copy=False) if dtype is not None else a
+
+
+def __array_wrap__(self, array, context=None, return_scalar=False):
+    """A NumPy function of a tensor (np.sin(t), np.float64(2) * t, t * ndarray) gives a tensor of NumPy's result,
+    as PyTorch's: no history, NumPy's dtype (bools as uint8, PyTorch's own workaround)."""
+    from ._creation import from_numpy
+    array = np.asarray(array)
+    return from_numpy(array.astype(np.uint8) if array.dtype == np.bool_ else array)
 
 
 def item(self):
@@ -84,13 +94,22 @@ def __float__(self):
         _FLOAT_OF_GRAD_WARNED[0] = True
         warn_user("Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
                   "Consider using tensor.detach() first.", UserWarning)
-    return float(self._scalar("float"))
+    return float(_real(self._scalar("float"), "double"))
 
 
 def __int__(self):
     if _TRACING[0]:
         _tracer_warnings.converting("Python integer")
-    return int(self._scalar("int"))
+    return int(_real(self._scalar("int"), "int64_t"))
+
+
+def _real(value, c_type):
+    """A complex element as PyTorch converts it to a real number: its real part, if its imaginary part is 0."""
+    if type(value) is complex:
+        if value.imag:
+            raise RuntimeError(f"value cannot be converted to type {c_type} without overflow")
+        return value.real
+    return value
 
 
 def __index__(self):
@@ -199,6 +218,8 @@ def _writable_numpy(t):
 
 Tensor.numpy = numpy
 Tensor.__array__ = __array__
+Tensor.__array_wrap__ = __array_wrap__
+Tensor.__array_priority__ = 1000   # NumPy's operators defer to the tensor's (PyTorch's value)
 Tensor.item = item
 Tensor._host_scalar = _host_scalar
 Tensor.tolist = tolist

@@ -54,7 +54,7 @@ def scalar_or_tensor(x):
     """Python/NumPy scalars pass as Python scalars; tensors as themselves; else TypeError."""
     if isinstance(x, Tensor) or type(x) in _SCALARS:
         return x
-    if isinstance(x, numbers.Number):
+    if isinstance(x, (numbers.Number, np.bool_)):   # (NumPy's bool is no Number: PyTorch reads it as a bool)
         return x.item() if hasattr(x, "item") else x
     if isinstance(x, np.ndarray):
         from .._creation import tensor

@@ -12,13 +12,6 @@ from .._tensor import Tensor
 from . import _return_types as RT
 from ._common import SCALAR_NAME
 
-# C++'s names of the dtypes (caffe2::TypeMeta), as PyTorch's dtype-mismatch messages print them
-_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-              "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-              "uint8": "unsigned char", "bool": "bool", "complex64": "c10::complex<float>",
-              "complex128": "c10::complex<double>"}
-
-
 def histogramdd(input, bins, *, range=None, weight=None, density=False):
     """(hist, bin_edges) of the points input[..., :] in N = input.size(-1) dims. bins: a count for every dim,
     a count per dim, or per dim a 1-D tensor of edges; range: (lo, hi) per dim, flattened (counts only)."""
@@ -74,8 +67,8 @@ def _from_edges(input, bins, weight, density):
     for d, b in enumerate(bins):
         if b.dtype is not input.dtype:
             raise RuntimeError(f"torch.histogramdd: input tensor and bins tensors should have the same dtype, but "
-                               f"got input with dtype {_CPP_NAMES[input.dtype.name]} and bins for dimension {d} "
-                               f"with dtype {_CPP_NAMES[b.dtype.name]}")
+                               f"got input with dtype {D.cpp_name(input.dtype)} and bins for dimension {d} "
+                               f"with dtype {D.cpp_name(b.dtype)}")
         if b.ndim != 1:
             raise RuntimeError(f"torch.histogramdd: bins tensor should have one dimension, but got {b.ndim} "
                                f"dimensions in the bins tensor for dimension {d}")
@@ -149,8 +142,8 @@ def _weight_args(input, weight):
         return ()
     if weight.dtype is not input.dtype:
         raise RuntimeError(f"torch.histogramdd: if weight tensor is provided, input tensor and weight tensor should "
-                           f"have the same dtype, but got input({_CPP_NAMES[input.dtype.name]}), and "
-                           f"weight({_CPP_NAMES[weight.dtype.name]})")
+                           f"have the same dtype, but got input({D.cpp_name(input.dtype)}), and "
+                           f"weight({D.cpp_name(weight.dtype)})")
     if list(weight.shape or [1]) != list(input.shape[:-1]):
         raise RuntimeError(f"torch.histogramdd: if weight tensor is provided it should have the same shape as the "
                            f"input tensor excluding its innermost dimension, but got input with shape "

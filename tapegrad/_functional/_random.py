@@ -43,10 +43,12 @@ def _fill(self, generator, kind, op, *params):
     return inplace(self, op, source, *(builtins.float(v) for v in params), **drawn)
 
 
-def _check_continuous(t, distribution, type_names):
+def _check_continuous(t, distribution, cpp=False):
+    """(cpp: the dtype named as C++ does, 'long int', as cauchy_'s message; else as exponential_'s, 'Long')"""
     if not t.dtype.is_floating_point:
+        name = D.cpp_name(t.dtype) if cpp else SCALAR_NAME[t.dtype.name]
         raise RuntimeError(f"{distribution} distribution is a continuous probability distribution. dtype must be a "
-                           f"floating point but you specified {type_names[t.dtype.name]}. Fill a real floating "
+                           f"floating point but you specified {name}. Fill a real floating "
                            "tensor, e.g. x.float().")
 
 
@@ -78,20 +80,16 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
 
 
 def exponential_(self, lambd=1.0, *, generator=None):
-    _check_continuous(self, "Exponential", SCALAR_NAME)
+    _check_continuous(self, "Exponential")
     if lambd <= 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
     return _fill(self, generator, "exponential", RF.exponential, lambd)
 
 
-# the C++ type names PyTorch's cauchy_ error prints
-_C_TYPES = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-            "uint8": "unsigned char", "bool": "bool", "complex64": "c10::complex<float>",
-            "complex128": "c10::complex<double>"}
 
 
 def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
-    _check_continuous(self, "Cauchy", _C_TYPES)
+    _check_continuous(self, "Cauchy", cpp=True)
     if sigma <= 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
     return _fill(self, generator, "cauchy", RF.cauchy, median, sigma)

@@ -85,9 +85,9 @@ def _tensor_operator(original, method_name):
     from .proxy import Proxy
 
     @functools.wraps(original)
-    def method(self, other):
+    def method(self, other, *modulo):   # (pow(x, y, m) reaches __pow__ with a third argument)
         if not isinstance(other, Proxy):
-            return original(self, other)
+            return original(self, other, *modulo)
         return other.tracer.create_proxy("call_method", method_name, (self, other), {})
     method._fx_original = original
     return method

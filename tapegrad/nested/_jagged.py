@@ -20,6 +20,7 @@ class RaggedDim:
     """The size of a ragged dimension: a symbol equal only to itself (PyTorch's nested int j1, j2, ...)."""
     __slots__ = ("id",)
     _ids = itertools.count(1)
+    symbolic_size = True   # (a torch.Size may hold it, as PyTorch's holds a SymInt)
 
     def __init__(self):
         self.id = next(RaggedDim._ids)
