@@ -302,8 +302,20 @@ sigmoid = defop("sigmoid", lambda a: _sigmoid(a), dtype_rule=FLOAT, saves_inputs
 logit = defop("logit", lambda a, eps=None: _logit(a, eps), dtype_rule=FLOAT)
 erf = defop("erf", lambda a: jss.erf(a), dtype_rule=FLOAT)
 erfc = defop("erfc", lambda a: jss.erfc(a), dtype_rule=FLOAT)
-# jnp.sinc's derivative is 0 at 0, as PyTorch's
-sinc = defop("sinc", lambda a: jnp.sinc(a), dtype_rule=FLOAT)
+@jax.custom_jvp
+def _sinc(a):
+    return jnp.sinc(a)
+
+
+@_sinc.defjvp
+def _sinc_jvp(primals, tangents):
+    # jnp.sinc's derivative is 0 at 0, as PyTorch's; PyTorch's sinc_backward selects 0 there (where(x == 0, 0,
+    # grad * ...)), so a NaN gradient does not reach a zero input
+    out, t = jax.jvp(jnp.sinc, primals, tangents)
+    return out, jnp.where(primals[0] == 0, jnp.zeros((), t.dtype), t)
+
+
+sinc = defop("sinc", lambda a: _sinc(a), dtype_rule=FLOAT)
 erfinv = defop("erfinv", lambda a: jss.erfinv(a), dtype_rule=FLOAT)
 lgamma = defop("lgamma", lambda a: _lgamma(a), dtype_rule=FLOAT)
 digamma = defop("digamma", lambda a: _digamma_op(a), dtype_rule=FLOAT)

@@ -51,7 +51,7 @@ def _vector_norm(a, ord, dim, keepdim, dtype=None, aten=False):
     if dtype is not None:   # vector_norm(dtype=): computed in dtype, the gradient cast back to a's
         a = a.astype(dtype)
     if ord == 2:
-        return _safe_sqrt(jnp.sum(_abs_sq(a), axis=dim, keepdims=keepdim))
+        return _norm2(a, dim, keepdim)
     x = _safe_sqrt(_abs_sq(a)) if jnp.iscomplexobj(a) else abs_real(a) if jnp.issubdtype(a.dtype, jnp.floating) \
         else jnp.abs(a)
     if ord == float("inf"):
@@ -63,6 +63,22 @@ def _vector_norm(a, ord, dim, keepdim, dtype=None, aten=False):
     if ord == 1:
         return jnp.sum(x, axis=dim, keepdims=keepdim)
     return _root(jnp.sum(x ** ord, axis=dim, keepdims=keepdim), ord)
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(1, 2))
+def _norm2(a, dim, keepdim):
+    return _safe_sqrt(jnp.sum(_abs_sq(a), axis=dim, keepdims=keepdim))
+
+
+@_norm2.defjvp
+def _norm2_jvp(dim, keepdim, primals, tangents):
+    # PyTorch's grad * (a / norm).masked_fill_(norm == 0, 0): the gradient is multiplied by the masked ratio,
+    # so a NaN gradient stays NaN at a zero vector (JAX's derivative of the safe sqrt selects 0 there)
+    (a,), (da,) = primals, tangents
+    norm = _norm2(a, dim, keepdim)
+    full = _unreduced(norm, dim, keepdim)
+    ratio = jnp.where(full == 0, jnp.zeros((), full.dtype), a / jnp.where(full == 0, jnp.ones((), full.dtype), full))
+    return norm, jnp.sum(jnp.real(jnp.conj(ratio) * da), axis=dim, keepdims=keepdim).astype(norm.dtype)
 
 
 def _root(s, ord):
@@ -101,6 +117,8 @@ def _cdist(x1, x2, p):
         zero = size == 0
         powered = jnp.where(zero, jnp.zeros((), size.dtype), jnp.where(zero, jnp.ones((), size.dtype), size) ** p)
         return _root(jnp.sum(powered, axis=-1), p)
+    if p == 2:   # (PyTorch's cdist backward selects 0 at a zero distance, whatever the gradient: no _norm2)
+        return _safe_sqrt(jnp.sum(_abs_sq(diff), axis=-1))
     return _vector_norm(diff, p, -1, False)
 
 

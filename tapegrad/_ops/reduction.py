@@ -87,7 +87,10 @@ def _prod_as_torch(dim, keepdim, dtype):
         if a.ndim == 0:
             return out, da.astype(out.dtype)   # PyTorch passes the gradient through: it reads no input
         factor = _prod_factor(a, out, dim, keepdim)
-        return out, jnp.sum(da.astype(out.dtype) * factor, axis=dim, keepdims=keepdim)
+        tangent = jnp.sum(da.astype(out.dtype) * factor, axis=dim, keepdims=keepdim)
+        if dim is None:   # PyTorch's prod() backward is zeros, whatever the gradient, with two zeros or more
+            tangent = jnp.where(jnp.sum(a == 0) > 1, jnp.zeros((), tangent.dtype), tangent)
+        return out, tangent
     return f
 
 
