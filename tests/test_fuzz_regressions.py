@@ -5,6 +5,7 @@ import re
 import numpy as np
 import pytest
 
+import tapegrad
 from conftest import assert_close, both
 
 
@@ -2164,3 +2165,32 @@ def test_a_write_through_a_detached_alias_regenerates_the_bases_views_as_torch(t
         assert (a is None) == (t is None)
         if t is not None:
             assert_close(a, t)
+
+
+def test_a_nan_gradient_through_the_two_norm_of_a_zero_vector_stays_nan(torch):
+    """(fuzzer seed 381) var of one element gives a NaN gradient; PyTorch's norm backward multiplies it by
+    (x / norm) masked to 0 at a zero vector, so it stays NaN (JAX's safe sqrt selected 0)."""
+    def build(lib):
+        t0 = lib.tensor([[0.0]], dtype=lib.float32, requires_grad=True)
+        t0.norm(dim=0).var(0).backward(retain_graph=True)
+        return t0.grad
+    ours, theirs = both(build)
+    assert_close(ours, theirs)
+
+
+def test_a_gradient_recorded_through_pow_checks_the_result_it_reads(torch):
+    """(fuzzer seed 382) PyTorch's gradient of pow's exponent reads the result (grad * result * log(self)):
+    recorded with create_graph, it fails as PyTorch's once the result was changed in place, though JAX's
+    formula does not read it; without the change, values as PyTorch's."""
+    def build(lib, change):
+        t0 = lib.tensor([1.5], dtype=lib.float32, requires_grad=True)
+        t2 = t0.pow(t0)
+        t3 = lib.autograd.grad(t2.sum(), [t0], create_graph=True)[0]
+        if change:
+            t2.add_(t0)
+        t3.sum().backward(retain_graph=True)
+        return t0.grad
+    err = _raises(lambda lib: build(lib, True), tapegrad)
+    assert err is not None and err[0] is RuntimeError and "modified by an inplace operation" in err[1]
+    assert _raises(lambda lib: build(lib, True), torch)[0] is RuntimeError
+    assert_close(build(tapegrad, False), build(torch, False))

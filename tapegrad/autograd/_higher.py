@@ -105,10 +105,11 @@ def _kinds(values):
 
 # ---- recording one backward op -------------------------------------------------------------
 
-def _record_backward(key, make, nout, inputs, edges, checks, tangents=None):
+def _record_backward(key, make, nout, inputs, edges, checks, tangents=None, unread=()):
     """Record the backward op that `make` builds on `inputs` (cached under `key`); one Tensor per gradient.
     tangents: per input its tangent at the active forward-AD level (or None): each gradient then carries
-    the tangent the op computes beside it."""
+    the tangent the op computes beside it. unread: positions of results kept and version-checked although
+    the op does not read them (see _guards_result)."""
     positions = () if tangents is None else tuple(i for i, t in enumerate(tangents) if t is not None)
     total = nout
     if positions:
@@ -121,7 +122,7 @@ def _record_backward(key, make, nout, inputs, edges, checks, tangents=None):
     kinds = _kinds(inputs)
     edged = tuple(e is not None for e in edges)
     prog = _program(key + (kinds, edged), make, total, inputs, edged)
-    results = _record(prog, inputs, edges, checks, kinds)
+    results = _record(prog, inputs, edges, checks, kinds, unread)
     if positions:
         for g, tangent in zip(results[:nout], results[nout:]):
             forward_ad.set_tangent(g, tangent)
@@ -151,7 +152,7 @@ def _forward_of(make, positions):
     return made
 
 
-def _record(prog, inputs, edges, checks, kinds):
+def _record(prog, inputs, edges, checks, kinds, unread=()):
     """Record prog's op on `inputs`; returns one Tensor per gradient, each with its own node."""
     op = prog.op
     if _dispatch.LAZY[0]:
@@ -165,12 +166,12 @@ def _record(prog, inputs, edges, checks, kinds):
         t = Tensor._wrap(value)
         spec = prog.outputs[k]
         if spec is not None:
-            t._attach(_node(prog, k, spec, inputs, edges, checks, kinds), 0)
+            t._attach(_node(prog, k, spec, inputs, edges, checks, kinds, unread), 0)
         results.append(t)
     return results
 
 
-def _node(prog, k, spec, inputs, edges, checks, kinds):
+def _node(prog, k, spec, inputs, edges, checks, kinds, unread=()):
     """The node of gradient k. It lists every input the gradient depends on (PyTorch's node for the formula
     has them all as inputs: spec's diff) and differentiates those a gradient flows back to (spec's flows):
     through an undefined tie none does, and what lies behind gets no gradient from it (PyTorch's undefined
@@ -181,6 +182,8 @@ def _node(prog, k, spec, inputs, edges, checks, kinds):
         plans = prog.plans[k] = (_saved.plan(op_k, (), None, flows, inputs, kinds),
                                  _saved.plan(op_k, (), None, diff, inputs, kinds)[0])
     (_, sig, mask, _), needed = plans   # (a recorded backward frees what it keeps, whatever the formula)
+    if unread:
+        needed = [keep or i in unread for i, keep in enumerate(needed)]
     saved = [v if keep else None for v, keep in zip(inputs, needed)]   # (all its formula reads: checked)
     node_edges = [None] * len(inputs)
     for i in flows:
@@ -199,7 +202,7 @@ def _graph_inputs(graph, given_seeds):
     whose backward reads its result (see _result_input), with their edges and the version checks that
     guard them; the positions in the graph of those nodes; and the inputs' tangents (None where no
     tangent may be met: see forward_ad.carried)."""
-    inputs, edges, checks, results = [], [], [], []
+    inputs, edges, checks, results, unread = [], [], [], [], []
     tangents = [] if forward_ad.carried() else None
     for i, n in enumerate(graph.nodes):
         if n in graph.capture:
@@ -213,7 +216,7 @@ def _graph_inputs(graph, given_seeds):
             kept.append(value)
             if tangents is not None:
                 tangents.append(tangent)
-        if reads_result(n.sig):
+        if reads_result(n.sig) or _guards_result(n):
             results.append((i, _result_input(n, kept)))
     for s in given_seeds:
         checks.append((s._storage.counter, s._storage.version, len(inputs)))
@@ -224,11 +227,13 @@ def _graph_inputs(graph, given_seeds):
     for i, (value, edge, guard) in results:
         if guard is not None:
             checks.append(guard + (len(inputs),))
+        if not reads_result(graph.nodes[i].sig):
+            unread.append(len(inputs))
         inputs.append(value)
         edges.append(edge)
         if tangents is not None:
             tangents.append(_output_tangent(graph.nodes[i], 0))
-    return inputs, edges, checks, tuple(i for i, _ in results), tangents
+    return inputs, edges, checks, tuple(i for i, _ in results), tangents, tuple(unread)
 
 
 def kept_entries(node):
@@ -250,6 +255,13 @@ def _output_tangent(node, k):
 # gradient's graph goes through that node again: the result's in-place changes, retained grad and hooks
 # take part as in PyTorch. The node keeps its inputs, not its result: the result is the tape's pending
 # output while something still holds it, else computed again from the inputs.
+def _guards_result(node):
+    """Whether PyTorch's formula reads the node's (one) result where the JAX VJP recorded for it does not
+    (pow's exponent gradient: grad * result * log(self)): the result is an input of the recorded backward
+    all the same, unread, so that an in-place change of it since makes the later backward fail as PyTorch's."""
+    return node.op.nout == 1 and any(index == -1 for _, _, index in node.checks)
+
+
 def _result_input(node, kept):
     """(the node's result, its edge, its version check) as an input of a recorded backward."""
     guard = next(((ref, version) for ref, version, index in node.checks if index == -1), None)
@@ -328,7 +340,7 @@ def _whole_graph(gkey, targets, seed_pattern, nsaved, result_nodes):
             result_of = dict(zip(result_nodes, xs[nsaved + ngiven:]))
 
             def call(i, sid, out_avals, kept, cts):
-                if i in result_of:
+                if i in result_of and reads_result(sid):
                     return _on_result(sid, kept, result_of[i], cts)
                 return _recorded_call(i, sid, out_avals, kept, cts)
             results = walk(gkey, list(xs[:nsaved]), seeds, {}, call, TRACED)
@@ -400,12 +412,12 @@ def _want_keys(graph, wanted):
 
 def _as_one_op(graph, gkey, targets, seeds):
     given = [s for s in seeds if s is not None]
-    inputs, edges, checks, result_nodes, tangents = _graph_inputs(graph, given)
+    inputs, edges, checks, result_nodes, tangents, unread = _graph_inputs(graph, given)
     seed_pattern = tuple(s is not None for s in seeds)
     key = ("graph", gkey, tuple(targets), seed_pattern)
     make = _whole_graph(gkey, tuple(targets), seed_pattern, len(inputs) - len(given) - len(result_nodes),
                         result_nodes)
-    return dict(zip(targets, _record_backward(key, make, len(targets), inputs, edges, checks, tangents)))
+    return dict(zip(targets, _record_backward(key, make, len(targets), inputs, edges, checks, tangents, unread)))
 
 
 # ---- graphs with hooks: one recorded op per node ---------------------------------------------
@@ -445,7 +457,7 @@ def _node_recorder(nodes):
     def record(i, sid, out_avals, kept, cts):
         if _saved.SIGNATURES[sid][0].custom is not None:
             return nodes[i].run_python(cts, True)
-        if reads_result(sid):
+        if reads_result(sid) or _guards_result(nodes[i]):
             value, edge, guard = _result_input(nodes[i], [v for v, _, _, _ in kept])
             return _record_node(sid, out_avals, kept, cts, (value, edge, guard, _output_tangent(nodes[i], 0)))
         return _record_node(sid, out_avals, kept, cts)
@@ -468,11 +480,13 @@ def _record_node(sid, out_avals, kept, cts, result=None):
     nout = len(_saved.SIGNATURES[sid][3])
 
     def make():
-        if result is not None:
+        if result is not None and reads_result(sid):
             return lambda *xs: tuple(_on_result(sid, xs[:nkept], xs[nkept], list(xs[nkept + 1:])))
         backward = node_backward(sid, out_avals)
-        return lambda *xs: tuple(_tied(sid, backward(list(xs[:nkept]), list(xs[nkept:])), xs[:nkept]))
-    return _record_backward(("node", sid, out_avals), make, nout, inputs, edges, checks, tangents)
+        first_ct = nkept + (result is not None)   # (a result only guarded: unread)
+        return lambda *xs: tuple(_tied(sid, backward(list(xs[:nkept]), list(xs[first_ct:])), xs[:nkept]))
+    unread = (nkept,) if result is not None and not reads_result(sid) else ()
+    return _record_backward(("node", sid, out_avals), make, nout, inputs, edges, checks, tangents, unread)
 
 
 # ---- writing .grad ---------------------------------------------------------------------------
