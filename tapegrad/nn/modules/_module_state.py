@@ -31,6 +31,10 @@ class _ModuleState:
             keep_vars = args[2] if len(args) > 2 else keep_vars
         if destination is None:
             destination = OrderedDict()
+            destination._metadata = OrderedDict()   # per module prefix its version, which loading reads
+        local_metadata = {"version": self._version}
+        if hasattr(destination, "_metadata"):
+            destination._metadata[prefix[:-1]] = local_metadata
         for hook in self._hooks_of("_state_dict_pre_hooks"):
             hook(self, prefix, keep_vars)
         self._save_to_state_dict(destination, prefix, keep_vars)
@@ -38,7 +42,7 @@ class _ModuleState:
             if module is not None:
                 module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
         for hook in self._hooks_of("_state_dict_hooks"):
-            if hook(self, destination, prefix, {"version": getattr(self, "_version", 1)}) is not None:
+            if hook(self, destination, prefix, local_metadata) is not None:
                 raise RuntimeError("state_dict post-hook must return None")
         return destination
 
@@ -102,30 +106,11 @@ class _ModuleState:
         if not hasattr(state_dict, "keys"):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
         missing, unexpected, errors = [], [], []
-        expected = set()
-        modules = list(self.named_modules())
-        for module_prefix, module in modules:
-            prefix = module_prefix + "." if module_prefix else ""
-            for hook in module._hooks_of("_load_state_dict_pre_hooks"):   # (strict: PyTorch passes True always)
-                hook(module, state_dict, prefix, {"version": getattr(module, "_version", 1)}, True, missing,
-                     unexpected, errors)
-            module._load_from_state_dict(state_dict, prefix, strict, missing, errors, assign)
-            for name in module._state_names():
-                expected.add(prefix + name)
-            if module._has_extra_state("set_extra_state"):
-                expected.add(prefix + _EXTRA_STATE)
-            for name in module._modules:
-                expected.add(prefix + name)  # a child prefix, never a key itself
-        for key in state_dict.keys():
-            if key not in expected:
-                unexpected.append(key)
-        keys = _IncompatibleKeys(missing, unexpected)
-        for module in _children_first(self, set()):   # (a module's hooks after its children's, as PyTorch's)
-            for hook in module._hooks_of("_load_state_dict_post_hooks"):
-                if hook(module, keys) is not None:
-                    raise AssertionError("Hooks registered with ``register_load_state_dict_post_hook`` are not "
-                                         "expected to return new values, if incompatible_keys need to be modified, "
-                                         "it should be done inplace.")
+        metadata = getattr(state_dict, "_metadata", None)
+        state_dict = OrderedDict(state_dict)   # (a module may add keys: BatchNorm's num_batches_tracked)
+        if metadata is not None:
+            state_dict._metadata = metadata
+        _load(self, state_dict, "", metadata, assign, missing, unexpected, errors)
         if strict:
             if unexpected:
                 errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
@@ -135,49 +120,80 @@ class _ModuleState:
         if errors:
             raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
                 type(self).__name__, "\n\t".join(errors)))
-        return keys
+        return _IncompatibleKeys(missing, unexpected)
 
     def _state_names(self):
         names = [n for n, p in self._parameters.items() if p is not None]
         names += [n for n, b in self._buffers.items() if b is not None and n not in self._non_persistent_buffers_set]
         return names
 
-    def _load_from_state_dict(self, state_dict, prefix, strict, missing, errors, assign):
-        for name in self._state_names():
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs):
+        """Load this module's own entries of `state_dict` (PyTorch's signature, which subclasses override:
+        local_metadata is what state_dict() saved for the module, its version, and assign_to_params_buffers)."""
+        for hook in self._hooks_of("_load_state_dict_pre_hooks"):
+            hook(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
+        assign = local_metadata.get("assign_to_params_buffers", False)
+        names = self._state_names()
+        for name in names:
             key = prefix + name
             if key not in state_dict:
-                missing.append(key)
+                if strict:
+                    missing_keys.append(key)
                 continue
             value = state_dict[key]
             current = self._parameters[name] if name in self._parameters else self._buffers[name]
             if not isinstance(value, Tensor):
-                errors.append(f'While copying the parameter named "{key}", expected tapegrad.Tensor or Tensor-like '
-                              f"object from checkpoint but received {type(value)}")
+                error_msgs.append(f'While copying the parameter named "{key}", expected torch.Tensor or Tensor-like '
+                                  f"object from checkpoint but received {type(value)}")
                 continue
+            if current.ndim == 0 and tuple(value.shape) == (1,):   # (PyTorch still reads 0.3's 1-d scalars)
+                value = value[0]
             if tuple(value.shape) != tuple(current.shape):
-                errors.append(f"size mismatch for {key}: copying a param with shape {value.shape} from checkpoint, "
-                              f"the shape in current model is {current.shape}.")
+                error_msgs.append(f"size mismatch for {key}: copying a param with shape {value.shape} from "
+                                  f"checkpoint, the shape in current model is {current.shape}.")
                 continue
             if assign:
                 if name in self._parameters:
-                    self._parameters[name] = Parameter(value.detach(), current.requires_grad)
-                else:
-                    self._buffers[name] = value.detach()
+                    if isinstance(value, Parameter):
+                        value.requires_grad_(current.requires_grad)
+                    else:
+                        value = Parameter(value, current.requires_grad)
+                setattr(self, name, value)
                 continue
             with no_grad():
                 current.copy_(value)
+        extra = prefix + _EXTRA_STATE
         if self._has_extra_state("set_extra_state"):
-            if prefix + _EXTRA_STATE in state_dict:
-                self.set_extra_state(state_dict[prefix + _EXTRA_STATE])
-            else:
-                missing.append(prefix + _EXTRA_STATE)
+            if extra in state_dict:
+                self.set_extra_state(state_dict[extra])
+            elif strict:
+                missing_keys.append(extra)
+        elif strict and extra in state_dict:
+            unexpected_keys.append(extra)
+        if strict:
+            for key in state_dict:
+                if key.startswith(prefix) and key != extra:
+                    name = key[len(prefix):].split(".", 1)
+                    if (name[0] not in self._modules) if len(name) > 1 else (name[0] not in names):
+                        unexpected_keys.append(key)
 
 
-def _children_first(module, seen):
-    """The modules below and including `module`, each after its children (each once)."""
-    for child in module._modules.values():
-        if child is not None and id(child) not in seen:
-            yield from _children_first(child, seen)
-    if id(module) not in seen:
-        seen.add(id(module))
-        yield module
+def _load(module, state_dict, prefix, metadata, assign, missing, unexpected, errors):
+    """Load `module` and, through its children's tables (a shared module as often as it is listed), everything
+    below it; then its post-hooks, which may change the key lists."""
+    local_metadata = {} if metadata is None else metadata.get(prefix[:-1], {})
+    if assign:
+        local_metadata["assign_to_params_buffers"] = assign
+    module._load_from_state_dict(state_dict, prefix, local_metadata, True, missing, unexpected, errors)
+    for name, child in module._modules.items():
+        if child is not None:
+            child_prefix = prefix + name + "."
+            _load(child, {k: v for k, v in state_dict.items() if k.startswith(child_prefix)}, child_prefix,
+                  metadata, assign, missing, unexpected, errors)
+    keys = _IncompatibleKeys(missing, unexpected)
+    for hook in module._hooks_of("_load_state_dict_post_hooks"):
+        if hook(module, keys) is not None:
+            raise AssertionError("Hooks registered with ``register_load_state_dict_post_hook`` are not "
+                                 "expected to return new values, if incompatible_keys need to be modified, "
+                                 "it should be done inplace.")

@@ -12,6 +12,24 @@ class _InstanceNorm(_BatchNorm):
                  dtype=None, *, bias=True):
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
 
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs):
+        # a state dict without a version may be from before 0.4, whose instance norms kept running stats
+        keys = [prefix + n for n in ("running_mean", "running_var") if prefix + n in state_dict]
+        if local_metadata.get("version", None) is None and not self.track_running_stats and keys:
+            klass = type(self).__name__
+            error_msgs.append(
+                f"Unexpected running stats buffer(s) {' and '.join(f'{chr(34)}{k}{chr(34)}' for k in keys)} for "
+                f"{klass} with track_running_stats=False. If state_dict is a checkpoint saved before 0.4.0, this "
+                f"may be expected because {klass} does not track running stats by default since 0.4.0. Please "
+                "remove these keys from state_dict. If the running stats are actually needed, instead set "
+                f"track_running_stats=True in {klass} to enable them. See the documentation of {klass} for "
+                "details.")
+            for key in keys:
+                state_dict.pop(key)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                      error_msgs)
+
     def forward(self, input):
         self._check_input_dim(input)
         feature_dim = input.ndim - self._no_batch_dim

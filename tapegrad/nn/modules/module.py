@@ -132,8 +132,8 @@ class Module(_ModuleCall, _ModuleState, _ModuleConversions):
     def _check_name(self, name, kind):
         if not isinstance(name, str):
             raise TypeError(f"{kind} name should be a string. Got {type(name).__name__}")
-        if "." in name:
-            raise KeyError(f"{kind} name can't contain \".\"")
+        if "." in name:   # (a module's message names it, as PyTorch's)
+            raise KeyError(f"{kind} name can't contain \".\"" + (f", got: {name}" if kind == "module" else ""))
         if name == "":
             raise KeyError(f"{kind} name can't be empty string \"\"")
 
@@ -192,8 +192,10 @@ class Module(_ModuleCall, _ModuleState, _ModuleConversions):
     def get_parameter(self, target):
         module_path, _, name = target.rpartition(".")
         module = self.get_submodule(module_path)
+        if not hasattr(module, name):
+            raise AttributeError(f"{module._get_name()} has no attribute `{name}`")
         if name not in module._parameters:
-            raise AttributeError(f"{module._get_name()} has no parameter `{name}`")
+            raise AttributeError(f"`{name}` is not an nn.Parameter")
         return module._parameters[name]
 
     def get_buffer(self, target):

@@ -34,6 +34,7 @@ def _reset_affine(module):
 
 class _BatchNorm(Module):
     _dims = ()
+    _version = 2   # (version 2 added num_batches_tracked: a state dict of an earlier one has none)
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
                  dtype=None, *, bias=True):
@@ -63,6 +64,15 @@ class _BatchNorm(Module):
     def reset_parameters(self):
         self.reset_running_stats()
         _reset_affine(self)
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, *rest):
+        version = local_metadata.get("version", None)
+        key = prefix + "num_batches_tracked"
+        if (version is None or version < 2) and self.track_running_stats and key not in state_dict:
+            # a state dict without the version (a dict made from one, say) or from before it: its count is 0
+            state_dict[key] = self.num_batches_tracked if self.num_batches_tracked is not None else \
+                C.tensor(0, dtype=D.int64)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, *rest)
 
     def _check_input_dim(self, input):
         if input.ndim not in self._dims:
