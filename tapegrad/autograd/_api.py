@@ -5,6 +5,8 @@ backward (`_higher`); grad() also gives an input's gradient PyTorch's identity a
 backward formulas hand a gradient on as is or as a view (the seed itself, a view of it, a sum's expand).
 """
 
+from collections.abc import Mapping
+
 import jax.numpy as jnp
 
 from .._flags import warn_once
@@ -81,15 +83,73 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
          allow_unused=None, is_grads_batched=False, materialize_grads=False):
-    """Gradients of outputs w.r.t. inputs, returned (not accumulated into .grad)."""
-    single = isinstance(inputs, Tensor)
-    outputs = _as_list(outputs)
+    """Gradients of outputs w.r.t. inputs, returned (not accumulated into .grad). inputs may be a dict: the
+    gradients come back as a dict with its keys. is_grads_batched: each grad_output's first dim is a batch of
+    them, and each gradient gets that dim first."""
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, but got: "
+                         "allow_unused=False.")
+    keys = None
+    if type(inputs) is dict:
+        keys, inputs = list(inputs), list(inputs.values())
+    elif isinstance(inputs, Mapping):
+        raise TypeError(f"`inputs` argument to `grad()` must be a dict, not {type(inputs).__name__}. Other Mapping "
+                        "types are not supported.")
     inputs = _as_list(inputs)
-    for i, t in enumerate(inputs):
-        if not t.requires_grad:
-            raise RuntimeError(f"One of the differentiated Tensors does not require grad")
-    seeds = _seeds(outputs, _as_list(grad_outputs))
+    if not inputs:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
+    if not only_inputs:
+        warn_user("only_inputs argument is deprecated and is ignored now (defaults to True). To accumulate "
+                  "gradient for other parts of the graph, please use torch.autograd.backward.", FutureWarning)
+    outputs = _as_list(outputs)
     retain = bool(retain_graph) if retain_graph is not None else create_graph
+    if is_grads_batched:
+        result = _batched(outputs, inputs, _as_list(grad_outputs), retain, create_graph, allow_unused,
+                          materialize_grads)
+    else:
+        result = _grad(outputs, inputs, grad_outputs, retain, create_graph, allow_unused, materialize_grads)
+    return result if keys is None else dict(zip(keys, result))
+
+
+def _batched(outputs, inputs, grad_outputs, retain, create_graph, allow_unused, materialize_grads):
+    """grad() with each grad_output a batch of them: one backward per batch element (the graph kept for the
+    next), each input's gradients stacked (PyTorch vmaps its backward: the same values)."""
+    grad_outputs = grad_outputs or [None] * len(outputs)
+    for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
+        if isinstance(g, Tensor) and tuple(g.shape[1:]) != tuple(out.shape):
+            # (PyTorch's message prints the batch element's shape without its first dim: kept as it is)
+            raise RuntimeError(
+                "If `is_grads_batched=True`, we interpret the first dimension of each grad_output as the batch "
+                "dimension. The sizes of the remaining dimensions are expected to match the shape of "
+                f"corresponding output, but a mismatch was detected: grad_output[{i}] has a shape of "
+                f"torch.Size({list(g.shape[1:][1:])}) and output[{i}] has a shape of torch.Size({list(out.shape)}). "
+                "If you only want some tensors in `grad_output` to be considered batched, consider using vmap.")
+    sizes = [g.shape[0] for g in grad_outputs if isinstance(g, Tensor)]
+    if len(set(sizes)) > 1:
+        raise ValueError(f"vmap: Expected all tensors to have the same size in the mapped dimension, got sizes "
+                         f"{sizes} for the mapped dimension")
+    n = sizes[0] if sizes else 1
+    if n == 0:
+        raise IndexError("index 0 is out of bounds for dimension 0 with size 0")
+    per_element = [_grad(outputs, inputs, [g[k] if isinstance(g, Tensor) else g for g in grad_outputs],
+                         retain or k < n - 1, create_graph, True, False) for k in range(n)]
+    result = []
+    for j, t in enumerate(inputs):
+        grads = [element[j] for element in per_element]
+        if all(g is None for g in grads):
+            result.append(None)
+            continue
+        from .._creation import zeros_like
+        from .._functional import stack
+        result.append(stack([zeros_like(t) if g is None else g for g in grads]))
+    return _unused(inputs, result, allow_unused, materialize_grads, create_graph)   # (zeros unbatched, as PyTorch's)
+
+
+def _grad(outputs, inputs, grad_outputs, retain, create_graph, allow_unused, materialize_grads):
+    seeds = _seeds(outputs, _as_list(grad_outputs))
+    for t in inputs:   # (after the outputs' checks, as PyTorch's engine)
+        if not t.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
     # read off the graph before the backward frees it; a fresh gradient a result is a view of is computed
     # besides the inputs' (their nodes still run: hooks fire, retained grads fill)
     recipes = [_recipe(outputs[0], t) if len(outputs) == 1 else None for t in inputs]
@@ -119,12 +179,17 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             source = fresh[r[0]]
         if source is not None:
             grads[i] = _formed(source, r[1], create_graph)
+    return _unused(inputs, grads, allow_unused, materialize_grads, create_graph)
+
+
+def _unused(inputs, grads, allow_unused, materialize_grads, create_graph):
+    """The gradients, an unused input's refused unless allow_unused, or zeros with materialize_grads."""
     result = []
     for index, (t, g) in enumerate(zip(inputs, grads)):
         if g is None:
             if materialize_grads:
                 from .._creation import zeros_like
-                g = zeros_like(t)
+                g = zeros_like(t, requires_grad=create_graph)
             elif not allow_unused:
                 raise RuntimeError(f"The differentiated Tensor at index {index} appears to not have been used in "
                                    "the graph. Set allow_unused=True if this is the desired behavior.")
