@@ -138,6 +138,18 @@ def test_lbfgs_matches_torch(kwargs):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-8)
     tstate, gstate = topt.state_dict()["state"][0], gopt.state_dict()["state"][0]
     assert gstate["func_evals"] == tstate["func_evals"] and gstate["n_iter"] == tstate["n_iter"]
+    # the step size stays the number it was given (an int lr: an int t), vectors and their scalars tensors
+    assert {k: type(v).__name__ for k, v in gstate.items()} == {k: type(v).__name__ for k, v in tstate.items()}
+    if not isinstance(tstate["t"], torch.Tensor):
+        assert gstate["t"] == tstate["t"]
+
+
+def test_a_tensor_given_as_params_is_named_by_its_type():
+    with pytest.raises(TypeError) as want:
+        torch.optim.SGD(torch.zeros(2, dtype=torch.float64), lr=0.1)
+    with pytest.raises(TypeError) as got:
+        optim.SGD(tapegrad.zeros(2, dtype=tapegrad.float64), lr=0.1)
+    assert str(got.value).startswith(str(want.value))
 
 
 def test_closure_runs_under_enable_grad_and_returns_loss():

@@ -153,7 +153,9 @@ class LBFGS(Optimizer):
 
     def _step(self, closure):
         group = self.param_groups[0]
-        lr = float(group["lr"])
+        lr = group["lr"]   # (a number as given: an int lr is an int step size in the state, as PyTorch's)
+        if isinstance(lr, Tensor):
+            lr = float(lr)
         max_iter, max_eval = group["max_iter"], group["max_eval"]
         tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]
         line_search_fn, history_size = group["line_search_fn"], group["history_size"]

@@ -85,8 +85,9 @@ class Optimizer:
         self._optimizer_load_state_dict_pre_hooks = OrderedDict()
         self._optimizer_load_state_dict_post_hooks = OrderedDict()
         if isinstance(params, Tensor):
+            from .._legacy import type_name
             raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
-                            "but got tapegrad.Tensor. Wrap it in a list: [tensor].")
+                            f"but got {type_name(params)}. Wrap it in a list: [tensor].")
         self.state = defaultdict(dict)
         self.param_groups = []
         param_groups = list(params)
