@@ -49,6 +49,7 @@ def check_requires_grad(dtype, requires_grad, fix):
 def _leaf(value, requires_grad=False):
     t = Tensor._wrap(value, _state.inference)
     if requires_grad:
+        check_requires_grad(t.dtype, True, "Pass a floating dtype, e.g. dtype=torch.float32.")
         t.requires_grad_(True)
     return t
 
@@ -231,8 +232,11 @@ def _shape(size, fname=None):
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
     out = tuple(as_size(s, i, fname=fname) for i, s in enumerate(size, 1))
-    if any(s < 0 for s in out):
-        raise RuntimeError(f"Trying to create tensor with negative dimension {min(out)}: {list(out)}")
+    negative = next((s for s in out if s < 0), None)
+    if negative is not None:
+        if fname == "zeros":   # (PyTorch's zeros checks the sizes itself, in words of its own)
+            raise RuntimeError("zeros: Dimension size must be non-negative.")
+        raise RuntimeError(f"Trying to create tensor with negative dimension {negative}: {list(out)}")
     return out
 
 
@@ -301,26 +305,41 @@ def _like(t, dtype, device):
     return (D.as_dtype(dtype) or t.dtype), (device if device is not None else t.device)
 
 
+def like_input(input, fname):
+    """PyTorch's refusal of anything but a tensor as a *_like function's input."""
+    if not isinstance(input, Tensor):
+        from ._argument_errors import _tp_name
+        raise TypeError(f"{fname}(): argument 'input' (position 1) must be Tensor, not {_tp_name(input)}")
+
+
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    like_input(input, "zeros_like")
     return full_like(input, 0, dtype=dtype, device=device, requires_grad=requires_grad, memory_format=memory_format)
 
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    like_input(input, "ones_like")
     return full_like(input, 1, dtype=dtype, device=device, requires_grad=requires_grad, memory_format=memory_format)
 
 
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    like_input(input, "empty_like")
     return zeros_like(input, dtype=dtype, device=device, requires_grad=requires_grad, memory_format=memory_format)
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    like_input(input, "full_like")
     d, dev = _like(input, dtype, device)
     return lay_out_like(_filled(input.shape, fill_value, d, dev, requires_grad), input, memory_format)
 
 
-def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False, out=None):
-    if end is None:
+def arange(start=None, end=None, step=1, *, dtype=None, device=None, requires_grad=False, out=None):
+    if end is None:   # arange(end)
+        if start is None:
+            raise TypeError('arange() missing 1 required positional arguments: "end"')
         start, end = 0, start
+    elif start is None:   # arange(end=...)
+        start = 0
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
     if step == 0:
         raise RuntimeError("step must be nonzero")
@@ -357,8 +376,18 @@ def _integer_range(start, end, step, dtype):
     return first + np.arange(builtins.max(0, n), dtype=np.int64) * stride
 
 
+def _bound_numbers(fname, start, end):
+    """start and end as numbers: a 0-d tensor is read, another refused as PyTorch's linspace/logspace do."""
+    for name, v in (("start", start), ("end", end)):
+        if isinstance(v, Tensor) and v.ndim:
+            raise RuntimeError(f"{fname} only supports 0-dimensional start and end tensors, but got {name} with "
+                               f"{v.ndim} dimension(s).")
+    return tuple(v.item() if isinstance(v, Tensor) else v for v in (start, end))
+
+
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, out=None):
     dtype = D.as_dtype(dtype) or D.get_default_dtype()
+    start, end = _bound_numbers("linspace", start, end)
     if steps < 0:
         raise RuntimeError(f"number of steps must be non-negative, got {steps}")
     value = np.linspace(start, end, steps, dtype=np.float64).astype(dtype.np)
@@ -367,6 +396,7 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False,
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False, out=None):
     dtype = D.as_dtype(dtype) or D.get_default_dtype()
+    start, end = _bound_numbers("logspace", start, end)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     value = np.power(float(base), np.linspace(start, end, steps, dtype=np.float64)).astype(dtype.np)

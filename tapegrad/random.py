@@ -311,8 +311,15 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, o
 
 
 def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
+    given = ", ".join(type(a).__name__ for a in (low, high, size) if a is not None)
+    if size is not None and not isinstance(size, (tuple, list)):
+        raise TypeError(f"randint() received an invalid combination of arguments - got ({given}), but expected "
+                        "one of: (int high, tuple of ints size) or (int low, int high, tuple of ints size). "
+                        "Pass the size as a tuple, e.g. torch.randint(0, 10, (3,)).")
     if size is None:
-        given = ", ".join(type(a).__name__ for a in (low, high) if a is not None)
+        if high is not None and not isinstance(high, (tuple, list)):   # (read as randint(high, size))
+            from ._argument_errors import _tp_name
+            raise TypeError(f"randint(): argument 'size' (position 2) must be tuple of ints, not {_tp_name(high)}")
         if not isinstance(high, (tuple, list)):
             raise TypeError(f"randint() received an invalid combination of arguments - got ({given}), but expected "
                             "one of: (int high, tuple of ints size) or (int low, int high, tuple of ints size). "
@@ -398,12 +405,16 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
 
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False, generator=None, memory_format=None):
+    from ._creation import like_input
+    like_input(input, "rand_like")
     device = input.device if device is None else device   # (the input's device, as PyTorch's *_like)
     return lay_out_like(rand(*input.shape, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad,
                              generator=generator), input, memory_format)
 
 
 def randn_like(input, *, dtype=None, device=None, requires_grad=False, generator=None, memory_format=None):
+    from ._creation import like_input
+    like_input(input, "randn_like")
     device = input.device if device is None else device
     return lay_out_like(randn(*input.shape, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad,
                               generator=generator), input, memory_format)

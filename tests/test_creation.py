@@ -514,3 +514,36 @@ def test_numbers_and_tensors_in_data_as_torch(code):
     ours, theirs = outcome(tapegrad), outcome(torch)
     assert ours[0] == theirs[0]
     assert ours[1] == theirs[1] or (isinstance(theirs[1], str) and theirs[1] in ours[1]), (ours, theirs)
+
+
+# ---- factory arguments and refusals, as PyTorch words them -------------------------------------
+
+FACTORY_CALLS = [
+    "lib.zeros(-1)", "lib.zeros(2, -1, -3)", "lib.ones(2, -1, -3)", "lib.empty((-2,))", "lib.full((-1,), 2)",
+    "lib.ones(2, dtype=lib.int64, requires_grad=True)", "lib.full((2,), 1, requires_grad=True)",
+    "lib.arange(3, requires_grad=True)", "lib.zeros_like(lib.ones(2, dtype=lib.int64), requires_grad=True)",
+    "lib.arange(end=3)", "lib.arange(end=3, dtype=lib.float32)", "lib.arange(1, 4, dtype=lib.float64)",
+    "lib.linspace(lib.tensor(0.), lib.tensor(1.), 3)", "lib.linspace(lib.tensor(0), lib.tensor(2), 3, dtype=lib.int64)",
+    "lib.linspace(lib.tensor([0.]), 1, 3)", "lib.linspace(0, lib.tensor([1.]), 3)",
+    "lib.logspace(lib.tensor(0.), 1, 3)",
+    "lib.logspace(lib.tensor([0.]), 1, 3)", "lib.zeros_like([1])", "lib.ones_like(3)", "lib.full_like(3, 1)",
+    "lib.empty_like(None)", "lib.rand_like(3)", "lib.randn_like(3)", "lib.randint(5, 3)", "lib.randint(5, 3.0)",
+    "lib.randint(0, 5, 3)", "lib.randint(0, 5, lib.Size([2])).shape", "lib.randint(high=5, size=(2,)).shape",
+]
+
+
+@pytest.mark.parametrize("code", FACTORY_CALLS)
+def test_factory_arguments_as_torch(code):
+    def outcome(lib):
+        try:
+            r = eval(code, {"lib": lib})
+        except Exception as e:
+            return "error", type(e).__name__, str(e).replace("tapegrad", "torch")
+        if isinstance(r, (tapegrad.Tensor, torch.Tensor)):
+            r = (r.tolist(), str(r.dtype).replace("tapegrad", "torch"), r.requires_grad)
+        return "value", repr(r).replace("tapegrad", "torch")
+    ours, theirs = outcome(tapegrad), outcome(torch)
+    if theirs[0] == "error":   # PyTorch's type and its words (its first line where it lists overloads)
+        assert ours[:2] == theirs[:2] and ours[2].startswith(theirs[2].split("\n")[0].rstrip(" :")), (ours, theirs)
+    else:
+        assert ours == theirs
