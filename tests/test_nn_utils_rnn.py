@@ -127,3 +127,22 @@ def test_packed_output_is_zero_past_each_length():
         past_end = np.arange(4)[:, None] >= np.array(lengths)[None, :]
         assert np.all(padded.detach().numpy()[past_end] == 0)
         assert np.all(padded.detach().numpy()[~past_end] != 0)
+
+
+@pytest.mark.parametrize("shapes", [[(2, 2), (3, 1)], [(2, 1), (3, 2)], [(2, 2), (3, 2, 1)], [(2, 2, 3), (3, 2)],
+                                    [(2, 2), (3, 3)]])
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_pad_sequence_copies_each_sequence_into_its_slice_as_torch(shapes, batch_first):
+    """PyTorch's kernel fills the first sequence's trailing shape and copies each sequence into its slice:
+    a smaller trailing shape broadcasts, a larger one is refused in copy_'s words; the graph is CopySlices."""
+    results = []
+    for lib, rnn in ((tg, R), (torch, TR)):
+        seqs = [lib.arange(float(np.prod(s))).reshape(s).requires_grad_() for s in shapes]
+        try:
+            out = rnn.pad_sequence(seqs, batch_first)
+        except RuntimeError as e:
+            results.append(("error", str(e)))
+            continue
+        (out * lib.arange(float(out.numel())).reshape(out.shape)).sum().backward()
+        results.append((out.tolist(), type(out.grad_fn).__name__, [s.grad.tolist() for s in seqs]))
+    assert results[0] == results[1]

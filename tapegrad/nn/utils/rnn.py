@@ -7,7 +7,6 @@ sum(lengths)), not on where each sequence ends.
 import numpy as np
 
 from ..._creation import full, tensor
-from ..._functional import cat, stack
 from ..._tensor import Tensor
 from .._packed_sequence import PackedSequence, _packed_rows, _padded_sorted, _repack
 
@@ -70,12 +69,19 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
     sequences = list(sequences)
     if not sequences:
         raise RuntimeError("received an empty list of sequences. Pass at least one sequence.")
+    # PyTorch's kernel: the padding value in the first sequence's dtype and trailing shape, each sequence
+    # copied into its slice (broadcast as copy_ does: its errors, and CopySlices nodes for the gradient)
+    first = sequences[0]
     max_len = max(s.shape[0] for s in sequences)
-    padded = []
-    for s in sequences:
-        fill = full((max_len - s.shape[0], *s.shape[1:]), padding_value, dtype=s.dtype, device=s.device)
-        padded.append(cat([s, fill] if padding_side == "right" else [fill, s]))
-    return stack(padded, 0 if batch_first else 1)
+    lead = (len(sequences), max_len) if batch_first else (max_len, len(sequences))
+    out = full(lead + tuple(first.shape[1:]), padding_value, dtype=first.dtype, device=first.device)
+    for i, s in enumerate(sequences):
+        start = max_len - s.shape[0] if padding_side == "left" else 0
+        if batch_first:
+            out.select(0, i).narrow(0, start, s.shape[0]).copy_(s)
+        else:
+            out.narrow(0, start, s.shape[0]).select(1, i).copy_(s)
+    return out
 
 
 def unpad_sequence(padded_sequences, lengths, batch_first=False):
