@@ -137,6 +137,9 @@ _pack_int_varargs(Tensor)   # x.tile(2, 3), x.squeeze(0, 1): several ints as the
 from . import _gc_policy  # noqa: E402
 _gc_policy.apply()   # full garbage collections ten times rarer: the tape's objects form no cycles
 
+from . import _public_paths  # noqa: E402
+_public_paths.publish()   # <class 'tapegrad.Tensor'>: public classes show PyTorch's module paths
+
 _LAZY_MODULES = frozenset({"jit", "fx", "onnx", "export", "testing", "hub", "version", "classes", "ops",
                            "functional"})   # imported on first use
 

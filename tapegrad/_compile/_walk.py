@@ -217,7 +217,7 @@ class Walk:
             tokens.append(("as", t))
             self.visit(walked_as[t](obj))
         elif isinstance(obj, _OPAQUE) or isinstance(obj, self._generator) or not hasattr(obj, "__dict__") or (
-                _is_library(t.__module__) and not t.__module__.startswith("tapegrad.")):
+                _is_library(t.__module__) and t.__module__.split(".", 1)[0] != "tapegrad"):
             tokens.append(("id", id(obj)))   # opaque: the same object, whatever it holds
             self.opaque.append(obj)
             if t is set:

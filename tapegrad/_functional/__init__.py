@@ -47,7 +47,7 @@ def _public_names():
                    "solve_triangular",
                    "matrix_norm", "vector_norm", "multi_dot", "svd", "svd_legacy", "qr", "qr_legacy", "pinv",
                    "inner_product",
-                   "linalg_cholesky"}
+                   "linalg_cholesky", "linalg_slogdet"}
     return sorted(name for name, value in globals().items()
                   if callable(value) and not name.startswith("_") and not name.endswith("_")
                   and getattr(value, "__module__", "").startswith(__name__)

@@ -116,6 +116,11 @@ def slogdet(A, *, out=None):
     return RT.slogdet(*apply(L.slogdet, A))
 
 
+def linalg_slogdet(A, *, out=None):
+    """torch.linalg.slogdet: slogdet's pair, named as PyTorch's (torch.return_types.linalg_slogdet)."""
+    return RT.linalg_slogdet(*slogdet(A))
+
+
 def logdet(A):
     # As PyTorch: its own checks (messages naming logdet), then NaN where the determinant is negative (where
     # over slogdet's outputs); log(sign) + logabsdet for complex A.
@@ -296,7 +301,7 @@ def _check_eigh(A, UPLO, name):
 
 def eigh(A, UPLO="L", *, out=None):
     _check_eigh(A, UPLO, "eigh")
-    return RT.eigh(*apply(L.eigh, A, UPLO=UPLO.upper()))
+    return RT.linalg_eigh(*apply(L.eigh, A, UPLO=UPLO.upper()))
 
 
 def eigvalsh(A, UPLO="L", *, out=None):

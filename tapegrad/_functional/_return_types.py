@@ -17,11 +17,12 @@ _VALUES_INDICES = ("max", "min", "sort", "topk", "kthvalue", "median", "nanmedia
 for _name in _VALUES_INDICES:
     globals()[_name] = _return_type(_name, ("min", "max") if _name == "aminmax" else ("values", "indices"))
 slogdet = _return_type("slogdet", ("sign", "logabsdet"))
+linalg_slogdet = _return_type("linalg_slogdet", ("sign", "logabsdet"))
 qr = _return_type("qr", ("Q", "R"))
 linalg_qr = _return_type("linalg_qr", ("Q", "R"))
 svd = _return_type("svd", ("U", "S", "V"))
 linalg_svd = _return_type("linalg_svd", ("U", "S", "Vh"))
-eigh = _return_type("eigh", ("eigenvalues", "eigenvectors"))
+linalg_eigh = _return_type("linalg_eigh", ("eigenvalues", "eigenvectors"))
 frexp = _return_type("frexp", ("mantissa", "exponent"))
 histogram = _return_type("histogram", ("hist", "bin_edges"))
 histogramdd = _return_type("histogramdd", ("hist", "bin_edges"))

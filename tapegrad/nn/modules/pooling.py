@@ -186,3 +186,6 @@ class LPPool2d(_LPPoolNd):
 
 class LPPool3d(_LPPoolNd):
     _fn = staticmethod(F.lp_pool3d)
+
+
+from .fractional_pooling import FractionalMaxPool2d, FractionalMaxPool3d  # noqa: E402,F401  (PyTorch's path for them)

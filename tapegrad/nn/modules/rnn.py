@@ -205,3 +205,6 @@ class GRU(RNNBase):
     def __init__(self, *args, **kwargs):
         _no_projection(kwargs)
         super().__init__("GRU", *args, **kwargs)
+
+
+from .rnn_cell import GRUCell, LSTMCell, RNNCell, RNNCellBase  # noqa: E402,F401  (PyTorch's nn.modules.rnn holds them)
