@@ -31,18 +31,18 @@ from ._view_info import ViewInfo
 F = types.SimpleNamespace(**{**vars(_functional), **_functional.WITHOUT_OUT})
 
 
-def _operand(x):
-    """The other operand of an operator: a tensor or a number, else TypeError (the operator then returns
-    NotImplemented). A NumPy array too, as PyTorch's operators: Python then asks NumPy, which computes
-    `tensor op array` itself (a tensor of NumPy's result, see __array_wrap__) and refuses `array op tensor`."""
-    if isinstance(x, Tensor) or type(x) in _NUMBERS:
-        return x
+# An operator's other operand: a tensor or a number (F.scalar_or_tensor), else the operator returns NotImplemented.
+# A NumPy array too, as PyTorch's operators: Python then asks NumPy, which computes `tensor op array` itself (a
+# tensor of NumPy's result, see __array_wrap__) and refuses `array op tensor`.
+_operand = F.scalar_or_tensor
+
+
+def _compared(x):
+    """x == array: the array compared as a tensor, as PyTorch's __eq__ does (its other operators refuse it)."""
     if isinstance(x, np.ndarray):
-        raise TypeError
+        from ._creation import tensor
+        return tensor(x)
     return F.scalar_or_tensor(x)
-
-
-_NUMBERS = {builtins.int, builtins.float, builtins.bool, builtins.complex}
 
 
 def _reflected(fn):
@@ -200,7 +200,7 @@ for _name, _fn in _OPERATORS.items():
 Tensor.__rsub__ = _forward(lambda self, other: F.rsub(self, other))
 for _name, _fn in {"eq": F.eq, "ne": F.ne, "lt": F.lt, "le": F.le, "gt": F.gt, "ge": F.ge}.items():
     # (x == array compares with the array as a tensor, as PyTorch's; the others leave it to NumPy)
-    setattr(Tensor, f"__{_name}__", _forward(_fn, F.scalar_or_tensor if _name == "eq" else _operand))
+    setattr(Tensor, f"__{_name}__", _forward(_fn, _compared if _name == "eq" else _operand))
 Tensor.__neg__ = lambda self: F.neg(self)
 Tensor.__pos__ = lambda self: F.positive(self)
 Tensor.__abs__ = lambda self: F.abs(self)

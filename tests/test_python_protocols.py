@@ -73,6 +73,13 @@ NUMPY_OPERANDS = [
     "np.exp(lib.tensor([1.0], requires_grad=True))", "np.asarray(lib.tensor([1.0, 2.0], requires_grad=True))",
     "np.array(lib.tensor([1.0], requires_grad=True) * 2)", "np.asarray(lib.tensor([1, 2]), dtype=np.float32)",
     "lib.tensor([1.0]).__array_priority__",
+    # functions take no NumPy array where they take a tensor
+    "lib.add(lib.tensor([1.0, 2.0]), np.array([1.0, 2.0]))", "lib.tensor([1.0, 2.0]).add(np.array([1.0, 2.0]))",
+    "lib.maximum(lib.tensor([1.0]), np.array([1.0]))", "lib.where(lib.tensor([True]), lib.ones(1), np.array(0.))",
+    "lib.tensor([1.0]).copy_(np.array([1.0]))", "lib.tensor([1.0]).add_(np.array([1.0]))",
+    "lib.pow(lib.tensor([1.0]), np.array(2.0))", "lib.clamp(lib.tensor([1.0]), np.array(0.))",
+    "lib.tensor([1.0]).masked_fill(lib.tensor([True]), np.array(0.))", "lib.mul(lib.tensor([1.0]), np.array(2.0))",
+    "lib.atan2(lib.tensor([1.0]), np.array([1.0]))", "lib.exp(np.array([1.0]))",
 ]
 
 

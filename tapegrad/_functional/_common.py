@@ -51,14 +51,12 @@ def read_on_host(value):
 
 
 def scalar_or_tensor(x):
-    """Python/NumPy scalars pass as Python scalars; tensors as themselves; else TypeError."""
+    """Python/NumPy scalars pass as Python scalars; tensors as themselves; else TypeError (a NumPy array too:
+    PyTorch's functions take none where they take a tensor, and its operators leave arrays to NumPy)."""
     if isinstance(x, Tensor) or type(x) in _SCALARS:
         return x
     if isinstance(x, (numbers.Number, np.bool_)):   # (NumPy's bool is no Number: PyTorch reads it as a bool)
         return x.item() if hasattr(x, "item") else x
-    if isinstance(x, np.ndarray):
-        from .._creation import tensor
-        return tensor(x)
     raise TypeError(f"expected Tensor or number, got {type(x).__name__}")
 
 
