@@ -44,6 +44,11 @@ def parse(t, index):
     kind = "alias"
     for x in index:
         if x is Ellipsis:
+            if Ellipsis in spec:   # PyTorch lets each `...` skip the dims the others leave: what is left of them
+                skipped = builtins.min(ndim - consumed, ndim - dim)
+                spec += [(None, None, None)] * skipped
+                dim += skipped
+                continue
             spec.append(Ellipsis)
             dim += ndim - consumed
         elif x is None:

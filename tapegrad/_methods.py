@@ -77,14 +77,10 @@ def _reflected_division(self, other):
 
 
 def _power(fn):
-    def method(self, other, modulo=None):
-        if modulo is not None:   # pow(x, y, m): Python's TypeError, as for PyTorch
-            return NotImplemented
-        try:
-            other = _operand(other)
-        except TypeError:
-            return NotImplemented
-        return fn(self, other)
+    forward = _forward(fn)
+
+    def method(self, other, modulo=None):   # pow(x, y, m): NotImplemented, so Python's TypeError, as for PyTorch
+        return NotImplemented if modulo is not None else forward(self, other)
     return method
 
 

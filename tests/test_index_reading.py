@@ -1,7 +1,8 @@
 """How an index expression is read, as PyTorch's python_variable_indexing: a short list holding a sequence,
 slice, tensor, None or `...` is a tuple (deprecated, with PyTorch's warning); another sequence is one index
 tensor (floats truncated to longs, an empty list a long index, bools a mask); anything else but an int, a
-slice, None, `...`, a bool or a tensor is refused with PyTorch's words. Reads and writes alike."""
+slice, None, `...`, a bool or a tensor is refused with PyTorch's words; several `...` each skip the dims the
+others leave. Reads and writes alike."""
 import warnings
 
 import numpy as np
@@ -20,6 +21,8 @@ INDEXES = [
     "([], 0)", "range(2)", "[range(2)]", "[1.0]", "[1.7]", "[-1.5]", "[True, 1]", "[1, 2.5]", "(0, [1.5])",
     "[0, [1]]", "np.array([1.0])", "np.array(['a'])", "np.array([], dtype=np.float64)", "(0, [[0], [1, 2]])",
     "np.array([[0, 1], [1, 0]])", "([[0, 1], [1, 0]], 0)", "[[1, 0]], [0]", "lib.tensor([0.0])", "[[lib.tensor(1)]]",
+    # each `...` skips the dims the others leave
+    "(..., ...)", "(..., 0, ...)", "(0, ..., ...)", "(..., None, ...)", "(..., [0, 1], ...)", "(..., slice(0, 2), ...)",
 ]
 
 
