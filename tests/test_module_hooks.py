@@ -1,5 +1,6 @@
 """Module backward hooks and tensor post-accumulate hooks against PyTorch."""
 import numpy as np
+import pytest
 
 import tapegrad
 from conftest import assert_close, both
@@ -129,3 +130,34 @@ def test_saved_tensors_hooks_pack_and_unpack(torch):
     assert_close(gx, tx)
     assert_close(gw, tw)
     assert n == tn
+
+
+@pytest.mark.parametrize("build", ["linear", "relu", "sequential", "two_outputs"])
+def test_deprecated_backward_hook_sees_the_last_node_as_torch(build, torch):
+    """register_backward_hook (deprecated): the hook goes on the grad_fn of the output's first tensor and sees
+    that node's gradients (addmm's three for a Linear), with PyTorch's FutureWarning where they cannot be the
+    module's; mixing it with a full hook is refused."""
+    import warnings
+    seen = []
+    for lib in (tapegrad, torch):
+        lib.manual_seed(0)
+        nn = lib.nn
+        model = {"linear": lambda: nn.Linear(2, 1), "relu": lambda: nn.ReLU(),
+                 "sequential": lambda: nn.Sequential(nn.Linear(2, 2), nn.Tanh()),
+                 "two_outputs": lambda: nn.GRU(2, 2)}[build]()
+        log = []
+        model.register_backward_hook(lambda m, gi, go, log=log: log.append(
+            ([None if g is None else tuple(g.shape) for g in gi], [None if g is None else tuple(g.shape) for g in go])))
+        x = lib.ones(3, 2, requires_grad=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = model(x * 1)
+        first = out[0] if isinstance(out, tuple) else out
+        first.sum().backward()
+        try:
+            model.register_full_backward_hook(lambda *a: None)
+            mixed = None
+        except RuntimeError as e:
+            mixed = str(e)
+        seen.append((log, sorted(str(w.message) for w in caught if w.category is FutureWarning), mixed))
+    assert seen[0] == seen[1]

@@ -62,6 +62,9 @@ def run_post_accumulate_hooks(tensor):
 def checked_result(hook, old, new):
     """A hook's replacement gradient, refused (as PyTorch) when its size or dtype differs."""
     name = getattr(hook, "__name__", type(hook).__name__)
+    if not hasattr(new, "shape"):   # (a tensor, or the array of one, is what a hook may return)
+        from .._argument_errors import _tp_name
+        raise TypeError(f"expected Variable, but hook returned '{_tp_name(new)}'")
     if tuple(new.shape) != tuple(old.shape):
         raise RuntimeError(f"hook '{name}' has changed the size of value")
     if new.dtype != old.dtype:

@@ -27,7 +27,8 @@ class _ModuleCall:
                 result = hook(self, args)
                 if result is not None:
                     args = result if isinstance(result, tuple) else (result,)
-        backward_hooked = (self._backward_hooks or self._backward_pre_hooks) and is_grad_enabled()
+        legacy = self.__dict__.get("_is_full_backward_hook") is False
+        backward_hooked = (self._backward_hooks or self._backward_pre_hooks) and is_grad_enabled() and not legacy
         if backward_hooked:
             args, call = _backward_hooks.wrap_inputs(self, args)
         try:
@@ -44,6 +45,8 @@ class _ModuleCall:
                 output = result
         if backward_hooked:
             output = _backward_hooks.wrap_outputs(call, output)
+        elif legacy and self._backward_hooks:
+            _backward_hooks.hook_last_node(self, args, output)
         return output
 
     _call_impl = __call__
@@ -71,6 +74,7 @@ class _ModuleCall:
     def register_full_backward_hook(self, hook, prepend=False):
         """hook(module, grad_input, grad_output) -> None or new grad_input, called when the gradients of
         the module's inputs are computed."""
+        self._one_kind_of_backward_hook(True)
         return self._add_hook(self._backward_hooks, set(), hook, prepend, False)
 
     def register_full_backward_pre_hook(self, hook, prepend=False):
@@ -78,5 +82,13 @@ class _ModuleCall:
         return self._add_hook(self._backward_pre_hooks, set(), hook, prepend, False)
 
     def register_backward_hook(self, hook):
-        # PyTorch's deprecated form sees only the last op's gradients; the full hook's are the documented ones
-        return self.register_full_backward_hook(hook)
+        """PyTorch's deprecated form: hook(module, grad_input, grad_output) on the node of the forward's last op
+        (its inputs' gradients, which may not be the module's; see _backward_hooks.hook_last_node)."""
+        self._one_kind_of_backward_hook(False)
+        return self._add_hook(self._backward_hooks, set(), hook, False, False)
+
+    def _one_kind_of_backward_hook(self, full):
+        if self.__dict__.get("_is_full_backward_hook") is (not full):
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
+                               "Please use only one of them.")
+        self.__dict__["_is_full_backward_hook"] = full
