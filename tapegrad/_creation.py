@@ -11,6 +11,7 @@ import numpy as np
 from . import _dtypes as D
 from ._arg_types import as_size, check_lone_size
 from ._tracer_warnings import CONSTANT as _CONSTANT, warn as _warn_tracer
+from ._functional._common import check_tensor
 from ._functional._out import with_out
 from ._grad_mode import _state
 from ._scalar_range import check_fits
@@ -305,30 +306,23 @@ def _like(t, dtype, device):
     return (D.as_dtype(dtype) or t.dtype), (device if device is not None else t.device)
 
 
-def like_input(input, fname):
-    """PyTorch's refusal of anything but a tensor as a *_like function's input."""
-    if not isinstance(input, Tensor):
-        from ._argument_errors import _tp_name
-        raise TypeError(f"{fname}(): argument 'input' (position 1) must be Tensor, not {_tp_name(input)}")
-
-
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    like_input(input, "zeros_like")
+    check_tensor(input, "zeros_like")
     return full_like(input, 0, dtype=dtype, device=device, requires_grad=requires_grad, memory_format=memory_format)
 
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    like_input(input, "ones_like")
+    check_tensor(input, "ones_like")
     return full_like(input, 1, dtype=dtype, device=device, requires_grad=requires_grad, memory_format=memory_format)
 
 
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    like_input(input, "empty_like")
+    check_tensor(input, "empty_like")
     return zeros_like(input, dtype=dtype, device=device, requires_grad=requires_grad, memory_format=memory_format)
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    like_input(input, "full_like")
+    check_tensor(input, "full_like")
     d, dev = _like(input, dtype, device)
     return lay_out_like(_filled(input.shape, fill_value, d, dev, requires_grad), input, memory_format)
 

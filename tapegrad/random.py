@@ -19,6 +19,7 @@ import numpy as np
 
 from . import _dtypes as D, _meta
 from ._cpu_generator import MASK64, CpuStream
+from ._functional._common import check_tensor
 from ._host_put import put
 from ._pointwise_layout import lay_out_like
 
@@ -405,16 +406,14 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
 
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False, generator=None, memory_format=None):
-    from ._creation import like_input
-    like_input(input, "rand_like")
+    check_tensor(input, "rand_like")
     device = input.device if device is None else device   # (the input's device, as PyTorch's *_like)
     return lay_out_like(rand(*input.shape, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad,
                              generator=generator), input, memory_format)
 
 
 def randn_like(input, *, dtype=None, device=None, requires_grad=False, generator=None, memory_format=None):
-    from ._creation import like_input
-    like_input(input, "randn_like")
+    check_tensor(input, "randn_like")
     device = input.device if device is None else device
     return lay_out_like(randn(*input.shape, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad,
                               generator=generator), input, memory_format)

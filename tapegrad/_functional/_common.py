@@ -70,7 +70,8 @@ def as_tensor(x, like=None):
 
 def check_tensor(x, fn, arg="input"):
     if not isinstance(x, Tensor):
-        raise TypeError(f"{fn}(): argument '{arg}' (position 1) must be Tensor, not {type(x).__name__}")
+        from .._argument_errors import _tp_name
+        raise TypeError(f"{fn}(): argument '{arg}' (position 1) must be Tensor, not {_tp_name(x)}")
 
 
 def check_tensors(fn, *named, optional=()):
