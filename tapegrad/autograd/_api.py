@@ -133,14 +133,14 @@ def _batched(outputs, inputs, grad_outputs, retain, create_graph, allow_unused, 
         raise IndexError("index 0 is out of bounds for dimension 0 with size 0")
     per_element = [_grad(outputs, inputs, [g[k] if isinstance(g, Tensor) else g for g in grad_outputs],
                          retain or k < n - 1, create_graph, True, False) for k in range(n)]
+    from .._creation import zeros_like
+    from .._functional import stack
     result = []
     for j, t in enumerate(inputs):
         grads = [element[j] for element in per_element]
         if all(g is None for g in grads):
             result.append(None)
             continue
-        from .._creation import zeros_like
-        from .._functional import stack
         result.append(stack([zeros_like(t) if g is None else g for g in grads]))
     return _unused(inputs, result, allow_unused, materialize_grads, create_graph)   # (zeros unbatched, as PyTorch's)
 
