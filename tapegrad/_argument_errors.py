@@ -76,6 +76,8 @@ class _Overload:
         """PyTorch's error for this overload and these arguments, in its parser's order
         (FunctionSignature::parse), or None."""
         positional = self.positional()
+        if _packed(positional, args):
+            args = (args,)   # (ints as the one int list, as fits() reads them)
         if len(args) > len(positional):
             return _extra_args(fname, self.min_args, len(positional), len(args))
         for i, p in enumerate(self.parameters):
@@ -109,8 +111,8 @@ def _int_list_alone(positional):
 
 def _packed(positional, args):
     """Whether PyTorch's parser takes these positional arguments as one int list: the first one an int
-    (`x.permute(1, 0)`; not `x.expand(2.0, 3)`)."""
-    return len(args) > 1 and _int_list_alone(positional) and _is_int(args[0])
+    (`x.permute(1, 0)`, and one int alone, `x.flip(1)`; not `x.expand(2.0, 3)`)."""
+    return len(args) >= 1 and _int_list_alone(positional) and _is_int(args[0])
 
 
 def _extra_args(fname, min_args, max_positional, given):

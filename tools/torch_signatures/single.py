@@ -38,6 +38,13 @@ def derived(aten_name, method):
     # (out= overloads write through an alias annotation `(a!)`; named-dimension ones are hidden in Python)
     writes = [s for s in schemas if "!" in str(s) and "Dimname" not in str(s)]
     schemas = [s for s in schemas if "!" not in str(s) and "Dimname" not in str(s)]
+    # TorchScript's overloads of numbers beside tensor ones (atan2.int(int a, int b)) are no Python binding's
+    on_tensors = [s for s in schemas if any("Tensor" in str(a.type) for a in s.arguments)]
+    schemas = on_tensors or schemas
+    # Python binds an X.Scalar overload through X.Tensor (a number becomes a wrapped tensor): mul, atan2...
+    tensor_overloads = {s.overload_name for s in schemas}
+    if "Tensor" in tensor_overloads and "Scalar" in tensor_overloads:
+        schemas = [s for s in schemas if s.overload_name != "Scalar"]
     if len(schemas) != 1:
         return None
     text = str(schemas[0])
@@ -61,6 +68,8 @@ def derived(aten_name, method):
         if optional and default != "None":
             nullable.append(name)
         items.append(f"{kind} {name}" + (f" = {default}" if default else ""))
+        if name == "pin_memory":   # (a factory: its Python binding takes requires_grad, which no schema lists)
+            items.append("bool requires_grad = False")
     if not method and writes:   # the function's out= (one tensor, or a tuple of them for several results)
         outs = max(str(w)[:str(w).rindex(") ->")].count("!)") for w in writes)
         items += ([] if "*" in items else ["*"]) + [("Tensor" if outs == 1 else "tuple of Tensors") + " out = None"]
