@@ -31,12 +31,6 @@ from ._view_info import ViewInfo
 F = types.SimpleNamespace(**{**vars(_functional), **_functional.WITHOUT_OUT})
 
 
-# An operator's other operand: a tensor or a number (F.scalar_or_tensor), else the operator returns NotImplemented.
-# A NumPy array too, as PyTorch's operators: Python then asks NumPy, which computes `tensor op array` itself (a
-# tensor of NumPy's result, see __array_wrap__) and refuses `array op tensor`.
-_operand = F.scalar_or_tensor
-
-
 def _compared(x):
     """x == array: the array compared as a tensor, as PyTorch's __eq__ does (its other operators refuse it)."""
     if isinstance(x, np.ndarray):
@@ -48,14 +42,17 @@ def _compared(x):
 def _reflected(fn):
     def method(self, other):
         try:
-            other = _operand(other)
+            other = F.scalar_or_tensor(other)
         except TypeError:
             return NotImplemented
         return fn(other, self)
     return method
 
 
-def _forward(fn, operand=_operand):
+def _forward(fn, operand=F.scalar_or_tensor):
+    """An operator: its other operand a tensor or a number, else NotImplemented. A NumPy array too, as PyTorch's
+    operators: Python then asks NumPy, which computes `tensor op array` itself (a tensor of NumPy's result, see
+    __array_wrap__) and refuses `array op tensor`."""
     def method(self, other):
         try:
             other = operand(other)
@@ -70,7 +67,7 @@ def _reflected_division(self, other):
     if isinstance(other, np.ndarray):
         return F.reciprocal(self) * other
     try:
-        other = _operand(other)
+        other = F.scalar_or_tensor(other)
     except TypeError:
         return NotImplemented
     return F.mul(F.reciprocal(self), other)
@@ -196,7 +193,7 @@ for _name, _fn in _OPERATORS.items():
 Tensor.__rsub__ = _forward(lambda self, other: F.rsub(self, other))
 for _name, _fn in {"eq": F.eq, "ne": F.ne, "lt": F.lt, "le": F.le, "gt": F.gt, "ge": F.ge}.items():
     # (x == array compares with the array as a tensor, as PyTorch's; the others leave it to NumPy)
-    setattr(Tensor, f"__{_name}__", _forward(_fn, _compared if _name == "eq" else _operand))
+    setattr(Tensor, f"__{_name}__", _forward(_fn, _compared if _name == "eq" else F.scalar_or_tensor))
 Tensor.__neg__ = lambda self: F.neg(self)
 Tensor.__pos__ = lambda self: F.positive(self)
 Tensor.__abs__ = lambda self: F.abs(self)

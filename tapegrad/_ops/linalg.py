@@ -299,6 +299,8 @@ def _vector_norm_backward(g, norm, a, ord, dim, keepdim, dtype=None, aten=False)
     if ord == 1:
         return jnp.sign(a) * g
     if ord == 2:
+        # (a / norm computed at a zero norm too, unlike _norm2_jvp's guarded ratio: differentiated again, this
+        # formula is NaN there, as PyTorch's double backward)
         return g * jnp.where(norm == 0, zero, a / norm)
     if ord in (float("inf"), float("-inf")):
         mask = (jnp.abs(a) == norm) | jnp.isnan(jnp.abs(a))
