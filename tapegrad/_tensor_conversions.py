@@ -184,7 +184,7 @@ def __repr__(self, *, tensor_contents=None):
         return _printing.meta_repr(tuple(self.shape), dtype_name=self.dtype.name,
                                    default_float_dtype_name=D.get_default_dtype().name,
                                    requires_grad=self._requires_grad,
-                                   grad_fn_name=type(self._grad_fn).__name__ if self._grad_fn is not None else None,
+                                   grad_fn_name=_grad_fn_name(self),
                                    is_parameter=getattr(self, "_is_parameter", False))
     value = np.asarray(self._value)
     dev = self.device
@@ -195,13 +195,23 @@ def __repr__(self, *, tensor_contents=None):
     return _printing.tensor_repr(
         value, dtype_name=self.dtype.name, default_float_dtype_name=D.get_default_dtype().name,
         requires_grad=self._requires_grad,
-        grad_fn_name=type(self._grad_fn).__name__ if self._grad_fn is not None else None,
+        grad_fn_name=_grad_fn_name(self),
         device=None if dev.type == "cpu" else str(dev),
         is_parameter=getattr(self, "_is_parameter", False),
         tangent=None if tangent is None else f"{tangent}")
 
 
 __str__ = __repr__
+
+
+def _grad_fn_name(t):
+    """The node name a repr shows: "Invalid" where reading grad_fn raises (a view whose history PyTorch
+    refuses to regenerate after an in-place change), as PyTorch's repr."""
+    try:
+        grad_fn = t.grad_fn
+    except RuntimeError:
+        return "Invalid"
+    return None if grad_fn is None else type(grad_fn).__name__
 
 
 def __format__(self, spec):

@@ -22,7 +22,8 @@ class ViewInfo:
         self.value = value
         self.creation = creation      # "no_grad" / "inference": the mode PyTorch's view was made in; or
                                       # "multi_output": made by a function returning several views (unbind,
-                                      # split), or a view of one, which PyTorch forbids to modify in place
+                                      # split), or a view of one, which PyTorch forbids to modify in place;
+                                      # "custom_function": a custom Function's output (see _function_node)
         self.output_nr = None         # for the outputs of such a function: which one it is
         self.grad_version = version   # storage version when the view's history was set
         self.reshaped = False   # an in-place view op with no history changed its shape since (see

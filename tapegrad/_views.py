@@ -235,9 +235,9 @@ def no_grad_view_message(t, indirect):
 
 
 def view_creation_message(creation, node, nr, indirect):
-    """PyTorch's error for a view made with grad mode off or by a function returning several views (`creation`),
-    output `nr` of `node` (None: a view with no history), when it (indirect: its base or another view of its
-    base) is modified in place, or its history is read after."""
+    """PyTorch's error for a view made with grad mode off, by a function returning several views or by a custom
+    Function (`creation`), output `nr` of `node` (None: a view with no history), when it (indirect: its base or
+    another view of its base) is modified in place, or its history is read after."""
     if creation == "multi_output":
         prefix = (f"Output {nr} of {re.sub(r'Backward[0-9]*$', '', node.name())} is a view and" if node is not None
                   else "A view was created in no_grad mode and")
@@ -246,9 +246,17 @@ def view_creation_message(creation, node, nr, indirect):
         return (f"{prefix} {what} This view is the output of a function that returns multiple views. Such "
                 "functions do not allow the output views to be modified inplace. You should replace the inplace "
                 "operation by an out-of-place one.")
+    if creation == "custom_function":
+        what = "its base or another view of its base has been modified inplace." if indirect else \
+            "is being modified inplace."
+        return (f"Output {nr} of {re.sub(r'Backward[0-9]*$', '', node.name())} is a view and {what} This view was "
+                "created inside a custom Function (or because an input was returned as-is) and the autograd logic to "
+                "handle view+inplace would override the custom backward associated with the custom Function, leading "
+                "to incorrect gradients. This behavior is forbidden. You can fix this by cloning the output of the "
+                "custom Function.")
     # PyTorch names the node here without its "Backward0" suffix
-    prefix = (f"Output {nr} of {re.sub(r'Backward[0-9]*$', '', node.name())} is a view of a view which was created in" if node is not None
-              else "A view was created in")
+    prefix = (f"Output {nr} of {re.sub(r'Backward[0-9]*$', '', node.name())} is a view of a view which was created "
+              "in" if node is not None else "A view was created in")
     what = "its base or another view of its base has been" if indirect else "is being"
     if creation == "inference":
         return (f"{prefix} inference mode and {what} modified inplace in normal mode. Given that this use case "

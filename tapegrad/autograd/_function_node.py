@@ -147,11 +147,19 @@ def _connect(ctx, args, outputs, final, arg_pos, non_diff):
     if anomaly_mode.is_anomaly_enabled():
         anomaly_mode.remember(ctx)
     ctx._saved_positions = tuple(saved_map)
+    attached = []
     for k, (o, f) in enumerate(zip(outputs, final)):
         if isinstance(f, Tensor) and id(o) not in non_diff and (f.dtype.is_floating_point or f.dtype.is_complex):
             f._attach(ctx, k)
+            attached.append((k, f))
         elif isinstance(f, Tensor) and id(o) in non_diff:
             f._requires_grad = False
+    # PyTorch forbids modifying in place a view that a Function returns (its backward would be overridden):
+    # with one differentiable output as made inside a custom Function, with several as a multi-output view
+    creation = "multi_output" if len(attached) > 1 else "custom_function"
+    for k, f in attached:
+        if f._view is not None and f._view.base is not None:
+            f._view.creation, f._view.output_nr = creation, k
     if not ctx.op.custom.python and all(o is f for o, f in zip(outputs, final)):
         _join_segment(ctx, final)
 
