@@ -24,6 +24,9 @@ LEAF_ERROR = ("a leaf Variable that requires grad is being used in an in-place o
               "or use an out-of-place op (x = x + 1).")
 VIEW_OF_LEAF_ERROR = ("a view of a leaf Variable that requires grad is being used in an in-place operation. "
                       "Modify it under `with torch.no_grad():` or clone() the leaf first.")
+UNREAD_VIEW_ERROR = ("a leaf Variable that requires grad is being used in an in-place operation. (This view was made "
+                     "before its base gained a history in place; until its grad_fn is read it counts as a leaf, as "
+                     "in PyTorch.) Modify the base instead, or clone() the view.")
 
 
 def check_inplace(t, operands=()):
@@ -42,6 +45,8 @@ def check_inplace(t, operands=()):
             # (as the views of a leaf that is itself a view of a tensor without grad)
             if base._grad_fn is None and (base._requires_grad or t._requires_grad):
                 raise RuntimeError(VIEW_OF_LEAF_ERROR if t._requires_grad or base is not t else LEAF_ERROR)
+            if info.unread and t._requires_grad:   # PyTorch's check reads the view's grad_fn as it was: none
+                raise RuntimeError(UNREAD_VIEW_ERROR)
     if t._inference and not _state.inference:
         raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed. "
                            "You can make a clone to get a normal tensor before doing inplace update.")

@@ -217,11 +217,14 @@ class Tensor:
 
     def _edge(self):
         """Where gradient for this tensor goes: (grad_fn, output index) or its leaf accumulator."""
-        if self._view is not None and self._view.creation is not None:
-            _check_rebase(self)
-            if self._grad_fn is None:
-                from ._views import NOWHERE
-                return (NOWHERE, 0)
+        info = self._view
+        if info is not None:
+            info.unread = False   # (PyTorch reads a view's grad_fn to collect its edge)
+            if info.creation is not None:
+                _check_rebase(self)
+                if self._grad_fn is None:
+                    from ._views import NOWHERE
+                    return (NOWHERE, 0)
         if self._grad_fn is not None:
             return (self._grad_fn, self._out_idx)
         acc = self._accumulator() if self._accumulator is not None else None

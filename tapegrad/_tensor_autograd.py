@@ -54,15 +54,16 @@ def requires_grad_(self, requires_grad=True):
 
 @property
 def is_leaf(self):
-    if self._view is not None and self._view.creation is not None:
-        _check_rebase(self)
-    return self._grad_fn is None
+    return self.grad_fn is None
 
 
 @property
 def grad_fn(self):
-    if self._view is not None and self._view.creation is not None:
-        _check_rebase(self)
+    info = self._view
+    if info is not None:
+        info.unread = False
+        if info.creation is not None:
+            _check_rebase(self)
     return self._grad_fn
 
 

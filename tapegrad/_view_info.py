@@ -12,7 +12,7 @@ from ._grad_mode import _state
 
 class ViewInfo:
     __slots__ = ("base", "steps", "positions", "version", "value", "creation", "grad_version", "output_nr",
-                 "reshaped")
+                 "reshaped", "unread")
 
     def __init__(self, base, steps, positions, version, value, creation=None):
         self.base = base        # the base Tensor (PyTorch's ._base); None for a detach()ed view
@@ -28,6 +28,9 @@ class ViewInfo:
         self.grad_version = version   # storage version when the view's history was set
         self.reshaped = False   # an in-place view op with no history changed its shape since (see
                                 # autograd._graph.reshaped_edges)
+        self.unread = False     # the view had no history when its base gained one, and nothing read its grad_fn
+                                # since: PyTorch regenerates it only when read, so its in-place check still sees
+                                # a leaf (see _views.refresh_views)
 
 
 # Storage -> live views with autograd history, so an in-place change of the base's history can

@@ -176,6 +176,7 @@ def refresh_views(base, skip=None, with_history=False):
             source = _gradless(base)
         replay = replayed(source, *relative_steps(v))
         if replay._grad_fn is not None:
+            v._view.unread = v._view.unread or v._grad_fn is None
             v._attach(replay._grad_fn, 0)
 
 

@@ -2194,3 +2194,26 @@ def test_a_gradient_recorded_through_pow_checks_the_result_it_reads(torch):
     assert err is not None and err[0] is RuntimeError and "modified by an inplace operation" in err[1]
     assert _raises(lambda lib: build(lib, True), torch)[0] is RuntimeError
     assert_close(build(tapegrad, False), build(torch, False))
+
+
+def test_a_view_whose_base_gained_a_history_is_a_leaf_to_the_inplace_check_until_read(torch):
+    """(fuzzer seed 404) autograd.grad(t0, t0) hands back its ones; a view of them made before they gain a history
+    in place keeps no grad_fn of its own in PyTorch until something reads it, so an in-place op on it is refused as
+    on a leaf. Read first (here: t2.grad_fn), the view has its regenerated history and the op is recorded."""
+    def build(lib, read):
+        t0 = lib.tensor(1.5, dtype=lib.float32, requires_grad=True)
+        t1 = lib.autograd.grad(t0, [t0], create_graph=True)[0]
+        t2 = t1.t()
+        t1.add_(t0)
+        if read:
+            t2.grad_fn
+        t2.add_(t0)
+        t2.backward()
+        return t1.detach(), t0.grad
+    for lib in (tapegrad, torch):
+        err = _raises(lambda lib: build(lib, False), lib)
+        assert err is not None and err[0] is RuntimeError
+        assert "a leaf Variable that requires grad is being used in an in-place operation" in err[1]
+    ours, theirs = build(tapegrad, True), build(torch, True)
+    for a, t in zip(ours, theirs):
+        assert_close(a, t)
