@@ -80,15 +80,20 @@ _GLOBAL_OPS = frozenset(("LOAD_GLOBAL", "LOAD_NAME", "LOAD_FROM_DICT_OR_GLOBALS"
 _MISSING = object()
 
 
+def closure_values(fn):
+    values = []
+    for cell in fn.__closure__ or ():
+        try:
+            values.append(cell.cell_contents)
+        except ValueError:   # an empty cell (a name assigned later)
+            values.append(None)
+    return values
+
+
 def function_roots(fn):
     """The values a user function reads besides its arguments: closure cells, named globals, and the
     default values of its parameters (`def step(x, model=model)`)."""
-    roots = [fn.__defaults__, fn.__kwdefaults__]
-    for cell in fn.__closure__ or ():
-        try:
-            roots.append(cell.cell_contents)
-        except ValueError:   # an empty cell (a name assigned later)
-            roots.append(None)
+    roots = [fn.__defaults__, fn.__kwdefaults__] + closure_values(fn)
     glob = fn.__globals__
     for name in global_names(fn.__code__):
         value = glob.get(name, _MISSING)
@@ -197,9 +202,10 @@ class Walk:
         elif isinstance(obj, types.FunctionType):
             tokens.append(("fn", obj.__code__))
             self.functions.append(obj)
-            if not _is_library(obj.__module__):
-                for r in function_roots(obj):
-                    self.visit(r)
+            # a library's function is its code, but a closure it makes (a transform's wrapper) is also what it
+            # closes over: the function it wraps, its arguments
+            for r in function_roots(obj) if not _is_library(obj.__module__) else closure_values(obj):
+                self.visit(r)
         elif isinstance(obj, types.MethodType):
             tokens.append(("method", obj.__func__))
             self.visit(obj.__self__)
