@@ -213,6 +213,9 @@ def apply(op, *args, **static):
         if CAPTURE[0] is not None:   # only set while tracing, which runs eagerly: nothing on the lazy path
             CAPTURE[0](args)
         out = forward_fn(op, static, sig.cast)(*_lazy.resolve_all(values))
+        if _state.grad_enabled is False and CAPTURE[0] is not None:
+            from jax.lax import stop_gradient
+            out = stop_gradient(out)   # the user's no_grad inside a traced function (see _tracing.tracing)
         outs = out if op.nout > 1 else (out,)
     if op.nout == 1:
         out = outs[0]

@@ -16,8 +16,24 @@ class _State(threading.local):
 _state = _State()
 
 
+class _TracedOff:
+    """Grad mode inside a traced function (tapegrad.func's transforms, a custom Function's backward): off for
+    the tape, which records nothing there, yet not the user's no_grad, which sets False: the ops under that
+    are not differentiated by the transform (torch.func's grad respects a no_grad inside the function)."""
+    __slots__ = ()
+
+    def __bool__(self):
+        return False
+
+    def __repr__(self):
+        return "False"
+
+
+TRACED_OFF = _TracedOff()
+
+
 def is_grad_enabled():
-    return _state.grad_enabled
+    return bool(_state.grad_enabled)
 
 
 def is_inference_mode_enabled():

@@ -2,7 +2,7 @@
 backward and detach; attached to the class as _methods.py attaches the maths."""
 import weakref
 
-from . import _dtypes as D
+from . import _dispatch, _dtypes as D
 from ._arg_types import as_bool
 from ._grad_mode import _state
 from ._tensor import Tensor, _check_rebase
@@ -147,11 +147,20 @@ def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=
 def detach(self):
     """A tensor sharing this one's data and version counter, cut from the graph (not a view: in-place
     ops on it record on it alone, as in PyTorch)."""
+    if _dispatch.CAPTURE[0] is not None and _traced(self):
+        # in a traced function (tapegrad.func's transforms) the transform must not differentiate through it
+        import jax
+        return Tensor._wrap(jax.lax.stop_gradient(self._peek()), self._inference)
     view = self._view
     if view is not None:
         from ._views import ViewInfo
         view = ViewInfo(None, view.steps, view.positions, view.version, view.value)
     return object.__new__(Tensor)._init(self._storage, view, self._inference)
+
+
+def _traced(t):
+    import jax
+    return isinstance(t._peek(), jax.core.Tracer)
 
 
 def detach_(self):

@@ -12,7 +12,7 @@ import contextlib
 import jax
 
 from .. import _dispatch
-from .._grad_mode import _state
+from .._grad_mode import TRACED_OFF, _state
 from .._tensor import Tensor
 
 TRACER_ERRORS = (jax.errors.ConcretizationTypeError, jax.errors.TracerArrayConversionError,
@@ -25,7 +25,7 @@ def tracing(grad=False, on_arguments=None):
     """Ops run eagerly, outside grad mode; on_arguments(args) sees each op's arguments first."""
     lazy, enabled, hook = _dispatch.LAZY[0], _state.grad_enabled, _dispatch.CAPTURE[0]
     _dispatch.LAZY[0] = False
-    _state.grad_enabled = grad
+    _state.grad_enabled = grad or TRACED_OFF
 
     def arguments(args):
         if hook is not None:
