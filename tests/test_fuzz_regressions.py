@@ -2217,3 +2217,18 @@ def test_a_view_whose_base_gained_a_history_is_a_leaf_to_the_inplace_check_until
     ours, theirs = build(tapegrad, True), build(torch, True)
     for a, t in zip(ours, theirs):
         assert_close(a, t)
+
+
+def test_a_recorded_log1p_gradient_does_not_save_its_input(torch):
+    """(fuzzer seed 412) PyTorch's log1p formula, `grad / (self + 1)`, recorded with create_graph saves self + 1,
+    not self: changing the leaf in place before the second gradient is fine there (JAX's formula reads self)."""
+    def build(lib):
+        t0 = lib.tensor(1.5, dtype=lib.float32, requires_grad=True)
+        t1 = t0.log1p()
+        t2 = lib.autograd.grad(t1, [t0], create_graph=True)[0]
+        with lib.no_grad():
+            t0.add_(t0)
+        return t2.detach(), lib.autograd.grad(t2, [t0], create_graph=True)[0]
+    ours, theirs = both(build)
+    for a, t in zip(ours, theirs):
+        assert_close(a, t)

@@ -109,6 +109,11 @@ class Op:
                 (checked once per call signature: _dispatch); or a function (statics as a dict, input kinds) ->
                 that text, where PyTorch's kernel depends on the call. JAX would order, round or compare complex
                 values, compute where PyTorch refuses, or refuse with its own error.
+    recorded_saves positions of the inputs PyTorch's backward formula saves when it is recorded (create_graph), whose
+                in-place change since then fails the later backward, where they differ from those JAX's recorded
+                formula reads: log1p's `grad / (self + 1)` saves none; abs's `grad * self.sgn()` saves the
+                input, which JAX's formula reads through a comparison only. None: those JAX's formula reads, or
+                with fused_backward=True every input the kernel takes. Set where the family is defined.
     no_derivative_at for ops whose derivative PyTorch implements for some inputs only (igamma's input, zeta's
                 order): {input position: (exception type, message)}; a backward that differentiates one of
                 those inputs raises it, one that differentiates only the others runs.
@@ -119,7 +124,7 @@ class Op:
                  "custom", "value_view", "stride_rule", "no_derivative", "no_derivative_at", "result_backward",
                  "pointwise", "result_order", "elements_from", "several_views", "hands_grad", "reverse_fn",
                  "scalar_opmath", "backward_name", "tie_undefined", "no_double_backward", "no_kernel_for",
-                 "__weakref__")
+                 "recorded_saves", "__weakref__")
 
     def __init__(self, name, fn, dtype_rule=SAME, diff=None, view=False, saves_output=False, nout=1,
                  node=None, node_name=None, wraps_scalars=False, overloads=(), saves_inputs=None,
@@ -151,6 +156,7 @@ class Op:
         self.elements_from = (0,) if view and value_view is None else None
         self.several_views = False
         self.hands_grad = None
+        self.recorded_saves = None
         self.nout = nout
         self.wraps_scalars = wraps_scalars
         self.node_name = node_name or _camel(node or name) + "Backward0"

@@ -146,6 +146,8 @@ remainder = defop("remainder", _remainder, saves_inputs=(),
 remainder_scalar_self = defop("remainder_scalar_self", _remainder, node_name=NOT_IMPLEMENTED,
                               no_derivative=_not_implemented("remainder"))
 fmod = defop("fmod", lambda a, b: jnp.fmod(a, b), overloads=[overload("FmodBackward1", "tt")])
+for _op in (remainder, fmod):
+    _op.recorded_saves = (0, 1)   # (`-grad * self.div(other, rounding_mode=...)`: its node saves both)
 # PyTorch's exponent gradient reads the result (an in-place change of it makes backward fail); a tensor
 # to a number (a complex one here: see pow_scalar) saves no result
 pow = defop("pow", lambda a, b: _pow(a, b),
@@ -168,6 +170,7 @@ hypot = defop("hypot", lambda a, b: _hypot(a, b) if _is_float(a) and _is_float(b
               saves_output=True, saves_inputs={0: 0, 1: 1})
 xlogy = defop("xlogy", lambda a, b: _xlogy_op(a, b), dtype_rule=FLOAT, reverse_fn=xlogy_reverse,
               overloads=[overload("XlogyBackward1", "st"), overload("XlogyBackward2", "ts")])
+xlogy.recorded_saves = (1,)   # (`grad * xlogy(self != 0, other)`, `grad * self / other`: self is the grad's mul's)
 copysign = defop("copysign", lambda a, b: _copysign(a, b), dtype_rule=FLOAT, saves_output=True, saves_inputs={0: 0},
                  overloads=[overload("CopysignBackward1", "ts")])
 # (the weight is read by the other two gradients, so saved always; they are read by the weight's alone)
@@ -185,11 +188,13 @@ addcmul = defop("addcmul", lambda a, b, c, value: a + value * b * c, diff=(0, 1,
 addcdiv = defop("addcdiv", lambda a, b, c, value, divisor_refused=None: a + value * _true_div(b, c), diff=(0, 1, 2),
                 scalar_opmath=True, saves_inputs={1: 2, 2: None}, no_derivative=lambda divisor_refused=None: (
                     None if divisor_refused is None else {1: (RuntimeError, divisor_refused)}))
+addcdiv.recorded_saves = (2,)   # (`grad * value / tensor2`: tensor1 is a product's with the grad)
 where = defop("where", lambda c, a, b: jnp.where(c, a, b), diff=(1, 2), dtype_rule=KEEP)
 
 # ---- log-sum-exp of two tensors, heaviside, gcd, lcm, ldexp, nextafter, frexp, polygamma, mvlgamma, i0 ------
 logaddexp = defop("logaddexp", lambda a, b: _logaddexp(a, b))
 logaddexp2 = defop("logaddexp2", lambda a, b: _logaddexp2(a, b))
+logaddexp.recorded_saves = logaddexp2.recorded_saves = ()   # (`grad / (1 + exp(other - self))`)
 # PyTorch records heaviside but has no derivative for it: backward through it raises
 heaviside = defop("heaviside", lambda a, values: _heaviside(a, values), dtype_rule=KEEP,
                   node_name=NOT_IMPLEMENTED, no_derivative=_not_implemented("heaviside"))
@@ -248,6 +253,7 @@ bitwise_right_shift = defop("bitwise_right_shift", lambda a, b: jnp.right_shift(
 neg = defop("neg", lambda a: -a, dtype_rule=KEEP)
 abs = defop("abs", lambda a: abs_real(a) if jnp.issubdtype(a.dtype, jnp.floating) else jnp.abs(a),
             dtype_rule=KEEP)
+abs.recorded_saves = (0,)   # (`grad * self.sgn()`: sgn's node saves self)
 sign = defop("sign", _sign, dtype_rule=KEEP)
 sgn = defop("sgn", _sgn, dtype_rule=KEEP, saves_inputs=(0,), saves_output=True)
 floor = defop("floor", lambda a: jnp.floor(a) if _is_float(a) else a, dtype_rule=KEEP)
@@ -273,6 +279,8 @@ log = defop("log", lambda a: jnp.log(a), dtype_rule=FLOAT)
 log2 = defop("log2", lambda a: jnp.log2(a), dtype_rule=FLOAT)
 log10 = defop("log10", lambda a: jnp.log10(a), dtype_rule=FLOAT)
 log1p = defop("log1p", lambda a: jnp.log1p(a), dtype_rule=FLOAT)
+for _op in (log2, log10, log1p):
+    _op.recorded_saves = ()   # (`grad / (self * ln 2)`, `grad / (self + 1)`: self reaches no saving op)
 sqrt = defop("sqrt", lambda a: jnp.sqrt(a), dtype_rule=FLOAT, saves_inputs=(),
              result_backward=lambda g, y, a: g / (2 * jnp.conj(y)))
 rsqrt = defop("rsqrt", lambda a: _rsqrt(a), dtype_rule=FLOAT, saves_inputs=(),

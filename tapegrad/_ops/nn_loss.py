@@ -57,6 +57,7 @@ def _inside(d, bound):
 # (backward_name: the node of PyTorch's x_backward kernel, which gradients recorded with create_graph print)
 mse_loss = _loss("mse_loss", lambda x, y, reduction: _reduce(jnp.square(x - y), reduction),
                  backward_name="MseLossBackwardBackward0")
+mse_loss.recorded_saves = (0, 1)   # (mse_loss_backward's node saves both)
 smooth_l1_loss = _loss("smooth_l1_loss", _smooth_l1, backward_name="SmoothL1LossBackwardBackward0")
 huber_loss = _loss("huber_loss", _huber, no_derivative=_huber_mixed_derivative,
                    backward_name="HuberLossBackwardBackward0")
@@ -127,6 +128,7 @@ def _bce_with_logits(x, y, *extra, reduction, has_weight, has_pos_weight):
 binary_cross_entropy = _loss("binary_cross_entropy", _bce, diff=(0, 1))
 # weight and pos_weight are not differentiable in PyTorch (nor inputs of its node).
 binary_cross_entropy_with_logits = _loss("binary_cross_entropy_with_logits", _bce_with_logits, diff=(0, 1))
+binary_cross_entropy_with_logits.recorded_saves = ()   # (its formulas reach input and target through sigmoid and sums)
 
 # PyTorch's CPU kernels without a complex version (Op.no_kernel_for)
 for _op, _kernel in ((mse_loss, "mse_cpu"), (smooth_l1_loss, "smooth_l1_cpu"), (huber_loss, "huber_cpu")):

@@ -24,6 +24,7 @@ special_entr = defop("special_entr", lambda a: _entr(a), dtype_rule=FLOAT)
 special_xlog1py = defop("special_xlog1py", lambda a, b: _xlog1py(a, b), dtype_rule=FLOAT,
                         overloads=[overload("SpecialXlog1PyBackward1", "st"),
                                    overload("SpecialXlog1PyBackward2", "ts")])
+special_xlog1py.recorded_saves = (1,)   # (as xlogy's)
 # PyTorch differentiates zeta(x, q) in q only; in x its backward raises
 special_zeta = defop("special_zeta", lambda x, q: _zeta(x, q), dtype_rule=FLOAT,
                      overloads=[overload("SpecialZetaBackward1", "st"), overload("SpecialZetaBackward2", "ts")],

@@ -211,6 +211,8 @@ def _graph_inputs(graph, given_seeds):
         for value, edge, guard, tangent in kept_entries(n):
             if guard is not None:
                 checks.append(guard + (len(inputs),))
+                if type(guard) is SavedGuard:
+                    unread.append(len(inputs))
             inputs.append(value)
             edges.append(edge)
             kept.append(value)
@@ -241,8 +243,22 @@ def kept_entries(node):
     what a recorded backward takes of it (the tangent: see forward_ad.saved_tangents)."""
     guarded = {index: (ref, version) for ref, version, index in node.checks if index >= 0}
     noted = forward_ad.saved_tangents(node) or {}
-    return [(unpacked(node.kept[i]), node.edges[i], guarded.get(i), noted.get(i))
+    saves = node.op.recorded_saves
+    if saves is None and node.op.fused_backward is True and node.op.no_double_backward is None:
+        saves = range(len(node.kept))   # (PyTorch's x_backward kernel, recorded, saves what it is given)
+    return [(unpacked(node.kept[i]), node.edges[i], _recorded_guard(guarded.get(i), i, saves), noted.get(i))
             for i in _saved.kept_positions(node.sig)]
+
+
+class SavedGuard(tuple):
+    """The guard of a kept value that PyTorch's recorded formula saves though JAX's does not read it: the
+    recorded backward keeps and checks it all the same (an `unread` input of _record_backward)."""
+
+
+def _recorded_guard(guard, position, saves):
+    if saves is None or guard is None:
+        return guard
+    return SavedGuard(guard) if position in saves else None   # (Op.recorded_saves)
 
 
 def _output_tangent(node, k):
@@ -485,7 +501,9 @@ def _record_node(sid, out_avals, kept, cts, result=None):
         backward = node_backward(sid, out_avals)
         first_ct = nkept + (result is not None)   # (a result only guarded: unread)
         return lambda *xs: tuple(_tied(sid, backward(list(xs[:nkept]), list(xs[first_ct:])), xs[:nkept]))
-    unread = (nkept,) if result is not None and not reads_result(sid) else ()
+    unread = tuple(i for i, (_, _, guard, _) in enumerate(kept) if type(guard) is SavedGuard)
+    if result is not None and not reads_result(sid):
+        unread += (nkept,)
     return _record_backward(("node", sid, out_avals), make, nout, inputs, edges, checks, tangents, unread)
 
 
