@@ -79,7 +79,6 @@ KNOWN = {
     "binary_cross_entropy_with_logits:0": "an infinite target: PyTorch's gradient is NaN, tapegrad's inf",
     "cdist:1": "p=inf distances with infinite coordinates: PyTorch gives inf, tapegrad NaN (inf - inf)",
     "pdist:1": "p=inf with NaN/inf coordinates: PyTorch's gradient is NaN throughout, tapegrad's goes to the tied maxima",
-    "cumprod:0": "gradient after a zero followed by inf: PyTorch's is NaN, tapegrad's -inf",
     "remainder:0": "divisor inf: PyTorch's divisor gradient is NaN, tapegrad's inf",
     "trilinear:0": "inf times 0 in the contraction: PyTorch's gradient is NaN where tapegrad's is inf",
     "trilinear:1": "inf times 0 in the contraction: PyTorch's gradient is NaN where tapegrad's is inf",

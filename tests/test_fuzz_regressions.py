@@ -2232,3 +2232,16 @@ def test_a_recorded_log1p_gradient_does_not_save_its_input(torch):
     ours, theirs = both(build)
     for a, t in zip(ours, theirs):
         assert_close(a, t)
+
+
+def test_cumprod_passes_no_nan_from_behind_a_zero(torch):
+    """(fuzzer seed 419) t0 / cumprod(t0) with a zero in t0 sends inf and NaN gradients to cumprod's zero
+    positions; PyTorch's cumprod backward leaves out the terms the zero cancels, so the first row's gradient
+    is a number, where JAX's VJP multiplied the NaN by 0."""
+    def build(lib):
+        t0 = lib.tensor([[1.5, 0.5], [0.0, -1.0]], dtype=lib.float32, requires_grad=True)
+        t1 = t0.cumprod(0)
+        (t0 / t1).sum().backward(retain_graph=True)
+        return t0.grad
+    ours, theirs = both(build)
+    assert_close(ours, theirs)

@@ -53,3 +53,36 @@ def test_the_two_norm_still_differentiates_twice_as_torch():
         (gg,) = L.autograd.grad((g * L.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=L.float64)).sum(), [x])
         results.append((g.tolist(), gg.tolist()))
     assert str(results[0]) == str(results[1])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_cumprod_gradient_behind_a_zero_as_pytorch(seed):
+    """PyTorch's cumprod backward sums only the terms a zero does not cancel (before the first zero: up to it;
+    at it: up to the second one): NaN and inf gradients behind a zero give its numbers, and the gradient taken
+    with create_graph differentiates again as the exact one."""
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    for _ in range(20):
+        shape = tuple(int(n) for n in rng.integers(1, 5, rng.integers(1, 4)))
+        x = rng.choice([0.0, 1.5, -0.5, 2.0, 0.7], size=shape)
+        g = rng.choice([1.0, -2.0, NAN, float("inf"), 0.5], size=shape, p=[.3, .3, .15, .1, .15])
+        dim = int(rng.integers(-len(shape), len(shape)))
+
+        def first(lib):
+            t = lib.tensor(x, requires_grad=True)
+            t.cumprod(dim).backward(lib.tensor(g))
+            return t.grad.numpy()
+
+        def second(lib):
+            t = lib.tensor(x, requires_grad=True)
+            seed_grad = lib.tensor(np.nan_to_num(g, nan=0.25, posinf=3.0))
+            gr, = lib.autograd.grad(t.cumprod(dim), t, seed_grad, create_graph=True)
+            if not gr.requires_grad:   # (a trivial cumulation hands the gradient on)
+                return gr.detach().numpy(), None
+            return gr.detach().numpy(), lib.autograd.grad((gr * seed_grad).sum(), t)[0].numpy()
+        np.testing.assert_allclose(first(tg), first(torch), equal_nan=True)
+        for ours, theirs in zip(second(tg), second(torch)):
+            if theirs is None:
+                assert ours is None
+            else:
+                np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-9)

@@ -5,6 +5,7 @@ import math
 import jax
 import jax.numpy as jnp
 
+from ._cumprod_reverse import cumprod_reverse
 from ._registry import defop, overload, FLOAT, KEEP
 from ._signed_zero import plus_zero
 
@@ -234,7 +235,7 @@ logsumexp = defop("logsumexp", lambda a, dim, keepdim: _logsumexp(dim, keepdim)(
 # (PyTorch's sum runs from +0: a run of -0.0 sums to +0.0, which XLA's prefix sum does not start from)
 cumsum = defop("cumsum", lambda a, dim, dtype: plus_zero(jnp.cumsum(a, axis=dim, dtype=dtype)), dtype_rule=KEEP)
 cumprod = defop("cumprod", lambda a, dim, dtype: jnp.cumprod(a, axis=dim, dtype=dtype), dtype_rule=KEEP,
-                **SELF_AND_RESULT)
+                reverse_fn=cumprod_reverse, **SELF_AND_RESULT)
 # (PyTorch's cumsum_backward and cumprod_backward hand the gradient on as it is where the cumulation is
 # trivial: one element at most, or a cumulated dim of size 1)
 cumsum.hands_grad = cumprod.hands_grad = lambda static, shape, out_shape: (
