@@ -8,6 +8,7 @@ PyTorch op that computes the same thing. Formulas differ between the two
 libraries (PyTorch has fused backward ops such as TanhBackwardBackward0), so
 the name matches where both formulas end in the same op.
 """
+import math
 import re
 
 from jax.extend.core import Var
@@ -154,9 +155,21 @@ def _name_of(jaxpr, var, depth=0):
         return _name_of(jaxpr, eqn.invars[list(eqn.outvars).index(var)], depth + 1)
     if prim == "dot_general":
         return _dot_name(eqn)
+    if prim == "reduce_sum" and not var.aval.shape:
+        return "SumBackward0"   # (PyTorch's sum_to a 0-d shape is sum() of all elements)
+    if prim == "broadcast_in_dim" and _kept_dims_sum(jaxpr, eqn):
+        return "SumBackward1"   # (sum_to a shape of ones: sum(dims, keepdim=True))
     if prim == "transpose":
         return "TBackward0" if len(var.aval.shape) == 2 else "PermuteBackward0"
     return _NAMES.get(prim, FALLBACK)
+
+
+def _kept_dims_sum(jaxpr, eqn):
+    """Whether a broadcast only puts back the unit dims of the sum it follows (JAX's keepdim sum)."""
+    source = eqn.invars[0]
+    producer = _producer(jaxpr, source)
+    return (producer is not None and producer.primitive.name == "reduce_sum"
+            and math.prod(source.aval.shape) == math.prod(eqn.outvars[0].aval.shape))
 
 
 def _producer(jaxpr, var):
