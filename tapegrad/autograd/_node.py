@@ -181,8 +181,10 @@ class Node(Equation):
         from ._node_hooks import register
         return register(self, hook, 0)
 
+    repr_module = ""   # the node of a Python autograd.Function of PyTorch's prints its module (see _checkpoint_region)
+
     def __repr__(self):
-        return f"<{type(self).__name__} object at {hex(id(self))}>"
+        return f"<{self.repr_module}{type(self).__name__} object at {hex(id(self))}>"
 
 
 class AccumulateGrad:

@@ -67,6 +67,7 @@ def _build(function, args):
         return outs if nout > 1 else outs[0]
     op = Op("checkpoint", jax.checkpoint(region), dtype_rule=KEEP, nout=nout,
             node_name="CheckpointFunctionBackward")
+    op.node_class.repr_module = "torch.autograd.function."   # (PyTorch's CheckpointFunction is a Python Function)
     return op, captured, reading
 
 
