@@ -7,6 +7,7 @@ import importlib
 PATHS = {
     "tapegrad": ["Tensor", "Size", "device", "dtype", "finfo", "iinfo", "layout", "memory_format",
                  "OutOfMemoryError"],
+    "tapegrad.autograd.graph": ["Node"],
     "tapegrad.autograd.grad_mode": ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode"],
     "tapegrad.nn.modules.batchnorm": ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d",
                                       "LazyBatchNorm2d", "LazyBatchNorm3d"],

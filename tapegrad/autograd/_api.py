@@ -11,7 +11,6 @@ import jax.numpy as jnp
 
 from .._flags import warn_once
 from .._grad_mode import set_grad_enabled
-from .._memory_format import grad_like
 from .._tensor import Tensor
 from . import _higher, forward_ad
 from ._engine import run_backward
@@ -65,20 +64,12 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if inputs is not None and not inputs:
         raise RuntimeError("`inputs` argument to `backward()` cannot be empty. Pass the tensors to accumulate "
                            "into, or inputs=None for all leaves.")
+    for t in inputs or ():
+        t.retain_grad()   # (as PyTorch's engine: a non-leaf input's gradient accumulates as a retained one)
     if create_graph:
         _backward_create_graph(outputs, _seed_tensors(outputs, grad_tensors, seeds), retain, inputs)
         return
-    if inputs is None:
-        run_backward(outputs, seeds, retain)
-        return
-    grads = run_backward(outputs, seeds, retain, wanted=inputs, accumulate=False)
-    for t, g in zip(inputs, grads):
-        if g is None:
-            continue
-        if t._grad is None:
-            t._grad = grad_like(t, g)
-        else:
-            t._grad._set_value(t._grad._value + g)
+    run_backward(outputs, seeds, retain, wanted=inputs)   # (the leaves' hooks, .grad and post-accumulate hooks)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
@@ -165,6 +156,8 @@ def _grad(outputs, inputs, grad_outputs, retain, create_graph, allow_unused, mat
         if not create_graph:
             results = {k: forward_ad.detached(g) for k, g in results.items()}
         _higher.write_retained(graph, results)
+        if graph.hooked:   # (a wanted leaf's hooks: PyTorch runs them on the gradient it captures)
+            results = _higher.through_leaf_hooks(graph, results)
         grads = [None if k is None else results.get(k) for k in want_keys]
     else:
         grads = [None if g is None else Tensor._wrap(g)
@@ -218,16 +211,10 @@ _warned = [False]
 
 
 def _backward_create_graph(outputs, seeds, retain, inputs):
-    if inputs is None and warn_once(_warned, 0):   # once per process, as PyTorch
+    if warn_once(_warned, 0):   # once per process, as PyTorch
         warn_user(_higher.REFERENCE_CYCLE, UserWarning)
-    graph, results, want_keys = _higher.run(outputs, seeds, retain, wanted=inputs)
-    if inputs is None:
-        _higher.write_grads(graph, results, graph.hooked)
-        return
-    for t, k in zip(inputs, want_keys):
-        g = None if k is None else results.get(k)
-        if g is not None:
-            t._grad = _higher.accumulate(t._grad, g, leaf=t)
+    graph, results, _ = _higher.run(outputs, seeds, retain, wanted=inputs, accumulate=True)
+    _higher.write_grads(graph, results, graph.hooked)
 
 
 class _Output:

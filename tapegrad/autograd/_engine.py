@@ -151,14 +151,14 @@ def _fast_path_applies(root):
 def _general_backward(roots, seeds, retain_graph, wanted, accumulate, fast_first_sight=False):
     root_edges = [t._edge() for t in roots]
     implicit = ([(t.shape, t.dtype.np) for t in roots], [s is None for s in seeds])
-    graph = Graph(root_edges, implicit, targets_of(wanted), summed_roots(roots, root_edges))
+    graph = Graph(root_edges, implicit, targets_of(wanted), summed_roots(roots, root_edges), run_targets=accumulate)
     nodes, leaves = graph.nodes, graph.leaves
     if _meta.USED[0] and (_meta.among(graph.saved) or _meta.among([t._peek() for t in roots])):
         return _meta_backward(graph, wanted, accumulate, retain_graph)
 
     # Targets whose grads come back: leaves, retained non-leaves, and `wanted` tensors.
     existing = {}
-    if wanted is None:
+    if accumulate:
         for j, leaf in enumerate(leaves):
             g = leaf.variable._grad
             if g is not None:
@@ -246,6 +246,11 @@ def _general_backward(roots, seeds, retain_graph, wanted, accumulate, fast_first
 
     if wanted is not None and not accumulate:
         _accumulate_retained(results, nodes)   # PyTorch's retain_grad hooks fire in autograd.grad too
+        if hooked:   # (and a wanted leaf's hooks: PyTorch runs them on the gradient it captures)
+            results = dict(results)
+            for j, leaf in enumerate(leaves):
+                if results.get(-1 - j) is not None:
+                    results[-1 - j] = _hooked(leaf.variable, results[-1 - j])
         return [results.get(k) if k is not None else None for k in want_keys]
     _write_grads(results, leaves, nodes, hooked)
     if wanted is not None:
@@ -291,11 +296,7 @@ def _write_grads(results, leaves, nodes, hooked):
             continue
         var = leaf.variable
         if hooked:
-            for hook in gradient_hooks(var):
-                before = Tensor._wrap(g)
-                out = hook(before)
-                if out is not None:
-                    g = checked_result(hook, before, out)._value
+            g = _hooked(var, g)
             if var._grad is not None:
                 g = kernel_add(var._grad._value, g)
         if not var._requires_grad:
@@ -314,6 +315,16 @@ def _write_grads(results, leaves, nodes, hooked):
                 g = results.get((i, k))
                 if t is not None and g is not None:
                     t._grad = Tensor._wrap(g)
+
+
+def _hooked(var, g):
+    """A leaf's gradient through its tensor hooks."""
+    for hook in gradient_hooks(var):
+        before = Tensor._wrap(g)
+        out = hook(before)
+        if out is not None:
+            g = checked_result(hook, before, out)._value
+    return g
 
 
 def _accumulate_retained(results, nodes):

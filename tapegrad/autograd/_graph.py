@@ -5,6 +5,7 @@ tensors retain grad) is the cache key of the compiled backward; the arrays
 (saved values, seeds, existing grads) are its arguments. Shapes and dtypes of
 the arrays are left to jax.jit's own cache.
 """
+import itertools
 import operator
 import weakref
 
@@ -21,12 +22,26 @@ FREED_GRAPH = (
     "if you need to access saved tensors after calling backward.")
 
 
+_tasks = itertools.count()
+_current = [None]   # a weak reference to the backward pass built last: the one whose hooks are running
+
+
+def current_pass():
+    """(the number of the backward pass running, the set of the nodes and leaves it runs): PyTorch's graph task
+    id and _will_engine_execute_node, for a hook (autograd.graph.register_multi_grad_hook)."""
+    graph = _current[0]() if _current[0] is not None else None
+    if graph is None:
+        raise RuntimeError("expected this hook to be called inside a backward call")
+    return graph.task, set(graph.nodes) | set(graph.leaves)
+
+
 class Graph:
     """One backward pass: nodes in reverse creation order (a topological order), leaves, roots."""
 
-    __slots__ = ("nodes", "leaves", "key", "saved", "roots", "hooked", "retaining", "capture", "custom", "python")
+    __slots__ = ("nodes", "leaves", "key", "saved", "roots", "hooked", "retaining", "capture", "custom", "python",
+                 "task", "__weakref__")
 
-    def __init__(self, root_edges, implicit_seeds, targets=None, root_sums=None):
+    def __init__(self, root_edges, implicit_seeds, targets=None, root_sums=None, run_targets=False):
         """root_edges: [(node, output_index)]; implicit_seeds: (root avals, whether each seed is implicit);
         root_sums: per root, () or the shape its gradient is summed back to (see summed_roots).
 
@@ -34,8 +49,11 @@ class Graph:
         a leaf's accumulator), or None for a whole backward. Then the graph holds only the nodes on a path
         to them, as PyTorch's engine runs no other (their saved values are neither checked nor needed);
         a wanted non-leaf's node that leads to no other target only hands out the gradient arriving at it
-        (a capture node: in the key with wiring None, not run, nothing saved or checked).
+        (a capture node: in the key with wiring None, not run, nothing saved or checked), but with run_targets
+        (backward(inputs=...), PyTorch's engine marks the inputs' nodes needed): it runs, and is freed.
         """
+        self.task = next(_tasks)
+        _current[0] = weakref.ref(self)
         seen = set()
         nodes = []
         leaves = []
@@ -55,7 +73,7 @@ class Graph:
         nodes.sort(key=_seq, reverse=True)
         capture = frozenset()
         if targets is not None:
-            nodes, leaves, capture = _prune(nodes, leaves, targets)
+            nodes, leaves, capture = _prune(nodes, leaves, targets, run_targets)
         # Node by node in backward order, as PyTorch's engine unpacks saved values: a freed graph, then
         # values modified in place (so an older node's freed values do not hide a newer node's change)
         running = None   # the nodes and leaves it runs, once a node without a derivative asks (rare)
@@ -206,11 +224,13 @@ def targets_of(wanted):
     return found
 
 
-def _prune(nodes, leaves, targets):
-    """(nodes on a path to a target, the leaves that are targets, capture nodes)."""
+def _prune(nodes, leaves, targets, run_targets=False):
+    """(nodes on a path to a target (and the targets' own with run_targets), the leaves that are targets,
+    capture nodes)."""
     needed = set()
     for n in reversed(nodes):   # oldest first: a node's edges lead to nodes already decided
-        if any(e is not None and (e[0] in targets or e[0] in needed) for e in n.edges):
+        if (run_targets and n in targets) or any(e is not None and (e[0] in targets or e[0] in needed)
+                                                 for e in n.edges):
             needed.add(n)
     capture = frozenset(n for n in nodes if n in targets and n not in needed)
     # (a leaf that is not a target gets no gradient: its edges are wired to None, as PyTorch's engine runs

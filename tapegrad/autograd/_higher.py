@@ -367,7 +367,7 @@ def _whole_graph(gkey, targets, seed_pattern, nsaved, result_nodes):
 
 # ---- entry point --------------------------------------------------------------------------
 
-def run(roots, seeds, retain_graph, wanted=None):
+def run(roots, seeds, retain_graph, wanted=None, accumulate=False):
     """Record the backward from `roots` (seeds: Tensors, or None for implicit ones).
 
     Returns (graph, {target: Tensor}, want_keys): targets are -1-j for leaf j and (node, output)
@@ -375,15 +375,15 @@ def run(roots, seeds, retain_graph, wanted=None):
     """
     try:
         with enable_grad():   # PyTorch runs a create_graph backward in grad mode
-            return _run(roots, seeds, retain_graph, wanted)
+            return _run(roots, seeds, retain_graph, wanted, accumulate)
     finally:
         _segment.end()   # every backward starts a new tape segment
 
 
-def _run(roots, seeds, retain_graph, wanted):
+def _run(roots, seeds, retain_graph, wanted, accumulate):
     root_edges = [t._edge() for t in roots]
     implicit = ([(tuple(t.shape), t.dtype.np) for t in roots], [s is None for s in seeds])
-    graph = Graph(root_edges, implicit, targets_of(wanted), summed_roots(roots, root_edges))
+    graph = Graph(root_edges, implicit, targets_of(wanted), summed_roots(roots, root_edges), run_targets=accumulate)
     gkey = graph.key
     want_keys = None
     if wanted is None:
@@ -531,16 +531,30 @@ def write_grads(graph, results, hooked):
             continue
         var = leaf.variable
         if hooked:
-            for hook in gradient_hooks(var):
-                out = hook(g)
-                if out is not None:
-                    g = checked_result(hook, g, out)
+            g = _leaf_hooked(var, g)
         if not var._requires_grad:
             continue   # detached in place (detach_) since: PyTorch's AccumulateGrad drops its gradient
         var._grad = accumulate(var._grad, g, leaf=var)
         if hooked:
             run_post_accumulate_hooks(var)
     write_retained(graph, results)
+
+
+def _leaf_hooked(var, g):
+    for hook in gradient_hooks(var):
+        out = hook(g)
+        if out is not None:
+            g = checked_result(hook, g, out)
+    return g
+
+
+def through_leaf_hooks(graph, results):
+    """The results with each leaf's gradient through the leaf's tensor hooks."""
+    results = dict(results)
+    for j, leaf in enumerate(graph.leaves):
+        if results.get(-1 - j) is not None:
+            results[-1 - j] = _leaf_hooked(leaf.variable, results[-1 - j])
+    return results
 
 
 def write_retained(graph, results):

@@ -107,27 +107,56 @@ class Node(Equation):
     _SAVED_POSITIONS = {"self": 0, "other": 1, "exponent": 1, "mat2": 1, "mat1": 0, "input": 0, "weight": 1}
 
     def __getattr__(self, name):
-        if not name.startswith("_saved_"):
+        raw = name.startswith("_raw_saved_")
+        if not name.startswith("_saved_") and not raw:
             raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
-        what = name[len("_saved_"):]
+        what = name[len("_raw_saved_" if raw else "_saved_"):]
+        if raw:
+            return self._raw_saved(what, name)
         if self.kept is None:
             from ._graph import FREED_GRAPH
             raise RuntimeError(FREED_GRAPH)
-        from .._tensor import Tensor
         from ._saved import SIGNATURES
         op, static, cast, _, placeholders = SIGNATURES[self.sig]
         if what == "result" and self.saves_result and op.nout == 1 and all(
                 p is None or isinstance(p, type) for p in placeholders):
-            return Tensor._wrap(self.result_value())
+            return self._unpacked(-1, self.result_value())
         position = self._SAVED_POSITIONS.get(what)
         if position is not None and position < len(self.kept) and placeholders[position] is None:
             from .graph import unpacked
             value = unpacked(self.kept[position])
-            return Tensor._wrap(value) if hasattr(value, "shape") else value
+            return self._unpacked(position, value) if hasattr(value, "shape") else value
         statics = dict(static)
         if what in statics and what != "dtype":   # non-tensor arguments: _saved_dim, _saved_keepdim, ...
             return statics[what]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def _raw_saved(self, what, name):
+        from ._saved import SIGNATURES
+        from .graph import SavedTensor
+        position = self._SAVED_POSITIONS.get(what)
+        placeholders = SIGNATURES[self.sig][4]
+        if position is not None and position < len(placeholders) and placeholders[position] is None and (
+                self.kept is None or hasattr(self.kept[position], "shape")):
+            return SavedTensor(self, position)   # (after the graph was freed: its register_hooks says so)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def _unpacked(self, index, value):
+        """A saved tensor as PyTorch unpacks it (`index`: the argument's position, -1 the result): a leaf is
+        the leaf itself, another input or the result a tensor whose grad_fn is the node that made it; the
+        version error where it was changed in place since."""
+        from .._tensor import Tensor
+        for counter, version, i in self.checks:
+            if i == index and counter.value != version:
+                from ._graph import _modified_message
+                raise RuntimeError(_modified_message(self, index, counter, version))
+        edge = (self, 0) if index < 0 else self.edges[index] if index < len(self.edges) else None
+        if edge is not None and isinstance(edge[0], AccumulateGrad) and isinstance(edge[0].variable, Tensor):
+            return edge[0].variable
+        t = Tensor._wrap(value)
+        if edge is not None and isinstance(edge[0], Node):
+            t._attach(*edge)
+        return t
 
     def result_value(self, kept=None):
         """The node's (single) result, computed again from the inputs it keeps (`kept`: them unpacked, when
