@@ -331,6 +331,9 @@ def _dynamic_shape_message(op):
                 "https://github.com/pytorch/pytorch/issues if you need this feature.")
     if op == "nonzero_numpy":
         return "Batching rule not implemented for aten::nonzero_numpy. We could not generate a fallback."
+    if op == "index_mask":
+        return ("vmap: We do not support batching operators that can support dynamic shape. Attempting to batch over "
+                "indexing with a boolean mask.")
     return (f"vmap: We do not support batching operators that can output dynamic shape. Attempted to vmap over "
             f"aten::{op}. Please file an issue at https://github.com/pytorch/pytorch/issues if you need this feature.")
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from . import _dtypes as D, _value_checks
 from ._dispatch import apply
+from ._functional._common import sized_by
 from ._index_read import index_values, list_index
 from ._ops import indexing as I
 from ._tensor import Tensor
@@ -77,7 +78,7 @@ def parse(t, index):
                     raise BoolScalarIndex
                 if tuple(arr.shape) != tuple(shape[dim:dim + arr.ndim]):
                     raise _mask_error(t, index, x, arr)
-                for a in np.nonzero(np.asarray(arr)):
+                for a in np.nonzero(np.asarray(sized_by(arr, "index_mask")[1])):
                     spec.append("T")
                     arrays.append(jnp.asarray(a, jnp.int64))
                 dim += arr.ndim

@@ -62,6 +62,7 @@ def _cases():
         "unique_dim": lambda lib: vmap(lib, lambda x: x.unique(dim=0), one(lib, 2, 3)),
         "unique_consecutive": lambda lib: vmap(lib, lambda x: x.unique_consecutive(), one(lib, 2, 3)),
         "masked_select_by_a_mapped_mask": lambda lib: vmap(lib, lambda x: x.masked_select(x > 0), one(lib, 2, 3)),
+        "indexing_by_a_mapped_mask": lambda lib: vmap(lib, lambda x: x[x > 0], one(lib, 2, 3)),
         "nonzero_under_grad_under_vmap": lambda lib: vmap(lib, lib.func.grad(lambda y: y.nonzero().sum() * y.sum()),
                                                           one(lib, 2, 3)),
         "rand_in_error_mode": lambda lib: vmap(lib, lambda x: lib.rand(()), one(lib)),
