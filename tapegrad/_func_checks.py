@@ -151,6 +151,13 @@ def with_aux(api, out, has_aux):
     return out
 
 
+def tensor_aux(aux):
+    """torch.func's check of the aux a has_aux function returns: tensors only."""
+    for leaf in leaves(aux):
+        if not _is_tensor(leaf):
+            raise RuntimeError(f"Expected tensors, got unsupported type {type(leaf)}")
+
+
 def scalar_output(out):
     """grad's check of what the function returns: a tensor with no dimensions."""
     if not _is_tensor(out):
@@ -290,6 +297,10 @@ def free_after_transforms(graph):
     return True
 
 
+class ReadsValues(RuntimeError):
+    """A transformed function read a value in Python (grad runs it eagerly instead: _func_eager)."""
+
+
 @contextlib.contextmanager
 def explained(kind):
     """Run a transform of `kind`; a value read in Python while it traces becomes PyTorch's error (the outermost
@@ -311,7 +322,7 @@ def explained(kind):
             message = _VMAP_READS.get(type(e) if data or kinds[0] == "vmap" else "wrapped",
                                       _VMAP_READS[jax.errors.ConcretizationTypeError])
             raise RuntimeError(message) from None
-        raise RuntimeError(
+        raise ReadsValues(
             "tapegrad.func transforms trace the function: it cannot read tensor values in Python (.item(), "
             ".tolist(), .numpy(), bool() or a data-dependent if). Compute with tensor ops instead (torch.where)."
         ) from e

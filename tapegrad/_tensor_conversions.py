@@ -8,6 +8,7 @@ from . import _dtypes as D, _meta
 from . import _printing
 from . import _tracer_warnings
 from ._tracer_warnings import TRACING as _TRACING
+from ._op_functions import TRANSFORMS
 from ._tensor import Tensor, _rebuild
 from ._user_frames import warn_user
 
@@ -48,6 +49,9 @@ def __array_wrap__(self, array, context=None, return_scalar=False):
 
 def item(self):
     n = self.numel()
+    if n != 1 and "vmap" in TRANSFORMS and isinstance(self._peek(), jax.core.Tracer):
+        # (PyTorch's vmap refuses the read itself, whatever the per-sample size)
+        raise jax.errors.ConcretizationTypeError(self._peek(), "a Python number read from a tensor (item())")
     if n != 1:
         raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar. "
                            "Index it first (t[0]) or reduce it (t.sum()).")

@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.experimental import checkify
 
-from . import _dispatch, _func_checks, _func_tape, _programs, _value_checks
+from . import _dispatch, _func_checks, _func_eager, _func_tape, _programs, _value_checks
 from . import random as _random
 from .autograd import _function_transforms
 from .autograd._tracing import TRACER_ERRORS, Identity, Untraceable, discover, swapped, tracing
@@ -199,14 +199,20 @@ def _argnums(argnums, args):
 def grad_and_value(func, argnums=0, has_aux=False):
     """(gradient, value) of a function returning a scalar tensor."""
     def check(out):
-        _func_checks.scalar_output(_func_checks.with_aux("grad_and_value(f)(*args)", out, has_aux)[0])
+        value, aux = _func_checks.with_aux("grad_and_value(f)(*args)", out, has_aux)
+        _func_checks.scalar_output(value)
+        if has_aux:
+            _func_checks.tensor_aux(aux)
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         nums = _argnums(argnums, args)
-        with _func_checks.explained("grad"):
-            value, g = _transformed(("grad", nums, has_aux), func, kwargs, args,
-                                    lambda pure: jax.value_and_grad(pure, nums, has_aux=has_aux), check)
+        try:
+            with _func_checks.explained("grad"):
+                value, g = _transformed(("grad", nums, has_aux), func, kwargs, args,
+                                        lambda pure: jax.value_and_grad(pure, nums, has_aux=has_aux), check)
+        except _func_checks.ReadsValues:   # (it reads values in Python: eagerly, as PyTorch's grad runs)
+            return _func_eager.grad_and_value(func, args, kwargs, nums, has_aux, check)
         return _to_tensors(g), _to_tensors(value)
     return wrapper
 
@@ -229,7 +235,10 @@ _JVP = "jvp(f, primals, tangents)"
 def _outputs_checked(api, has_aux):
     """What torch.func checks of a vjp's or jvp's function results: (output, aux) with has_aux, tensors."""
     def check(out):
-        _func_checks.tensor_outputs(api, _func_checks.with_aux(api, out, has_aux)[0])
+        value, aux = _func_checks.with_aux(api, out, has_aux)
+        _func_checks.tensor_outputs(api, value)
+        if has_aux:
+            _func_checks.tensor_aux(aux)
     return check
 
 
