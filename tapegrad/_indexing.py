@@ -199,7 +199,6 @@ def _basic_steps(t, items):
     """PyTorch's applySlicing: a basic index tuple as one index per view it records, left to right (an int
     selects, a slice slices unless it spans the whole dimension, None unsqueezes), in the dims of the
     tensor each step meets."""
-    shape = list(t.shape)
     consumed = builtins.sum(_consumes(x) for x in items)
     steps, dim, source = [], 0, 0
     for x in items:

@@ -140,7 +140,7 @@ def __bool__(self):
 
 def _scalar(self, kind):
     if self.numel() != 1:
-        raise ValueError(f"only one element tensors can be converted to Python scalars")
+        raise ValueError("only one element tensors can be converted to Python scalars")
     return self._host_scalar()
 
 
