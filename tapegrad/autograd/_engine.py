@@ -15,7 +15,7 @@ from .. import _chunks, _faults, _host_values, _lazy, _meta, _programs, _segment
 from .._tensor import Tensor
 from .._memory_format import grad_like
 from . import _chunked, _fast
-from ._hooks import checked_result, gradient_hooks, run_post_accumulate_hooks
+from ._hooks import checked_result, run_post_accumulate_hooks, through_gradient_hooks
 from ._graph import Graph, changed_shape, summed_roots, targets_of
 from ._walk import EAGER, TRACED, eager_vjp, kernel_add, traced_call, walk
 
@@ -318,13 +318,8 @@ def _write_grads(results, leaves, nodes, hooked):
 
 
 def _hooked(var, g):
-    """A leaf's gradient through its tensor hooks."""
-    for hook in gradient_hooks(var):
-        before = Tensor._wrap(g)
-        out = hook(before)
-        if out is not None:
-            g = checked_result(hook, before, out)._value
-    return g
+    """A leaf's gradient (an array) through its tensor hooks."""
+    return through_gradient_hooks(var, Tensor._wrap(g))._value
 
 
 def _accumulate_retained(results, nodes):

@@ -42,7 +42,7 @@ from ._engine import _hook_runner, _node_hooks, _with_retained
 from ._walk import TRACED, Arith, node_backward, reads_result, result_backward, sum_to_dims, traced_call, walk
 from ._graph import Graph, summed_roots, targets_of
 from .graph import unpacked
-from ._hooks import checked_result, gradient_hooks, run_post_accumulate_hooks
+from ._hooks import run_post_accumulate_hooks, through_gradient_hooks
 
 _backward_ops = _programs.bounded_cache()   # structure key -> _Program
 
@@ -531,7 +531,7 @@ def write_grads(graph, results, hooked):
             continue
         var = leaf.variable
         if hooked:
-            g = _leaf_hooked(var, g)
+            g = through_gradient_hooks(var, g)
         if not var._requires_grad:
             continue   # detached in place (detach_) since: PyTorch's AccumulateGrad drops its gradient
         var._grad = accumulate(var._grad, g, leaf=var)
@@ -540,20 +540,12 @@ def write_grads(graph, results, hooked):
     write_retained(graph, results)
 
 
-def _leaf_hooked(var, g):
-    for hook in gradient_hooks(var):
-        out = hook(g)
-        if out is not None:
-            g = checked_result(hook, g, out)
-    return g
-
-
 def through_leaf_hooks(graph, results):
     """The results with each leaf's gradient through the leaf's tensor hooks."""
     results = dict(results)
     for j, leaf in enumerate(graph.leaves):
         if results.get(-1 - j) is not None:
-            results[-1 - j] = _leaf_hooked(leaf.variable, results[-1 - j])
+            results[-1 - j] = through_gradient_hooks(leaf.variable, results[-1 - j])
     return results
 
 

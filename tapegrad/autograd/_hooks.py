@@ -53,6 +53,15 @@ def gradient_hooks(tensor):
     return [h for k, h in (tensor._hooks or {}).items() if type(k) is not tuple]
 
 
+def through_gradient_hooks(tensor, g):
+    """A leaf's gradient g (a Tensor) through its hooks, each seeing the one before's result."""
+    for hook in gradient_hooks(tensor):
+        out = hook(g)
+        if out is not None:
+            g = checked_result(hook, g, out)
+    return g
+
+
 def run_post_accumulate_hooks(tensor):
     for k, hook in list((tensor._hooks or {}).items()):
         if type(k) is tuple:
