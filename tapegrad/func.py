@@ -245,9 +245,13 @@ def _outputs_checked(api, has_aux):
 def vjp(func, *primals, has_aux=False):
     """(func(*primals), vjp_fn): vjp_fn(cotangents) gives one gradient per primal."""
     _func_checks.differentiable(primals)
-    pure, keys = _with_error(_on_arrays(func, kinds=("reverse",), check=_outputs_checked(_VJP, has_aux)), has_aux)
-    with _func_checks.explained("grad"):
-        out, pullback, (error, aux) = jax.vjp(pure, *_to_arrays(primals), has_aux=True)
+    check = _outputs_checked(_VJP, has_aux)
+    pure, keys = _with_error(_on_arrays(func, kinds=("reverse",), check=check), has_aux)
+    try:
+        with _func_checks.explained("grad"):
+            out, pullback, (error, aux) = jax.vjp(pure, *_to_arrays(primals), has_aux=True)
+    except _func_checks.ReadsValues:   # (it reads values in Python: eagerly, as PyTorch's vjp runs)
+        return _func_eager.vjp(func, primals, has_aux, check, _spec)
     _value_checks.raise_failed(error, keys)
 
     def forward(*xs):   # (the function's output alone: what the tape records)

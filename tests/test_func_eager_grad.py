@@ -1,4 +1,4 @@
-"""torch.func.grad of functions that read values in Python runs them eagerly, as PyTorch's (has_aux, argnums,
+"""torch.func.grad and vjp of functions that read values in Python run them eagerly, as PyTorch's (has_aux, argnums,
 dicts in their order, a module's functional_call, nested grad, an outer no_grad or an input that requires grad);
 every transform's has_aux refuses an aux that is not tensors, with PyTorch's words; vmap refuses .item()
 whatever the per-sample size."""
@@ -49,6 +49,28 @@ print(g, g.requires_grad)""",
 f = lambda x: (x * 2).sum() if bool(x.sum() > 0) else x.sum()
 lib.func.vmap(lib.func.grad(f))(lib.ones(3, 2))""",
     "vmap item of a row": "lib.func.vmap(lambda a: a.item())(lib.ones(2, 3))",
+    "vjp, called twice": """
+def f(x):
+    return x ** 3 if x.sum().item() > 0 else x ** 2
+out, fn = lib.func.vjp(f, lib.tensor([1., 2.]))
+print(out, fn(lib.ones(2)), fn(lib.tensor([1., 0.])))""",
+    "vjp with aux and dicts": """
+def f(x, y):
+    s = float(x.sum())
+    return {"a": x * y * s, "b": (x + y).sum()}, x * 2
+out, fn, aux = lib.func.vjp(f, lib.tensor([1., 2.]), lib.tensor([3., 4.]), has_aux=True)
+print(out, aux, fn({"a": lib.ones(2), "b": lib.tensor(1.)}))
+fn(lib.ones(2))""",
+    "grad of a vjp": """
+def f(x):
+    return x * x.sum().item()
+print(lib.func.grad(lambda x: lib.func.vjp(f, x)[1](lib.ones(2))[0].sum())(lib.tensor([1., 2.])))""",
+    "vjp of an input requiring grad": """
+x = lib.tensor([1., 2.], requires_grad=True)
+out, fn = lib.func.vjp(lambda v: (v ** 2) if bool(v.sum() > 0) else v, x)
+g, = fn(lib.ones(2))
+print(out, g, g.requires_grad)
+g.sum().backward(); print(x.grad)""",
 }
 
 x_ = "lib.tensor([1., 2.])"
