@@ -104,6 +104,14 @@ lib.autograd.graph.register_multi_grad_hook((lib.ones(2, requires_grad=True),), 
 x = lib.ones(2, requires_grad=True); y = x * 2
 lib.autograd.graph.increment_version(x); print(x._version)
 lib.autograd.graph.increment_version([x, y]); print(x._version, y._version)""",
+    "hook on the output itself": """
+t0 = lib.tensor(1.5, requires_grad=True); t0.register_hook(lambda g: g * 2)
+print(lib.autograd.grad(t0, [t0], retain_graph=True)[0])
+t0.backward(); print(t0.grad)
+(t0 * 1).backward(inputs=[t0]); print(t0.grad)""",
+    "hook on a wanted non-leaf": """
+a = lib.ones(2, requires_grad=True); c = a * 3; c.register_hook(lambda g: g * 2)
+print(lib.autograd.grad(c.sum(), [c]), lib.autograd.grad(c, [c], lib.ones(2)))""",
     "Node's path": "print(lib.autograd.graph.Node, isinstance(lib.ones(1, requires_grad=True).exp().grad_fn, "
                    "lib.autograd.graph.Node))",
 }

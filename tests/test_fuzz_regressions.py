@@ -2245,3 +2245,14 @@ def test_cumprod_passes_no_nan_from_behind_a_zero(torch):
         return t0.grad
     ours, theirs = both(build)
     assert_close(ours, theirs)
+
+
+def test_autograd_grad_of_a_hooked_leaf_by_itself_runs_its_hook(torch):
+    """(the fuzzer's leaf_hook step, first run) autograd.grad(t0, [t0]) hands back the seed itself, but a hook on
+    t0 runs on the gradient it captures: the result is the hook's."""
+    def build(lib):
+        t0 = lib.tensor(1.5, dtype=lib.float32, requires_grad=True)
+        t0.register_hook(lambda g: g * 2)
+        return lib.autograd.grad(t0, [t0], retain_graph=True)[0]
+    ours, theirs = both(build)
+    assert_close(ours, theirs)

@@ -143,7 +143,7 @@ def _grad(outputs, inputs, grad_outputs, retain, create_graph, allow_unused, mat
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     # read off the graph before the backward frees it; a fresh gradient a result is a view of is computed
     # besides the inputs' (their nodes still run: hooks fire, retained grads fill)
-    recipes = [_recipe(outputs[0], t) if len(outputs) == 1 else None for t in inputs]
+    recipes = [_recipe(outputs[0], t) if len(outputs) == 1 and not _hooked(t) else None for t in inputs]
     # Inside a forward-AD level PyTorch's gradients carry tangents even without create_graph: the
     # recorded backward computes them (_higher), and its results are then cut from the graph.
     recorded = create_graph or forward_ad.carried()
@@ -173,6 +173,14 @@ def _grad(outputs, inputs, grad_outputs, retain, create_graph, allow_unused, mat
         if source is not None:
             grads[i] = _formed(source, r[1], create_graph)
     return _unused(inputs, grads, allow_unused, materialize_grads, create_graph)
+
+
+def _hooked(t):
+    """Whether t has tensor hooks: its gradient is then what they return, not the seed or a view of it."""
+    from ._hooks import gradient_hooks
+    if t._grad_fn is None:
+        return bool(gradient_hooks(t))
+    return bool((t._grad_fn.hooks or {}).get(t._out_idx))
 
 
 def _unused(inputs, grads, allow_unused, materialize_grads, create_graph):

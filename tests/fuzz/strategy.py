@@ -337,6 +337,31 @@ def backward(draw, s):
     return f"{loss}.backward(retain_graph=True)" if retain else f"{loss}.backward()"
 
 
+def backward_inputs(draw, s):
+    """backward(inputs=...): gradients accumulate into the chosen leaves alone (their hooks run)."""
+    x = _root_for_backward(draw, s)
+    if x is None:
+        return None
+    leaves = [n for n in sorted(x.leaves) if n in s.vars and s.vars[n].is_leaf]
+    if not leaves:
+        return None
+    chosen = draw(st.lists(st.sampled_from(leaves), min_size=1, max_size=2, unique=True))
+    s.backward_roots.append(x.name)
+    s.with_grad |= set(chosen)
+    if not x.exact:
+        s.noisy_grads |= set(chosen)
+    loss = x.name if x.shape == () else f"{x.name}.sum()"
+    return f"{loss}.backward(inputs=[{', '.join(chosen)}], retain_graph=True)"
+
+
+def leaf_hook(draw, s):
+    """A hook doubling a leaf's gradient (it runs in backward, backward(inputs=) and autograd.grad)."""
+    candidates = [v for v in s.vars.values() if v.is_leaf and v.requires_grad]
+    if not candidates:
+        return None
+    return f"{_pick(draw, candidates).name}.register_hook(lambda g: g * 2)"
+
+
 def _grad_of(draw, s, create_graph):
     x = _root_for_backward(draw, s)
     if x is None:
@@ -439,8 +464,8 @@ def no_grad(draw, s):
 # ---- the program ---------------------------------------------------------------------------------------
 
 WEIGHTS = {leaf: 2, unary: 3, binary: 3, reduction: 2, matmul: 1, view: 3, inplace: 3, detach: 1,
-           no_grad: 1, retain_grad: 1, backward: 3, grad: 1, zero_grad: 1, make_optimizer: 1,
-           optimizer_step: 2, observe: 1}
+           no_grad: 1, retain_grad: 1, backward: 3, backward_inputs: 1, leaf_hook: 1, grad: 1, zero_grad: 1,
+           make_optimizer: 1, optimizer_step: 2, observe: 1}
 
 
 def _kinds():
