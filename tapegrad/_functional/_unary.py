@@ -22,10 +22,13 @@ def _unary(op, name=None, kernel=None, integers=False):
     return f
 
 
+BOOL_NEGATION = ("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a "
+                 "mask, use the `~` or `logical_not()` operator instead.")
+
+
 def neg(input, *, out=None):
     if input.dtype is D.bool_:
-        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
-                           "invert a mask, use the `~` or `logical_not()` operator instead.")
+        raise RuntimeError(BOOL_NEGATION)
     return _apply(E.neg, input)
 
 

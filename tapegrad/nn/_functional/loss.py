@@ -10,6 +10,7 @@ from ._util import check_float_kernel, present, refuse_grad, SCALAR_NAMES
 from ..._autocast import policy
 from ..._functional._arith import _check_kernel
 from ..._functional._common import check_tensors, result_dtype
+from ..._functional._type_queries import can_cast
 from ..._inplace import refused_cast
 from ..._user_frames import warn_user
 
@@ -90,10 +91,10 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 @policy("huber_loss")
 def huber_loss(input, target, reduction="mean", delta=1.0):
     input, target = _broadcast(input, target, "huber_loss")
+    computed = result_dtype(input, target)
+    if not can_cast(computed, input.dtype):   # (its loss has input's dtype: the cast is refused first)
+        raise refused_cast(computed, input.dtype, hint=". Convert the input first, e.g. input.float().")
     _check_kernel("huber_cpu", input, target, floating_only=True)
-    if not (input.dtype.is_floating_point or input.dtype.is_complex):   # (its loss has input's dtype)
-        raise refused_cast(result_dtype(input, target), input.dtype, hint=". Convert the input first, e.g. "
-                                                                          "input.float().")
     names = SCALAR_NAMES[input.dtype.name], SCALAR_NAMES[target.dtype.name]
     mixed = None if input.dtype is target.dtype else names   # (its backward then raises: L.huber_loss)
     return apply(L.huber_loss, input, target, reduction=_reduction(None, None, reduction), delta=float(delta),

@@ -8,6 +8,7 @@ from ..._dispatch import apply
 from ..._functional import broadcast_shapes, minimum
 from ... import _dtypes as D
 from ..._functional._common import check_tensors, result_dtype
+from ..._functional._unary import BOOL_NEGATION
 from ..._inplace import refused_cast
 from ..._ops import nn_margin_loss as M
 from ..._tensor import Tensor
@@ -71,6 +72,8 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     shape = tuple(broadcast_shapes(input.shape, target.shape))
     if reduction == "none" and shape != tuple(input.shape):
         raise RuntimeError(f"output with shape {list(input.shape)} doesn't match the broadcast shape {list(shape)}")
+    if input.dtype is D.bool_:   # (PyTorch's formula negates the input first)
+        raise RuntimeError(BOOL_NEGATION)
     if not (input.dtype.is_floating_point or input.dtype.is_complex):   # (PyTorch's loss takes input's dtype)
         computed = result_dtype(input, target)
         computed = computed if computed.is_floating_point or computed.is_complex else D.get_default_dtype()
