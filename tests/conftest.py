@@ -192,3 +192,20 @@ def both(build):
 def fold_repr(text):
     """A repr with hex addresses folded and the module name spelled as torch's."""
     return re.sub(r"0x[0-9a-fA-F]+", "0xADDR", str(text).replace("tapegrad", "torch"))
+
+
+def run_code(lib, code, error_text=str):
+    """What `code` does with `lib` as `lib`: (what it printed, folded as fold_repr does; (the type name of the
+    error it raised, error_text(error)) or None). Warnings are ignored."""
+    import contextlib
+    import io
+    import warnings
+    printed, error = io.StringIO(), None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            with contextlib.redirect_stdout(printed):
+                exec(code, {"lib": lib})
+        except Exception as e:
+            error = (type(e).__name__, error_text(e))
+    return fold_repr(printed.getvalue()), error

@@ -4,15 +4,11 @@ autograd.grad (with and without create_graph), a non-leaf input's gradient accum
 and runs its node), grad_fn._saved_<name> as PyTorch unpacks it (a leaf itself, else a tensor with its
 history), grad_fn._raw_saved_<name>.register_hooks, autograd.graph.register_multi_grad_hook and
 increment_version."""
-import contextlib
-import io
-import re
-import warnings
-
 import pytest
 import torch
 
 import tapegrad as tg
+from conftest import run_code
 
 CASES = {
     "leaf hook, backward(inputs=)": """
@@ -117,20 +113,10 @@ print(lib.autograd.grad(c.sum(), [c]), lib.autograd.grad(c, [c], lib.ones(2)))""
 }
 
 
-def _run(lib, code):
-    printed = io.StringIO()
-    error = None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            with contextlib.redirect_stdout(printed):
-                exec(code, {"lib": lib})
-        except Exception as e:
-            error = (type(e).__name__, str(e).split(". ")[0])
-    out = re.sub(r"0x[0-9a-f]+", "0x", printed.getvalue().replace("tapegrad", "torch"))
-    return out, error
-
-
 @pytest.mark.parametrize("case", CASES)
 def test_as_pytorch(case):
-    assert _run(tg, CASES[case]) == _run(torch, CASES[case])
+    assert run_code(tg, CASES[case], _first_sentence) == run_code(torch, CASES[case], _first_sentence)
+
+
+def _first_sentence(error):
+    return str(error).split(". ")[0]

@@ -2,14 +2,11 @@
 dicts in their order, a module's functional_call, nested grad, an outer no_grad or an input that requires grad);
 every transform's has_aux refuses an aux that is not tensors, with PyTorch's words; vmap refuses .item()
 whatever the per-sample size."""
-import contextlib
-import io
-import warnings
-
 import pytest
 import torch
 
 import tapegrad as tg
+from conftest import run_code
 
 CASES = {
     "branch on item()": """
@@ -86,18 +83,10 @@ for name, call in {
     CASES[f"aux of {name}"] = call
 
 
-def _run(lib, code):
-    printed = io.StringIO()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            with contextlib.redirect_stdout(printed):
-                exec(code, {"lib": lib})
-        except Exception as e:
-            return printed.getvalue().replace("tapegrad", "torch"), type(e).__name__, str(e)[:100]
-    return printed.getvalue().replace("tapegrad", "torch"), None, None
-
-
 @pytest.mark.parametrize("case", CASES)
 def test_as_pytorch(case):
-    assert _run(tg, CASES[case]) == _run(torch, CASES[case])
+    assert run_code(tg, CASES[case], _start) == run_code(torch, CASES[case], _start)
+
+
+def _start(error):
+    return str(error)[:100]

@@ -2,14 +2,11 @@
 reading its history) is refused, with PyTorch's words for one differentiable output ("created inside a custom
 Function") and for several ("the output of a function that returns multiple views"); a repr of a tensor whose
 history can no longer be read shows grad_fn=<Invalid>."""
-import contextlib
-import io
-import re
-
 import pytest
 import torch
 
 import tapegrad as tg
+from conftest import run_code
 
 FUNCTION = """
 class F(lib.autograd.Function):
@@ -44,20 +41,11 @@ CASES = {
 }
 
 
-def _outcome(lib, outputs, use):
-    printed = io.StringIO()
-    try:
-        with contextlib.redirect_stdout(printed):
-            exec(FUNCTION.replace("OUTPUTS", outputs) + use, {"lib": lib})
-    except RuntimeError as e:
-        return printed.getvalue(), f"RuntimeError: {e}"
-    return printed.getvalue().replace("tapegrad", "torch"), None
-
-
 @pytest.mark.parametrize("case", CASES)
 def test_function_view_outputs_as_pytorch(case):
-    ours, theirs = _outcome(tg, *CASES[case]), _outcome(torch, *CASES[case])
-    assert ours == theirs
+    outputs, use = CASES[case]
+    code = FUNCTION.replace("OUTPUTS", outputs) + use
+    assert run_code(tg, code) == run_code(torch, code)
 
 
 @pytest.mark.parametrize("code", [
