@@ -14,6 +14,7 @@ from .._grad_mode import set_grad_enabled
 from .._tensor import Tensor
 from . import _higher, forward_ad
 from ._engine import run_backward
+from ._hooks import through_leaf_hooks
 from ._node import AccumulateGrad
 from ._saved import SIGNATURES
 from .._user_frames import warn_user
@@ -157,7 +158,7 @@ def _grad(outputs, inputs, grad_outputs, retain, create_graph, allow_unused, mat
             results = {k: forward_ad.detached(g) for k, g in results.items()}
         _higher.write_retained(graph, results)
         if graph.hooked:   # (a wanted leaf's hooks: PyTorch runs them on the gradient it captures)
-            results = _higher.through_leaf_hooks(graph, results)
+            results = through_leaf_hooks(graph.leaves, results)
         grads = [None if k is None else results.get(k) for k in want_keys]
     else:
         grads = [None if g is None else Tensor._wrap(g)

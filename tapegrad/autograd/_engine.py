@@ -15,7 +15,7 @@ from .. import _chunks, _faults, _host_values, _lazy, _meta, _programs, _segment
 from .._tensor import Tensor
 from .._memory_format import grad_like
 from . import _chunked, _fast
-from ._hooks import checked_result, run_post_accumulate_hooks, through_gradient_hooks
+from ._hooks import checked_result, run_post_accumulate_hooks, through_gradient_hooks, through_leaf_hooks
 from ._graph import Graph, changed_shape, summed_roots, targets_of
 from ._walk import EAGER, TRACED, eager_vjp, kernel_add, traced_call, walk
 
@@ -247,10 +247,7 @@ def _general_backward(roots, seeds, retain_graph, wanted, accumulate, fast_first
     if wanted is not None and not accumulate:
         _accumulate_retained(results, nodes)   # PyTorch's retain_grad hooks fire in autograd.grad too
         if hooked:   # (and a wanted leaf's hooks: PyTorch runs them on the gradient it captures)
-            results = dict(results)
-            for j, leaf in enumerate(leaves):
-                if results.get(-1 - j) is not None:
-                    results[-1 - j] = _hooked(leaf.variable, results[-1 - j])
+            results = through_leaf_hooks(leaves, results, Tensor._wrap)
         return [results.get(k) if k is not None else None for k in want_keys]
     _write_grads(results, leaves, nodes, hooked)
     if wanted is not None:
@@ -296,7 +293,7 @@ def _write_grads(results, leaves, nodes, hooked):
             continue
         var = leaf.variable
         if hooked:
-            g = _hooked(var, g)
+            g = through_gradient_hooks(var, Tensor._wrap(g))._value
             if var._grad is not None:
                 g = kernel_add(var._grad._value, g)
         if not var._requires_grad:
@@ -315,11 +312,6 @@ def _write_grads(results, leaves, nodes, hooked):
                 g = results.get((i, k))
                 if t is not None and g is not None:
                     t._grad = Tensor._wrap(g)
-
-
-def _hooked(var, g):
-    """A leaf's gradient (an array) through its tensor hooks."""
-    return through_gradient_hooks(var, Tensor._wrap(g))._value
 
 
 def _accumulate_retained(results, nodes):

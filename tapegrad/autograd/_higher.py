@@ -540,15 +540,6 @@ def write_grads(graph, results, hooked):
     write_retained(graph, results)
 
 
-def through_leaf_hooks(graph, results):
-    """The results with each leaf's gradient through the leaf's tensor hooks."""
-    results = dict(results)
-    for j, leaf in enumerate(graph.leaves):
-        if results.get(-1 - j) is not None:
-            results[-1 - j] = through_gradient_hooks(leaf.variable, results[-1 - j])
-    return results
-
-
 def write_retained(graph, results):
     """Accumulate recorded gradients into the .grad of tensors that called retain_grad()."""
     for i, n in enumerate(graph.nodes):

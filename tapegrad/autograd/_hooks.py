@@ -62,6 +62,18 @@ def through_gradient_hooks(tensor, g):
     return g
 
 
+def through_leaf_hooks(leaves, results, wrap=None):
+    """A backward's results (leaf j's gradient at -1 - j) with each leaf's gradient through its tensor hooks;
+    wrap: for results that are arrays, the Tensor they are handed to the hooks as (arrays come back)."""
+    results = dict(results)
+    for j, leaf in enumerate(leaves):
+        g = results.get(-1 - j)
+        if g is not None:
+            results[-1 - j] = (through_gradient_hooks(leaf.variable, g) if wrap is None else
+                               through_gradient_hooks(leaf.variable, wrap(g))._value)
+    return results
+
+
 def run_post_accumulate_hooks(tensor):
     for k, hook in list((tensor._hooks or {}).items()):
         if type(k) is tuple:
