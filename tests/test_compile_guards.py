@@ -300,3 +300,28 @@ def test_a_script_level_step_that_calls_opt_step_compiles_once(torch):
             assert len(outer._compiled.programs) <= 2
             assert namespace["step"]._compiled.broken is None and outer._compiled.broken is None   # no graph break
     np.testing.assert_allclose(losses[tapegrad], losses[torch], rtol=1e-5)
+
+
+def test_code_run_by_exec_is_user_code(torch):
+    """A function exec() makes with globals of its own has no module (__module__ is None): its globals are the
+    step's state as any user function's, not a library's. (The compiled step wrote a traced value into w.grad.)"""
+    code = """
+w = lib.tensor([1., 2.], requires_grad=True)
+w.register_hook(lambda g: g * 10)
+b = lib.tensor([3.], requires_grad=True)
+
+@lib.compile(backend="eager")
+def step(x):
+    loss = (w * x).sum() + b.sum()
+    loss.backward(inputs=[w])
+    return loss
+for i in range(3):
+    step(lib.tensor([1., float(i)]))
+"""
+    found = []
+    for lib in (tapegrad, torch):
+        env = {"lib": lib}
+        exec(code, env)
+        assert env["step"].__module__ is None
+        found.append((env["w"].grad.tolist(), env["b"].grad))
+    assert found[0] == found[1]

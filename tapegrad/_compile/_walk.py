@@ -50,8 +50,9 @@ class TooLarge(Exception):
 
 
 def _is_library(module):
-    # the demo is an application shipped with tapegrad: its functions are user code
-    return module is None or (module.split(".", 1)[0] in _LIBRARIES and not module.startswith("tapegrad.demo"))
+    # the demo is an application shipped with tapegrad: its functions are user code; so are functions made by
+    # exec() with globals of their own (no __name__: their module is None)
+    return module is not None and module.split(".", 1)[0] in _LIBRARIES and not module.startswith("tapegrad.demo")
 
 
 _GLOBAL_NAMES = {}   # code -> its names (bounded: code made by exec would otherwise pile up)
