@@ -194,6 +194,15 @@ def fold_repr(text):
     return re.sub(r"0x[0-9a-fA-F]+", "0xADDR", str(text).replace("tapegrad", "torch"))
 
 
+def assert_same_outcome(ours, theirs):
+    """Outcomes ("value", ...) or ("error", type name, message): the same value, or PyTorch's error type and
+    words (tapegrad's message may go on with how to fix it)."""
+    if theirs[0] == "error":
+        assert ours[:2] == theirs[:2] and ours[2].startswith(theirs[2]), (ours, theirs)
+    else:
+        assert ours == theirs
+
+
 def run_code(lib, code, error_text=str):
     """What `code` does with `lib` as `lib`: (what it printed, folded as fold_repr does; (the type name of the
     error it raised, error_text(error)) or None). Warnings are ignored."""

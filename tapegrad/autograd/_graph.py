@@ -27,12 +27,12 @@ _current = [None]   # a weak reference to the backward pass built last: the one 
 
 
 def current_pass():
-    """(the number of the backward pass running, the set of the nodes and leaves it runs): PyTorch's graph task
-    id and _will_engine_execute_node, for a hook (autograd.graph.register_multi_grad_hook)."""
+    """The backward pass running, for a hook (autograd.graph.register_multi_grad_hook): its `task` number is
+    PyTorch's graph task id, its nodes and leaves what _will_engine_execute_node asks about."""
     graph = _current[0]() if _current[0] is not None else None
     if graph is None:
         raise RuntimeError("expected this hook to be called inside a backward call")
-    return graph.task, set(graph.nodes) | set(graph.leaves)
+    return graph
 
 
 class Graph:

@@ -137,9 +137,11 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
 
         def inner(i):
             def hook(grad):
-                task, running = current_pass()
+                graph = current_pass()
+                task = graph.task
                 state = pending.get(task)
-                if state is None:
+                if state is None:   # (the pass's first: how many of the tensors it reaches)
+                    running = set(graph.nodes) | set(graph.leaves)
                     state = pending[task] = [sum(t._edge()[0] in running for t in tensors), [None] * len(tensors)]
                 state[1][i] = grad
                 state[0] -= 1
@@ -152,7 +154,7 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
         last = [None]
 
         def first(grad):
-            task, _ = current_pass()
+            task = current_pass().task
             if last[0] != task:
                 last[0] = task
                 fn(grad)
